@@ -1,0 +1,211 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"retrysafe/model"
+	"retrysafe/provider"
+	"retrysafe/reconcile"
+	"retrysafe/store"
+)
+
+// callFlags are the flags of `retrysafe call` (and of the lab's worker).
+type callFlags struct {
+	db, providerDB, tenant, key, tool, args, trace, worker, prov, fault string
+	payloadVersion                                                      int
+	retry                                                               bool
+	timeout, lease                                                      time.Duration
+}
+
+func (c *callFlags) register(fs interface {
+	StringVar(*string, string, string, string)
+	IntVar(*int, string, int, string)
+	BoolVar(*bool, string, bool, string)
+	DurationVar(*time.Duration, string, time.Duration, string)
+}) {
+	fs.StringVar(&c.db, "db", defaultDB(), "ledger file")
+	fs.StringVar(&c.providerDB, "provider-db", "", "sandbox provider file (default: beside the ledger, NAME.provider.db)")
+	fs.StringVar(&c.tenant, "tenant", "", "tenant (required)")
+	fs.StringVar(&c.key, "key", "", "operation id, the idempotency key (required; same key for every retry)")
+	fs.StringVar(&c.tool, "tool", "", "tool: "+strings.Join(model.ToolNames(), ", "))
+	fs.StringVar(&c.args, "args", "", "arguments as one JSON object (use @FILE to read a file, - for stdin)")
+	fs.StringVar(&c.trace, "trace-id", "", "caller's trace id, e.g. the model's tool-call id (recorded, never identity)")
+	fs.StringVar(&c.worker, "worker", "", "worker id recorded with the attempt (default host:pid)")
+	fs.IntVar(&c.payloadVersion, "payload-version", 1, "payload version (part of the fingerprint)")
+	fs.StringVar(&c.prov, "provider", "", "provider for an external tool (sandbox, sandbox-idem; default sandbox)")
+	fs.StringVar(&c.fault, "fault", "", "sandbox fault for this dispatch: lose-reply, fail-before, reject, delay=DURATION")
+	fs.BoolVar(&c.retry, "retry", false, "retry retryable outcomes with backoff and jitter, same key (5 attempts within 30s)")
+	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "overall deadline of the call (waits out a busy ledger within it)")
+	fs.DurationVar(&c.lease, "lease", reconcile.DefaultLease, "lease of an external dispatch before a sweep may call it unknown")
+}
+
+func (c *callFlags) request() (model.Request, error) {
+	raw := []byte(c.args)
+	switch {
+	case c.args == "-":
+		b, err := io.ReadAll(io.LimitReader(os.Stdin, model.MaxArgsBytes+1))
+		if err != nil {
+			return model.Request{}, model.Errorf(model.CodeInvalid, "reading --args from stdin: %v", err)
+		}
+		raw = b
+	case strings.HasPrefix(c.args, "@"):
+		b, err := os.ReadFile(c.args[1:])
+		if err != nil {
+			return model.Request{}, model.Errorf(model.CodeInvalid, "reading --args file: %v", err)
+		}
+		raw = b
+	case c.args == "":
+		return model.Request{}, model.Errorf(model.CodeInvalid, "--args is required (a JSON object)")
+	}
+	if c.tenant == "" {
+		return model.Request{}, model.Errorf(model.CodeInvalid, "--tenant is required")
+	}
+	if c.key == "" {
+		return model.Request{}, model.Errorf(model.CodeInvalid, "--key is required (the operation id; reuse it on every retry)")
+	}
+	if c.tool == "" {
+		return model.Request{}, model.Errorf(model.CodeInvalid, "--tool is required (%s)", strings.Join(model.ToolNames(), ", "))
+	}
+	worker := c.worker
+	if worker == "" {
+		host, _ := os.Hostname()
+		worker = fmt.Sprintf("%s:%d", host, os.Getpid())
+	}
+	return model.Request{Tenant: c.tenant, Key: c.key, Tool: c.tool, PayloadVersion: c.payloadVersion,
+		Args: raw, TraceID: c.trace, WorkerID: worker}, nil
+}
+
+// parseFault reads --fault.
+func parseFault(s string) (provider.Faults, error) {
+	var f provider.Faults
+	for _, part := range strings.Split(s, ",") {
+		switch part = strings.TrimSpace(part); {
+		case part == "":
+		case part == "lose-reply":
+			f.LoseReply = true
+		case part == "fail-before":
+			f.FailBefore = true
+		case part == "reject":
+			f.Reject = true
+		case strings.HasPrefix(part, "delay="):
+			d, err := time.ParseDuration(strings.TrimPrefix(part, "delay="))
+			if err != nil || d < 0 {
+				return f, model.Errorf(model.CodeInvalid, "--fault delay=%s: not a duration", strings.TrimPrefix(part, "delay="))
+			}
+			f.Delay = d
+		default:
+			return f, model.Errorf(model.CodeInvalid, "unknown --fault %q (want lose-reply, fail-before, reject, delay=DURATION)", part)
+		}
+	}
+	return f, nil
+}
+
+// callOutput is the one line of JSON `call` prints on stdout when done.
+type callOutput struct {
+	Class   model.Class    `json:"class"`
+	Status  string         `json:"status"`
+	Receipt *model.Receipt `json:"receipt,omitempty"`
+	NewKey  string         `json:"new_key,omitempty"`
+	State   model.State    `json:"state,omitempty"`
+	Message string         `json:"message,omitempty"`
+}
+
+func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var c callFlags
+	fs := newFlags("call", stderr)
+	c.register(fs)
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
+	}
+	req, err := c.request()
+	if err != nil {
+		return fail(stderr, err)
+	}
+	faults, err := parseFault(c.fault)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	// Validate before opening (let alone creating) anything: bad input
+	// writes nothing, not even a new empty ledger file.
+	if _, err := model.Prepare(req); err != nil {
+		return fail(stderr, err)
+	}
+	l, err := openLedger(c.db, c.providerDB, store.Options{Create: true})
+	if err != nil {
+		return fail(stderr, err)
+	}
+	defer l.Close()
+	l.Svc.Lease = c.lease
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	opt := reconcile.CallOptions{Provider: c.prov, Faults: faults}
+	var res reconcile.Result
+	if c.retry {
+		p := reconcile.DefaultPolicy()
+		p.Deadline = c.timeout
+		res, _, err = l.Svc.CallWithRetry(ctx, req, opt, p)
+	} else {
+		res, err = l.Svc.Call(ctx, req, opt)
+	}
+	return printResult(res, err, stdout, stderr)
+}
+
+// printResult writes a call's outcome: the receipt line on stdout when done
+// (or a stored failure), one clear line on stderr otherwise; the exit code
+// is the class's.
+func printResult(res reconcile.Result, err error, stdout, stderr io.Writer) int {
+	if err != nil && res.Class == "" {
+		res = reconcile.Result{Class: model.ClassInternal, Message: err.Error()}
+	}
+	out := callOutput{Class: res.Class, Receipt: res.Receipt, NewKey: res.NewKey, State: res.State, Message: res.Message}
+	if res.Receipt != nil {
+		out.Status = res.Receipt.Status
+	}
+	switch res.Class {
+	case model.ClassDone, model.ClassFailed, model.ClassSuperseded:
+		b, _ := json.Marshal(out)
+		fmt.Fprintln(stdout, string(b))
+		if res.Class != model.ClassDone {
+			fmt.Fprintf(stderr, "retrysafe: %s\n", oneLine(res.Message))
+		}
+	default:
+		fmt.Fprintf(stderr, "retrysafe: %s: %s\n", res.Class, oneLine(res.Message))
+	}
+	return res.Class.ExitCode()
+}
+
+func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("sweep", stderr)
+	db := fs.String("db", defaultDB(), "ledger file")
+	pdb := fs.String("provider-db", "", "sandbox provider file (default beside the ledger)")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	replay := fs.Duration("replay-window", reconcile.DefaultReplayWindow, "how long receipts replay (operations record their own expiry when settled)")
+	tomb := fs.Duration("tombstone-window", reconcile.DefaultTombstoneWindow, "how long a tombstone answers 'expired' after compaction")
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
+	}
+	l, err := openLedger(*db, *pdb, store.Options{})
+	if err != nil {
+		return fail(stderr, err)
+	}
+	defer l.Close()
+	l.Svc.ReplayWindow, l.Svc.TombstoneWindow = *replay, *tomb
+	rep, err := l.Svc.Sweep(ctx)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	if *asJSON {
+		b, _ := json.Marshal(rep)
+		fmt.Fprintln(stdout, string(b))
+	} else {
+		fmt.Fprintf(stdout, "swept %s: %d lease(s) ended → unknown, %d re-dispatched under their downstream key, %d receipt(s) compacted to tombstones, %d tombstone(s) forgotten\n",
+			*db, rep.Unknown, rep.Redispatched, rep.Compacted, rep.Forgotten)
+	}
+	return exitOK
+}

@@ -1,0 +1,184 @@
+package model
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strconv"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/gowebpki/jcs"
+)
+
+// Limits on what a call may carry.
+const (
+	MaxTenantLen   = 128
+	MaxKeyLen      = 255
+	MaxTraceLen    = 255
+	MaxArgsBytes   = 64 << 10
+	MaxPayloadVers = 1 << 20
+)
+
+// Request is one call as the caller sent it.
+type Request struct {
+	Tenant         string
+	Key            string
+	Tool           string
+	PayloadVersion int
+	Args           []byte // JSON object as sent
+	TraceID        string // recorded for tracing; never identity
+	WorkerID       string
+}
+
+// Prepared is a validated request: canonical args and fingerprint computed.
+type Prepared struct {
+	Request
+	Tool        Tool
+	Canonical   []byte
+	Fingerprint string
+	Summary     string
+	Decoded     map[string]any
+}
+
+// Prepare validates req and computes its canonical form and fingerprint. It
+// touches nothing: a request that fails here must not be written anywhere.
+func Prepare(req Request) (*Prepared, error) {
+	if err := ValidateIdentity(req.Tenant, req.Key); err != nil {
+		return nil, err
+	}
+	if len(req.TraceID) > MaxTraceLen || !utf8.ValidString(req.TraceID) || hasControl(req.TraceID) {
+		return nil, Errorf(CodeInvalid, "trace id must be printable UTF-8, at most %d bytes", MaxTraceLen)
+	}
+	tool, err := LookupTool(req.Tool)
+	if err != nil {
+		return nil, err
+	}
+	if req.PayloadVersion < 1 || req.PayloadVersion > MaxPayloadVers {
+		return nil, Errorf(CodeInvalid, "payload version must be between 1 and %d, got %d", MaxPayloadVers, req.PayloadVersion)
+	}
+	canonical, decoded, err := CanonicalArgs(req.Args)
+	if err != nil {
+		return nil, err
+	}
+	if err := tool.checkArgs(decoded); err != nil {
+		return nil, err
+	}
+	return &Prepared{
+		Request:     req,
+		Tool:        tool,
+		Canonical:   canonical,
+		Fingerprint: Fingerprint(tool.Name, req.PayloadVersion, canonical),
+		Summary:     tool.Summary(decoded),
+		Decoded:     decoded,
+	}, nil
+}
+
+// ValidateIdentity checks a (tenant, key) pair.
+func ValidateIdentity(tenant, key string) error {
+	if err := validateName("tenant", tenant, MaxTenantLen); err != nil {
+		return err
+	}
+	return validateName("key", key, MaxKeyLen)
+}
+
+func validateName(what, s string, max int) error {
+	switch {
+	case s == "":
+		return Errorf(CodeInvalid, "%s must not be empty", what)
+	case !utf8.ValidString(s):
+		return Errorf(CodeInvalid, "%s is not valid UTF-8", what)
+	case utf8.RuneCountInString(s) > max:
+		return Errorf(CodeInvalid, "%s is %d characters; at most %d", what, utf8.RuneCountInString(s), max)
+	case hasControl(s):
+		return Errorf(CodeInvalid, "%s must be printable: no control characters", what)
+	case s != trimSpace(s):
+		return Errorf(CodeInvalid, "%s must not start or end with whitespace", what)
+	}
+	return nil
+}
+
+func trimSpace(s string) string { return string(bytes.TrimSpace([]byte(s))) }
+
+func hasControl(s string) bool {
+	for _, r := range s {
+		if unicode.IsControl(r) || r == utf8.RuneError || !unicode.IsPrint(r) && r != ' ' {
+			return true
+		}
+	}
+	return false
+}
+
+// CanonicalArgs checks that raw is one JSON object within the size limit and
+// returns its RFC 8785 (JCS) canonical form and its decoded value.
+func CanonicalArgs(raw []byte) ([]byte, map[string]any, error) {
+	if len(raw) > MaxArgsBytes {
+		return nil, nil, Errorf(CodeInvalid, "arguments are %d bytes; at most %d (64 KiB)", len(raw), MaxArgsBytes)
+	}
+	if !utf8.Valid(raw) {
+		return nil, nil, Errorf(CodeInvalid, "arguments are not valid UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, nil, Errorf(CodeInvalid, "arguments are not valid JSON: %v", err)
+	}
+	if dec.More() {
+		return nil, nil, Errorf(CodeInvalid, "arguments must be one JSON object, found trailing data")
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, nil, Errorf(CodeInvalid, "arguments must be a JSON object, got %s", jsonKind(v))
+	}
+	if err := checkNumbers(obj); err != nil {
+		return nil, nil, err
+	}
+	canonical, err := jcs.Transform(raw)
+	if err != nil {
+		return nil, nil, Errorf(CodeInvalid, "arguments cannot be canonicalized: %v", err)
+	}
+	return canonical, obj, nil
+}
+
+// checkNumbers refuses numbers an IEEE double cannot hold exactly enough to
+// give them one spelling: beyond ±2^53 two different integers would share a
+// fingerprint.
+func checkNumbers(v any) error {
+	switch x := v.(type) {
+	case map[string]any:
+		for _, e := range x {
+			if err := checkNumbers(e); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if err := checkNumbers(e); err != nil {
+				return err
+			}
+		}
+	case json.Number:
+		f, err := strconv.ParseFloat(string(x), 64)
+		if err != nil {
+			return Errorf(CodeInvalid, "number %s is out of range", x)
+		}
+		if f == float64(int64(f)) && (f > 1<<53 || f < -(1<<53)) {
+			return Errorf(CodeInvalid, "integer %s exceeds ±2^53 and cannot be fingerprinted exactly; send it as a string", x)
+		}
+	}
+	return nil
+}
+
+// Fingerprint hashes (tool, payload version, canonical args). It detects
+// changed intent under one key; it is never the key.
+func Fingerprint(tool string, payloadVersion int, canonical []byte) string {
+	h := sha256.New()
+	h.Write([]byte(tool))
+	h.Write([]byte{0})
+	h.Write([]byte(strconv.Itoa(payloadVersion)))
+	h.Write([]byte{0})
+	h.Write(canonical)
+	return hex.EncodeToString(h.Sum(nil))
+}

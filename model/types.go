@@ -1,0 +1,103 @@
+package model
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Operation is one logical write, keyed by (Tenant, Key).
+type Operation struct {
+	ID             int64           `json:"id"`
+	Tenant         string          `json:"tenant"`
+	Key            string          `json:"key"`
+	Tool           string          `json:"tool"`
+	PayloadVersion int             `json:"payload_version"`
+	Args           json.RawMessage `json:"args"` // canonical JSON
+	Summary        string          `json:"summary"`
+	Fingerprint    string          `json:"fingerprint"`
+	State          State           `json:"state"`
+	Version        int64           `json:"version"`  // bumps on every change; decisions compare it
+	ClaimNo        int64           `json:"claim_no"` // which claim holds (or last held) the operation
+	Receipt        json.RawMessage `json:"receipt,omitempty"`
+	Provider       string          `json:"provider,omitempty"`
+	DownstreamKey  string          `json:"downstream_key,omitempty"`
+	ProviderRef    string          `json:"provider_ref,omitempty"`
+	LeaseOwner     string          `json:"lease_owner,omitempty"`
+	LeaseUntil     time.Time       `json:"lease_until,omitzero"`
+	Contradicted   bool            `json:"contradicted"`
+	SupersedesID   int64           `json:"supersedes_id,omitempty"`
+	SupersededByID int64           `json:"superseded_by_id,omitempty"`
+	AttemptCount   int             `json:"attempt_count"`
+	CreatedAt      time.Time       `json:"created_at"`
+	UpdatedAt      time.Time       `json:"updated_at"`
+	ExpiresAt      time.Time       `json:"expires_at,omitzero"` // end of the replay window
+}
+
+// Attempt is one transport attempt against a key (or one sweep of it).
+type Attempt struct {
+	ID          int64         `json:"id"`
+	OperationID int64         `json:"operation_id"`
+	Seq         int           `json:"seq"`
+	Outcome     Outcome       `json:"outcome"`
+	Fingerprint string        `json:"fingerprint"`
+	TraceID     string        `json:"trace_id,omitempty"`
+	WorkerID    string        `json:"worker_id,omitempty"`
+	ProviderRef string        `json:"provider_ref,omitempty"`
+	Error       string        `json:"error,omitempty"`
+	StartedAt   time.Time     `json:"started_at"`
+	Duration    time.Duration `json:"duration_ns"`
+}
+
+// Decision is one operator action on an operation.
+type Decision struct {
+	ID          int64     `json:"id"`
+	OperationID int64     `json:"operation_id"`
+	Operator    string    `json:"operator"`
+	Action      Action    `json:"action"`
+	Reason      string    `json:"reason"`
+	Evidence    string    `json:"evidence,omitempty"`
+	FromState   State     `json:"from_state"`
+	ToState     State     `json:"to_state"`
+	FromVersion int64     `json:"from_version"`
+	NewKey      string    `json:"new_key,omitempty"`
+	At          time.Time `json:"at"`
+}
+
+// Tombstone is what stays of an operation after its replay window: enough to
+// tell a late retry "expired — reconcile" instead of creating a second effect.
+type Tombstone struct {
+	Tenant      string    `json:"tenant"`
+	Key         string    `json:"key"`
+	Tool        string    `json:"tool"`
+	Fingerprint string    `json:"fingerprint"`
+	FinalState  State     `json:"final_state"`
+	ExpiredAt   time.Time `json:"expired_at"`
+	ForgetAt    time.Time `json:"forget_at"`
+}
+
+// Detail is an operation with everything the console and `ops show` display.
+type Detail struct {
+	Operation    Operation  `json:"operation"`
+	Attempts     []Attempt  `json:"attempts"`
+	Decisions    []Decision `json:"decisions"`
+	Supersedes   *LinkRef   `json:"supersedes,omitempty"`
+	SupersededBy *LinkRef   `json:"superseded_by,omitempty"`
+}
+
+// LinkRef names a linked operation.
+type LinkRef struct {
+	ID    int64  `json:"id"`
+	Key   string `json:"key"`
+	State State  `json:"state"`
+}
+
+// Receipt is what a done call hands back: what happened to the request, not
+// the current state of the resource.
+type Receipt struct {
+	Status      string          `json:"status"` // created | replayed | failed
+	Tenant      string          `json:"tenant"`
+	Key         string          `json:"key"`
+	Tool        string          `json:"tool"`
+	Result      json.RawMessage `json:"result"`
+	ProviderRef string          `json:"provider_ref,omitempty"`
+}

@@ -1,0 +1,101 @@
+// Package provider is the boundary to systems outside the ledger's
+// transaction (e-mail, payments). A provider takes a downstream idempotency
+// key with every dispatch and can be asked, by that key, what happened —
+// the authoritative status path an operator reconciles against.
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Status is a provider's definite answer to a dispatch.
+type Status string
+
+const (
+	// Applied: the effect happened; Ref names it at the provider.
+	Applied Status = "applied"
+	// Rejected: the provider refused the request for good (a final failure).
+	Rejected Status = "rejected"
+	// NotApplied: the provider guarantees nothing happened and nothing will
+	// (for example it refused before accepting); the same key may try again.
+	NotApplied Status = "not_applied"
+)
+
+// Request is one dispatch.
+type Request struct {
+	DownstreamKey string
+	Tool          string
+	Args          json.RawMessage
+	Faults        Faults // sandbox fault switches; real providers ignore them
+}
+
+// Response is a definite answer. An ambiguous outcome (timeout, reset
+// connection, 5xx without a guarantee) is an error instead: see Ambiguous.
+type Response struct {
+	Status Status
+	Ref    string
+	Detail string
+}
+
+// Evidence is what the provider's status path says about a downstream key.
+type Evidence struct {
+	Provider      string    `json:"provider"`
+	DownstreamKey string    `json:"downstream_key"`
+	Found         bool      `json:"found"`
+	Effects       int       `json:"effects"` // how many effects the provider holds under this key
+	Ref           string    `json:"ref,omitempty"`
+	Status        string    `json:"status,omitempty"`
+	At            time.Time `json:"at,omitzero"`
+	Detail        string    `json:"detail"`
+}
+
+// Provider is one external system.
+type Provider interface {
+	Name() string
+	// HonoursKeys reports whether a repeated dispatch under the same
+	// downstream key returns the first result instead of a second effect.
+	HonoursKeys() bool
+	// Dispatch sends the request. A nil error carries a definite Response;
+	// any error means the outcome is unknown.
+	Dispatch(ctx context.Context, req Request) (Response, error)
+	// Lookup asks what happened under a downstream key. It changes nothing.
+	Lookup(ctx context.Context, downstreamKey string) (Evidence, error)
+}
+
+// ErrAmbiguous marks a dispatch whose outcome nobody knows.
+var ErrAmbiguous = errors.New("outcome unknown")
+
+// Ambiguous wraps a transport failure as an unknown outcome.
+func Ambiguous(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrAmbiguous, fmt.Sprintf(format, args...))
+}
+
+// Faults are the sandbox's per-call fault switches.
+type Faults struct {
+	// LoseReply applies the effect, then reports a timeout.
+	LoseReply bool `json:"lose_reply,omitempty"`
+	// FailBefore refuses before applying, with the guarantee that nothing
+	// happened (a definite not_applied).
+	FailBefore bool `json:"fail_before,omitempty"`
+	// Reject refuses definitively (a final failure).
+	Reject bool `json:"reject,omitempty"`
+	// Delay waits before applying; with a caller deadline shorter than the
+	// delay the caller sees a timeout and nothing is applied.
+	Delay time.Duration `json:"delay,omitempty"`
+}
+
+// Registry finds a provider by the name recorded on an operation.
+type Registry map[string]Provider
+
+// Get returns the named provider or an error naming the known ones.
+func (r Registry) Get(name string) (Provider, error) {
+	p, ok := r[name]
+	if !ok {
+		return nil, fmt.Errorf("no provider %q is configured", name)
+	}
+	return p, nil
+}

@@ -1,0 +1,170 @@
+package provider
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"time"
+
+	_ "modernc.org/sqlite" // the sandbox keeps its own SQLite file
+)
+
+// Sandbox is a stand-in external system with its own SQLite file — not the
+// ledger, deliberately: its effects (deliveries) never share a transaction
+// with retrysafe's records, exactly like a real e-mail or payment provider.
+// It speaks its own SQL for that reason; the ledger's SQL stays in store.
+//
+// One sandbox file serves two providers: "sandbox", which ignores downstream
+// keys (every dispatch is a new delivery), and "sandbox-idem", which honours
+// them (a repeated key returns the first delivery).
+type Sandbox struct {
+	db   *sql.DB
+	path string
+}
+
+// OpenSandbox opens or creates the sandbox provider's file.
+func OpenSandbox(path string) (*Sandbox, error) {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(FULL)")
+	q.Set("_txlock", "immediate")
+	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?"+q.Encode())
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	if _, err := db.Exec(`CREATE TABLE IF NOT EXISTS deliveries (
+		id INTEGER PRIMARY KEY,
+		provider TEXT NOT NULL,
+		downstream_key TEXT NOT NULL,
+		tool TEXT NOT NULL,
+		args TEXT NOT NULL,
+		created_at INTEGER NOT NULL)`); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sandbox provider %s: %w", path, err)
+	}
+	if _, err := db.Exec(`CREATE INDEX IF NOT EXISTS deliveries_key ON deliveries (downstream_key)`); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sandbox provider %s: %w", path, err)
+	}
+	return &Sandbox{db: db, path: path}, nil
+}
+
+// Close closes the sandbox file.
+func (s *Sandbox) Close() error { return s.db.Close() }
+
+// Path is the sandbox's file.
+func (s *Sandbox) Path() string { return s.path }
+
+// Providers returns the sandbox's two providers, by name.
+func (s *Sandbox) Providers() Registry {
+	return Registry{
+		"sandbox":      &sandboxProvider{s: s, name: "sandbox", honours: false},
+		"sandbox-idem": &sandboxProvider{s: s, name: "sandbox-idem", honours: true},
+	}
+}
+
+// Deliveries counts the effects the sandbox holds, for one downstream key
+// or all ("").
+func (s *Sandbox) Deliveries(ctx context.Context, downstreamKey string) (int, error) {
+	var n int
+	var err error
+	if downstreamKey == "" {
+		err = s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM deliveries`).Scan(&n)
+	} else {
+		err = s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM deliveries WHERE downstream_key = ?`, downstreamKey).Scan(&n)
+	}
+	return n, err
+}
+
+type sandboxProvider struct {
+	s       *Sandbox
+	name    string
+	honours bool
+}
+
+func (p *sandboxProvider) Name() string      { return p.name }
+func (p *sandboxProvider) HonoursKeys() bool { return p.honours }
+
+func ref(id int64) string { return "sbx_" + strconv.FormatInt(id, 10) }
+
+func (p *sandboxProvider) Dispatch(ctx context.Context, req Request) (Response, error) {
+	if req.DownstreamKey == "" {
+		return Response{Status: Rejected, Detail: "missing downstream key"}, nil
+	}
+	if d := req.Faults.Delay; d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return Response{}, Ambiguous("no reply within the deadline (%v)", ctx.Err())
+		case <-t.C:
+		}
+	}
+	if req.Faults.FailBefore {
+		return Response{Status: NotApplied, Detail: "503 not accepted: nothing was applied"}, nil
+	}
+	if req.Faults.Reject {
+		return Response{Status: Rejected, Detail: "422 recipient refused"}, nil
+	}
+	var id int64
+	err := func() error {
+		tx, err := p.s.db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		if p.honours {
+			err := tx.QueryRowContext(ctx, `SELECT id FROM deliveries WHERE provider = ? AND downstream_key = ? ORDER BY id LIMIT 1`,
+				p.name, req.DownstreamKey).Scan(&id)
+			if err == nil {
+				return tx.Commit()
+			}
+			if !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO deliveries (provider, downstream_key, tool, args, created_at) VALUES (?,?,?,?,?)`,
+			p.name, req.DownstreamKey, req.Tool, string(req.Args), time.Now().UnixMilli())
+		if err != nil {
+			return err
+		}
+		if id, err = res.LastInsertId(); err != nil {
+			return err
+		}
+		return tx.Commit()
+	}()
+	if err != nil {
+		return Response{}, Ambiguous("sandbox: %v", err)
+	}
+	if req.Faults.LoseReply {
+		return Response{}, Ambiguous("reply lost: connection reset after the request was sent")
+	}
+	return Response{Status: Applied, Ref: ref(id)}, nil
+}
+
+func (p *sandboxProvider) Lookup(ctx context.Context, downstreamKey string) (Evidence, error) {
+	ev := Evidence{Provider: p.name, DownstreamKey: downstreamKey}
+	var first, n int64
+	var at sql.NullInt64
+	err := p.s.db.QueryRowContext(ctx, `SELECT COALESCE(MIN(id), 0), COUNT(*), MIN(created_at) FROM deliveries
+		WHERE provider = ? AND downstream_key = ?`, p.name, downstreamKey).Scan(&first, &n, &at)
+	if err != nil {
+		return ev, err
+	}
+	ev.Effects = int(n)
+	if n == 0 {
+		ev.Detail = fmt.Sprintf("%s holds no delivery under %s", p.name, downstreamKey)
+		return ev, nil
+	}
+	ev.Found, ev.Ref, ev.Status = true, ref(first), "delivered"
+	if at.Valid {
+		ev.At = time.UnixMilli(at.Int64).UTC()
+	}
+	ev.Detail = fmt.Sprintf("%s delivered %s at %s (%d deliveries under this key)", p.name, ev.Ref, ev.At.Format(time.RFC3339), n)
+	return ev, nil
+}

@@ -1,0 +1,481 @@
+package reconcile
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"retrysafe/model"
+	"retrysafe/provider"
+	"retrysafe/store"
+)
+
+// CallOptions are the per-call settings beside the request itself.
+type CallOptions struct {
+	// Provider names the external system for a new external operation
+	// (default "sandbox"); an existing operation keeps the one it recorded.
+	Provider string
+	// Faults are passed to the sandbox provider for this dispatch.
+	Faults provider.Faults
+}
+
+// Call makes one attempt of req. The returned error is non-nil only for
+// invalid input (Class invalid, nothing written) and internal failures;
+// every other outcome — replay, conflict, unknown, … — is a Result.
+func (s *Service) Call(ctx context.Context, req model.Request, opt CallOptions) (Result, error) {
+	p, err := model.Prepare(req)
+	if err != nil {
+		return errorResult(err), err
+	}
+	if p.Tool.Kind == model.EffectLocal {
+		return s.callLocal(ctx, p)
+	}
+	return s.callExternal(ctx, p, opt)
+}
+
+func (s *Service) callLocal(ctx context.Context, p *model.Prepared) (Result, error) {
+	start := time.Now()
+	var res Result
+	err := s.Store.WithTx(ctx, func(tx *store.Tx) error {
+		r, err := s.CallLocalTx(tx, p, start)
+		if err != nil {
+			return err
+		}
+		res = r
+		s.at(PointBeforeCommit)
+		return nil
+	})
+	if err != nil {
+		return errorResult(err), err
+	}
+	s.at(PointAfterCommit)
+	return res, nil
+}
+
+// CallLocalTx runs a local tool's call inside tx: lookup, effect, receipt
+// and attempt all commit (or roll back) with tx. Bulk generators call it
+// many times in one transaction; Call wraps it in its own.
+func (s *Service) CallLocalTx(tx *store.Tx, p *model.Prepared, start time.Time) (Result, error) {
+	op, err := tx.GetOperation(p.Tenant, p.Key)
+	if model.IsCode(err, model.CodeNotFound) {
+		if r, done, err := s.tombstoned(tx, p); done || err != nil {
+			return r, err
+		}
+		op = s.newOperation(tx, p)
+		op.State = model.StateApplied
+		op.Receipt = json.RawMessage(`{}`) // replaced below, once the effect's id is known
+		op.ClaimNo = 1
+		op.ExpiresAt = tx.Now().Add(s.ReplayWindow)
+		if err := tx.InsertOperation(op); err != nil {
+			return Result{}, err
+		}
+		return s.applyLocal(tx, op, p, start, true)
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	r, claim, err := s.existing(tx, op, p, start)
+	if err != nil || !claim {
+		return r, err
+	}
+	// not_applied or authorized: this call claims it and applies it now.
+	return s.applyLocal(tx, op, p, start, false)
+}
+
+func (s *Service) newOperation(tx *store.Tx, p *model.Prepared) *model.Operation {
+	return &model.Operation{
+		Tenant: p.Tenant, Key: p.Key, Tool: p.Tool.Name, PayloadVersion: p.PayloadVersion,
+		Args: p.Canonical, Summary: p.Summary, Fingerprint: p.Fingerprint,
+	}
+}
+
+func (s *Service) applyLocal(tx *store.Tx, op *model.Operation, p *model.Prepared, start time.Time, isNew bool) (Result, error) {
+	result, err := tx.InsertLocalEffect(op.Tool, op.Tenant, op.ID, p.Decoded)
+	if err != nil {
+		return Result{}, err
+	}
+	rc := model.Receipt{Status: "created", Tenant: op.Tenant, Key: op.Key, Tool: op.Tool, Result: result}
+	b, err := json.Marshal(rc)
+	if err != nil {
+		return Result{}, err
+	}
+	if isNew {
+		if err := tx.SetReceipt(op.ID, b); err != nil {
+			return Result{}, err
+		}
+		op.Receipt = b
+	} else {
+		from, ver := op.State, op.Version
+		op.State, op.Receipt, op.ClaimNo = model.StateApplied, b, op.ClaimNo+1
+		op.ExpiresAt = tx.Now().Add(s.ReplayWindow)
+		if err := tx.UpdateOperation(op, from, ver); err != nil {
+			return Result{}, err
+		}
+	}
+	if err := s.attempt(tx, op, p, start, model.OutcomeCreated, "", ""); err != nil {
+		return Result{}, err
+	}
+	return Result{Class: model.ClassDone, Outcome: model.OutcomeCreated, Receipt: &rc, State: op.State, Op: op}, nil
+}
+
+func (s *Service) attempt(tx *store.Tx, op *model.Operation, p *model.Prepared, start time.Time, outcome model.Outcome, ref, errText string) error {
+	a := &model.Attempt{OperationID: op.ID, Outcome: outcome, Fingerprint: p.Fingerprint, TraceID: p.TraceID,
+		WorkerID: p.WorkerID, ProviderRef: ref, Error: errText, StartedAt: start, Duration: time.Since(start)}
+	if err := tx.InsertAttempt(a); err != nil {
+		return err
+	}
+	return tx.SetTrace(op.ID, p.TraceID)
+}
+
+// tombstoned answers a key whose operation was compacted: expired, reconcile.
+func (s *Service) tombstoned(tx *store.Tx, p *model.Prepared) (Result, bool, error) {
+	ts, err := tx.GetTombstone(p.Tenant, p.Key)
+	if model.IsCode(err, model.CodeNotFound) {
+		return Result{}, false, nil
+	}
+	if err != nil {
+		return Result{}, false, err
+	}
+	return Result{Class: model.ClassExpired, Outcome: model.OutcomeExpired, State: ts.FinalState,
+		Message: fmt.Sprintf("key %q expired on %s (it ended %s); its receipt is no longer kept — reconcile the outcome, do not retry under a fresh key",
+			p.Key, ts.ExpiredAt.Format(time.RFC3339), ts.FinalState)}, true, nil
+}
+
+// existing classifies a call on a key that has an operation. claim is true
+// when this call may take the operation (not_applied, authorized, or an
+// in_progress whose lease ended) — the caller decides what claiming means.
+func (s *Service) existing(tx *store.Tx, op *model.Operation, p *model.Prepared, start time.Time) (Result, bool, error) {
+	rec := func(outcome model.Outcome, class model.Class, msg string) (Result, bool, error) {
+		if err := s.attempt(tx, op, p, start, outcome, "", msg); err != nil {
+			return Result{}, false, err
+		}
+		return Result{Class: class, Outcome: outcome, State: op.State, Message: msg, Op: op}, false, nil
+	}
+	if op.Fingerprint != p.Fingerprint {
+		return rec(model.OutcomeConflict, model.ClassConflict, fmt.Sprintf(
+			"key %q was first used with different arguments (%s, payload v%d, fingerprint %.12s; this request has %.12s); nothing was changed — use the original arguments or a new key",
+			op.Key, op.Tool, op.PayloadVersion, op.Fingerprint, p.Fingerprint))
+	}
+	now := tx.Now()
+	if (op.State == model.StateApplied || op.State == model.StateFailed) && !op.ExpiresAt.IsZero() && !now.Before(op.ExpiresAt) {
+		return rec(model.OutcomeExpired, model.ClassExpired, fmt.Sprintf(
+			"key %q is past its replay window (ended %s, state %s) — reconcile the outcome, do not retry under a fresh key",
+			op.Key, op.ExpiresAt.Format(time.RFC3339), op.State))
+	}
+	switch op.State {
+	case model.StateApplied, model.StateFailed:
+		var rc model.Receipt
+		if err := json.Unmarshal(op.Receipt, &rc); err != nil {
+			return Result{}, false, fmt.Errorf("stored receipt of %q is damaged: %w", op.Key, err)
+		}
+		rc.Status = "replayed"
+		class := model.ClassDone
+		msg := ""
+		if op.State == model.StateFailed {
+			class, msg = model.ClassFailed, "the provider rejected this request; the stored failure is replayed"
+		}
+		r, _, err := rec(model.OutcomeReplayed, class, msg)
+		r.Receipt = &rc
+		return r, false, err
+	case model.StateUnknown:
+		return rec(model.OutcomeRefused, model.ClassUnknown, fmt.Sprintf(
+			"outcome of %q is unknown (the provider may or may not have applied it); stop — a person must reconcile it (retrysafe ops show --tenant %s --key %s)",
+			op.Key, op.Tenant, op.Key))
+	case model.StateSuperseded:
+		newKey, err := tx.SupersedingKey(op.ID)
+		if err != nil {
+			return Result{}, false, err
+		}
+		r, _, err := rec(model.OutcomeRefused, model.ClassSuperseded, fmt.Sprintf(
+			"key %q was superseded by an operator; use the new key %q", op.Key, newKey))
+		r.NewKey = newKey
+		return r, false, err
+	case model.StateInProgress:
+		if now.Before(op.LeaseUntil) {
+			return rec(model.OutcomeInProgress, model.ClassInProgress, fmt.Sprintf(
+				"key %q is in progress elsewhere (lease held by %s until %s); retry later with the same key",
+				op.Key, orDash(op.LeaseOwner), op.LeaseUntil.Format(time.RFC3339)))
+		}
+		return Result{}, true, nil
+	case model.StateNotApplied, model.StateAuthorized:
+		return Result{}, true, nil
+	}
+	return Result{}, false, fmt.Errorf("operation %q is in unexpected state %q", op.Key, op.State)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// claim is transaction A's outcome for an external call.
+type claim struct {
+	opID, attemptID, claimNo int64
+	prov                     provider.Provider
+	downstreamKey            string
+	tool                     string
+	args                     json.RawMessage
+}
+
+func (s *Service) callExternal(ctx context.Context, p *model.Prepared, opt CallOptions) (Result, error) {
+	start := time.Now()
+	name := opt.Provider
+	if name == "" {
+		name = DefaultProvider
+	}
+	if _, err := s.Providers.Get(name); err != nil {
+		err = model.Errorf(model.CodeInvalid, "%v", err)
+		return errorResult(err), err
+	}
+	var (
+		res Result
+		cl  *claim
+	)
+	err := s.Store.WithTx(ctx, func(tx *store.Tx) error {
+		res, cl = Result{}, nil
+		op, err := tx.GetOperation(p.Tenant, p.Key)
+		if model.IsCode(err, model.CodeNotFound) {
+			if r, done, err := s.tombstoned(tx, p); done || err != nil {
+				res = r
+				return err
+			}
+			op = s.newOperation(tx, p)
+			op.State, op.ClaimNo = model.StateInProgress, 1
+			op.Provider, op.DownstreamKey = name, DownstreamKey(p.Tenant, p.Key)
+			op.LeaseOwner, op.LeaseUntil = workerOr(p.WorkerID), tx.Now().Add(s.Lease)
+			if err := tx.InsertOperation(op); err != nil {
+				return err
+			}
+			cl, err = s.recordClaim(tx, op, p, start, model.OutcomeDispatched)
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		r, mayClaim, err := s.existing(tx, op, p, start)
+		if err != nil || !mayClaim {
+			res = r
+			return err
+		}
+		prov, perr := s.Providers.Get(op.Provider)
+		if op.State == model.StateInProgress && (perr != nil || !prov.HonoursKeys()) {
+			// The lease ended with no result and a re-dispatch could apply
+			// twice: the outcome is unknown, and stays so until a person says.
+			res, err = s.expireLease(tx, op, workerOr(p.WorkerID), p.TraceID)
+			return err
+		}
+		if perr != nil {
+			return model.Errorf(model.CodeInvalid, "operation %q uses provider %q, which is not configured here", op.Key, op.Provider)
+		}
+		from, ver := op.State, op.Version
+		op.State, op.ClaimNo = model.StateInProgress, op.ClaimNo+1
+		op.LeaseOwner, op.LeaseUntil = workerOr(p.WorkerID), tx.Now().Add(s.Lease)
+		if op.DownstreamKey == "" {
+			op.DownstreamKey = DownstreamKey(op.Tenant, op.Key)
+		}
+		if err := tx.UpdateOperation(op, from, ver); err != nil {
+			return err
+		}
+		cl, err = s.recordClaim(tx, op, p, start, model.OutcomeDispatched)
+		return err
+	})
+	if err != nil {
+		return errorResult(err), err
+	}
+	if cl == nil {
+		return res, nil
+	}
+	s.at(PointAfterClaim)
+	return s.dispatch(ctx, cl, opt.Faults, start)
+}
+
+func workerOr(w string) string {
+	if w == "" {
+		return "anonymous"
+	}
+	return w
+}
+
+func (s *Service) recordClaim(tx *store.Tx, op *model.Operation, p *model.Prepared, start time.Time, outcome model.Outcome) (*claim, error) {
+	a := &model.Attempt{OperationID: op.ID, Outcome: outcome, Fingerprint: op.Fingerprint, StartedAt: start}
+	if p != nil {
+		a.TraceID, a.WorkerID = p.TraceID, p.WorkerID
+	} else {
+		a.WorkerID = "sweep"
+	}
+	if err := tx.InsertAttempt(a); err != nil {
+		return nil, err
+	}
+	if p != nil {
+		if err := tx.SetTrace(op.ID, p.TraceID); err != nil {
+			return nil, err
+		}
+	}
+	prov, err := s.Providers.Get(op.Provider)
+	if err != nil {
+		return nil, model.Errorf(model.CodeInvalid, "%v", err)
+	}
+	return &claim{opID: op.ID, attemptID: a.ID, claimNo: op.ClaimNo, prov: prov,
+		downstreamKey: op.DownstreamKey, tool: op.Tool, args: op.Args}, nil
+}
+
+// expireLease moves an in_progress operation whose lease ended to unknown.
+func (s *Service) expireLease(tx *store.Tx, op *model.Operation, worker, trace string) (Result, error) {
+	from, ver := op.State, op.Version
+	lease := op.LeaseUntil
+	op.State, op.LeaseOwner, op.LeaseUntil = model.StateUnknown, "", time.Time{}
+	if err := tx.UpdateOperation(op, from, ver); err != nil {
+		return Result{}, err
+	}
+	msg := fmt.Sprintf("lease ended %s with no result recorded; provider %s does not honour downstream keys, so the outcome is unknown — a person must reconcile it",
+		lease.Format(time.RFC3339), op.Provider)
+	a := &model.Attempt{OperationID: op.ID, Outcome: model.OutcomeLeaseExpired, Fingerprint: op.Fingerprint,
+		WorkerID: worker, TraceID: trace, Error: msg, StartedAt: tx.Now()}
+	if err := tx.InsertAttempt(a); err != nil {
+		return Result{}, err
+	}
+	return Result{Class: model.ClassUnknown, Outcome: model.OutcomeLeaseExpired, State: op.State, Message: msg, Op: op}, nil
+}
+
+// dispatch sends a claimed request and records the answer (transaction B).
+func (s *Service) dispatch(ctx context.Context, cl *claim, faults provider.Faults, start time.Time) (Result, error) {
+	dctx, cancel := context.WithTimeout(ctx, s.DispatchTimeout)
+	resp, derr := cl.prov.Dispatch(dctx, provider.Request{DownstreamKey: cl.downstreamKey, Tool: cl.tool, Args: cl.args, Faults: faults})
+	cancel()
+	if derr != nil && !errors.Is(derr, provider.ErrAmbiguous) {
+		derr = fmt.Errorf("%w: %v", provider.ErrAmbiguous, derr)
+	}
+	s.at(PointAfterDispatch)
+	// The caller may have given up; the answer must still be written.
+	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer rcancel()
+	return s.finish(rctx, cl, resp, derr, start)
+}
+
+func (s *Service) finish(ctx context.Context, cl *claim, resp provider.Response, derr error, start time.Time) (Result, error) {
+	var res Result
+	err := s.Store.WithTx(ctx, func(tx *store.Tx) error {
+		op, err := tx.GetOperationByID(cl.opID)
+		if err != nil {
+			return err
+		}
+		a := &model.Attempt{ID: cl.attemptID, ProviderRef: resp.Ref, Duration: time.Since(start)}
+		if op.State != model.StateInProgress || op.ClaimNo != cl.claimNo {
+			res, err = s.lateResult(tx, op, a, resp, derr)
+			return err
+		}
+		from, ver := op.State, op.Version
+		op.LeaseOwner, op.LeaseUntil = "", time.Time{}
+		switch {
+		case derr != nil && cl.prov.HonoursKeys():
+			// Safe to send again under the same downstream key: release the
+			// claim now so the next call (or sweep) re-dispatches at once.
+			op.LeaseOwner, op.LeaseUntil = "released", tx.Now()
+			a.Outcome, a.Error = model.OutcomeTimedOut, derr.Error()
+			res = Result{Class: model.ClassInProgress, Outcome: a.Outcome, Message: fmt.Sprintf(
+				"%v; provider %s honours downstream keys, so retrying the same key re-dispatches safely", derr, cl.prov.Name())}
+		case derr != nil:
+			op.State = model.StateUnknown
+			a.Outcome, a.Error = model.OutcomeTimedOut, derr.Error()
+			res = Result{Class: model.ClassUnknown, Outcome: a.Outcome, Message: fmt.Sprintf(
+				"%v; the provider may or may not have applied it — stop, a person must reconcile it (retrysafe ops check --tenant %s --key %s)", derr, op.Tenant, op.Key)}
+		case resp.Status == provider.Applied:
+			rc := model.Receipt{Status: "created", Tenant: op.Tenant, Key: op.Key, Tool: op.Tool, ProviderRef: resp.Ref}
+			rc.Result, _ = json.Marshal(map[string]string{"provider": cl.prov.Name(), "provider_ref": resp.Ref, "status": "applied"})
+			op.Receipt, _ = json.Marshal(rc)
+			op.State, op.ProviderRef, op.ExpiresAt = model.StateApplied, resp.Ref, tx.Now().Add(s.ReplayWindow)
+			a.Outcome = model.OutcomeApplied
+			res = Result{Class: model.ClassDone, Outcome: model.OutcomeCreated, Receipt: &rc}
+		case resp.Status == provider.Rejected:
+			rc := model.Receipt{Status: "failed", Tenant: op.Tenant, Key: op.Key, Tool: op.Tool, ProviderRef: resp.Ref}
+			rc.Result, _ = json.Marshal(map[string]string{"provider": cl.prov.Name(), "error": resp.Detail, "status": "rejected"})
+			op.Receipt, _ = json.Marshal(rc)
+			op.State, op.ExpiresAt = model.StateFailed, tx.Now().Add(s.ReplayWindow)
+			a.Outcome, a.Error = model.OutcomeFailed, resp.Detail
+			res = Result{Class: model.ClassFailed, Outcome: a.Outcome, Receipt: &rc, Message: "the provider rejected the request: " + resp.Detail}
+		case resp.Status == provider.NotApplied:
+			op.State = model.StateNotApplied
+			a.Outcome, a.Error = model.OutcomeNotApplied, resp.Detail
+			res = Result{Class: model.ClassInProgress, Outcome: a.Outcome, Message: fmt.Sprintf(
+				"the provider did not apply it (%s); retry the same key", resp.Detail)}
+		default:
+			return fmt.Errorf("provider %s answered with unknown status %q", cl.prov.Name(), resp.Status)
+		}
+		if err := tx.UpdateOperation(op, from, ver); err != nil {
+			return err
+		}
+		if err := tx.UpdateAttempt(a); err != nil {
+			return err
+		}
+		res.State, res.Op = op.State, op
+		return nil
+	})
+	if err != nil {
+		return errorResult(err), err
+	}
+	return res, nil
+}
+
+// lateResult records a provider answer that arrived after its claim moved
+// on (a sweep, a decision, another claim). It is never dropped: the attempt
+// keeps it, and if it disagrees with what the ledger now says the operation
+// is flagged contradicted for a person to look at.
+func (s *Service) lateResult(tx *store.Tx, op *model.Operation, a *model.Attempt, resp provider.Response, derr error) (Result, error) {
+	said := string(resp.Status)
+	if derr != nil {
+		said = "no definite answer (" + derr.Error() + ")"
+	}
+	a.Outcome = model.OutcomeLateResult
+	a.Error = fmt.Sprintf("provider said %s after the operation had moved to %s", said, op.State)
+	if err := tx.UpdateAttempt(a); err != nil {
+		return Result{}, err
+	}
+	contradicts := derr == nil && contradiction(op.State, resp.Status)
+	if contradicts && !op.Contradicted {
+		from, ver := op.State, op.Version
+		op.Contradicted = true
+		if err := tx.UpdateOperation(op, from, ver); err != nil {
+			return Result{}, err
+		}
+	}
+	res := Result{Outcome: model.OutcomeLateResult, State: op.State, Op: op, Message: a.Error}
+	switch op.State {
+	case model.StateApplied:
+		var rc model.Receipt
+		if json.Unmarshal(op.Receipt, &rc) == nil {
+			rc.Status = "replayed"
+			res.Receipt = &rc
+		}
+		res.Class = model.ClassDone
+	case model.StateFailed:
+		res.Class = model.ClassFailed
+	case model.StateInProgress, model.StateNotApplied, model.StateAuthorized:
+		res.Class = model.ClassInProgress
+	case model.StateSuperseded:
+		res.Class = model.ClassSuperseded
+		res.NewKey, _ = tx.SupersedingKey(op.ID)
+	default:
+		res.Class = model.ClassUnknown
+	}
+	if contradicts {
+		res.Message += "; the operation is flagged contradicted for an operator"
+	}
+	return res, nil
+}
+
+// contradiction: a definite provider answer that disagrees with the state a
+// decision (or another path) put the operation in.
+func contradiction(st model.State, said provider.Status) bool {
+	applied := said == provider.Applied
+	switch st {
+	case model.StateApplied:
+		return !applied
+	case model.StateNotApplied, model.StateSuperseded, model.StateAuthorized, model.StateFailed:
+		return applied
+	}
+	return false
+}

@@ -1,0 +1,249 @@
+package reconcile
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"retrysafe/model"
+	"retrysafe/provider"
+	"retrysafe/store"
+)
+
+// Decision is what an operator asks for. ExpectState and ExpectVersion are
+// what the operator's screen showed: if the operation moved since, the
+// decision fails and says what changed. ExpectVersion 0 means "whatever it is
+// now" (scripts that just read it); ExpectState "" means unknown.
+type Decision struct {
+	Tenant        string
+	Key           string
+	Operator      string
+	Reason        string
+	Evidence      string // a provider reference, a ticket, a log line
+	ExpectState   model.State
+	ExpectVersion int64
+	NewKey        string // AuthorizeNewKey only; "" picks one
+}
+
+// Legal says which decisions an operation in state st allows; the console
+// offers only these and the store path refuses the rest.
+func Legal(st model.State) []model.Action {
+	switch st {
+	case model.StateUnknown:
+		return []model.Action{model.ActionMarkApplied, model.ActionMarkNotApplied, model.ActionAuthorizeKey}
+	case model.StateNotApplied, model.StateFailed:
+		return []model.Action{model.ActionAuthorizeKey}
+	}
+	return nil
+}
+
+// Allowed reports whether action is legal from st.
+func Allowed(st model.State, action model.Action) bool {
+	for _, a := range Legal(st) {
+		if a == action {
+			return true
+		}
+	}
+	return false
+}
+
+// Validate checks a decision's fields before anything is read or written.
+func (d Decision) Validate(action model.Action) error {
+	if err := model.ValidateIdentity(d.Tenant, d.Key); err != nil {
+		return err
+	}
+	if strings.TrimSpace(d.Operator) == "" {
+		return model.Errorf(model.CodeInvalid, "an operator name is required (set --operator or $USER)")
+	}
+	if len(d.Operator) > 128 {
+		return model.Errorf(model.CodeInvalid, "operator name is over 128 characters")
+	}
+	if strings.TrimSpace(d.Reason) == "" {
+		return model.Errorf(model.CodeInvalid, "a reason is required: say why, for the next person who reads this")
+	}
+	if len(d.Reason) > 2000 || len(d.Evidence) > 2000 {
+		return model.Errorf(model.CodeInvalid, "reason and evidence are limited to 2000 characters each")
+	}
+	if action == model.ActionMarkNotApplied && strings.TrimSpace(d.Evidence) == "" {
+		return model.Errorf(model.CodeInvalid, "marking not applied needs evidence (e.g. the provider lookup that found nothing, a ticket); a timeout is not evidence")
+	}
+	if d.NewKey != "" {
+		if err := model.ValidateIdentity(d.Tenant, d.NewKey); err != nil {
+			return err
+		}
+		if d.NewKey == d.Key {
+			return model.Errorf(model.CodeInvalid, "the new key must differ from %q", d.Key)
+		}
+	}
+	return nil
+}
+
+func (s *Service) decide(ctx context.Context, d Decision, action model.Action, apply func(tx *store.Tx, op *model.Operation) (model.State, error)) (*model.Operation, error) {
+	if err := d.Validate(action); err != nil {
+		return nil, err
+	}
+	var out *model.Operation
+	err := s.Store.WithTx(ctx, func(tx *store.Tx) error {
+		op, err := tx.GetOperation(d.Tenant, d.Key)
+		if err != nil {
+			return err
+		}
+		if d.ExpectVersion != 0 && (op.Version != d.ExpectVersion || (d.ExpectState != "" && op.State != d.ExpectState)) {
+			return model.Errorf(model.CodeStale, "%s/%s changed since you looked: it was %s (version %d) and is now %s (version %d)%s — nothing was written; look again",
+				d.Tenant, d.Key, orState(d.ExpectState), d.ExpectVersion, op.State, op.Version, lastChange(op))
+		}
+		if !Allowed(op.State, action) {
+			return model.Errorf(model.CodeIllegal, "cannot %s %s/%s: it is %s (allowed from %s: %s)",
+				strings.ReplaceAll(string(action), "_", " "), d.Tenant, d.Key, op.State, op.State, legalText(op.State))
+		}
+		from, ver := op.State, op.Version
+		to, err := apply(tx, op)
+		if err != nil {
+			return err
+		}
+		op.State = to
+		if err := tx.UpdateOperation(op, from, ver); err != nil {
+			return err
+		}
+		dec := &model.Decision{OperationID: op.ID, Operator: d.Operator, Action: action, Reason: d.Reason,
+			Evidence: d.Evidence, FromState: from, ToState: to, FromVersion: ver, NewKey: d.NewKey}
+		if err := tx.InsertDecision(dec); err != nil {
+			return err
+		}
+		out = op
+		return nil
+	})
+	return out, err
+}
+
+func orState(s model.State) string {
+	if s == "" {
+		return "as shown"
+	}
+	return string(s)
+}
+
+func lastChange(op *model.Operation) string {
+	return fmt.Sprintf(", last changed %s", op.UpdatedAt.Format(time.RFC3339))
+}
+
+func legalText(st model.State) string {
+	l := Legal(st)
+	if len(l) == 0 {
+		return "no decisions"
+	}
+	var parts []string
+	for _, a := range l {
+		parts = append(parts, strings.ReplaceAll(string(a), "_", " "))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// MarkApplied settles an unknown operation as applied: the evidence (a
+// provider reference) becomes the provider reference, and a receipt is
+// stored so later replays of the key return it.
+func (s *Service) MarkApplied(ctx context.Context, d Decision) (*model.Operation, error) {
+	return s.decide(ctx, d, model.ActionMarkApplied, func(tx *store.Tx, op *model.Operation) (model.State, error) {
+		ref := op.ProviderRef
+		if d.Evidence != "" {
+			ref = d.Evidence
+		}
+		rc := model.Receipt{Status: "created", Tenant: op.Tenant, Key: op.Key, Tool: op.Tool, ProviderRef: ref}
+		rc.Result, _ = json.Marshal(map[string]string{"provider": op.Provider, "provider_ref": ref, "status": "applied",
+			"settled_by": d.Operator})
+		b, err := json.Marshal(rc)
+		if err != nil {
+			return "", err
+		}
+		op.Receipt, op.ProviderRef = b, ref
+		op.LeaseOwner, op.LeaseUntil = "", time.Time{}
+		op.ExpiresAt = tx.Now().Add(s.ReplayWindow)
+		return model.StateApplied, nil
+	})
+}
+
+// MarkNotApplied settles an unknown operation as never applied; the next
+// call with the same key claims it again.
+func (s *Service) MarkNotApplied(ctx context.Context, d Decision) (*model.Operation, error) {
+	return s.decide(ctx, d, model.ActionMarkNotApplied, func(tx *store.Tx, op *model.Operation) (model.State, error) {
+		op.LeaseOwner, op.LeaseUntil = "", time.Time{}
+		return model.StateNotApplied, nil
+	})
+}
+
+// AuthorizeNewKey supersedes the operation with a deliberate new key for the
+// same request: the old key's retries are told the new key, and the first
+// call with the new key claims it. It returns the old and the new operation.
+func (s *Service) AuthorizeNewKey(ctx context.Context, d Decision) (oldOp, newOp *model.Operation, err error) {
+	if d.NewKey == "" {
+		d.NewKey = NewKeyFor(d.Key)
+	}
+	oldOp, err = s.decide(ctx, d, model.ActionAuthorizeKey, func(tx *store.Tx, op *model.Operation) (model.State, error) {
+		if _, err := tx.GetOperation(op.Tenant, d.NewKey); err == nil {
+			return "", model.Errorf(model.CodeConflict, "key %q already exists in tenant %q; pick another new key", d.NewKey, op.Tenant)
+		} else if !model.IsCode(err, model.CodeNotFound) {
+			return "", err
+		}
+		if _, err := tx.GetTombstone(op.Tenant, d.NewKey); err == nil {
+			return "", model.Errorf(model.CodeConflict, "key %q was used before (now expired) in tenant %q; pick another new key", d.NewKey, op.Tenant)
+		}
+		n := &model.Operation{Tenant: op.Tenant, Key: d.NewKey, Tool: op.Tool, PayloadVersion: op.PayloadVersion,
+			Args: op.Args, Summary: op.Summary, Fingerprint: op.Fingerprint, State: model.StateAuthorized,
+			Provider: op.Provider, SupersedesID: op.ID}
+		if op.Provider != "" {
+			n.DownstreamKey = DownstreamKey(op.Tenant, d.NewKey)
+		}
+		if err := tx.InsertOperation(n); err != nil {
+			return "", err
+		}
+		newOp = n
+		op.SupersededByID = n.ID
+		op.LeaseOwner, op.LeaseUntil = "", time.Time{}
+		return model.StateSuperseded, nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return oldOp, newOp, nil
+}
+
+// NewKeyFor proposes a fresh key derived from an old one.
+func NewKeyFor(old string) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	suffix := ".r-" + hex.EncodeToString(b[:])
+	r := []rune(old)
+	if max := model.MaxKeyLen - len([]rune(suffix)); len(r) > max {
+		r = r[:max]
+	}
+	return string(r) + suffix
+}
+
+// Check asks the operation's provider, by its downstream key, what happened.
+// It changes nothing.
+func (s *Service) Check(ctx context.Context, tenant, key string) (*model.Operation, provider.Evidence, error) {
+	if err := model.ValidateIdentity(tenant, key); err != nil {
+		return nil, provider.Evidence{}, err
+	}
+	op, err := s.Store.Get(ctx, tenant, key)
+	if err != nil {
+		return nil, provider.Evidence{}, err
+	}
+	if op.Provider == "" || op.DownstreamKey == "" {
+		return op, provider.Evidence{}, model.Errorf(model.CodeInvalid,
+			"%s/%s is a local %s operation: its effect commits with the ledger, there is no provider to ask", tenant, key, op.Tool)
+	}
+	prov, err := s.Providers.Get(op.Provider)
+	if err != nil {
+		return op, provider.Evidence{}, model.Errorf(model.CodeUnavailable, "%v", err)
+	}
+	ev, err := prov.Lookup(ctx, op.DownstreamKey)
+	if err != nil {
+		return op, ev, model.Wrap(model.CodeUnavailable, err, "provider %s lookup failed: %v", op.Provider, err)
+	}
+	return op, ev, nil
+}

@@ -1,0 +1,334 @@
+package store
+
+import (
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"retrysafe/model"
+)
+
+const opColumns = `id, tenant, op_key, tool, payload_version, args, summary, fingerprint,
+	state, version, claim_no, receipt, provider, downstream_key, provider_ref,
+	lease_owner, lease_until, contradicted, supersedes_id, superseded_by_id,
+	created_at, updated_at, expires_at`
+
+type scanner interface{ Scan(...any) error }
+
+func ms(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+func nullMS(t time.Time) sql.NullInt64 {
+	if t.IsZero() {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: t.UnixMilli(), Valid: true}
+}
+
+func fromMS(v sql.NullInt64) time.Time {
+	if !v.Valid || v.Int64 == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(v.Int64).UTC()
+}
+
+func nullStr(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
+
+func nullID(id int64) sql.NullInt64 { return sql.NullInt64{Int64: id, Valid: id != 0} }
+
+func nullJSON(b json.RawMessage) sql.NullString {
+	return sql.NullString{String: string(b), Valid: len(b) > 0}
+}
+
+func scanOperation(sc scanner, extra ...any) (*model.Operation, error) {
+	var (
+		op                                        model.Operation
+		args                                      string
+		receipt, provider, dkey, pref, leaseOwner sql.NullString
+		leaseUntil, supersedes, supersededBy, exp sql.NullInt64
+		created, updated                          int64
+		contradicted                              int
+	)
+	dest := []any{&op.ID, &op.Tenant, &op.Key, &op.Tool, &op.PayloadVersion, &args, &op.Summary,
+		&op.Fingerprint, &op.State, &op.Version, &op.ClaimNo, &receipt, &provider, &dkey, &pref,
+		&leaseOwner, &leaseUntil, &contradicted, &supersedes, &supersededBy, &created, &updated, &exp}
+	if err := sc.Scan(append(dest, extra...)...); err != nil {
+		return nil, err
+	}
+	op.Args = json.RawMessage(args)
+	if receipt.Valid {
+		op.Receipt = json.RawMessage(receipt.String)
+	}
+	op.Provider, op.DownstreamKey, op.ProviderRef, op.LeaseOwner = provider.String, dkey.String, pref.String, leaseOwner.String
+	op.LeaseUntil = fromMS(leaseUntil)
+	op.Contradicted = contradicted != 0
+	op.SupersedesID, op.SupersededByID = supersedes.Int64, supersededBy.Int64
+	op.CreatedAt = time.UnixMilli(created).UTC()
+	op.UpdatedAt = time.UnixMilli(updated).UTC()
+	op.ExpiresAt = fromMS(exp)
+	return &op, nil
+}
+
+// GetOperation reads (tenant, key) under the write lock, or a not-found error.
+func (t *Tx) GetOperation(tenant, key string) (*model.Operation, error) {
+	op, err := scanOperation(t.tx.QueryRowContext(t.ctx,
+		`SELECT `+opColumns+` FROM operations WHERE tenant = ? AND op_key = ?`, tenant, key))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, model.Errorf(model.CodeNotFound, "no operation %q in tenant %q", key, tenant)
+	}
+	return op, err
+}
+
+// GetOperationByID reads one operation by its row id.
+func (t *Tx) GetOperationByID(id int64) (*model.Operation, error) {
+	op, err := scanOperation(t.tx.QueryRowContext(t.ctx,
+		`SELECT `+opColumns+` FROM operations WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, model.Errorf(model.CodeNotFound, "no operation #%d", id)
+	}
+	return op, err
+}
+
+// InsertOperation writes a new operation and sets op.ID, op.Version and the
+// times. A (tenant, key) that exists already is a conflict.
+func (t *Tx) InsertOperation(op *model.Operation) error {
+	now := t.now
+	op.Version = 1
+	op.CreatedAt, op.UpdatedAt = now.UTC().Truncate(time.Millisecond), now.UTC().Truncate(time.Millisecond)
+	res, err := t.tx.ExecContext(t.ctx, `INSERT INTO operations (tenant, op_key, tool, payload_version,
+		args, summary, fingerprint, state, version, claim_no, receipt, provider, downstream_key,
+		provider_ref, lease_owner, lease_until, contradicted, supersedes_id, superseded_by_id,
+		last_trace_id, created_at, updated_at, expires_at)
+		VALUES (?,?,?,?,?,?,?,?,1,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		op.Tenant, op.Key, op.Tool, op.PayloadVersion, string(op.Args), op.Summary, op.Fingerprint,
+		string(op.State), op.ClaimNo, nullJSON(op.Receipt), nullStr(op.Provider), nullStr(op.DownstreamKey),
+		nullStr(op.ProviderRef), nullStr(op.LeaseOwner), nullMS(op.LeaseUntil), boolInt(op.Contradicted),
+		nullID(op.SupersedesID), nullID(op.SupersededByID), nil, ms(now), ms(now), nullMS(op.ExpiresAt))
+	if err != nil {
+		return err
+	}
+	op.ID, err = res.LastInsertId()
+	return err
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// UpdateOperation writes op's mutable fields if, and only if, the row still
+// has the state and version given (compare-and-set). On success op.Version is
+// bumped; if the row moved on, the error says what it is now (CodeStale).
+func (t *Tx) UpdateOperation(op *model.Operation, fromState model.State, fromVersion int64) error {
+	now := t.now
+	res, err := t.tx.ExecContext(t.ctx, `UPDATE operations SET state = ?, version = version + 1,
+		claim_no = ?, receipt = ?, provider = ?, downstream_key = ?, provider_ref = ?, lease_owner = ?,
+		lease_until = ?, contradicted = ?, supersedes_id = ?, superseded_by_id = ?, updated_at = ?,
+		expires_at = ?
+		WHERE id = ? AND state = ? AND version = ?`,
+		string(op.State), op.ClaimNo, nullJSON(op.Receipt), nullStr(op.Provider), nullStr(op.DownstreamKey),
+		nullStr(op.ProviderRef), nullStr(op.LeaseOwner), nullMS(op.LeaseUntil), boolInt(op.Contradicted),
+		nullID(op.SupersedesID), nullID(op.SupersededByID), ms(now), nullMS(op.ExpiresAt),
+		op.ID, string(fromState), fromVersion)
+	if err != nil {
+		return err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		cur, gerr := t.GetOperationByID(op.ID)
+		if gerr != nil {
+			return gerr
+		}
+		return model.Errorf(model.CodeStale, "operation %q changed since it was read: it was %s (version %d), it is now %s (version %d)",
+			cur.Key, fromState, fromVersion, cur.State, cur.Version)
+	}
+	op.Version = fromVersion + 1
+	op.UpdatedAt = now.UTC().Truncate(time.Millisecond)
+	return nil
+}
+
+// SetTrace remembers the last trace id seen for an operation (for search).
+func (t *Tx) SetTrace(opID int64, traceID string) error {
+	if traceID == "" {
+		return nil
+	}
+	_, err := t.tx.ExecContext(t.ctx, `UPDATE operations SET last_trace_id = ? WHERE id = ?`, traceID, opID)
+	return err
+}
+
+// InsertAttempt appends an attempt to its operation's history; a.Seq and
+// a.ID are set.
+func (t *Tx) InsertAttempt(a *model.Attempt) error {
+	if !a.Outcome.Valid() {
+		return model.Errorf(model.CodeInvalid, "unknown attempt outcome %q", a.Outcome)
+	}
+	if a.StartedAt.IsZero() {
+		a.StartedAt = t.now
+	}
+	row := t.tx.QueryRowContext(t.ctx, `INSERT INTO attempts (operation_id, seq, outcome, fingerprint,
+		trace_id, worker_id, provider_ref, error, started_at, duration_us)
+		VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM attempts WHERE operation_id = ?), ?,?,?,?,?,?,?,?)
+		RETURNING id, seq`,
+		a.OperationID, a.OperationID, string(a.Outcome), a.Fingerprint, nullStr(a.TraceID), nullStr(a.WorkerID),
+		nullStr(a.ProviderRef), nullStr(a.Error), ms(a.StartedAt), a.Duration.Microseconds())
+	return row.Scan(&a.ID, &a.Seq)
+}
+
+// UpdateAttempt records how a dispatched attempt ended.
+func (t *Tx) UpdateAttempt(a *model.Attempt) error {
+	_, err := t.tx.ExecContext(t.ctx, `UPDATE attempts SET outcome = ?, provider_ref = ?, error = ?,
+		duration_us = ? WHERE id = ?`,
+		string(a.Outcome), nullStr(a.ProviderRef), nullStr(a.Error), a.Duration.Microseconds(), a.ID)
+	return err
+}
+
+// InsertDecision records an operator action.
+func (t *Tx) InsertDecision(d *model.Decision) error {
+	if d.At.IsZero() {
+		d.At = t.now
+	}
+	res, err := t.tx.ExecContext(t.ctx, `INSERT INTO decisions (operation_id, operator, action, reason,
+		evidence, from_state, to_state, from_version, new_key, at) VALUES (?,?,?,?,?,?,?,?,?,?)`,
+		d.OperationID, d.Operator, string(d.Action), d.Reason, nullStr(d.Evidence), string(d.FromState),
+		string(d.ToState), d.FromVersion, nullStr(d.NewKey), ms(d.At))
+	if err != nil {
+		return err
+	}
+	d.ID, err = res.LastInsertId()
+	return err
+}
+
+// InsertLocalEffect performs a local tool's effect — a row in tasks or
+// report_jobs — and returns the result a receipt carries.
+func (t *Tx) InsertLocalEffect(tool, tenant string, opID int64, args map[string]any) (json.RawMessage, error) {
+	var (
+		res sql.Result
+		err error
+		key string
+	)
+	switch tool {
+	case "create_support_task":
+		subject, _ := args["subject"].(string)
+		res, err = t.tx.ExecContext(t.ctx, `INSERT INTO tasks (tenant, subject, operation_id, created_at) VALUES (?,?,?,?)`,
+			tenant, subject, opID, ms(t.now))
+		key = "task_id"
+	case "create_report_job":
+		report, _ := args["report"].(string)
+		res, err = t.tx.ExecContext(t.ctx, `INSERT INTO report_jobs (tenant, report, operation_id, created_at) VALUES (?,?,?,?)`,
+			tenant, report, opID, ms(t.now))
+		key = "job_id"
+	default:
+		return nil, model.Errorf(model.CodeInvalid, "tool %q has no local effect", tool)
+	}
+	if err != nil {
+		return nil, err
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(map[string]any{key: id, "status": "created"})
+}
+
+// GetTombstone returns the tombstone of (tenant, key), or not found.
+func (t *Tx) GetTombstone(tenant, key string) (*model.Tombstone, error) {
+	var ts model.Tombstone
+	var exp, forget int64
+	err := t.tx.QueryRowContext(t.ctx, `SELECT tenant, op_key, tool, fingerprint, final_state, expired_at, forget_at
+		FROM tombstones WHERE tenant = ? AND op_key = ? AND forget_at > ?`, tenant, key, ms(t.now)).
+		Scan(&ts.Tenant, &ts.Key, &ts.Tool, &ts.Fingerprint, &ts.FinalState, &exp, &forget)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, model.Errorf(model.CodeNotFound, "no tombstone")
+	}
+	if err != nil {
+		return nil, err
+	}
+	ts.ExpiredAt, ts.ForgetAt = time.UnixMilli(exp).UTC(), time.UnixMilli(forget).UTC()
+	return &ts, nil
+}
+
+// ExpiredLeases lists in_progress operations whose lease ended before the
+// transaction's time.
+func (t *Tx) ExpiredLeases(limit int) ([]*model.Operation, error) {
+	return t.queryOps(`SELECT `+opColumns+` FROM operations WHERE state = 'in_progress' AND lease_until < ?
+		ORDER BY lease_until LIMIT ?`, ms(t.now), limit)
+}
+
+func (t *Tx) queryOps(q string, args ...any) ([]*model.Operation, error) {
+	rows, err := t.tx.QueryContext(t.ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*model.Operation
+	for rows.Next() {
+		op, err := scanOperation(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, op)
+	}
+	return out, rows.Err()
+}
+
+// CompactExpired turns up to limit operations whose replay window ended into
+// tombstones kept until forgetAfter past now, and drops tombstones past
+// their own window. Effects (tasks, report jobs) are never deleted.
+func (t *Tx) CompactExpired(tombstoneTTL time.Duration, limit int) (compacted, forgotten int, err error) {
+	now := ms(t.now)
+	ops, err := t.queryOps(`SELECT `+opColumns+` FROM operations WHERE expires_at IS NOT NULL AND expires_at <= ?
+		AND state IN ('applied','failed') AND superseded_by_id IS NULL LIMIT ?`, now, limit)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, op := range ops {
+		if _, err = t.tx.ExecContext(t.ctx, `INSERT INTO tombstones (tenant, op_key, tool, fingerprint, final_state, expired_at, forget_at)
+			VALUES (?,?,?,?,?,?,?) ON CONFLICT (tenant, op_key) DO UPDATE SET fingerprint = excluded.fingerprint,
+			final_state = excluded.final_state, expired_at = excluded.expired_at, forget_at = excluded.forget_at`,
+			op.Tenant, op.Key, op.Tool, op.Fingerprint, string(op.State), now, now+tombstoneTTL.Milliseconds()); err != nil {
+			return 0, 0, err
+		}
+		// A superseding operation may point back at this one.
+		if _, err = t.tx.ExecContext(t.ctx, `UPDATE operations SET supersedes_id = NULL WHERE supersedes_id = ?`, op.ID); err != nil {
+			return 0, 0, err
+		}
+		if _, err = t.tx.ExecContext(t.ctx, `DELETE FROM operations WHERE id = ?`, op.ID); err != nil {
+			return 0, 0, err
+		}
+		compacted++
+	}
+	res, err := t.tx.ExecContext(t.ctx, `DELETE FROM tombstones WHERE forget_at <= ?`, now)
+	if err != nil {
+		return 0, 0, err
+	}
+	n, _ := res.RowsAffected()
+	return compacted, int(n), nil
+}
+
+// SetReceipt stores the receipt of an operation created in this same
+// transaction (its id is needed inside the receipt's effect, so the two are
+// written in two statements of one transaction; the version does not move).
+func (t *Tx) SetReceipt(opID int64, receipt []byte) error {
+	_, err := t.tx.ExecContext(t.ctx, `UPDATE operations SET receipt = ? WHERE id = ?`, string(receipt), opID)
+	return err
+}
+
+// SupersedingKey returns the key of the operation that superseded opID.
+func (t *Tx) SupersedingKey(opID int64) (string, error) {
+	var key string
+	err := t.tx.QueryRowContext(t.ctx, `SELECT n.op_key FROM operations o JOIN operations n ON n.id = o.superseded_by_id WHERE o.id = ?`, opID).Scan(&key)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", model.Errorf(model.CodeNotFound, "operation #%d has no successor", opID)
+	}
+	return key, err
+}

@@ -1,0 +1,309 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"retrysafe/model"
+)
+
+// ListQuery selects one page of operations, newest first.
+type ListQuery struct {
+	Tenant string      // "" = all tenants
+	State  model.State // "" = all states
+	Tool   string      // "" = all tools
+	// Search matches key, summary (subject, report, recipient) or the last
+	// trace id, as a substring.
+	Search string
+	// Contradicted keeps only operations a late result contradicted.
+	Contradicted bool
+	// BeforeID is the keyset cursor: only ids below it (0 = from the newest).
+	BeforeID int64
+	// AfterID pages backwards: only ids above it, returned newest first.
+	AfterID int64
+	Limit   int
+}
+
+// List returns one page of operations with their attempt counts. It never
+// reads more rows than the page needs (keyset pagination on the id).
+func (s *Store) List(ctx context.Context, q ListQuery) ([]model.Operation, error) {
+	if q.Limit <= 0 || q.Limit > 10000 {
+		q.Limit = 100
+	}
+	var where []string
+	var args []any
+	if q.Tenant != "" {
+		where, args = append(where, "tenant = ?"), append(args, q.Tenant)
+	}
+	if q.State != "" {
+		where, args = append(where, "state = ?"), append(args, string(q.State))
+	}
+	if q.Tool != "" {
+		where, args = append(where, "tool = ?"), append(args, q.Tool)
+	}
+	if q.Contradicted {
+		where = append(where, "contradicted = 1")
+	}
+	if q.Search != "" {
+		like := "%" + escapeLike(q.Search) + "%"
+		where = append(where, `(op_key LIKE ? ESCAPE '\' OR summary LIKE ? ESCAPE '\' OR last_trace_id LIKE ? ESCAPE '\')`)
+		args = append(args, like, like, like)
+	}
+	order := "DESC"
+	if q.BeforeID > 0 {
+		where, args = append(where, "id < ?"), append(args, q.BeforeID)
+	}
+	if q.AfterID > 0 {
+		where, args = append(where, "id > ?"), append(args, q.AfterID)
+		order = "ASC"
+	}
+	sqlText := `SELECT ` + opColumns + `, (SELECT COUNT(*) FROM attempts a WHERE a.operation_id = operations.id)
+		FROM operations`
+	if len(where) > 0 {
+		sqlText += " WHERE " + strings.Join(where, " AND ")
+	}
+	sqlText += " ORDER BY id " + order + " LIMIT ?"
+	args = append(args, q.Limit)
+	rows, err := s.r.QueryContext(ctx, sqlText, args...)
+	if err != nil {
+		return nil, s.translate(err, "list operations")
+	}
+	defer rows.Close()
+	var out []model.Operation
+	for rows.Next() {
+		var n int
+		op, err := scanOperation(rows, &n)
+		if err != nil {
+			return nil, s.translate(err, "list operations")
+		}
+		op.AttemptCount = n
+		out = append(out, *op)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.translate(err, "list operations")
+	}
+	if order == "ASC" {
+		for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+			out[i], out[j] = out[j], out[i]
+		}
+	}
+	return out, nil
+}
+
+func escapeLike(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	return r.Replace(s)
+}
+
+// Counts is the number of operations by state (and in all), plus how many
+// are flagged contradicted.
+type Counts struct {
+	ByState      map[model.State]int
+	Total        int
+	Contradicted int
+}
+
+// Counts reads the trigger-kept counts: constant time whatever the ledger's
+// size. tenant "" counts every tenant.
+func (s *Store) Counts(ctx context.Context, tenant string) (Counts, error) {
+	c := Counts{ByState: map[model.State]int{}}
+	q := `SELECT state, SUM(n) FROM state_counts GROUP BY state`
+	var args []any
+	if tenant != "" {
+		q = `SELECT state, n FROM state_counts WHERE tenant = ?`
+		args = append(args, tenant)
+	}
+	rows, err := s.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return c, s.translate(err, "count operations")
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var st model.State
+		var n int
+		if err := rows.Scan(&st, &n); err != nil {
+			return c, s.translate(err, "count operations")
+		}
+		c.ByState[st] += n
+		c.Total += n
+	}
+	if err := rows.Err(); err != nil {
+		return c, s.translate(err, "count operations")
+	}
+	cq := `SELECT COUNT(*) FROM operations WHERE contradicted = 1`
+	if tenant != "" {
+		cq += ` AND tenant = ?`
+	}
+	if err := s.r.QueryRowContext(ctx, cq, args...).Scan(&c.Contradicted); err != nil {
+		return c, s.translate(err, "count operations")
+	}
+	return c, nil
+}
+
+// Tenants lists the tenants that have operations, sorted.
+func (s *Store) Tenants(ctx context.Context) ([]string, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT tenant FROM state_counts GROUP BY tenant HAVING SUM(n) > 0 ORDER BY tenant`)
+	if err != nil {
+		return nil, s.translate(err, "list tenants")
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			return nil, s.translate(err, "list tenants")
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// Get reads one operation of a tenant. Another tenant's key is simply not
+// found: the error never reveals that it exists elsewhere.
+func (s *Store) Get(ctx context.Context, tenant, key string) (*model.Operation, error) {
+	op, err := scanOperation(s.r.QueryRowContext(ctx, `SELECT `+opColumns+` FROM operations WHERE tenant = ? AND op_key = ?`, tenant, key))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, model.Errorf(model.CodeNotFound, "no operation %q in tenant %q", key, tenant)
+	}
+	return op, s.translate(err, "read operation")
+}
+
+// Detail reads an operation with its attempts, decisions and links, in one
+// read transaction so the parts agree.
+func (s *Store) Detail(ctx context.Context, tenant, key string) (*model.Detail, error) {
+	return s.detail(ctx, `tenant = ? AND op_key = ?`, tenant, key)
+}
+
+// DetailByID is Detail by row id (following links).
+func (s *Store) DetailByID(ctx context.Context, id int64) (*model.Detail, error) {
+	return s.detail(ctx, `id = ?`, id)
+}
+
+func (s *Store) detail(ctx context.Context, where string, args ...any) (*model.Detail, error) {
+	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, s.translate(err, "read operation")
+	}
+	defer tx.Rollback()
+	op, err := scanOperation(tx.QueryRowContext(ctx, `SELECT `+opColumns+` FROM operations WHERE `+where, args...))
+	if errors.Is(err, sql.ErrNoRows) {
+		if len(args) == 2 {
+			return nil, model.Errorf(model.CodeNotFound, "no operation %q in tenant %q", args[1], args[0])
+		}
+		return nil, model.Errorf(model.CodeNotFound, "no operation #%v", args[0])
+	}
+	if err != nil {
+		return nil, s.translate(err, "read operation")
+	}
+	d := &model.Detail{Operation: *op}
+	rows, err := tx.QueryContext(ctx, `SELECT id, operation_id, seq, outcome, fingerprint, trace_id, worker_id,
+		provider_ref, error, started_at, duration_us FROM attempts WHERE operation_id = ? ORDER BY seq`, op.ID)
+	if err != nil {
+		return nil, s.translate(err, "read attempts")
+	}
+	for rows.Next() {
+		var a model.Attempt
+		var trace, worker, pref, errText sql.NullString
+		var started, dur int64
+		if err := rows.Scan(&a.ID, &a.OperationID, &a.Seq, &a.Outcome, &a.Fingerprint, &trace, &worker, &pref,
+			&errText, &started, &dur); err != nil {
+			rows.Close()
+			return nil, s.translate(err, "read attempts")
+		}
+		a.TraceID, a.WorkerID, a.ProviderRef, a.Error = trace.String, worker.String, pref.String, errText.String
+		a.StartedAt = time.UnixMilli(started).UTC()
+		a.Duration = time.Duration(dur) * time.Microsecond
+		d.Attempts = append(d.Attempts, a)
+	}
+	rows.Close()
+	d.Operation.AttemptCount = len(d.Attempts)
+	rows, err = tx.QueryContext(ctx, `SELECT id, operation_id, operator, action, reason, evidence, from_state,
+		to_state, from_version, new_key, at FROM decisions WHERE operation_id = ? ORDER BY id`, op.ID)
+	if err != nil {
+		return nil, s.translate(err, "read decisions")
+	}
+	for rows.Next() {
+		var dc model.Decision
+		var evidence, newKey sql.NullString
+		var at int64
+		if err := rows.Scan(&dc.ID, &dc.OperationID, &dc.Operator, &dc.Action, &dc.Reason, &evidence, &dc.FromState,
+			&dc.ToState, &dc.FromVersion, &newKey, &at); err != nil {
+			rows.Close()
+			return nil, s.translate(err, "read decisions")
+		}
+		dc.Evidence, dc.NewKey = evidence.String, newKey.String
+		dc.At = time.UnixMilli(at).UTC()
+		d.Decisions = append(d.Decisions, dc)
+	}
+	rows.Close()
+	link := func(id int64) *model.LinkRef {
+		if id == 0 {
+			return nil
+		}
+		var l model.LinkRef
+		if err := tx.QueryRowContext(ctx, `SELECT id, op_key, state FROM operations WHERE id = ?`, id).Scan(&l.ID, &l.Key, &l.State); err != nil {
+			return nil
+		}
+		return &l
+	}
+	d.Supersedes = link(op.SupersedesID)
+	d.SupersededBy = link(op.SupersededByID)
+	return d, nil
+}
+
+// EffectCount counts the local effect rows of a tool (tasks or report jobs),
+// in one tenant or all ("").
+func (s *Store) EffectCount(ctx context.Context, tool, tenant string) (int, error) {
+	table := map[string]string{"create_support_task": "tasks", "create_report_job": "report_jobs"}[tool]
+	if table == "" {
+		return 0, model.Errorf(model.CodeInvalid, "tool %q has no local effect table", tool)
+	}
+	q := `SELECT COUNT(*) FROM ` + table
+	var args []any
+	if tenant != "" {
+		q += ` WHERE tenant = ?`
+		args = append(args, tenant)
+	}
+	var n int
+	err := s.r.QueryRowContext(ctx, q, args...).Scan(&n)
+	return n, s.translate(err, "count effects")
+}
+
+// Audit checks the ledger's invariants and returns one line per violation:
+// every applied local operation has exactly one effect whose id its receipt
+// names, no effect lacks its operation (unless compacted to a tombstone),
+// and SQLite's own integrity_check passes.
+func (s *Store) Audit(ctx context.Context) ([]string, error) {
+	var problems []string
+	checks := []struct{ what, q string }{
+		{"applied task operations without exactly one task", `SELECT COUNT(*) FROM operations o WHERE o.tool = 'create_support_task' AND o.state = 'applied'
+			AND (SELECT COUNT(*) FROM tasks t WHERE t.operation_id = o.id AND t.id = json_extract(o.receipt, '$.result.task_id')) <> 1`},
+		{"applied report operations without exactly one job", `SELECT COUNT(*) FROM operations o WHERE o.tool = 'create_report_job' AND o.state = 'applied'
+			AND (SELECT COUNT(*) FROM report_jobs j WHERE j.operation_id = o.id AND j.id = json_extract(o.receipt, '$.result.job_id')) <> 1`},
+		{"tasks whose operation is not applied", `SELECT COUNT(*) FROM tasks t JOIN operations o ON o.id = t.operation_id WHERE o.state <> 'applied'`},
+		{"report jobs whose operation is not applied", `SELECT COUNT(*) FROM report_jobs j JOIN operations o ON o.id = j.operation_id WHERE o.state <> 'applied'`},
+		{"state counts out of step", `SELECT COUNT(*) FROM (SELECT tenant, state, COUNT(*) n FROM operations GROUP BY tenant, state) x
+			LEFT JOIN state_counts c USING (tenant, state) WHERE c.n IS NOT x.n`},
+	}
+	for _, c := range checks {
+		var n int
+		if err := s.r.QueryRowContext(ctx, c.q).Scan(&n); err != nil {
+			return nil, s.translate(err, "audit")
+		}
+		if n > 0 {
+			problems = append(problems, c.what+": "+strconv.Itoa(n))
+		}
+	}
+	var ic string
+	if err := s.r.QueryRowContext(ctx, `PRAGMA integrity_check`).Scan(&ic); err != nil {
+		return nil, s.translate(err, "integrity check")
+	}
+	if ic != "ok" {
+		problems = append(problems, "integrity_check: "+ic)
+	}
+	return problems, nil
+}

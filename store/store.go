@@ -1,0 +1,392 @@
+// Package store is the only package that speaks SQL. It keeps the ledger in
+// one SQLite file (modernc.org/sqlite, pure Go): pragmas in the DSN, embedded
+// numbered migrations, BEGIN IMMEDIATE for every transaction that may write,
+// compare-and-set state changes and driver errors translated by result code.
+//
+// The exported surface (Store, Tx and their methods, all in model types) is
+// the contract a PostgreSQL implementation would keep.
+package store
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"retrysafe/model"
+)
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// Durability chooses the synchronous pragma. Durable (FULL) is the default
+// and what every acknowledged call relies on; Fast exists only for bulk
+// generators of throw-away benchmark ledgers.
+type Durability int
+
+const (
+	Durable Durability = iota
+	Fast
+)
+
+// Options tune Open.
+type Options struct {
+	// Create makes a missing ledger file (its directory must exist).
+	Create bool
+	// ReadOnly opens for reading only; any write fails.
+	ReadOnly bool
+	// BusyTimeout is how long one statement waits for another process's
+	// write lock before the transaction is retried inside the caller's
+	// deadline. Default 5s.
+	BusyTimeout time.Duration
+	Durability  Durability
+	// Now is the clock; tests and the lab pin it. Default time.Now.
+	Now func() time.Time
+}
+
+// Store is an open ledger.
+type Store struct {
+	path string
+	w    *sql.DB // the writer pool: one connection, BEGIN IMMEDIATE
+	r    *sql.DB // readers: query_only, many connections under WAL
+	now  func() time.Time
+	ro   bool
+}
+
+const sqliteHeader = "SQLite format 3\x00"
+
+// SchemaVersion is the newest migration this binary knows.
+func SchemaVersion() int { return len(migrations()) }
+
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+func migrations() []migration {
+	entries, err := fs.ReadDir(migrationFS, "migrations")
+	if err != nil {
+		panic(err) // embedded at build time; cannot fail
+	}
+	var out []migration
+	for _, e := range entries {
+		n, err := strconv.Atoi(strings.SplitN(e.Name(), "_", 2)[0])
+		if err != nil {
+			panic("migration without a number: " + e.Name())
+		}
+		b, _ := migrationFS.ReadFile("migrations/" + e.Name())
+		out = append(out, migration{n, e.Name(), string(b)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
+	for i, m := range out {
+		if m.version != i+1 {
+			panic(fmt.Sprintf("migrations must be numbered 1..n without gaps; %s is #%d", m.name, i+1))
+		}
+	}
+	return out
+}
+
+func dsn(path string, o Options, reader bool) string {
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", o.BusyTimeout.Milliseconds()))
+	q.Add("_pragma", "foreign_keys(1)")
+	if !o.ReadOnly {
+		q.Add("_pragma", "journal_mode(WAL)")
+	}
+	if o.Durability == Fast {
+		q.Add("_pragma", "synchronous(OFF)")
+	} else {
+		q.Add("_pragma", "synchronous(FULL)")
+	}
+	if reader {
+		q.Add("_pragma", "query_only(1)")
+		q.Set("_txlock", "deferred")
+	} else {
+		q.Set("_txlock", "immediate")
+	}
+	if o.ReadOnly {
+		q.Set("mode", "ro")
+	}
+	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
+}
+
+// Open opens (and, with Options.Create, creates) the ledger at path and
+// brings its schema up to date. It refuses — with one clear line, touching
+// nothing — a missing directory, a file that is not SQLite, a ledger written
+// by a newer retrysafe, and a path it cannot read or write.
+func Open(path string, o Options) (*Store, error) {
+	if o.BusyTimeout <= 0 {
+		o.BusyTimeout = 5 * time.Second
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if path == "" {
+		return nil, model.Errorf(model.CodeInvalid, "no ledger path given")
+	}
+	if err := precheck(path, o); err != nil {
+		return nil, err
+	}
+	w, err := sql.Open("sqlite", dsn(path, o, false))
+	if err != nil {
+		return nil, model.Wrap(model.CodeInternal, err, "open %s: %v", path, err)
+	}
+	// One writer connection: in-process writers queue in Go (cheap hand-off)
+	// instead of sleeping in SQLite's busy handler.
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	w.SetConnMaxIdleTime(0)
+	r, err := sql.Open("sqlite", dsn(path, o, true))
+	if err != nil {
+		w.Close()
+		return nil, model.Wrap(model.CodeInternal, err, "open %s: %v", path, err)
+	}
+	r.SetMaxOpenConns(4)
+	r.SetMaxIdleConns(4)
+	s := &Store{path: path, w: w, r: r, now: o.Now, ro: o.ReadOnly}
+	if err := s.migrate(context.Background()); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// precheck looks at the file before SQLite does, so a wrong path is refused
+// without being created, converted to WAL or otherwise modified.
+func precheck(path string, o Options) error {
+	dir := filepath.Dir(path)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return model.Errorf(model.CodeUnavailable, "cannot open ledger %s: directory %s does not exist", path, dir)
+	}
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		if !o.Create || o.ReadOnly {
+			return model.Errorf(model.CodeNotFound, "no ledger at %s (create one with `retrysafe call` or `retrysafe demo`)", path)
+		}
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o644)
+		if err != nil {
+			return model.Wrap(model.CodeUnavailable, err, "cannot create ledger %s: %v", path, unwrapPathErr(err))
+		}
+		return f.Close()
+	case err != nil:
+		return model.Wrap(model.CodeUnavailable, err, "cannot open ledger %s: %v", path, unwrapPathErr(err))
+	case st.IsDir():
+		return model.Errorf(model.CodeUnavailable, "cannot open ledger %s: it is a directory", path)
+	}
+	flag := os.O_RDWR
+	if o.ReadOnly {
+		flag = os.O_RDONLY
+	}
+	f, err := os.OpenFile(path, flag, 0)
+	if err != nil {
+		if errors.Is(err, os.ErrPermission) && !o.ReadOnly {
+			return model.Wrap(model.CodeUnavailable, err, "cannot open ledger %s for writing: permission denied (use --read-only to look without changing it)", path)
+		}
+		return model.Wrap(model.CodeUnavailable, err, "cannot open ledger %s: %v", path, unwrapPathErr(err))
+	}
+	defer f.Close()
+	head := make([]byte, 100)
+	n, _ := f.Read(head)
+	if n == 0 {
+		return nil // a new, empty file: SQLite makes it a database
+	}
+	if n < 100 || !bytes.Equal(head[:16], []byte(sqliteHeader)) {
+		return model.Errorf(model.CodeUnsupported, "%s is not a SQLite database (not a retrysafe ledger); refusing to touch it", path)
+	}
+	// user_version lives at offset 60 of the header, big-endian.
+	uv := int(head[60])<<24 | int(head[61])<<16 | int(head[62])<<8 | int(head[63])
+	if uv > SchemaVersion() {
+		return model.Errorf(model.CodeUnsupported, "ledger %s has schema version %d; this retrysafe knows up to %d — upgrade retrysafe", path, uv, SchemaVersion())
+	}
+	return nil
+}
+
+func unwrapPathErr(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func (s *Store) migrate(ctx context.Context) error {
+	var current int
+	if err := s.r.QueryRowContext(ctx, "PRAGMA user_version").Scan(&current); err != nil {
+		return s.translate(err, "read schema version")
+	}
+	all := migrations()
+	if current > len(all) {
+		return model.Errorf(model.CodeUnsupported, "ledger %s has schema version %d; this retrysafe knows up to %d — upgrade retrysafe", s.path, current, len(all))
+	}
+	if current == len(all) {
+		return nil
+	}
+	if s.ro {
+		return model.Errorf(model.CodeUnsupported, "ledger %s has schema version %d and needs migrating to %d; open it once without --read-only", s.path, current, len(all))
+	}
+	return s.WithTx(ctx, func(tx *Tx) error {
+		// Re-read under the write lock: another process may have migrated.
+		if err := tx.tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&current); err != nil {
+			return err
+		}
+		for _, m := range all[current:] {
+			if _, err := tx.tx.ExecContext(ctx, m.sql); err != nil {
+				return fmt.Errorf("migration %s: %w", m.name, err)
+			}
+			if _, err := tx.tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", m.version)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Path is the ledger file.
+func (s *Store) Path() string { return s.path }
+
+// ReadOnly reports whether the store was opened read-only.
+func (s *Store) ReadOnly() bool { return s.ro }
+
+// Now is the store's clock.
+func (s *Store) Now() time.Time { return s.now() }
+
+// Close closes both pools.
+func (s *Store) Close() error {
+	var errs []error
+	if s.w != nil {
+		errs = append(errs, s.w.Close())
+	}
+	if s.r != nil {
+		errs = append(errs, s.r.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Tx is one write transaction (BEGIN IMMEDIATE).
+type Tx struct {
+	tx  *sql.Tx
+	ctx context.Context
+	now time.Time
+}
+
+// Now is the time fixed for this transaction: every row it writes agrees.
+func (t *Tx) Now() time.Time { return t.now }
+
+// WithTx runs fn in one write transaction and commits if fn returns nil. A
+// busy database is waited out (SQLite's busy timeout, then retries with
+// backoff) until ctx's deadline; fn may therefore run more than once and
+// must not have effects outside the transaction.
+func (s *Store) WithTx(ctx context.Context, fn func(*Tx) error) error {
+	if s.ro {
+		return model.Errorf(model.CodeInvalid, "ledger is open read-only")
+	}
+	backoff := time.Millisecond
+	for {
+		err := s.tryTx(ctx, fn)
+		if err == nil || !isBusy(err) {
+			return err
+		}
+		if ctx.Err() != nil {
+			return model.Wrap(model.CodeBusy, err, "ledger %s stayed locked by another writer until the deadline", s.path)
+		}
+		select {
+		case <-ctx.Done():
+			return model.Wrap(model.CodeBusy, err, "ledger %s stayed locked by another writer until the deadline", s.path)
+		case <-time.After(backoff):
+		}
+		if backoff < 50*time.Millisecond {
+			backoff *= 2
+		}
+	}
+}
+
+func (s *Store) tryTx(ctx context.Context, fn func(*Tx) error) (err error) {
+	sqlTx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return s.translate(err, "begin")
+	}
+	t := &Tx{tx: sqlTx, ctx: ctx, now: s.now()}
+	defer func() {
+		if p := recover(); p != nil {
+			sqlTx.Rollback()
+			panic(p)
+		}
+		if err != nil {
+			sqlTx.Rollback()
+		}
+	}()
+	if err = fn(t); err != nil {
+		return s.translate(err, "")
+	}
+	if err = sqlTx.Commit(); err != nil {
+		return s.translate(err, "commit")
+	}
+	return nil
+}
+
+// isBusy reports whether err is SQLite's "locked by another connection",
+// primary or extended code.
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		c := se.Code() & 0xff
+		return c == sqlite3.SQLITE_BUSY || c == sqlite3.SQLITE_LOCKED
+	}
+	return false
+}
+
+// translate maps driver errors to model errors by SQLite result code; model
+// errors and busy errors (retried by WithTx) pass through unchanged.
+func (s *Store) translate(err error, what string) error {
+	if err == nil {
+		return nil
+	}
+	var me *model.Error
+	if errors.As(err, &me) {
+		return err
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return model.Wrap(model.CodeBusy, err, "ledger %s: %v before the transaction finished", s.path, err)
+	}
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return err
+	}
+	prefix := s.path
+	if what != "" {
+		prefix += ": " + what
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+		return err // WithTx retries these inside the deadline
+	case sqlite3.SQLITE_CONSTRAINT:
+		return model.Wrap(model.CodeConflict, err, "%s: constraint violated (%s)", prefix, sqlite.ErrorCodeString[se.Code()])
+	case sqlite3.SQLITE_NOTADB:
+		return model.Wrap(model.CodeUnsupported, err, "%s is not a SQLite database (not a retrysafe ledger)", s.path)
+	case sqlite3.SQLITE_CORRUPT:
+		return model.Wrap(model.CodeUnsupported, err, "%s is damaged (database disk image is malformed)", s.path)
+	case sqlite3.SQLITE_READONLY:
+		return model.Wrap(model.CodeUnavailable, err, "%s is read-only here: %s", s.path, sqlite.ErrorCodeString[se.Code()])
+	case sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM, sqlite3.SQLITE_AUTH:
+		return model.Wrap(model.CodeUnavailable, err, "cannot open %s: %s", s.path, sqlite.ErrorCodeString[se.Code()])
+	case sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR:
+		return model.Wrap(model.CodeUnavailable, err, "%s: disk error (%s)", prefix, sqlite.ErrorCodeString[se.Code()])
+	}
+	return model.Wrap(model.CodeInternal, err, "%s: %v", prefix, err)
+}
