@@ -10,8 +10,3 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fmt.Fprintln(stderr, "retrysafe: bench is not built yet")
 	return exitInternal
 }
-
-func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "retrysafe: gen is not built yet")
-	return exitInternal
-}
