@@ -109,7 +109,7 @@ func parseFault(s string) (provider.Faults, error) {
 // callOutput is the one line of JSON `call` prints on stdout when done.
 type callOutput struct {
 	Class   model.Class    `json:"class"`
-	Status  string         `json:"status"`
+	Status  string         `json:"status,omitempty"`
 	Receipt *model.Receipt `json:"receipt,omitempty"`
 	NewKey  string         `json:"new_key,omitempty"`
 	State   model.State    `json:"state,omitempty"`

@@ -287,7 +287,7 @@ func (t *Tx) queryOps(q string, args ...any) ([]*model.Operation, error) {
 func (t *Tx) CompactExpired(tombstoneTTL time.Duration, limit int) (compacted, forgotten int, err error) {
 	now := ms(t.now)
 	ops, err := t.queryOps(`SELECT `+opColumns+` FROM operations WHERE expires_at IS NOT NULL AND expires_at <= ?
-		AND state IN ('applied','failed') AND superseded_by_id IS NULL LIMIT ?`, now, limit)
+		AND state IN ('applied','failed') LIMIT ?`, now, limit)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -298,12 +298,46 @@ func (t *Tx) CompactExpired(tombstoneTTL time.Duration, limit int) (compacted, f
 			op.Tenant, op.Key, op.Tool, op.Fingerprint, string(op.State), now, now+tombstoneTTL.Milliseconds()); err != nil {
 			return 0, 0, err
 		}
-		// A superseding operation may point back at this one.
-		if _, err = t.tx.ExecContext(t.ctx, `UPDATE operations SET supersedes_id = NULL WHERE supersedes_id = ?`, op.ID); err != nil {
-			return 0, 0, err
+		// The operations this one superseded (a chain, if keys were
+		// superseded more than once) go with it: their only purpose was to
+		// point retries here, and tombstones now answer for them all.
+		chain := []int64{op.ID}
+		for frontier := []int64{op.ID}; len(frontier) > 0; {
+			var next []int64
+			for _, id := range frontier {
+				rows, err := t.tx.QueryContext(t.ctx, `SELECT id FROM operations WHERE superseded_by_id = ?`, id)
+				if err != nil {
+					return 0, 0, err
+				}
+				for rows.Next() {
+					var prev int64
+					if err := rows.Scan(&prev); err != nil {
+						rows.Close()
+						return 0, 0, err
+					}
+					next = append(next, prev)
+				}
+				rows.Close()
+			}
+			chain, frontier = append(chain, next...), next
 		}
-		if _, err = t.tx.ExecContext(t.ctx, `DELETE FROM operations WHERE id = ?`, op.ID); err != nil {
-			return 0, 0, err
+		for _, id := range chain[1:] {
+			if _, err = t.tx.ExecContext(t.ctx, `INSERT INTO tombstones (tenant, op_key, tool, fingerprint, final_state, expired_at, forget_at)
+				SELECT tenant, op_key, tool, fingerprint, state, ?, ? FROM operations WHERE id = ?
+				ON CONFLICT (tenant, op_key) DO NOTHING`, now, now+tombstoneTTL.Milliseconds(), id); err != nil {
+				return 0, 0, err
+			}
+		}
+		for _, id := range chain {
+			if _, err = t.tx.ExecContext(t.ctx, `UPDATE operations SET supersedes_id = NULL, superseded_by_id = NULL
+				WHERE id = ? OR supersedes_id = ? OR superseded_by_id = ?`, id, id, id); err != nil {
+				return 0, 0, err
+			}
+		}
+		for _, id := range chain {
+			if _, err = t.tx.ExecContext(t.ctx, `DELETE FROM operations WHERE id = ?`, id); err != nil {
+				return 0, 0, err
+			}
 		}
 		compacted++
 	}
