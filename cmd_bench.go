@@ -2,11 +2,236 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"retrysafe/model"
+	"retrysafe/reconcile"
+	"retrysafe/store"
 )
 
+// benchReport is what `retrysafe bench` prints; --json is stable for
+// scripts and the README's numbers.
+type benchReport struct {
+	Ledger     string  `json:"ledger"`
+	Mix        string  `json:"mix"`
+	Workers    int     `json:"workers"`
+	Ops        int     `json:"ops"`
+	Durability string  `json:"durability"`
+	Seconds    float64 `json:"seconds"`
+	OpsPerSec  float64 `json:"ops_per_sec"`
+	P50Ms      float64 `json:"p50_ms"`
+	P99Ms      float64 `json:"p99_ms"`
+	Errors     int     `json:"errors"`
+	FirstError string  `json:"first_error,omitempty"`
+	// Baseline is bare SQLite on the same file system, same durability, same
+	// number of single-row write transactions, same workers, same run.
+	Baseline *benchBaseline `json:"baseline,omitempty"`
+	// Ratio is OpsPerSec / Baseline.TxPerSec.
+	Ratio float64 `json:"ratio,omitempty"`
+}
+
+type benchBaseline struct {
+	Transactions int     `json:"transactions"`
+	TxPerSec     float64 `json:"tx_per_sec"`
+	P50Ms        float64 `json:"p50_ms"`
+	P99Ms        float64 `json:"p99_ms"`
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "retrysafe: bench is not built yet")
-	return exitInternal
+	fs := newFlags("bench", stderr)
+	db := fs.String("db", "", "bench ledger file (required; a new file, or --fresh to replace one)")
+	workers := fs.Int("workers", 8, "concurrent callers (goroutines sharing one ledger, as workers of one process)")
+	ops := fs.Int("ops", 5000, "calls to time")
+	mix := fs.String("mix", "new", "new (every call a new key), replay (every call repeats a stored key) or conflict (stored key, changed arguments)")
+	asJSON := fs.Bool("json", false, "print the report as one JSON object")
+	fresh := fs.Bool("fresh", false, "delete FILE (and its -wal, -shm and provider file) first")
+	durability := fs.String("durability", "durable", "durable (synchronous=FULL, what calls rely on) or fast (synchronous=OFF, throw-away ledgers only)")
+	baseline := fs.Bool("baseline", true, "also time bare SQLite (single-row write transactions, same durability, same directory) for the ratio")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the timed calls to FILE (go tool pprof)")
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
+	}
+	var d store.Durability
+	switch *durability {
+	case "durable":
+		d = store.Durable
+	case "fast":
+		d = store.Fast
+	default:
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--durability must be durable or fast"))
+	}
+	switch {
+	case *db == "":
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--db is required: the bench writes thousands of rows, give it a file of its own"))
+	case *workers < 1 || *workers > 1024:
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--workers must be between 1 and 1024"))
+	case *ops < 1 || *ops > 10_000_000:
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--ops must be between 1 and 10000000"))
+	case *mix != "new" && *mix != "replay" && *mix != "conflict":
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--mix must be new, replay or conflict"))
+	}
+	pdb := providerPath(*db)
+	if *fresh {
+		for _, p := range []string{*db, pdb} {
+			for _, suffix := range []string{"", "-wal", "-shm"} {
+				if err := os.Remove(p + suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
+					return fail(stderr, model.Wrap(model.CodeUnavailable, err, "--fresh: %v", err))
+				}
+			}
+		}
+	} else if _, err := os.Stat(*db); err == nil {
+		return fail(stderr, model.Errorf(model.CodeInvalid, "%s exists; the bench wants a new ledger (add --fresh to replace it)", *db))
+	}
+	l, err := openLedger(*db, pdb, store.Options{Create: true, Durability: d})
+	if err != nil {
+		return fail(stderr, err)
+	}
+	defer l.Close()
+
+	rep := benchReport{Ledger: *db, Mix: *mix, Workers: *workers, Ops: *ops, Durability: *durability}
+	if *baseline {
+		path := filepath.Join(filepath.Dir(*db), "."+filepath.Base(*db)+".baseline-"+strconv.Itoa(os.Getpid()))
+		b, err := store.Baseline(ctx, path, *ops, *workers, d)
+		if err != nil {
+			return fail(stderr, err)
+		}
+		rep.Baseline = &benchBaseline{Transactions: b.Transactions, TxPerSec: b.PerSecond, P50Ms: ms(b.P50), P99Ms: ms(b.P99)}
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return fail(stderr, model.Wrap(model.CodeUnavailable, err, "--cpuprofile: %v", err))
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fail(stderr, model.Wrap(model.CodeInternal, err, "--cpuprofile: %v", err))
+		}
+		defer pprof.StopCPUProfile()
+	}
+	if err := benchCalls(ctx, l.Svc, &rep); err != nil {
+		return fail(stderr, err)
+	}
+	if rep.Baseline != nil && rep.Baseline.TxPerSec > 0 {
+		rep.Ratio = rep.OpsPerSec / rep.Baseline.TxPerSec
+	}
+	if *asJSON {
+		b, _ := json.Marshal(rep)
+		fmt.Fprintln(stdout, string(b))
+	} else {
+		fmt.Fprintf(stdout, "bench: %d %s calls, %d workers, %s (synchronous=%s), ledger %s\n",
+			rep.Ops, rep.Mix, rep.Workers, rep.Durability, map[store.Durability]string{store.Durable: "FULL", store.Fast: "OFF"}[d], rep.Ledger)
+		fmt.Fprintf(stdout, "  call path    %9.0f calls/s  p50 %6.2f ms  p99 %6.2f ms  errors %d\n", rep.OpsPerSec, rep.P50Ms, rep.P99Ms, rep.Errors)
+		if rep.Baseline != nil {
+			fmt.Fprintf(stdout, "  bare SQLite  %9.0f tx/s     p50 %6.2f ms  p99 %6.2f ms  (%d single-row write transactions, same durability and directory)\n",
+				rep.Baseline.TxPerSec, rep.Baseline.P50Ms, rep.Baseline.P99Ms, rep.Baseline.Transactions)
+			fmt.Fprintf(stdout, "  ratio        %.2f× bare SQLite\n", rep.Ratio)
+		}
+		if rep.FirstError != "" {
+			fmt.Fprintf(stdout, "  first error: %s\n", rep.FirstError)
+		}
+	}
+	if rep.Errors > 0 {
+		return exitInternal
+	}
+	return exitOK
+}
+
+// benchCalls drives the real call path (reconcile.Service.Call, the code
+// `retrysafe call` runs) from rep.Workers goroutines and fills in the rate,
+// the latency percentiles and the errors. An error is any call that did not
+// end as the mix expects: new → created, replay → replayed, conflict →
+// conflict.
+func benchCalls(ctx context.Context, svc *reconcile.Service, rep *benchReport) error {
+	const tool = "create_support_task"
+	run := strconv.FormatInt(time.Now().UnixNano(), 36)
+	// Replay and conflict need stored keys: a pool the calls cycle through,
+	// made before the clock starts.
+	pool := min(rep.Ops, 1000)
+	if rep.Mix != "new" {
+		for i := 0; i < pool; i++ {
+			req := model.Request{Tenant: benchTenant(i), Key: fmt.Sprintf("bench-%s-%d", run, i), Tool: tool,
+				PayloadVersion: 1, Args: benchArgs(i, false), WorkerID: "bench-setup"}
+			if res, err := svc.Call(ctx, req, reconcile.CallOptions{}); err != nil || res.Outcome != model.OutcomeCreated {
+				return model.Errorf(model.CodeInternal, "bench setup: key %s: %v %s", req.Key, err, res.Message)
+			}
+		}
+	}
+	want := map[string]model.Outcome{"new": model.OutcomeCreated, "replay": model.OutcomeReplayed, "conflict": model.OutcomeConflict}[rep.Mix]
+	lat := make([]time.Duration, rep.Ops)
+	var (
+		next     atomic.Int64
+		errs     atomic.Int64
+		firstErr atomic.Value
+		wg       sync.WaitGroup
+	)
+	start := time.Now()
+	for w := 0; w < rep.Workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			worker := "bench-" + strconv.Itoa(w)
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= rep.Ops || ctx.Err() != nil {
+					return
+				}
+				req := model.Request{Tool: tool, PayloadVersion: 1, WorkerID: worker, TraceID: "call-" + strconv.Itoa(i)}
+				if rep.Mix == "new" {
+					req.Tenant, req.Key, req.Args = benchTenant(i), fmt.Sprintf("bench-%s-new-%d", run, i), benchArgs(i, false)
+				} else {
+					j := i % pool
+					req.Tenant, req.Key, req.Args = benchTenant(j), fmt.Sprintf("bench-%s-%d", run, j), benchArgs(j, rep.Mix == "conflict")
+				}
+				t0 := time.Now()
+				res, err := svc.Call(ctx, req, reconcile.CallOptions{})
+				lat[i] = time.Since(t0)
+				if err != nil || res.Outcome != want {
+					errs.Add(1)
+					msg := res.Message
+					if err != nil {
+						msg = err.Error()
+					}
+					firstErr.CompareAndSwap(nil, fmt.Sprintf("%s: %s %s", req.Key, res.Class, msg))
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if err := ctx.Err(); err != nil {
+		return model.Wrap(model.CodeInternal, err, "bench interrupted: %v", err)
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	rep.Seconds = elapsed.Seconds()
+	rep.OpsPerSec = float64(rep.Ops) / elapsed.Seconds()
+	rep.P50Ms, rep.P99Ms = ms(store.Percentile(lat, 0.50)), ms(store.Percentile(lat, 0.99))
+	rep.Errors = int(errs.Load())
+	if s, ok := firstErr.Load().(string); ok {
+		rep.FirstError = s
+	}
+	return nil
+}
+
+func benchTenant(i int) string { return "bench-t" + strconv.Itoa(i%8) }
+
+func benchArgs(i int, changed bool) []byte {
+	subject := "delayed delivery #" + strconv.Itoa(i)
+	if changed {
+		subject += " (changed)"
+	}
+	b, _ := json.Marshal(map[string]string{"subject": subject})
+	return b
 }

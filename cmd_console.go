@@ -2,14 +2,50 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"log"
+	"os"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+
+	"retrysafe/lab"
+	"retrysafe/model"
+	"retrysafe/store"
+	"retrysafe/ui"
 )
 
-// runConsole opens the operations console. (Owned by the console work.)
+// runConsole opens the operations console: `retrysafe [--db FILE]
+// [--tenant T] [--operator NAME] [--read-only] [--log FILE]`.
 func runConsole(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "retrysafe: the console is not built yet")
-	return exitInternal
+	fs := newFlags("console", stderr)
+	db := fs.String("db", defaultDB(), "ledger file (default $RETRYSAFE_DB, else ./retrysafe.db)")
+	tenant := fs.String("tenant", "", "show only this tenant (t in the console picks another)")
+	operator := fs.String("operator", defaultOperator(), "name recorded on every decision (default $USER)")
+	readOnly := fs.Bool("read-only", false, "look without changing anything: no decisions, no lab runs, no provider checks")
+	logFile := fs.String("log", "", "append the console's log to FILE (it never writes to the terminal)")
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
+	}
+	if *tenant != "" {
+		if err := model.ValidateIdentity(*tenant, "k"); err != nil {
+			return fail(stderr, model.Errorf(model.CodeInvalid, "--tenant: %v", err))
+		}
+	}
+	if *operator == "" {
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--operator must not be empty: decisions record who made them"))
+	}
+	// Read-only opens the ledger with mode=ro and no provider: the sandbox
+	// provider's opener creates its schema, so opening it would write.
+	l, err := openLedger(*db, "", store.Options{ReadOnly: *readOnly})
+	if err != nil {
+		return fail(stderr, err)
+	}
+	defer l.Close()
+	return openConsole(ctx, l, consoleOptions{Tenant: *tenant, Operator: *operator, LogFile: *logFile, ReadOnly: *readOnly}, stderr)
 }
 
 // consoleOptions are what `retrysafe` and `retrysafe demo` hand the console.
@@ -20,6 +56,54 @@ type consoleOptions struct {
 
 // openConsole runs the console over an open ledger until the user quits.
 func openConsole(ctx context.Context, l *ledger, o consoleOptions, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "retrysafe: the console is not built yet")
-	return exitInternal
+	logger := log.New(io.Discard, "", 0)
+	if o.LogFile != "" {
+		f, err := os.OpenFile(o.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return fail(stderr, model.Wrap(model.CodeUnavailable, err, "cannot open log file %s: %v", o.LogFile, unwrapPath(err)))
+		}
+		defer f.Close()
+		logger = log.New(f, "", log.LstdFlags|log.Lmicroseconds)
+	}
+	if o.Operator == "" {
+		o.Operator = defaultOperator()
+	}
+	renderer := lipgloss.NewRenderer(os.Stdout)
+	if os.Getenv("NO_COLOR") != "" {
+		renderer.SetColorProfile(termenv.Ascii)
+	}
+	cfg := ui.Config{
+		Store: l.Store, Service: l.Svc, Ledger: l.Store.Path(),
+		Tenant: o.Tenant, Operator: o.Operator, ReadOnly: o.ReadOnly || l.Store.ReadOnly(),
+		Renderer: renderer, Log: logger, Context: ctx,
+	}
+	// Read-only keeps the Lab screen (it shows the scenarios) but it
+	// refuses to run them: they write.
+	if exe, err := os.Executable(); err == nil {
+		runner := &lab.Runner{Exe: exe, WorkerArgs: []string{workerCommand}}
+		if l.Sandbox != nil {
+			runner.ProviderDB = l.Sandbox.Path()
+		}
+		cfg.Lab, cfg.LabScenarios, cfg.LabTenant = runner, lab.Scenarios(), lab.LabTenant
+	}
+	p := tea.NewProgram(ui.New(cfg), tea.WithAltScreen(), tea.WithMouseCellMotion(), tea.WithContext(ctx))
+	final, err := p.Run()
+	if m, ok := final.(ui.Model); ok {
+		m.Close()
+	}
+	switch {
+	case err == nil, errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil:
+		return exitOK
+	default:
+		fmt.Fprintf(stderr, "retrysafe: console: %s\n", oneLine(err.Error()))
+		return exitInternal
+	}
+}
+
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

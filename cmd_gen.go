@@ -2,11 +2,91 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"time"
+
+	"retrysafe/model"
+	"retrysafe/reconcile"
+	"retrysafe/store"
 )
 
+// runGen builds a large ledger for the console's benchmarks: `retrysafe gen
+// --db FILE --ops N [--tenants T]`. It goes through the call path in bulk
+// (many calls per transaction, synchronous=OFF: the file is throw-away), so
+// the counts, indexes and invariants are the ones real traffic leaves.
 func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "retrysafe: gen is not built yet")
-	return exitInternal
+	fs := newFlags("gen", stderr)
+	db := fs.String("db", "", "ledger file to create (must not exist yet)")
+	ops := fs.Int("ops", 1_000_000, "operations to create")
+	tenants := fs.Int("tenants", 20, "spread over this many tenants")
+	seed := fs.Uint64("seed", 1, "the same seed builds the same mix")
+	batch := fs.Int("batch", 5000, "calls per transaction")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
+	}
+	switch {
+	case *db == "":
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--db is required (a new file)"))
+	case *ops < 1 || *ops > 50_000_000:
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--ops must be between 1 and 50,000,000"))
+	case *tenants < 1 || *tenants > 10_000:
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--tenants must be between 1 and 10,000"))
+	}
+	// A generator never adds to an existing ledger: its numbers would lie.
+	if _, err := os.Stat(*db); err == nil {
+		return fail(stderr, model.Errorf(model.CodeInvalid, "%s exists; gen writes a new ledger (remove it first)", *db))
+	}
+	l, err := openLedger(*db, "", store.Options{Create: true, Durability: store.Fast})
+	if err != nil {
+		return fail(stderr, err)
+	}
+	defer l.Close()
+	start := time.Now()
+	last := time.Time{}
+	progress := func(done, total int) {
+		if *quiet || time.Since(last) < time.Second && done < total {
+			return
+		}
+		last = time.Now()
+		rate := float64(done) / time.Since(start).Seconds()
+		fmt.Fprintf(stderr, "\r  %s / %s operations  (%.0f/s)   ", genCount(done), genCount(total), rate)
+	}
+	rep, err := l.Svc.Bulk(ctx, reconcile.BulkSpec{Ops: *ops, Tenants: *tenants, Seed: *seed, Batch: *batch}, progress)
+	if !*quiet {
+		fmt.Fprintln(stderr)
+	}
+	if err != nil {
+		return fail(stderr, err)
+	}
+	if *asJSON {
+		b, _ := json.Marshal(rep)
+		fmt.Fprintln(stdout, string(b))
+		return exitOK
+	}
+	fmt.Fprintf(stdout, "generated %s: %s operations, %s attempts, %d decisions across %d tenants in %s\n",
+		*db, genCount(rep.Operations), genCount(rep.Attempts), rep.Decisions, *tenants, rep.Elapsed.Round(100*time.Millisecond))
+	for _, st := range model.AllStates {
+		if n := rep.ByState[string(st)]; n > 0 {
+			fmt.Fprintf(stdout, "  %-12s %s\n", st, genCount(n))
+		}
+	}
+	return exitOK
+}
+
+// genCount renders n with thousands separators.
+func genCount(n int) string {
+	s := fmt.Sprint(n)
+	out := make([]byte, 0, len(s)+len(s)/3)
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, s[i])
+	}
+	return string(out)
 }

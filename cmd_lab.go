@@ -2,24 +2,297 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"retrysafe/lab"
+	"retrysafe/model"
+	"retrysafe/reconcile"
+	"retrysafe/store"
 )
 
 // workerCommand is the internal subcommand the lab re-executes itself as.
 const workerCommand = "__worker"
 
+// labRunner is the lab's runner over this very binary: every worker is
+// `retrysafe __worker …`.
+func labRunner() (*lab.Runner, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, model.Wrap(model.CodeInternal, err, "cannot find this binary to run lab workers: %v", err)
+	}
+	return &lab.Runner{Exe: exe, WorkerArgs: []string{workerCommand}, Operator: "lab"}, nil
+}
+
 func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "retrysafe: lab is not built yet")
-	return exitInternal
+	fs := newFlags("lab", stderr)
+	asJSON := fs.Bool("json", false, "print the rows as JSON")
+	keep := fs.String("keep", "", "keep each scenario's ledger in DIR (DIR/SCENARIO.db) instead of a temporary directory")
+	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
+	}
+	r, err := labRunner()
+	if err != nil {
+		return fail(stderr, err)
+	}
+	dir := *keep
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "retrysafe-lab-"); err != nil {
+			return fail(stderr, model.Wrap(model.CodeUnavailable, err, "cannot make a scratch directory: %v", err))
+		}
+		defer os.RemoveAll(dir)
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fail(stderr, model.Wrap(model.CodeUnavailable, err, "cannot make %s: %v", dir, err))
+	} else if err := freshLabDir(dir); err != nil {
+		return fail(stderr, err)
+	}
+	progress := func(s lab.Step) {
+		if !*quiet {
+			fmt.Fprintf(stderr, "  %-30s %s\n", s.Scenario, s.Text)
+		}
+	}
+	start := time.Now()
+	rows, err := r.Run(ctx, dir, progress)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	elapsed := time.Since(start)
+	ok := true
+	for _, row := range rows {
+		ok = ok && row.OK
+	}
+	if *asJSON {
+		b, _ := json.MarshalIndent(struct {
+			OK      bool      `json:"ok"`
+			Seconds float64   `json:"seconds"`
+			Dir     string    `json:"dir,omitempty"`
+			Rows    []lab.Row `json:"rows"`
+		}{ok, elapsed.Seconds(), *keep, rows}, "", "  ")
+		fmt.Fprintln(stdout, string(b))
+	} else {
+		lab.WriteTable(stdout, rows)
+		verdict := "PASS"
+		if !ok {
+			verdict = "FAIL"
+		}
+		fmt.Fprintf(stdout, "\n%s: %d scenarios with real worker processes in %.1fs", verdict, len(rows), elapsed.Seconds())
+		if *keep != "" {
+			fmt.Fprintf(stdout, "; ledgers kept in %s (retrysafe --db %s/SCENARIO.db)", *keep, *keep)
+		}
+		fmt.Fprintln(stdout)
+	}
+	if !ok {
+		return exitInternal
+	}
+	return exitOK
 }
 
-func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "retrysafe: demo is not built yet")
-	return exitInternal
+// freshLabDir removes the ledgers an earlier `lab --keep DIR` left, so each
+// scenario starts from an empty ledger; it touches nothing else in DIR.
+func freshLabDir(dir string) error {
+	for _, sc := range lab.Scenarios() {
+		base := dir + "/" + sc.ID
+		for _, f := range []string{".db", ".db-wal", ".db-shm", ".provider.db", ".provider.db-wal", ".provider.db-shm"} {
+			if err := os.Remove(base + f); err != nil && !os.IsNotExist(err) {
+				return model.Wrap(model.CodeUnavailable, err, "cannot clear %s: %v", base+f, err)
+			}
+		}
+	}
+	return nil
 }
 
+// runWorker is one lab worker process: `retrysafe call`'s flags plus where
+// to die. It prints one lab.WorkerResult line per call and exits with the
+// class's code — unless it dies first, which is the point.
 func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "retrysafe: worker is not built yet")
-	return exitInternal
+	var c callFlags
+	fs := newFlags(workerCommand, stderr)
+	c.register(fs)
+	dieAt := fs.String(lab.FlagDieAt, "", "point to die at: before-commit, after-commit, after-claim, after-dispatch")
+	dieHow := fs.String(lab.FlagDieHow, lab.DieExit, "how to die: exit (os.Exit with the point's code) or kill (SIGKILL)")
+	stallAt := fs.String(lab.FlagStallAt, "", "point to hang at until killed (a reply that never comes)")
+	calls := fs.Int(lab.FlagCalls, 1, "concurrent calls of the same request in this process")
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
+	}
+	die, err := lab.ParsePoint(*dieAt)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	stall, err := lab.ParsePoint(*stallAt)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	hook, err := lab.Hook(die, *dieHow, stall, stderr)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	if *calls < 1 || *calls > 64 {
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--%s must be between 1 and 64", lab.FlagCalls))
+	}
+	req, err := c.request()
+	if err != nil {
+		return fail(stderr, err)
+	}
+	faults, err := parseFault(c.fault)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	// A worker never creates a ledger: the lab made it, and a typo must not
+	// leave a stray file behind.
+	l, err := openLedger(c.db, c.providerDB, store.Options{})
+	if err != nil {
+		return fail(stderr, err)
+	}
+	defer l.Close()
+	l.Svc.Lease = c.lease
+	l.Svc.At = hook
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	results := make([]lab.WorkerResult, *calls)
+	var wg sync.WaitGroup
+	for i := range *calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := req
+			if *calls > 1 {
+				r.WorkerID = fmt.Sprintf("%s/g%d", req.WorkerID, i+1)
+				if r.TraceID != "" {
+					r.TraceID = fmt.Sprintf("%s.%d", req.TraceID, i+1)
+				}
+			}
+			res, err := l.Svc.Call(ctx, r, reconcile.CallOptions{Provider: c.prov, Faults: faults})
+			results[i] = lab.ResultOf(res, err)
+		}()
+	}
+	wg.Wait()
+	for _, r := range results {
+		b, _ := json.Marshal(r)
+		fmt.Fprintln(stdout, string(b))
+	}
+	return lab.WorkerExit(results)
+}
+
+// runDemo builds the demo ledger (unless it exists) and opens the console
+// on it.
+func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("demo", stderr)
+	db := fs.String("db", "demo.db", "demo ledger file (its sandbox provider goes beside it)")
+	fresh := fs.Bool("fresh", false, "rebuild the demo ledger even if it exists")
+	noConsole := fs.Bool("no-console", false, "build the ledger and exit without opening the console")
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
+	}
+	path := *db
+	exists, err := demoExists(ctx, path)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	if *fresh || !exists {
+		if err := removeLedgerFiles(path); err != nil {
+			return fail(stderr, err)
+		}
+		if err := buildDemo(ctx, path, stderr); err != nil {
+			return fail(stderr, err)
+		}
+	} else {
+		fmt.Fprintf(stderr, "reusing the demo ledger %s (retrysafe demo --fresh rebuilds it)\n", path)
+	}
+	if *noConsole {
+		return exitOK
+	}
+	l, err := openLedger(path, "", store.Options{})
+	if err != nil {
+		return fail(stderr, err)
+	}
+	defer l.Close()
+	return openConsole(ctx, l, consoleOptions{Operator: defaultOperator()}, stderr)
+}
+
+// demoExists reports whether path is a ledger that already holds
+// operations. A file that is not a ledger is an error: the demo never
+// overwrites something it did not make.
+func demoExists(ctx context.Context, path string) (bool, error) {
+	if _, err := os.Stat(path); os.IsNotExist(err) {
+		return false, nil
+	}
+	st, err := store.Open(path, store.Options{ReadOnly: true})
+	if err != nil {
+		return false, err
+	}
+	defer st.Close()
+	c, err := st.Counts(ctx, "")
+	return c.Total > 0, err
+}
+
+// removeLedgerFiles deletes a ledger and its sandbox provider (with their
+// WAL and shared-memory files) — only after checking each is SQLite or
+// absent, so --fresh on a wrong path cannot destroy anything else.
+func removeLedgerFiles(path string) error {
+	var files []string
+	for _, base := range []string{path, providerPath(path)} {
+		if err := isSQLiteOrAbsent(base); err != nil {
+			return err
+		}
+		files = append(files, base, base+"-wal", base+"-shm")
+	}
+	for _, f := range files {
+		if err := os.Remove(f); err != nil && !os.IsNotExist(err) {
+			return model.Wrap(model.CodeUnavailable, err, "cannot remove %s: %v", f, err)
+		}
+	}
+	return nil
+}
+
+func isSQLiteOrAbsent(path string) error {
+	f, err := os.Open(path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return model.Wrap(model.CodeUnavailable, err, "cannot read %s: %v", path, err)
+	}
+	defer f.Close()
+	head := make([]byte, 16)
+	n, _ := io.ReadFull(f, head)
+	if n == 0 || string(head[:n]) == "SQLite format 3\x00" {
+		return nil
+	}
+	return model.Errorf(model.CodeUnsupported, "%s is not a SQLite database; the demo will not overwrite it", path)
+}
+
+// buildDemo builds the demo ledger under a temporary name beside path and
+// renames it into place only when complete, so an interrupted build never
+// leaves a half demo that a later run would reuse.
+func buildDemo(ctx context.Context, path string, stderr io.Writer) error {
+	r, err := labRunner()
+	if err != nil {
+		return err
+	}
+	tmp := strings.TrimSuffix(path, ".db") + fmt.Sprintf(".building-%d.db", os.Getpid())
+	defer removeLedgerFiles(tmp)
+	fmt.Fprintf(stderr, "building the demo ledger %s through the real code paths…\n", path)
+	rep, err := lab.BuildDemo(ctx, tmp, providerPath(tmp), r, func(s string) { fmt.Fprintf(stderr, "  %s\n", s) })
+	if err != nil {
+		return err
+	}
+	for _, pair := range [][2]string{{tmp, path}, {providerPath(tmp), providerPath(path)}} {
+		for _, suffix := range []string{"", "-wal", "-shm"} {
+			if err := os.Rename(pair[0]+suffix, pair[1]+suffix); err != nil && !os.IsNotExist(err) {
+				return model.Wrap(model.CodeUnavailable, err, "cannot move the demo ledger into place: %v", err)
+			}
+		}
+	}
+	fmt.Fprintf(stderr, "built %s in %.1fs: %d operations in %d tenants\n", path, rep.Elapsed.Seconds(), rep.Operations, len(lab.DemoTenants())+1)
+	fmt.Fprintf(stderr, "  waiting for a person (unknown): %s\n", strings.Join(rep.Unknown, ", "))
+	fmt.Fprintf(stderr, "  in flight (in_progress, leases held until %s; a sweep after that makes them unknown): %s\n",
+		rep.LeaseUntil.Local().Format("15:04"), strings.Join(rep.InFlight, ", "))
+	return nil
 }

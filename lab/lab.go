@@ -2,11 +2,28 @@
 // seeds: worker processes (the retrysafe binary re-executed) that die before
 // or after commit, replies lost after the provider applied, and the next
 // attempt, with the effects counted before → after.
+//
+// Every call a scenario makes goes through a worker process, so a "crash"
+// is a process that really ended (os.Exit or SIGKILL) with its connection,
+// and every retry is a new process with a new connection. The parent only
+// reads the ledger, sweeps and takes operator decisions — through the same
+// store and reconcile functions the console uses.
 package lab
 
 import (
 	"context"
-	"errors"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"retrysafe/model"
+	"retrysafe/provider"
+	"retrysafe/reconcile"
+	"retrysafe/store"
 )
 
 // Scenario is one reproducible case.
@@ -15,6 +32,8 @@ type Scenario struct {
 	Name        string // one line for people
 	FirstCall   string // what the first call does, e.g. "stops before commit"
 	NextAttempt string // e.g. "same key, same report"
+	Expected    string // effects before → after and the verdict, e.g. "0 → 1"
+	Tool        string // the tool the scenario calls
 }
 
 // Step is a progress report while a scenario runs.
@@ -37,6 +56,16 @@ type Row struct {
 	Tenant      string   `json:"tenant"`
 	Keys        []string `json:"keys"` // operations the scenario created, to jump to
 	Detail      string   `json:"detail,omitempty"`
+
+	// FirstResult is what the first call observably did: "exit 17 (died
+	// before commit)", "killed by SIGKILL after dispatch", "done: created".
+	FirstResult string `json:"first_result"`
+	// NextResult is what the next attempt(s) returned.
+	NextResult string `json:"next_result"`
+	// Failures lists every check that did not hold (empty when OK).
+	Failures []string `json:"failures,omitempty"`
+	// Elapsed is the scenario's wall time.
+	Elapsed time.Duration `json:"elapsed_ns"`
 }
 
 // Runner runs scenarios.
@@ -47,13 +76,193 @@ type Runner struct {
 	WorkerArgs []string
 	// Env is added to the worker's environment (tests set their re-exec switch).
 	Env []string
+
+	// ProviderDB is the sandbox provider's file; "" means beside the
+	// ledger (NAME.provider.db), where every retrysafe command looks.
+	ProviderDB string
+	// Operator signs the decisions the scenarios take; "" means "lab".
+	Operator string
+	// Lease is the short lease the scenarios' external calls take, so an
+	// abandoned claim expires within the run; 0 means 300ms.
+	Lease time.Duration
+	// WorkerTimeout bounds each worker process; 0 means 30s.
+	WorkerTimeout time.Duration
 }
 
+// ProviderPathFor is where retrysafe keeps the sandbox provider's file
+// beside a ledger (kept in step with the command line's providerPath).
+func ProviderPathFor(ledger string) string {
+	return strings.TrimSuffix(ledger, ".db") + ".provider.db"
+}
+
+// LabTenant is the tenant the lab and the demo run scenarios under.
+const LabTenant = "lab"
+
 // Scenarios lists every scenario, in the table's order.
-func Scenarios() []Scenario { return nil }
+func Scenarios() []Scenario {
+	out := make([]Scenario, len(scenarios))
+	for i, s := range scenarios {
+		out[i] = s.Scenario
+	}
+	return out
+}
+
+// Lookup returns the scenario with id.
+func Lookup(id string) (Scenario, bool) {
+	for _, s := range scenarios {
+		if s.ID == id {
+			return s.Scenario, true
+		}
+	}
+	return Scenario{}, false
+}
+
+// tenantLocks serialises scenarios on one tenant inside this process: the
+// local-effect counts are the tenant's effect rows before and after, which
+// only mean "this scenario's effects" while no other scenario writes there.
+var tenantLocks sync.Map // ledger+tenant → *sync.Mutex
 
 // RunIn runs one scenario against an existing ledger (the console's Lab
 // screen) under tenant, reporting steps as they happen.
+//
+// Keys are unique per run (scenario/run-id/name), and effects are counted
+// for the scenario's own operations (the provider's deliveries under their
+// downstream keys; the tenant's local effect rows, before and after, with
+// scenarios on one tenant serialised), so running a scenario again in the
+// same ledger shows the same before → after numbers. Scenarios with an
+// external effect run a sweep, which — like `retrysafe sweep` — also settles
+// any other expired lease in the ledger.
+//
+// The error is for what stops the scenario from running at all (the ledger
+// cannot be opened, a worker cannot be started); a check that does not hold
+// is a Row with OK false and its Failures.
 func (r *Runner) RunIn(ctx context.Context, ledgerPath, tenant, scenarioID string, progress func(Step)) (Row, error) {
-	return Row{}, errors.New("lab: not built yet")
+	var sc *scenario
+	for i := range scenarios {
+		if scenarios[i].ID == scenarioID {
+			sc = &scenarios[i]
+		}
+	}
+	if sc == nil {
+		return Row{}, model.Errorf(model.CodeInvalid, "no lab scenario %q (want one of %s)", scenarioID, strings.Join(ids(), ", "))
+	}
+	if err := model.ValidateIdentity(tenant, "k"); err != nil {
+		return Row{}, err
+	}
+	if r.Exe == "" {
+		return Row{}, model.Errorf(model.CodeInvalid, "lab: no worker binary configured")
+	}
+	mu, _ := tenantLocks.LoadOrStore(ledgerPath+"\x00"+tenant, &sync.Mutex{})
+	mu.(*sync.Mutex).Lock()
+	defer mu.(*sync.Mutex).Unlock()
+
+	st, err := store.Open(ledgerPath, store.Options{})
+	if err != nil {
+		return Row{}, err
+	}
+	defer st.Close()
+	pdb := r.ProviderDB
+	if pdb == "" {
+		pdb = ProviderPathFor(ledgerPath)
+	}
+	sb, err := provider.OpenSandbox(pdb)
+	if err != nil {
+		return Row{}, model.Wrap(model.CodeUnavailable, err, "lab: cannot open sandbox provider %s: %v", pdb, err)
+	}
+	defer sb.Close()
+	if progress == nil {
+		progress = func(Step) {}
+	}
+	x := &run{
+		spawner: spawner{r: r, ctx: ctx, ledger: ledgerPath, providerDB: pdb, tenant: tenant}, sc: sc, id: runID(),
+		st: st, sb: sb, svc: reconcile.New(st, sb.Providers()), progress: progress,
+	}
+	start := time.Now()
+	row := Row{Scenario: sc.ID, Name: sc.Name, FirstCall: sc.FirstCall, NextAttempt: sc.NextAttempt,
+		Expected: sc.Expected, Tenant: tenant}
+	if x.baseline, err = x.localEffects(); err != nil {
+		return row, err
+	}
+	if err := sc.run(x, &row); err != nil {
+		row.Keys = x.keys
+		return row, err
+	}
+	row.Keys, row.Failures, row.Elapsed = x.keys, x.failures, time.Since(start)
+	row.OK = len(x.failures) == 0
+	if !row.OK {
+		row.Detail = strings.Join(x.failures, "; ")
+	}
+	x.step("done: %d → %d, %s", row.Before, row.After, map[bool]string{true: "ok", false: "FAILED"}[row.OK])
+	return row, nil
+}
+
+func ids() []string {
+	var out []string
+	for _, s := range scenarios {
+		out = append(out, s.ID)
+	}
+	return out
+}
+
+// runID tells runs apart inside one tenant: six hex digits are plenty for
+// the handful of runs a person makes, and the key stays short to read.
+func runID() string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Run runs every scenario, each in a fresh ledger of its own under dir
+// (dir/ID.db and dir/ID.provider.db), and returns the table's rows in
+// order. A scenario that could not run at all is a failed row saying why,
+// so one broken scenario never hides the others; the error is only for a
+// ledger that cannot be made.
+func (r *Runner) Run(ctx context.Context, dir string, progress func(Step)) ([]Row, error) {
+	rows := make([]Row, len(scenarios))
+	errs := make([]error, len(scenarios))
+	// Two at a time: the scenarios are mostly waiting on worker processes
+	// and leases, and each has its own files, so they overlap well on two
+	// cores without the workers starving one another.
+	sem := make(chan struct{}, 2)
+	var wg sync.WaitGroup
+	var pmu sync.Mutex
+	report := func(s Step) {
+		if progress != nil {
+			pmu.Lock()
+			progress(s)
+			pmu.Unlock()
+		}
+	}
+	for i, sc := range scenarios {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			path := filepath.Join(dir, sc.ID+".db")
+			st, err := store.Open(path, store.Options{Create: true})
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			st.Close()
+			rr := *r
+			rr.ProviderDB = ProviderPathFor(path)
+			row, err := rr.RunIn(ctx, path, LabTenant, sc.ID, report)
+			if err != nil {
+				row.Scenario, row.Name, row.FirstCall, row.NextAttempt, row.Expected, row.Tenant =
+					sc.ID, sc.Name, sc.FirstCall, sc.NextAttempt, sc.Expected, LabTenant
+				row.OK, row.Failures = false, append(row.Failures, "could not run: "+err.Error())
+				row.Detail = strings.Join(row.Failures, "; ")
+			}
+			rows[i] = row
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return rows, fmt.Errorf("lab scenario %s: %w", scenarios[i].ID, err)
+		}
+	}
+	return rows, nil
 }

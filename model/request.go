@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"math"
 	"strconv"
 	"unicode"
 	"unicode/utf8"
@@ -164,8 +165,12 @@ func checkNumbers(v any) error {
 		if err != nil {
 			return Errorf(CodeInvalid, "number %s is out of range", x)
 		}
-		if f == float64(int64(f)) && (f > 1<<53 || f < -(1<<53)) {
-			return Errorf(CodeInvalid, "integer %s exceeds ±2^53 and cannot be fingerprinted exactly; send it as a string", x)
+		// The test is on the double, not the literal, so every spelling of a
+		// number is accepted or refused alike; from 2^53 on, neighbouring
+		// integers share one double (2^53+1 becomes 2^53), and past 2^63 an
+		// int64 conversion would overflow.
+		if math.Abs(f) >= 1<<53 {
+			return Errorf(CodeInvalid, "number %s is beyond ±(2^53-1), where different integers share one double and cannot be fingerprinted apart; send it as a string", x)
 		}
 	}
 	return nil

@@ -105,6 +105,22 @@ func (p *sandboxProvider) Dispatch(ctx context.Context, req Request) (Response, 
 		case <-t.C:
 		}
 	}
+	// A provider that honours downstream keys answers a repeated key with
+	// the first result, whatever this request would have met: it cannot
+	// promise "nothing was applied" for a key it already applied.
+	if p.honours && (req.Faults.FailBefore || req.Faults.Reject) {
+		var id int64
+		err := p.s.db.QueryRowContext(ctx, `SELECT id FROM deliveries WHERE provider = ? AND downstream_key = ? ORDER BY id LIMIT 1`,
+			p.name, req.DownstreamKey).Scan(&id)
+		switch {
+		case err == nil && req.Faults.LoseReply:
+			return Response{}, Ambiguous("reply lost: connection reset after the request was sent")
+		case err == nil:
+			return Response{Status: Applied, Ref: ref(id)}, nil
+		case !errors.Is(err, sql.ErrNoRows):
+			return Response{}, Ambiguous("sandbox: %v", err)
+		}
+	}
 	if req.Faults.FailBefore {
 		return Response{Status: NotApplied, Detail: "503 not accepted: nothing was applied"}, nil
 	}

@@ -38,7 +38,7 @@ func (s *Service) Call(ctx context.Context, req model.Request, opt CallOptions) 
 func (s *Service) callLocal(ctx context.Context, p *model.Prepared) (Result, error) {
 	start := time.Now()
 	var res Result
-	err := s.Store.WithTx(ctx, func(tx *store.Tx) error {
+	err := s.Store.WithAttemptTx(ctx, func(tx *store.Tx) error {
 		r, err := s.CallLocalTx(tx, p, start)
 		if err != nil {
 			return err
@@ -235,7 +235,7 @@ func (s *Service) callExternal(ctx context.Context, p *model.Prepared, opt CallO
 		res Result
 		cl  *claim
 	)
-	err := s.Store.WithTx(ctx, func(tx *store.Tx) error {
+	err := s.Store.WithAttemptTx(ctx, func(tx *store.Tx) error {
 		res, cl = Result{}, nil
 		op, err := tx.GetOperation(p.Tenant, p.Key)
 		if model.IsCode(err, model.CodeNotFound) {

@@ -97,10 +97,13 @@ func (t *Tx) GetOperationByID(id int64) (*model.Operation, error) {
 // InsertOperation writes a new operation and sets op.ID, op.Version and the
 // times. A (tenant, key) that exists already is a conflict.
 func (t *Tx) InsertOperation(op *model.Operation) error {
+	if err := t.durableOnly(); err != nil {
+		return err
+	}
 	now := t.now
 	op.Version = 1
 	op.CreatedAt, op.UpdatedAt = now.UTC().Truncate(time.Millisecond), now.UTC().Truncate(time.Millisecond)
-	res, err := t.tx.ExecContext(t.ctx, `INSERT INTO operations (tenant, op_key, tool, payload_version,
+	res, err := t.exec(`INSERT INTO operations (tenant, op_key, tool, payload_version,
 		args, summary, fingerprint, state, version, claim_no, receipt, provider, downstream_key,
 		provider_ref, lease_owner, lease_until, contradicted, supersedes_id, superseded_by_id,
 		last_trace_id, created_at, updated_at, expires_at)
@@ -127,8 +130,11 @@ func boolInt(b bool) int {
 // has the state and version given (compare-and-set). On success op.Version is
 // bumped; if the row moved on, the error says what it is now (CodeStale).
 func (t *Tx) UpdateOperation(op *model.Operation, fromState model.State, fromVersion int64) error {
+	if err := t.durableOnly(); err != nil {
+		return err
+	}
 	now := t.now
-	res, err := t.tx.ExecContext(t.ctx, `UPDATE operations SET state = ?, version = version + 1,
+	res, err := t.exec(`UPDATE operations SET state = ?, version = version + 1,
 		claim_no = ?, receipt = ?, provider = ?, downstream_key = ?, provider_ref = ?, lease_owner = ?,
 		lease_until = ?, contradicted = ?, supersedes_id = ?, superseded_by_id = ?, updated_at = ?,
 		expires_at = ?
@@ -162,7 +168,7 @@ func (t *Tx) SetTrace(opID int64, traceID string) error {
 	if traceID == "" {
 		return nil
 	}
-	_, err := t.tx.ExecContext(t.ctx, `UPDATE operations SET last_trace_id = ? WHERE id = ?`, traceID, opID)
+	_, err := t.exec(`UPDATE operations SET last_trace_id = ? WHERE id = ?`, traceID, opID)
 	return err
 }
 
@@ -175,7 +181,7 @@ func (t *Tx) InsertAttempt(a *model.Attempt) error {
 	if a.StartedAt.IsZero() {
 		a.StartedAt = t.now
 	}
-	row := t.tx.QueryRowContext(t.ctx, `INSERT INTO attempts (operation_id, seq, outcome, fingerprint,
+	row := t.queryRow(`INSERT INTO attempts (operation_id, seq, outcome, fingerprint,
 		trace_id, worker_id, provider_ref, error, started_at, duration_us)
 		VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM attempts WHERE operation_id = ?), ?,?,?,?,?,?,?,?)
 		RETURNING id, seq`,
@@ -186,7 +192,10 @@ func (t *Tx) InsertAttempt(a *model.Attempt) error {
 
 // UpdateAttempt records how a dispatched attempt ended.
 func (t *Tx) UpdateAttempt(a *model.Attempt) error {
-	_, err := t.tx.ExecContext(t.ctx, `UPDATE attempts SET outcome = ?, provider_ref = ?, error = ?,
+	if err := t.durableOnly(); err != nil {
+		return err
+	}
+	_, err := t.exec(`UPDATE attempts SET outcome = ?, provider_ref = ?, error = ?,
 		duration_us = ? WHERE id = ?`,
 		string(a.Outcome), nullStr(a.ProviderRef), nullStr(a.Error), a.Duration.Microseconds(), a.ID)
 	return err
@@ -194,10 +203,13 @@ func (t *Tx) UpdateAttempt(a *model.Attempt) error {
 
 // InsertDecision records an operator action.
 func (t *Tx) InsertDecision(d *model.Decision) error {
+	if err := t.durableOnly(); err != nil {
+		return err
+	}
 	if d.At.IsZero() {
 		d.At = t.now
 	}
-	res, err := t.tx.ExecContext(t.ctx, `INSERT INTO decisions (operation_id, operator, action, reason,
+	res, err := t.exec(`INSERT INTO decisions (operation_id, operator, action, reason,
 		evidence, from_state, to_state, from_version, new_key, at) VALUES (?,?,?,?,?,?,?,?,?,?)`,
 		d.OperationID, d.Operator, string(d.Action), d.Reason, nullStr(d.Evidence), string(d.FromState),
 		string(d.ToState), d.FromVersion, nullStr(d.NewKey), ms(d.At))
@@ -211,6 +223,9 @@ func (t *Tx) InsertDecision(d *model.Decision) error {
 // InsertLocalEffect performs a local tool's effect — a row in tasks or
 // report_jobs — and returns the result a receipt carries.
 func (t *Tx) InsertLocalEffect(tool, tenant string, opID int64, args map[string]any) (json.RawMessage, error) {
+	if err := t.durableOnly(); err != nil {
+		return nil, err
+	}
 	var (
 		res sql.Result
 		err error
@@ -219,12 +234,12 @@ func (t *Tx) InsertLocalEffect(tool, tenant string, opID int64, args map[string]
 	switch tool {
 	case "create_support_task":
 		subject, _ := args["subject"].(string)
-		res, err = t.tx.ExecContext(t.ctx, `INSERT INTO tasks (tenant, subject, operation_id, created_at) VALUES (?,?,?,?)`,
+		res, err = t.exec(`INSERT INTO tasks (tenant, subject, operation_id, created_at) VALUES (?,?,?,?)`,
 			tenant, subject, opID, ms(t.now))
 		key = "task_id"
 	case "create_report_job":
 		report, _ := args["report"].(string)
-		res, err = t.tx.ExecContext(t.ctx, `INSERT INTO report_jobs (tenant, report, operation_id, created_at) VALUES (?,?,?,?)`,
+		res, err = t.exec(`INSERT INTO report_jobs (tenant, report, operation_id, created_at) VALUES (?,?,?,?)`,
 			tenant, report, opID, ms(t.now))
 		key = "job_id"
 	default:
@@ -244,7 +259,7 @@ func (t *Tx) InsertLocalEffect(tool, tenant string, opID int64, args map[string]
 func (t *Tx) GetTombstone(tenant, key string) (*model.Tombstone, error) {
 	var ts model.Tombstone
 	var exp, forget int64
-	err := t.tx.QueryRowContext(t.ctx, `SELECT tenant, op_key, tool, fingerprint, final_state, expired_at, forget_at
+	err := t.queryRow(`SELECT tenant, op_key, tool, fingerprint, final_state, expired_at, forget_at
 		FROM tombstones WHERE tenant = ? AND op_key = ? AND forget_at > ?`, tenant, key, ms(t.now)).
 		Scan(&ts.Tenant, &ts.Key, &ts.Tool, &ts.Fingerprint, &ts.FinalState, &exp, &forget)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -265,7 +280,7 @@ func (t *Tx) ExpiredLeases(limit int) ([]*model.Operation, error) {
 }
 
 func (t *Tx) queryOps(q string, args ...any) ([]*model.Operation, error) {
-	rows, err := t.tx.QueryContext(t.ctx, q, args...)
+	rows, err := t.query(q, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -285,6 +300,9 @@ func (t *Tx) queryOps(q string, args ...any) ([]*model.Operation, error) {
 // tombstones kept until forgetAfter past now, and drops tombstones past
 // their own window. Effects (tasks, report jobs) are never deleted.
 func (t *Tx) CompactExpired(tombstoneTTL time.Duration, limit int) (compacted, forgotten int, err error) {
+	if err := t.durableOnly(); err != nil {
+		return 0, 0, err
+	}
 	now := ms(t.now)
 	ops, err := t.queryOps(`SELECT `+opColumns+` FROM operations WHERE expires_at IS NOT NULL AND expires_at <= ?
 		AND state IN ('applied','failed') LIMIT ?`, now, limit)
@@ -292,7 +310,7 @@ func (t *Tx) CompactExpired(tombstoneTTL time.Duration, limit int) (compacted, f
 		return 0, 0, err
 	}
 	for _, op := range ops {
-		if _, err = t.tx.ExecContext(t.ctx, `INSERT INTO tombstones (tenant, op_key, tool, fingerprint, final_state, expired_at, forget_at)
+		if _, err = t.exec(`INSERT INTO tombstones (tenant, op_key, tool, fingerprint, final_state, expired_at, forget_at)
 			VALUES (?,?,?,?,?,?,?) ON CONFLICT (tenant, op_key) DO UPDATE SET fingerprint = excluded.fingerprint,
 			final_state = excluded.final_state, expired_at = excluded.expired_at, forget_at = excluded.forget_at`,
 			op.Tenant, op.Key, op.Tool, op.Fingerprint, string(op.State), now, now+tombstoneTTL.Milliseconds()); err != nil {
@@ -305,7 +323,7 @@ func (t *Tx) CompactExpired(tombstoneTTL time.Duration, limit int) (compacted, f
 		for frontier := []int64{op.ID}; len(frontier) > 0; {
 			var next []int64
 			for _, id := range frontier {
-				rows, err := t.tx.QueryContext(t.ctx, `SELECT id FROM operations WHERE superseded_by_id = ?`, id)
+				rows, err := t.query(`SELECT id FROM operations WHERE superseded_by_id = ?`, id)
 				if err != nil {
 					return 0, 0, err
 				}
@@ -322,26 +340,26 @@ func (t *Tx) CompactExpired(tombstoneTTL time.Duration, limit int) (compacted, f
 			chain, frontier = append(chain, next...), next
 		}
 		for _, id := range chain[1:] {
-			if _, err = t.tx.ExecContext(t.ctx, `INSERT INTO tombstones (tenant, op_key, tool, fingerprint, final_state, expired_at, forget_at)
+			if _, err = t.exec(`INSERT INTO tombstones (tenant, op_key, tool, fingerprint, final_state, expired_at, forget_at)
 				SELECT tenant, op_key, tool, fingerprint, state, ?, ? FROM operations WHERE id = ?
 				ON CONFLICT (tenant, op_key) DO NOTHING`, now, now+tombstoneTTL.Milliseconds(), id); err != nil {
 				return 0, 0, err
 			}
 		}
 		for _, id := range chain {
-			if _, err = t.tx.ExecContext(t.ctx, `UPDATE operations SET supersedes_id = NULL, superseded_by_id = NULL
+			if _, err = t.exec(`UPDATE operations SET supersedes_id = NULL, superseded_by_id = NULL
 				WHERE id = ? OR supersedes_id = ? OR superseded_by_id = ?`, id, id, id); err != nil {
 				return 0, 0, err
 			}
 		}
 		for _, id := range chain {
-			if _, err = t.tx.ExecContext(t.ctx, `DELETE FROM operations WHERE id = ?`, id); err != nil {
+			if _, err = t.exec(`DELETE FROM operations WHERE id = ?`, id); err != nil {
 				return 0, 0, err
 			}
 		}
 		compacted++
 	}
-	res, err := t.tx.ExecContext(t.ctx, `DELETE FROM tombstones WHERE forget_at <= ?`, now)
+	res, err := t.exec(`DELETE FROM tombstones WHERE forget_at <= ?`, now)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -353,14 +371,17 @@ func (t *Tx) CompactExpired(tombstoneTTL time.Duration, limit int) (compacted, f
 // transaction (its id is needed inside the receipt's effect, so the two are
 // written in two statements of one transaction; the version does not move).
 func (t *Tx) SetReceipt(opID int64, receipt []byte) error {
-	_, err := t.tx.ExecContext(t.ctx, `UPDATE operations SET receipt = ? WHERE id = ?`, string(receipt), opID)
+	if err := t.durableOnly(); err != nil {
+		return err
+	}
+	_, err := t.exec(`UPDATE operations SET receipt = ? WHERE id = ?`, string(receipt), opID)
 	return err
 }
 
 // SupersedingKey returns the key of the operation that superseded opID.
 func (t *Tx) SupersedingKey(opID int64) (string, error) {
 	var key string
-	err := t.tx.QueryRowContext(t.ctx, `SELECT n.op_key FROM operations o JOIN operations n ON n.id = o.superseded_by_id WHERE o.id = ?`, opID).Scan(&key)
+	err := t.queryRow(`SELECT n.op_key FROM operations o JOIN operations n ON n.id = o.superseded_by_id WHERE o.id = ?`, opID).Scan(&key)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", model.Errorf(model.CodeNotFound, "operation #%d has no successor", opID)
 	}

@@ -21,6 +21,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"modernc.org/sqlite"
@@ -55,6 +56,8 @@ type Options struct {
 	Durability  Durability
 	// Now is the clock; tests and the lab pin it. Default time.Now.
 	Now func() time.Time
+
+	immutable bool // read-only ledger in a directory we cannot write
 }
 
 // Store is an open ledger.
@@ -64,6 +67,18 @@ type Store struct {
 	r    *sql.DB // readers: query_only, many connections under WAL
 	now  func() time.Time
 	ro   bool
+	sync string // FULL, or OFF for Fast bulk ledgers
+
+	// The writer: one connection pinned for the store's life, taken in
+	// turn through wsem, with its prepared statements by SQL text (parsing
+	// dominated the cost of a replay before they were kept).
+	wc    *sql.Conn
+	wsem  chan struct{}
+	stmts map[string]*sql.Stmt
+
+	// Relaxed transactions waiting to be combined into one (see combined).
+	qmu   sync.Mutex
+	queue []*pendingTx
 }
 
 const sqliteHeader = "SQLite format 3\x00"
@@ -121,6 +136,9 @@ func dsn(path string, o Options, reader bool) string {
 	if o.ReadOnly {
 		q.Set("mode", "ro")
 	}
+	if o.immutable {
+		q.Set("immutable", "1")
+	}
 	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
 }
 
@@ -158,12 +176,40 @@ func Open(path string, o Options) (*Store, error) {
 	}
 	r.SetMaxOpenConns(4)
 	r.SetMaxIdleConns(4)
-	s := &Store{path: path, w: w, r: r, now: o.Now, ro: o.ReadOnly}
+	s := &Store{path: path, w: w, r: r, now: o.Now, ro: o.ReadOnly, sync: "FULL"}
+	if o.Durability == Fast {
+		s.sync = "OFF"
+	}
+	if s.wc, err = w.Conn(context.Background()); err != nil {
+		s.Close()
+		return nil, s.translate(err, "open")
+	}
+	s.wsem = make(chan struct{}, 1)
 	if err := s.migrate(context.Background()); err != nil {
 		s.Close()
+		if o.ReadOnly && !o.immutable && isReadOnlyDir(err) && walEmpty(path) {
+			// Reading a WAL ledger needs its -shm index, which SQLite cannot
+			// create in a directory this process may not write. With no WAL
+			// content the main file is the whole ledger: read it as an
+			// immutable file instead (what --read-only is for).
+			o.immutable = true
+			return Open(path, o)
+		}
 		return nil, err
 	}
 	return s, nil
+}
+
+// isReadOnlyDir reports SQLite's "cannot create the -wal/-shm here".
+func isReadOnlyDir(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && (se.Code() == sqlite3.SQLITE_READONLY_DIRECTORY || se.Code()&0xff == sqlite3.SQLITE_CANTOPEN)
+}
+
+// walEmpty reports whether path has no write-ahead log content.
+func walEmpty(path string) bool {
+	st, err := os.Stat(path + "-wal")
+	return errors.Is(err, os.ErrNotExist) || (err == nil && st.Size() == 0)
 }
 
 // precheck looks at the file before SQLite does, so a wrong path is refused
@@ -213,6 +259,16 @@ func precheck(path string, o Options) error {
 	uv := int(head[60])<<24 | int(head[61])<<16 | int(head[62])<<8 | int(head[63])
 	if uv > SchemaVersion() {
 		return model.Errorf(model.CodeUnsupported, "ledger %s has schema version %d; this retrysafe knows up to %d — upgrade retrysafe", path, uv, SchemaVersion())
+	}
+	// Schema version 0 with more than the first page is another program's
+	// database (a ledger's first migration sets the version with its
+	// tables): migrating into it would change someone else's file.
+	pageSize := int64(head[16])<<8 | int64(head[17])
+	if pageSize == 1 {
+		pageSize = 65536
+	}
+	if uv == 0 && st.Size() > pageSize {
+		return model.Errorf(model.CodeUnsupported, "%s is a SQLite database but not a retrysafe ledger (it has tables and no ledger schema version); refusing to touch it", path)
 	}
 	return nil
 }
@@ -269,6 +325,13 @@ func (s *Store) Now() time.Time { return s.now() }
 // Close closes both pools.
 func (s *Store) Close() error {
 	var errs []error
+	for _, st := range s.stmts {
+		errs = append(errs, st.Close())
+	}
+	s.stmts = nil
+	if s.wc != nil {
+		errs = append(errs, s.wc.Close())
+	}
 	if s.w != nil {
 		errs = append(errs, s.w.Close())
 	}
@@ -278,66 +341,13 @@ func (s *Store) Close() error {
 	return errors.Join(errs...)
 }
 
-// Tx is one write transaction (BEGIN IMMEDIATE).
-type Tx struct {
-	tx  *sql.Tx
-	ctx context.Context
-	now time.Time
-}
-
-// Now is the time fixed for this transaction: every row it writes agrees.
-func (t *Tx) Now() time.Time { return t.now }
-
-// WithTx runs fn in one write transaction and commits if fn returns nil. A
-// busy database is waited out (SQLite's busy timeout, then retries with
-// backoff) until ctx's deadline; fn may therefore run more than once and
-// must not have effects outside the transaction.
-func (s *Store) WithTx(ctx context.Context, fn func(*Tx) error) error {
-	if s.ro {
-		return model.Errorf(model.CodeInvalid, "ledger is open read-only")
+// codeText names a SQLite result code, extended codes included (the
+// driver's table names few of those).
+func codeText(code int) string {
+	if t, ok := sqlite.ErrorCodeString[code]; ok {
+		return t
 	}
-	backoff := time.Millisecond
-	for {
-		err := s.tryTx(ctx, fn)
-		if err == nil || !isBusy(err) {
-			return err
-		}
-		if ctx.Err() != nil {
-			return model.Wrap(model.CodeBusy, err, "ledger %s stayed locked by another writer until the deadline", s.path)
-		}
-		select {
-		case <-ctx.Done():
-			return model.Wrap(model.CodeBusy, err, "ledger %s stayed locked by another writer until the deadline", s.path)
-		case <-time.After(backoff):
-		}
-		if backoff < 50*time.Millisecond {
-			backoff *= 2
-		}
-	}
-}
-
-func (s *Store) tryTx(ctx context.Context, fn func(*Tx) error) (err error) {
-	sqlTx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return s.translate(err, "begin")
-	}
-	t := &Tx{tx: sqlTx, ctx: ctx, now: s.now()}
-	defer func() {
-		if p := recover(); p != nil {
-			sqlTx.Rollback()
-			panic(p)
-		}
-		if err != nil {
-			sqlTx.Rollback()
-		}
-	}()
-	if err = fn(t); err != nil {
-		return s.translate(err, "")
-	}
-	if err = sqlTx.Commit(); err != nil {
-		return s.translate(err, "commit")
-	}
-	return nil
+	return fmt.Sprintf("%s, extended code %d", sqlite.ErrorCodeString[code&0xff], code)
 }
 
 // isBusy reports whether err is SQLite's "locked by another connection",
@@ -376,17 +386,17 @@ func (s *Store) translate(err error, what string) error {
 	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
 		return err // WithTx retries these inside the deadline
 	case sqlite3.SQLITE_CONSTRAINT:
-		return model.Wrap(model.CodeConflict, err, "%s: constraint violated (%s)", prefix, sqlite.ErrorCodeString[se.Code()])
+		return model.Wrap(model.CodeConflict, err, "%s: constraint violated (%s)", prefix, codeText(se.Code()))
 	case sqlite3.SQLITE_NOTADB:
 		return model.Wrap(model.CodeUnsupported, err, "%s is not a SQLite database (not a retrysafe ledger)", s.path)
 	case sqlite3.SQLITE_CORRUPT:
 		return model.Wrap(model.CodeUnsupported, err, "%s is damaged (database disk image is malformed)", s.path)
 	case sqlite3.SQLITE_READONLY:
-		return model.Wrap(model.CodeUnavailable, err, "%s is read-only here: %s", s.path, sqlite.ErrorCodeString[se.Code()])
+		return model.Wrap(model.CodeUnavailable, err, "%s is read-only here: %s", s.path, codeText(se.Code()))
 	case sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM, sqlite3.SQLITE_AUTH:
-		return model.Wrap(model.CodeUnavailable, err, "cannot open %s: %s", s.path, sqlite.ErrorCodeString[se.Code()])
+		return model.Wrap(model.CodeUnavailable, err, "cannot open %s: %s", s.path, codeText(se.Code()))
 	case sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR:
-		return model.Wrap(model.CodeUnavailable, err, "%s: disk error (%s)", prefix, sqlite.ErrorCodeString[se.Code()])
+		return model.Wrap(model.CodeUnavailable, err, "%s: disk error (%s)", prefix, codeText(se.Code()))
 	}
 	return model.Wrap(model.CodeInternal, err, "%s: %v", prefix, err)
 }

@@ -1,0 +1,415 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"retrysafe/lab"
+	"retrysafe/model"
+	"retrysafe/store"
+)
+
+// workerEnv switches the test binary into a retrysafe process: the lab
+// re-executes it as `__worker …` and it must then behave exactly like the
+// real binary, dying where it is told to.
+const workerEnv = "RETRYSAFE_TEST_AS_BINARY"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(workerEnv) == "1" {
+		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// testRunner re-executes this test binary as the lab's workers.
+func testRunner(t *testing.T) *lab.Runner {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &lab.Runner{Exe: exe, WorkerArgs: []string{workerCommand}, Env: []string{workerEnv + "=1"}, Operator: "lab-test"}
+}
+
+// want is one row of the lab's table as the seeds state it.
+type want struct {
+	before, after int
+	states        map[string]model.State // key label → final state
+}
+
+// labWant is every scenario's expected numbers and final states: the lab
+// article's five rows, then the first article's and the external ones.
+var labWant = map[string]want{
+	"before-commit-same-key":        {0, 1, map[string]model.State{"op-a": model.StateApplied}},
+	"after-commit-same-key":         {1, 1, map[string]model.State{"op-a": model.StateApplied}},
+	"after-commit-new-key":          {1, 2, map[string]model.State{"op-a": model.StateApplied, "op-b": model.StateApplied}},
+	"after-commit-different-report": {1, 1, map[string]model.State{"op-a": model.StateApplied}},
+	"deliberate-second-job":         {1, 2, map[string]model.State{"op-a": model.StateApplied, "op-b": model.StateApplied}},
+	"lost-response":                 {1, 1, map[string]model.State{"op-a": model.StateApplied}},
+	"concurrent-delivery":           {0, 1, map[string]model.State{"op-a": model.StateApplied}},
+	"external-unknown-mark-applied": {1, 1, map[string]model.State{"op-a": model.StateApplied}},
+	"external-idem-redispatch":      {1, 1, map[string]model.State{"op-a": model.StateApplied}},
+	"authorize-new-key":             {0, 1, map[string]model.State{"op-a": model.StateSuperseded, "op-b": model.StateApplied}},
+}
+
+// checkRows asserts each row's numbers and what its ledger holds, not just
+// the verdict.
+func checkRows(t *testing.T, rows []lab.Row, ledgerOf func(lab.Row) string) {
+	t.Helper()
+	if len(rows) != len(labWant) {
+		t.Fatalf("got %d rows, want %d", len(rows), len(labWant))
+	}
+	for _, r := range rows {
+		w, ok := labWant[r.Scenario]
+		if !ok {
+			t.Errorf("unexpected scenario %q", r.Scenario)
+			continue
+		}
+		if !r.OK {
+			t.Errorf("%s: not ok: %s", r.Scenario, strings.Join(r.Failures, "; "))
+		}
+		if r.Before != w.before || r.After != w.after {
+			t.Errorf("%s: effects %d → %d, want %d → %d", r.Scenario, r.Before, r.After, w.before, w.after)
+		}
+		if len(r.Keys) != len(w.states) {
+			t.Errorf("%s: keys %v, want %d", r.Scenario, r.Keys, len(w.states))
+		}
+		st, err := store.Open(ledgerOf(r), store.Options{ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range r.Keys {
+			op, err := st.Get(context.Background(), r.Tenant, k)
+			if err != nil {
+				t.Errorf("%s: %v", r.Scenario, err)
+				continue
+			}
+			label := k[strings.LastIndexByte(k, '/')+1:]
+			if op.State != w.states[label] {
+				t.Errorf("%s: %s is %s, want %s", r.Scenario, label, op.State, w.states[label])
+			}
+		}
+		if problems, err := st.Audit(context.Background()); err != nil || len(problems) > 0 {
+			t.Errorf("%s: audit: %v %v", r.Scenario, problems, err)
+		}
+		st.Close()
+	}
+}
+
+func TestLabScenariosWithRealWorkersHoldTheSeedsNumbers(t *testing.T) {
+	dir := t.TempDir()
+	rows, err := testRunner(t).Run(context.Background(), dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRows(t, rows, func(r lab.Row) string { return filepath.Join(dir, r.Scenario+".db") })
+}
+
+// The console runs scenarios in the ledger it has open, again and again:
+// the numbers must not drift with what earlier runs left behind.
+func TestRunInTwiceInOneLedgerShowsTheSameNumbers(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "shared.db")
+	st, err := store.Open(path, store.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	r := testRunner(t)
+	for round := 1; round <= 2; round++ {
+		var rows []lab.Row
+		for _, sc := range lab.Scenarios() {
+			var steps int
+			row, err := r.RunIn(context.Background(), path, "lab", sc.ID, func(lab.Step) { steps++ })
+			if err != nil {
+				t.Fatalf("round %d, %s: %v", round, sc.ID, err)
+			}
+			if steps == 0 {
+				t.Errorf("round %d, %s: no progress reported", round, sc.ID)
+			}
+			rows = append(rows, row)
+		}
+		checkRows(t, rows, func(lab.Row) string { return path })
+	}
+}
+
+func TestRunInRefusesWhatCannotRun(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "l.db")
+	st, err := store.Open(path, store.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	r := testRunner(t)
+	for _, tc := range []struct{ name, ledger, tenant, scenario string }{
+		{"unknown scenario", path, "lab", "no-such-scenario"},
+		{"empty tenant", path, "", "before-commit-same-key"},
+		{"missing ledger", filepath.Join(t.TempDir(), "missing.db"), "lab", "before-commit-same-key"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := r.RunIn(context.Background(), tc.ledger, tc.tenant, tc.scenario, nil); err == nil {
+				t.Fatal("want an error")
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(path), "missing.db")); !os.IsNotExist(err) {
+		t.Error("RunIn must not create a missing ledger")
+	}
+}
+
+func TestLabCommandPrintsEveryRowAndExitsZero(t *testing.T) {
+	t.Setenv(workerEnv, "1") // the lab re-executes os.Executable(): this test binary
+	keep := filepath.Join(t.TempDir(), "kept")
+	var out, errOut bytes.Buffer
+	start := time.Now()
+	code := run([]string{"lab", "--json", "--quiet", "--keep", keep}, &out, &errOut)
+	if code != 0 {
+		t.Fatalf("lab exited %d: %s\n%s", code, errOut.String(), out.String())
+	}
+	t.Logf("lab --json took %v", time.Since(start))
+	var res struct {
+		OK   bool      `json:"ok"`
+		Rows []lab.Row `json:"rows"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatalf("lab --json: %v\n%s", err, out.String())
+	}
+	if !res.OK {
+		t.Error("lab --json says not ok")
+	}
+	checkRows(t, res.Rows, func(r lab.Row) string { return filepath.Join(keep, r.Scenario+".db") })
+
+	// The table form: one line per scenario, every one ok.
+	out.Reset()
+	if code := run([]string{"lab", "--quiet", "--keep", keep}, &out, &errOut); code != 0 {
+		t.Fatalf("lab exited %d: %s", code, errOut.String())
+	}
+	for _, sc := range lab.Scenarios() {
+		line := lineWith(out.String(), sc.ID+" ")
+		if line == "" || !strings.HasSuffix(strings.TrimSpace(line), "ok") {
+			t.Errorf("table line for %s: %q", sc.ID, line)
+		}
+	}
+	if !strings.Contains(out.String(), "PASS: 10 scenarios") {
+		t.Errorf("no PASS line:\n%s", out.String())
+	}
+}
+
+func lineWith(text, prefix string) string {
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			return l
+		}
+	}
+	return ""
+}
+
+func TestWorkerRefusesBadFlagsWithoutTouchingTheLedger(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "nothing.db")
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"unknown point", []string{"--die-at", "mid-air"}},
+		{"unknown way to die", []string{"--die-at", "after-commit", "--die-how", "gently"}},
+		{"too many calls", []string{"--calls", "1000"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{workerCommand, "--db", missing, "--tenant", "t", "--key", "k",
+				"--tool", "create_report_job", "--args", `{"report":"weekly"}`}, tc.args...)
+			var out, errOut bytes.Buffer
+			if code := run(args, &out, &errOut); code != exitInvalid {
+				t.Errorf("exit %d, want %d (%s)", code, exitInvalid, errOut.String())
+			}
+		})
+	}
+	// A worker never creates a ledger.
+	var out, errOut bytes.Buffer
+	code := run([]string{workerCommand, "--db", missing, "--tenant", "t", "--key", "k",
+		"--tool", "create_report_job", "--args", `{"report":"weekly"}`}, &out, &errOut)
+	if code == 0 {
+		t.Error("a worker on a missing ledger must fail")
+	}
+	if _, err := os.Stat(missing); !os.IsNotExist(err) {
+		t.Errorf("the worker created %s", missing)
+	}
+}
+
+// The demo ledger's design, counted by hand from the plan in lab/demo.go
+// plus the lab's ten scenarios under "lab". Written out, not computed: a
+// builder that drifted from its design must fail here.
+var (
+	demoStates = map[string]map[model.State]int{
+		"acme-support": {model.StateApplied: 74, model.StateUnknown: 2, model.StateFailed: 1, model.StateInProgress: 1},
+		"globex-billing": {model.StateApplied: 54, model.StateNotApplied: 2, model.StateUnknown: 1, model.StateSuperseded: 1,
+			model.StateAuthorized: 1, model.StateInProgress: 1},
+		"initech-ops": {model.StateApplied: 61, model.StateUnknown: 1, model.StateNotApplied: 1, model.StateSuperseded: 1,
+			model.StateFailed: 1, model.StateInProgress: 1},
+		"umbrella-logistics": {model.StateApplied: 45, model.StateUnknown: 2},
+		"hooli-platform":     {model.StateApplied: 40},
+		"lab":                {model.StateApplied: 12, model.StateSuperseded: 1},
+	}
+	demoTools = map[string]map[string]int{
+		"acme-support":       {"create_support_task": 55, "send_notification": 23},
+		"globex-billing":     {"create_report_job": 40, "send_notification": 20},
+		"initech-ops":        {"create_report_job": 25, "create_support_task": 25, "send_notification": 16},
+		"umbrella-logistics": {"create_support_task": 33, "send_notification": 14},
+		"hooli-platform":     {"create_report_job": 19, "create_support_task": 10, "send_notification": 11},
+		"lab":                {"create_report_job": 7, "create_support_task": 2, "send_notification": 4},
+	}
+)
+
+const (
+	demoOperations = 304
+	demoTasks      = 125 // applied create_support_task operations
+	demoReportJobs = 91  // applied create_report_job operations
+	// 70 applied notifications, 5 unknown ones the provider did deliver
+	// (reply lost, or worker killed after dispatch) and the contradicted
+	// one delivered after it was marked not applied.
+	demoDeliveries = 76
+)
+
+func TestDemoBuildsTheDesignedLedger(t *testing.T) {
+	t.Setenv(workerEnv, "1") // demo's lab scenarios re-execute this test binary
+	path := filepath.Join(t.TempDir(), "demo.db")
+	var out, errOut bytes.Buffer
+	if code := run([]string{"demo", "--fresh", "--no-console", "--db", path}, &out, &errOut); code != 0 {
+		t.Fatalf("demo exited %d: %s", code, errOut.String())
+	}
+	if !strings.Contains(errOut.String(), "lab                   10 scenarios ok of 10") {
+		t.Errorf("no progress line for the lab scenarios:\n%s", errOut.String())
+	}
+	for _, f := range []string{path, providerPath(path)} {
+		if _, err := os.Stat(f); err != nil {
+			t.Fatalf("demo left no %s: %v", f, err)
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "*building*")); len(left) > 0 {
+		t.Errorf("the build's temporary files were left behind: %v", left)
+	}
+	checkDemoLedger(t, path)
+
+	// Run again: the ledger is reused, not rebuilt.
+	errOut.Reset()
+	if code := run([]string{"demo", "--no-console", "--db", path}, &out, &errOut); code != 0 {
+		t.Fatalf("demo (reuse) exited %d: %s", code, errOut.String())
+	}
+	if !strings.Contains(errOut.String(), "reusing the demo ledger") {
+		t.Errorf("second run did not say it reuses the ledger: %s", errOut.String())
+	}
+	checkDemoLedger(t, path)
+}
+
+func checkDemoLedger(t *testing.T, path string) {
+	t.Helper()
+	ctx := context.Background()
+	l, err := openLedger(path, "", store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	all, err := l.Store.Counts(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all.Total != demoOperations || all.Contradicted != 1 {
+		t.Errorf("%d operations, %d contradicted; want %d and 1", all.Total, all.Contradicted, demoOperations)
+	}
+	tenants, err := l.Store.Tenants(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tenants) != len(demoStates) {
+		t.Errorf("tenants %v, want %d", tenants, len(demoStates))
+	}
+	for tenant, want := range demoStates {
+		c, err := l.Store.Counts(ctx, tenant)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range model.AllStates {
+			if c.ByState[st] != want[st] {
+				t.Errorf("%s: %d %s, want %d", tenant, c.ByState[st], st, want[st])
+			}
+		}
+		ops, err := l.Store.List(ctx, store.ListQuery{Tenant: tenant, Limit: 10000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		byTool := map[string]int{}
+		for _, op := range ops {
+			byTool[op.Tool]++
+		}
+		for tool, n := range withEveryTool(demoTools[tenant]) {
+			if byTool[tool] != n {
+				t.Errorf("%s: %d %s operations, want %d", tenant, byTool[tool], tool, n)
+			}
+		}
+	}
+
+	// Every applied operation has exactly one effect: the store's audit for
+	// local effects (and integrity_check), the provider for external ones.
+	if problems, err := l.Store.Audit(ctx); err != nil || len(problems) > 0 {
+		t.Errorf("audit: %v %v", problems, err)
+	}
+	if n, _ := l.Store.EffectCount(ctx, "create_support_task", ""); n != demoTasks {
+		t.Errorf("%d tasks, want %d", n, demoTasks)
+	}
+	if n, _ := l.Store.EffectCount(ctx, "create_report_job", ""); n != demoReportJobs {
+		t.Errorf("%d report jobs, want %d", n, demoReportJobs)
+	}
+	if n, _ := l.Sandbox.Deliveries(ctx, ""); n != demoDeliveries {
+		t.Errorf("%d deliveries, want %d", n, demoDeliveries)
+	}
+	ops, err := l.Store.List(ctx, store.ListQuery{Tool: "send_notification", Limit: 10000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range ops {
+		n, err := l.Sandbox.Deliveries(ctx, op.DownstreamKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case op.State == model.StateApplied && (n != 1 || op.ProviderRef == ""):
+			t.Errorf("applied %s/%s: %d deliveries, ref %q; want exactly one", op.Tenant, op.Key, n, op.ProviderRef)
+		case op.State == model.StateInProgress:
+			// In flight for the person who opens the console next.
+			if n != 0 || time.Until(op.LeaseUntil) < time.Hour {
+				t.Errorf("in-flight %s/%s: %d deliveries, lease until %v", op.Tenant, op.Key, n, op.LeaseUntil)
+			}
+		case op.Contradicted && (op.State != model.StateNotApplied || n != 1):
+			t.Errorf("contradicted %s/%s is %s with %d deliveries", op.Tenant, op.Key, op.State, n)
+		}
+	}
+}
+
+// withEveryTool lists every tool, zero where the tenant has none, so a tool
+// a tenant must not use is checked as absent too.
+func withEveryTool(m map[string]int) map[string]int {
+	out := map[string]int{"create_support_task": 0, "create_report_job": 0, "send_notification": 0}
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func TestDemoFreshRefusesToOverwriteWhatIsNotALedger(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "notes.db")
+	if err := os.WriteFile(path, []byte("my precious notes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	if code := run([]string{"demo", "--fresh", "--no-console", "--db", path}, &out, &errOut); code == 0 {
+		t.Fatal("demo --fresh over a text file must fail")
+	}
+	if b, _ := os.ReadFile(path); string(b) != "my precious notes\n" {
+		t.Errorf("the file was changed: %q", b)
+	}
+}

@@ -1,0 +1,258 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"retrysafe/model"
+)
+
+// The console end to end: the real binary, in a real terminal (tmux), on a
+// real ledger filled by `retrysafe call`; an operator settles an unknown
+// operation with keys, and `retrysafe ops show --json` — another process —
+// confirms what was written.
+
+type tmuxConsole struct {
+	t      *testing.T
+	socket string
+	name   string
+}
+
+func (c *tmuxConsole) tmux(args ...string) (string, error) {
+	out, err := exec.Command("tmux", append([]string{"-S", c.socket}, args...)...).CombinedOutput()
+	return string(out), err
+}
+
+// screen is the pane's text (no escape codes unless escapes is set).
+func (c *tmuxConsole) screen(escapes bool) string {
+	args := []string{"capture-pane", "-p", "-t", c.name}
+	if escapes {
+		args = append(args, "-e")
+	}
+	out, err := c.tmux(args...)
+	if err != nil {
+		c.t.Fatalf("capture-pane: %v: %s", err, out)
+	}
+	return out
+}
+
+func (c *tmuxConsole) waitFor(want ...string) string {
+	c.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s := c.screen(false)
+		missing := ""
+		for _, w := range want {
+			if !strings.Contains(s, w) {
+				missing = w
+				break
+			}
+		}
+		if missing == "" {
+			return s
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("the screen never showed %q:\n%s", missing, s)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// keys presses keys one tmux send-keys at a time, with a pause, so a key
+// after Escape is never read as an Alt combination.
+func (c *tmuxConsole) keys(keys ...string) {
+	for _, k := range keys {
+		if out, err := c.tmux("send-keys", "-t", c.name, k); err != nil {
+			c.t.Fatalf("send-keys %s: %v: %s", k, err, out)
+		}
+		time.Sleep(60 * time.Millisecond)
+	}
+}
+
+func (c *tmuxConsole) text(s string) {
+	if out, err := c.tmux("send-keys", "-t", c.name, "-l", s); err != nil {
+		c.t.Fatalf("send-keys -l: %v: %s", err, out)
+	}
+	time.Sleep(60 * time.Millisecond)
+}
+
+func (c *tmuxConsole) waitGone() {
+	c.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, err := c.tmux("has-session", "-t", c.name); err != nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("the console did not quit:\n%s", c.screen(false))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// startConsole runs the binary in a detached tmux session of its own
+// server (its own socket), so it never touches anyone's tmux.
+func startConsole(t *testing.T, dir string, env []string, w, h int, argv ...string) *tmuxConsole {
+	t.Helper()
+	c := &tmuxConsole{t: t, socket: filepath.Join(dir, "tmux.sock"), name: "console"}
+	cmd := strings.Join(append(env, argv...), " ")
+	if out, err := c.tmux("new-session", "-d", "-s", c.name, "-x", fmt.Sprint(w), "-y", fmt.Sprint(h), cmd); err != nil {
+		t.Fatalf("tmux new-session: %v: %s", err, out)
+	}
+	t.Cleanup(func() { c.tmux("kill-server") })
+	return c
+}
+
+func buildRetrysafe(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "retrysafe")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// rs runs the binary and returns its stdout and exit code.
+func rs(t *testing.T, bin string, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("%s %v: %v", bin, args, err)
+	}
+	return stdout.String(), code
+}
+
+func TestConsoleEndToEndUnderTmux(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed")
+	}
+	bin := buildRetrysafe(t)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "ops.db")
+	call := func(tenant, key, tool, args string, extra ...string) int {
+		_, code := rs(t, bin, append([]string{"call", "--db", db, "--tenant", tenant, "--key", key, "--tool", tool, "--args", args}, extra...)...)
+		return code
+	}
+	for i := 1; i <= 3; i++ {
+		if code := call("acme", fmt.Sprintf("task-%d", i), "create_support_task", fmt.Sprintf(`{"subject":"Printer %d on fire"}`, i)); code != 0 {
+			t.Fatalf("call exit %d", code)
+		}
+	}
+	for _, key := range []string{"page-oncall", "page-manager"} {
+		if code := call("acme", key, "send_notification", `{"to":"oncall@acme.example","body":"disk full"}`, "--fault", "lose-reply"); code != 5 {
+			t.Fatalf("lose-reply call exit %d, want 5 (unknown)", code)
+		}
+	}
+
+	c := startConsole(t, dir, nil, 100, 30, bin, "--db", db, "--operator", "e2e-operator", "--log", filepath.Join(dir, "console.log"))
+	c.waitFor("[unknown 2]", "2 UNKNOWN", "page-manager", "page-oncall")
+
+	// The older unknown operation: down, open, ask the provider, decide.
+	c.keys("j")
+	c.waitFor("›? ")
+	c.keys("Enter")
+	c.waitFor("acme / page-oncall", "UNKNOWN · v2")
+	c.keys("c")
+	c.waitFor("sandbox delivered sbx_")
+	c.keys("a")
+	c.waitFor("Mark applied — acme / page-oncall", "› sbx_")
+	c.keys("Tab")
+	c.text("the sandbox lookup holds the delivery")
+	c.keys("Enter")
+	c.waitFor("Write this decision to the ledger?", "unknown (version 2)  →  applied", "operator   e2e-operator")
+	c.keys("y")
+	c.waitFor("acme/page-oncall: unknown → applied (version 3), recorded for e2e-operator.", "APPLIED · v3")
+	c.keys("Escape")
+	time.Sleep(100 * time.Millisecond)
+	c.keys("Escape")
+	c.waitFor("[unknown 1]", "1 UNKNOWN", "page-manager")
+
+	// Another process writes while the console is open.
+	if code := call("globex", "late-page", "send_notification", `{"to":"noc@globex.example","body":"pager"}`, "--fault", "lose-reply"); code != 5 {
+		t.Fatalf("lose-reply call exit %d", code)
+	}
+	c.waitFor("[unknown 2]", "late-page", "globex")
+
+	c.keys("q")
+	c.waitGone()
+
+	out, code := rs(t, bin, "ops", "show", "--db", db, "--tenant", "acme", "--key", "page-oncall", "--json")
+	if code != 0 {
+		t.Fatalf("ops show exit %d", code)
+	}
+	var d model.Detail
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatalf("ops show --json: %v\n%s", err, out)
+	}
+	if d.Operation.State != model.StateApplied || !strings.HasPrefix(d.Operation.ProviderRef, "sbx_") {
+		t.Fatalf("operation after the console: %+v", d.Operation)
+	}
+	if len(d.Decisions) != 1 {
+		t.Fatalf("want one decision row, got %+v", d.Decisions)
+	}
+	dc := d.Decisions[0]
+	if dc.Operator != "e2e-operator" || dc.Action != model.ActionMarkApplied || dc.FromState != model.StateUnknown ||
+		dc.ToState != model.StateApplied || dc.FromVersion != 2 || !strings.HasPrefix(dc.Evidence, "sbx_") ||
+		dc.Reason != "the sandbox lookup holds the delivery" {
+		t.Fatalf("decision row: %+v", dc)
+	}
+	logText, err := os.ReadFile(filepath.Join(dir, "console.log"))
+	if err != nil || !strings.Contains(string(logText), "decision mark_applied on acme/page-oncall by e2e-operator") {
+		t.Fatalf("console log: %v\n%s", err, logText)
+	}
+}
+
+func TestConsoleUnderTmuxHonoursNoColorAndReadOnly(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed")
+	}
+	bin := buildRetrysafe(t)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "ops.db")
+	if _, code := rs(t, bin, "call", "--db", db, "--tenant", "acme", "--key", "k1", "--tool", "send_notification",
+		"--args", `{"to":"a@acme.example","body":"b"}`, "--fault", "lose-reply"); code != 5 {
+		t.Fatalf("exit %d", code)
+	}
+	c := startConsole(t, dir, []string{"NO_COLOR=1"}, 80, 24, bin, "--db", db, "--read-only")
+	c.waitFor("READ-ONLY", "[unknown 1]", "k1")
+	if s := c.screen(true); strings.Contains(s, "\x1b[") {
+		t.Fatalf("NO_COLOR screen carries escape codes:\n%q", s)
+	}
+	c.keys("a")
+	c.waitFor("Read-only console: cannot mark applied acme/k1")
+	c.keys("q")
+	c.waitGone()
+	out, _ := rs(t, bin, "ops", "show", "--db", db, "--tenant", "acme", "--key", "k1", "--json")
+	var d model.Detail
+	if err := json.Unmarshal([]byte(out), &d); err != nil || d.Operation.State != model.StateUnknown || len(d.Decisions) != 0 {
+		t.Fatalf("read-only console changed the ledger: %v %+v", err, d)
+	}
+}
+
+func TestConsoleRefusesALedgerItCannotOpenInOneLine(t *testing.T) {
+	dir := t.TempDir()
+	var stderr strings.Builder
+	code := run([]string{"--db", filepath.Join(dir, "missing.db")}, &strings.Builder{}, &stderr)
+	if code != exitInvalid || strings.Count(stderr.String(), "\n") != 1 || !strings.Contains(stderr.String(), "no ledger at") {
+		t.Fatalf("exit %d, stderr %q", code, stderr.String())
+	}
+	notDB := filepath.Join(dir, "notes.txt")
+	os.WriteFile(notDB, []byte("hello, not a database, but long enough to have a header of a hundred bytes or so......................"), 0o644)
+	stderr.Reset()
+	code = run([]string{"--db", notDB}, &strings.Builder{}, &stderr)
+	if code != exitInvalid || strings.Count(stderr.String(), "\n") != 1 || !strings.Contains(stderr.String(), "not a SQLite database") {
+		t.Fatalf("exit %d, stderr %q", code, stderr.String())
+	}
+}

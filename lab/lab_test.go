@@ -1,0 +1,204 @@
+package lab
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"retrysafe/model"
+	"retrysafe/reconcile"
+	"retrysafe/store"
+)
+
+// The test binary doubles as two kinds of child process:
+//   - hookEnv=POINT,HOW[,stall]: installs Hook and walks the call path's
+//     points in order, saying which it passed, so the parent sees exactly
+//     where the process ended and how;
+//   - idleEnv=1: a "worker" that does nothing and exits 0, to show that the
+//     scenarios' checks fail when the workers do not behave.
+const (
+	hookEnv = "RETRYSAFE_LAB_TEST_HOOK"
+	idleEnv = "RETRYSAFE_LAB_TEST_IDLE"
+)
+
+var pathOrder = []reconcile.Point{reconcile.PointBeforeCommit, reconcile.PointAfterCommit,
+	reconcile.PointAfterClaim, reconcile.PointAfterDispatch}
+
+func TestMain(m *testing.M) {
+	if v := os.Getenv(hookEnv); v != "" {
+		parts := strings.Split(v, ",")
+		die, stall := reconcile.Point(parts[0]), reconcile.Point("")
+		if len(parts) == 3 {
+			die, stall = "", reconcile.Point(parts[0])
+		}
+		hook, err := Hook(die, parts[1], stall, os.Stderr)
+		if err != nil {
+			os.Stderr.WriteString(err.Error())
+			os.Exit(2)
+		}
+		for _, p := range pathOrder {
+			hook(p)
+			os.Stdout.WriteString("passed " + string(p) + "\n")
+		}
+		os.Exit(0)
+	}
+	if os.Getenv(idleEnv) == "1" {
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func self(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe
+}
+
+func TestHookEndsTheProcessForRealAtItsPoint(t *testing.T) {
+	for _, tc := range []struct {
+		point      reconcile.Point
+		how        string
+		wantExit   int // -1: ended by a signal
+		wantPassed string
+	}{
+		{reconcile.PointBeforeCommit, DieExit, 17, ""},
+		{reconcile.PointAfterCommit, DieExit, 18, "passed before-commit\n"},
+		{reconcile.PointAfterClaim, DieExit, 19, "passed before-commit\npassed after-commit\n"},
+		{reconcile.PointAfterDispatch, DieExit, 21, "passed before-commit\npassed after-commit\npassed after-claim\n"},
+		{reconcile.PointAfterCommit, DieKill, -1, "passed before-commit\n"},
+		{reconcile.PointAfterDispatch, DieKill, -1, "passed before-commit\npassed after-commit\npassed after-claim\n"},
+	} {
+		t.Run(string(tc.point)+"/"+tc.how, func(t *testing.T) {
+			cmd := exec.Command(self(t))
+			cmd.Env = append(os.Environ(), hookEnv+"="+string(tc.point)+","+tc.how)
+			var out bytes.Buffer
+			cmd.Stdout = &out
+			err := cmd.Run()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) {
+				t.Fatalf("want the process to end abnormally, got %v", err)
+			}
+			if got := ee.ExitCode(); got != tc.wantExit {
+				t.Errorf("exit %d, want %d (%v)", got, tc.wantExit, ee)
+			}
+			if out.String() != tc.wantPassed {
+				t.Errorf("passed %q, want %q: it must end at %s, not before or after", out.String(), tc.wantPassed, tc.point)
+			}
+		})
+	}
+}
+
+func TestHookStallsUntilKilledAndSaysWhere(t *testing.T) {
+	cmd := exec.Command(self(t))
+	cmd.Env = append(os.Environ(), hookEnv+"=after-commit,exit,stall")
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	errPipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Reading the marker blocks until the child reaches its stall point; a
+	// child that ran past it would end and close the pipe instead.
+	line, _ := bufio.NewReader(errPipe).ReadString('\n')
+	cmd.Process.Kill()
+	cmd.Wait()
+	if line != StallMarker+"after-commit\n" {
+		t.Errorf("stderr %q, want the stall marker", line)
+	}
+	if out.String() != "passed before-commit\n" {
+		t.Errorf("passed %q: the stall must hold the process at after-commit", out.String())
+	}
+}
+
+func TestHookRefusesAnUnknownWayToDie(t *testing.T) {
+	if _, err := Hook(reconcile.PointAfterCommit, "gently", "", nil); !model.IsCode(err, model.CodeInvalid) {
+		t.Errorf("got %v, want invalid", err)
+	}
+	if _, err := ParsePoint("mid-air"); !model.IsCode(err, model.CodeInvalid) {
+		t.Errorf("got %v, want invalid", err)
+	}
+}
+
+// A lab whose checks cannot fail proves nothing: with workers that do
+// nothing, every scenario must report failure (or refuse to go on).
+func TestScenariosFailWhenWorkersDoNotBehave(t *testing.T) {
+	r := &Runner{Exe: self(t), Env: []string{idleEnv + "=1"}}
+	for _, sc := range Scenarios() {
+		t.Run(sc.ID, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "l.db")
+			st, err := store.Open(path, store.Options{Create: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st.Close()
+			row, err := r.RunIn(context.Background(), path, LabTenant, sc.ID, nil)
+			if err == nil && row.OK {
+				t.Errorf("%s passed with idle workers: %+v", sc.ID, row)
+			}
+			if err == nil && len(row.Failures) == 0 {
+				t.Errorf("%s: not ok but no failure says why", sc.ID)
+			}
+		})
+	}
+}
+
+func TestScenariosHaveUniqueIDsAndSayWhatTheyExpect(t *testing.T) {
+	seen := map[string]bool{}
+	for _, sc := range Scenarios() {
+		if seen[sc.ID] {
+			t.Errorf("duplicate id %s", sc.ID)
+		}
+		seen[sc.ID] = true
+		if sc.Name == "" || sc.FirstCall == "" || sc.NextAttempt == "" || !strings.Contains(sc.Expected, "→") {
+			t.Errorf("%s: incomplete: %+v", sc.ID, sc)
+		}
+		if _, err := model.LookupTool(sc.Tool); err != nil {
+			t.Errorf("%s: %v", sc.ID, err)
+		}
+		if got, ok := Lookup(sc.ID); !ok || got != sc {
+			t.Errorf("Lookup(%s) = %+v, %v", sc.ID, got, ok)
+		}
+	}
+	if len(seen) != 10 {
+		t.Errorf("%d scenarios, want 10", len(seen))
+	}
+}
+
+func TestOutcomesFoldRepeatedAttempts(t *testing.T) {
+	as := []model.Attempt{{Outcome: model.OutcomeCreated}}
+	for range 15 {
+		as = append(as, model.Attempt{Outcome: model.OutcomeReplayed})
+	}
+	as = append(as, model.Attempt{Outcome: model.OutcomeConflict})
+	if got := outcomes(as); got != "created replayed×15 conflict" {
+		t.Errorf("got %q", got)
+	}
+}
+
+func TestWriteTableShowsEveryRowAndWhyOneFailed(t *testing.T) {
+	rows := []Row{
+		{Scenario: "a", FirstCall: "stops before commit", NextAttempt: "same key", Before: 0, After: 1, Expected: "0 → 1", OK: true},
+		{Scenario: "b", FirstCall: "stops after commit", NextAttempt: "new key", Before: 1, After: 1, Expected: "1 → 2",
+			Failures: []string{"effects after the next attempt: want 2, got 1"}},
+	}
+	var out bytes.Buffer
+	WriteTable(&out, rows)
+	s := out.String()
+	for _, want := range []string{"0 → 1", "ok", "1 → 1", "FAIL", "b FAILED:", "want 2, got 1"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("table lacks %q:\n%s", want, s)
+		}
+	}
+}

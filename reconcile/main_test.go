@@ -1,0 +1,380 @@
+package reconcile_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"retrysafe/model"
+	"retrysafe/provider"
+	"retrysafe/reconcile"
+	"retrysafe/store"
+)
+
+// childEnv switches the test binary into a worker process: TestMain runs
+// the spec it holds and exits, so crash tests kill a real process (os.Exit
+// at a Point), not a goroutine.
+const childEnv = "RETRYSAFE_RECONCILE_CHILD"
+
+// exitDied is the exit code of a child that stopped at its Point.
+const exitDied = 17
+
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(childEnv); spec != "" {
+		os.Exit(runChild(spec))
+	}
+	os.Exit(m.Run())
+}
+
+// childSpec is what a worker process does.
+type childSpec struct {
+	Ledger, ProviderDB string
+	// Requests are made in order; with Repeat > 0 the first request is made
+	// Repeat times (same key), with Distinct > 0 that many new keys are
+	// made from it (key + "-" + i).
+	Requests []model.Request
+	Repeat   int
+	Distinct int
+	Provider string
+	Faults   provider.Faults
+	Lease    time.Duration
+	// DieAt stops the process for real (os.Exit, no cleanup) at this Point.
+	DieAt reconcile.Point
+	// Now pins the child's clock (Unix ms); 0 is the real clock.
+	Now int64
+}
+
+// childReport is what a worker prints: one JSON line per result (the
+// acknowledgment the caller would have received) and a final summary.
+type childReport struct {
+	Results []reconcile.Result `json:"results"`
+	Errors  []string           `json:"errors"`
+}
+
+func runChild(specJSON string) int {
+	var spec childSpec
+	if err := json.Unmarshal([]byte(specJSON), &spec); err != nil {
+		fmt.Fprintln(os.Stderr, "child spec:", err)
+		return 3
+	}
+	o := store.Options{Create: true}
+	if spec.Now != 0 {
+		now := time.UnixMilli(spec.Now)
+		o.Now = func() time.Time { return now }
+	}
+	st, err := store.Open(spec.Ledger, o)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child open:", err)
+		return 3
+	}
+	defer st.Close()
+	sb, err := provider.OpenSandbox(spec.ProviderDB)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child sandbox:", err)
+		return 3
+	}
+	defer sb.Close()
+	svc := reconcile.New(st, sb.Providers())
+	if spec.Lease > 0 {
+		svc.Lease = spec.Lease
+	}
+	svc.At = func(p reconcile.Point) {
+		if p == spec.DieAt {
+			os.Exit(exitDied) // no deferred cleanup, no acknowledgment
+		}
+	}
+	reqs := spec.Requests
+	if spec.Repeat > 0 {
+		for i := 1; i < spec.Repeat; i++ {
+			reqs = append(reqs, spec.Requests[0])
+		}
+	}
+	if spec.Distinct > 0 {
+		base := spec.Requests[0]
+		reqs = nil
+		for i := 0; i < spec.Distinct; i++ {
+			r := base
+			r.Key = fmt.Sprintf("%s-%d", base.Key, i)
+			reqs = append(reqs, r)
+		}
+	}
+	var rep childReport
+	for _, r := range reqs {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		res, err := svc.Call(ctx, r, reconcile.CallOptions{Provider: spec.Provider, Faults: spec.Faults})
+		cancel()
+		if err != nil {
+			rep.Errors = append(rep.Errors, err.Error())
+		}
+		res.Op = nil
+		rep.Results = append(rep.Results, res)
+	}
+	b, _ := json.Marshal(rep)
+	fmt.Println(string(b))
+	return 0
+}
+
+// child is a started worker process.
+type child struct {
+	cmd    *exec.Cmd
+	stdout bytes.Buffer
+	stderr bytes.Buffer
+}
+
+func startChild(t *testing.T, spec childSpec) *child {
+	t.Helper()
+	b, err := json.Marshal(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &child{cmd: exec.Command(os.Args[0], "-test.run=^$")}
+	c.cmd.Env = append(os.Environ(), childEnv+"="+string(b))
+	c.cmd.Stdout, c.cmd.Stderr = &c.stdout, &c.stderr
+	if err := c.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// wait returns the exit code and, if the child finished, its report.
+func (c *child) wait(t *testing.T) (int, *childReport) {
+	t.Helper()
+	err := c.cmd.Wait()
+	code := c.cmd.ProcessState.ExitCode()
+	if err != nil && code < 0 {
+		t.Fatalf("child: %v\n%s", err, c.stderr.String())
+	}
+	if code != 0 {
+		return code, nil
+	}
+	var rep childReport
+	if err := json.Unmarshal(bytes.TrimSpace(c.stdout.Bytes()), &rep); err != nil {
+		t.Fatalf("child report %q: %v (stderr %s)", c.stdout.String(), err, c.stderr.String())
+	}
+	return code, &rep
+}
+
+func runChildProcess(t *testing.T, spec childSpec) (int, *childReport) {
+	t.Helper()
+	return startChild(t, spec).wait(t)
+}
+
+// clock is a fake time source shared by a store and its service, in whole
+// milliseconds so stored times compare exactly.
+type clock struct{ ms atomic.Int64 }
+
+func newClock() *clock {
+	c := &clock{}
+	c.ms.Store(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC).UnixMilli())
+	return c
+}
+
+func (c *clock) Now() time.Time                        { return time.UnixMilli(c.ms.Load()).UTC() }
+func (c *clock) Advance(d time.Duration)               { c.ms.Add(d.Milliseconds()) }
+func (c *clock) Set(t time.Time)                       { c.ms.Store(t.UnixMilli()) }
+func (c *clock) options(o store.Options) store.Options { o.Now = c.Now; return o }
+
+// ledger is one test's ledger file, sandbox provider and service.
+type ledger struct {
+	t          testing.TB
+	dir        string
+	path, pdb  string
+	st         *store.Store
+	sb         *provider.Sandbox
+	svc        *reconcile.Service
+	clock      *clock // nil: the real clock
+	durability store.Durability
+}
+
+type ledgerOpt func(*ledger)
+
+func withClock(c *clock) ledgerOpt { return func(l *ledger) { l.clock = c } }
+func fast() ledgerOpt              { return func(l *ledger) { l.durability = store.Fast } }
+
+func newLedger(t testing.TB, opts ...ledgerOpt) *ledger {
+	t.Helper()
+	dir := t.TempDir()
+	l := &ledger{t: t, dir: dir, path: filepath.Join(dir, "ledger.db"), pdb: filepath.Join(dir, "provider.db")}
+	for _, o := range opts {
+		o(l)
+	}
+	l.open()
+	t.Cleanup(l.close)
+	return l
+}
+
+func (l *ledger) options() store.Options {
+	o := store.Options{Create: true, Durability: l.durability}
+	if l.clock != nil {
+		o = l.clock.options(o)
+	}
+	return o
+}
+
+func (l *ledger) open() {
+	l.t.Helper()
+	st, err := store.Open(l.path, l.options())
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	sb, err := provider.OpenSandbox(l.pdb)
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	l.st, l.sb = st, sb
+	l.svc = reconcile.New(st, sb.Providers())
+}
+
+func (l *ledger) close() {
+	if l.st != nil {
+		l.st.Close()
+		l.sb.Close()
+		l.st, l.sb = nil, nil
+	}
+}
+
+// reopen drops every connection and opens new ones: what a new worker
+// process, or a retry after a lost reply, sees.
+func (l *ledger) reopen() {
+	l.close()
+	l.open()
+}
+
+func (l *ledger) spec(reqs ...model.Request) childSpec {
+	return childSpec{Ledger: l.path, ProviderDB: l.pdb, Requests: reqs}
+}
+
+func (l *ledger) call(r model.Request, opt reconcile.CallOptions) reconcile.Result {
+	l.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := l.svc.Call(ctx, r, opt)
+	if err != nil && res.Class != model.ClassInvalid {
+		l.t.Fatalf("Call(%s/%s): %v", r.Tenant, r.Key, err)
+	}
+	return res
+}
+
+func (l *ledger) snapshot(skip ...string) string {
+	l.t.Helper()
+	s, err := l.st.SnapshotExcept(context.Background(), skip...)
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	return s
+}
+
+func (l *ledger) effects(tool string) int {
+	l.t.Helper()
+	n, err := l.st.EffectCount(context.Background(), tool, "")
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	return n
+}
+
+func (l *ledger) deliveries(tenant, key string) int {
+	l.t.Helper()
+	n, err := l.sb.Deliveries(context.Background(), reconcile.DownstreamKey(tenant, key))
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	return n
+}
+
+func (l *ledger) detail(tenant, key string) *model.Detail {
+	l.t.Helper()
+	d, err := l.st.Detail(context.Background(), tenant, key)
+	if err != nil {
+		l.t.Fatalf("Detail(%s/%s): %v", tenant, key, err)
+	}
+	return d
+}
+
+func (l *ledger) op(tenant, key string) *model.Operation { return &l.detail(tenant, key).Operation }
+
+// audit fails the test on any broken ledger invariant.
+func (l *ledger) audit() {
+	l.t.Helper()
+	problems, err := l.st.Audit(context.Background())
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	for _, p := range problems {
+		l.t.Errorf("audit: %s", p)
+	}
+}
+
+func task(tenant, key, subject string) model.Request {
+	return model.Request{Tenant: tenant, Key: key, Tool: "create_support_task", PayloadVersion: 1,
+		Args: mustJSON(map[string]string{"subject": subject}), WorkerID: "test"}
+}
+
+func report(key, name string) model.Request {
+	return model.Request{Tenant: "lab", Key: key, Tool: "create_report_job", PayloadVersion: 1,
+		Args: mustJSON(map[string]string{"report": name}), WorkerID: "test"}
+}
+
+func notify(tenant, key, to string) model.Request {
+	return model.Request{Tenant: tenant, Key: key, Tool: "send_notification", PayloadVersion: 1,
+		Args: mustJSON(map[string]string{"to": to, "body": "your delivery is delayed"}), WorkerID: "test"}
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// resultID is the effect id a local receipt names (task_id or job_id).
+func resultID(t testing.TB, rc *model.Receipt) int64 {
+	t.Helper()
+	if rc == nil {
+		t.Fatal("no receipt")
+	}
+	var r map[string]any
+	if err := json.Unmarshal(rc.Result, &r); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"task_id", "job_id"} {
+		if v, ok := r[k].(float64); ok {
+			return int64(v)
+		}
+	}
+	t.Fatalf("receipt result %s names no effect", rc.Result)
+	return 0
+}
+
+// crash is the panic value tests use to stop a call in-process at a Point
+// (the caller "never hears back"); real process deaths use a child.
+type crash struct{ at reconcile.Point }
+
+// callDying makes a call whose worker stops at point (in-process, by
+// panic): like a process death, nothing after that point runs.
+func (l *ledger) callDying(r model.Request, opt reconcile.CallOptions, point reconcile.Point) (died bool, res reconcile.Result) {
+	l.t.Helper()
+	l.svc.At = func(p reconcile.Point) {
+		if p == point {
+			panic(crash{p})
+		}
+	}
+	defer func() {
+		l.svc.At = nil
+		if v := recover(); v != nil {
+			if _, ok := v.(crash); !ok {
+				panic(v)
+			}
+			died = true
+		}
+	}()
+	return false, l.call(r, opt)
+}

@@ -1,0 +1,325 @@
+package ui
+
+import (
+	"context"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"retrysafe/model"
+	"retrysafe/provider"
+	"retrysafe/reconcile"
+	"retrysafe/store"
+)
+
+// All store I/O of the console happens here, inside tea.Cmds: Update never
+// waits on the ledger. Each command returns one small named message with an
+// Err field and the sequence number of the request, so a screen that has
+// moved on drops an answer it no longer wants.
+
+// ioTimeout bounds one read or decision; a ledger locked longer than this by
+// another writer gives a clear error instead of a frozen spinner.
+const ioTimeout = 10 * time.Second
+
+// countsMsg carries the state counts of a tenant scope ("" = all).
+type countsMsg struct {
+	Seq    int
+	Tenant string
+	Counts store.Counts
+	Err    error
+}
+
+func loadCounts(ctx context.Context, st *store.Store, seq int, tenant string) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, ioTimeout)
+		defer cancel()
+		c, err := st.Counts(ctx, tenant)
+		return countsMsg{Seq: seq, Tenant: tenant, Counts: c, Err: err}
+	}
+}
+
+// anchorKind says where a page of the list starts.
+type anchorKind int
+
+const (
+	anchorTop    anchorKind = iota // the newest rows
+	anchorBefore                   // rows older than id
+	anchorAfter                    // the rows just newer than id
+	anchorBottom                   // the oldest rows
+)
+
+// anchor pins a page to the ledger by row id (keyset pagination), so paging
+// costs the same on page 1 and page 50,000 and never reads the whole ledger.
+type anchor struct {
+	kind anchorKind
+	id   int64
+}
+
+// pageReq asks for one page of the list.
+type pageReq struct {
+	Seq    int
+	Query  store.ListQuery // filters; the cursor fields are set from Anchor
+	Anchor anchor
+	Limit  int
+	Offset int // the page's position (rows newer than its first) if it loads as asked
+	Total  int // rows matching the filters, or -1 if not known (a search)
+	// KeepID is the operation under the cursor: if a refresh of the newest
+	// page pushed it off, the page is re-anchored so it stays in view.
+	KeepID int64
+	// KeepPos is KeepID's position before the refresh, and OldTopID the
+	// first row's id then; together they say where the re-anchored page is.
+	KeepPos  int
+	OldTopID int64
+}
+
+// pageMsg is one page, newest first.
+type pageMsg struct {
+	Seq    int
+	Rows   []model.Operation
+	Anchor anchor
+	Offset int
+	Err    error
+}
+
+func loadPage(ctx context.Context, st *store.Store, req pageReq) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, ioTimeout)
+		defer cancel()
+		rows, a, off, err := fetchPage(ctx, st, req)
+		return pageMsg{Seq: req.Seq, Rows: rows, Anchor: a, Offset: off, Err: err}
+	}
+}
+
+func fetchPage(ctx context.Context, st *store.Store, req pageReq) ([]model.Operation, anchor, int, error) {
+	q := req.Query
+	q.Limit = req.Limit
+	list := func(before, after int64, limit int) ([]model.Operation, error) {
+		q := q
+		q.BeforeID, q.AfterID, q.Limit = before, after, limit
+		return st.List(ctx, q)
+	}
+	a, off := req.Anchor, req.Offset
+	var rows []model.Operation
+	var err error
+	switch a.kind {
+	case anchorTop:
+		rows, err = list(0, 0, req.Limit)
+	case anchorBefore:
+		rows, err = list(a.id, 0, req.Limit)
+		if err == nil && len(rows) < req.Limit {
+			// The last page is short: show the oldest full page instead, so
+			// the screen never ends half empty with rows above it unseen.
+			a = anchor{kind: anchorBottom}
+			rows, err = fetchBottom(list, req.Limit)
+			off = bottomOffset(req.Total, len(rows), off)
+		}
+	case anchorAfter:
+		rows, err = list(0, a.id, req.Limit)
+		if err == nil && len(rows) < req.Limit {
+			// Fewer rows above than a page: this is the newest page.
+			a, off = anchor{kind: anchorTop}, 0
+			rows, err = list(0, 0, req.Limit)
+		}
+	case anchorBottom:
+		rows, err = fetchBottom(list, req.Limit)
+		off = bottomOffset(req.Total, len(rows), off)
+	}
+	if err != nil {
+		return nil, req.Anchor, req.Offset, err
+	}
+	if req.KeepID != 0 && a.kind == anchorTop && !contains(rows, req.KeepID) {
+		// New rows pushed the selected operation off the newest page. Show
+		// the page that ends with it (if it still matches the filters).
+		kept, err := list(0, req.KeepID-1, req.Limit)
+		if err != nil {
+			return nil, req.Anchor, req.Offset, err
+		}
+		if len(kept) > 0 && kept[len(kept)-1].ID == req.KeepID {
+			newer := 0
+			for _, r := range rows {
+				if r.ID > req.OldTopID {
+					newer++
+				}
+			}
+			off = req.KeepPos + newer - (len(kept) - 1)
+			if off < 0 {
+				off = 0
+			}
+			return kept, anchor{kind: anchorAfter, id: req.KeepID - 1}, off, nil
+		}
+	}
+	return rows, a, off, nil
+}
+
+// fetchBottom reads the oldest page. ListQuery pages backwards only from an
+// id above zero, so it asks for the rows above id 1 and, separately, for id
+// 1 itself (if it matches the filters).
+func fetchBottom(list func(before, after int64, limit int) ([]model.Operation, error), limit int) ([]model.Operation, error) {
+	rows, err := list(0, 1, limit)
+	if err != nil {
+		return nil, err
+	}
+	first, err := list(2, 0, 1)
+	if err != nil {
+		return nil, err
+	}
+	rows = append(rows, first...)
+	if len(rows) > limit {
+		rows = rows[len(rows)-limit:]
+	}
+	return rows, nil
+}
+
+func bottomOffset(total, n, fallback int) int {
+	if total < 0 {
+		return fallback
+	}
+	if off := total - n; off > 0 {
+		return off
+	}
+	return 0
+}
+
+func contains(rows []model.Operation, id int64) bool {
+	for _, r := range rows {
+		if r.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// detailMsg carries one operation with its history.
+type detailMsg struct {
+	Seq    int
+	Detail *model.Detail
+	Err    error
+}
+
+// detailTarget names the operation a detail view shows: by (tenant, key),
+// or by row id when following a link.
+type detailTarget struct {
+	Tenant, Key string
+	ID          int64
+}
+
+func loadDetail(ctx context.Context, st *store.Store, seq int, t detailTarget) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, ioTimeout)
+		defer cancel()
+		var d *model.Detail
+		var err error
+		if t.ID != 0 {
+			d, err = st.DetailByID(ctx, t.ID)
+		} else {
+			d, err = st.Detail(ctx, t.Tenant, t.Key)
+		}
+		return detailMsg{Seq: seq, Detail: d, Err: err}
+	}
+}
+
+// tenantsMsg lists the tenants present.
+type tenantsMsg struct {
+	Seq     int
+	Tenants []string
+	Err     error
+}
+
+func loadTenants(ctx context.Context, st *store.Store, seq int) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, ioTimeout)
+		defer cancel()
+		ts, err := st.Tenants(ctx)
+		return tenantsMsg{Seq: seq, Tenants: ts, Err: err}
+	}
+}
+
+// watchMsg hands over the pinned connection that notices other writers.
+type watchMsg struct {
+	Watcher *store.Watcher
+	Err     error
+}
+
+func openWatcher(ctx context.Context, st *store.Store) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, ioTimeout)
+		defer cancel()
+		w, err := st.Watch(ctx)
+		return watchMsg{Watcher: w, Err: err}
+	}
+}
+
+// tickMsg is the refresh heartbeat.
+type tickMsg struct{ At time.Time }
+
+func tick(d time.Duration) tea.Cmd {
+	return tea.Tick(d, func(t time.Time) tea.Msg { return tickMsg{At: t} })
+}
+
+// changedMsg says whether another connection committed since the last poll
+// (PRAGMA data_version: one tiny query, not a re-read of the ledger).
+type changedMsg struct {
+	Changed bool
+	Err     error
+}
+
+func pollChanged(ctx context.Context, w *store.Watcher) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, ioTimeout)
+		defer cancel()
+		ch, err := w.Changed(ctx)
+		return changedMsg{Changed: ch, Err: err}
+	}
+}
+
+// decisionMsg is the outcome of an operator decision.
+type decisionMsg struct {
+	Seq    int
+	Action model.Action
+	Tenant string
+	Key    string
+	From   model.State
+	Op     *model.Operation // after the decision
+	NewOp  *model.Operation // authorize a new key: the authorized operation
+	Err    error
+}
+
+func decide(ctx context.Context, svc *reconcile.Service, seq int, action model.Action, d reconcile.Decision) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, ioTimeout)
+		defer cancel()
+		msg := decisionMsg{Seq: seq, Action: action, Tenant: d.Tenant, Key: d.Key, From: d.ExpectState}
+		switch action {
+		case model.ActionMarkApplied:
+			msg.Op, msg.Err = svc.MarkApplied(ctx, d)
+		case model.ActionMarkNotApplied:
+			msg.Op, msg.Err = svc.MarkNotApplied(ctx, d)
+		case model.ActionAuthorizeKey:
+			msg.Op, msg.NewOp, msg.Err = svc.AuthorizeNewKey(ctx, d)
+		default:
+			msg.Err = model.Errorf(model.CodeInvalid, "unknown action %q", action)
+		}
+		return msg
+	}
+}
+
+// checkMsg is what the provider said about an operation's downstream key.
+type checkMsg struct {
+	Seq         int
+	Tenant, Key string
+	Evidence    provider.Evidence
+	Err         error
+}
+
+func check(ctx context.Context, svc *reconcile.Service, seq int, tenant, key string) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, ioTimeout)
+		defer cancel()
+		_, ev, err := svc.Check(ctx, tenant, key)
+		return checkMsg{Seq: seq, Tenant: tenant, Key: key, Evidence: ev, Err: err}
+	}
+}
+
+// emit turns a message into a command (screens ask the root for navigation
+// this way instead of reaching into each other).
+func emit(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }

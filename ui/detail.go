@@ -1,0 +1,494 @@
+package ui
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/viewport"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+
+	"retrysafe/model"
+	"retrysafe/provider"
+)
+
+// The detail view: everything the ledger knows about one operation — its
+// request, state, receipt, provider references, every attempt and every
+// decision — in a scrollable viewport, with the decisions its state allows.
+
+// checkState is the last provider check of the operation on screen.
+type checkState struct {
+	tenant, key string
+	ev          provider.Evidence
+	err         error
+	at          time.Time
+}
+
+type detailModel struct {
+	keys     detailKeys
+	target   detailTarget
+	d        *model.Detail
+	vp       viewport.Model
+	seq      int
+	loading  bool
+	err      error
+	checking bool
+	checkSeq int
+	check    *checkState
+	// history is the trail of followed links; esc walks back along it.
+	history       []detailTarget
+	width, height int
+}
+
+func newDetail() detailModel {
+	vp := viewport.New(0, 0)
+	vp.MouseWheelEnabled = true
+	vp.MouseWheelDelta = 3
+	return detailModel{keys: newDetailKeys(), vp: vp}
+}
+
+// open shows an operation fresh from the list, the lab or a banner.
+func (d detailModel) open(t detailTarget, doCheck bool, e env) (detailModel, tea.Cmd) {
+	d.history = nil
+	return d.show(t, doCheck, e)
+}
+
+func (d detailModel) show(t detailTarget, doCheck bool, e env) (detailModel, tea.Cmd) {
+	d.target, d.d, d.err, d.check, d.checking = t, nil, nil, nil, false
+	d.vp.SetContent("")
+	d.vp.GotoTop()
+	d.seq++
+	d.loading = true
+	cmds := []tea.Cmd{loadDetail(e.ctx, e.st, d.seq, t)}
+	if doCheck {
+		var c tea.Cmd
+		d, c = d.startCheck(e, t.Tenant, t.Key)
+		cmds = append(cmds, c)
+	}
+	return d, tea.Batch(cmds...)
+}
+
+// reload re-reads the operation on screen, keeping the scroll position.
+func (d detailModel) reload(e env) (detailModel, tea.Cmd) {
+	if d.target == (detailTarget{}) {
+		return d, nil
+	}
+	d.seq++
+	d.loading = d.d == nil
+	return d, loadDetail(e.ctx, e.st, d.seq, d.target)
+}
+
+func (d detailModel) resize(e env, w, h int) detailModel {
+	d.width, d.height = w, h
+	d.vp.Width, d.vp.Height = w, max(h-2, 1)
+	return d.render(e)
+}
+
+func (d detailModel) update(msg tea.Msg, e env) (detailModel, tea.Cmd) {
+	switch msg := msg.(type) {
+	case detailMsg:
+		if msg.Seq != d.seq {
+			return d, nil
+		}
+		d.loading = false
+		if msg.Err != nil {
+			d.err = msg.Err
+			return d.render(e), nil
+		}
+		d.err = nil
+		d.d = msg.Detail
+		op := msg.Detail.Operation
+		// Later reloads ask by (tenant, key): a followed link came by id.
+		d.target = detailTarget{Tenant: op.Tenant, Key: op.Key}
+		return d.render(e), nil
+	case checkMsg:
+		if msg.Seq != d.checkSeq {
+			return d, nil
+		}
+		d.checking = false
+		d.check = &checkState{tenant: msg.Tenant, key: msg.Key, ev: msg.Evidence, err: msg.Err, at: e.now}
+		return d.render(e), nil
+	}
+	return d, nil
+}
+
+func (d detailModel) startCheck(e env, tenant, key string) (detailModel, tea.Cmd) {
+	d.checkSeq++
+	d.checking = true
+	return d, check(e.ctx, e.svc, d.checkSeq, tenant, key)
+}
+
+func (d detailModel) key(msg tea.KeyMsg, e env) (detailModel, tea.Cmd) {
+	k := d.keys
+	switch {
+	case key.Matches(msg, k.Up):
+		d.vp.LineUp(1)
+	case key.Matches(msg, k.Down):
+		d.vp.LineDown(1)
+	case key.Matches(msg, k.PageUp):
+		d.vp.PageUp()
+	case key.Matches(msg, k.PageDown):
+		d.vp.PageDown()
+	case key.Matches(msg, k.Top):
+		d.vp.GotoTop()
+	case key.Matches(msg, k.Bottom):
+		d.vp.GotoBottom()
+	case key.Matches(msg, k.Back):
+		if n := len(d.history); n > 0 {
+			prev := d.history[n-1]
+			d.history = d.history[:n-1]
+			return d.show(prev, false, e)
+		}
+		return d, emit(backMsg{})
+	case key.Matches(msg, k.Newer):
+		if d.d != nil && d.d.SupersededBy != nil {
+			return d.follow(d.d.SupersededBy.ID, e)
+		}
+	case key.Matches(msg, k.Older):
+		if d.d != nil && d.d.Supersedes != nil {
+			return d.follow(d.d.Supersedes.ID, e)
+		}
+	case key.Matches(msg, k.Apply):
+		return d, d.request(model.ActionMarkApplied)
+	case key.Matches(msg, k.NotApply):
+		return d, d.request(model.ActionMarkNotApplied)
+	case key.Matches(msg, k.NewKey):
+		return d, d.request(model.ActionAuthorizeKey)
+	case key.Matches(msg, k.Check):
+		if d.d == nil || d.checking {
+			return d, nil
+		}
+		op := d.d.Operation
+		switch {
+		case op.Provider == "":
+			return d, emit(bannerMsg{kind: bannerInfo, text: fmt.Sprintf("%s/%s is a local %s: its effect commits with the ledger, so there is no provider to ask.", op.Tenant, op.Key, op.Tool)})
+		case !e.canCheck:
+			return d, emit(bannerMsg{kind: bannerErr, text: "Provider checks are off in a read-only console: it opens no provider. Use `retrysafe ops check` or reopen without --read-only."})
+		}
+		return d.startCheck(e, op.Tenant, op.Key)
+	}
+	return d, nil
+}
+
+func (d detailModel) follow(id int64, e env) (detailModel, tea.Cmd) {
+	d.history = append(d.history, d.target)
+	return d.show(detailTarget{ID: id}, false, e)
+}
+
+func (d detailModel) request(a model.Action) tea.Cmd {
+	if d.d == nil {
+		return nil
+	}
+	return emit(actionRequestMsg{Action: a, Op: d.d.Operation})
+}
+
+func (d detailModel) mouse(msg tea.MouseMsg) detailModel {
+	d.vp, _ = d.vp.Update(msg)
+	return d
+}
+
+func (d detailModel) keyMap(e env) keyMap {
+	k := d.keys
+	var st model.State
+	external := false
+	if d.d != nil {
+		st = d.d.Operation.State
+		external = d.d.Operation.Provider != ""
+	}
+	can := func(a model.Action) bool { return d.d != nil && !e.readOnly && allowed(st, a) }
+	apply := enabled(k.Apply, can(model.ActionMarkApplied))
+	notApply := enabled(k.NotApply, can(model.ActionMarkNotApplied))
+	newKey := enabled(k.NewKey, can(model.ActionAuthorizeKey))
+	chk := enabled(k.Check, e.canCheck && external)
+	links := enabled(helpNewer, d.d != nil && (d.d.SupersededBy != nil || d.d.Supersedes != nil))
+	return keyMap{
+		short: []key.Binding{k.Back, relabel(apply, "applied"), relabel(notApply, "not applied"), relabel(newKey, "new key"),
+			relabel(chk, "check provider"), links, helpPage},
+		full: [][]key.Binding{
+			{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
+			{k.Back, k.Newer, k.Older},
+			{enabled(k.Apply, !e.readOnly), enabled(k.NotApply, !e.readOnly), enabled(k.NewKey, !e.readOnly), enabled(k.Check, e.canCheck)},
+		},
+	}
+}
+
+// render lays the operation out for the viewport's width; it runs when the
+// data or the width changes, not on every key.
+func (d detailModel) render(e env) detailModel {
+	if d.d == nil || d.width == 0 {
+		return d
+	}
+	y := d.vp.YOffset
+	d.vp.SetContent(renderDetail(e, d.d, d.check, d.checking, d.width))
+	d.vp.SetYOffset(y)
+	return d
+}
+
+func (d detailModel) view(e env, w, h int) string {
+	s := e.styles
+	switch {
+	case d.d == nil && d.err != nil:
+		return "\n" + s.BannerErr.Render("  "+oneLine(d.err.Error())) + "\n" + s.Muted.Render("  esc goes back")
+	case d.d == nil:
+		return "\n" + s.Muted.Render("  loading "+or(d.target.Tenant+"/"+d.target.Key, "operation")+"…")
+	}
+	op := d.d.Operation
+	title := " " + s.Title.Render(op.Tenant+" / "+op.Key)
+	badge := s.State(op.State).Render(strings.ToUpper(string(op.State))) + s.Muted.Render(fmt.Sprintf(" · v%d", op.Version))
+	if op.Contradicted {
+		badge = s.Contra.Render("! CONTRADICTED") + "  " + badge
+	}
+	// A banner may have taken a line since the last resize.
+	d.vp.Height = max(h-2, 1)
+	var b strings.Builder
+	b.WriteString(spread(title, badge+" ", w))
+	b.WriteByte('\n')
+	b.WriteString(d.vp.View())
+	b.WriteByte('\n')
+	pos := ""
+	if d.vp.TotalLineCount() > d.vp.Height {
+		pos = fmt.Sprintf("%d%% · ↑/↓ pgup/pgdn scroll", int(d.vp.ScrollPercent()*100))
+	}
+	back := "esc back to the list"
+	if len(d.history) > 0 {
+		back = "esc back to " + d.history[len(d.history)-1].Key
+	}
+	status := s.Muted.Render(" " + back)
+	if d.err != nil {
+		status = s.BannerErr.Render(" refresh failed: " + oneLine(d.err.Error()))
+	}
+	b.WriteString(spread(status, s.Muted.Render(pos+" "), w))
+	return b.String()
+}
+
+// renderDetail is the viewport's content.
+func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int) string {
+	s := e.styles
+	op := d.Operation
+	var b strings.Builder
+	line := func(str string) { b.WriteString(str + "\n") }
+	const labelW = 15
+	valW := max(w-labelW-4, 20)
+	field := func(label, value string) {
+		if value == "" {
+			return
+		}
+		lines := strings.Split(ansi.Wrap(value, valW, ",; "), "\n")
+		for i, l := range lines {
+			lab := ""
+			if i == 0 {
+				lab = label
+			}
+			line("  " + s.Label.Render(fit(lab, labelW)) + " " + l)
+		}
+	}
+	when := func(t time.Time) string {
+		if t.IsZero() {
+			return ""
+		}
+		return t.In(e.loc).Format("2006-01-02 15:04:05") + s.Muted.Render(" ("+age(e.now, t)+" ago)")
+	}
+	para := func(style func(...string) string, text string) {
+		for _, l := range strings.Split(ansi.Wrap(text, max(w-4, 20), " "), "\n") {
+			line("  " + style(l))
+		}
+	}
+
+	// What this state means, and what a person can do about it.
+	line("")
+	switch op.State {
+	case model.StateUnknown:
+		para(s.State(model.StateUnknown).Render, "The outcome is unknown: the provider may or may not have applied it, and nothing leaves unknown by itself.")
+		if !e.readOnly {
+			para(s.Bold.Render, "Check the provider (c), then decide: a mark applied · n mark not applied · k authorize a new key.")
+		}
+	case model.StateInProgress:
+		para(s.State(op.State).Render, fmt.Sprintf("A worker holds the claim (lease %s until %s). If the lease ends without a result, a sweep makes it unknown.",
+			or(op.LeaseOwner, "-"), op.LeaseUntil.In(e.loc).Format("15:04:05")))
+	case model.StateNotApplied:
+		para(s.State(op.State).Render, "It never happened, on the evidence: the next call with the same key claims it again.")
+	case model.StateFailed:
+		para(s.State(op.State).Render, "The provider rejected it for good; replays of the key return the stored failure.")
+	case model.StateApplied:
+		para(s.State(op.State).Render, "Done. Replays of the key return the stored receipt.")
+	case model.StateSuperseded:
+		nk := "the new key"
+		if d.SupersededBy != nil {
+			nk = d.SupersededBy.Key
+		}
+		para(s.State(op.State).Render, fmt.Sprintf("An operator authorized a new key: retries of this key are told to use %s.", nk))
+	case model.StateAuthorized:
+		para(s.State(op.State).Render, "A new key an operator authorized; the first call with it claims it.")
+	}
+	if op.Contradicted {
+		para(s.Contra.Render, "! Contradicted: a provider result arrived after the operation was settled and disagrees with it (see the late_result attempt). Look at the provider before trusting either.")
+	}
+
+	line("")
+	line(" " + s.Section.Render("Operation"))
+	field("tenant", op.Tenant)
+	field("key", op.Key)
+	kind := "local effect"
+	if t, err := model.LookupTool(op.Tool); err == nil && t.Kind == model.EffectExternal {
+		kind = "external effect"
+	}
+	field("tool", fmt.Sprintf("%s · %s · payload v%d", op.Tool, kind, op.PayloadVersion))
+	field("arguments", string(op.Args))
+	field("fingerprint", op.Fingerprint)
+	field("state", fmt.Sprintf("%s · version %d · claim %d", op.State, op.Version, op.ClaimNo))
+	field("created", when(op.CreatedAt))
+	field("updated", when(op.UpdatedAt))
+	if op.LeaseOwner != "" || !op.LeaseUntil.IsZero() {
+		field("lease", or(op.LeaseOwner, "-")+" until "+op.LeaseUntil.In(e.loc).Format("2006-01-02 15:04:05"))
+	}
+	if !op.ExpiresAt.IsZero() {
+		field("replays until", op.ExpiresAt.In(e.loc).Format("2006-01-02 15:04:05"))
+	}
+
+	if op.Provider != "" || op.ProviderRef != "" || chk != nil || checking {
+		line("")
+		line(" " + s.Section.Render("Provider"))
+		field("provider", op.Provider)
+		field("downstream key", op.DownstreamKey)
+		field("provider ref", or(op.ProviderRef, "-"))
+		switch {
+		case checking:
+			field("check", s.Muted.Render("asking "+op.Provider+"…"))
+		case chk != nil && chk.err != nil:
+			field("check", s.BannerErr.Render("failed: "+oneLine(chk.err.Error())))
+		case chk != nil:
+			style := s.State(model.StateNotApplied).Render
+			if chk.ev.Found {
+				style = s.BannerOK.Render
+			}
+			field("check", style(chk.ev.Detail)+s.Muted.Render(" (asked "+chk.at.In(e.loc).Format("15:04:05")+"; changes nothing)"))
+		}
+	}
+
+	if len(op.Receipt) > 0 {
+		line("")
+		line(" " + s.Section.Render("Receipt") + s.Muted.Render("  what a replay of this key returns"))
+		var pretty bytes.Buffer
+		if json.Indent(&pretty, op.Receipt, "", "  ") == nil {
+			for _, l := range strings.Split(pretty.String(), "\n") {
+				line("  " + truncate(l, w-2))
+			}
+		} else {
+			field("", string(op.Receipt))
+		}
+	}
+
+	line("")
+	line(" " + s.Section.Render(fmt.Sprintf("Attempts (%d)", len(d.Attempts))))
+	if len(d.Attempts) == 0 {
+		line("  " + s.Muted.Render("none recorded"))
+	} else {
+		writeAttempts(&b, e, d.Attempts, w)
+	}
+
+	line("")
+	line(" " + s.Section.Render(fmt.Sprintf("Decisions (%d)", len(d.Decisions))))
+	if len(d.Decisions) == 0 {
+		line("  " + s.Muted.Render("no operator has decided anything about this operation"))
+	}
+	for _, dc := range d.Decisions {
+		line("  " + dc.At.In(e.loc).Format("2006-01-02 15:04:05") + "  " + s.Bold.Render(dc.Operator) + "  " + actionVerb(dc.Action) + "  " +
+			s.State(dc.FromState).Render(string(dc.FromState)) + " → " + s.State(dc.ToState).Render(string(dc.ToState)) +
+			s.Muted.Render(fmt.Sprintf("  (seen at v%d)", dc.FromVersion)))
+		field("  reason", dc.Reason)
+		field("  evidence", dc.Evidence)
+		field("  new key", dc.NewKey)
+	}
+
+	if d.Supersedes != nil || d.SupersededBy != nil {
+		line("")
+		line(" " + s.Section.Render("Links"))
+		if d.SupersededBy != nil {
+			field("superseded by", s.Link.Render(op.Tenant+"/"+d.SupersededBy.Key)+"  "+s.State(d.SupersededBy.State).Render(string(d.SupersededBy.State))+s.Muted.Render("   > opens it"))
+		}
+		if d.Supersedes != nil {
+			field("supersedes", s.Link.Render(op.Tenant+"/"+d.Supersedes.Key)+"  "+s.State(d.Supersedes.State).Render(string(d.Supersedes.State))+s.Muted.Render("   < opens it"))
+		}
+	}
+	return b.String()
+}
+
+// writeAttempts draws the attempt history as a table. An error too long for
+// its column is written out in full on the lines under its attempt: it is
+// usually the most useful text on the screen.
+func writeAttempts(b *strings.Builder, e env, atts []model.Attempt, w int) {
+	s := e.styles
+	timeW := 8
+	timeFmt := "15:04:05"
+	if w >= 110 {
+		timeW, timeFmt = 19, "2006-01-02 15:04:05"
+	}
+	traceW, workerW := 12, 12
+	for _, a := range atts {
+		traceW = max(traceW, min(ansi.StringWidth(a.TraceID), 24))
+		workerW = max(workerW, min(ansi.StringWidth(a.WorkerID), 20))
+	}
+	const numW, outW, durW = 3, 13, 8
+	fixed := 2 + numW + timeW + outW + traceW + workerW + durW + 6
+	errW := w - fixed - 1
+	if errW < 16 {
+		// Narrow: trace and worker give way before the error does.
+		traceW, workerW = 10, 10
+		fixed = 2 + numW + timeW + outW + traceW + workerW + durW + 6
+		errW = w - fixed - 1
+	}
+	showErrCol := errW >= 16
+	head := []string{fitRight("#", numW), fit("TIME", timeW), fit("OUTCOME", outW), fit("TRACE", traceW), fit("WORKER", workerW), fitRight("DURATION", durW)}
+	if showErrCol {
+		head = append(head, fit("ERROR", errW))
+	}
+	b.WriteString("  " + s.TableHead.Render(strings.Join(head, " ")) + "\n")
+	for _, a := range atts {
+		cells := []string{fitRight(strconv.Itoa(a.Seq), numW), fit(a.StartedAt.In(e.loc).Format(timeFmt), timeW),
+			outcomeStyle(s, a.Outcome).Render(fit(string(a.Outcome), outW)), fit(or(a.TraceID, "-"), traceW),
+			fit(or(a.WorkerID, "-"), workerW), fitRight(dur(a.Duration), durW)}
+		errText := a.Error
+		if a.ProviderRef != "" {
+			errText = strings.TrimSpace("ref " + a.ProviderRef + "  " + errText)
+		}
+		// An error too long for its column is written out under the row
+		// instead, in full.
+		full := !showErrCol || ansi.StringWidth(oneLine(errText)) > errW
+		if showErrCol && !full {
+			cells = append(cells, fit(errText, errW))
+		}
+		b.WriteString("  " + strings.Join(cells, " ") + "\n")
+		if full && errText != "" {
+			for i, l := range strings.Split(ansi.Wrap(oneLine(errText), max(w-9, 20), " "), "\n") {
+				lead := "  "
+				if i == 0 {
+					lead = "↳ "
+				}
+				b.WriteString("      " + s.Muted.Render(lead+l) + "\n")
+			}
+		}
+	}
+}
+
+func outcomeStyle(s *Styles, o model.Outcome) interface{ Render(...string) string } {
+	switch o {
+	case model.OutcomeTimedOut, model.OutcomeLeaseExpired:
+		return s.State(model.StateUnknown)
+	case model.OutcomeLateResult:
+		return s.Contra
+	case model.OutcomeCreated, model.OutcomeApplied:
+		return s.State(model.StateApplied)
+	case model.OutcomeFailed, model.OutcomeConflict:
+		return s.State(model.StateFailed)
+	case model.OutcomeNotApplied:
+		return s.State(model.StateNotApplied)
+	case model.OutcomeRefused, model.OutcomeExpired:
+		return s.Contra
+	}
+	return s.Muted
+}

@@ -1,0 +1,167 @@
+package ui
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/exp/teatest"
+
+	"retrysafe/lab"
+	"retrysafe/model"
+	"retrysafe/provider"
+	"retrysafe/reconcile"
+)
+
+// teatest flows: the real Bubble Tea program (timers, the refresh
+// heartbeat, the renderer) over a real ledger, driven by key presses and
+// read from its output.
+
+func liveConfig(l *ledger) Config {
+	cfg := config(l)
+	cfg.NoTimers = false
+	cfg.Refresh = 100 * time.Millisecond
+	return cfg
+}
+
+func waitFor(t *testing.T, tm *teatest.TestModel, want ...string) {
+	t.Helper()
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+		for _, w := range want {
+			if !bytes.Contains(b, []byte(w)) {
+				return false
+			}
+		}
+		return true
+	}, teatest.WithDuration(10*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
+}
+
+func press(tm *teatest.TestModel, keys ...string) {
+	for _, k := range keys {
+		tm.Send(keyMsg(k))
+	}
+}
+
+func finish(t *testing.T, tm *teatest.TestModel) Model {
+	t.Helper()
+	press(tm, "q")
+	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
+	m := tm.FinalModel(t).(Model)
+	m.Close()
+	return m
+}
+
+func TestFlowOpenFilterDetailResolveAndSeeTheCountMove(t *testing.T) {
+	l := fixture(t)
+	tm := teatest.NewTestModel(t, New(liveConfig(l)), teatest.WithInitialTermSize(110, 30))
+	waitFor(t, tm, "[unknown 2]", "notify-1")
+
+	press(tm, "8", "/")
+	tm.Type("notify-1")
+	press(tm, "enter")
+	waitFor(t, tm, `search "notify-1"`, "1–1")
+
+	press(tm, "enter")
+	waitFor(t, tm, "acme / notify-1", "Attempts (1)")
+	press(tm, "c")
+	waitFor(t, tm, "sandbox delivered sbx_")
+
+	press(tm, "a")
+	waitFor(t, tm, "Mark applied")
+	press(tm, "tab")
+	tm.Type("the sandbox holds the delivery")
+	press(tm, "enter")
+	waitFor(t, tm, "Write this decision", "operator   alice")
+	press(tm, "y")
+	waitFor(t, tm, "unknown 1 ", "recorded for alice")
+
+	finish(t, tm)
+	d := l.get(t, "acme", "notify-1")
+	if d.Operation.State != model.StateApplied || len(d.Decisions) != 1 || !strings.HasPrefix(d.Decisions[0].Evidence, "sbx_") {
+		t.Fatalf("ledger: %+v %+v", d.Operation, d.Decisions)
+	}
+}
+
+func TestFlowAnotherWriterShowsUpWithinARefresh(t *testing.T) {
+	l := fixture(t)
+	tm := teatest.NewTestModel(t, New(liveConfig(l)), teatest.WithInitialTermSize(110, 30))
+	waitFor(t, tm, "[unknown 2]")
+	other := l.second(t)
+	if res, _ := other.Call(context.Background(), model.Request{Tenant: "umbrella", Key: "late-night-page", Tool: "send_notification",
+		PayloadVersion: 1, Args: []byte(`{"to":"oncall@umbrella.example","body":"t-virus"}`)},
+		reconcile.CallOptions{Faults: provider.Faults{LoseReply: true}}); res.Class != model.ClassUnknown {
+		t.Fatalf("want unknown, got %+v", res)
+	}
+	waitFor(t, tm, "[unknown 3]", "late-night-page", "umbrella")
+	finish(t, tm)
+}
+
+// The Lab screen runs a scenario with real worker processes — this
+// package's binary, built once for the test run.
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+func retrysafeBinary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "retrysafe-ui-test-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "retrysafe")
+		out, err := exec.Command("go", "build", "-o", binPath, "retrysafe").CombinedOutput()
+		if err != nil {
+			binErr = err
+			binPath = string(out)
+		}
+	})
+	if binErr != nil {
+		t.Fatalf("building retrysafe for the lab's workers: %v\n%s", binErr, binPath)
+	}
+	return binPath
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" && binErr == nil {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
+
+func TestFlowLabScreenRunsAScenarioAndShowsItsRow(t *testing.T) {
+	l := fixture(t)
+	cfg := liveConfig(l)
+	cfg.Lab = &lab.Runner{Exe: retrysafeBinary(t), WorkerArgs: []string{"__worker"}, ProviderDB: l.sb.Path()}
+	cfg.LabScenarios, cfg.LabTenant = lab.Scenarios(), lab.LabTenant
+	tm := teatest.NewTestModel(t, New(cfg), teatest.WithInitialTermSize(120, 36))
+	waitFor(t, tm, "[unknown 2]")
+	press(tm, "L")
+	waitFor(t, tm, "Lab", "stops before commit, retried with the same key")
+	press(tm, "enter")
+	waitFor(t, tm, "before-commit-same-key", "✓ holds", "effects 0 → 1", "expected 0 → 1")
+	// The keys it created can be opened from the row.
+	press(tm, "1")
+	waitFor(t, tm, "lab / ", "APPLIED")
+	press(tm, "esc")
+	waitFor(t, tm, "effects 0 → 1")
+	m := finish(t, tm)
+	if m.lab.row == nil || !m.lab.row.OK || m.lab.row.Before != 0 || m.lab.row.After != 1 || len(m.lab.row.Keys) == 0 {
+		t.Fatalf("lab row: %+v", m.lab.row)
+	}
+	d := l.get(t, lab.LabTenant, m.lab.row.Keys[0])
+	if d.Operation.State != model.StateApplied {
+		t.Fatalf("the scenario's operation is %s", d.Operation.State)
+	}
+}
+

@@ -1,0 +1,220 @@
+package ui
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"retrysafe/model"
+)
+
+// fit truncates plain text s to width w cells (ending in "…" when cut) and
+// pads it with spaces to exactly w. Cells are cut by display width, so wide
+// characters in keys and subjects never break the table's columns.
+func fit(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	s = oneLine(s)
+	if ansi.StringWidth(s) > w {
+		s = ansi.Truncate(s, w, "…")
+	}
+	if pad := w - ansi.StringWidth(s); pad > 0 {
+		s += strings.Repeat(" ", pad)
+	}
+	return s
+}
+
+// fitRight is fit, aligned to the right (numbers).
+func fitRight(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	s = oneLine(s)
+	if ansi.StringWidth(s) > w {
+		s = ansi.Truncate(s, w, "…")
+	}
+	if pad := w - ansi.StringWidth(s); pad > 0 {
+		s = strings.Repeat(" ", pad) + s
+	}
+	return s
+}
+
+// clipMiddle shortens s to w cells keeping both ends ("/var/…/demo.db"): the
+// end of a path or key is usually what tells two apart.
+func clipMiddle(s string, w int) string {
+	if ansi.StringWidth(s) <= w {
+		return s
+	}
+	if w <= 1 {
+		return ansi.Truncate(s, w, "")
+	}
+	r := []rune(s)
+	tail := (w - 1) / 2
+	head := w - 1 - tail
+	for ansi.StringWidth(string(r[:head])) > head && head > 0 {
+		head--
+	}
+	return string(r[:head]) + "…" + string(r[len(r)-tail:])
+}
+
+// oneLine turns line breaks and tabs into spaces so a value never breaks a
+// row.
+func oneLine(s string) string {
+	if !strings.ContainsAny(s, "\n\r\t") {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\r' || r == '\t' {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// padRight pads styled text (which may hold escape codes) to w cells.
+func padRight(s string, w int) string {
+	if pad := w - ansi.StringWidth(s); pad > 0 {
+		return s + strings.Repeat(" ", pad)
+	}
+	return s
+}
+
+// truncate cuts styled text to w cells.
+func truncate(s string, w int) string {
+	if ansi.StringWidth(s) <= w {
+		return s
+	}
+	return ansi.Truncate(s, w, "…")
+}
+
+// age renders how long ago t was, in the largest whole unit: 12s, 5m, 3h, 2d.
+func age(now, t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	d := now.Sub(t)
+	switch {
+	case d < 0:
+		return "now"
+	case d < time.Minute:
+		return strconv.Itoa(int(d/time.Second)) + "s"
+	case d < time.Hour:
+		return strconv.Itoa(int(d/time.Minute)) + "m"
+	case d < 48*time.Hour:
+		return strconv.Itoa(int(d/time.Hour)) + "h"
+	default:
+		return strconv.Itoa(int(d/(24*time.Hour))) + "d"
+	}
+}
+
+// count renders n with thousands separators: 1,000,000.
+func count(n int) string {
+	s := strconv.Itoa(n)
+	if n < 0 {
+		return s
+	}
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// compact renders n in at most four cells: 999, 12k, 350k, 1.2M.
+func compact(n int) string {
+	switch {
+	case n < 1000:
+		return strconv.Itoa(n)
+	case n < 10_000:
+		return strconv.FormatFloat(float64(n)/1000, 'f', 1, 64) + "k"
+	case n < 1_000_000:
+		return strconv.Itoa(n/1000) + "k"
+	default:
+		return strconv.FormatFloat(float64(n)/1_000_000, 'f', 1, 64) + "M"
+	}
+}
+
+// dur renders an attempt's duration the way people read them.
+func dur(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "-"
+	case d < time.Millisecond:
+		return strconv.Itoa(int(d/time.Microsecond)) + "µs"
+	case d < time.Second:
+		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64) + "ms"
+	default:
+		return strconv.FormatFloat(d.Seconds(), 'f', 2, 64) + "s"
+	}
+}
+
+// or returns s, or alt when s is empty.
+func or(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
+}
+
+// toolShort is a tool's name in a narrow table column.
+func toolShort(tool string) string {
+	switch tool {
+	case "create_support_task":
+		return "task"
+	case "create_report_job":
+		return "report"
+	case "send_notification":
+		return "notify"
+	}
+	return tool
+}
+
+// stateLabel is how a state reads in a tab of the given tier (0 full, 1
+// short, 2 tiny). "unknown" is never shortened: it is the word the screen
+// exists for.
+func stateLabel(st model.State, tier int) string {
+	if tier == 0 || st == model.StateUnknown {
+		return string(st)
+	}
+	short := map[model.State][2]string{
+		model.StateInProgress: {"in-prog", "prog"},
+		model.StateNotApplied: {"not-appl", "n/a"},
+		model.StateFailed:     {"failed", "fail"},
+		model.StateApplied:    {"applied", "ok"},
+		model.StateSuperseded: {"supersd", "sup"},
+		model.StateAuthorized: {"authzd", "auth"},
+	}
+	return short[st][tier-1]
+}
+
+// actionVerb is how a decision reads in a sentence.
+func actionVerb(a model.Action) string {
+	switch a {
+	case model.ActionMarkApplied:
+		return "mark applied"
+	case model.ActionMarkNotApplied:
+		return "mark not applied"
+	case model.ActionAuthorizeKey:
+		return "authorize a new key"
+	}
+	return string(a)
+}
+
+// actionTarget is the state an action moves an operation to.
+func actionTarget(a model.Action) model.State {
+	switch a {
+	case model.ActionMarkApplied:
+		return model.StateApplied
+	case model.ActionMarkNotApplied:
+		return model.StateNotApplied
+	case model.ActionAuthorizeKey:
+		return model.StateSuperseded
+	}
+	return ""
+}

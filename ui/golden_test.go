@@ -1,0 +1,124 @@
+package ui
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"retrysafe/model"
+)
+
+// Golden views: the screen as text (escape codes stripped, the colour
+// profile pinned), compared with testdata/NAME.golden. After a deliberate
+// change to the layout: go test ./ui -run TestGolden -update, and read the
+// diff before committing it.
+
+// updating reports -update. The flag itself is registered by
+// charmbracelet/x/exp/golden (teatest imports it); defining it twice
+// would panic, so it is looked up.
+func updating() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	// Trailing spaces carry no meaning on a terminal; keeping them out
+	// keeps the files readable in a diff.
+	lines := strings.Split(got, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	got = strings.Join(lines, "\n") + "\n"
+	if updating() {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Fatalf("%s differs from the golden file:\n--- want\n%s\n--- got\n%s", name, want, got)
+	}
+}
+
+// pinAttempts fixes the two fields the call path takes from the wall clock
+// (an attempt's start and duration), so the detail's golden holds still.
+func pinAttempts(msg tea.Msg) tea.Msg {
+	d, ok := msg.(detailMsg)
+	if !ok || d.Detail == nil {
+		return msg
+	}
+	cp := *d.Detail
+	cp.Attempts = append([]model.Attempt(nil), d.Detail.Attempts...)
+	for i := range cp.Attempts {
+		cp.Attempts[i].StartedAt = cp.Operation.CreatedAt.Add(time.Duration(i) * time.Second)
+		cp.Attempts[i].Duration = time.Duration(i+1) * 1500 * time.Microsecond
+	}
+	d.Detail = &cp
+	return d
+}
+
+func TestGoldenEmptyState(t *testing.T) {
+	h := open(t, config(newLedger(t)), 100, 24)
+	golden(t, "empty_state", h.view())
+}
+
+func TestGoldenListWithSeveralStatesAndTenants(t *testing.T) {
+	h := open(t, config(fixture(t)), 120, 24)
+	h.keys("8")
+	golden(t, "list_all_states", h.view())
+}
+
+func TestGoldenDetailWithAttemptsAndDecisions(t *testing.T) {
+	h := open(t, config(fixture(t)), 110, 60)
+	h.pin = pinAttempts
+	h.keys("3", "enter")
+	h.contains("acme / notify-contra")
+	golden(t, "detail_attempts_decisions", h.view())
+}
+
+func TestGoldenConfirmation(t *testing.T) {
+	h := open(t, config(fixture(t)), 100, 24)
+	h.keys("a")
+	h.typeText("sbx_12")
+	h.keys("tab")
+	h.typeText("found it in the provider's log")
+	h.keys("enter")
+	golden(t, "confirm_mark_applied", h.view())
+}
+
+func TestGoldenErrorBanner(t *testing.T) {
+	l := fixture(t)
+	h := open(t, config(l), 100, 24)
+	h.keys("a")
+	h.typeText("sbx_12")
+	h.keys("tab")
+	h.typeText("seen it")
+	h.keys("enter")
+	l.decide(t, model.ActionMarkNotApplied, "acme", "notify-1")
+	h.keys("y")
+	golden(t, "banner_stale_decision", h.view())
+}
+
+func TestGolden80x24(t *testing.T) {
+	h := open(t, config(fixture(t)), 80, 24)
+	golden(t, "layout_80x24_list", h.view())
+	h.pin = pinAttempts
+	h.keys("enter")
+	golden(t, "layout_80x24_detail", h.view())
+	h.keys("esc", "8")
+	golden(t, "layout_80x24_all", h.view())
+}

@@ -1,0 +1,240 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"retrysafe/model"
+)
+
+// The chrome every screen shares: the header (which ledger, whose view,
+// how fresh), the state tabs with live counts, and the banner.
+
+type bannerKind int
+
+const (
+	bannerInfo bannerKind = iota
+	bannerOK
+	bannerErr
+)
+
+// banner is one line of news: a decision written, a decision refused and
+// why, a failure to read the ledger.
+type banner struct {
+	kind bannerKind
+	text string
+	at   time.Time
+}
+
+// tabStates is the tabs' order: the states that need a person first, then
+// every operation ("" = all).
+var tabStates = append(append([]model.State{}, model.AllStates...), "")
+
+func (m Model) headerLine(e env) string {
+	s := m.styles
+	sep := s.Muted.Render(" │ ")
+	scope := s.HeaderKey.Render("tenant ") + s.HeaderVal.Render(m.scope)
+	if m.scope == "" {
+		scope = s.HeaderVal.Render("all tenants")
+	}
+	// The right-hand group is never cut: read-only, the unknown alarm and
+	// freshness are what the screen must not hide.
+	var right []string
+	if m.busy() && !m.cfg.NoTimers {
+		right = append(right, m.spin.View())
+	}
+	if m.cfg.ReadOnly {
+		right = append(right, s.ReadOnly.Render(" READ-ONLY "))
+	}
+	if n := m.counts.ByState[model.StateUnknown]; n > 0 && m.loadErr == nil {
+		right = append(right, s.Alarm.Render(fmt.Sprintf(" %s UNKNOWN ", count(n))))
+	}
+	status := func(mode int) string {
+		switch {
+		case m.loadErr != nil:
+			return s.BannerErr.Render("⚠ cannot read ledger")
+		case m.watchErr != nil:
+			return s.Contra.Render("⚠ live refresh failing")
+		case m.refreshedAt.IsZero() || mode == 2:
+			return ""
+		case mode == 0:
+			return s.Muted.Render("refreshed " + m.refreshedAt.In(e.loc).Format("15:04:05"))
+		}
+		return s.Muted.Render(m.refreshedAt.In(e.loc).Format("15:04:05"))
+	}
+	left := func(ledger string, opLabel bool) string {
+		op := s.HeaderVal.Render(m.cfg.Operator)
+		if opLabel {
+			op = s.HeaderKey.Render("operator ") + op
+		}
+		return " " + s.App.Render("retrysafe") + sep + s.HeaderVal.Render(ledger) + sep + scope + sep + op
+	}
+	// From the most to the least said, until it fits: the time loses its
+	// label, the ledger's path is shortened in the middle, the operator
+	// loses its label, the time goes.
+	for _, mode := range []int{0, 1, 2} {
+		r := strings.Join(append(append([]string{}, right...), status(mode)), " ")
+		for _, opLabel := range []bool{true, false} {
+			l := left(m.cfg.Ledger, opLabel)
+			over := ansi.StringWidth(l) + ansi.StringWidth(r) + 1 - m.width
+			if over <= 0 {
+				return spread(l, r, m.width)
+			}
+			if keep := ansi.StringWidth(m.cfg.Ledger) - over; keep >= 12 {
+				return spread(left(clipMiddle(m.cfg.Ledger, keep), opLabel), r, m.width)
+			}
+		}
+	}
+	r := strings.Join(right, " ")
+	return spread(left(clipMiddle(m.cfg.Ledger, 12), false), r, m.width)
+}
+
+// spread puts left and right on one line of width w.
+func spread(left, right string, w int) string {
+	lw, rw := ansi.StringWidth(left), ansi.StringWidth(right)
+	if lw+rw+1 > w {
+		if right == "" || lw+1 >= w {
+			return truncate(left, w)
+		}
+		left = truncate(left, w-rw-1)
+		lw = ansi.StringWidth(left)
+	}
+	return left + strings.Repeat(" ", max(w-lw-rw, 1)) + right
+}
+
+// tabsLine shows every state with its live count, unknown first. When
+// operations are unknown that tab is drawn in the alarm colour wherever the
+// cursor is. The active tab is bracketed (visible without colour, too). It
+// tries shorter labels, numbers and gaps until the line fits.
+func (m Model) tabsLine(e env) string {
+	active := -1
+	if m.screen == screenList {
+		active = m.list.tab
+	}
+	// A wide gap reads better than a long label: shorten labels first.
+	for _, try := range []struct {
+		tier  int
+		short bool
+		gap   string
+	}{{0, false, "  "}, {0, true, "  "}, {1, false, "  "}, {1, true, "  "}, {1, true, " "}, {2, true, "  "}, {2, true, " "}} {
+		if line := m.renderTabs(active, try.tier, try.short, try.gap); ansi.StringWidth(line) <= m.width {
+			return line
+		}
+	}
+	return truncate(m.renderTabs(active, 2, true, " "), m.width)
+}
+
+func (m Model) renderTabs(active, tier int, short bool, gap string) string {
+	s := m.styles
+	num := count
+	if short {
+		num = compact
+	}
+	unknown := m.counts.ByState[model.StateUnknown]
+	var parts []string
+	for i, st := range tabStates {
+		label := "all"
+		n := m.counts.Total
+		if st != "" {
+			label = stateLabel(st, tier)
+			n = m.counts.ByState[st]
+		}
+		text := label + " " + num(n)
+		if !m.countsOK {
+			text = label + " ·"
+		}
+		hot := st == model.StateUnknown && unknown > 0
+		style := s.Tab
+		switch {
+		case hot && i == active:
+			style = s.TabHotAct
+		case hot:
+			style = s.TabHot
+		case i == active:
+			style = s.TabActive
+		}
+		if i == active {
+			text = "[" + text + "]"
+		}
+		parts = append(parts, style.Render(text))
+	}
+	line := " " + strings.Join(parts, gap)
+	if m.counts.Contradicted > 0 && tier == 0 {
+		line += gap + s.Contra.Render(fmt.Sprintf("! %s contradicted", num(m.counts.Contradicted)))
+	}
+	return line
+}
+
+// bannerLines is the banner, wrapped: a refusal that says what changed is
+// worth three lines more than it is worth being cut off.
+func (m Model) bannerLines() []string {
+	if m.banner.text == "" {
+		return nil
+	}
+	s := m.styles
+	style, mark := s.BannerInfo, "•"
+	switch m.banner.kind {
+	case bannerErr:
+		style, mark = s.BannerErr, "✗"
+	case bannerOK:
+		style, mark = s.BannerOK, "✓"
+	}
+	text := m.banner.text
+	if m.banner.kind == bannerErr {
+		text += "  (esc dismisses)"
+	}
+	wrapped := strings.Split(ansi.Wrap(text, max(m.width-4, 20), " "), "\n")
+	if len(wrapped) > maxBannerLines {
+		wrapped = wrapped[:maxBannerLines]
+		wrapped[maxBannerLines-1] = truncate(wrapped[maxBannerLines-1]+"…", m.width-4)
+	}
+	out := make([]string, len(wrapped))
+	for i, l := range wrapped {
+		lead := "   "
+		if i == 0 {
+			lead = " " + mark + " "
+		}
+		out[i] = style.Render(lead + l)
+	}
+	return out
+}
+
+const maxBannerLines = 3
+
+// emptyView is what an empty ledger shows instead of an empty table: how to
+// get data into it, with commands that can be pasted as they are.
+func (m Model) emptyView(e env, height int) string {
+	s := m.styles
+	db := e.ledger
+	lines := []string{
+		"",
+		s.Title.Render("This ledger is empty.") + s.Muted.Render("  "+db),
+		"",
+		"Nothing has been recorded here yet. To see the console at work:",
+		"",
+		"  " + s.Key.Render("retrysafe demo"),
+		s.Muted.Render("      builds demo.db with several tenants and unknown outcomes to settle, and opens it"),
+		"",
+		"  " + s.Key.Render(fmt.Sprintf("retrysafe call --db %s --tenant acme --key order-1 \\", shellQuote(db))),
+		"  " + s.Key.Render(`      --tool create_support_task --args '{"subject":"Printer on fire"}'`),
+		s.Muted.Render("      records one tool call here; add --tool send_notification --fault lose-reply"),
+		s.Muted.Render(`      (args {"to":…,"body":…}) to make an unknown outcome`),
+		"",
+		s.Muted.Render("This screen refreshes by itself as soon as operations arrive."),
+	}
+	var b strings.Builder
+	for _, l := range lines {
+		b.WriteString("  " + l + "\n")
+	}
+	return b.String()
+}
+
+func shellQuote(s string) string {
+	if s != "" && !strings.ContainsAny(s, " '\"\\$`!*?&;|<>(){}[]#~") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

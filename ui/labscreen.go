@@ -1,0 +1,278 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+
+	"retrysafe/lab"
+)
+
+// The Lab screen: pick a scenario, run it for real against the open ledger
+// under a tenant of its own, watch its steps stream in, and read the
+// before → after row. Worker processes that die are the point of the show;
+// the console keeps responding while they do, because the run lives in a
+// goroutine that only talks to the model through messages.
+
+// labStartedMsg hands the model the channel the run reports on.
+type labStartedMsg struct {
+	Seq    int
+	Events <-chan tea.Msg
+}
+
+// labStepMsg is one step of the running scenario.
+type labStepMsg struct {
+	Seq    int
+	Step   lab.Step
+	Events <-chan tea.Msg
+}
+
+// labDoneMsg is the scenario's row (or why it could not run).
+type labDoneMsg struct {
+	Seq int
+	Row lab.Row
+	Err error
+}
+
+// maxLabSteps bounds the steps kept on screen.
+const maxLabSteps = 200
+
+type labModel struct {
+	keys      labKeys
+	scenarios []lab.Scenario
+	cursor    int
+	seq       int
+	running   bool
+	scenario  lab.Scenario // running or last run
+	steps     []lab.Step
+	row       *lab.Row
+	err       error
+	started   time.Time
+	finished  time.Time
+}
+
+func newLab(sc []lab.Scenario) labModel { return labModel{keys: newLabKeys(), scenarios: sc} }
+
+// startLab runs one scenario in the background. Its steps and its row come
+// back as messages read off one channel, one at a time.
+func startLab(ctx context.Context, r LabRunner, ledger, tenant, id string, seq int) tea.Cmd {
+	return func() tea.Msg {
+		events := make(chan tea.Msg, 64)
+		go func() {
+			defer close(events)
+			row, err := r.RunIn(ctx, ledger, tenant, id, func(s lab.Step) {
+				select {
+				case events <- labStepMsg{Seq: seq, Step: s}:
+				case <-ctx.Done():
+				}
+			})
+			select {
+			case events <- labDoneMsg{Seq: seq, Row: row, Err: err}:
+			case <-ctx.Done():
+			}
+		}()
+		return labStartedMsg{Seq: seq, Events: events}
+	}
+}
+
+// nextLabEvent waits for the run's next message.
+func nextLabEvent(events <-chan tea.Msg) tea.Cmd {
+	return func() tea.Msg {
+		msg, ok := <-events
+		if !ok {
+			return nil
+		}
+		if s, ok := msg.(labStepMsg); ok {
+			s.Events = events
+			return s
+		}
+		return msg
+	}
+}
+
+func (l labModel) update(msg tea.Msg, e env) (labModel, tea.Cmd) {
+	switch msg := msg.(type) {
+	case labStartedMsg:
+		if msg.Seq != l.seq {
+			return l, nil
+		}
+		return l, nextLabEvent(msg.Events)
+	case labStepMsg:
+		if msg.Seq != l.seq {
+			return l, nil
+		}
+		l.steps = append(l.steps, msg.Step)
+		if len(l.steps) > maxLabSteps {
+			l.steps = l.steps[len(l.steps)-maxLabSteps:]
+		}
+		return l, nextLabEvent(msg.Events)
+	case labDoneMsg:
+		if msg.Seq != l.seq {
+			return l, nil
+		}
+		l.running, l.finished = false, e.now
+		row := msg.Row
+		l.row, l.err = &row, msg.Err
+		return l, nil
+	}
+	return l, nil
+}
+
+func (l labModel) key(msg tea.KeyMsg, e env, cfg Config) (labModel, tea.Cmd) {
+	k := l.keys
+	switch {
+	case key.Matches(msg, k.Back):
+		return l, emit(backMsg{})
+	case key.Matches(msg, k.Up):
+		l.cursor = max(l.cursor-1, 0)
+	case key.Matches(msg, k.Down):
+		l.cursor = min(l.cursor+1, len(l.scenarios)-1)
+	case key.Matches(msg, k.Run):
+		if l.running || len(l.scenarios) == 0 {
+			return l, nil
+		}
+		if e.readOnly {
+			return l, emit(bannerMsg{kind: bannerErr, text: "Read-only console: the lab writes to the ledger, so it cannot run here. Reopen without --read-only."})
+		}
+		l.seq++
+		l.running, l.scenario, l.steps, l.row, l.err = true, l.scenarios[l.cursor], nil, nil, nil
+		l.started = e.now
+		return l, startLab(e.ctx, cfg.Lab, e.st.Path(), cfg.LabTenant, l.scenario.ID, l.seq)
+	case key.Matches(msg, k.Open):
+		if l.row == nil {
+			return l, nil
+		}
+		i := int(msg.String()[0] - '1')
+		if i < len(l.row.Keys) {
+			return l, emit(openDetailMsg{Target: detailTarget{Tenant: l.row.Tenant, Key: l.row.Keys[i]}})
+		}
+	}
+	return l, nil
+}
+
+func (l labModel) keyMap(e env) keyMap {
+	k := l.keys
+	run := enabled(k.Run, !e.readOnly && !l.running)
+	open := enabled(k.Open, l.row != nil && len(l.row.Keys) > 0)
+	short := []key.Binding{k.Up, k.Down, run, open, k.Back}
+	return keyMap{short: short, full: [][]key.Binding{short}}
+}
+
+func (l labModel) view(e env, w, h int, spin, tenant string) string {
+	s := e.styles
+	var out []string
+	add := func(str string) { out = append(out, str) }
+	// wrap adds text wrapped to the width, with a hanging indent.
+	wrap := func(lines *[]string, label, text string) {
+		lead := "   " + s.Label.Render(label)
+		indent := strings.Repeat(" ", 3+ansi.StringWidth(label))
+		for i, l := range strings.Split(ansi.Wrap(text, max(w-len(indent)-1, 20), " "), "\n") {
+			if i == 0 {
+				*lines = append(*lines, lead+l)
+			} else {
+				*lines = append(*lines, indent+l)
+			}
+		}
+	}
+	add(" " + s.Title.Render("Lab") + s.Muted.Render(" · real worker processes that die mid-call, run under tenant \""+tenant+"\""))
+	add("")
+	if len(l.scenarios) == 0 {
+		add(s.Muted.Render("  No scenarios are available in this build."))
+		return strings.Join(out, "\n")
+	}
+	// The expected column only where it fits beside the names; the
+	// selected scenario's panel says it in full anyway.
+	expW := 0
+	if w >= 100 {
+		expW = 26
+	}
+	nameW := max(w-expW-6, 20)
+	for i, sc := range l.scenarios {
+		line := fit(sc.Name, nameW)
+		if expW > 0 {
+			line += " " + fit(sc.Expected, expW)
+		}
+		if i == l.cursor {
+			add(" " + s.Selected.Render("› "+line))
+		} else {
+			add("   " + line)
+		}
+	}
+	add("")
+	sc := l.scenario
+	if sc.ID == "" || (!l.running && l.cursor < len(l.scenarios) && l.scenarios[l.cursor].ID != sc.ID) {
+		// Nothing run yet, or another scenario selected: say what enter does.
+		sel := l.scenarios[l.cursor]
+		add(" " + s.Section.Render(sel.ID) + s.Muted.Render("  enter runs it against this ledger"))
+		wrap(&out, "first call  ", sel.FirstCall)
+		wrap(&out, "next        ", sel.NextAttempt)
+		wrap(&out, "expected    ", sel.Expected)
+		if sc.ID != "" && l.row != nil {
+			add("")
+			add(s.Muted.Render(fmt.Sprintf("   last run: %s — %s", sc.ID, map[bool]string{true: "held", false: "did not hold"}[l.row.OK && l.err == nil])))
+		}
+		return strings.Join(out, "\n")
+	}
+	status := ""
+	switch {
+	case l.running:
+		status = spin + " running " + e.now.Sub(l.started).Truncate(100*time.Millisecond).String()
+	case l.err != nil:
+		status = s.BannerErr.Render("✗ could not run")
+	case l.row != nil && l.row.OK:
+		status = s.BannerOK.Render("✓ holds")
+	case l.row != nil:
+		status = s.BannerErr.Render("✗ does not hold")
+	}
+	add(spread(" "+s.Section.Render(sc.ID), status+" ", w))
+
+	var result []string
+	if l.err != nil {
+		wrap(&result, "", s.BannerErr.Render(oneLine(l.err.Error())))
+	}
+	if r := l.row; r != nil && l.err == nil {
+		verdict := fmt.Sprintf("%d → %d", r.Before, r.After)
+		if r.OK {
+			verdict = s.BannerOK.Render(verdict)
+		} else {
+			verdict = s.BannerErr.Render(verdict)
+		}
+		result = append(result, "   "+s.Label.Render("effects     ")+verdict+s.Muted.Render("   expected ")+r.Expected)
+		wrap(&result, "ledger      ", r.Ledger)
+		if r.FirstResult != "" {
+			wrap(&result, "first call  ", r.FirstResult)
+		}
+		if r.NextResult != "" {
+			wrap(&result, "next        ", r.NextResult)
+		}
+		for _, f := range r.Failures {
+			wrap(&result, "✗ ", f)
+		}
+		if len(r.Keys) > 0 {
+			var keys []string
+			for i, k := range r.Keys {
+				if i >= 9 {
+					break
+				}
+				keys = append(keys, s.Key.Render(fmt.Sprint(i+1))+" "+s.Link.Render(k))
+			}
+			wrap(&result, "open        ", strings.Join(keys, "   "))
+		}
+	}
+	// Steps fill what the result leaves, newest last.
+	room := h - len(out) - len(result)
+	steps := l.steps
+	if room < len(steps) {
+		steps = steps[len(steps)-max(room, 0):]
+	}
+	for _, st := range steps {
+		add("   " + s.Muted.Render("• "+truncate(st.Text, w-6)))
+	}
+	out = append(out, result...)
+	return strings.Join(out, "\n")
+}

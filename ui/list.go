@@ -1,0 +1,626 @@
+package ui
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/cursor"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+
+	"retrysafe/model"
+	"retrysafe/store"
+)
+
+// The operations list: state tabs, a search, and one page of the ledger at
+// a time, newest first. The page is as long as the screen and is read by
+// keyset (row id), so moving through a million operations costs the same
+// as moving through ten, and memory holds one screenful.
+
+type intentKind int
+
+const (
+	intentIndex intentKind = iota // put the cursor on row index
+	intentKeep                    // stay on operation id (else on row index)
+	intentBelow                   // first row older than id
+	intentAbove                   // last row newer than id
+	intentLast                    // the last row
+)
+
+// cursorIntent says where the cursor goes when the page it asked for
+// arrives.
+type cursorIntent struct {
+	kind  intentKind
+	id    int64
+	index int
+}
+
+// searchDebounce is how long typing pauses before the search runs.
+const searchDebounce = 250 * time.Millisecond
+
+// searchTickMsg fires when typing has paused.
+type searchTickMsg struct{ Seq int }
+
+type listModel struct {
+	keys  listKeys
+	input textinput.Model
+	// typing: the search field has the keyboard.
+	typing     bool
+	query      string
+	contraOnly bool
+	tab        int
+	started    bool
+	// autoTab: the first tab is chosen from the counts (unknown if any
+	// operation is unknown, else all) until the user picks one.
+	autoTab bool
+
+	rows   []model.Operation
+	cursor int
+	anchor anchor
+	offset int
+	limit  int
+	width  int
+
+	seq       int
+	loading   bool
+	slow      bool // a search: may scan; worth a spinner
+	intent    cursorIntent
+	err       error
+	searchSeq int
+}
+
+func newList(r *lipgloss.Renderer) listModel {
+	in := textinput.New()
+	in.Prompt = "/ "
+	in.Placeholder = "key, subject or trace id"
+	in.CharLimit = 200
+	in.PromptStyle = r.NewStyle().Bold(true)
+	in.TextStyle = r.NewStyle()
+	in.PlaceholderStyle = r.NewStyle().Faint(true)
+	in.Cursor.Style = r.NewStyle().Reverse(true)
+	in.Cursor.TextStyle = r.NewStyle()
+	// A steady cursor: no blink timer redrawing the screen twice a second.
+	in.Cursor.SetMode(cursor.CursorStatic)
+	return listModel{keys: newListKeys(), input: in, autoTab: true, tab: 0, limit: 10}
+}
+
+func (l listModel) selected() (model.Operation, bool) {
+	if l.cursor < 0 || l.cursor >= len(l.rows) {
+		return model.Operation{}, false
+	}
+	return l.rows[l.cursor], true
+}
+
+func (l listModel) state() model.State { return tabStates[l.tab] }
+
+func (l listModel) query_(e env) store.ListQuery {
+	return store.ListQuery{Tenant: e.scope, State: l.state(), Search: l.query, Contradicted: l.contraOnly}
+}
+
+// total is how many operations match the filters, when the counts say so
+// (a search does not have a count: that would mean scanning for it).
+func (l listModel) total(e env) int {
+	if !e.countsOK || l.query != "" {
+		return -1
+	}
+	if l.contraOnly {
+		if l.state() == "" {
+			return e.counts.Contradicted
+		}
+		return -1
+	}
+	if l.state() == "" {
+		return e.counts.Total
+	}
+	return e.counts.ByState[l.state()]
+}
+
+// start loads the first page, once.
+func (l listModel) start(e env) (listModel, tea.Cmd) {
+	if l.started {
+		return l, nil
+	}
+	l.started = true
+	if l.autoTab {
+		l.tab = len(tabStates) - 1
+		if e.counts.ByState[model.StateUnknown] > 0 {
+			l.tab = 0
+		}
+	}
+	return l.load(e, anchor{kind: anchorTop}, 0, cursorIntent{kind: intentIndex})
+}
+
+// rescope forgets the page for a new tenant scope; start reloads it.
+func (l listModel) rescope() listModel {
+	l.started, l.rows, l.cursor, l.anchor, l.offset = false, nil, 0, anchor{}, 0
+	return l
+}
+
+func (l listModel) load(e env, a anchor, offset int, in cursorIntent) (listModel, tea.Cmd) {
+	l.seq++
+	l.loading, l.slow, l.intent = true, l.query != "", in
+	req := pageReq{Seq: l.seq, Query: l.query_(e), Anchor: a, Limit: l.limit, Offset: offset, Total: l.total(e)}
+	if in.kind == intentKeep {
+		req.KeepID, req.KeepPos = in.id, l.offset+l.cursor
+		if len(l.rows) > 0 {
+			req.OldTopID = l.rows[0].ID
+		}
+	}
+	return l, loadPage(e.ctx, e.st, req)
+}
+
+// reload re-reads the page on screen, keeping the cursor on its operation.
+func (l listModel) reload(e env) (listModel, tea.Cmd) {
+	if !l.started {
+		return l, nil
+	}
+	in := cursorIntent{kind: intentIndex, index: l.cursor}
+	if op, ok := l.selected(); ok {
+		in = cursorIntent{kind: intentKeep, id: op.ID, index: l.cursor}
+	}
+	return l.load(e, l.anchor, l.offset, in)
+}
+
+// resize sets the page length to what fits and reloads if it changed.
+func (l listModel) resize(e env, w, h int) (listModel, tea.Cmd) {
+	l.width = w
+	if h == l.limit {
+		return l, nil
+	}
+	l.limit = h
+	if !l.started {
+		return l, nil
+	}
+	return l.reload(e)
+}
+
+// loaded takes a page that arrived.
+func (l listModel) loaded(msg pageMsg, e env) (listModel, tea.Cmd) {
+	if msg.Seq != l.seq {
+		return l, nil // an answer for filters or a page the screen has left
+	}
+	l.loading, l.slow = false, false
+	if msg.Err != nil {
+		l.err = msg.Err
+		return l, nil
+	}
+	l.err = nil
+	l.rows, l.anchor, l.offset = msg.Rows, msg.Anchor, msg.Offset
+	l.cursor = l.place(l.intent)
+	return l, nil
+}
+
+func (l listModel) place(in cursorIntent) int {
+	n := len(l.rows)
+	if n == 0 {
+		return 0
+	}
+	clamp := func(i int) int { return max(0, min(i, n-1)) }
+	switch in.kind {
+	case intentKeep:
+		for i, r := range l.rows {
+			if r.ID == in.id {
+				return i
+			}
+		}
+		return clamp(in.index)
+	case intentBelow:
+		for i, r := range l.rows {
+			if r.ID < in.id {
+				return i
+			}
+		}
+		return n - 1
+	case intentAbove:
+		for i := n - 1; i >= 0; i-- {
+			if l.rows[i].ID > in.id {
+				return i
+			}
+		}
+		return 0
+	case intentLast:
+		return n - 1
+	}
+	return clamp(in.index)
+}
+
+// atTop: no row is newer than the page's first. Pages anchored elsewhere
+// ask the ledger (a page above that comes back short falls back to the top).
+func (l listModel) atTop() bool {
+	return l.anchor.kind == anchorTop || l.anchor.kind == anchorBottom && l.offset == 0
+}
+
+// full: the page is as long as it may be, so older rows may follow.
+func (l listModel) full() bool { return len(l.rows) >= l.limit && l.anchor.kind != anchorBottom }
+
+func (l listModel) up(e env) (listModel, tea.Cmd) {
+	if l.cursor > 0 {
+		l.cursor--
+		return l, nil
+	}
+	if l.atTop() || len(l.rows) == 0 || l.loading {
+		return l, nil
+	}
+	first := l.rows[0].ID
+	return l.load(e, anchor{kind: anchorAfter, id: first}, max(0, l.offset-l.limit), cursorIntent{kind: intentAbove, id: first})
+}
+
+func (l listModel) down(e env) (listModel, tea.Cmd) {
+	if l.cursor < len(l.rows)-1 {
+		l.cursor++
+		return l, nil
+	}
+	if !l.full() || l.loading {
+		return l, nil
+	}
+	last := l.rows[len(l.rows)-1].ID
+	return l.load(e, anchor{kind: anchorBefore, id: last}, l.offset+len(l.rows), cursorIntent{kind: intentBelow, id: last})
+}
+
+func (l listModel) pageDown(e env) (listModel, tea.Cmd) {
+	if !l.full() || l.loading {
+		l.cursor = max(len(l.rows)-1, 0)
+		return l, nil
+	}
+	last := l.rows[len(l.rows)-1].ID
+	return l.load(e, anchor{kind: anchorBefore, id: last}, l.offset+len(l.rows), cursorIntent{kind: intentIndex, index: l.cursor})
+}
+
+func (l listModel) pageUp(e env) (listModel, tea.Cmd) {
+	if l.atTop() || len(l.rows) == 0 || l.loading {
+		l.cursor = 0
+		return l, nil
+	}
+	first := l.rows[0].ID
+	return l.load(e, anchor{kind: anchorAfter, id: first}, max(0, l.offset-l.limit), cursorIntent{kind: intentIndex, index: l.cursor})
+}
+
+// setTab switches the state filter and reads its newest page.
+func (l listModel) setTab(e env, tab int) (listModel, tea.Cmd) {
+	l.tab = (tab + len(tabStates)) % len(tabStates)
+	l.autoTab = false
+	l.rows, l.cursor = nil, 0
+	return l.load(e, anchor{kind: anchorTop}, 0, cursorIntent{kind: intentIndex})
+}
+
+func (l listModel) key(msg tea.KeyMsg, e env) (listModel, tea.Cmd) {
+	if l.typing {
+		return l.typingKey(msg, e)
+	}
+	k := l.keys
+	switch {
+	case key.Matches(msg, k.Up):
+		return l.up(e)
+	case key.Matches(msg, k.Down):
+		return l.down(e)
+	case key.Matches(msg, k.PageDown):
+		return l.pageDown(e)
+	case key.Matches(msg, k.PageUp):
+		return l.pageUp(e)
+	case key.Matches(msg, k.Top):
+		return l.load(e, anchor{kind: anchorTop}, 0, cursorIntent{kind: intentIndex})
+	case key.Matches(msg, k.Bottom):
+		return l.load(e, anchor{kind: anchorBottom}, l.offset, cursorIntent{kind: intentLast})
+	case key.Matches(msg, k.NextTab):
+		return l.setTab(e, l.tab+1)
+	case key.Matches(msg, k.PrevTab):
+		return l.setTab(e, l.tab-1)
+	case key.Matches(msg, k.Tab):
+		n, _ := strconv.Atoi(msg.String())
+		return l.setTab(e, n-1)
+	case key.Matches(msg, k.Search):
+		l.typing = true
+		l.input.SetValue(l.query)
+		l.input.CursorEnd()
+		return l, l.input.Focus()
+	case key.Matches(msg, k.Clear):
+		if l.query == "" && !l.contraOnly {
+			return l, nil
+		}
+		l.query, l.contraOnly = "", false
+		l.input.SetValue("")
+		return l.load(e, anchor{kind: anchorTop}, 0, cursorIntent{kind: intentIndex})
+	case key.Matches(msg, k.Contradicted):
+		l.contraOnly = !l.contraOnly
+		return l.load(e, anchor{kind: anchorTop}, 0, cursorIntent{kind: intentIndex})
+	}
+	op, ok := l.selected()
+	if !ok {
+		return l, nil
+	}
+	switch {
+	case key.Matches(msg, k.Open):
+		return l, emit(openDetailMsg{Target: detailTarget{Tenant: op.Tenant, Key: op.Key}})
+	case key.Matches(msg, k.Apply):
+		return l, emit(actionRequestMsg{Action: model.ActionMarkApplied, Op: op})
+	case key.Matches(msg, k.NotApply):
+		return l, emit(actionRequestMsg{Action: model.ActionMarkNotApplied, Op: op})
+	case key.Matches(msg, k.Check):
+		return l, emit(openDetailMsg{Target: detailTarget{Tenant: op.Tenant, Key: op.Key}, Check: true})
+	}
+	return l, nil
+}
+
+// typingKey edits the search. The search runs when typing pauses (or on
+// enter); esc clears it.
+func (l listModel) typingKey(msg tea.KeyMsg, e env) (listModel, tea.Cmd) {
+	switch msg.String() {
+	case "enter":
+		l.typing = false
+		l.input.Blur()
+		return l.applySearch(e)
+	case "esc":
+		l.typing = false
+		l.input.Blur()
+		l.input.SetValue("")
+		if l.query == "" {
+			return l, nil
+		}
+		return l.applySearch(e)
+	}
+	before := l.input.Value()
+	var c tea.Cmd
+	l.input, c = l.input.Update(msg)
+	if l.input.Value() == before || !e.timers {
+		return l, c
+	}
+	l.searchSeq++
+	seq := l.searchSeq
+	return l, tea.Batch(c, tea.Tick(searchDebounce, func(time.Time) tea.Msg { return searchTickMsg{Seq: seq} }))
+}
+
+func (l listModel) applySearch(e env) (listModel, tea.Cmd) {
+	q := strings.TrimSpace(l.input.Value())
+	if q == l.query && l.started {
+		return l, nil
+	}
+	l.query = q
+	return l.load(e, anchor{kind: anchorTop}, 0, cursorIntent{kind: intentIndex})
+}
+
+// update takes the list's non-key messages.
+func (l listModel) update(msg tea.Msg, e env) (listModel, tea.Cmd) {
+	switch msg := msg.(type) {
+	case searchTickMsg:
+		if msg.Seq != l.searchSeq || !l.typing {
+			return l, nil
+		}
+		return l.applySearch(e)
+	}
+	if l.typing {
+		var c tea.Cmd
+		l.input, c = l.input.Update(msg)
+		return l, c
+	}
+	return l, nil
+}
+
+func (l listModel) mouse(msg tea.MouseMsg, e env) (listModel, tea.Cmd) {
+	if msg.Action != tea.MouseActionPress {
+		return l, nil
+	}
+	switch msg.Button {
+	case tea.MouseButtonWheelUp:
+		return l.up(e)
+	case tea.MouseButtonWheelDown:
+		return l.down(e)
+	}
+	return l, nil
+}
+
+func (l listModel) keyMap(e env) keyMap {
+	k := l.keys
+	op, ok := l.selected()
+	can := func(a model.Action) bool { return ok && !e.readOnly && allowed(op.State, a) }
+	apply := enabled(k.Apply, can(model.ActionMarkApplied))
+	notApply := enabled(k.NotApply, can(model.ActionMarkNotApplied))
+	// In order of what a person needs first; the help line drops from the
+	// end when the terminal is narrow.
+	short := []key.Binding{k.Open, relabel(apply, "applied"), relabel(notApply, "not applied"), helpTabs, k.Search,
+		relabel(newGlobalKeys().Tenant, "tenant"), helpMove}
+	full := [][]key.Binding{
+		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
+		{k.NextTab, k.PrevTab, k.Tab, k.Search, k.Clear, k.Contradicted},
+		{k.Open, enabled(k.Apply, !e.readOnly), enabled(k.NotApply, !e.readOnly), enabled(k.Check, e.canCheck)},
+	}
+	return keyMap{short: short, full: full}
+}
+
+// columns of the table at a width, fitted to the page's data.
+type columns struct {
+	tenant, key, tool, summary, ref int
+	fullTool                        bool
+}
+
+const (
+	colMark  = 2 // cursor and flag
+	colAge   = 4
+	colState = 11
+	colAtt   = 3
+)
+
+func layout(w int, rows []model.Operation) columns {
+	widest := func(get func(model.Operation) string, floor, ceil int) int {
+		n := floor
+		for _, r := range rows {
+			n = max(n, ansi.StringWidth(get(r)))
+		}
+		return min(n, ceil)
+	}
+	c := columns{
+		tenant: widest(func(o model.Operation) string { return o.Tenant }, 6, 14),
+		key:    widest(func(o model.Operation) string { return o.Key }, 10, 36),
+		tool:   6,
+		ref:    widest(func(o model.Operation) string { return o.ProviderRef }, 3, 12),
+	}
+	const seps = 8
+	fixed := func() int { return colMark + colAge + c.tenant + c.key + c.tool + colState + colAtt + c.ref + seps }
+	c.summary = w - fixed()
+	// Give up space in the order people miss it least.
+	for _, shrink := range []*int{&c.key, &c.tenant, &c.ref} {
+		if c.summary >= 14 {
+			break
+		}
+		floor := map[*int]int{&c.key: 12, &c.tenant: 6, &c.ref: 3}[shrink]
+		give := min(*shrink-floor, 14-c.summary)
+		if give > 0 {
+			*shrink -= give
+			c.summary += give
+		}
+	}
+	if c.summary > 19+30 {
+		c.fullTool, c.tool = true, 19
+		c.summary -= 13
+	}
+	c.summary = max(c.summary, 4)
+	return c
+}
+
+func (c columns) header(s *Styles) string {
+	cells := []string{
+		fit("", colMark) + fitRight("AGE", colAge), fit("TENANT", c.tenant), fit("KEY", c.key), fit("TOOL", c.tool),
+		fit("SUMMARY", c.summary), fit("STATE", colState), fitRight("ATT", colAtt), fit("REF", c.ref),
+	}
+	return s.TableHead.Render(strings.Join(cells, " "))
+}
+
+// row renders one operation. The cursor row is one reverse-video style over
+// plain text (inner styles would cancel it part-way); other rows colour the
+// state, and contradicted rows are drawn in the warning colour throughout.
+func (c columns) row(s *Styles, op model.Operation, now time.Time, selected bool) string {
+	mark := " "
+	if selected {
+		mark = "›"
+	}
+	flag := " "
+	switch {
+	case op.Contradicted:
+		flag = "!"
+	case op.State == model.StateUnknown:
+		flag = "?"
+	}
+	tool := toolShort(op.Tool)
+	if c.fullTool {
+		tool = op.Tool
+	}
+	lead := mark + flag + fitRight(age(now, op.CreatedAt), colAge)
+	cells := []string{fit(op.Tenant, c.tenant), fit(op.Key, c.key), fit(tool, c.tool), fit(op.Summary, c.summary)}
+	st := fit(string(op.State), colState)
+	tail := []string{fitRight(strconv.Itoa(op.AttemptCount), colAtt), fit(or(op.ProviderRef, "-"), c.ref)}
+	if selected || op.Contradicted {
+		line := lead + " " + strings.Join(cells, " ") + " " + st + " " + strings.Join(tail, " ")
+		if selected {
+			return s.Selected.Render(line)
+		}
+		return s.Contra.Render(line)
+	}
+	flagStyled := flag
+	if flag == "?" {
+		flagStyled = s.State(model.StateUnknown).Render(flag)
+	}
+	return mark + flagStyled + s.Muted.Render(fitRight(age(now, op.CreatedAt), colAge)) + " " +
+		strings.Join(cells, " ") + " " + s.State(op.State).Render(st) + " " +
+		s.Muted.Render(tail[0]) + " " + tail[1]
+}
+
+// view draws the table and its status line in h lines.
+func (l listModel) view(e env, w, h int) string {
+	s := e.styles
+	cols := layout(w, l.rows)
+	var b strings.Builder
+	b.WriteString(cols.header(s))
+	b.WriteByte('\n')
+	visible := max(h-2, 1)
+	switch {
+	case l.err != nil && len(l.rows) == 0:
+		b.WriteString(s.BannerErr.Render("  Cannot read the ledger: "+oneLine(l.err.Error())) + "\n")
+		b.WriteString(s.Muted.Render("  r retries") + "\n")
+		visible -= 2
+	case len(l.rows) == 0 && l.loading:
+		b.WriteString(s.Muted.Render("  loading…") + "\n")
+		visible--
+	case len(l.rows) == 0:
+		for _, line := range l.emptyText(e) {
+			b.WriteString(line + "\n")
+			visible--
+		}
+	}
+	// The page is as long as the screen without a banner; with one, the
+	// window scrolls inside the page to keep the cursor in view.
+	start := 0
+	if l.cursor >= visible {
+		start = l.cursor - visible + 1
+	}
+	end := min(len(l.rows), start+visible)
+	for i := start; i < end; i++ {
+		b.WriteString(cols.row(s, l.rows[i], e.now, i == l.cursor))
+		b.WriteByte('\n')
+	}
+	for i := max(end-start, 0); i < visible; i++ {
+		b.WriteByte('\n')
+	}
+	b.WriteString(l.statusLine(e, w))
+	return b.String()
+}
+
+func (l listModel) emptyText(e env) []string {
+	s := e.styles
+	scope := ""
+	if e.scope != "" {
+		scope = " in tenant " + e.scope
+	}
+	switch {
+	case l.query != "":
+		return []string{"", s.Bold.Render(fmt.Sprintf("  No operation%s matches %q.", scope, l.query)), s.Muted.Render("  esc clears the search.")}
+	case l.contraOnly:
+		return []string{"", s.Bold.Render("  No contradicted operations" + scope + "."), s.Muted.Render("  ! shows everything again.")}
+	case l.state() == model.StateUnknown:
+		return []string{"", s.AllClear.Render("  ✓ Nothing is unknown" + scope + ": no operation is waiting for a person."),
+			s.Muted.Render("  →/tab shows the other states.")}
+	case l.state() == "":
+		return []string{"", s.Bold.Render("  No operations" + scope + " yet."), s.Muted.Render("  t picks another tenant.")}
+	}
+	return []string{"", s.Muted.Render(fmt.Sprintf("  No %s operations%s.", l.state(), scope))}
+}
+
+func (l listModel) statusLine(e env, w int) string {
+	s := e.styles
+	if l.typing {
+		in := l.input
+		in.Width = max(w-4, 10)
+		return " " + in.View()
+	}
+	var left []string
+	if n := len(l.rows); n > 0 {
+		pos := fmt.Sprintf("%s–%s", count(l.offset+1), count(l.offset+n))
+		if t := l.total(e); t >= 0 {
+			pos += " of " + count(max(t, l.offset+n))
+		} else if l.full() {
+			pos += ", more below"
+		}
+		what := "operations"
+		if st := l.state(); st != "" {
+			what = string(st)
+		}
+		left = append(left, pos+" "+what)
+	}
+	if l.query != "" {
+		left = append(left, fmt.Sprintf("search %q", l.query))
+	}
+	if l.contraOnly {
+		left = append(left, "contradicted only")
+	}
+	if l.err != nil && len(l.rows) > 0 {
+		left = append(left, s.BannerErr.Render("refresh failed: "+oneLine(l.err.Error())))
+	}
+	right := ""
+	if op, ok := l.selected(); ok && op.Contradicted {
+		right = s.Contra.Render("! a late provider result contradicts this one")
+	}
+	return spread(" "+s.Muted.Render(strings.Join(left, " · ")), right+" ", w)
+}

@@ -1,0 +1,859 @@
+// Package ui is retrysafe's operations console: a Bubble Tea program over
+// the ledger that shows operations by state (unknown first), lets an
+// on-call engineer read an operation's whole history and settle unknown
+// outcomes through reconcile's decision functions — the same transactional
+// store code the tool path uses — and refreshes live when other processes
+// write.
+//
+// Structure: Model (this file) only routes — keys to the screen that owns
+// them, loaded data to the screen that asked for it — and draws the chrome
+// (header, state tabs, banner, help line). Each screen lives in its own
+// file: list.go, detail.go, action.go (forms and confirmations), tenants.go
+// (the tenant picker), labscreen.go. All store I/O is in data.go, inside
+// tea.Cmds.
+package ui
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/spinner"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+
+	"retrysafe/lab"
+	"retrysafe/model"
+	"retrysafe/reconcile"
+	"retrysafe/store"
+)
+
+// LabRunner runs one lab scenario against an open ledger; *lab.Runner is
+// the real one.
+type LabRunner interface {
+	RunIn(ctx context.Context, ledgerPath, tenant, scenarioID string, progress func(lab.Step)) (lab.Row, error)
+}
+
+// Config is what the console needs from its caller.
+type Config struct {
+	Store   *store.Store
+	Service *reconcile.Service // decisions and provider checks
+
+	// Lab runs scenarios from the Lab screen (L); nil hides it.
+	Lab          LabRunner
+	LabScenarios []lab.Scenario
+	LabTenant    string // tenant the Lab screen writes under; default "lab"
+
+	Ledger   string // ledger as the header shows it; default Store.Path()
+	Tenant   string // initial tenant scope; "" = all tenants
+	Operator string // recorded on every decision
+	ReadOnly bool   // no decisions, no lab runs, no provider checks
+
+	// Renderer decides the colour profile (NO_COLOR, a pinned profile in
+	// tests); default lipgloss.DefaultRenderer().
+	Renderer *lipgloss.Renderer
+	Theme    *Theme
+
+	Now      func() time.Time // default time.Now
+	Location *time.Location   // times are shown in it; default time.Local
+	Refresh  time.Duration    // how often to ask whether the ledger changed; default 1s
+	// NoTimers turns off every timer (refresh heartbeat, spinner, search
+	// debounce): Update-level tests deliver tickMsg by hand instead.
+	NoTimers bool
+
+	Log     *log.Logger     // never the terminal; default discards
+	Context context.Context // cancels in-flight work at quit; default Background
+}
+
+type screenID int
+
+const (
+	screenList screenID = iota
+	screenDetail
+	screenLab
+)
+
+type overlayID int
+
+const (
+	overlayNone overlayID = iota
+	overlayHelp
+	overlayPicker
+	overlayAction
+)
+
+// Model is the console's root model.
+type Model struct {
+	cfg    Config
+	styles *Styles
+	keys   globalKeys
+	ctx    context.Context
+	cancel context.CancelFunc
+	log    *log.Logger
+
+	width, height int
+
+	screen     screenID
+	detailFrom screenID // where esc in the detail returns to
+	overlay    overlayID
+
+	list   listModel
+	detail detailModel
+	lab    labModel
+	picker pickerModel
+	action actionModel
+	help   help.Model
+
+	spin     spinner.Model
+	spinning bool
+
+	banner banner
+
+	scope       string
+	counts      store.Counts
+	countsOK    bool
+	countsSeq   int
+	refreshedAt time.Time
+	loadErr     error
+
+	watcher     *store.Watcher
+	watchErr    error
+	polling     bool
+	tickRunning bool
+}
+
+// New builds the console's root model.
+func New(cfg Config) Model {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Location == nil {
+		cfg.Location = time.Local
+	}
+	if cfg.Refresh <= 0 {
+		cfg.Refresh = time.Second
+	}
+	if cfg.Renderer == nil {
+		cfg.Renderer = lipgloss.DefaultRenderer()
+	}
+	if cfg.Theme == nil {
+		t := DefaultTheme()
+		cfg.Theme = &t
+	}
+	if cfg.Ledger == "" && cfg.Store != nil {
+		cfg.Ledger = cfg.Store.Path()
+	}
+	if cfg.LabTenant == "" {
+		cfg.LabTenant = "lab"
+	}
+	if cfg.Operator == "" {
+		cfg.Operator = "operator"
+	}
+	if cfg.Log == nil {
+		cfg.Log = log.New(io.Discard, "", 0)
+	}
+	if cfg.Context == nil {
+		cfg.Context = context.Background()
+	}
+	ctx, cancel := context.WithCancel(cfg.Context)
+	styles := NewStyles(cfg.Renderer, *cfg.Theme)
+	h := help.New()
+	h.Styles = styles.Help
+	sp := spinner.New(spinner.WithSpinner(spinner.Dot), spinner.WithStyle(styles.Spinner))
+	return Model{
+		cfg: cfg, styles: &styles, keys: newGlobalKeys(), ctx: ctx, cancel: cancel, log: cfg.Log,
+		scope:  cfg.Tenant,
+		list:   newList(cfg.Renderer),
+		detail: newDetail(),
+		lab:    newLab(cfg.LabScenarios),
+		picker: newPicker(),
+		action: actionModel{keys: newFormKeys()},
+		help:   h,
+		spin:   sp,
+	}
+}
+
+// Close releases what the console holds open (the pinned watch
+// connection) and cancels its in-flight work. Call it on the model
+// tea.Program.Run returns.
+func (m Model) Close() {
+	m.cancel()
+	if m.watcher != nil {
+		m.watcher.Close()
+	}
+}
+
+// Init loads the counts (which pick the first tab) and pins the watcher.
+func (m Model) Init() tea.Cmd {
+	m.log.Printf("console open: ledger=%s tenant=%q operator=%q read-only=%v", m.cfg.Ledger, m.scope, m.cfg.Operator, m.cfg.ReadOnly)
+	return tea.Batch(loadCounts(m.ctx, m.cfg.Store, m.countsSeq, m.scope), openWatcher(m.ctx, m.cfg.Store))
+}
+
+// env is what a screen may read of the session while it updates or draws.
+type env struct {
+	ctx      context.Context
+	st       *store.Store
+	svc      *reconcile.Service
+	styles   *Styles
+	now      time.Time
+	loc      *time.Location
+	scope    string
+	counts   store.Counts
+	countsOK bool
+	readOnly bool
+	canCheck bool
+	operator string
+	ledger   string
+	timers   bool
+}
+
+func (m Model) env() env {
+	return env{
+		ctx: m.ctx, st: m.cfg.Store, svc: m.cfg.Service, styles: m.styles, now: m.cfg.Now(), loc: m.cfg.Location,
+		scope: m.scope, counts: m.counts, countsOK: m.countsOK, readOnly: m.cfg.ReadOnly,
+		canCheck: !m.cfg.ReadOnly && m.cfg.Service != nil && len(m.cfg.Service.Providers) > 0,
+		operator: m.cfg.Operator, ledger: m.cfg.Ledger, timers: !m.cfg.NoTimers,
+	}
+}
+
+// Navigation and session messages screens send the root.
+type (
+	openDetailMsg struct {
+		Target detailTarget
+		Check  bool // run a provider check as soon as it opens
+	}
+	backMsg          struct{}
+	actionRequestMsg struct {
+		Action model.Action
+		Op     model.Operation // as the screen showed it: its state and version are what the decision expects
+	}
+	scopeMsg  struct{ Tenant string }
+	bannerMsg banner
+)
+
+// Update routes a message to whoever owns it.
+func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	m, cmd := m.update(msg)
+	spin := m.keepSpinning()
+	return m, tea.Batch(cmd, spin)
+}
+
+func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
+	e := m.env()
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		var c tea.Cmd
+		m.list, c = m.list.resize(e, msg.Width, m.listHeight())
+		start := m.startList(e)
+		m.detail = m.detail.resize(e, msg.Width, m.bodyHeight())
+		return m, tea.Batch(c, start)
+
+	case tea.KeyMsg:
+		if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste {
+			// Keys typed faster than the terminal is read arrive as one
+			// message ("8/" then "task"): press them one at a time, so "/"
+			// opens the search before "task" is typed into it.
+			var cmds []tea.Cmd
+			for _, r := range msg.Runes {
+				var c tea.Cmd
+				m, c = m.handleKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt}, m.env())
+				cmds = append(cmds, c)
+			}
+			return m, tea.Batch(cmds...)
+		}
+		return m.handleKey(msg, e)
+
+	case tea.MouseMsg:
+		if m.overlay != overlayNone {
+			return m, nil
+		}
+		switch m.screen {
+		case screenList:
+			var c tea.Cmd
+			m.list, c = m.list.mouse(msg, e)
+			return m, c
+		case screenDetail:
+			m.detail = m.detail.mouse(msg)
+		}
+		return m, nil
+
+	case countsMsg:
+		if msg.Seq != m.countsSeq {
+			return m, nil
+		}
+		if msg.Err != nil {
+			m.loadErr = msg.Err
+			m.log.Printf("counts: %v", msg.Err)
+			return m, nil
+		}
+		m.counts, m.countsOK, m.loadErr = msg.Counts, true, nil
+		m.refreshedAt = e.now
+		c := m.startList(m.env())
+		return m, c
+
+	case pageMsg:
+		var c tea.Cmd
+		m.list, c = m.list.loaded(msg, e)
+		if msg.Err == nil && msg.Seq == m.list.seq {
+			m.refreshedAt = e.now
+		} else if msg.Err != nil {
+			m.log.Printf("list: %v", msg.Err)
+		}
+		return m, c
+
+	case detailMsg, checkMsg:
+		var c tea.Cmd
+		m.detail, c = m.detail.update(msg, e)
+		return m, c
+
+	case tenantsMsg:
+		m.picker = m.picker.loaded(msg)
+		return m, nil
+
+	case labStartedMsg, labStepMsg, labDoneMsg:
+		var c tea.Cmd
+		m.lab, c = m.lab.update(msg, e)
+		if done, ok := msg.(labDoneMsg); ok && done.Seq == m.lab.seq {
+			m.log.Printf("lab: %s done: ok=%v err=%v", done.Row.Scenario, done.Row.OK, done.Err)
+			reload := m.reloadAll()
+			return m, tea.Batch(c, reload)
+		}
+		return m, c
+
+	case decisionMsg:
+		return m.decided(msg)
+
+	case watchMsg:
+		m.watcher, m.watchErr = msg.Watcher, msg.Err
+		if msg.Err != nil {
+			m.log.Printf("watch: %v", msg.Err)
+		}
+		c := m.startTicking()
+		return m, c
+
+	case tickMsg:
+		m.tickRunning = false
+		m = m.expireBanner(msg.At)
+		if m.watcher == nil {
+			// The watch connection could not be pinned: try again, and
+			// meanwhile reload on every tick so the screen is not stale.
+			reload := m.reloadAll()
+			return m, tea.Batch(openWatcher(m.ctx, m.cfg.Store), reload)
+		}
+		if m.polling {
+			c := m.startTicking()
+			return m, c
+		}
+		m.polling = true
+		return m, pollChanged(m.ctx, m.watcher)
+
+	case changedMsg:
+		m.polling = false
+		var cmds []tea.Cmd
+		if msg.Err != nil {
+			m.watchErr = msg.Err
+			m.log.Printf("watch: %v", msg.Err)
+		} else {
+			// An unchanged data_version means what is on screen is current
+			// as of now.
+			m.watchErr = nil
+			m.refreshedAt = m.cfg.Now()
+			if msg.Changed {
+				m.log.Printf("ledger changed: reloading")
+				cmds = append(cmds, m.reloadAll())
+			}
+		}
+		cmds = append(cmds, m.startTicking())
+		return m, tea.Batch(cmds...)
+
+	case spinner.TickMsg:
+		if !m.busy() {
+			m.spinning = false
+			return m, nil
+		}
+		var c tea.Cmd
+		m.spin, c = m.spin.Update(msg)
+		if m.cfg.NoTimers {
+			c = nil
+		}
+		return m, c
+
+	case openDetailMsg:
+		if m.screen != screenDetail {
+			m.detailFrom = m.screen
+		}
+		m.screen, m.overlay = screenDetail, overlayNone
+		var c tea.Cmd
+		m.detail, c = m.detail.open(msg.Target, msg.Check, e)
+		return m, c
+
+	case backMsg:
+		m.screen = m.detailFrom
+		if m.screen == screenDetail {
+			m.screen = screenList
+		}
+		return m, nil
+
+	case actionRequestMsg:
+		return m.requestAction(msg, e)
+
+	case scopeMsg:
+		m.overlay = overlayNone
+		if msg.Tenant == m.scope {
+			return m, nil
+		}
+		m.scope = msg.Tenant
+		m.screen = screenList
+		m.countsOK = false
+		m.countsSeq++
+		m.list = m.list.rescope()
+		m.log.Printf("tenant scope: %q", m.scope)
+		return m, loadCounts(m.ctx, m.cfg.Store, m.countsSeq, m.scope)
+
+	case bannerMsg:
+		m.banner = banner(msg)
+		m.banner.at = e.now
+		return m, nil
+	}
+	// Anything else (textinput's internal messages) belongs to whatever
+	// has the focus.
+	return m.routeToFocus(msg, e)
+}
+
+func (m Model) routeToFocus(msg tea.Msg, e env) (Model, tea.Cmd) {
+	var c tea.Cmd
+	switch {
+	case m.overlay == overlayAction:
+		m.action, c = m.action.update(msg, e)
+	case m.screen == screenList:
+		m.list, c = m.list.update(msg, e)
+	}
+	return m, c
+}
+
+// handleKey gives a key to the overlay that has it, else to the global
+// bindings, else to the screen.
+func (m Model) handleKey(msg tea.KeyMsg, e env) (Model, tea.Cmd) {
+	if key.Matches(msg, m.keys.ForceQ) {
+		return m.quit()
+	}
+	switch m.overlay {
+	case overlayHelp:
+		if key.Matches(msg, m.keys.Quit) {
+			return m.quit()
+		}
+		if key.Matches(msg, m.keys.Help) || msg.String() == "esc" {
+			m.overlay = overlayNone
+		}
+		return m, nil
+	case overlayPicker:
+		var c tea.Cmd
+		m.picker, c = m.picker.update(msg, e)
+		if m.picker.closed {
+			m.overlay = overlayNone
+		}
+		return m, c
+	case overlayAction:
+		var c tea.Cmd
+		m.action, c = m.action.update(msg, e)
+		if m.action.closed {
+			m.overlay = overlayNone
+		}
+		return m, c
+	}
+	typing := m.screen == screenList && m.list.typing
+	if !typing {
+		switch {
+		case key.Matches(msg, m.keys.Quit):
+			return m.quit()
+		case key.Matches(msg, m.keys.Help):
+			m.overlay = overlayHelp
+			return m, nil
+		case key.Matches(msg, m.keys.Tenant) && m.screen != screenLab:
+			m.overlay = overlayPicker
+			var c tea.Cmd
+			m.picker, c = m.picker.open(m.scope, e)
+			return m, c
+		case key.Matches(msg, m.keys.Lab) && m.cfg.Lab != nil:
+			m.screen = screenLab
+			return m, nil
+		case key.Matches(msg, m.keys.Refresh):
+			c := m.reloadAll()
+			return m, c
+		case msg.String() == "esc" && m.banner.text != "":
+			m.banner = banner{}
+			return m, nil
+		}
+	}
+	var c tea.Cmd
+	switch m.screen {
+	case screenList:
+		m.list, c = m.list.key(msg, e)
+	case screenDetail:
+		m.detail, c = m.detail.key(msg, e)
+	case screenLab:
+		m.lab, c = m.lab.key(msg, e, m.cfg)
+	}
+	return m, c
+}
+
+func (m Model) quit() (Model, tea.Cmd) {
+	m.log.Printf("console quit")
+	m.cancel()
+	return m, tea.Quit
+}
+
+// startList loads the first page once the counts (which choose the first
+// tab) and the window size (which sets the page length) are both known.
+func (m *Model) startList(e env) tea.Cmd {
+	if !m.countsOK || m.width == 0 {
+		return nil
+	}
+	var c tea.Cmd
+	m.list, c = m.list.start(e)
+	return c
+}
+
+// reloadAll refreshes everything on screen: counts, the list page (keeping
+// the cursor on the same operation) and the open detail.
+func (m *Model) reloadAll() tea.Cmd {
+	e := m.env()
+	m.countsSeq++
+	cmds := []tea.Cmd{loadCounts(m.ctx, m.cfg.Store, m.countsSeq, m.scope)}
+	var c tea.Cmd
+	m.list, c = m.list.reload(e)
+	cmds = append(cmds, c)
+	if m.screen == screenDetail || m.detailFrom == screenDetail {
+		m.detail, c = m.detail.reload(e)
+		cmds = append(cmds, c)
+	}
+	return tea.Batch(cmds...)
+}
+
+func (m *Model) startTicking() tea.Cmd {
+	if m.cfg.NoTimers || m.tickRunning {
+		return nil
+	}
+	m.tickRunning = true
+	return tick(m.cfg.Refresh)
+}
+
+func (m Model) busy() bool {
+	return m.lab.running || m.detail.checking || m.action.stage == stageRunning ||
+		(m.list.loading && m.list.slow) || m.detail.loading
+}
+
+func (m *Model) keepSpinning() tea.Cmd {
+	if m.cfg.NoTimers || m.spinning || !m.busy() {
+		return nil
+	}
+	m.spinning = true
+	return m.spin.Tick
+}
+
+// requestAction opens an action's form — if the console may write and the
+// operation's state allows it. Refusals say why in the banner.
+func (m Model) requestAction(req actionRequestMsg, e env) (Model, tea.Cmd) {
+	op := req.Op
+	ref := op.Tenant + "/" + op.Key
+	if m.cfg.ReadOnly {
+		m.banner = banner{kind: bannerErr, text: fmt.Sprintf("Read-only console: cannot %s %s. Reopen without --read-only to decide.", actionVerb(req.Action), ref), at: e.now}
+		return m, nil
+	}
+	if !reconcile.Allowed(op.State, req.Action) {
+		m.banner = banner{kind: bannerErr, text: fmt.Sprintf("Cannot %s %s: it is %s, and %s allows %s.", actionVerb(req.Action), ref, op.State, op.State, legalList(op.State)), at: e.now}
+		return m, nil
+	}
+	evidence := ""
+	if m.screen == screenDetail && m.detail.check != nil && m.detail.check.err == nil && m.detail.check.key == op.Key && m.detail.check.tenant == op.Tenant {
+		evidence = m.detail.check.ev.Ref
+	}
+	if evidence == "" {
+		evidence = op.ProviderRef
+	}
+	m.action = openAction(req.Action, op, evidence, m.styles, m.action.seq+1)
+	m.overlay = overlayAction
+	return m, nil
+}
+
+func legalList(st model.State) string {
+	l := reconcile.Legal(st)
+	if len(l) == 0 {
+		return "no decisions"
+	}
+	var parts []string
+	for _, a := range l {
+		parts = append(parts, actionVerb(a))
+	}
+	return "only: " + strings.Join(parts, ", ")
+}
+
+// decided turns a decision's outcome into a banner and a refresh. A stale
+// or refused decision wrote nothing; the banner says what changed and the
+// refresh shows it.
+func (m Model) decided(msg decisionMsg) (Model, tea.Cmd) {
+	if msg.Seq != m.action.seq || m.action.stage != stageRunning {
+		return m, nil
+	}
+	e := m.env()
+	m.action = actionModel{keys: m.action.keys, closed: true, seq: m.action.seq}
+	m.overlay = overlayNone
+	ref := msg.Tenant + "/" + msg.Key
+	if msg.Err != nil {
+		m.log.Printf("decision %s on %s failed: %v", msg.Action, ref, msg.Err)
+		// reconcile's refusals say what changed ("it was unknown (version
+		// 2) and is now applied (version 3)…"); the banner passes that on.
+		text := "Not written: " + oneLine(msg.Err.Error())
+		m.banner = banner{kind: bannerErr, text: text, at: e.now}
+		c := m.reloadAll()
+		return m, c
+	}
+	m.log.Printf("decision %s on %s by %s: %s → %s", msg.Action, ref, m.cfg.Operator, msg.From, msg.Op.State)
+	text := fmt.Sprintf("%s: %s → %s (version %d), recorded for %s.", ref, msg.From, msg.Op.State, msg.Op.Version, m.cfg.Operator)
+	if msg.NewOp != nil {
+		text = fmt.Sprintf("%s: %s → superseded. New key %q is authorized; retries of the old key are told to use it.", ref, msg.From, msg.NewOp.Key)
+	}
+	m.banner = banner{kind: bannerOK, text: text, at: e.now}
+	c := m.reloadAll()
+	return m, c
+}
+
+// bannerLife is how long a success or info banner stays; errors stay until
+// dismissed (esc) or replaced.
+const bannerLife = 10 * time.Second
+
+func (m Model) expireBanner(now time.Time) Model {
+	if m.banner.text != "" && m.banner.kind != bannerErr && now.Sub(m.banner.at) > bannerLife {
+		m.banner = banner{}
+	}
+	return m
+}
+
+// Layout: header, tabs, optional banner, body, help line.
+func (m Model) chromeHeight() int { return 3 + len(m.bannerLines()) }
+
+func (m Model) bodyHeight() int {
+	if h := m.height - m.chromeHeight(); h > 1 {
+		return h
+	}
+	return 1
+}
+
+// listHeight is the body less the table's heading and status lines. It
+// does not depend on the banner, so a banner coming and going never
+// changes the page length (and never reloads the page).
+func (m Model) listHeight() int {
+	if h := m.height - 3 - 2; h > 1 {
+		return h
+	}
+	return 1
+}
+
+// View draws the screen.
+func (m Model) View() string {
+	if m.width == 0 {
+		return ""
+	}
+	e := m.env()
+	var b strings.Builder
+	b.WriteString(m.headerLine(e))
+	b.WriteByte('\n')
+	if !m.empty() {
+		b.WriteString(m.tabsLine(e))
+	}
+	b.WriteByte('\n')
+	for _, l := range m.bannerLines() {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	body := m.bodyHeight()
+	var content string
+	switch {
+	case m.overlay == overlayHelp:
+		content = m.helpView(body)
+	case m.overlay == overlayPicker:
+		content = m.picker.view(e, m.width, body)
+	case m.overlay == overlayAction:
+		content = m.action.view(e, m.width, body)
+	case m.empty():
+		content = m.emptyView(e, body)
+	case m.screen == screenList:
+		content = m.list.view(e, m.width, body)
+	case m.screen == screenDetail:
+		content = m.detail.view(e, m.width, body)
+	case m.screen == screenLab:
+		content = m.lab.view(e, m.width, body, m.spin.View(), m.cfg.LabTenant)
+	}
+	b.WriteString(fitBlock(content, m.width, body))
+	b.WriteByte('\n')
+	b.WriteString(m.helpLine())
+	return b.String()
+}
+
+// empty: the ledger holds no operation at all (not merely none in a tab or
+// a tenant): the list gives way to how to get data.
+func (m Model) empty() bool {
+	return m.countsOK && m.counts.Total == 0 && m.scope == "" && m.screen == screenList && m.overlay == overlayNone
+}
+
+// fitBlock makes s exactly h lines of at most w cells, so the frame never
+// scrolls or leaves a stale line behind.
+func fitBlock(s string, w, h int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > h {
+		lines = lines[:h]
+	}
+	for i, l := range lines {
+		lines[i] = truncate(l, w)
+	}
+	for len(lines) < h {
+		lines = append(lines, "")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// currentKeys is the help of whatever has the keyboard.
+func (m Model) currentKeys(e env) keyMap {
+	g := m.keys
+	var km keyMap
+	switch {
+	case m.overlay == overlayPicker:
+		k := m.picker.keys
+		km = keyMap{short: []key.Binding{k.Up, k.Down, k.Choose, k.Cancel}}
+		km.full = [][]key.Binding{km.short}
+		return km
+	case m.overlay == overlayAction:
+		return m.action.keyMap()
+	case m.screen == screenList:
+		km = m.list.keyMap(e)
+		km.full = append(km.full, []key.Binding{g.Tenant, g.Refresh, enabled(g.Lab, m.cfg.Lab != nil), g.Help, g.Quit, g.ForceQ})
+	case m.screen == screenDetail:
+		km = m.detail.keyMap(e)
+		km.full = append(km.full, []key.Binding{g.Tenant, g.Refresh, enabled(g.Lab, m.cfg.Lab != nil), g.Help, g.Quit, g.ForceQ})
+	case m.screen == screenLab:
+		km = m.lab.keyMap(e)
+		km.full = append(km.full, []key.Binding{g.Refresh, g.Help, g.Quit, g.ForceQ})
+	}
+	return km
+}
+
+func (m Model) helpLine() string {
+	if m.overlay == overlayHelp {
+		return m.styles.Muted.Render(" esc/? close help")
+	}
+	if m.screen == screenList && m.list.typing && m.overlay == overlayNone {
+		return m.styles.Muted.Render(" type to search key, subject or trace id · enter apply · esc clear")
+	}
+	h := m.help
+	short := m.currentKeys(m.env()).short
+	if m.empty() {
+		short = nil
+	}
+	var shown []key.Binding
+	for _, b := range short {
+		if b.Enabled() {
+			shown = append(shown, b)
+		}
+	}
+	// The screen's keys are in priority order: drop from their end until
+	// the line fits, and always keep help and quit.
+	global := []key.Binding{m.keys.Help, m.keys.Quit}
+	if m.overlay != overlayNone {
+		global = nil // a form or the picker has the keyboard: q is text there
+	}
+	for {
+		line := " " + h.ShortHelpView(append(append([]key.Binding{}, shown...), global...))
+		if len(shown) == 0 || ansi.StringWidth(line) <= m.width {
+			return truncate(line, m.width)
+		}
+		shown = shown[:len(shown)-1]
+	}
+}
+
+func (m Model) helpView(height int) string {
+	e := m.env()
+	s := m.styles
+	km := m.currentKeys(e)
+	var b strings.Builder
+	b.WriteString(" " + s.Title.Render("Keys") + "\n\n")
+	b.WriteString(helpColumns(s, km.full, m.width-2))
+	b.WriteString("\n")
+	text := "States, most urgent first: unknown (a person must decide) · in_progress · not_applied · failed · applied · " +
+		"superseded · authorized. ? marks an unknown operation; ! marks a contradicted one: a provider result arrived " +
+		"after a decision and disagrees with it."
+	for _, l := range strings.Split(ansi.Wrap(text, max(m.width-3, 20), " "), "\n") {
+		b.WriteString(" " + s.Muted.Render(l) + "\n")
+	}
+	return b.String()
+}
+
+// helpColumns lays the key groups out side by side, starting a new band of
+// columns when the next would not fit the width (bubbles/help would cut it).
+func helpColumns(s *Styles, groups [][]key.Binding, width int) string {
+	type column struct {
+		lines []string
+		w     int
+	}
+	var cols []column
+	for _, g := range groups {
+		keyW := 0
+		for _, b := range g {
+			if b.Enabled() {
+				keyW = max(keyW, ansi.StringWidth(b.Help().Key))
+			}
+		}
+		var c column
+		for _, b := range g {
+			if !b.Enabled() {
+				continue
+			}
+			l := s.Help.FullKey.Render(fit(b.Help().Key, keyW)) + " " + s.Help.FullDesc.Render(b.Help().Desc)
+			c.lines = append(c.lines, l)
+			c.w = max(c.w, ansi.StringWidth(l))
+		}
+		if len(c.lines) > 0 {
+			cols = append(cols, c)
+		}
+	}
+	var out strings.Builder
+	for len(cols) > 0 {
+		n, used := 0, 0
+		for n < len(cols) && (n == 0 || used+3+cols[n].w <= width) {
+			if n > 0 {
+				used += 3
+			}
+			used += cols[n].w
+			n++
+		}
+		band := cols[:n]
+		cols = cols[n:]
+		rows := 0
+		for _, c := range band {
+			rows = max(rows, len(c.lines))
+		}
+		for r := 0; r < rows; r++ {
+			var line strings.Builder
+			line.WriteString(" ")
+			for i, c := range band {
+				cell := ""
+				if r < len(c.lines) {
+					cell = c.lines[r]
+				}
+				if i < len(band)-1 {
+					cell = padRight(cell, c.w) + "   "
+				}
+				line.WriteString(cell)
+			}
+			out.WriteString(strings.TrimRight(line.String(), " ") + "\n")
+		}
+		out.WriteString("\n")
+	}
+	return out.String()
+}

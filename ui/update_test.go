@@ -1,0 +1,537 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"retrysafe/lab"
+	"retrysafe/model"
+	"retrysafe/provider"
+	"retrysafe/reconcile"
+	"retrysafe/store"
+)
+
+// Update-level tests: the model driven key by key against a real ledger,
+// with every command's message fed back as the program would.
+
+func TestOpensOnTheUnknownTabWhenAnythingIsUnknown(t *testing.T) {
+	h := open(t, config(fixture(t)), 100, 30)
+	h.contains("[unknown 2]", "2 UNKNOWN", "acme", "notify-1", "notify-2", "1–2 of 2 unknown")
+	h.lacks("task-1", "report-7")
+	if got := h.selected(); got != "acme/notify-1" {
+		t.Fatalf("cursor on %s, want the newest unknown acme/notify-1", got)
+	}
+}
+
+func TestOpensOnAllWhenNothingIsUnknown(t *testing.T) {
+	l := newLedger(t)
+	l.task(t, "acme", "task-1", "Printer on fire")
+	h := open(t, config(l), 100, 30)
+	h.contains("[all 1]", "task-1", "Printer on fire")
+	h.lacks("UNKNOWN")
+}
+
+func TestEmptyLedgerSaysHowToGetDataAndFillsInWhenSomethingArrives(t *testing.T) {
+	l := newLedger(t)
+	h := open(t, config(l), 100, 30)
+	h.contains("This ledger is empty", "retrysafe demo", "retrysafe call --db ledger.db", "--fault lose-reply")
+	other := l.second(t)
+	if _, err := other.Call(context.Background(), model.Request{Tenant: "acme", Key: "first", Tool: "create_support_task",
+		PayloadVersion: 1, Args: []byte(`{"subject":"hello"}`)}, reconcile.CallOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.tick()
+	h.lacks("This ledger is empty")
+	h.contains("acme", "first", "hello", "all 1")
+}
+
+func TestListKeys(t *testing.T) {
+	wheel := func(b tea.MouseButton) tea.Msg { return tea.MouseMsg{Button: b, Action: tea.MouseActionPress} }
+	for _, tc := range []struct {
+		name     string
+		keys     []string
+		msgs     []tea.Msg
+		selected string
+		shows    []string
+		hides    []string
+	}{
+		{name: "j moves down", keys: []string{"j"}, selected: "acme/notify-2"},
+		{name: "down moves down", keys: []string{"down"}, selected: "acme/notify-2"},
+		{name: "k moves back up", keys: []string{"j", "k"}, selected: "acme/notify-1"},
+		{name: "up at the top stays", keys: []string{"up"}, selected: "acme/notify-1"},
+		{name: "j at the end of the last page stays", keys: []string{"j", "j", "j"}, selected: "acme/notify-2"},
+		{name: "tab shows in_progress", keys: []string{"tab"}, selected: "acme/notify-inflight", shows: []string{"[in_progress 1]"}},
+		{name: "right shows in_progress", keys: []string{"right"}, selected: "acme/notify-inflight"},
+		{name: "l shows in_progress", keys: []string{"l"}, selected: "acme/notify-inflight"},
+		{name: "shift+tab wraps to all", keys: []string{"shift+tab"}, selected: "acme/notify-1", shows: []string{"[all 12]", "task-1"}},
+		{name: "left wraps to all", keys: []string{"left"}, selected: "acme/notify-1", shows: []string{"[all 12]"}},
+		{name: "h goes back", keys: []string{"tab", "h"}, selected: "acme/notify-1", shows: []string{"[unknown 2]"}},
+		{name: "3 shows not_applied", keys: []string{"3"}, selected: "acme/notify-contra", shows: []string{"[not_applied 2]", "globex", "notify-refused"}},
+		{name: "4 shows failed", keys: []string{"4"}, selected: "initech/notify-rejected"},
+		{name: "5 shows applied", keys: []string{"5"}, selected: "initech/notify-settled", shows: []string{"task-1", "report-7", "notify-ok"}},
+		{name: "6 shows superseded", keys: []string{"6"}, selected: "globex/notify-super"},
+		{name: "7 shows authorized", keys: []string{"7"}, selected: "globex/notify-super-2"},
+		{name: "! keeps contradicted only", keys: []string{"8", "!"}, selected: "acme/notify-contra", shows: []string{"contradicted only"}, hides: []string{"task-1"}},
+		{name: "! again shows everything", keys: []string{"8", "!", "!"}, shows: []string{"task-1", "notify-contra"}},
+		{name: "esc clears the contradicted filter", keys: []string{"8", "!", "esc"}, shows: []string{"task-1"}},
+		{name: "G goes to the oldest", keys: []string{"8", "G"}, selected: "acme/task-1"},
+		{name: "g goes back to the newest", keys: []string{"8", "G", "g"}, selected: "acme/notify-1"},
+		{name: "end and home", keys: []string{"8", "end", "home"}, selected: "acme/notify-1"},
+		{name: "pgdown on a short list goes to its last row", keys: []string{"8", "pgdown"}, selected: "acme/task-1"},
+		{name: "pgup on the first page goes to its first row", keys: []string{"8", "pgdown", "pgup"}, selected: "acme/notify-1"},
+		{name: "mouse wheel moves", msgs: []tea.Msg{wheel(tea.MouseButtonWheelDown)}, selected: "acme/notify-2"},
+		{name: "mouse wheel back up", msgs: []tea.Msg{wheel(tea.MouseButtonWheelDown), wheel(tea.MouseButtonWheelUp)}, selected: "acme/notify-1"},
+		{name: "search finds by subject", keys: []string{"8", "/", "P", "r", "i", "n", "t", "enter"}, selected: "acme/task-1", shows: []string{`search "Print"`, "1–1"}},
+		{name: "search finds by key", keys: []string{"8", "/", "r", "e", "p", "o", "enter"}, selected: "globex/report-7"},
+		{name: "search finds by trace id", keys: []string{"8", "/", "t", "r", "a", "c", "e", "-", "n", "o", "t", "i", "f", "y", "-", "o", "k", "enter"}, selected: "initech/notify-ok"},
+		{name: "search with no match says so", keys: []string{"8", "/", "z", "z", "z", "enter"}, shows: []string{`No operation matches "zzz"`}},
+		{name: "esc clears the search", keys: []string{"8", "/", "z", "z", "enter", "esc"}, selected: "acme/notify-1", hides: []string{`search "zz"`}},
+		{name: "esc while typing drops the search", keys: []string{"8", "/", "z", "z", "esc"}, selected: "acme/notify-1"},
+		{name: "q while typing is text, not quit", keys: []string{"8", "/", "q"}, shows: []string{"/ q"}},
+		{name: "enter opens the detail", keys: []string{"enter"}, shows: []string{"acme / notify-1", "UNKNOWN · v2", "Attempts (1)", "timed_out"}},
+		{name: "c opens the detail and asks the provider", keys: []string{"c"}, shows: []string{"acme / notify-1", "sandbox delivered sbx_"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := open(t, config(fixture(t)), 120, 30)
+			h.keys(tc.keys...)
+			for _, m := range tc.msgs {
+				h.send(m)
+			}
+			if tc.selected != "" && h.selected() != tc.selected {
+				t.Fatalf("cursor on %q, want %q\n%s", h.selected(), tc.selected, h.view())
+			}
+			h.contains(tc.shows...)
+			h.lacks(tc.hides...)
+			if h.quit {
+				t.Fatal("the console quit")
+			}
+		})
+	}
+}
+
+func TestPagingThroughALongListReadsOnePageAtATime(t *testing.T) {
+	l := newLedger(t)
+	for i := 1; i <= 45; i++ {
+		l.task(t, "acme", fmt.Sprintf("task-%02d", i), fmt.Sprintf("subject %d", i))
+	}
+	h := open(t, config(l), 80, 12) // 7 rows a page
+	step := func(keys []string, selected, position string) {
+		t.Helper()
+		h.keys(keys...)
+		if got := h.selected(); got != selected {
+			t.Fatalf("after %v: cursor on %s, want %s\n%s", keys, got, selected, h.view())
+		}
+		h.contains(position)
+		if n := len(h.m.list.rows); n > h.m.list.limit {
+			t.Fatalf("holds %d rows, more than a page of %d", n, h.m.list.limit)
+		}
+	}
+	step(nil, "acme/task-45", "1–7 of 45")
+	step([]string{"j", "j", "j", "j", "j", "j"}, "acme/task-39", "1–7 of 45")
+	step([]string{"j"}, "acme/task-38", "8–14 of 45")
+	step([]string{"k"}, "acme/task-39", "1–7 of 45")
+	step([]string{"pgdown"}, "acme/task-32", "8–14 of 45")
+	step([]string{"pgdown", "pgdown"}, "acme/task-18", "22–28 of 45")
+	step([]string{"pgup"}, "acme/task-25", "15–21 of 45")
+	step([]string{"G"}, "acme/task-01", "39–45 of 45")
+	step([]string{"home"}, "acme/task-45", "1–7 of 45")
+	step([]string{"end", "g"}, "acme/task-45", "1–7 of 45")
+	step([]string{"pgup"}, "acme/task-45", "1–7 of 45")
+}
+
+func TestResizeChangesThePageAndKeepsTheCursor(t *testing.T) {
+	l := newLedger(t)
+	for i := 1; i <= 30; i++ {
+		l.task(t, "acme", fmt.Sprintf("task-%02d", i), "s")
+	}
+	h := open(t, config(l), 80, 12)
+	h.keys("j", "j", "j")
+	h.send(tea.WindowSizeMsg{Width: 120, Height: 30})
+	if h.m.list.limit != 25 || len(h.m.list.rows) != 25 {
+		t.Fatalf("page is %d rows (%d loaded) at 30 lines, want 25", h.m.list.limit, len(h.m.list.rows))
+	}
+	if got := h.selected(); got != "acme/task-27" {
+		t.Fatalf("cursor moved to %s on resize", got)
+	}
+	h.send(tea.WindowSizeMsg{Width: 60, Height: 10})
+	for i, line := range strings.Split(h.view(), "\n") {
+		if w := len([]rune(line)); w > 60 {
+			t.Fatalf("line %d is %d cells wide at width 60: %q", i, w, line)
+		}
+	}
+}
+
+func TestDetailKeys(t *testing.T) {
+	l := fixture(t)
+	h := open(t, config(l), 100, 50)
+	h.keys("6", "enter")
+	h.contains("globex / notify-super", "SUPERSEDED", "superseded by", "globex/notify-super-2", "Decisions (1)", "authorize a new key")
+	h.keys(">")
+	h.contains("globex / notify-super-2", "AUTHORIZED", "supersedes", "esc back to notify-super")
+	h.keys("<")
+	h.contains("globex / notify-super", "SUPERSEDED")
+	h.keys("esc")
+	h.contains("globex / notify-super-2")
+	h.keys("esc")
+	h.contains("globex / notify-super", "esc back to the list")
+	h.send(tea.WindowSizeMsg{Width: 100, Height: 16})
+	top := h.m.detail.vp.YOffset
+	for _, k := range []string{"down", "pgdown", "G"} {
+		h.keys(k)
+		if h.m.detail.vp.YOffset <= top {
+			t.Fatalf("%s did not scroll (offset %d)", k, h.m.detail.vp.YOffset)
+		}
+		top = h.m.detail.vp.YOffset
+	}
+	for _, k := range []string{"up", "pgup", "g"} {
+		h.keys(k)
+		if h.m.detail.vp.YOffset >= top {
+			t.Fatalf("%s did not scroll back (offset %d)", k, h.m.detail.vp.YOffset)
+		}
+		top = h.m.detail.vp.YOffset
+	}
+	h.send(tea.MouseMsg{Button: tea.MouseButtonWheelDown, Action: tea.MouseActionPress})
+	if h.m.detail.vp.YOffset == 0 {
+		t.Fatal("the mouse wheel did not scroll the detail")
+	}
+	h.keys("esc")
+	h.contains("[supersd 1]")
+	if h.m.screen != screenList {
+		t.Fatal("esc did not go back to the list")
+	}
+}
+
+func TestCheckOnALocalOperationSaysThereIsNoProvider(t *testing.T) {
+	h := open(t, config(fixture(t)), 120, 30)
+	h.keys("5", "G", "enter", "c")
+	h.contains("acme / task-1", "there is no provider to ask")
+}
+
+func TestCheckShowsWhatTheProviderHoldsAndChangesNothing(t *testing.T) {
+	l := fixture(t)
+	h := open(t, config(l), 120, 40)
+	h.keys("enter", "c")
+	h.contains("sandbox delivered sbx_", "(1 deliveries under this key)", "changes nothing")
+	if d := l.get(t, "acme", "notify-1"); d.Operation.State != model.StateUnknown || d.Operation.Version != 2 || len(d.Decisions) != 0 {
+		t.Fatalf("check changed the operation: %+v", d.Operation)
+	}
+}
+
+func TestMarkAppliedFromTheListWritesTheDecisionAndMovesTheCount(t *testing.T) {
+	l := fixture(t)
+	h := open(t, config(l), 120, 30)
+	h.keys("a")
+	h.contains("Mark applied — acme / notify-1", "unknown (version 2)  →  applied")
+	// Both fields empty: each says what it needs, nothing is confirmed.
+	h.keys("enter", "enter")
+	h.contains("evidence is required", "a reason is required")
+	h.lacks("Write this decision")
+	h.typeText("sbx_12")
+	h.keys("tab")
+	h.typeText("found it in the provider's log")
+	h.keys("enter")
+	h.contains("Write this decision to the ledger?", "tenant     acme", "key        notify-1",
+		"change     unknown (version 2)  →  applied", "evidence   sbx_12", "reason     found it in the provider's log", "operator   alice")
+	// esc goes back to the form with what was typed; enter comes back.
+	h.keys("esc")
+	h.contains("› sbx_12")
+	h.keys("enter")
+	h.contains("Write this decision")
+	if d := l.get(t, "acme", "notify-1"); d.Operation.State != model.StateUnknown {
+		t.Fatal("wrote before the confirmation")
+	}
+	h.keys("y")
+	d := l.get(t, "acme", "notify-1")
+	if d.Operation.State != model.StateApplied || d.Operation.ProviderRef != "sbx_12" || len(d.Decisions) != 1 {
+		t.Fatalf("ledger after the decision: %+v, %d decisions", d.Operation, len(d.Decisions))
+	}
+	dc := d.Decisions[0]
+	if dc.Operator != "alice" || dc.Action != model.ActionMarkApplied || dc.Evidence != "sbx_12" ||
+		dc.Reason != "found it in the provider's log" || dc.FromState != model.StateUnknown || dc.FromVersion != 2 {
+		t.Fatalf("decision row: %+v", dc)
+	}
+	h.contains("✓ acme/notify-1: unknown → applied (version 3), recorded for alice.", "[unknown 1]", "1 UNKNOWN")
+	if got := h.selected(); got != "acme/notify-2" {
+		t.Fatalf("cursor on %s after notify-1 left the tab, want acme/notify-2", got)
+	}
+}
+
+func TestMarkNotAppliedFromTheDetail(t *testing.T) {
+	l := fixture(t)
+	h := open(t, config(l), 120, 50)
+	h.keys("j", "enter", "n")
+	h.contains("Mark not applied — acme / notify-2", "unknown (version 2)  →  not_applied")
+	h.typeText("sandbox lookup found nothing")
+	h.keys("enter")
+	h.keys("enter")
+	h.contains("evidence is required")
+	h.typeText("ops check at 09:30: no delivery")
+	h.keys("enter")
+	h.contains("change     unknown (version 2)  →  not_applied")
+	h.keys("enter")
+	d := l.get(t, "acme", "notify-2")
+	if d.Operation.State != model.StateNotApplied || len(d.Decisions) != 1 || d.Decisions[0].Evidence != "ops check at 09:30: no delivery" {
+		t.Fatalf("ledger: %+v %+v", d.Operation, d.Decisions)
+	}
+	h.contains("acme / notify-2", "NOT_APPLIED", "Decisions (1)", "mark not applied")
+}
+
+func TestAuthorizeANewKeyFromTheDetail(t *testing.T) {
+	l := fixture(t)
+	h := open(t, config(l), 120, 50)
+	h.keys("enter", "k")
+	h.contains("Authorize a new key — acme / notify-1", "unknown (version 2)  →  superseded")
+	h.typeText("the provider never answered; send it again under a new key")
+	h.keys("tab")
+	h.typeText("notify-1")
+	h.keys("enter")
+	h.contains(`the new key must differ from "notify-1"`)
+	h.typeText("-again")
+	h.keys("enter")
+	h.contains("new key    notify-1-again  → authorized")
+	h.keys("y")
+	old, nw := l.get(t, "acme", "notify-1"), l.get(t, "acme", "notify-1-again")
+	if old.Operation.State != model.StateSuperseded || nw.Operation.State != model.StateAuthorized || old.Operation.SupersededByID != nw.Operation.ID {
+		t.Fatalf("old %+v\nnew %+v", old.Operation, nw.Operation)
+	}
+	h.contains(`New key "notify-1-again" is authorized`, "SUPERSEDED", "superseded by", "acme/notify-1-again")
+	h.keys(">")
+	h.contains("acme / notify-1-again", "AUTHORIZED")
+}
+
+func TestAnActionTheStateForbidsIsRefusedAndSaysWhy(t *testing.T) {
+	l := fixture(t)
+	h := open(t, config(l), 120, 30)
+	h.keys("5", "a")
+	h.contains("Cannot mark applied initech/notify-settled: it is applied, and applied allows no decisions.")
+	h.lacks("Write this decision", "Mark applied —")
+	h.keys("4", "enter", "n")
+	h.contains("Cannot mark not applied initech/notify-rejected: it is failed, and failed allows only: authorize a new key.")
+	h.keys("k")
+	h.contains("Authorize a new key — initech / notify-rejected")
+}
+
+func TestReadOnlyRefusesEveryWrite(t *testing.T) {
+	l := fixture(t)
+	ro, err := store.Open(l.path, store.Options{ReadOnly: true, Now: l.clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	cfg := config(l)
+	cfg.Store, cfg.Service, cfg.ReadOnly = ro, reconcile.New(ro, provider.Registry{}), true
+	cfg.Lab, cfg.LabScenarios = &lab.Runner{Exe: "/nonexistent"}, []lab.Scenario{{ID: "s", Name: "a scenario"}}
+	h := open(t, cfg, 120, 30)
+	h.contains("READ-ONLY", "[unknown 2]")
+	for _, tc := range []struct {
+		keys []string
+		says string
+	}{
+		{[]string{"a"}, "Read-only console: cannot mark applied acme/notify-1"},
+		{[]string{"n"}, "Read-only console: cannot mark not applied acme/notify-1"},
+		{[]string{"enter", "a"}, "Read-only console: cannot mark applied acme/notify-1"},
+		{[]string{"enter", "n"}, "Read-only console: cannot mark not applied acme/notify-1"},
+		{[]string{"enter", "k"}, "Read-only console: cannot authorize a new key acme/notify-1"},
+		{[]string{"enter", "c"}, "Provider checks are off in a read-only console"},
+		{[]string{"L", "enter"}, "Read-only console: the lab writes to the ledger"},
+	} {
+		h.keys("esc", "esc", "esc")
+		h.m.screen = screenList
+		h.keys(tc.keys...)
+		h.contains(tc.says)
+		h.lacks("Write this decision", "Mark applied —", "Evidence")
+		if h.m.overlay == overlayAction || h.m.lab.running {
+			t.Fatalf("%v opened a write path in read-only mode", tc.keys)
+		}
+	}
+	h.keys("esc")
+	h.m.screen = screenList
+	h.lacks("a applied", "n not applied")
+	d := l.get(t, "acme", "notify-1")
+	if d.Operation.State != model.StateUnknown || len(d.Decisions) != 0 {
+		t.Fatalf("read-only console changed the ledger: %+v", d.Operation)
+	}
+}
+
+func TestStaleDecisionWritesNothingSaysWhatChangedAndRefreshes(t *testing.T) {
+	l := fixture(t)
+	h := open(t, config(l), 140, 30)
+	h.keys("a")
+	h.typeText("sbx_1")
+	h.keys("tab")
+	h.typeText("seen in the provider")
+	h.keys("enter")
+	h.contains("Write this decision")
+	// Meanwhile another operator settles the same operation elsewhere.
+	if _, err := l.second(t).MarkNotApplied(context.Background(), reconcile.Decision{Tenant: "acme", Key: "notify-1",
+		Operator: "bob", Reason: "nothing at the provider", Evidence: "lookup"}); err != nil {
+		t.Fatal(err)
+	}
+	h.keys("y")
+	h.contains("Not written: acme/notify-1 changed since you looked:", "it was unknown (version 2) and is now",
+		"not_applied (version 3)", "nothing was written", "[unknown 1]")
+	d := l.get(t, "acme", "notify-1")
+	if d.Operation.State != model.StateNotApplied || len(d.Decisions) != 1 || d.Decisions[0].Operator != "bob" {
+		t.Fatalf("the stale decision wrote something: %+v %+v", d.Operation, d.Decisions)
+	}
+	if h.m.overlay != overlayNone {
+		t.Fatal("the confirmation stayed open")
+	}
+	h.keys("esc")
+	h.lacks("Not written")
+}
+
+func TestLiveRefreshShowsAnotherWriterAndKeepsTheCursor(t *testing.T) {
+	l := fixture(t)
+	h := open(t, config(l), 120, 30)
+	h.keys("j")
+	seq := h.m.list.seq
+	h.tick()
+	if h.m.list.seq != seq {
+		t.Fatal("reloaded although nothing changed: the watcher should say so")
+	}
+	other := l.second(t)
+	l.clock.Advance(5 * 60e9)
+	for _, key := range []string{"notify-3", "notify-4"} {
+		if res, _ := other.Call(context.Background(), model.Request{Tenant: "acme", Key: key, Tool: "send_notification", PayloadVersion: 1,
+			Args: []byte(`{"to":"x@acme.example","body":"b"}`)}, reconcile.CallOptions{Faults: provider.Faults{LoseReply: true}}); res.Class != model.ClassUnknown {
+			t.Fatalf("want unknown, got %+v", res)
+		}
+	}
+	h.tick()
+	h.contains("[unknown 4]", "notify-3", "notify-4", "refreshed 09:")
+	if got := h.selected(); got != "acme/notify-2" {
+		t.Fatalf("cursor moved to %s", got)
+	}
+	if h.m.list.cursor != 3 {
+		t.Fatalf("cursor index %d, want 3 (two new rows above)", h.m.list.cursor)
+	}
+}
+
+func TestLiveRefreshKeepsTheCursorOnItsOperationWhenNewRowsPushItOffThePage(t *testing.T) {
+	l := newLedger(t)
+	for i := 1; i <= 10; i++ {
+		l.task(t, "acme", fmt.Sprintf("task-%02d", i), "s")
+	}
+	h := open(t, config(l), 80, 12) // 7 rows a page
+	h.keys("j", "j", "j", "j", "j", "j")
+	if got := h.selected(); got != "acme/task-04" {
+		t.Fatalf("cursor on %s", got)
+	}
+	other := l.second(t)
+	for i := 11; i <= 13; i++ {
+		if _, err := other.Call(context.Background(), model.Request{Tenant: "acme", Key: fmt.Sprintf("task-%02d", i),
+			Tool: "create_support_task", PayloadVersion: 1, Args: []byte(`{"subject":"s"}`)}, reconcile.CallOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.tick()
+	if got := h.selected(); got != "acme/task-04" {
+		t.Fatalf("cursor moved to %s\n%s", got, h.view())
+	}
+	h.contains("all 13", "task-04", "4–10 of 13")
+}
+
+func TestLiveRefreshUpdatesTheOpenDetail(t *testing.T) {
+	l := fixture(t)
+	h := open(t, config(l), 120, 50)
+	h.keys("enter")
+	h.contains("UNKNOWN · v2")
+	l.second(t).MarkApplied(context.Background(), reconcile.Decision{Tenant: "acme", Key: "notify-1", Operator: "bob", Reason: "r", Evidence: "sbx_9"})
+	h.tick()
+	h.contains("APPLIED · v3", "Decisions (1)", "bob", "unknown 1")
+}
+
+func TestQuitAndHelpKeys(t *testing.T) {
+	for _, k := range []string{"q", "ctrl+c"} {
+		h := open(t, config(fixture(t)), 100, 30)
+		h.keys(k)
+		if !h.quit {
+			t.Fatalf("%s did not quit", k)
+		}
+	}
+	h := open(t, config(fixture(t)), 100, 30)
+	h.keys("?")
+	h.contains("Keys", "mark applied", "contradicted only", "next state", "tenant")
+	h.keys("?")
+	h.lacks("Keys")
+	h.keys("?", "esc")
+	h.contains("[unknown 2]")
+	h.keys("enter", "?")
+	h.contains("authorize new key", "open superseding op")
+	h.keys("esc", "ctrl+c")
+	if !h.quit {
+		t.Fatal("ctrl+c did not quit from the detail")
+	}
+	// In a form, q is text and ctrl+c still quits.
+	h = open(t, config(fixture(t)), 100, 30)
+	h.keys("a", "q")
+	if h.quit {
+		t.Fatal("q in a form quit the console")
+	}
+	h.contains("› q")
+	h.keys("ctrl+c")
+	if !h.quit {
+		t.Fatal("ctrl+c in a form did not quit")
+	}
+}
+
+func TestTenantPicker(t *testing.T) {
+	h := open(t, config(fixture(t)), 120, 30)
+	h.keys("t")
+	h.contains("Tenant scope", "all tenants", "acme", "globex", "initech")
+	h.keys("down", "down", "enter")
+	h.contains("tenant globex", "[all 4]", "notify-super", "report-7")
+	h.lacks("acme", "initech")
+	// Choosing the scope already in force changes nothing and the keys go
+	// on working.
+	h.keys("t", "enter", "5")
+	h.contains("[applied 1]", "report-7")
+	h.keys("t", "esc", "4")
+	h.contains("[failed 0]", "No failed operations in tenant globex.")
+	h.keys("t", "k", "k", "k", "enter")
+	h.contains("all tenants", "all 12")
+}
+
+func TestKeysThatArriveTogetherArePressedOneByOne(t *testing.T) {
+	h := open(t, config(fixture(t)), 120, 30)
+	h.send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("8/Printer")})
+	h.keys("enter")
+	if got := h.selected(); got != "acme/task-1" {
+		t.Fatalf("cursor on %s\n%s", got, h.view())
+	}
+	h.contains(`search "Printer"`, "[all 12]")
+}
+
+func TestAWorkerThatLosesItsLeaseShowsUpUnknownAfterASweep(t *testing.T) {
+	l := fixture(t)
+	h := open(t, config(l), 120, 30)
+	h.contains("[unknown 2]", "in_progress 1")
+	l.clock.Advance(2 * 3600e9)
+	if _, err := l.second(t).Sweep(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	h.tick()
+	h.contains("[unknown 3]", "in_progress 0", "notify-inflight")
+}
+
+func TestContradictedOperationsStandOut(t *testing.T) {
+	h := open(t, config(fixture(t)), 140, 30)
+	h.contains("! 1 contradicted")
+	h.keys("8")
+	line := ""
+	for _, l := range strings.Split(h.view(), "\n") {
+		if strings.Contains(l, "notify-contra") {
+			line = l
+		}
+	}
+	if !strings.HasPrefix(line, " !") {
+		t.Fatalf("contradicted row is not flagged: %q", line)
+	}
+	h.keys("!", "enter")
+	h.contains("! CONTRADICTED", "Contradicted: a provider result arrived after the operation was settled", "late_result")
+}
