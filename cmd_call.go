@@ -136,6 +136,12 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if _, err := model.Prepare(req); err != nil {
 		return fail(stderr, err)
 	}
+	if c.prov != "" {
+		// The sandbox's provider names, checked without opening its file.
+		if _, err := (&provider.Sandbox{}).Providers().Get(c.prov); err != nil {
+			return fail(stderr, model.Errorf(model.CodeInvalid, "--provider: %v (sandbox, sandbox-idem)", err))
+		}
+	}
 	l, err := openLedger(c.db, c.providerDB, store.Options{Create: true})
 	if err != nil {
 		return fail(stderr, err)

@@ -123,10 +123,7 @@ func (s *Service) applyLocal(tx *store.Tx, op *model.Operation, p *model.Prepare
 func (s *Service) attempt(tx *store.Tx, op *model.Operation, p *model.Prepared, start time.Time, outcome model.Outcome, ref, errText string) error {
 	a := &model.Attempt{OperationID: op.ID, Outcome: outcome, Fingerprint: p.Fingerprint, TraceID: p.TraceID,
 		WorkerID: p.WorkerID, ProviderRef: ref, Error: errText, StartedAt: start, Duration: time.Since(start)}
-	if err := tx.InsertAttempt(a); err != nil {
-		return err
-	}
-	return tx.SetTrace(op.ID, p.TraceID)
+	return tx.InsertAttempt(a)
 }
 
 // tombstoned answers a key whose operation was compacted: expired, reconcile.
@@ -310,11 +307,6 @@ func (s *Service) recordClaim(tx *store.Tx, op *model.Operation, p *model.Prepar
 	if err := tx.InsertAttempt(a); err != nil {
 		return nil, err
 	}
-	if p != nil {
-		if err := tx.SetTrace(op.ID, p.TraceID); err != nil {
-			return nil, err
-		}
-	}
 	prov, err := s.Providers.Get(op.Provider)
 	if err != nil {
 		return nil, model.Errorf(model.CodeInvalid, "%v", err)
@@ -435,9 +427,18 @@ func (s *Service) lateResult(tx *store.Tx, op *model.Operation, a *model.Attempt
 		return Result{}, err
 	}
 	contradicts := derr == nil && contradiction(op.State, resp.Status)
-	if contradicts && !op.Contradicted {
+	// A definite answer for an operation still waiting on a person is new
+	// evidence: it goes on the operation (its reference, a new version), so
+	// a decision taken on the screen from before it is refused as stale.
+	evidence := derr == nil && op.State == model.StateUnknown
+	if (contradicts && !op.Contradicted) || evidence {
 		from, ver := op.State, op.Version
-		op.Contradicted = true
+		if contradicts {
+			op.Contradicted = true
+		}
+		if evidence && resp.Status == provider.Applied && op.ProviderRef == "" {
+			op.ProviderRef = resp.Ref
+		}
 		if err := tx.UpdateOperation(op, from, ver); err != nil {
 			return Result{}, err
 		}

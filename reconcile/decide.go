@@ -171,6 +171,11 @@ func (s *Service) MarkApplied(ctx context.Context, d Decision) (*model.Operation
 func (s *Service) MarkNotApplied(ctx context.Context, d Decision) (*model.Operation, error) {
 	return s.decide(ctx, d, model.ActionMarkNotApplied, func(tx *store.Tx, op *model.Operation) (model.State, error) {
 		op.LeaseOwner, op.LeaseUntil = "", time.Time{}
+		// The provider's own answer named an effect (a late result put its
+		// reference here): "not applied" contradicts it.
+		if op.ProviderRef != "" {
+			op.Contradicted = true
+		}
 		return model.StateNotApplied, nil
 	})
 }

@@ -49,6 +49,9 @@ type childSpec struct {
 	DieAt reconcile.Point
 	// Now pins the child's clock (Unix ms); 0 is the real clock.
 	Now int64
+	// StartAt (Unix ms) holds every worker until the same moment, so the
+	// processes really contend instead of running one after another.
+	StartAt int64
 }
 
 // childReport is what a worker prints: one JSON line per result (the
@@ -104,6 +107,9 @@ func runChild(specJSON string) int {
 			r.Key = fmt.Sprintf("%s-%d", base.Key, i)
 			reqs = append(reqs, r)
 		}
+	}
+	if spec.StartAt > 0 {
+		time.Sleep(time.Until(time.UnixMilli(spec.StartAt)))
 	}
 	var rep childReport
 	for _, r := range reqs {
@@ -358,6 +364,8 @@ func resultID(t testing.TB, rc *model.Receipt) int64 {
 // (the caller "never hears back"); real process deaths use a child.
 type crash struct{ at reconcile.Point }
 
+func (c crash) String() string { return "crash at " + string(c.at) }
+
 // callDying makes a call whose worker stops at point (in-process, by
 // panic): like a process death, nothing after that point runs.
 func (l *ledger) callDying(r model.Request, opt reconcile.CallOptions, point reconcile.Point) (died bool, res reconcile.Result) {
@@ -378,3 +386,14 @@ func (l *ledger) callDying(r model.Request, opt reconcile.CallOptions, point rec
 	}()
 	return false, l.call(r, opt)
 }
+
+func mustUnmarshal(t testing.TB, b []byte, v any) {
+	t.Helper()
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("unmarshal %s: %v", b, err)
+	}
+}
+
+func storeAll() store.ListQuery { return store.ListQuery{Limit: 10000} }
+
+func storeContradicted() store.ListQuery { return store.ListQuery{Contradicted: true, Limit: 100} }

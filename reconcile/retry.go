@@ -28,7 +28,12 @@ func DefaultPolicy() Policy {
 
 // Backoff is the full-jitter delay before retry number n (n ≥ 1).
 func (p Policy) Backoff(n int) time.Duration {
-	ceiling := p.BaseDelay << (n - 1)
+	// Double up to the cap, never past it: a plain shift wraps around 2^63
+	// and can fall back below the cap.
+	ceiling := p.BaseDelay
+	for i := 1; i < n && ceiling < p.MaxDelay; i++ {
+		ceiling *= 2
+	}
 	if ceiling > p.MaxDelay || ceiling <= 0 {
 		ceiling = p.MaxDelay
 	}

@@ -103,15 +103,22 @@ func (t *Tx) InsertOperation(op *model.Operation) error {
 	now := t.now
 	op.Version = 1
 	op.CreatedAt, op.UpdatedAt = now.UTC().Truncate(time.Millisecond), now.UTC().Truncate(time.Millisecond)
-	res, err := t.exec(`INSERT INTO operations (tenant, op_key, tool, payload_version,
+	// The id is past every id an effect row still names: compaction deletes
+	// operations but never their tasks or jobs, and SQLite would otherwise
+	// hand a deleted newest id out again, tying an old effect to a new
+	// operation (and tripping the effect tables' UNIQUE operation_id).
+	res, err := t.exec(`INSERT INTO operations (id, tenant, op_key, tool, payload_version,
 		args, summary, fingerprint, state, version, claim_no, receipt, provider, downstream_key,
 		provider_ref, lease_owner, lease_until, contradicted, supersedes_id, superseded_by_id,
-		last_trace_id, created_at, updated_at, expires_at)
-		VALUES (?,?,?,?,?,?,?,?,1,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		created_at, updated_at, expires_at)
+		VALUES ((SELECT MAX(m) + 1 FROM (SELECT COALESCE(MAX(id), 0) AS m FROM operations
+			UNION ALL SELECT COALESCE(MAX(operation_id), 0) FROM tasks
+			UNION ALL SELECT COALESCE(MAX(operation_id), 0) FROM report_jobs)),
+		?,?,?,?,?,?,?,?,1,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		op.Tenant, op.Key, op.Tool, op.PayloadVersion, string(op.Args), op.Summary, op.Fingerprint,
 		string(op.State), op.ClaimNo, nullJSON(op.Receipt), nullStr(op.Provider), nullStr(op.DownstreamKey),
 		nullStr(op.ProviderRef), nullStr(op.LeaseOwner), nullMS(op.LeaseUntil), boolInt(op.Contradicted),
-		nullID(op.SupersedesID), nullID(op.SupersededByID), nil, ms(now), ms(now), nullMS(op.ExpiresAt))
+		nullID(op.SupersedesID), nullID(op.SupersededByID), ms(now), ms(now), nullMS(op.ExpiresAt))
 	if err != nil {
 		return err
 	}
@@ -163,17 +170,8 @@ func (t *Tx) UpdateOperation(op *model.Operation, fromState model.State, fromVer
 	return nil
 }
 
-// SetTrace remembers the last trace id seen for an operation (for search).
-func (t *Tx) SetTrace(opID int64, traceID string) error {
-	if traceID == "" {
-		return nil
-	}
-	_, err := t.exec(`UPDATE operations SET last_trace_id = ? WHERE id = ?`, traceID, opID)
-	return err
-}
-
-// InsertAttempt appends an attempt to its operation's history; a.Seq and
-// a.ID are set.
+// InsertAttempt appends an attempt to its operation's history, numbered
+// 1..n per operation (Detail reads the numbers); a.ID is set.
 func (t *Tx) InsertAttempt(a *model.Attempt) error {
 	if !a.Outcome.Valid() {
 		return model.Errorf(model.CodeInvalid, "unknown attempt outcome %q", a.Outcome)
@@ -181,13 +179,18 @@ func (t *Tx) InsertAttempt(a *model.Attempt) error {
 	if a.StartedAt.IsZero() {
 		a.StartedAt = t.now
 	}
-	row := t.queryRow(`INSERT INTO attempts (operation_id, seq, outcome, fingerprint,
+	// Exec, not RETURNING: a statement that returns rows costs a query's
+	// machinery on the path every replay takes. seq is numbered in SQL.
+	res, err := t.exec(`INSERT INTO attempts (operation_id, seq, outcome, fingerprint,
 		trace_id, worker_id, provider_ref, error, started_at, duration_us)
-		VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM attempts WHERE operation_id = ?), ?,?,?,?,?,?,?,?)
-		RETURNING id, seq`,
+		VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM attempts WHERE operation_id = ?), ?,?,?,?,?,?,?,?)`,
 		a.OperationID, a.OperationID, string(a.Outcome), a.Fingerprint, nullStr(a.TraceID), nullStr(a.WorkerID),
 		nullStr(a.ProviderRef), nullStr(a.Error), ms(a.StartedAt), a.Duration.Microseconds())
-	return row.Scan(&a.ID, &a.Seq)
+	if err != nil {
+		return err
+	}
+	a.ID, err = res.LastInsertId()
+	return err
 }
 
 // UpdateAttempt records how a dispatched attempt ended.

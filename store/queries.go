@@ -16,8 +16,8 @@ type ListQuery struct {
 	Tenant string      // "" = all tenants
 	State  model.State // "" = all states
 	Tool   string      // "" = all tools
-	// Search matches key, summary (subject, report, recipient) or the last
-	// trace id, as a substring.
+	// Search matches key or summary (subject, report, recipient) as a
+	// substring, or the trace id of any attempt by exact id or prefix.
 	Search string
 	// Contradicted keeps only operations a late result contradicted.
 	Contradicted bool
@@ -50,8 +50,11 @@ func (s *Store) List(ctx context.Context, q ListQuery) ([]model.Operation, error
 	}
 	if q.Search != "" {
 		like := "%" + escapeLike(q.Search) + "%"
-		where = append(where, `(op_key LIKE ? ESCAPE '\' OR summary LIKE ? ESCAPE '\' OR last_trace_id LIKE ? ESCAPE '\')`)
-		args = append(args, like, like, like)
+		// Trace ids are opaque: matched by exact id or prefix, through an
+		// index, on every attempt of the operation.
+		where = append(where, `(op_key LIKE ? ESCAPE '\' OR summary LIKE ? ESCAPE '\'
+			OR id IN (SELECT operation_id FROM attempts WHERE trace_id >= ? AND trace_id < ?))`)
+		args = append(args, like, like, q.Search, q.Search+string(rune(0x10FFFF)))
 	}
 	order := "DESC"
 	if q.BeforeID > 0 {
@@ -136,7 +139,10 @@ func (s *Store) Counts(ctx context.Context, tenant string) (Counts, error) {
 	}
 	cq := `SELECT COUNT(*) FROM operations WHERE contradicted = 1`
 	if tenant != "" {
-		cq += ` AND tenant = ?`
+		// "+tenant" keeps SQLite on the small partial index of contradicted
+		// rows; on the tenant index it read a tenant's every row (~100 ms
+		// for 50,000, against the console's 50 ms for the counts).
+		cq += ` AND +tenant = ?`
 	}
 	if err := s.r.QueryRowContext(ctx, cq, args...).Scan(&c.Contradicted); err != nil {
 		return c, s.translate(err, "count operations")

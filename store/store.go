@@ -75,10 +75,12 @@ type Store struct {
 	wc    *sql.Conn
 	wsem  chan struct{}
 	stmts map[string]*sql.Stmt
+	wsync string // the writer connection's synchronous level now ("" unknown)
 
 	// Relaxed transactions waiting to be combined into one (see combined).
-	qmu   sync.Mutex
-	queue []*pendingTx
+	qmu       sync.Mutex
+	queue     []*pendingTx
+	lastBatch int // size of the last combined commit
 }
 
 const sqliteHeader = "SQLite format 3\x00"
@@ -180,12 +182,14 @@ func Open(path string, o Options) (*Store, error) {
 	if o.Durability == Fast {
 		s.sync = "OFF"
 	}
-	if s.wc, err = w.Conn(context.Background()); err != nil {
-		s.Close()
-		return nil, s.translate(err, "open")
+	s.wc, err = w.Conn(context.Background())
+	if err != nil {
+		err = s.translate(err, "open")
+	} else {
+		s.wsem = make(chan struct{}, 1)
+		err = s.migrate(context.Background())
 	}
-	s.wsem = make(chan struct{}, 1)
-	if err := s.migrate(context.Background()); err != nil {
+	if err != nil {
 		s.Close()
 		if o.ReadOnly && !o.immutable && isReadOnlyDir(err) && walEmpty(path) {
 			// Reading a WAL ledger needs its -shm index, which SQLite cannot

@@ -4,7 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
+	"runtime"
+	"sync/atomic"
 	"time"
 
 	"retrysafe/model"
@@ -128,13 +129,12 @@ func (s *Store) withTx(ctx context.Context, relaxed bool, fn func(*Tx) error) er
 	if s.ro {
 		return model.Errorf(model.CodeInvalid, "ledger is open read-only")
 	}
-	try := s.tryTx
-	if relaxed {
-		try = s.combined
-	}
 	backoff := time.Millisecond
 	for {
-		err := try(ctx, relaxed, fn)
+		err := s.combined(ctx, relaxed, fn)
+		if errors.Is(err, errBatchLost) && ctx.Err() == nil {
+			continue
+		}
 		if err == nil || !isBusy(err) {
 			return err
 		}
@@ -152,76 +152,67 @@ func (s *Store) withTx(ctx context.Context, relaxed bool, fn func(*Tx) error) er
 	}
 }
 
-func (s *Store) tryTx(ctx context.Context, relaxed bool, fn func(*Tx) error) (err error) {
-	select {
-	case s.wsem <- struct{}{}:
-	case <-ctx.Done():
-		return s.translate(ctx.Err(), "begin")
-	}
-	defer func() { <-s.wsem }()
-	// The safety level is per connection and cannot change inside a
-	// transaction, so it is set before every one: a relaxed transaction can
-	// never leave the connection relaxed for the next, durable one.
-	sync := s.sync
-	if relaxed && sync == "FULL" {
-		sync = "NORMAL"
-	}
-	c := &connTx{s: s, ctx: ctx}
-	if _, err := c.ExecContext(ctx, "PRAGMA synchronous = "+sync); err != nil {
-		return s.translate(err, "set synchronous")
-	}
-	if _, err := c.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		return s.translate(err, "begin")
-	}
-	// Rollback must run even when ctx is what failed.
-	rollback := func() { _, _ = c.ExecContext(context.WithoutCancel(ctx), "ROLLBACK") }
-	t := &Tx{tx: c, ctx: ctx, now: s.now(), relaxed: relaxed}
-	defer func() {
-		if p := recover(); p != nil {
-			rollback()
-			panic(p)
-		}
-	}()
-	if err = fn(t); err != nil {
-		rollback()
-		if errors.Is(err, errNeedsDurable) {
-			return err
-		}
-		return s.translate(err, "")
-	}
-	if _, err = c.ExecContext(context.WithoutCancel(ctx), "COMMIT"); err != nil {
-		rollback()
-		return s.translate(err, "commit")
-	}
-	return nil
-}
-
-// pendingTx is a relaxed transaction waiting to be combined with others.
+// pendingTx is a transaction waiting to be combined with others.
 type pendingTx struct {
-	ctx  context.Context
-	fn   func(*Tx) error
-	done chan error // buffered: the leader never blocks on it
+	ctx     context.Context
+	fn      func(*Tx) error
+	relaxed bool
+	done    chan txResult // buffered: the leader never blocks on it
 }
 
-// combined runs a relaxed fn together with whatever other relaxed fns are
-// waiting, in one transaction with a savepoint each (group commit): the
-// caller that gets the writer runs the whole queue, and every caller gets
-// its own fn's result. A replay then costs a fraction of a commit instead
-// of a whole one. Durable transactions are never combined: each is its own
-// fsynced commit, acknowledged only after it.
-func (s *Store) combined(ctx context.Context, _ bool, fn func(*Tx) error) error {
-	p := &pendingTx{ctx: ctx, fn: fn, done: make(chan error, 1)}
+// txResult is what a combined transaction hands back to its caller: its
+// own fn's error, or the panic of its fn, re-raised in the caller.
+type txResult struct {
+	err      error
+	panicked bool
+	value    any
+}
+
+// errBatchLost tells a caller that its fn ran in a combined transaction
+// that another fn's failure aborted: nothing of it committed, and WithTx
+// runs it again.
+var errBatchLost = errors.New("store: the combined transaction was aborted by another caller's failure")
+
+// maxBatch bounds how many callers one commit carries, and so the wait of
+// the last of them.
+const maxBatch = 64
+
+// combined runs fn together with whatever other fns are waiting, in one
+// transaction with a savepoint each (group commit): the caller that gets
+// the writer runs the queue, and every caller gets its own fn's result —
+// after the commit, so an acknowledgment still follows the fsync that made
+// it durable. The commit is durable (synchronous=FULL) if any fn in it is;
+// only a batch of relaxed fns commits without the fsync. A replay then costs
+// a fraction of a commit, and concurrent new operations share their fsync
+// instead of queueing for one each.
+func (s *Store) combined(ctx context.Context, relaxed bool, fn func(*Tx) error) error {
+	p := &pendingTx{ctx: ctx, fn: fn, relaxed: relaxed, done: make(chan txResult, 1)}
 	s.qmu.Lock()
 	s.queue = append(s.queue, p)
 	s.qmu.Unlock()
 	for {
 		select {
-		case err := <-p.done:
-			return err
+		case r := <-p.done:
+			return r.unwrap()
 		case s.wsem <- struct{}{}:
+			// Let callers that are about to queue (their previous result
+			// just delivered) join this commit instead of waiting a whole
+			// one: a few yields, only while the queue is shorter than the
+			// last batch was.
+			for i := 0; i < 4; i++ {
+				s.qmu.Lock()
+				short := len(s.queue) < s.lastBatch
+				s.qmu.Unlock()
+				if !short {
+					break
+				}
+				runtime.Gosched()
+			}
 			s.qmu.Lock()
-			batch := s.queue
-			s.queue = nil
+			n := min(len(s.queue), maxBatch)
+			s.lastBatch = n
+			batch := append([]*pendingTx(nil), s.queue[:n]...)
+			s.queue = append(s.queue[:0:0], s.queue[n:]...)
 			s.qmu.Unlock()
 			if len(batch) > 0 {
 				s.runBatch(batch)
@@ -239,39 +230,109 @@ func (s *Store) combined(ctx context.Context, _ bool, fn func(*Tx) error) error 
 				}
 			}
 			s.qmu.Unlock()
-			return <-p.done
+			return (<-p.done).unwrap()
 		}
 	}
 }
 
-// runBatch runs queued relaxed transactions as one, holding the writer.
+func (r txResult) unwrap() error {
+	if r.panicked {
+		panic(r.value)
+	}
+	return r.err
+}
+
+// runBatch runs queued transactions as one, holding the writer.
 func (s *Store) runBatch(batch []*pendingTx) {
 	bg := context.Background()
 	c := &connTx{s: s, ctx: bg}
 	fail := func(err error) {
 		for _, p := range batch {
-			p.done <- err
+			p.done <- txResult{err: err}
 		}
 	}
 	sync := s.sync
 	if sync == "FULL" {
 		sync = "NORMAL"
+		for _, p := range batch {
+			if !p.relaxed {
+				sync = "FULL"
+				break
+			}
+		}
 	}
-	if _, err := c.ExecContext(bg, "PRAGMA synchronous = "+sync); err != nil {
-		fail(s.translate(err, "set synchronous"))
-		return
+	// The safety level is per connection and cannot change inside a
+	// transaction, so it is set before every one: a relaxed batch can never
+	// leave the connection relaxed for the next, durable one.
+	if sync != s.wsync {
+		if _, err := c.ExecContext(bg, "PRAGMA synchronous = "+sync); err != nil {
+			s.wsync = ""
+			fail(s.translate(err, "set synchronous"))
+			return
+		}
+		s.wsync = sync
 	}
-	if _, err := c.ExecContext(bg, "BEGIN IMMEDIATE"); err != nil {
+	// In a commit that is durable anyway, a relaxed fn may write what it
+	// likes: it gets the fsync it would otherwise have gone back for.
+	durable := sync == s.sync
+	// Waiting for another process's write lock ends when SQLite's busy
+	// timeout does, or when no caller in the batch is waiting any more.
+	beginCtx, cancel := context.WithCancel(bg)
+	defer cancel()
+	var waiting atomic.Int64
+	waiting.Store(int64(len(batch)))
+	for _, p := range batch {
+		stop := context.AfterFunc(p.ctx, func() {
+			if waiting.Add(-1) == 0 {
+				cancel()
+			}
+		})
+		defer stop()
+	}
+	if _, err := c.ExecContext(beginCtx, "BEGIN IMMEDIATE"); err != nil {
+		if beginCtx.Err() != nil {
+			err = context.DeadlineExceeded
+		}
 		fail(s.translate(err, "begin"))
 		return
 	}
-	results := make([]error, len(batch))
-	for i, p := range batch {
-		results[i] = s.runSavepoint(c, p)
+	results := make([]txResult, len(batch))
+	if len(batch) == 1 {
+		// Alone: no savepoint needed, a failure rolls the transaction back.
+		results[0] = s.runOne(batch[0], durable)
+		if results[0].err != nil || results[0].panicked {
+			_, _ = c.ExecContext(bg, "ROLLBACK")
+			batch[0].done <- results[0]
+			return
+		}
+	} else {
+		for i, p := range batch {
+			var lost bool
+			results[i], lost = s.runSavepoint(c, p, durable)
+			if lost {
+				// SQLite rolled the whole transaction back under this fn
+				// (a full disk, an I/O error): the fns before it did not
+				// commit and the ones after it must not run in autocommit.
+				_, _ = c.ExecContext(bg, "ROLLBACK")
+				for j, q := range batch {
+					if j != i {
+						q.done <- txResult{err: errBatchLost}
+					}
+				}
+				p.done <- results[i]
+				return
+			}
+		}
 	}
 	if _, err := c.ExecContext(bg, "COMMIT"); err != nil {
 		_, _ = c.ExecContext(bg, "ROLLBACK")
-		fail(s.translate(err, "commit"))
+		err = s.translate(err, "commit")
+		for i, p := range batch {
+			if results[i].err == nil && !results[i].panicked {
+				results[i] = txResult{err: err}
+			}
+			p.done <- results[i]
+		}
 		return
 	}
 	for i, p := range batch {
@@ -279,35 +340,45 @@ func (s *Store) runBatch(batch []*pendingTx) {
 	}
 }
 
-func (s *Store) runSavepoint(c *connTx, p *pendingTx) (err error) {
-	bg := context.Background()
+// runOne runs one caller's fn on the open transaction.
+func (s *Store) runOne(p *pendingTx, durable bool) (r txResult) {
 	if err := p.ctx.Err(); err != nil {
-		return s.translate(err, "begin")
-	}
-	if _, err := c.ExecContext(bg, "SAVEPOINT attempt"); err != nil {
-		return s.translate(err, "savepoint")
-	}
-	undo := func() {
-		_, _ = c.ExecContext(bg, "ROLLBACK TO attempt")
-		_, _ = c.ExecContext(bg, "RELEASE attempt")
+		return txResult{err: s.translate(err, "begin")}
 	}
 	defer func() {
-		if r := recover(); r != nil {
-			undo()
-			err = fmt.Errorf("store: transaction panicked: %v", r)
+		if v := recover(); v != nil {
+			r = txResult{panicked: true, value: v}
 		}
 	}()
-	t := &Tx{tx: &connTx{s: s, ctx: p.ctx}, ctx: p.ctx, now: s.now(), relaxed: true}
+	// The statements ignore the caller's cancellation once its fn runs: an
+	// interrupted statement could abort the others' transaction too. A fn
+	// is a handful of statements; the deadline was checked just above.
+	ctx := context.WithoutCancel(p.ctx)
+	t := &Tx{tx: &connTx{s: s, ctx: ctx}, ctx: ctx, now: s.now(), relaxed: p.relaxed && !durable}
 	if err := p.fn(t); err != nil {
-		undo()
 		if errors.Is(err, errNeedsDurable) {
-			return err
+			return txResult{err: err}
 		}
-		return s.translate(err, "")
+		return txResult{err: s.translate(err, "")}
+	}
+	return txResult{}
+}
+
+// runSavepoint runs one caller's fn inside a savepoint of the batch; lost
+// reports that the batch's transaction did not survive it.
+func (s *Store) runSavepoint(c *connTx, p *pendingTx, durable bool) (r txResult, lost bool) {
+	bg := context.Background()
+	if _, err := c.ExecContext(bg, "SAVEPOINT attempt"); err != nil {
+		return txResult{err: s.translate(err, "savepoint")}, true
+	}
+	r = s.runOne(p, durable)
+	if r.err != nil || r.panicked {
+		if _, err := c.ExecContext(bg, "ROLLBACK TO attempt"); err != nil {
+			return r, true
+		}
 	}
 	if _, err := c.ExecContext(bg, "RELEASE attempt"); err != nil {
-		undo()
-		return s.translate(err, "release savepoint")
+		return r, true
 	}
-	return nil
+	return r, false
 }

@@ -149,12 +149,12 @@ func TestFlowLabScreenRunsAScenarioAndShowsItsRow(t *testing.T) {
 	press(tm, "L")
 	waitFor(t, tm, "Lab", "stops before commit, retried with the same key")
 	press(tm, "enter")
-	waitFor(t, tm, "before-commit-same-key", "✓ holds", "effects 0 → 1", "expected 0 → 1")
+	waitFor(t, tm, "before-commit-same-key", "✓ holds", "effects     0 → 1", "expected 0 → 1")
 	// The keys it created can be opened from the row.
 	press(tm, "1")
 	waitFor(t, tm, "lab / ", "APPLIED")
 	press(tm, "esc")
-	waitFor(t, tm, "effects 0 → 1")
+	waitFor(t, tm, "effects     0 → 1")
 	m := finish(t, tm)
 	if m.lab.row == nil || !m.lab.row.OK || m.lab.row.Before != 0 || m.lab.row.After != 1 || len(m.lab.row.Keys) == 0 {
 		t.Fatalf("lab row: %+v", m.lab.row)
@@ -164,4 +164,3 @@ func TestFlowLabScreenRunsAScenarioAndShowsItsRow(t *testing.T) {
 		t.Fatalf("the scenario's operation is %s", d.Operation.State)
 	}
 }
-

@@ -75,17 +75,18 @@ func (m Model) headerLine(e env) string {
 	// From the most to the least said, until it fits: the time loses its
 	// label, the ledger's path is shortened in the middle, the operator
 	// loses its label, the time goes.
-	for _, mode := range []int{0, 1, 2} {
-		r := strings.Join(append(append([]string{}, right...), status(mode)), " ")
-		for _, opLabel := range []bool{true, false} {
-			l := left(m.cfg.Ledger, opLabel)
-			over := ansi.StringWidth(l) + ansi.StringWidth(r) + 1 - m.width
-			if over <= 0 {
-				return spread(l, r, m.width)
-			}
-			if keep := ansi.StringWidth(m.cfg.Ledger) - over; keep >= 12 {
-				return spread(left(clipMiddle(m.cfg.Ledger, keep), opLabel), r, m.width)
-			}
+	for _, v := range []struct {
+		mode    int
+		opLabel bool
+	}{{0, true}, {1, true}, {1, false}, {2, false}} {
+		r := strings.Join(append(append([]string{}, right...), status(v.mode)), " ")
+		l := left(m.cfg.Ledger, v.opLabel)
+		over := ansi.StringWidth(l) + ansi.StringWidth(r) + 1 - m.width
+		if over <= 0 {
+			return spread(l, r, m.width)
+		}
+		if keep := ansi.StringWidth(m.cfg.Ledger) - over; keep >= 12 {
+			return spread(left(clipMiddle(m.cfg.Ledger, keep), v.opLabel), r, m.width)
 		}
 	}
 	r := strings.Join(right, " ")

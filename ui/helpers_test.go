@@ -243,7 +243,9 @@ type harness struct {
 func open(t testing.TB, cfg Config, w, h int) *harness {
 	t.Helper()
 	hs := &harness{t: t, m: New(cfg)}
-	t.Cleanup(hs.m.Close)
+	// Close whatever the model holds at the end (its watcher pins one of
+	// the store's reader connections), not the model as it is now.
+	t.Cleanup(func() { hs.m.Close() })
 	hs.do(hs.m.Init())
 	hs.send(tea.WindowSizeMsg{Width: w, Height: h})
 	return hs

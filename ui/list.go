@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -72,6 +73,10 @@ type listModel struct {
 	intent    cursorIntent
 	err       error
 	searchSeq int
+	// cancel stops the page load in flight when a newer one replaces it:
+	// a search that scans a million rows should not keep a reader
+	// connection busy for an answer nobody will see.
+	cancel context.CancelFunc
 }
 
 func newList(r *lipgloss.Renderer) listModel {
@@ -142,6 +147,11 @@ func (l listModel) rescope() listModel {
 }
 
 func (l listModel) load(e env, a anchor, offset int, in cursorIntent) (listModel, tea.Cmd) {
+	if l.cancel != nil {
+		l.cancel()
+	}
+	ctx, cancel := context.WithCancel(e.ctx)
+	l.cancel = cancel
 	l.seq++
 	l.loading, l.slow, l.intent = true, l.query != "", in
 	req := pageReq{Seq: l.seq, Query: l.query_(e), Anchor: a, Limit: l.limit, Offset: offset, Total: l.total(e)}
@@ -151,7 +161,7 @@ func (l listModel) load(e env, a anchor, offset int, in cursorIntent) (listModel
 			req.OldTopID = l.rows[0].ID
 		}
 	}
-	return l, loadPage(e.ctx, e.st, req)
+	return l, loadPage(ctx, e.st, req)
 }
 
 // reload re-reads the page on screen, keeping the cursor on its operation.
@@ -185,6 +195,10 @@ func (l listModel) loaded(msg pageMsg, e env) (listModel, tea.Cmd) {
 		return l, nil // an answer for filters or a page the screen has left
 	}
 	l.loading, l.slow = false, false
+	if l.cancel != nil {
+		l.cancel()
+		l.cancel = nil
+	}
 	if msg.Err != nil {
 		l.err = msg.Err
 		return l, nil

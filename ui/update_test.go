@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 
 	"retrysafe/lab"
 	"retrysafe/model"
@@ -534,4 +535,105 @@ func TestContradictedOperationsStandOut(t *testing.T) {
 	}
 	h.keys("!", "enter")
 	h.contains("! CONTRADICTED", "Contradicted: a provider result arrived after the operation was settled", "late_result")
+}
+
+// Pages of one tenant across every state are read state by state and
+// merged (see listOps): walking them down and back up must meet each of the
+// tenant's operations exactly once, newest first, as one plain query would.
+func TestTenantScopedPagesWalkEveryOperationOnceInOrder(t *testing.T) {
+	l := newLedger(t)
+	for i := 0; i < 40; i++ {
+		tenant := []string{"acme", "globex", "initech"}[i%3]
+		key := fmt.Sprintf("op-%02d", i)
+		switch i % 4 {
+		case 0:
+			l.unknown(t, tenant, key, "x@example.com")
+		case 1:
+			l.notify(t, tenant, key, "y@example.com", provider.Faults{Reject: true})
+		default:
+			l.task(t, tenant, key, "subject")
+		}
+	}
+	want, err := l.st.List(context.Background(), store.ListQuery{Tenant: "acme", Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config(l)
+	cfg.Tenant = "acme"
+	h := open(t, cfg, 80, 10) // 5 rows a page
+	h.keys("8")
+	var seen []int64
+	for page := 0; page < 10; page++ {
+		for _, r := range h.m.list.rows {
+			if len(seen) == 0 || r.ID < seen[len(seen)-1] {
+				seen = append(seen, r.ID)
+			}
+		}
+		h.keys("pgdown")
+	}
+	if len(seen) != len(want) {
+		t.Fatalf("walked %d operations, the tenant has %d", len(seen), len(want))
+	}
+	for i := range want {
+		if seen[i] != want[i].ID {
+			t.Fatalf("row %d is #%d, want #%d", i, seen[i], want[i].ID)
+		}
+	}
+	for page := 0; page < 10; page++ {
+		h.keys("pgup")
+	}
+	if got := h.m.list.rows[0].ID; got != want[0].ID {
+		t.Fatalf("back at the top the first row is #%d, want #%d", got, want[0].ID)
+	}
+}
+
+func TestContradictedFilterWithinATenantAndAState(t *testing.T) {
+	l := newLedger(t)
+	l.contradicted(t, "acme", "c-1", "a@acme.example")
+	l.task(t, "acme", "plain", "s")
+	l.contradicted(t, "globex", "c-2", "g@globex.example")
+	l.contradicted(t, "acme", "c-3", "a@acme.example")
+	cfg := config(l)
+	cfg.Tenant = "acme"
+	h := open(t, cfg, 120, 30)
+	h.keys("8", "!")
+	h.contains("c-1", "c-3", "contradicted only")
+	h.lacks("c-2", "plain")
+	h.keys("3")
+	h.contains("c-1", "c-3", "[not_applied 2]")
+	h.keys("5")
+	h.lacks("c-1", "c-3")
+	h.contains("No contradicted operations in tenant acme.")
+}
+
+// However small the terminal, every screen draws within it and nothing
+// panics; the console works again when it grows.
+func TestEveryScreenFitsTinyAndOddTerminals(t *testing.T) {
+	l := fixture(t)
+	cfg := config(l)
+	cfg.Lab, cfg.LabScenarios = &lab.Runner{Exe: "/nonexistent"}, []lab.Scenario{{ID: "s", Name: "a scenario", Expected: "0 → 1"}}
+	screens := map[string][]string{
+		"list": nil, "detail": {"enter"}, "form": {"a"}, "confirm": {"a", "x", "tab", "y", "enter"},
+		"help": {"?"}, "picker": {"t"}, "lab": {"L"}, "search": {"/", "x"},
+	}
+	for name, keys := range screens {
+		for _, size := range [][2]int{{1, 1}, {20, 5}, {40, 10}, {80, 24}, {200, 60}} {
+			h := open(t, cfg, size[0], size[1])
+			h.keys(keys...)
+			lines := strings.Split(h.view(), "\n")
+			if len(lines) > max(size[1], 4) {
+				t.Errorf("%s at %dx%d: %d lines", name, size[0], size[1], len(lines))
+			}
+			for i, line := range lines {
+				if w := ansi.StringWidth(line); w > size[0] {
+					t.Errorf("%s at %dx%d: line %d is %d cells: %q", name, size[0], size[1], i, w, line)
+					break
+				}
+			}
+			h.send(tea.WindowSizeMsg{Width: 100, Height: 30})
+			if !strings.Contains(h.view(), "retrysafe") {
+				t.Errorf("%s: no header after growing back", name)
+			}
+		}
+	}
 }

@@ -22,7 +22,6 @@ CREATE TABLE operations (
     contradicted     INTEGER NOT NULL DEFAULT 0 CHECK (contradicted IN (0,1)),
     supersedes_id    INTEGER REFERENCES operations(id),
     superseded_by_id INTEGER REFERENCES operations(id),
-    last_trace_id    TEXT,
     created_at       INTEGER NOT NULL,
     updated_at       INTEGER NOT NULL,
     expires_at       INTEGER,
@@ -74,6 +73,9 @@ CREATE TABLE attempts (
     duration_us   INTEGER NOT NULL DEFAULT 0,
     UNIQUE (operation_id, seq)
 );
+-- Search by the caller's trace id (e.g. a model's tool-call id) finds any
+-- attempt that carried it, by exact id or prefix.
+CREATE INDEX attempts_trace ON attempts (trace_id) WHERE trace_id IS NOT NULL;
 
 CREATE TABLE decisions (
     id            INTEGER PRIMARY KEY,

@@ -1,0 +1,272 @@
+package reconcile_test
+
+// An operator decision racing a late worker result: exactly one of them
+// decides the state; the other gets a clear error or is recorded as a
+// contradiction; nothing is lost.
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"retrysafe/model"
+	"retrysafe/provider"
+	"retrysafe/reconcile"
+)
+
+// The decision lands first (the worker is slow between dispatch and its
+// record); the worker's answer then arrives late.
+func TestDecisionFirstThenLateWorkerResult(t *testing.T) {
+	cases := []struct {
+		name         string
+		faults       provider.Faults
+		decide       model.Action
+		contradicted bool
+	}{
+		{"applied, operator marks applied", provider.Faults{}, model.ActionMarkApplied, false},
+		{"applied, operator marks not applied", provider.Faults{}, model.ActionMarkNotApplied, true},
+		{"applied, operator authorizes a new key", provider.Faults{}, model.ActionAuthorizeKey, true},
+		{"rejected, operator marks not applied", provider.Faults{Reject: true}, model.ActionMarkNotApplied, false},
+		{"never applied, operator marks not applied", provider.Faults{FailBefore: true}, model.ActionMarkNotApplied, false},
+		{"reply lost, operator marks applied", provider.Faults{LoseReply: true}, model.ActionMarkApplied, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			clk := newClock()
+			l := newLedger(t, withClock(clk))
+			var decided model.State
+			var decideErr error
+			l.svc.At = func(p reconcile.Point) {
+				if p != reconcile.PointAfterDispatch {
+					return
+				}
+				l.svc.At = nil // the sweep below dispatches nothing, but be sure
+				clk.Advance(reconcile.DefaultLease + time.Second)
+				if _, err := l.svc.Sweep(context.Background()); err != nil {
+					t.Error(err)
+				}
+				op := l.op("acme", "k")
+				d := decision(op)
+				d.NewKey = "k-new"
+				decideErr = l.decide(c.decide, d)
+				decided = l.op("acme", "k").State
+			}
+			res := l.call(notify("acme", "k", "a@example.com"), reconcile.CallOptions{Faults: c.faults})
+			if decideErr != nil {
+				t.Fatalf("the operator's decision on the unknown operation failed: %v", decideErr)
+			}
+			d := l.detail("acme", "k")
+			// The decision stands.
+			if d.Operation.State != decided || len(d.Decisions) != 1 {
+				t.Errorf("state %s with %d decisions; the decision (→ %s) must stand", d.Operation.State, len(d.Decisions), decided)
+			}
+			// The worker's answer is kept: its own attempt row becomes a late
+			// result naming what the provider said.
+			last := d.Attempts[0]
+			if last.Outcome != model.OutcomeLateResult || !strings.Contains(last.Error, "after the operation had moved to") {
+				t.Errorf("worker's answer recorded as %+v; want its attempt to become a late_result", last)
+			}
+			if c.faults == (provider.Faults{}) && last.ProviderRef == "" {
+				t.Error("the late result lost the provider's reference")
+			}
+			if d.Operation.Contradicted != c.contradicted {
+				t.Errorf("contradicted = %v, want %v", d.Operation.Contradicted, c.contradicted)
+			}
+			if res.Outcome != model.OutcomeLateResult || (c.contradicted && !strings.Contains(res.Message, "contradicted")) {
+				t.Errorf("the worker was told %+v", res)
+			}
+			if c.contradicted {
+				// The console lists contradicted operations.
+				ops, _ := l.st.List(t.Context(), storeContradicted())
+				if len(ops) != 1 || ops[0].Key != "k" {
+					t.Errorf("contradicted list = %v", ops)
+				}
+			}
+		})
+	}
+}
+
+// The worker's record lands first; the operator's decision — made on a
+// screen that still showed the claim — is refused with what changed.
+func TestLateWorkerResultFirstThenStaleDecision(t *testing.T) {
+	clk := newClock()
+	l := newLedger(t, withClock(clk))
+	var seen *model.Operation
+	l.svc.At = func(p reconcile.Point) {
+		if p == reconcile.PointAfterClaim {
+			seen = l.op("acme", "k") // the operator's screen: in_progress
+		}
+	}
+	l.call(notify("acme", "k", "a@example.com"), reconcile.CallOptions{})
+	l.svc.At = nil
+	before := l.snapshot()
+	for _, action := range model.AllActions {
+		d := decision(seen)
+		d.ExpectState = model.StateUnknown // what the operator believed
+		err := l.decide(action, d)
+		if !model.IsCode(err, model.CodeStale) || !strings.Contains(err.Error(), "is now applied") {
+			t.Errorf("%s on a stale view: %v; want a stale refusal saying it is now applied", action, err)
+		}
+		d.ExpectVersion, d.ExpectState = 0, ""
+		if err := l.decide(action, d); !model.IsCode(err, model.CodeIllegal) {
+			t.Errorf("%s on an applied operation: %v; want illegal", action, err)
+		}
+	}
+	if l.snapshot() != before {
+		t.Error("a refused decision changed the ledger")
+	}
+}
+
+// The two really race, many times, with provider delays that put the
+// worker's answer before, during and after the sweep and decision. Whatever
+// the order: one of them decides, the other is refused or recorded, nothing
+// is lost, and a disagreement is flagged.
+func TestDecisionRacingLateWorkerResult(t *testing.T) {
+	clk := newClock()
+	l := newLedger(t, withClock(clk))
+	outcomes := map[string]int{}
+	for i := 0; i < 40; i++ {
+		key := fmt.Sprintf("race-%d", i)
+		delay := time.Duration(i%4) * 3 * time.Millisecond
+		pause := time.Duration((i/4)%5) * 1500 * time.Microsecond
+		var wg sync.WaitGroup
+		var workerRes reconcile.Result
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := l.svc.Call(context.Background(), notify("acme", key, "a@example.com"),
+				reconcile.CallOptions{Faults: provider.Faults{Delay: delay}})
+			if err != nil {
+				t.Errorf("%s: worker: %v", key, err)
+			}
+			workerRes = res
+		}()
+		// The operator: once the claim is visible, the lease "ends", a
+		// sweep runs, and the operator decides on what the provider shows.
+		for {
+			if _, err := l.st.Get(context.Background(), "acme", key); err == nil {
+				break
+			}
+			time.Sleep(100 * time.Microsecond)
+		}
+		time.Sleep(pause)
+		clk.Advance(reconcile.DefaultLease + time.Second)
+		if _, err := l.svc.Sweep(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		op := l.op("acme", key)
+		var decideErr error
+		var action model.Action
+		if op.State == model.StateUnknown {
+			_, ev, err := l.svc.Check(context.Background(), "acme", key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := decision(op)
+			if ev.Found {
+				action, d.Evidence = model.ActionMarkApplied, ev.Ref
+			} else {
+				// The dangerous case the seeds warn of: an empty lookup is
+				// not proof, the delivery may still be in flight.
+				action, d.Evidence = model.ActionMarkNotApplied, "provider lookup empty"
+			}
+			decideErr = l.decide(action, d)
+		}
+		wg.Wait()
+
+		d := l.detail("acme", key)
+		delivered := l.deliveries("acme", key)
+		var late *model.Attempt
+		for i := range d.Attempts {
+			if d.Attempts[i].Outcome == model.OutcomeLateResult {
+				late = &d.Attempts[i]
+			}
+		}
+		switch {
+		case op.State == model.StateApplied:
+			// The worker recorded first; no decision was possible.
+			outcomes["worker first"]++
+			if len(d.Decisions) != 0 || late != nil || workerRes.Outcome != model.OutcomeCreated {
+				t.Errorf("%s: worker won but decisions %v, late %v, worker told %+v", key, d.Decisions, late, workerRes)
+			}
+		case decideErr != nil:
+			// The operator's decision was refused because the worker's answer
+			// changed the operation first; the refusal says so.
+			outcomes["decision refused"]++
+			if !model.IsCode(decideErr, model.CodeStale) || len(d.Decisions) != 0 || late == nil {
+				t.Errorf("%s: decision refused with %v; decisions %v, late %v", key, decideErr, d.Decisions, late)
+			}
+		default:
+			outcomes["decision first"]++
+			if len(d.Decisions) != 1 || late == nil {
+				t.Fatalf("%s: decision stands? %v; late result recorded? %v", key, d.Decisions, late)
+			}
+			if delivered == 1 && late.ProviderRef == "" {
+				t.Errorf("%s: the late result lost the provider's reference", key)
+			}
+			disagree := delivered == 1 && d.Operation.State != model.StateApplied
+			if disagree && !d.Operation.Contradicted {
+				t.Errorf("%s: the provider applied it, the operator marked %s, and nothing flags it (attempts %+v)", key, d.Operation.State, d.Attempts)
+			}
+			if !disagree && d.Operation.Contradicted {
+				t.Errorf("%s: flagged contradicted without a disagreement", key)
+			}
+		}
+		if delivered != 1 {
+			t.Errorf("%s: %d deliveries", key, delivered)
+		}
+		l.audit()
+	}
+	t.Logf("orders seen: %v", outcomes)
+}
+
+// The order in between: the sweep makes the operation unknown, the
+// operator reads it, the worker's late "applied" is recorded, and only then
+// does the operator — still looking at the old screen — decide. The late
+// answer is new evidence: the stale decision is refused, and a script that
+// decides without a version cannot mark it not applied unnoticed.
+func TestLateResultBetweenTheOperatorsLookAndDecision(t *testing.T) {
+	for _, expectVersion := range []bool{true, false} {
+		t.Run(fmt.Sprintf("decision carries the version it saw: %v", expectVersion), func(t *testing.T) {
+			clk := newClock()
+			l := newLedger(t, withClock(clk))
+			var screen *model.Operation
+			l.svc.At = func(p reconcile.Point) {
+				if p == reconcile.PointAfterDispatch {
+					l.svc.At = nil
+					clk.Advance(reconcile.DefaultLease + time.Second)
+					if _, err := l.svc.Sweep(context.Background()); err != nil {
+						t.Error(err)
+					}
+					screen = l.op("acme", "k")
+				}
+			}
+			l.call(notify("acme", "k", "a@example.com"), reconcile.CallOptions{})
+			if screen == nil || screen.State != model.StateUnknown {
+				t.Fatalf("operator's screen %+v; want unknown", screen)
+			}
+			d := decision(screen)
+			d.Evidence = "provider console showed nothing a minute ago"
+			if !expectVersion {
+				d.ExpectVersion, d.ExpectState = 0, ""
+			}
+			err := l.decide(model.ActionMarkNotApplied, d)
+			op := l.op("acme", "k")
+			if op.ProviderRef == "" {
+				t.Error("the late result's provider reference is not on the operation")
+			}
+			switch {
+			case expectVersion && !model.IsCode(err, model.CodeStale):
+				t.Errorf("decision on the screen from before the late result: %v; want a stale refusal", err)
+			case !expectVersion && (err != nil || !op.Contradicted):
+				t.Errorf("decision without a version: err %v, contradicted %v; want it recorded and flagged contradicted", err, op.Contradicted)
+			}
+			if l.deliveries("acme", "k") != 1 {
+				t.Errorf("%d deliveries", l.deliveries("acme", "k"))
+			}
+		})
+	}
+}

@@ -1,0 +1,251 @@
+package ui
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"retrysafe/provider"
+	"retrysafe/reconcile"
+	"retrysafe/store"
+)
+
+// Benchmarks of the console over a large ledger. The targets (issue 4):
+// first screen within 200 ms of start, each keystroke's Update+View under
+// 10 ms, state counts under 50 ms, resident memory under 100 MB — over
+// 1,000,000 operations across 20 tenants.
+//
+// The million-operation ledger is not built here (it takes minutes):
+//
+//	retrysafe gen --db /tmp/1m.db --ops 1000000 --tenants 20
+//	RETRYSAFE_BENCH_DB=/tmp/1m.db go test ./ui -run '^$' -bench . -benchtime 200x
+//
+// Without RETRYSAFE_BENCH_DB the benchmarks build a 20,000-operation
+// ledger through the same generator, so they still run anywhere.
+
+var (
+	benchOnce sync.Once
+	benchPath string
+	benchErr  error
+)
+
+func benchLedger(b *testing.B) string {
+	b.Helper()
+	if p := os.Getenv("RETRYSAFE_BENCH_DB"); p != "" {
+		return p
+	}
+	benchOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "retrysafe-ui-bench-")
+		if err != nil {
+			benchErr = err
+			return
+		}
+		benchPath = filepath.Join(dir, "bench.db")
+		st, err := store.Open(benchPath, store.Options{Create: true, Durability: store.Fast})
+		if err != nil {
+			benchErr = err
+			return
+		}
+		defer st.Close()
+		sb, err := provider.OpenSandbox(filepath.Join(dir, "bench.provider.db"))
+		if err != nil {
+			benchErr = err
+			return
+		}
+		defer sb.Close()
+		_, benchErr = reconcile.New(st, sb.Providers()).Bulk(context.Background(), reconcile.BulkSpec{Ops: 20_000, Tenants: 20, Seed: 1}, nil)
+	})
+	if benchErr != nil {
+		b.Fatal(benchErr)
+	}
+	return benchPath
+}
+
+func openBenchStore(b *testing.B, path string) (*store.Store, *reconcile.Service) {
+	b.Helper()
+	st, err := store.Open(path, store.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	return st, reconcile.New(st, provider.Registry{})
+}
+
+func benchConfig(st *store.Store, svc *reconcile.Service) Config {
+	return Config{Store: st, Service: svc, Operator: "bench", Renderer: asciiRenderer(), NoTimers: true, Location: time.UTC}
+}
+
+// rssMB is the process's peak resident set (VmHWM) in MB.
+func rssMB() float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "VmHWM:") {
+			f := strings.Fields(line)
+			if kb, err := strconv.Atoi(f[1]); err == nil {
+				return float64(kb) / 1024
+			}
+		}
+	}
+	return 0
+}
+
+// BenchmarkFirstScreen: open the ledger, build the console, load the counts
+// and the first page, draw it. (The process start itself is measured from
+// the real binary; see the README.)
+func BenchmarkFirstScreen(b *testing.B) {
+	path := benchLedger(b)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		st, err := store.Open(path, store.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		h := open(b, benchConfig(st, reconcile.New(st, provider.Registry{})), 120, 40)
+		if v := h.view(); !strings.Contains(v, "UNKNOWN") || len(h.m.list.rows) == 0 {
+			b.Fatalf("first screen is not drawn:\n%s", v)
+		}
+		h.m.Close()
+		st.Close()
+	}
+	b.StopTimer()
+	b.ReportMetric(rssMB(), "peak-rss-MB")
+}
+
+// BenchmarkKeystroke: one key's Update and the View after it, on a screen
+// that has loaded its page (the I/O a key may start runs in a command,
+// outside Update: see BenchmarkPageLoad).
+func BenchmarkKeystroke(b *testing.B) {
+	st, svc := openBenchStore(b, benchLedger(b))
+	for _, tc := range []struct {
+		name  string
+		setup []string
+		keys  []string // pressed in turn, round and round
+	}{
+		{"j-k", []string{"8"}, []string{"j", "k"}},
+		{"tab", []string{"8"}, []string{"tab", "shift+tab"}},
+		{"pgdown", []string{"8"}, []string{"pgdown"}},
+		{"search-typing", []string{"8", "/"}, []string{"a", "backspace"}},
+		{"open-detail", []string{"8"}, []string{"enter"}},
+		{"detail-scroll", []string{"8", "enter"}, []string{"down", "up"}},
+		{"form-typing", []string{"a"}, []string{"x", "backspace"}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			h := open(b, benchConfig(st, svc), 120, 40)
+			defer h.m.Close()
+			h.keys(tc.setup...)
+			m := h.m
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				next, _ := m.Update(keyMsg(tc.keys[i%len(tc.keys)]))
+				_ = next.View()
+				if tc.name != "tab" && tc.name != "pgdown" && tc.name != "open-detail" {
+					m = next.(Model)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/key")
+		})
+	}
+}
+
+// BenchmarkPageLoad: what a key that leaves the page waits for — the
+// keyset query in its command, then Update and View with the new rows.
+func BenchmarkPageLoad(b *testing.B) {
+	st, svc := openBenchStore(b, benchLedger(b))
+	for _, tc := range []struct {
+		name  string
+		setup []string
+		key   string
+	}{
+		{"next-page-all", []string{"8"}, "pgdown"},
+		{"next-page-applied", []string{"5"}, "pgdown"},
+		{"next-page-unknown", nil, "pgdown"},
+		{"oldest-page-all", []string{"8"}, "G"},
+		{"switch-tab", []string{"8"}, "tab"},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			h := open(b, benchConfig(st, svc), 120, 40)
+			defer h.m.Close()
+			h.keys(tc.setup...)
+			start := h.m
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				h.m = start
+				h.keys(tc.key)
+				_ = h.m.View()
+			}
+		})
+	}
+	// A search has no index to use (substring of key, subject or trace id):
+	// it scans until a page of matches is found, in its command, while the
+	// keys go on working. One that matches a single operation scans the
+	// whole ledger.
+	for _, q := range []string{"Printer", "op-0000001"} {
+		b.Run("search-"+q, func(b *testing.B) {
+			h := open(b, benchConfig(st, svc), 120, 40)
+			defer h.m.Close()
+			h.keys("8")
+			start := h.m
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				h.m = start
+				h.keys("/")
+				h.typeText(q)
+				h.keys("enter")
+			}
+		})
+	}
+	b.Run("next-page-one-tenant", func(b *testing.B) {
+		cfg := benchConfig(st, svc)
+		cfg.Tenant = reconcile.BulkTenant(3)
+		h := open(b, cfg, 120, 40)
+		defer h.m.Close()
+		h.keys("8")
+		start := h.m
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			h.m = start
+			h.keys("pgdown")
+		}
+	})
+}
+
+// BenchmarkCounts: the state counts behind the tabs, for all tenants and
+// for one (trigger-kept: constant time at any size).
+func BenchmarkCounts(b *testing.B) {
+	st, _ := openBenchStore(b, benchLedger(b))
+	ctx := context.Background()
+	for _, tenant := range []string{"", reconcile.BulkTenant(7)} {
+		name := "all-tenants"
+		if tenant != "" {
+			name = "one-tenant"
+		}
+		b.Run(name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if _, err := st.Counts(ctx, tenant); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkRefreshTick: the heartbeat when nothing changed — one PRAGMA
+// data_version on the pinned connection.
+func BenchmarkRefreshTick(b *testing.B) {
+	st, svc := openBenchStore(b, benchLedger(b))
+	h := open(b, benchConfig(st, svc), 120, 40)
+	defer h.m.Close()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		h.send(tickMsg{At: time.Now()})
+	}
+}
