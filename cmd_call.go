@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -136,6 +137,18 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if _, err := model.Prepare(req); err != nil {
 		return fail(stderr, err)
 	}
+	if c.timeout <= 0 {
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--timeout must be positive, got %v", c.timeout))
+	}
+	if c.lease <= 0 {
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--lease must be positive, got %v", c.lease))
+	}
+	if c.providerDB != "" {
+		// Refused before the ledger is created, not after.
+		if dir := filepath.Dir(c.providerDB); !isDir(dir) {
+			return fail(stderr, model.Errorf(model.CodeUnavailable, "cannot open sandbox provider %s: directory %s does not exist", c.providerDB, dir))
+		}
+	}
 	if c.prov != "" {
 		// The sandbox's provider names, checked without opening its file.
 		if _, err := (&provider.Sandbox{}).Providers().Get(c.prov); err != nil {
@@ -214,4 +227,9 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			*db, rep.Unknown, rep.Redispatched, rep.Compacted, rep.Forgotten)
 	}
 	return exitOK
+}
+
+func isDir(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -50,8 +51,13 @@ func runOps(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // opsOpen opens an existing ledger; ops never creates one.
+// Decisions and reads need no provider, so none is opened (or created).
 func opsOpen(db string, readOnly bool) (*ledger, error) {
-	return openLedger(db, "", store.Options{ReadOnly: readOnly})
+	st, err := store.Open(db, store.Options{ReadOnly: readOnly})
+	if err != nil {
+		return nil, err
+	}
+	return &ledger{Store: st, Svc: reconcile.New(st, nil)}, nil
 }
 
 func opsList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -364,7 +370,18 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err := k.validate(); err != nil {
 		return fail(stderr, err)
 	}
-	l, err := openLedger(k.db, *pdb, store.Options{})
+	pfile := *pdb
+	if pfile == "" {
+		pfile = providerPath(k.db)
+	}
+	if _, err := os.Stat(k.db); err != nil {
+		pfile = *pdb // no ledger: store.Open says so, before any provider is opened
+	} else if _, err := os.Stat(pfile); err != nil {
+		// Opening would create an empty provider file, whose lookup "holds
+		// no delivery" would read as evidence that nothing was sent.
+		return fail(stderr, model.Errorf(model.CodeNotFound, "no sandbox provider file at %s: pass --provider-db with the file the calls used (a lookup in a new, empty one would prove nothing)", pfile))
+	}
+	l, err := openLedger(k.db, pfile, store.Options{})
 	if err != nil {
 		return fail(stderr, err)
 	}

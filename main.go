@@ -90,6 +90,9 @@ const (
 func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("retrysafe "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	// A bad flag gets the flag package's one line; -h gets the full list
+	// (printed by parseFlags).
+	fs.Usage = func() {}
 	return fs
 }
 
@@ -98,6 +101,8 @@ func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (int, bool) {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(fs.Output(), "Usage of %s:\n", fs.Name())
+			fs.PrintDefaults()
 			return exitOK, false
 		}
 		return exitInvalid, false

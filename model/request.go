@@ -52,6 +52,10 @@ func Prepare(req Request) (*Prepared, error) {
 	if len(req.TraceID) > MaxTraceLen || !utf8.ValidString(req.TraceID) || hasControl(req.TraceID) {
 		return nil, Errorf(CodeInvalid, "trace id must be printable UTF-8, at most %d bytes", MaxTraceLen)
 	}
+	// The worker id is shown on operators' terminals like the trace id.
+	if len(req.WorkerID) > MaxTraceLen || !utf8.ValidString(req.WorkerID) || hasControl(req.WorkerID) {
+		return nil, Errorf(CodeInvalid, "worker id must be printable UTF-8, at most %d bytes", MaxTraceLen)
+	}
 	tool, err := LookupTool(req.Tool)
 	if err != nil {
 		return nil, err

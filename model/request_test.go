@@ -34,6 +34,8 @@ func TestPrepareRejectsInvalidInput(t *testing.T) {
 		{"key that is not UTF-8", func(r *model.Request) { r.Key = "op\xff" }, "key is not valid UTF-8"},
 		{"trace id with a control character", func(r *model.Request) { r.TraceID = "call\x1b[2J" }, "trace id"},
 		{"over-long trace id", func(r *model.Request) { r.TraceID = strings.Repeat("c", model.MaxTraceLen+1) }, "trace id"},
+		{"worker id with a control character", func(r *model.Request) { r.WorkerID = "w\x1b[31m" }, "worker id"},
+		{"over-long worker id", func(r *model.Request) { r.WorkerID = strings.Repeat("w", model.MaxTraceLen+1) }, "worker id"},
 		{"unknown tool", func(r *model.Request) { r.Tool = "delete_everything" }, `unknown tool "delete_everything"`},
 		{"empty tool", func(r *model.Request) { r.Tool = "" }, "unknown tool"},
 		{"payload version 0", func(r *model.Request) { r.PayloadVersion = 0 }, "payload version"},

@@ -259,6 +259,17 @@ func (s *Service) callExternal(ctx context.Context, p *model.Prepared, opt CallO
 			return err
 		}
 		prov, perr := s.Providers.Get(op.Provider)
+		if op.State == model.StateNotApplied && op.Contradicted && (perr != nil || !prov.HonoursKeys()) {
+			// A definite provider answer said "applied" against this
+			// not-applied: dispatching again to a provider that ignores
+			// downstream keys could apply it a second time.
+			msg := contradictedMsg(op)
+			if err := s.attempt(tx, op, p, start, model.OutcomeRefused, "", msg); err != nil {
+				return err
+			}
+			res = Result{Class: model.ClassUnknown, Outcome: model.OutcomeRefused, State: op.State, Message: msg, Op: op}
+			return nil
+		}
 		if op.State == model.StateInProgress && (perr != nil || !prov.HonoursKeys()) {
 			// The lease ended with no result and a re-dispatch could apply
 			// twice: the outcome is unknown, and stays so until a person says.
@@ -357,7 +368,7 @@ func (s *Service) finish(ctx context.Context, cl *claim, resp provider.Response,
 		}
 		a := &model.Attempt{ID: cl.attemptID, ProviderRef: resp.Ref, Duration: time.Since(start)}
 		if op.State != model.StateInProgress || op.ClaimNo != cl.claimNo {
-			res, err = s.lateResult(tx, op, a, resp, derr)
+			res, err = s.lateResult(tx, op, a, resp, derr, cl.prov.HonoursKeys())
 			return err
 		}
 		from, ver := op.State, op.Version
@@ -416,7 +427,7 @@ func (s *Service) finish(ctx context.Context, cl *claim, resp provider.Response,
 // on (a sweep, a decision, another claim). It is never dropped: the attempt
 // keeps it, and if it disagrees with what the ledger now says the operation
 // is flagged contradicted for a person to look at.
-func (s *Service) lateResult(tx *store.Tx, op *model.Operation, a *model.Attempt, resp provider.Response, derr error) (Result, error) {
+func (s *Service) lateResult(tx *store.Tx, op *model.Operation, a *model.Attempt, resp provider.Response, derr error, honours bool) (Result, error) {
 	said := string(resp.Status)
 	if derr != nil {
 		said = "no definite answer (" + derr.Error() + ")"
@@ -454,7 +465,13 @@ func (s *Service) lateResult(tx *store.Tx, op *model.Operation, a *model.Attempt
 		res.Class = model.ClassDone
 	case model.StateFailed:
 		res.Class = model.ClassFailed
-	case model.StateInProgress, model.StateNotApplied, model.StateAuthorized:
+	case model.StateNotApplied:
+		res.Class = model.ClassInProgress
+		if op.Contradicted && !honours {
+			// Retrying would be refused (see callExternal): stop instead.
+			res.Class = model.ClassUnknown
+		}
+	case model.StateInProgress, model.StateAuthorized:
 		res.Class = model.ClassInProgress
 	case model.StateSuperseded:
 		res.Class = model.ClassSuperseded
@@ -466,6 +483,11 @@ func (s *Service) lateResult(tx *store.Tx, op *model.Operation, a *model.Attempt
 		res.Message += "; the operation is flagged contradicted for an operator"
 	}
 	return res, nil
+}
+
+func contradictedMsg(op *model.Operation) string {
+	return fmt.Sprintf("%q was marked not applied, but a provider answer says it was applied (flagged contradicted); provider %s does not honour downstream keys, so it is not dispatched again — stop, a person must reconcile it (retrysafe ops show --tenant %s --key %s)",
+		op.Key, op.Provider, op.Tenant, op.Key)
 }
 
 // contradiction: a definite provider answer that disagrees with the state a

@@ -93,8 +93,8 @@ func (s *Service) decide(ctx context.Context, d Decision, action model.Action, a
 			return err
 		}
 		if d.ExpectVersion != 0 && (op.Version != d.ExpectVersion || (d.ExpectState != "" && op.State != d.ExpectState)) {
-			return model.Errorf(model.CodeStale, "%s/%s changed since you looked: it was %s (version %d) and is now %s (version %d)%s — nothing was written; look again",
-				d.Tenant, d.Key, orState(d.ExpectState), d.ExpectVersion, op.State, op.Version, lastChange(op))
+			return model.Errorf(model.CodeStale, "%s/%s changed since you looked: you saw %s and it is now %s (version %d)%s — nothing was written; look again",
+				d.Tenant, d.Key, seen(d.ExpectState, d.ExpectVersion), op.State, op.Version, lastChange(op))
 		}
 		if !Allowed(op.State, action) {
 			return model.Errorf(model.CodeIllegal, "cannot %s %s/%s: it is %s (allowed from %s: %s)",
@@ -120,11 +120,11 @@ func (s *Service) decide(ctx context.Context, d Decision, action model.Action, a
 	return out, err
 }
 
-func orState(s model.State) string {
-	if s == "" {
-		return "as shown"
+func seen(st model.State, version int64) string {
+	if st == "" {
+		return fmt.Sprintf("version %d", version)
 	}
-	return string(s)
+	return fmt.Sprintf("%s (version %d)", st, version)
 }
 
 func lastChange(op *model.Operation) string {

@@ -126,6 +126,10 @@ func (m *propMachine) predict(tenant, key, tool string, variant int) prediction 
 		}
 		return prediction{claims: true}
 	}
+	if op.state == model.StateNotApplied && op.contradicted && !op.honours() {
+		// A provider answer said applied: no second dispatch.
+		return prediction{class: model.ClassUnknown}
+	}
 	return prediction{claims: true} // not_applied, authorized
 }
 
@@ -217,6 +221,10 @@ func (m *propMachine) late(op *propOp, status provider.Status, ambiguous bool) m
 		return model.ClassSuperseded
 	case model.StateUnknown:
 		return model.ClassUnknown
+	case model.StateNotApplied:
+		if op.contradicted && !op.honours() {
+			return model.ClassUnknown
+		}
 	}
 	return model.ClassInProgress
 }

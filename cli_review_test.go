@@ -1,0 +1,58 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Flags that make no sense are refused before the ledger is opened: exit 2
+// and no file created, like every other bad input.
+func TestCallRefusesBadTimingAndProviderFlagsBeforeCreatingTheLedger(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		name  string
+		extra []string
+	}{
+		{"zero timeout", []string{"--timeout", "0s"}},
+		{"negative timeout", []string{"--timeout", "-1s"}},
+		{"zero lease", []string{"--lease", "0s"}},
+		{"provider file in a missing directory", []string{"--provider-db", filepath.Join(dir, "nowhere", "p.db")}},
+	}
+	for _, c := range cases {
+		db := filepath.Join(dir, "never.db")
+		out, errText, code := cli(t, callArgs(db, "acme", "k", "send_notification", notifyArgs, c.extra...)...)
+		if code != 2 || out != "" {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 2", c.name, code, out, errText)
+		}
+		oneErrorLine(t, c.name, errText)
+		for _, p := range []string{db, providerPath(db)} {
+			if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s: a refused call created %s", c.name, p)
+			}
+		}
+	}
+}
+
+// `ops check` must not answer from a provider file it just created: an empty
+// lookup there would read as "nothing was sent".
+func TestOpsCheckRefusesAMissingProviderFile(t *testing.T) {
+	db := newLedgerFile(t)
+	if _, _, code := cli(t, callArgs(db, "acme", "k", "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
+		t.Fatalf("setup call exit %d; want 5", code)
+	}
+	elsewhere := filepath.Join(t.TempDir(), "other.provider.db")
+	out, errText, code := cli(t, "ops", "check", "--db", db, "--tenant", "acme", "--key", "k", "--provider-db", elsewhere)
+	if code != 2 || out != "" || !strings.Contains(oneErrorLine(t, "check", errText), "provider") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 2 and a line about the provider file", code, out, errText)
+	}
+	if _, err := os.Stat(elsewhere); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("ops check created %s", elsewhere)
+	}
+	out, _, code = cli(t, "ops", "check", "--db", db, "--tenant", "acme", "--key", "k")
+	if code != 0 || !strings.Contains(out, "delivered") {
+		t.Errorf("check beside the ledger: exit %d, %q", code, out)
+	}
+}

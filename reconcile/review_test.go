@@ -1,0 +1,56 @@
+package reconcile_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"retrysafe/model"
+	"retrysafe/reconcile"
+)
+
+// An operator marks an unknown operation not applied while the worker's
+// dispatch is still in flight; the provider then answers "applied". The
+// operation is flagged contradicted — and neither the late worker nor the
+// next call may dispatch it again to a provider that ignores downstream
+// keys: that would be a second delivery.
+func TestContradictedNotAppliedIsNotDispatchedAgain(t *testing.T) {
+	clk := newClock()
+	l := newLedger(t, withClock(clk))
+	req := notify("acme", "k", "a@example.com")
+	l.svc.At = func(p reconcile.Point) {
+		if p != reconcile.PointAfterDispatch {
+			return
+		}
+		l.svc.At = nil
+		clk.Advance(reconcile.DefaultLease + time.Second)
+		if _, err := l.svc.Sweep(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		d := decision(l.op("acme", "k"))
+		d.Evidence = "provider search showed nothing yet"
+		if err := l.decide(model.ActionMarkNotApplied, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	late := l.call(req, reconcile.CallOptions{})
+	if op := l.op("acme", "k"); op.State != model.StateNotApplied || !op.Contradicted {
+		t.Fatalf("after the late result: %s contradicted=%v; want not_applied, contradicted", op.State, op.Contradicted)
+	}
+	if late.Class != model.ClassUnknown {
+		t.Errorf("the late worker was told %s (%s); it must stop, not retry", late.Class, late.Message)
+	}
+	res := l.call(req, reconcile.CallOptions{})
+	if res.Class != model.ClassUnknown {
+		t.Errorf("a retry of the contradicted key got %s (%s); want unknown", res.Class, res.Message)
+	}
+	if n := l.deliveries("acme", "k"); n != 1 {
+		t.Fatalf("the provider holds %d deliveries for one operation; want 1", n)
+	}
+	// The decision stands; a person can still authorize a deliberate new key.
+	d := decision(l.op("acme", "k"))
+	d.NewKey = "k2"
+	if err := l.decide(model.ActionAuthorizeKey, d); err != nil {
+		t.Fatal(err)
+	}
+}
