@@ -118,8 +118,12 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	dieHow := fs.String(lab.FlagDieHow, lab.DieExit, "how to die: exit (os.Exit with the point's code) or kill (SIGKILL)")
 	stallAt := fs.String(lab.FlagStallAt, "", "point to hang at until killed (a reply that never comes)")
 	calls := fs.Int(lab.FlagCalls, 1, "concurrent calls of the same request in this process")
+	clockOffset := fs.Duration(lab.FlagClockOffset, 0, "run the worker's clock this far behind real time (negative; the demo's earlier clock)")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
+	}
+	if *clockOffset > 0 {
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--%s must not be positive: a worker never dates its rows in the future", lab.FlagClockOffset))
 	}
 	die, err := lab.ParsePoint(*dieAt)
 	if err != nil {
@@ -146,11 +150,18 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	// A worker never creates a ledger: the lab made it, and a typo must not
 	// leave a stray file behind.
-	l, err := openLedger(c.db, c.providerDB, store.Options{})
+	var opts store.Options
+	if off := *clockOffset; off != 0 {
+		opts.Now = func() time.Time { return time.Now().Add(off) }
+	}
+	l, err := openLedger(c.db, c.providerDB, opts)
 	if err != nil {
 		return fail(stderr, err)
 	}
 	defer l.Close()
+	if opts.Now != nil && l.Sandbox != nil {
+		l.Sandbox.SetClock(opts.Now)
+	}
 	l.Svc.Lease = c.lease
 	l.Svc.At = hook
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)

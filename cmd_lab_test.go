@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -219,6 +221,7 @@ func TestWorkerRefusesBadFlagsWithoutTouchingTheLedger(t *testing.T) {
 		{"unknown point", []string{"--die-at", "mid-air"}},
 		{"unknown way to die", []string{"--die-at", "after-commit", "--die-how", "gently"}},
 		{"too many calls", []string{"--calls", "1000"}},
+		{"clock in the future", []string{"--clock-offset", "1h"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{workerCommand, "--db", missing, "--tenant", "t", "--key", "k",
@@ -279,9 +282,12 @@ func TestDemoBuildsTheDesignedLedger(t *testing.T) {
 	t.Setenv(workerEnv, "1") // demo's lab scenarios re-execute this test binary
 	path := filepath.Join(t.TempDir(), "demo.db")
 	var out, errOut bytes.Buffer
+	start := time.Now()
 	if code := run([]string{"demo", "--fresh", "--no-console", "--db", path}, &out, &errOut); code != 0 {
 		t.Fatalf("demo exited %d: %s", code, errOut.String())
 	}
+	built := time.Now()
+	t.Logf("demo --fresh took %v", built.Sub(start))
 	if !strings.Contains(errOut.String(), "lab                   10 scenarios ok of 10") {
 		t.Errorf("no progress line for the lab scenarios:\n%s", errOut.String())
 	}
@@ -294,6 +300,7 @@ func TestDemoBuildsTheDesignedLedger(t *testing.T) {
 		t.Errorf("the build's temporary files were left behind: %v", left)
 	}
 	checkDemoLedger(t, path)
+	checkDemoTimeline(t, path, built)
 
 	// Run again: the ledger is reused, not rebuilt.
 	errOut.Reset()
@@ -304,6 +311,111 @@ func TestDemoBuildsTheDesignedLedger(t *testing.T) {
 		t.Errorf("second run did not say it reuses the ledger: %s", errOut.String())
 	}
 	checkDemoLedger(t, path)
+	checkDemoTimeline(t, path, built)
+}
+
+// checkDemoTimeline asserts the demo reads like a real ledger's last hours,
+// not a burst of two seconds: the background spread over hours, nothing
+// dated after the build, every operation's attempts in time order, the
+// unknown ones waiting for different lengths of time, the in-flight ones
+// recent, and the replay windows still open.
+func checkDemoTimeline(t *testing.T, path string, built time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(path, store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ops, err := st.List(ctx, store.ListQuery{Limit: 10000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ops) != demoOperations {
+		t.Fatalf("%d operations, want %d", len(ops), demoOperations)
+	}
+	late := func(what string, at time.Time) {
+		if at.After(built) {
+			t.Errorf("%s at %s, after the build ended (%s)", what, at.Format(time.RFC3339Nano), built.Format(time.RFC3339Nano))
+		}
+	}
+	var first, last time.Time
+	var background []time.Time
+	var waiting []time.Duration
+	for _, op := range ops {
+		name := op.Tenant + "/" + op.Key
+		d, err := st.DetailByID(ctx, op.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		late(name+" created", op.CreatedAt)
+		late(name+" updated", op.UpdatedAt)
+		if op.UpdatedAt.Before(op.CreatedAt) {
+			t.Errorf("%s updated %s before it was created %s", name, op.UpdatedAt, op.CreatedAt)
+		}
+		prev := op.CreatedAt
+		for _, a := range d.Attempts {
+			late(fmt.Sprintf("%s attempt %d", name, a.Seq), a.StartedAt)
+			if a.StartedAt.Before(prev) {
+				t.Errorf("%s: attempt %d at %s, before the one it follows (%s)", name, a.Seq, a.StartedAt, prev)
+			}
+			prev = a.StartedAt
+		}
+		for _, dc := range d.Decisions {
+			late(name+" decision", dc.At)
+			if len(d.Attempts) == 0 || !dc.At.After(d.Attempts[0].StartedAt) {
+				t.Errorf("%s: decision at %s, not after its first attempt", name, dc.At)
+			}
+		}
+		if (op.State == model.StateApplied || op.State == model.StateFailed) && !op.ExpiresAt.After(time.Now().Add(time.Hour)) {
+			t.Errorf("%s: replay window ends %s, too soon", name, op.ExpiresAt)
+		}
+		if op.Tenant == lab.LabTenant {
+			continue
+		}
+		background = append(background, op.CreatedAt)
+		if first.IsZero() || op.CreatedAt.Before(first) {
+			first = op.CreatedAt
+		}
+		if op.CreatedAt.After(last) {
+			last = op.CreatedAt
+		}
+		switch op.State {
+		case model.StateUnknown:
+			waiting = append(waiting, built.Sub(op.CreatedAt))
+		case model.StateInProgress:
+			if age := built.Sub(op.CreatedAt); age > 30*time.Minute {
+				t.Errorf("in-flight %s was claimed %s before the build ended; want the last half hour", name, age.Round(time.Second))
+			}
+		}
+	}
+	if span := last.Sub(first); span < 5*time.Hour {
+		t.Errorf("the background spans %s (%s to %s); want at least 5h", span.Round(time.Minute), first, last)
+	}
+	// Traffic, not a wall: no ten minutes hold more than 15% of it.
+	sort.Slice(background, func(i, j int) bool { return background[i].Before(background[j]) })
+	for i, j := 0, 0; i < len(background); i++ {
+		for background[i].Sub(background[j]) > 10*time.Minute {
+			j++
+		}
+		if n := i - j + 1; n > len(background)*15/100 {
+			t.Errorf("%d of %d background operations within ten minutes before %s", n, len(background), background[i])
+			break
+		}
+	}
+	// Waiting for a person since different moments of the shift.
+	sort.Slice(waiting, func(i, j int) bool { return waiting[i] < waiting[j] })
+	if len(waiting) != 6 {
+		t.Fatalf("%d unknown background operations, want 6", len(waiting))
+	}
+	if waiting[0] < 15*time.Minute || waiting[len(waiting)-1] < 2*time.Hour {
+		t.Errorf("unknown operations wait from %s to %s; want from at least 15m to over 2h", waiting[0], waiting[len(waiting)-1])
+	}
+	for i := 1; i < len(waiting); i++ {
+		if waiting[i]-waiting[i-1] < 5*time.Minute {
+			t.Errorf("unknown operations' ages %v: two within five minutes of each other", waiting)
+		}
+	}
 }
 
 func checkDemoLedger(t *testing.T, path string) {

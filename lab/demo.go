@@ -15,18 +15,38 @@ import (
 	"retrysafe/store"
 )
 
-// The demo ledger: a realistic morning of agent traffic across several
+// The demo ledger: the last 6–8 hours of agent traffic across several
 // tenants, built only through the real code paths — reconcile.Service calls
 // with the sandbox's fault switches, worker processes that really die,
-// sweeps and operator decisions — never rows written by hand. The plan is
-// fixed (and its randomness seeded), so the ledger it builds always has the
-// same counts by tenant, state and tool; the demo test asserts them.
+// sweeps and operator decisions — never rows written by hand. Only the
+// clock is played (timeline.go): the traffic comes in bursts and quiet
+// stretches, retries minutes after their first attempt, decisions a while
+// after the unknown they settle. The plan is fixed (and its randomness
+// seeded), so the ledger it builds always has the same counts by tenant,
+// state and tool; the demo test asserts them.
 
 // InFlightLease is the lease of the demo's in-flight operations: long enough
 // that they are still in_progress, lease held, when someone opens the
 // console right after `retrysafe demo` (or comes back after lunch). A sweep
 // after it ends moves them to unknown, as it would a real crashed worker.
+// They are claimed in the timeline's last quarter hour, so their leases
+// hold for well over an hour and a half of real time after the build.
 const InFlightLease = 2 * time.Hour
+
+// The timeline (on the demo clock): the background ends a minute before
+// the build starts — the lab's scenarios, on real time, come after it —
+// and each tenant's traffic begins 6–8 hours before that.
+const (
+	demoEndBeforeBuild = time.Minute
+	demoSpanMin        = 6 * time.Hour
+	demoSpanMax        = 8 * time.Hour
+)
+
+// waitingAges are how long the unknown operations have been waiting for a
+// person when the build ends (each a few minutes more, at random): from a
+// fresh one to one left since the start of the shift.
+var waitingAges = []time.Duration{21 * time.Minute, 48 * time.Minute, 77 * time.Minute,
+	2*time.Hour + 5*time.Minute, 3*time.Hour + 20*time.Minute, 4*time.Hour + 50*time.Minute}
 
 // fate is what happens to one background operation.
 type fate string
@@ -153,7 +173,10 @@ type DemoReport struct {
 	LeaseUntil time.Time
 	// Unknown are the operations waiting for a person.
 	Unknown []string // tenant/key
-	Elapsed time.Duration
+	// From and To are the background's stretch of the demo clock: its
+	// first operation and the moment it ends (before the build began).
+	From, To time.Time
+	Elapsed  time.Duration
 }
 
 // BuildDemo builds the demo ledger at path (created; it must not hold
@@ -168,7 +191,9 @@ func BuildDemo(ctx context.Context, path, providerDB string, r *Runner, progress
 	if providerDB == "" {
 		providerDB = ProviderPathFor(path)
 	}
-	st, err := store.Open(path, store.Options{Create: true})
+	end := start.Add(-demoEndBeforeBuild)
+	clock := &demoClock{} // real time until the plan says where it starts
+	st, err := store.Open(path, store.Options{Create: true, Now: clock.Now})
 	if err != nil {
 		return nil, err
 	}
@@ -183,36 +208,42 @@ func BuildDemo(ctx context.Context, path, providerDB string, r *Runner, progress
 		return nil, model.Wrap(model.CodeUnavailable, err, "cannot open sandbox provider %s: %v", providerDB, err)
 	}
 	defer sb.Close()
+	sb.SetClock(clock.Now)
 	b := &builder{
 		ctx: ctx, st: st, sb: sb, svc: reconcile.New(st, sb.Providers()),
-		spawn: spawner{r: r, ctx: ctx, ledger: path, providerDB: providerDB},
+		spawn: spawner{r: r, ctx: ctx, ledger: path, providerDB: providerDB, clock: clock.Now},
 		rng:   rand.New(rand.NewPCG(2024, 6)),
 		used:  map[string]bool{},
+		clock: clock, end: end,
 		rep: &DemoReport{ByTenantState: map[string]map[model.State]int{},
-			ByTenantTool: map[string]map[string]int{}},
-	}
-	for _, tenant := range DemoTenants() {
-		t0 := time.Now()
-		n := 0
-		for _, bt := range demoPlan {
-			if bt.tenant != tenant {
-				continue
-			}
-			for range bt.n {
-				if err := b.operation(bt); err != nil {
-					return nil, fmt.Errorf("demo: %s %s %s: %w", bt.tenant, bt.tool, bt.fate, err)
-				}
-			}
-			n += bt.n * len(finalStates[bt.fate])
-		}
-		progress(fmt.Sprintf("%-20s %3d operations  (%s)", tenant, n, time.Since(t0).Round(time.Millisecond)))
-	}
-	// The crashed worker's lease ends within the build; the sweep is what
-	// turns it unknown, exactly as a periodic `retrysafe sweep` would.
-	if err := b.settleCrashes(); err != nil {
-		return nil, err
+			ByTenantTool: map[string]map[string]int{}, To: end},
 	}
 	t0 := time.Now()
+	runs := b.schedule()
+	clock.startAt(b.rep.From)
+	if err := b.play(runs); err != nil {
+		return nil, err
+	}
+	if err := b.verify(); err != nil {
+		return nil, err
+	}
+	total := 0
+	for _, tenant := range DemoTenants() {
+		n, first := 0, end
+		for _, r := range runs {
+			if r.bt.tenant == tenant {
+				n += len(finalStates[r.bt.fate])
+				if r.first.Before(first) {
+					first = r.first
+				}
+			}
+		}
+		total += n
+		progress(fmt.Sprintf("%-20s %3d operations over the last %s", tenant, n, fmtSpan(start.Sub(first))))
+	}
+	progress(fmt.Sprintf("%-20s %3d operations played on the demo clock, %s to %s  (%s)", "background", total,
+		b.rep.From.Local().Format("15:04"), end.Local().Format("15:04"), time.Since(t0).Round(time.Millisecond)))
+	t0 = time.Now()
 	rr := *r
 	rr.ProviderDB = providerDB
 	okRows := 0
@@ -250,10 +281,66 @@ type builder struct {
 	rng   *rand.Rand
 	used  map[string]bool
 	rep   *DemoReport
-	// crashed are the operations whose worker died with a short lease,
-	// to be swept once it ends.
-	crashed []string
-	seq     int
+	clock *demoClock
+	end   time.Time // the timeline's end: no step is due after it
+	seq   int
+}
+
+// schedule plans the background on the timeline: each tenant's everyday
+// traffic spread over the last 6–8 hours in bursts, shuffled so failures
+// and refusals fall anywhere in it; the operations a person settled an
+// hour and a half or more back, so the decision and the call after it fit
+// before the end; the unknown ones still waiting at ages from twenty
+// minutes to hours; the in-flight ones in the last quarter hour.
+func (b *builder) schedule() []*opRun {
+	ages := append([]time.Duration(nil), waitingAges...)
+	b.rng.Shuffle(len(ages), func(i, j int) { ages[i], ages[j] = ages[j], ages[i] })
+	waiting := 0
+	var runs []*opRun
+	add := func(bt batch, at time.Time) {
+		runs = append(runs, &opRun{b: b, bt: bt, at: at, first: at, seq: len(runs)})
+	}
+	for _, tenant := range DemoTenants() {
+		span := between(b.rng, demoSpanMin, demoSpanMax)
+		var regular []batch
+		for _, bt := range demoPlan {
+			if bt.tenant != tenant {
+				continue
+			}
+			for range bt.n {
+				switch bt.fate {
+				case fateUnknownLost, fateUnknownTimeout, fateUnknownCrash:
+					age := ages[waiting%len(ages)] + between(b.rng, 0, 4*time.Minute)
+					waiting++
+					add(bt, b.end.Add(-age))
+				case fateInFlight:
+					add(bt, b.end.Add(-between(b.rng, 4*time.Minute, 16*time.Minute)))
+				case fateResolvedApplied, fateResolvedNotApplied, fateRetriedNotApplied,
+					fateSupersededPending, fateSupersededUsed, fateContradicted:
+					add(bt, b.end.Add(-between(b.rng, 90*time.Minute, span)))
+				default:
+					regular = append(regular, bt)
+				}
+			}
+		}
+		b.rng.Shuffle(len(regular), func(i, j int) { regular[i], regular[j] = regular[j], regular[i] })
+		for i, at := range arrivals(b.rng, len(regular), b.end.Add(-span), b.end.Add(-between(b.rng, time.Minute, 30*time.Minute))) {
+			add(regular[i], at)
+		}
+	}
+	b.rep.From = b.end
+	for _, r := range runs {
+		if r.at.Before(b.rep.From) {
+			b.rep.From = r.at
+		}
+	}
+	return runs
+}
+
+// fmtSpan is a stretch of hours as people say it: 7h25m.
+func fmtSpan(d time.Duration) string {
+	d = d.Round(time.Minute)
+	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
 }
 
 func (b *builder) count(tenant, tool string, st model.State) {
@@ -299,8 +386,18 @@ func (b *builder) decide(d reconcile.Decision) reconcile.Decision {
 
 var operators = []string{"priya.n", "marco.r", "oncall-bot-escalation", "jess.w"}
 
-// operation plays one operation of bt to its fate.
-func (b *builder) operation(bt batch) error {
+// operation plays one operation of the plan to its fate, waiting on the
+// timeline (r.after) between the calls a real agent or operator would not
+// make in the same second.
+func (b *builder) operation(r *opRun) error {
+	if err := b.play1(r); err != nil {
+		return fmt.Errorf("demo: %s %s %s: %w", r.bt.tenant, r.bt.tool, r.bt.fate, err)
+	}
+	return nil
+}
+
+func (b *builder) play1(r *opRun) error {
+	bt := r.bt
 	key := b.key(bt.tenant)
 	args := b.args(bt)
 	req := b.request(bt, key, args)
@@ -317,7 +414,11 @@ func (b *builder) operation(bt batch) error {
 		if _, err := b.call(nil, req, opt, done); err != nil {
 			return err
 		}
+		// A runner that timed out on its side, or restarted, retries.
 		for range 1 + b.rng.IntN(3) {
+			if err := r.after(between(b.rng, 15*time.Second, 10*time.Minute)); err != nil {
+				return err
+			}
 			if _, err := b.call(nil, b.request(bt, key, args), opt, done); err != nil {
 				return err
 			}
@@ -327,7 +428,15 @@ func (b *builder) operation(bt batch) error {
 		if _, err := b.call(nil, req, opt, done); err != nil {
 			return err
 		}
+		// Later the agent regenerates the call under the old key…
+		if err := r.after(between(b.rng, 3*time.Minute, 40*time.Minute)); err != nil {
+			return err
+		}
 		if _, err := b.call(nil, b.request(bt, key, b.changed(bt, args)), opt, model.ClassConflict); err != nil {
+			return err
+		}
+		// … is told, and sends the original.
+		if err := r.after(between(b.rng, 20*time.Second, 3*time.Minute)); err != nil {
 			return err
 		}
 		_, err := b.call(nil, b.request(bt, key, args), opt, done)
@@ -337,33 +446,53 @@ func (b *builder) operation(bt batch) error {
 		if _, err := b.call(nil, req, opt, model.ClassFailed); err != nil {
 			return err
 		}
+		if err := r.after(between(b.rng, 10*time.Second, 3*time.Minute)); err != nil {
+			return err
+		}
 		_, err := b.call(nil, b.request(bt, key, args), reconcile.CallOptions{}, model.ClassFailed)
 		return err
 	case fateNotApplied:
 		opt.Faults.FailBefore = true
 		_, err := b.call(nil, req, opt, model.ClassInProgress)
 		return err
-	case fateUnknownLost:
-		return b.lostReply(req, opt)
-	case fateUnknownTimeout:
-		return b.timeout(req, opt)
+	case fateUnknownLost, fateUnknownTimeout:
+		var err error
+		if bt.fate == fateUnknownLost {
+			err = b.lostReply(req, opt)
+		} else {
+			err = b.timeout(req, opt)
+		}
+		if err == nil {
+			b.rep.Unknown = append(b.rep.Unknown, bt.tenant+"/"+key)
+		}
+		return err
 	case fateUnknownCrash:
 		o, err := b.spawn.call(call{tenant: bt.tenant, key: key, tool: bt.tool, args: args, provider: bt.provider,
-			trace: req.TraceID, lease: 200 * time.Millisecond, dieAt: reconcile.PointAfterDispatch, how: DieKill})
+			trace: req.TraceID, lease: time.Minute, dieAt: reconcile.PointAfterDispatch, how: DieKill})
 		if err != nil {
 			return err
 		}
 		if !o.Killed {
 			return fmt.Errorf("worker was to die after dispatch, got %s", o)
 		}
-		b.crashed = append(b.crashed, bt.tenant+"/"+key)
+		// The lease ends; the next periodic `retrysafe sweep` turns it
+		// unknown.
+		if err := r.after(between(b.rng, 2*time.Minute, 5*time.Minute)); err != nil {
+			return err
+		}
+		if _, err := b.svc.Sweep(b.ctx); err != nil {
+			return err
+		}
 		b.rep.Unknown = append(b.rep.Unknown, bt.tenant+"/"+key)
 		return nil
 	case fateResolvedApplied:
 		if err := b.lostReply(req, opt); err != nil {
 			return err
 		}
-		b.rep.Unknown = b.rep.Unknown[:len(b.rep.Unknown)-1]
+		// The on-call engineer gets to it, looks the delivery up and decides.
+		if err := r.after(between(b.rng, 12*time.Minute, 70*time.Minute)); err != nil {
+			return err
+		}
 		_, ev, err := b.svc.Check(b.ctx, bt.tenant, key)
 		if err != nil {
 			return err
@@ -372,13 +501,19 @@ func (b *builder) operation(bt batch) error {
 			Reason: "sandbox lookup shows the message was delivered; the reply was lost on the way back", Evidence: ev.Ref})); err != nil {
 			return err
 		}
+		// The agent, unblocked, retries and gets the receipt.
+		if err := r.after(between(b.rng, time.Minute, 8*time.Minute)); err != nil {
+			return err
+		}
 		_, err = b.call(nil, b.request(bt, key, args), opt, done)
 		return err
 	case fateResolvedNotApplied, fateRetriedNotApplied:
 		if err := b.timeout(req, opt); err != nil {
 			return err
 		}
-		b.rep.Unknown = b.rep.Unknown[:len(b.rep.Unknown)-1]
+		if err := r.after(between(b.rng, 12*time.Minute, 70*time.Minute)); err != nil {
+			return err
+		}
 		_, ev, err := b.svc.Check(b.ctx, bt.tenant, key)
 		if err != nil {
 			return err
@@ -389,6 +524,9 @@ func (b *builder) operation(bt batch) error {
 			return err
 		}
 		if bt.fate == fateRetriedNotApplied {
+			if err := r.after(between(b.rng, time.Minute, 8*time.Minute)); err != nil {
+				return err
+			}
 			_, err = b.call(nil, b.request(bt, key, args), opt, done)
 		}
 		return err
@@ -396,7 +534,10 @@ func (b *builder) operation(bt batch) error {
 		if err := b.timeout(req, opt); err != nil {
 			return err
 		}
-		b.rep.Unknown = b.rep.Unknown[:len(b.rep.Unknown)-1]
+		// The operator asks the customer first: it takes a while.
+		if err := r.after(between(b.rng, 25*time.Minute, 80*time.Minute)); err != nil {
+			return err
+		}
 		_, ev, err := b.svc.Check(b.ctx, bt.tenant, key)
 		if err != nil {
 			return err
@@ -408,18 +549,28 @@ func (b *builder) operation(bt batch) error {
 			return err
 		}
 		if bt.fate == fateSupersededUsed {
+			if err := r.after(between(b.rng, 2*time.Minute, 10*time.Minute)); err != nil {
+				return err
+			}
 			if _, err := b.call(nil, b.request(bt, newKey, args), opt, done); err != nil {
 				return err
 			}
 			// The agent, not yet told, retries the old key: it learns the new one.
+			if err := r.after(between(b.rng, 30*time.Second, 4*time.Minute)); err != nil {
+				return err
+			}
 			_, err = b.call(nil, b.request(bt, key, args), opt, model.ClassSuperseded)
 		}
 		return err
 	case fateContradicted:
-		return b.contradicted(bt, req)
+		return b.contradicted(r, req)
 	case fateIdemRedispatch:
 		opt.Faults.LoseReply = true
 		if _, err := b.call(nil, req, opt, model.ClassInProgress); err != nil {
+			return err
+		}
+		// The runner's own backoff: seconds, not minutes.
+		if err := r.after(between(b.rng, 3*time.Second, 40*time.Second)); err != nil {
 			return err
 		}
 		_, err := b.call(nil, b.request(bt, key, args), reconcile.CallOptions{}, done)
@@ -434,6 +585,9 @@ func (b *builder) operation(bt batch) error {
 			return fmt.Errorf("worker was to die after its claim, got %s", o)
 		}
 		// Another runner's retry arrives while the lease holds.
+		if err := r.after(between(b.rng, 20*time.Second, 2*time.Minute)); err != nil {
+			return err
+		}
 		if _, err := b.call(nil, b.request(bt, key, args), opt, model.ClassInProgress); err != nil {
 			return err
 		}
@@ -453,11 +607,8 @@ func (b *builder) operation(bt batch) error {
 // lostReply: the provider delivers, the reply is lost: unknown.
 func (b *builder) lostReply(req model.Request, opt reconcile.CallOptions) error {
 	opt.Faults.LoseReply = true
-	if _, err := b.call(nil, req, opt, model.ClassUnknown); err != nil {
-		return err
-	}
-	b.rep.Unknown = append(b.rep.Unknown, req.Tenant+"/"+req.Key)
-	return nil
+	_, err := b.call(nil, req, opt, model.ClassUnknown)
+	return err
 }
 
 // timeout: the provider is slower than the dispatch deadline; nothing is
@@ -466,29 +617,34 @@ func (b *builder) timeout(req model.Request, opt reconcile.CallOptions) error {
 	short := reconcile.New(b.st, b.svc.Providers)
 	short.DispatchTimeout = 20 * time.Millisecond
 	opt.Faults.Delay = 150 * time.Millisecond
-	if _, err := b.call(short, req, opt, model.ClassUnknown); err != nil {
-		return err
-	}
-	b.rep.Unknown = append(b.rep.Unknown, req.Tenant+"/"+req.Key)
-	return nil
+	_, err := b.call(short, req, opt, model.ClassUnknown)
+	return err
 }
 
 // contradicted: the article's warning, played out. The claim's lease is
 // shorter than the provider's latency; while the request is still in
 // flight the sweep calls it unknown, the lookup finds nothing yet and an
 // operator marks it not applied. Then the provider delivers and its late
-// result is recorded and flags the operation contradicted.
-func (b *builder) contradicted(bt batch, req model.Request) error {
+// result is recorded and flags the operation contradicted. The request
+// hangs on the timeline, minutes, while the rest of the traffic goes on.
+func (b *builder) contradicted(r *opRun, req model.Request) error {
 	slow := reconcile.New(b.st, b.svc.Providers)
-	slow.Lease = time.Millisecond
+	slow.Lease = 30 * time.Second
 	var hookErr error
 	slow.At = func(p reconcile.Point) {
 		if p != reconcile.PointAfterClaim {
 			return
 		}
-		time.Sleep(5 * time.Millisecond) // the lease ends
+		// The lease ends; the periodic sweep comes round.
+		if hookErr = r.after(between(b.rng, 45*time.Second, 2*time.Minute)); hookErr != nil {
+			return
+		}
 		if _, err := b.svc.Sweep(b.ctx); err != nil {
 			hookErr = err
+			return
+		}
+		// An operator picks it up and looks it up: nothing there yet.
+		if hookErr = r.after(between(b.rng, 4*time.Minute, 9*time.Minute)); hookErr != nil {
 			return
 		}
 		_, ev, err := b.svc.Check(b.ctx, req.Tenant, req.Key)
@@ -496,10 +652,17 @@ func (b *builder) contradicted(bt batch, req model.Request) error {
 			hookErr = err
 			return
 		}
-		_, hookErr = b.svc.MarkNotApplied(b.ctx, b.decide(reconcile.Decision{Tenant: req.Tenant, Key: req.Key, Operator: b.operator(),
-			Reason: "lookup came back empty, so nothing was sent", Evidence: ev.Detail}))
+		if hookErr = r.after(between(b.rng, time.Minute, 3*time.Minute)); hookErr != nil {
+			return
+		}
+		if _, hookErr = b.svc.MarkNotApplied(b.ctx, b.decide(reconcile.Decision{Tenant: req.Tenant, Key: req.Key, Operator: b.operator(),
+			Reason: "lookup came back empty, so nothing was sent", Evidence: ev.Detail})); hookErr != nil {
+			return
+		}
+		// The provider finally delivers.
+		hookErr = r.after(between(b.rng, 2*time.Minute, 5*time.Minute))
 	}
-	res, err := slow.Call(b.ctx, req, reconcile.CallOptions{Provider: bt.provider})
+	res, err := slow.Call(b.ctx, req, reconcile.CallOptions{Provider: r.bt.provider})
 	if err != nil {
 		return err
 	}
@@ -512,32 +675,32 @@ func (b *builder) contradicted(bt batch, req model.Request) error {
 	return nil
 }
 
-// settleCrashes waits for the crashed workers' short leases and sweeps.
-func (b *builder) settleCrashes() error {
-	for _, tk := range b.crashed {
-		tenant, key, _ := strings.Cut(tk, "/")
-		op, err := b.st.Get(b.ctx, tenant, key)
-		if err != nil {
-			return err
-		}
-		if d := time.Until(op.LeaseUntil) + 10*time.Millisecond; d > 0 && op.State == model.StateInProgress {
-			time.Sleep(d)
-		}
-	}
-	if len(b.crashed) > 0 {
-		if _, err := b.svc.Sweep(b.ctx); err != nil {
-			return err
-		}
-	}
-	for _, tk := range b.crashed {
+// verify checks what the timeline left: every operation meant to wait for
+// a person is unknown, every in-flight one still holds its lease, and the
+// clock never passed real time.
+func (b *builder) verify() error {
+	for _, tk := range b.rep.Unknown {
 		tenant, key, _ := strings.Cut(tk, "/")
 		op, err := b.st.Get(b.ctx, tenant, key)
 		if err != nil {
 			return err
 		}
 		if op.State != model.StateUnknown {
-			return fmt.Errorf("demo: %s should be unknown after its lease and a sweep, is %s", tk, op.State)
+			return fmt.Errorf("demo: %s should be unknown, waiting for a person, is %s", tk, op.State)
 		}
+	}
+	for _, tk := range b.rep.InFlight {
+		tenant, key, _ := strings.Cut(tk, "/")
+		op, err := b.st.Get(b.ctx, tenant, key)
+		if err != nil {
+			return err
+		}
+		if op.State != model.StateInProgress || time.Until(op.LeaseUntil) < time.Hour {
+			return fmt.Errorf("demo: %s should be in flight for an hour yet, is %s, lease until %s", tk, op.State, op.LeaseUntil)
+		}
+	}
+	if now := b.clock.Now(); now.After(time.Now()) {
+		return fmt.Errorf("demo: the clock ran ahead of real time (%s)", now)
 	}
 	return nil
 }

@@ -26,6 +26,10 @@ const (
 	FlagDieHow  = "die-how"  // exit (os.Exit with DieCode) or kill (SIGKILL)
 	FlagStallAt = "stall-at" // a Point where the process hangs until killed
 	FlagCalls   = "calls"    // concurrent calls of the same request in this process
+	// FlagClockOffset runs the worker's clock (ledger and sandbox) this far
+	// behind real time: the demo plays its traffic on an earlier clock, and
+	// a worker it starts must stamp its rows on that same clock.
+	FlagClockOffset = "clock-offset"
 )
 
 // How a worker dies.
@@ -127,6 +131,9 @@ type spawner struct {
 	r                          *Runner
 	ctx                        context.Context
 	ledger, providerDB, tenant string
+	// clock, when set, is the clock the workers run on (the demo's); nil
+	// is real time.
+	clock func() time.Time
 }
 
 // call is one worker process a scenario starts.
@@ -208,6 +215,11 @@ func (x *spawner) args(c call) []string {
 	}
 	if c.calls > 1 {
 		a = append(a, "--"+FlagCalls, strconv.Itoa(c.calls))
+	}
+	if x.clock != nil {
+		// Read at the start: the worker's clock is then the parent's, to
+		// the process's start-up.
+		a = append(a, "--"+FlagClockOffset, x.clock().Sub(time.Now()).String())
 	}
 	return a
 }

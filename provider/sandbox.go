@@ -23,6 +23,7 @@ import (
 type Sandbox struct {
 	db   *sql.DB
 	path string
+	now  func() time.Time // stamps deliveries; nil = time.Now
 }
 
 // OpenSandbox opens or creates the sandbox provider's file.
@@ -52,6 +53,18 @@ func OpenSandbox(path string) (*Sandbox, error) {
 		return nil, fmt.Errorf("sandbox provider %s: %w", path, err)
 	}
 	return &Sandbox{db: db, path: path}, nil
+}
+
+// SetClock sets the clock that stamps new deliveries (default time.Now):
+// the demo plays its traffic on an earlier clock, and the provider's
+// records must agree with the ledger's. Set it before dispatching.
+func (s *Sandbox) SetClock(now func() time.Time) { s.now = now }
+
+func (s *Sandbox) clock() time.Time {
+	if s.now == nil {
+		return time.Now()
+	}
+	return s.now()
 }
 
 // Close closes the sandbox file.
@@ -145,7 +158,7 @@ func (p *sandboxProvider) Dispatch(ctx context.Context, req Request) (Response, 
 			}
 		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO deliveries (provider, downstream_key, tool, args, created_at) VALUES (?,?,?,?,?)`,
-			p.name, req.DownstreamKey, req.Tool, string(req.Args), time.Now().UnixMilli())
+			p.name, req.DownstreamKey, req.Tool, string(req.Args), p.s.clock().UnixMilli())
 		if err != nil {
 			return err
 		}

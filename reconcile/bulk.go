@@ -155,7 +155,7 @@ func (s *Service) Bulk(ctx context.Context, spec BulkSpec, progress func(done, t
 					if roll < 5 {
 						lease = 0
 					}
-					op, err := s.ClaimTx(tx, p, "", lease, time.Now())
+					op, err := s.ClaimTx(tx, p, "", lease, s.Store.Now())
 					if err != nil {
 						return err
 					}
@@ -175,13 +175,13 @@ func (s *Service) Bulk(ctx context.Context, spec BulkSpec, progress func(done, t
 					if err != nil {
 						return err
 					}
-					if _, err := s.CallLocalTx(tx, p, time.Now()); err != nil {
+					if _, err := s.CallLocalTx(tx, p, s.Store.Now()); err != nil {
 						return err
 					}
 					attempts++
 					byState[string(model.StateApplied)]++
 					if roll < 107 {
-						if _, err := s.CallLocalTx(tx, p, time.Now()); err != nil {
+						if _, err := s.CallLocalTx(tx, p, s.Store.Now()); err != nil {
 							return err
 						}
 						attempts++
@@ -193,7 +193,7 @@ func (s *Service) Bulk(ctx context.Context, spec BulkSpec, progress func(done, t
 						if err != nil {
 							return err
 						}
-						if _, err := s.CallLocalTx(tx, cp, time.Now()); err != nil {
+						if _, err := s.CallLocalTx(tx, cp, s.Store.Now()); err != nil {
 							return err
 						}
 						attempts++

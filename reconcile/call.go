@@ -36,7 +36,7 @@ func (s *Service) Call(ctx context.Context, req model.Request, opt CallOptions) 
 }
 
 func (s *Service) callLocal(ctx context.Context, p *model.Prepared) (Result, error) {
-	start := time.Now()
+	start := s.Store.Now()
 	var res Result
 	err := s.Store.WithAttemptTx(ctx, func(tx *store.Tx) error {
 		r, err := s.CallLocalTx(tx, p, start)
@@ -122,7 +122,7 @@ func (s *Service) applyLocal(tx *store.Tx, op *model.Operation, p *model.Prepare
 
 func (s *Service) attempt(tx *store.Tx, op *model.Operation, p *model.Prepared, start time.Time, outcome model.Outcome, ref, errText string) error {
 	a := &model.Attempt{OperationID: op.ID, Outcome: outcome, Fingerprint: p.Fingerprint, TraceID: p.TraceID,
-		WorkerID: p.WorkerID, ProviderRef: ref, Error: errText, StartedAt: start, Duration: time.Since(start)}
+		WorkerID: p.WorkerID, ProviderRef: ref, Error: errText, StartedAt: tx.Now(), Duration: s.Store.Now().Sub(start)}
 	return tx.InsertAttempt(a)
 }
 
@@ -219,7 +219,9 @@ type claim struct {
 }
 
 func (s *Service) callExternal(ctx context.Context, p *model.Prepared, opt CallOptions) (Result, error) {
-	start := time.Now()
+	// Durations are read on the store's clock, like every time the ledger
+	// records: a ledger built on a played clock (the demo) stays coherent.
+	start := s.Store.Now()
 	name := opt.Provider
 	if name == "" {
 		name = DefaultProvider
@@ -309,7 +311,7 @@ func workerOr(w string) string {
 }
 
 func (s *Service) recordClaim(tx *store.Tx, op *model.Operation, p *model.Prepared, start time.Time, outcome model.Outcome) (*claim, error) {
-	a := &model.Attempt{OperationID: op.ID, Outcome: outcome, Fingerprint: op.Fingerprint, StartedAt: start}
+	a := &model.Attempt{OperationID: op.ID, Outcome: outcome, Fingerprint: op.Fingerprint, StartedAt: tx.Now()}
 	if p != nil {
 		a.TraceID, a.WorkerID = p.TraceID, p.WorkerID
 	} else {
@@ -366,7 +368,7 @@ func (s *Service) finish(ctx context.Context, cl *claim, resp provider.Response,
 		if err != nil {
 			return err
 		}
-		a := &model.Attempt{ID: cl.attemptID, ProviderRef: resp.Ref, Duration: time.Since(start)}
+		a := &model.Attempt{ID: cl.attemptID, ProviderRef: resp.Ref, Duration: s.Store.Now().Sub(start)}
 		if op.State != model.StateInProgress || op.ClaimNo != cl.claimNo {
 			res, err = s.lateResult(tx, op, a, resp, derr, cl.prov.HonoursKeys())
 			return err

@@ -2,7 +2,6 @@ package reconcile
 
 import (
 	"context"
-	"time"
 
 	"retrysafe/model"
 	"retrysafe/provider"
@@ -60,7 +59,7 @@ func (s *Service) Sweep(ctx context.Context) (SweepReport, error) {
 			return rep, err
 		}
 		for _, cl := range claims {
-			if _, err := s.dispatch(ctx, cl, provider.Faults{}, time.Now()); err != nil {
+			if _, err := s.dispatch(ctx, cl, provider.Faults{}, s.Store.Now()); err != nil {
 				return rep, err
 			}
 			rep.Redispatched++

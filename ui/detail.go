@@ -207,8 +207,8 @@ func (d detailModel) keyMap(e env) keyMap {
 	chk := enabled(k.Check, e.canCheck && external)
 	links := enabled(helpNewer, d.d != nil && (d.d.SupersededBy != nil || d.d.Supersedes != nil))
 	return keyMap{
-		short: []key.Binding{k.Back, relabel(apply, "applied"), relabel(notApply, "not applied"), relabel(newKey, "new key"),
-			relabel(chk, "check provider"), links, helpPage},
+		short: []key.Binding{relabel(chk, "check"), relabel(apply, "applied"), relabel(notApply, "not applied"), relabel(newKey, "new key"), k.Back,
+			links, helpPage},
 		full: [][]key.Binding{
 			{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 			{k.Back, k.Newer, k.Older},
@@ -328,6 +328,26 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 	if op.Contradicted {
 		para(s.Contra.Render, "! Contradicted: a provider result arrived after the operation was settled and disagrees with it (see the late_result attempt). Look at the provider before trusting either.")
 	}
+	// The provider's answer goes where the question was asked: at the top,
+	// not only in the Provider section below the fold.
+	switch {
+	case checking:
+		para(s.Muted.Render, "Asking "+op.Provider+" by the downstream key…")
+	case chk != nil && chk.err != nil:
+		para(s.BannerErr.Render, "Provider check failed: "+oneLine(chk.err.Error()))
+	case chk != nil && chk.ev.Found:
+		text := "Provider check: " + chk.ev.Detail + "."
+		if op.State == model.StateUnknown && !e.readOnly {
+			text += " That is evidence to mark it applied (a); the reference is filled in."
+		}
+		para(s.BannerOK.Render, text)
+	case chk != nil:
+		text := "Provider check: " + chk.ev.Detail + "."
+		if op.State == model.StateUnknown && !e.readOnly {
+			text += " If nothing can still arrive, that is evidence to mark it not applied (n)."
+		}
+		para(s.State(model.StateNotApplied).Render, text)
+	}
 
 	line("")
 	line(" " + s.Section.Render("Operation"))
@@ -339,7 +359,8 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 	}
 	field("tool", fmt.Sprintf("%s · %s · payload v%d", op.Tool, kind, op.PayloadVersion))
 	field("arguments", string(op.Args))
-	field("fingerprint", op.Fingerprint)
+	// One line even when narrow: both ends tell fingerprints apart.
+	field("fingerprint", clipMiddle(op.Fingerprint, valW))
 	field("state", fmt.Sprintf("%s · version %d · claim %d", op.State, op.Version, op.ClaimNo))
 	field("created", when(op.CreatedAt))
 	field("updated", when(op.UpdatedAt))

@@ -184,10 +184,10 @@ func stateLabel(st model.State, tier int) string {
 	}
 	short := map[model.State][2]string{
 		model.StateInProgress: {"in-prog", "prog"},
-		model.StateNotApplied: {"not-appl", "n/a"},
+		model.StateNotApplied: {"not-appl", "n-appl"},
 		model.StateFailed:     {"failed", "fail"},
-		model.StateApplied:    {"applied", "ok"},
-		model.StateSuperseded: {"supersd", "sup"},
+		model.StateApplied:    {"applied", "appl"},
+		model.StateSuperseded: {"supersd", "supsd"},
 		model.StateAuthorized: {"authzd", "auth"},
 	}
 	return short[st][tier-1]

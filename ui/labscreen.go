@@ -127,7 +127,7 @@ func (l labModel) key(msg tea.KeyMsg, e env, cfg Config) (labModel, tea.Cmd) {
 	k := l.keys
 	switch {
 	case key.Matches(msg, k.Back):
-		return l, emit(backMsg{})
+		return l, emit(leaveLabMsg{})
 	case key.Matches(msg, k.Up):
 		l.cursor = max(l.cursor-1, 0)
 	case key.Matches(msg, k.Down):
@@ -189,7 +189,10 @@ func (l labModel) view(e env, w, h int, spin, tenant string) string {
 	// selected scenario's panel says it in full anyway.
 	expW := 0
 	if w >= 100 {
-		expW = 26
+		for _, sc := range l.scenarios {
+			expW = max(expW, ansi.StringWidth(sc.Expected))
+		}
+		expW = min(expW, w/3)
 	}
 	nameW := max(w-expW-6, 20)
 	for i, sc := range l.scenarios {

@@ -467,7 +467,7 @@ func layout(w int, rows []model.Operation) columns {
 		return min(n, ceil)
 	}
 	c := columns{
-		tenant: widest(func(o model.Operation) string { return o.Tenant }, 6, 14),
+		tenant: widest(func(o model.Operation) string { return o.Tenant }, 6, 20),
 		key:    widest(func(o model.Operation) string { return o.Key }, 10, 36),
 		tool:   6,
 		ref:    widest(func(o model.Operation) string { return o.ProviderRef }, 3, 12),
@@ -475,15 +475,19 @@ func layout(w int, rows []model.Operation) columns {
 	const seps = 8
 	fixed := func() int { return colMark + colAge + c.tenant + c.key + c.tool + colState + colAtt + c.ref + seps }
 	c.summary = w - fixed()
-	// Give up space in the order people miss it least.
-	for _, shrink := range []*int{&c.key, &c.tenant, &c.ref} {
+	// Give up space in the order people miss it least, until the summary
+	// has a readable width: long tenant names first, then long provider
+	// references, then the key (clipped in the middle, where keys differ
+	// least), then the tenant again.
+	for _, step := range []struct {
+		col   *int
+		floor int
+	}{{&c.tenant, 10}, {&c.ref, 6}, {&c.key, 16}, {&c.key, 14}, {&c.tenant, 8}, {&c.ref, 3}} {
 		if c.summary >= 14 {
 			break
 		}
-		floor := map[*int]int{&c.key: 12, &c.tenant: 6, &c.ref: 3}[shrink]
-		give := min(*shrink-floor, 14-c.summary)
-		if give > 0 {
-			*shrink -= give
+		if give := min(*step.col-step.floor, 14-c.summary); give > 0 {
+			*step.col -= give
 			c.summary += give
 		}
 	}
@@ -523,7 +527,7 @@ func (c columns) row(s *Styles, op model.Operation, now time.Time, selected bool
 		tool = op.Tool
 	}
 	lead := mark + flag + fitRight(age(now, op.CreatedAt), colAge)
-	cells := []string{fit(op.Tenant, c.tenant), fit(op.Key, c.key), fit(tool, c.tool), fit(op.Summary, c.summary)}
+	cells := []string{fit(op.Tenant, c.tenant), fit(clipMiddle(op.Key, c.key), c.key), fit(tool, c.tool), fit(op.Summary, c.summary)}
 	st := fit(string(op.State), colState)
 	tail := []string{fitRight(strconv.Itoa(op.AttemptCount), colAtt), fit(or(op.ProviderRef, "-"), c.ref)}
 	if selected || op.Contradicted {

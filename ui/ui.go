@@ -101,6 +101,7 @@ type Model struct {
 
 	screen     screenID
 	detailFrom screenID // where esc in the detail returns to
+	labFrom    screenID // where esc in the lab returns to
 	overlay    overlayID
 
 	list   listModel
@@ -228,7 +229,8 @@ type (
 		Target detailTarget
 		Check  bool // run a provider check as soon as it opens
 	}
-	backMsg          struct{}
+	backMsg          struct{} // leave the detail
+	leaveLabMsg      struct{} // leave the lab
 	actionRequestMsg struct {
 		Action model.Action
 		Op     model.Operation // as the screen showed it: its state and version are what the decision expects
@@ -401,6 +403,13 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		}
 		return m, nil
 
+	case leaveLabMsg:
+		m.screen = m.labFrom
+		if m.screen == screenLab {
+			m.screen = screenList
+		}
+		return m, nil
+
 	case actionRequestMsg:
 		return m.requestAction(msg, e)
 
@@ -481,8 +490,8 @@ func (m Model) handleKey(msg tea.KeyMsg, e env) (Model, tea.Cmd) {
 			var c tea.Cmd
 			m.picker, c = m.picker.open(m.scope, e)
 			return m, c
-		case key.Matches(msg, m.keys.Lab) && m.cfg.Lab != nil:
-			m.screen = screenLab
+		case key.Matches(msg, m.keys.Lab) && m.cfg.Lab != nil && m.screen != screenLab:
+			m.labFrom, m.screen = m.screen, screenLab
 			return m, nil
 		case key.Matches(msg, m.keys.Refresh):
 			c := m.reloadAll()
@@ -746,10 +755,10 @@ func (m Model) currentKeys(e env) keyMap {
 
 func (m Model) helpLine() string {
 	if m.overlay == overlayHelp {
-		return m.styles.Muted.Render(" esc/? close help")
+		return truncate(m.styles.Muted.Render(" esc/? close help"), m.width)
 	}
 	if m.screen == screenList && m.list.typing && m.overlay == overlayNone {
-		return m.styles.Muted.Render(" type to search key, subject or trace id · enter apply · esc clear")
+		return truncate(m.styles.Muted.Render(" type to search key, subject or trace id · enter apply · esc clear"), m.width)
 	}
 	h := m.help
 	short := m.currentKeys(m.env()).short

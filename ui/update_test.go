@@ -373,7 +373,9 @@ func TestStaleDecisionWritesNothingSaysWhatChangedAndRefreshes(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.keys("y")
-	h.contains("Not written: acme/notify-1 changed since you looked:", "it was unknown (version 2) and is now",
+	// What changed, in reconcile's words: from the state and version the
+	// screen showed to the ones the ledger holds now.
+	h.contains("Not written: acme/notify-1 changed since you looked", "unknown (version 2)",
 		"not_applied (version 3)", "nothing was written", "[unknown 1]")
 	d := l.get(t, "acme", "notify-1")
 	if d.Operation.State != model.StateNotApplied || len(d.Decisions) != 1 || d.Decisions[0].Operator != "bob" {
@@ -634,6 +636,29 @@ func TestEveryScreenFitsTinyAndOddTerminals(t *testing.T) {
 			if !strings.Contains(h.view(), "retrysafe") {
 				t.Errorf("%s: no header after growing back", name)
 			}
+			h.m.Close() // its watcher pins one of the store's four readers
+		}
+	}
+}
+
+// Esc always leads back out: detail → where it was opened from, lab →
+// where it was entered from, never round in a circle.
+func TestEscWalksBackOutOfLabAndDetail(t *testing.T) {
+	l := fixture(t)
+	cfg := config(l)
+	cfg.Lab, cfg.LabScenarios = &lab.Runner{Exe: "/nonexistent"}, []lab.Scenario{{ID: "s", Name: "a scenario"}}
+	h := open(t, cfg, 120, 30)
+	// A finished run's row, as the lab screen would hold it.
+	h.m.lab.row = &lab.Row{Scenario: "s", Tenant: "acme", Keys: []string{"notify-2"}, OK: true}
+	h.m.lab.scenario = lab.Scenario{ID: "s"}
+	for _, step := range []struct {
+		key  string
+		want screenID
+	}{{"L", screenLab}, {"1", screenDetail}, {"esc", screenLab}, {"esc", screenList},
+		{"enter", screenDetail}, {"L", screenLab}, {"esc", screenDetail}, {"esc", screenList}} {
+		h.keys(step.key)
+		if h.m.screen != step.want {
+			t.Fatalf("after %s: screen %d, want %d", step.key, h.m.screen, step.want)
 		}
 	}
 }
