@@ -64,8 +64,14 @@ func (s *Store) List(ctx context.Context, q ListQuery) ([]model.Operation, error
 		where, args = append(where, "id > ?"), append(args, q.AfterID)
 		order = "ASC"
 	}
+	from := "operations"
+	if q.Contradicted {
+		// Contradicted operations are rare: walk their small partial index
+		// and filter, rather than a tenant's or state's large one.
+		from = "operations INDEXED BY operations_contradicted"
+	}
 	sqlText := `SELECT ` + opColumns + `, (SELECT COUNT(*) FROM attempts a WHERE a.operation_id = operations.id)
-		FROM operations`
+		FROM ` + from
 	if len(where) > 0 {
 		sqlText += " WHERE " + strings.Join(where, " AND ")
 	}

@@ -2,8 +2,6 @@ package ui
 
 import (
 	"context"
-	"slices"
-	"sort"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -98,7 +96,7 @@ func fetchPage(ctx context.Context, st *store.Store, req pageReq) ([]model.Opera
 	list := func(before, after int64, limit int) ([]model.Operation, error) {
 		q := q
 		q.BeforeID, q.AfterID, q.Limit = before, after, limit
-		return listOps(ctx, st, q)
+		return st.List(ctx, q)
 	}
 	a, off := req.Anchor, req.Offset
 	var rows []model.Operation
@@ -151,107 +149,6 @@ func fetchPage(ctx context.Context, st *store.Store, req pageReq) ([]model.Opera
 		}
 	}
 	return rows, a, off, nil
-}
-
-// listOps reads one page through store.List in a shape that stays on an
-// index at a million operations. Two shapes would not: a tenant with no
-// state (SQLite sorts the tenant's every row to find the newest — 300 ms
-// for 50,000), and the contradicted filter with a tenant or state (it
-// leaves the small partial index of contradicted rows for a large one).
-// The first is read state by state, each an index range of at most one
-// page, and merged; the second walks the contradicted rows by keyset and
-// filters them here.
-func listOps(ctx context.Context, st *store.Store, q store.ListQuery) ([]model.Operation, error) {
-	switch {
-	case q.Contradicted && (q.Tenant != "" || q.State != "" || q.Tool != ""):
-		return listContradicted(ctx, st, q)
-	case q.Tenant != "" && q.State == "" && q.Search == "":
-		return listAcrossStates(ctx, st, q)
-	}
-	return st.List(ctx, q)
-}
-
-func listAcrossStates(ctx context.Context, st *store.Store, q store.ListQuery) ([]model.Operation, error) {
-	var all []model.Operation
-	for _, state := range model.AllStates {
-		sq := q
-		sq.State = state
-		rows, err := st.List(ctx, sq)
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, rows...)
-	}
-	return pageOf(all, q), nil
-}
-
-// pageOf keeps the page q asks for out of rows gathered from several
-// queries: the newest Limit (below BeforeID), or the Limit just above
-// AfterID. Newest first either way.
-func pageOf(rows []model.Operation, q store.ListQuery) []model.Operation {
-	limit := q.Limit
-	if limit <= 0 {
-		limit = 100
-	}
-	if q.AfterID > 0 {
-		sort.Slice(rows, func(i, j int) bool { return rows[i].ID < rows[j].ID })
-		if len(rows) > limit {
-			rows = rows[:limit]
-		}
-		slices.Reverse(rows)
-		return rows
-	}
-	sort.Slice(rows, func(i, j int) bool { return rows[i].ID > rows[j].ID })
-	if len(rows) > limit {
-		rows = rows[:limit]
-	}
-	return rows
-}
-
-// contradictedBatch is how many contradicted rows one step of the walk
-// reads; they are rare, so one step is nearly always the last.
-const contradictedBatch = 200
-
-func listContradicted(ctx context.Context, st *store.Store, q store.ListQuery) ([]model.Operation, error) {
-	limit := q.Limit
-	if limit <= 0 {
-		limit = 100
-	}
-	match := func(op model.Operation) bool {
-		return (q.Tenant == "" || op.Tenant == q.Tenant) && (q.State == "" || op.State == q.State) && (q.Tool == "" || op.Tool == q.Tool)
-	}
-	walk := store.ListQuery{Contradicted: true, Search: q.Search, BeforeID: q.BeforeID, AfterID: q.AfterID, Limit: contradictedBatch}
-	var out []model.Operation
-	for len(out) < limit {
-		rows, err := st.List(ctx, walk)
-		if err != nil {
-			return nil, err
-		}
-		if q.AfterID > 0 {
-			// Upwards: the batch is newest first; take it oldest first.
-			for i := len(rows) - 1; i >= 0 && len(out) < limit; i-- {
-				if match(rows[i]) {
-					out = append(out, rows[i])
-				}
-			}
-			if len(rows) > 0 {
-				walk.AfterID = rows[0].ID
-			}
-		} else {
-			for _, r := range rows {
-				if len(out) < limit && match(r) {
-					out = append(out, r)
-				}
-			}
-			if len(rows) > 0 {
-				walk.BeforeID = rows[len(rows)-1].ID
-			}
-		}
-		if len(rows) < contradictedBatch {
-			break
-		}
-	}
-	return pageOf(out, q), nil
 }
 
 // fetchBottom reads the oldest page. ListQuery pages backwards only from an

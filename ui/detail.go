@@ -21,6 +21,9 @@ import (
 // request, state, receipt, provider references, every attempt and every
 // decision — in a scrollable viewport, with the decisions its state allows.
 
+// checkOff is why a read-only console does not ask the provider.
+const checkOff = "Provider checks are off in a read-only console: it opens no provider. Use `retrysafe ops check` or reopen without --read-only."
+
 // checkState is the last provider check of the operation on screen.
 type checkState struct {
 	tenant, key string
@@ -65,7 +68,10 @@ func (d detailModel) show(t detailTarget, doCheck bool, e env) (detailModel, tea
 	d.seq++
 	d.loading = true
 	cmds := []tea.Cmd{loadDetail(e.ctx, e.st, d.seq, t)}
-	if doCheck {
+	switch {
+	case doCheck && !e.canCheck:
+		cmds = append(cmds, emit(bannerMsg{kind: bannerErr, text: checkOff}))
+	case doCheck:
 		var c tea.Cmd
 		d, c = d.startCheck(e, t.Tenant, t.Key)
 		cmds = append(cmds, c)
@@ -168,7 +174,7 @@ func (d detailModel) key(msg tea.KeyMsg, e env) (detailModel, tea.Cmd) {
 		case op.Provider == "":
 			return d, emit(bannerMsg{kind: bannerInfo, text: fmt.Sprintf("%s/%s is a local %s: its effect commits with the ledger, so there is no provider to ask.", op.Tenant, op.Key, op.Tool)})
 		case !e.canCheck:
-			return d, emit(bannerMsg{kind: bannerErr, text: "Provider checks are off in a read-only console: it opens no provider. Use `retrysafe ops check` or reopen without --read-only."})
+			return d, emit(bannerMsg{kind: bannerErr, text: checkOff})
 		}
 		return d.startCheck(e, op.Tenant, op.Key)
 	}

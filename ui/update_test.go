@@ -338,6 +338,7 @@ func TestReadOnlyRefusesEveryWrite(t *testing.T) {
 		{[]string{"enter", "n"}, "Read-only console: cannot mark not applied acme/notify-1"},
 		{[]string{"enter", "k"}, "Read-only console: cannot authorize a new key acme/notify-1"},
 		{[]string{"enter", "c"}, "Provider checks are off in a read-only console"},
+		{[]string{"c"}, "Provider checks are off in a read-only console"},
 		{[]string{"L", "enter"}, "Read-only console: the lab writes to the ledger"},
 	} {
 		h.keys("esc", "esc", "esc")
@@ -539,9 +540,8 @@ func TestContradictedOperationsStandOut(t *testing.T) {
 	h.contains("! CONTRADICTED", "Contradicted: a provider result arrived after the operation was settled", "late_result")
 }
 
-// Pages of one tenant across every state are read state by state and
-// merged (see listOps): walking them down and back up must meet each of the
-// tenant's operations exactly once, newest first, as one plain query would.
+// Pages of one tenant across every state: walking them down and back up
+// must meet each of the tenant's operations exactly once, newest first.
 func TestTenantScopedPagesWalkEveryOperationOnceInOrder(t *testing.T) {
 	l := newLedger(t)
 	for i := 0; i < 40; i++ {
@@ -660,5 +660,72 @@ func TestEscWalksBackOutOfLabAndDetail(t *testing.T) {
 		if h.m.screen != step.want {
 			t.Fatalf("after %s: screen %d, want %d", step.key, h.m.screen, step.want)
 		}
+	}
+}
+
+func TestFormAndConfirmationKeys(t *testing.T) {
+	l := fixture(t)
+	h := open(t, config(l), 120, 30)
+	h.keys("enter", "k") // reason, then new key
+	if h.m.action.focus != 0 {
+		t.Fatalf("form opens on field %d", h.m.action.focus)
+	}
+	for _, step := range []struct {
+		key   string
+		focus int
+	}{{"tab", 1}, {"tab", 0}, {"shift+tab", 1}, {"up", 0}, {"down", 1}, {"enter", 0}} {
+		h.keys(step.key)
+		if h.m.action.focus != step.focus {
+			t.Fatalf("after %s: field %d, want %d", step.key, h.m.action.focus, step.focus)
+		}
+	}
+	// enter on the last field validated and went to the field that failed
+	h.contains("a reason is required")
+	h.typeText("retry deliberately")
+	h.keys("enter", "enter")
+	h.contains("Write this decision", "(generated when written)")
+	h.keys("n") // n on the confirmation goes back, writes nothing
+	h.contains("Authorize a new key —")
+	h.lacks("Write this decision")
+	h.keys("esc")
+	if h.m.overlay != overlayNone {
+		t.Fatal("esc did not close the form")
+	}
+	h.contains("acme / notify-1", "UNKNOWN")
+	if d := l.get(t, "acme", "notify-1"); d.Operation.State != model.StateUnknown || len(d.Decisions) != 0 {
+		t.Fatal("a cancelled form wrote a decision")
+	}
+	// Empty new key: one is generated and the banner names it.
+	h.keys("k")
+	h.typeText("retry deliberately")
+	h.keys("enter", "enter", "y")
+	h.contains(`New key "notify-1.r-`, "is authorized")
+}
+
+func TestLabCursorRefreshAndBackspace(t *testing.T) {
+	l := fixture(t)
+	cfg := config(l)
+	cfg.Lab, cfg.LabScenarios = &lab.Runner{Exe: "/nonexistent"}, []lab.Scenario{{ID: "one", Name: "first"}, {ID: "two", Name: "second"}}
+	h := open(t, cfg, 120, 30)
+	h.keys("L", "j")
+	h.contains("› second", "two")
+	h.keys("j", "k", "k")
+	h.contains("› first")
+	h.keys("esc")
+	seq, cseq := h.m.list.seq, h.m.countsSeq
+	h.keys("r")
+	if h.m.list.seq == seq || h.m.countsSeq == cseq {
+		t.Fatal("r did not reload the list and the counts")
+	}
+	h.keys("enter", "backspace")
+	if h.m.screen != screenList {
+		t.Fatal("backspace did not leave the detail")
+	}
+	// Without a lab runner, L does nothing (and says nothing).
+	cfg.Lab = nil
+	h2 := open(t, cfg, 120, 30)
+	h2.keys("L")
+	if h2.m.screen != screenList {
+		t.Fatal("L opened a lab that is not there")
 	}
 }
