@@ -82,6 +82,16 @@ func (c *callFlags) request() (model.Request, error) {
 		Args: raw, TraceID: c.trace, WorkerID: worker}, nil
 }
 
+// parse turns the flags into a request and the sandbox faults to apply.
+func (c *callFlags) parse() (model.Request, provider.Faults, error) {
+	req, err := c.request()
+	if err != nil {
+		return req, provider.Faults{}, err
+	}
+	faults, err := parseFault(c.fault)
+	return req, faults, err
+}
+
 // parseFault reads --fault.
 func parseFault(s string) (provider.Faults, error) {
 	var f provider.Faults
@@ -124,11 +134,7 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
-	req, err := c.request()
-	if err != nil {
-		return fail(stderr, err)
-	}
-	faults, err := parseFault(c.fault)
+	req, faults, err := c.parse()
 	if err != nil {
 		return fail(stderr, err)
 	}

@@ -140,11 +140,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if *calls < 1 || *calls > 64 {
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--%s must be between 1 and 64", lab.FlagCalls))
 	}
-	req, err := c.request()
-	if err != nil {
-		return fail(stderr, err)
-	}
-	faults, err := parseFault(c.fault)
+	req, faults, err := c.parse()
 	if err != nil {
 		return fail(stderr, err)
 	}
