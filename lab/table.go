@@ -12,10 +12,12 @@ import (
 // not hold.
 func WriteTable(w io.Writer, rows []Row) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SCENARIO\tFIRST CALL\tNEXT ATTEMPT\tEFFECTS\tLEDGER SAYS\tEXPECTED\tOK")
+	// The verdict columns come first and the long ledger summary last, so
+	// a narrow terminal wraps only what is least needed at a glance.
+	fmt.Fprintln(tw, "SCENARIO\tEFFECTS\tEXPECTED\tOK\tFIRST CALL\tNEXT ATTEMPT\tLEDGER SAYS")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d → %d\t%s\t%s\t%s\n", r.Scenario, r.FirstCall, r.NextAttempt,
-			r.Before, r.After, r.Ledger, r.Expected, okText(r.OK))
+		fmt.Fprintf(tw, "%s\t%d → %d\t%s\t%s\t%s\t%s\t%s\n", r.Scenario, r.Before, r.After, r.Expected,
+			okText(r.OK), r.FirstCall, r.NextAttempt, r.Ledger)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
