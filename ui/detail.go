@@ -63,6 +63,9 @@ func (d detailModel) open(t detailTarget, doCheck bool, e env) (detailModel, tea
 
 func (d detailModel) show(t detailTarget, doCheck bool, e env) (detailModel, tea.Cmd) {
 	d.target, d.d, d.err, d.check, d.checking = t, nil, nil, nil, false
+	// A provider check still in flight is for the operation being left:
+	// its answer must not land on this one.
+	d.checkSeq++
 	d.vp.SetContent("")
 	d.vp.GotoTop()
 	d.seq++
@@ -90,9 +93,22 @@ func (d detailModel) reload(e env) (detailModel, tea.Cmd) {
 }
 
 func (d detailModel) resize(e env, w, h int) detailModel {
-	d.width, d.height = w, h
-	d.vp.Width, d.vp.Height = w, max(h-2, 1)
-	return d.render(e)
+	d.width = w
+	d.vp.Width = w
+	return d.fitHeight(h).render(e)
+}
+
+// fitHeight gives the viewport the body's height less the title and status
+// lines. The root calls it whenever the body changes (a banner comes or
+// goes), so scrolling — G above all — reaches the last line on screen.
+func (d detailModel) fitHeight(h int) detailModel {
+	if h == d.height {
+		return d
+	}
+	d.height = h
+	d.vp.Height = max(h-2, 1)
+	d.vp.SetYOffset(d.vp.YOffset)
+	return d
 }
 
 func (d detailModel) update(msg tea.Msg, e env) (detailModel, tea.Cmd) {
@@ -113,7 +129,7 @@ func (d detailModel) update(msg tea.Msg, e env) (detailModel, tea.Cmd) {
 		d.target = detailTarget{Tenant: op.Tenant, Key: op.Key}
 		return d.render(e), nil
 	case checkMsg:
-		if msg.Seq != d.checkSeq {
+		if msg.Seq != d.checkSeq || !d.shows(msg.Tenant, msg.Key) {
 			return d, nil
 		}
 		d.checking = false
@@ -121,6 +137,14 @@ func (d detailModel) update(msg tea.Msg, e env) (detailModel, tea.Cmd) {
 		return d.render(e), nil
 	}
 	return d, nil
+}
+
+// shows reports whether the detail is of operation tenant/key.
+func (d detailModel) shows(tenant, key string) bool {
+	if d.d != nil {
+		return d.d.Operation.Tenant == tenant && d.d.Operation.Key == key
+	}
+	return d.target.ID == 0 && d.target.Tenant == tenant && d.target.Key == key
 }
 
 func (d detailModel) startCheck(e env, tenant, key string) (detailModel, tea.Cmd) {
@@ -249,8 +273,6 @@ func (d detailModel) view(e env, w, h int) string {
 	if op.Contradicted {
 		badge = s.Contra.Render("! CONTRADICTED") + "  " + badge
 	}
-	// A banner may have taken a line since the last resize.
-	d.vp.Height = max(h-2, 1)
 	var b strings.Builder
 	b.WriteString(spread(title, badge+" ", w))
 	b.WriteByte('\n')
@@ -284,7 +306,7 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 		if value == "" {
 			return
 		}
-		lines := strings.Split(ansi.Wrap(value, valW, ",; "), "\n")
+		lines := strings.Split(wrap(value, valW, ",; "), "\n")
 		for i, l := range lines {
 			lab := ""
 			if i == 0 {
@@ -300,7 +322,7 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 		return t.In(e.loc).Format("2006-01-02 15:04:05") + s.Muted.Render(" ("+age(e.now, t)+" ago)")
 	}
 	para := func(style func(...string) string, text string) {
-		for _, l := range strings.Split(ansi.Wrap(text, max(w-4, 20), " "), "\n") {
+		for _, l := range strings.Split(wrap(text, max(w-4, 20), " "), "\n") {
 			line("  " + style(l))
 		}
 	}
@@ -424,9 +446,16 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 		line("  " + s.Muted.Render("no operator has decided anything about this operation"))
 	}
 	for _, dc := range d.Decisions {
-		line("  " + dc.At.In(e.loc).Format("2006-01-02 15:04:05") + "  " + s.Bold.Render(dc.Operator) + "  " + actionVerb(dc.Action) + "  " +
-			s.State(dc.FromState).Render(string(dc.FromState)) + " → " + s.State(dc.ToState).Render(string(dc.ToState)) +
-			s.Muted.Render(fmt.Sprintf("  (seen at v%d)", dc.FromVersion)))
+		// Wrapped between its parts, not cut: the viewport would clip it.
+		head := pack([]string{dc.At.In(e.loc).Format("2006-01-02 15:04:05"), s.Bold.Render(dc.Operator), actionVerb(dc.Action),
+			s.State(dc.FromState).Render(string(dc.FromState)) + " → " + s.State(dc.ToState).Render(string(dc.ToState)),
+			s.Muted.Render(fmt.Sprintf("(seen at v%d)", dc.FromVersion))}, "  ", max(w-4, 20))
+		for i, l := range head {
+			if i > 0 {
+				l = "  " + l
+			}
+			line("  " + l)
+		}
 		field("  reason", dc.Reason)
 		field("  evidence", dc.Evidence)
 		field("  new key", dc.NewKey)
@@ -491,7 +520,7 @@ func writeAttempts(b *strings.Builder, e env, atts []model.Attempt, w int) {
 		}
 		b.WriteString("  " + strings.Join(cells, " ") + "\n")
 		if full && errText != "" {
-			for i, l := range strings.Split(ansi.Wrap(oneLine(errText), max(w-9, 20), " "), "\n") {
+			for i, l := range strings.Split(wrap(oneLine(errText), max(w-9, 20), " "), "\n") {
 				lead := "  "
 				if i == 0 {
 					lead = "↳ "

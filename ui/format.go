@@ -218,3 +218,36 @@ func actionTarget(a model.Action) model.State {
 	}
 	return ""
 }
+
+// nbHyphen stands in for "-" while text is wrapped: ansi.Wrap always breaks
+// after a hyphen, which splits tenants, keys and downstream keys
+// ("umbrella-" / "logistics") that people read and copy whole.
+const nbHyphen = "\u2011"
+
+// wrap is ansi.Wrap that breaks only at the given breakpoints (and inside a
+// word longer than the line), never after a hyphen.
+func wrap(s string, w int, breakpoints string) string {
+	if strings.Contains(s, nbHyphen) {
+		return ansi.Wrap(s, w, breakpoints)
+	}
+	return strings.ReplaceAll(ansi.Wrap(strings.ReplaceAll(s, "-", nbHyphen), w, breakpoints), nbHyphen, "-")
+}
+
+// pack joins parts with sep into lines of at most w cells, breaking only
+// between parts (a part wider than w gets a line of its own).
+func pack(parts []string, sep string, w int) []string {
+	var lines []string
+	cur := ""
+	for _, p := range parts {
+		switch {
+		case cur == "":
+			cur = p
+		case ansi.StringWidth(cur)+ansi.StringWidth(sep)+ansi.StringWidth(p) <= w:
+			cur += sep + p
+		default:
+			lines = append(lines, cur)
+			cur = p
+		}
+	}
+	return append(lines, cur)
+}

@@ -115,20 +115,24 @@ func (m Model) tabsLine(e env) string {
 	if m.screen == screenList {
 		active = m.list.tab
 	}
-	// A wide gap reads better than a long label: shorten labels first.
-	for _, try := range []struct {
+	// A wide gap reads better than a long label: shorten labels first. The
+	// contradicted count goes only when nothing else makes room for it.
+	tries := []struct {
 		tier  int
 		short bool
 		gap   string
-	}{{0, false, "  "}, {0, true, "  "}, {1, false, "  "}, {1, true, "  "}, {1, true, " "}, {2, true, "  "}, {2, true, " "}} {
-		if line := m.renderTabs(active, try.tier, try.short, try.gap); ansi.StringWidth(line) <= m.width {
-			return line
+	}{{0, false, "  "}, {0, true, "  "}, {1, false, "  "}, {1, true, "  "}, {1, true, " "}, {2, true, "  "}, {2, true, " "}}
+	for _, contra := range []bool{true, false} {
+		for _, try := range tries {
+			if line := m.renderTabs(active, try.tier, try.short, try.gap, contra); ansi.StringWidth(line) <= m.width {
+				return line
+			}
 		}
 	}
-	return truncate(m.renderTabs(active, 2, true, " "), m.width)
+	return truncate(m.renderTabs(active, 2, true, " ", false), m.width)
 }
 
-func (m Model) renderTabs(active, tier int, short bool, gap string) string {
+func (m Model) renderTabs(active, tier int, short bool, gap string, contra bool) string {
 	s := m.styles
 	num := count
 	if short {
@@ -163,8 +167,12 @@ func (m Model) renderTabs(active, tier int, short bool, gap string) string {
 		parts = append(parts, style.Render(text))
 	}
 	line := " " + strings.Join(parts, gap)
-	if m.counts.Contradicted > 0 && tier == 0 {
-		line += gap + s.Contra.Render(fmt.Sprintf("! %s contradicted", num(m.counts.Contradicted)))
+	if n := m.counts.Contradicted; n > 0 && contra {
+		label := fmt.Sprintf("! %s contradicted", num(n))
+		if tier > 0 {
+			label = "!" + num(n)
+		}
+		line += gap + s.Contra.Render(label)
 	}
 	return line
 }
@@ -187,7 +195,7 @@ func (m Model) bannerLines() []string {
 	if m.banner.kind == bannerErr {
 		text += "  (esc dismisses)"
 	}
-	wrapped := strings.Split(ansi.Wrap(text, max(m.width-4, 20), " "), "\n")
+	wrapped := strings.Split(wrap(text, max(m.width-4, 20), " "), "\n")
 	if len(wrapped) > maxBannerLines {
 		wrapped = wrapped[:maxBannerLines]
 		wrapped[maxBannerLines-1] = truncate(wrapped[maxBannerLines-1]+"…", m.width-4)

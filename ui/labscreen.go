@@ -171,7 +171,7 @@ func (l labModel) view(e env, w, h int, spin, tenant string) string {
 	wrap := func(lines *[]string, label, text string) {
 		lead := "   " + s.Label.Render(label)
 		indent := strings.Repeat(" ", 3+ansi.StringWidth(label))
-		for i, l := range strings.Split(ansi.Wrap(text, max(w-len(indent)-1, 20), " "), "\n") {
+		for i, l := range strings.Split(wrap(text, max(w-len(indent)-1, 20), " "), "\n") {
 			if i == 0 {
 				*lines = append(*lines, lead+l)
 			} else {

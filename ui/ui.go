@@ -242,6 +242,10 @@ type (
 // Update routes a message to whoever owns it.
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	m, cmd := m.update(msg)
+	if m.width > 0 {
+		// The detail's viewport is as tall as what the banner leaves.
+		m.detail = m.detail.fitHeight(m.bodyHeight())
+	}
 	spin := m.keepSpinning()
 	return m, tea.Batch(cmd, spin)
 }
@@ -797,7 +801,7 @@ func (m Model) helpView(height int) string {
 	text := "States, most urgent first: unknown (a person must decide) · in_progress · not_applied · failed · applied · " +
 		"superseded · authorized. ? marks an unknown operation; ! marks a contradicted one: a provider result arrived " +
 		"after a decision and disagrees with it."
-	for _, l := range strings.Split(ansi.Wrap(text, max(m.width-3, 20), " "), "\n") {
+	for _, l := range strings.Split(wrap(text, max(m.width-3, 20), " "), "\n") {
 		b.WriteString(" " + s.Muted.Render(l) + "\n")
 	}
 	return b.String()
