@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"os/user"
 	"strings"
 	"syscall"
 
@@ -122,10 +123,14 @@ func defaultDB() string {
 	return "retrysafe.db"
 }
 
-// defaultOperator is $USER, else "operator".
+// defaultOperator is $USER, else the login name of this process's user
+// (cron and containers often leave $USER unset), else "operator".
 func defaultOperator() string {
 	if v := os.Getenv("USER"); v != "" {
 		return v
+	}
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
 	}
 	return "operator"
 }
