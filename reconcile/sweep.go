@@ -24,9 +24,10 @@ func (s *Service) Sweep(ctx context.Context) (SweepReport, error) {
 	var rep SweepReport
 	for {
 		var claims []*claim
-		batch := 0
+		batch, unknown := 0, 0
+		// WithTx may run the function more than once: count per run.
 		err := s.Store.WithTx(ctx, func(tx *store.Tx) error {
-			claims, batch = nil, 0
+			claims, batch, unknown = nil, 0, 0
 			ops, err := tx.ExpiredLeases(200)
 			if err != nil {
 				return err
@@ -38,7 +39,7 @@ func (s *Service) Sweep(ctx context.Context) (SweepReport, error) {
 					if _, err := s.expireLease(tx, op, "sweep", ""); err != nil {
 						return err
 					}
-					rep.Unknown++
+					unknown++
 					continue
 				}
 				from, ver := op.State, op.Version
@@ -58,6 +59,7 @@ func (s *Service) Sweep(ctx context.Context) (SweepReport, error) {
 		if err != nil {
 			return rep, err
 		}
+		rep.Unknown += unknown
 		for _, cl := range claims {
 			if _, err := s.dispatch(ctx, cl, provider.Faults{}, s.Store.Now()); err != nil {
 				return rep, err
