@@ -324,7 +324,11 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if err != nil {
 		return fail(stderr, err)
 	}
-	fmt.Fprintf(stdout, "%s/%s: unknown → %s (version %d), decided by %s\n", op.Tenant, op.Key, op.State, op.Version, d.Operator)
+	from := "?"
+	if det, err := l.Store.Detail(ctx, op.Tenant, op.Key); err == nil && len(det.Decisions) > 0 {
+		from = string(det.Decisions[len(det.Decisions)-1].FromState)
+	}
+	fmt.Fprintf(stdout, "%s/%s: %s → %s (version %d), decided by %s\n", op.Tenant, op.Key, from, op.State, op.Version, d.Operator)
 	return exitOK
 }
 

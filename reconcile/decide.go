@@ -51,6 +51,28 @@ func Allowed(st model.State, action model.Action) bool {
 	return false
 }
 
+// LegalFor is Legal for one operation. A not_applied operation that a late
+// provider answer contradicted ("applied") may also be marked applied: the
+// person who said "not applied" was wrong, and a new key would send the
+// effect a second time.
+func LegalFor(op model.Operation) []model.Action {
+	l := Legal(op.State)
+	if op.State == model.StateNotApplied && op.Contradicted {
+		l = append([]model.Action{model.ActionMarkApplied}, l...)
+	}
+	return l
+}
+
+// AllowedFor reports whether action is legal for op.
+func AllowedFor(op model.Operation, action model.Action) bool {
+	for _, a := range LegalFor(op) {
+		if a == action {
+			return true
+		}
+	}
+	return false
+}
+
 // Validate checks a decision's fields before anything is read or written.
 func (d Decision) Validate(action model.Action) error {
 	if err := model.ValidateIdentity(d.Tenant, d.Key); err != nil {
@@ -96,9 +118,9 @@ func (s *Service) decide(ctx context.Context, d Decision, action model.Action, a
 			return model.Errorf(model.CodeStale, "%s/%s changed since you looked: you saw %s and it is now %s (version %d)%s — nothing was written; look again",
 				d.Tenant, d.Key, seen(d.ExpectState, d.ExpectVersion), op.State, op.Version, lastChange(op))
 		}
-		if !Allowed(op.State, action) {
+		if !AllowedFor(*op, action) {
 			return model.Errorf(model.CodeIllegal, "cannot %s %s/%s: it is %s (allowed from %s: %s)",
-				strings.ReplaceAll(string(action), "_", " "), d.Tenant, d.Key, op.State, op.State, legalText(op.State))
+				strings.ReplaceAll(string(action), "_", " "), d.Tenant, d.Key, op.State, op.State, legalText(*op))
 		}
 		from, ver := op.State, op.Version
 		to, err := apply(tx, op)
@@ -131,8 +153,8 @@ func lastChange(op *model.Operation) string {
 	return fmt.Sprintf(", last changed %s", op.UpdatedAt.Format(time.RFC3339))
 }
 
-func legalText(st model.State) string {
-	l := Legal(st)
+func legalText(op model.Operation) string {
+	l := LegalFor(op)
 	if len(l) == 0 {
 		return "no decisions"
 	}
@@ -161,6 +183,10 @@ func (s *Service) MarkApplied(ctx context.Context, d Decision) (*model.Operation
 		}
 		op.Receipt, op.ProviderRef = b, ref
 		op.LeaseOwner, op.LeaseUntil = "", time.Time{}
+		// Marking a contradicted not_applied applied agrees with the
+		// provider's late answer: the contradiction is settled (the late
+		// attempt and both decisions stay in the history).
+		op.Contradicted = false
 		op.ExpiresAt = tx.Now().Add(s.ReplayWindow)
 		return model.StateApplied, nil
 	})

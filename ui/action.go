@@ -20,7 +20,7 @@ import (
 // from → to, tenant, key — and only then the write, through reconcile's
 // decision functions with the state and version the screen showed.
 
-func allowed(st model.State, a model.Action) bool { return reconcile.Allowed(st, a) }
+func allowed(op model.Operation, a model.Action) bool { return reconcile.AllowedFor(op, a) }
 
 type actionStage int
 

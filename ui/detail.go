@@ -224,13 +224,11 @@ func (d detailModel) mouse(msg tea.MouseMsg) detailModel {
 
 func (d detailModel) keyMap(e env) keyMap {
 	k := d.keys
-	var st model.State
 	external := false
 	if d.d != nil {
-		st = d.d.Operation.State
 		external = d.d.Operation.Provider != ""
 	}
-	can := func(a model.Action) bool { return d.d != nil && !e.readOnly && allowed(st, a) }
+	can := func(a model.Action) bool { return d.d != nil && !e.readOnly && allowed(d.d.Operation, a) }
 	apply := enabled(k.Apply, can(model.ActionMarkApplied))
 	notApply := enabled(k.NotApply, can(model.ActionMarkNotApplied))
 	newKey := enabled(k.NewKey, can(model.ActionAuthorizeKey))
@@ -339,6 +337,15 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 		para(s.State(op.State).Render, fmt.Sprintf("A worker holds the claim (lease %s until %s). If the lease ends without a result, a sweep makes it unknown.",
 			or(op.LeaseOwner, "-"), op.LeaseUntil.In(e.loc).Format("15:04:05")))
 	case model.StateNotApplied:
+		if op.Contradicted {
+			// reconcile refuses a retry here (unless the provider honours
+			// downstream keys): re-sending could apply it twice.
+			para(s.State(op.State).Render, "Marked not applied, but the provider later said it applied: a retry of the key is refused as unknown (unless its provider honours downstream keys) until a person decides.")
+			if !e.readOnly {
+				para(s.Bold.Render, "Check the provider (c), then: a mark applied if it has the effect · k authorize a new key to send it deliberately.")
+			}
+			break
+		}
 		para(s.State(op.State).Render, "It never happened, on the evidence: the next call with the same key claims it again.")
 	case model.StateFailed:
 		para(s.State(op.State).Render, "The provider rejected it for good; replays of the key return the stored failure.")

@@ -430,7 +430,7 @@ func (l listModel) mouse(msg tea.MouseMsg, e env) (listModel, tea.Cmd) {
 func (l listModel) keyMap(e env) keyMap {
 	k := l.keys
 	op, ok := l.selected()
-	can := func(a model.Action) bool { return ok && !e.readOnly && allowed(op.State, a) }
+	can := func(a model.Action) bool { return ok && !e.readOnly && allowed(op, a) }
 	apply := enabled(k.Apply, can(model.ActionMarkApplied))
 	notApply := enabled(k.NotApply, can(model.ActionMarkNotApplied))
 	// In order of what a person needs first; the help line drops from the

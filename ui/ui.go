@@ -580,8 +580,8 @@ func (m Model) requestAction(req actionRequestMsg, e env) (Model, tea.Cmd) {
 		m.banner = banner{kind: bannerErr, text: fmt.Sprintf("Read-only console: cannot %s %s. Reopen without --read-only to decide.", actionVerb(req.Action), ref), at: e.now}
 		return m, nil
 	}
-	if !reconcile.Allowed(op.State, req.Action) {
-		m.banner = banner{kind: bannerErr, text: fmt.Sprintf("Cannot %s %s: it is %s, and %s allows %s.", actionVerb(req.Action), ref, op.State, op.State, legalList(op.State)), at: e.now}
+	if !reconcile.AllowedFor(op, req.Action) {
+		m.banner = banner{kind: bannerErr, text: fmt.Sprintf("Cannot %s %s: it is %s, and %s allows %s.", actionVerb(req.Action), ref, op.State, op.State, legalList(op)), at: e.now}
 		return m, nil
 	}
 	evidence := ""
@@ -596,8 +596,8 @@ func (m Model) requestAction(req actionRequestMsg, e env) (Model, tea.Cmd) {
 	return m, nil
 }
 
-func legalList(st model.State) string {
-	l := reconcile.Legal(st)
+func legalList(op model.Operation) string {
+	l := reconcile.LegalFor(op)
 	if len(l) == 0 {
 		return "no decisions"
 	}
