@@ -15,24 +15,7 @@ import (
 // next call may dispatch it again to a provider that ignores downstream
 // keys: that would be a second delivery.
 func TestContradictedNotAppliedIsNotDispatchedAgain(t *testing.T) {
-	clk := newClock()
-	l := newLedger(t, withClock(clk))
-	req := notify("acme", "k", "a@example.com")
-	l.svc.At = func(p reconcile.Point) {
-		if p != reconcile.PointAfterDispatch {
-			return
-		}
-		l.svc.At = nil
-		clk.Advance(reconcile.DefaultLease + time.Second)
-		if _, err := l.svc.Sweep(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		d := decision(l.op("acme", "k"))
-		d.Evidence = "provider search showed nothing yet"
-		if err := l.decide(model.ActionMarkNotApplied, d); err != nil {
-			t.Fatal(err)
-		}
-	}
+	l, req := raceNotAppliedAgainstALateApplied(t)
 	late := l.call(req, reconcile.CallOptions{})
 	if op := l.op("acme", "k"); op.State != model.StateNotApplied || !op.Contradicted {
 		t.Fatalf("after the late result: %s contradicted=%v; want not_applied, contradicted", op.State, op.Contradicted)
@@ -61,24 +44,7 @@ func TestContradictedNotAppliedIsNotDispatchedAgain(t *testing.T) {
 // with no second effect. Without it the only way out was a new key, which
 // would send the effect again.
 func TestContradictedNotAppliedCanBeMarkedApplied(t *testing.T) {
-	clk := newClock()
-	l := newLedger(t, withClock(clk))
-	req := notify("acme", "k", "a@example.com")
-	l.svc.At = func(p reconcile.Point) {
-		if p != reconcile.PointAfterDispatch {
-			return
-		}
-		l.svc.At = nil
-		clk.Advance(reconcile.DefaultLease + time.Second)
-		if _, err := l.svc.Sweep(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		d := decision(l.op("acme", "k"))
-		d.Evidence = "provider search showed nothing yet"
-		if err := l.decide(model.ActionMarkNotApplied, d); err != nil {
-			t.Fatal(err)
-		}
-	}
+	l, req := raceNotAppliedAgainstALateApplied(t)
 	l.call(req, reconcile.CallOptions{})
 	op := l.op("acme", "k")
 	if op.State != model.StateNotApplied || !op.Contradicted {
@@ -102,4 +68,30 @@ func TestContradictedNotAppliedCanBeMarkedApplied(t *testing.T) {
 	if n := l.deliveries("acme", "k"); n != 1 {
 		t.Fatalf("the provider holds %d deliveries; want 1", n)
 	}
+}
+
+// raceNotAppliedAgainstALateApplied returns a ledger and a notification
+// request whose first call, once made, ends contradicted: while it is in
+// flight its lease ends, a sweep makes it unknown and an operator marks it
+// not applied; then the provider's answer "applied" arrives.
+func raceNotAppliedAgainstALateApplied(t *testing.T) (*ledger, model.Request) {
+	t.Helper()
+	clk := newClock()
+	l := newLedger(t, withClock(clk))
+	l.svc.At = func(p reconcile.Point) {
+		if p != reconcile.PointAfterDispatch {
+			return
+		}
+		l.svc.At = nil
+		clk.Advance(reconcile.DefaultLease + time.Second)
+		if _, err := l.svc.Sweep(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		d := decision(l.op("acme", "k"))
+		d.Evidence = "provider search showed nothing yet"
+		if err := l.decide(model.ActionMarkNotApplied, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return l, notify("acme", "k", "a@example.com")
 }
