@@ -50,6 +50,33 @@ type actionModel struct {
 	stage  actionStage
 	seq    int
 	closed bool
+	// changed is the operation as a refresh found it after the form was
+	// opened, when it is no longer what the decision expects: the write
+	// would be refused, and the box says so before anyone presses y.
+	changed *model.Operation
+}
+
+// noticed keeps a refreshed copy of the operation the form is about, if it
+// moved on from the state and version the decision carries.
+func (a actionModel) noticed(op model.Operation) actionModel {
+	if op.Tenant != a.op.Tenant || op.Key != a.op.Key {
+		return a
+	}
+	if op.Version != a.op.Version || op.State != a.op.State {
+		a.changed = &op
+	} else {
+		a.changed = nil
+	}
+	return a
+}
+
+// staleWarning is the box's line about a change under it, or "".
+func (a actionModel) staleWarning(s *Styles, width int) string {
+	if a.changed == nil {
+		return ""
+	}
+	return s.BannerErr.Render(wrap(fmt.Sprintf("Changed since you opened this: it is now %s (version %d). Writing will be refused — esc and look again.",
+		a.changed.State, a.changed.Version), width, ""))
 }
 
 func openAction(a model.Action, op model.Operation, evidence string, s *Styles, seq int) actionModel {
@@ -234,6 +261,9 @@ func (a actionModel) view(e env, w, h int) string {
 	title := s.Title.Render(strings.ToUpper(actionVerb(a.action)[:1])+actionVerb(a.action)[1:]) + s.Muted.Render(" — ") + s.Bold.Render(a.op.Tenant+" / "+a.op.Key)
 	var b strings.Builder
 	b.WriteString(title + "\n")
+	if w := a.staleWarning(s, inner); w != "" {
+		b.WriteString(w + "\n")
+	}
 	switch a.stage {
 	case stageForm:
 		b.WriteString(a.transition(s) + "\n")

@@ -303,6 +303,22 @@ func decide(ctx context.Context, svc *reconcile.Service, seq int, action model.A
 	}
 }
 
+// actionOpMsg is a fresh read of the operation an open decision is about.
+type actionOpMsg struct {
+	Seq int
+	Op  *model.Operation
+	Err error
+}
+
+func loadActionOp(ctx context.Context, st *store.Store, seq int, tenant, key string) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, ioTimeout)
+		defer cancel()
+		op, err := st.Get(ctx, tenant, key)
+		return actionOpMsg{Seq: seq, Op: op, Err: err}
+	}
+}
+
 // checkMsg is what the provider said about an operation's downstream key.
 type checkMsg struct {
 	Seq         int

@@ -319,6 +319,12 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		m.detail, c = m.detail.update(msg, e)
 		return m, c
 
+	case actionOpMsg:
+		if msg.Err == nil && m.overlay == overlayAction && msg.Seq == m.action.seq {
+			m.action = m.action.noticed(*msg.Op)
+		}
+		return m, nil
+
 	case tenantsMsg:
 		m.picker = m.picker.loaded(msg)
 		return m, nil
@@ -546,6 +552,11 @@ func (m *Model) reloadAll() tea.Cmd {
 	if m.screen == screenDetail || m.detailFrom == screenDetail {
 		m.detail, c = m.detail.reload(e)
 		cmds = append(cmds, c)
+	}
+	if m.overlay == overlayAction {
+		// The operation may have left the page being shown (another tab):
+		// read it by key so the open decision can warn it moved on.
+		cmds = append(cmds, loadActionOp(m.ctx, m.cfg.Store, m.action.seq, m.action.op.Tenant, m.action.op.Key))
 	}
 	return tea.Batch(cmds...)
 }

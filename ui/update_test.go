@@ -389,6 +389,28 @@ func TestStaleDecisionWritesNothingSaysWhatChangedAndRefreshes(t *testing.T) {
 	h.lacks("Not written")
 }
 
+// The confirmation itself warns, once a refresh shows the operation moved
+// on under it, before anyone presses y (which would be refused anyway).
+func TestConfirmationWarnsWhenARefreshShowsTheOperationChanged(t *testing.T) {
+	l := fixture(t)
+	h := open(t, config(l), 140, 30)
+	h.keys("a")
+	h.typeText("sbx_1")
+	h.keys("tab")
+	h.typeText("seen in the provider")
+	h.keys("enter")
+	h.contains("Write this decision")
+	h.lacks("Changed since you opened this")
+	h.tick()
+	h.lacks("Changed since you opened this") // nothing changed yet
+	if _, err := l.second(t).MarkNotApplied(context.Background(), reconcile.Decision{Tenant: "acme", Key: "notify-1",
+		Operator: "bob", Reason: "nothing at the provider", Evidence: "lookup"}); err != nil {
+		t.Fatal(err)
+	}
+	h.tick()
+	h.contains("Write this decision", "Changed since you opened this: it is now not_applied (version 3)", "Writing will be refused")
+}
+
 func TestLiveRefreshShowsAnotherWriterAndKeepsTheCursor(t *testing.T) {
 	l := fixture(t)
 	h := open(t, config(l), 120, 30)
