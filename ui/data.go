@@ -26,7 +26,10 @@ type countsMsg struct {
 	Seq    int
 	Tenant string
 	Counts store.Counts
-	Err    error
+	// AllUnknown counts unknown operations in every tenant: a console
+	// scoped to one tenant still tells the on-call about the others.
+	AllUnknown int
+	Err        error
 }
 
 func loadCounts(ctx context.Context, st *store.Store, seq int, tenant string) tea.Cmd {
@@ -34,7 +37,14 @@ func loadCounts(ctx context.Context, st *store.Store, seq int, tenant string) te
 		ctx, cancel := context.WithTimeout(ctx, ioTimeout)
 		defer cancel()
 		c, err := st.Counts(ctx, tenant)
-		return countsMsg{Seq: seq, Tenant: tenant, Counts: c, Err: err}
+		all := c.ByState[model.StateUnknown]
+		if err == nil && tenant != "" {
+			var every store.Counts
+			if every, err = st.Counts(ctx, ""); err == nil {
+				all = every.ByState[model.StateUnknown]
+			}
+		}
+		return countsMsg{Seq: seq, Tenant: tenant, Counts: c, AllUnknown: all, Err: err}
 	}
 }
 

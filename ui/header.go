@@ -49,8 +49,18 @@ func (m Model) headerLine(e env) string {
 	if m.cfg.ReadOnly {
 		right = append(right, s.ReadOnly.Render(" READ-ONLY "))
 	}
-	if n := m.counts.ByState[model.StateUnknown]; n > 0 && m.loadErr == nil {
-		right = append(right, s.Alarm.Render(fmt.Sprintf(" %s UNKNOWN ", count(n))))
+	if n := m.counts.ByState[model.StateUnknown]; m.loadErr == nil {
+		if n > 0 {
+			right = append(right, s.Alarm.Render(fmt.Sprintf(" %s UNKNOWN ", count(n))))
+		}
+		// Scoped to one tenant, the others' unknowns must not vanish.
+		if other := m.allUnknown - n; m.scope != "" && other > 0 {
+			if n > 0 {
+				right = append(right, s.Contra.Render(fmt.Sprintf("+%s elsewhere", count(other))))
+			} else {
+				right = append(right, s.Alarm.Render(fmt.Sprintf(" %s UNKNOWN in other tenants ", count(other))))
+			}
+		}
 	}
 	status := func(mode int) string {
 		switch {

@@ -119,6 +119,7 @@ type Model struct {
 	scope       string
 	counts      store.Counts
 	countsOK    bool
+	allUnknown  int // unknown in every tenant, whatever the scope
 	countsSeq   int
 	refreshedAt time.Time
 	loadErr     error
@@ -300,6 +301,7 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 			return m, nil
 		}
 		m.counts, m.countsOK, m.loadErr = msg.Counts, true, nil
+		m.allUnknown = msg.AllUnknown
 		m.refreshedAt = e.now
 		c := m.startList(m.env())
 		return m, c

@@ -751,3 +751,17 @@ func TestLabCursorRefreshAndBackspace(t *testing.T) {
 		t.Fatal("L opened a lab that is not there")
 	}
 }
+
+// Scoped to a tenant, the header still tells the on-call about unknown
+// operations in the other tenants.
+func TestHeaderCountsOtherTenantsUnknownsWhenScoped(t *testing.T) {
+	l := fixture(t)
+	cfg := config(l)
+	cfg.Tenant = "globex" // nothing unknown here; acme has 2
+	h := open(t, cfg, 140, 30)
+	h.contains("2 UNKNOWN in other tenants")
+	l.unknown(t, "globex", "notify-3", "smithers@globex.example")
+	h.tick()
+	h.contains("1 UNKNOWN", "+2 elsewhere")
+	h.lacks("in other tenants")
+}
