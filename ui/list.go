@@ -622,6 +622,9 @@ func (l listModel) statusLine(e env, w int) string {
 			pos += ", more below"
 		}
 		what := "operations"
+		if l.offset+n == 1 && l.total(e) == 1 {
+			what = "operation"
+		}
 		if st := l.state(); st != "" {
 			what = string(st)
 		}
