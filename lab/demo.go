@@ -436,21 +436,13 @@ func (b *builder) play1(r *opRun) error {
 			return err
 		}
 		// … is told, and sends the original.
-		if err := r.after(between(b.rng, 20*time.Second, 3*time.Minute)); err != nil {
-			return err
-		}
-		_, err := b.call(nil, b.request(bt, key, args), opt, done)
-		return err
+		return b.callLater(r, 20*time.Second, 3*time.Minute, bt, key, args, opt, done)
 	case fateFailed:
 		opt.Faults.Reject = true
 		if _, err := b.call(nil, req, opt, model.ClassFailed); err != nil {
 			return err
 		}
-		if err := r.after(between(b.rng, 10*time.Second, 3*time.Minute)); err != nil {
-			return err
-		}
-		_, err := b.call(nil, b.request(bt, key, args), reconcile.CallOptions{}, model.ClassFailed)
-		return err
+		return b.callLater(r, 10*time.Second, 3*time.Minute, bt, key, args, reconcile.CallOptions{}, model.ClassFailed)
 	case fateNotApplied:
 		opt.Faults.FailBefore = true
 		_, err := b.call(nil, req, opt, model.ClassInProgress)
@@ -490,10 +482,7 @@ func (b *builder) play1(r *opRun) error {
 			return err
 		}
 		// The on-call engineer gets to it, looks the delivery up and decides.
-		if err := r.after(between(b.rng, 12*time.Minute, 70*time.Minute)); err != nil {
-			return err
-		}
-		_, ev, err := b.svc.Check(b.ctx, bt.tenant, key)
+		ev, err := b.checkLater(r, 12*time.Minute, 70*time.Minute, bt.tenant, key)
 		if err != nil {
 			return err
 		}
@@ -502,19 +491,13 @@ func (b *builder) play1(r *opRun) error {
 			return err
 		}
 		// The agent, unblocked, retries and gets the receipt.
-		if err := r.after(between(b.rng, time.Minute, 8*time.Minute)); err != nil {
-			return err
-		}
-		_, err = b.call(nil, b.request(bt, key, args), opt, done)
+		err = b.callLater(r, time.Minute, 8*time.Minute, bt, key, args, opt, done)
 		return err
 	case fateResolvedNotApplied, fateRetriedNotApplied:
 		if err := b.timeout(req, opt); err != nil {
 			return err
 		}
-		if err := r.after(between(b.rng, 12*time.Minute, 70*time.Minute)); err != nil {
-			return err
-		}
-		_, ev, err := b.svc.Check(b.ctx, bt.tenant, key)
+		ev, err := b.checkLater(r, 12*time.Minute, 70*time.Minute, bt.tenant, key)
 		if err != nil {
 			return err
 		}
@@ -524,10 +507,7 @@ func (b *builder) play1(r *opRun) error {
 			return err
 		}
 		if bt.fate == fateRetriedNotApplied {
-			if err := r.after(between(b.rng, time.Minute, 8*time.Minute)); err != nil {
-				return err
-			}
-			_, err = b.call(nil, b.request(bt, key, args), opt, done)
+			err = b.callLater(r, time.Minute, 8*time.Minute, bt, key, args, opt, done)
 		}
 		return err
 	case fateSupersededPending, fateSupersededUsed:
@@ -535,10 +515,7 @@ func (b *builder) play1(r *opRun) error {
 			return err
 		}
 		// The operator asks the customer first: it takes a while.
-		if err := r.after(between(b.rng, 25*time.Minute, 80*time.Minute)); err != nil {
-			return err
-		}
-		_, ev, err := b.svc.Check(b.ctx, bt.tenant, key)
+		ev, err := b.checkLater(r, 25*time.Minute, 80*time.Minute, bt.tenant, key)
 		if err != nil {
 			return err
 		}
@@ -556,10 +533,7 @@ func (b *builder) play1(r *opRun) error {
 				return err
 			}
 			// The agent, not yet told, retries the old key: it learns the new one.
-			if err := r.after(between(b.rng, 30*time.Second, 4*time.Minute)); err != nil {
-				return err
-			}
-			_, err = b.call(nil, b.request(bt, key, args), opt, model.ClassSuperseded)
+			err = b.callLater(r, 30*time.Second, 4*time.Minute, bt, key, args, opt, model.ClassSuperseded)
 		}
 		return err
 	case fateContradicted:
@@ -570,11 +544,7 @@ func (b *builder) play1(r *opRun) error {
 			return err
 		}
 		// The runner's own backoff: seconds, not minutes.
-		if err := r.after(between(b.rng, 3*time.Second, 40*time.Second)); err != nil {
-			return err
-		}
-		_, err := b.call(nil, b.request(bt, key, args), reconcile.CallOptions{}, done)
-		return err
+		return b.callLater(r, 3*time.Second, 40*time.Second, bt, key, args, reconcile.CallOptions{}, done)
 	case fateInFlight:
 		o, err := b.spawn.call(call{tenant: bt.tenant, key: key, tool: bt.tool, args: args, provider: bt.provider,
 			trace: req.TraceID, lease: InFlightLease, dieAt: reconcile.PointAfterClaim, how: DieKill})
@@ -807,4 +777,24 @@ func (b *builder) changed(bt batch, args string) string {
 	}
 	out, _ := json.Marshal(m)
 	return string(out)
+}
+
+// callLater waits between lo and hi on the demo clock, then calls key
+// again: an agent's retry, or its first call with a new key.
+func (b *builder) callLater(r *opRun, lo, hi time.Duration, bt batch, key, args string, opt reconcile.CallOptions, want model.Class) error {
+	if err := r.after(between(b.rng, lo, hi)); err != nil {
+		return err
+	}
+	_, err := b.call(nil, b.request(bt, key, args), opt, want)
+	return err
+}
+
+// checkLater waits between lo and hi on the demo clock — the on-call
+// engineer getting to it — then asks the provider about the operation.
+func (b *builder) checkLater(r *opRun, lo, hi time.Duration, tenant, key string) (provider.Evidence, error) {
+	if err := r.after(between(b.rng, lo, hi)); err != nil {
+		return provider.Evidence{}, err
+	}
+	_, ev, err := b.svc.Check(b.ctx, tenant, key)
+	return ev, err
 }

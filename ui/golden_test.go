@@ -92,22 +92,14 @@ func TestGoldenDetailWithAttemptsAndDecisions(t *testing.T) {
 
 func TestGoldenConfirmation(t *testing.T) {
 	h := open(t, config(fixture(t)), 100, 24)
-	h.keys("a")
-	h.typeText("sbx_12")
-	h.keys("tab")
-	h.typeText("found it in the provider's log")
-	h.keys("enter")
+	h.confirmMarkApplied("sbx_12", "found it in the provider's log")
 	golden(t, "confirm_mark_applied", h.view())
 }
 
 func TestGoldenErrorBanner(t *testing.T) {
 	l := fixture(t)
 	h := open(t, config(l), 100, 24)
-	h.keys("a")
-	h.typeText("sbx_12")
-	h.keys("tab")
-	h.typeText("seen it")
-	h.keys("enter")
+	h.confirmMarkApplied("sbx_12", "seen it")
 	l.decide(t, model.ActionMarkNotApplied, "acme", "notify-1")
 	h.keys("y")
 	golden(t, "banner_stale_decision", h.view())

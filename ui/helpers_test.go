@@ -358,3 +358,24 @@ func (h *harness) selected() string {
 func (h *harness) tick() *harness {
 	return h.send(tickMsg{At: h.m.cfg.Now()})
 }
+
+// confirmMarkApplied presses a on the selected operation, fills the form
+// (evidence, then reason) and submits it: the confirmation is on screen.
+func (h *harness) confirmMarkApplied(evidence, reason string) *harness {
+	h.keys("a")
+	h.typeText(evidence)
+	h.keys("tab")
+	h.typeText(reason)
+	h.keys("enter")
+	return h
+}
+
+// settleElsewhere is another operator marking acme/notify-1 not applied
+// through their own connection while this console looks at it.
+func settleElsewhere(t *testing.T, l *ledger) {
+	t.Helper()
+	if _, err := l.second(t).MarkNotApplied(context.Background(), reconcile.Decision{Tenant: "acme", Key: "notify-1",
+		Operator: "bob", Reason: "nothing at the provider", Evidence: "lookup"}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -362,17 +362,10 @@ func TestReadOnlyRefusesEveryWrite(t *testing.T) {
 func TestStaleDecisionWritesNothingSaysWhatChangedAndRefreshes(t *testing.T) {
 	l := fixture(t)
 	h := open(t, config(l), 140, 30)
-	h.keys("a")
-	h.typeText("sbx_1")
-	h.keys("tab")
-	h.typeText("seen in the provider")
-	h.keys("enter")
+	h.confirmMarkApplied("sbx_1", "seen in the provider")
 	h.contains("Write this decision")
 	// Meanwhile another operator settles the same operation elsewhere.
-	if _, err := l.second(t).MarkNotApplied(context.Background(), reconcile.Decision{Tenant: "acme", Key: "notify-1",
-		Operator: "bob", Reason: "nothing at the provider", Evidence: "lookup"}); err != nil {
-		t.Fatal(err)
-	}
+	settleElsewhere(t, l)
 	h.keys("y")
 	// What changed, in reconcile's words: from the state and version the
 	// screen showed to the ones the ledger holds now.
@@ -394,19 +387,12 @@ func TestStaleDecisionWritesNothingSaysWhatChangedAndRefreshes(t *testing.T) {
 func TestConfirmationWarnsWhenARefreshShowsTheOperationChanged(t *testing.T) {
 	l := fixture(t)
 	h := open(t, config(l), 140, 30)
-	h.keys("a")
-	h.typeText("sbx_1")
-	h.keys("tab")
-	h.typeText("seen in the provider")
-	h.keys("enter")
+	h.confirmMarkApplied("sbx_1", "seen in the provider")
 	h.contains("Write this decision")
 	h.lacks("Changed since you opened this")
 	h.tick()
 	h.lacks("Changed since you opened this") // nothing changed yet
-	if _, err := l.second(t).MarkNotApplied(context.Background(), reconcile.Decision{Tenant: "acme", Key: "notify-1",
-		Operator: "bob", Reason: "nothing at the provider", Evidence: "lookup"}); err != nil {
-		t.Fatal(err)
-	}
+	settleElsewhere(t, l)
 	h.tick()
 	h.contains("Write this decision", "Changed since you opened this: it is now not_applied (version 3)", "Writing will be refused")
 }
