@@ -15,9 +15,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"retrysafe/model"
-	"retrysafe/reconcile"
-	"retrysafe/store"
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/reconcile"
+	"github.com/retrysafe/retrysafe/store"
 )
 
 // benchReport is what `retrysafe bench` prints; --json is stable for

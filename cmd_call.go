@@ -10,10 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"retrysafe/model"
-	"retrysafe/provider"
-	"retrysafe/reconcile"
-	"retrysafe/store"
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/provider"
+	"github.com/retrysafe/retrysafe/reconcile"
+	"github.com/retrysafe/retrysafe/store"
 )
 
 // callFlags are the flags of `retrysafe call` (and of the lab's worker).

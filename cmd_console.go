@@ -12,10 +12,10 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 
-	"retrysafe/lab"
-	"retrysafe/model"
-	"retrysafe/store"
-	"retrysafe/ui"
+	"github.com/retrysafe/retrysafe/lab"
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/store"
+	"github.com/retrysafe/retrysafe/ui"
 )
 
 // runConsole opens the operations console: `retrysafe [--db FILE]

@@ -8,9 +8,9 @@ import (
 	"os"
 	"time"
 
-	"retrysafe/model"
-	"retrysafe/reconcile"
-	"retrysafe/store"
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/reconcile"
+	"github.com/retrysafe/retrysafe/store"
 )
 
 // runGen builds a large ledger for the console's benchmarks: `retrysafe gen

@@ -10,10 +10,10 @@ import (
 	"sync"
 	"time"
 
-	"retrysafe/lab"
-	"retrysafe/model"
-	"retrysafe/reconcile"
-	"retrysafe/store"
+	"github.com/retrysafe/retrysafe/lab"
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/reconcile"
+	"github.com/retrysafe/retrysafe/store"
 )
 
 // workerCommand is the internal subcommand the lab re-executes itself as.

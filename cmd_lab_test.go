@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"retrysafe/lab"
-	"retrysafe/model"
-	"retrysafe/store"
+	"github.com/retrysafe/retrysafe/lab"
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/store"
 )
 
 // workerEnv switches the test binary into a retrysafe process: the lab

@@ -10,9 +10,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"retrysafe/model"
-	"retrysafe/reconcile"
-	"retrysafe/store"
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/reconcile"
+	"github.com/retrysafe/retrysafe/store"
 )
 
 const opsUsage = `Usage:

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"retrysafe/model"
+	"github.com/retrysafe/retrysafe/model"
 )
 
 // The console end to end: the real binary, in a real terminal (tmux), on a

@@ -1,4 +1,4 @@
-module retrysafe
+module github.com/retrysafe/retrysafe
 
 go 1.26.0
 

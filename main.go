@@ -17,10 +17,10 @@ import (
 	"strings"
 	"syscall"
 
-	"retrysafe/model"
-	"retrysafe/provider"
-	"retrysafe/reconcile"
-	"retrysafe/store"
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/provider"
+	"github.com/retrysafe/retrysafe/reconcile"
+	"github.com/retrysafe/retrysafe/store"
 )
 
 const usage = `retrysafe — safe retries for agent write tools, and a console to settle unknown outcomes

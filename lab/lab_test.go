@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"retrysafe/model"
-	"retrysafe/reconcile"
-	"retrysafe/store"
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/reconcile"
+	"github.com/retrysafe/retrysafe/store"
 )
 
 // The test binary doubles as two kinds of child process:

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"retrysafe/model"
-	"retrysafe/provider"
-	"retrysafe/reconcile"
-	"retrysafe/store"
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/provider"
+	"github.com/retrysafe/retrysafe/reconcile"
+	"github.com/retrysafe/retrysafe/store"
 )
 
 // scenario is a Scenario with the code that runs it.

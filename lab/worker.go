@@ -15,8 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"retrysafe/model"
-	"retrysafe/reconcile"
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/reconcile"
 )
 
 // The worker's own flags, beside the call's (the retrysafe binary parses

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"retrysafe/model"
+	"github.com/retrysafe/retrysafe/model"
 )
 
 // Seeds shared by the fuzz targets; `go test` runs them as ordinary cases,

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"retrysafe/model"
+	"github.com/retrysafe/retrysafe/model"
 )
 
 func validRequest() model.Request {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"retrysafe/model"
+	"github.com/retrysafe/retrysafe/model"
 )
 
 // The seven states of DESIGN.md, spelled as the design spells them. If a

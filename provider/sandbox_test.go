@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"retrysafe/provider"
+	"github.com/retrysafe/retrysafe/provider"
 )
 
 func openSandbox(t *testing.T) (*provider.Sandbox, string) {

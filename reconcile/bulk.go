@@ -7,9 +7,9 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"retrysafe/model"
-	"retrysafe/provider"
-	"retrysafe/store"
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/provider"
+	"github.com/retrysafe/retrysafe/store"
 )
 
 // Bulk generation of large, realistic ledgers (the console's benchmarks

@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"time"
 
-	"retrysafe/model"
-	"retrysafe/provider"
-	"retrysafe/store"
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/provider"
+	"github.com/retrysafe/retrysafe/store"
 )
 
 // CallOptions are the per-call settings beside the request itself.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"retrysafe/model"
+	"github.com/retrysafe/retrysafe/model"
 )
 
 func TestAcrossProcessesOneKeyIsOneEffect(t *testing.T) {

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"retrysafe/model"
-	"retrysafe/provider"
-	"retrysafe/store"
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/provider"
+	"github.com/retrysafe/retrysafe/store"
 )
 
 // Decision is what an operator asks for. ExpectState and ExpectVersion are

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"retrysafe/model"
-	"retrysafe/provider"
-	"retrysafe/reconcile"
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/provider"
+	"github.com/retrysafe/retrysafe/reconcile"
 )
 
 // killedWorker runs a notification call in a child process that dies at

@@ -8,8 +8,8 @@ import (
 	"bytes"
 	"testing"
 
-	"retrysafe/model"
-	"retrysafe/reconcile"
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/reconcile"
 )
 
 func TestLabArticleFiveScenarios(t *testing.T) {

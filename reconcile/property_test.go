@@ -24,10 +24,10 @@ import (
 
 	"pgregory.net/rapid"
 
-	"retrysafe/model"
-	"retrysafe/provider"
-	"retrysafe/reconcile"
-	"retrysafe/store"
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/provider"
+	"github.com/retrysafe/retrysafe/reconcile"
+	"github.com/retrysafe/retrysafe/store"
 )
 
 const (

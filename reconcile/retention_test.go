@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"retrysafe/model"
-	"retrysafe/reconcile"
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/reconcile"
 )
 
 func TestRetryPastTheReplayWindowIsExpiredAndCreatesNothing(t *testing.T) {

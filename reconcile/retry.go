@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"retrysafe/model"
+	"github.com/retrysafe/retrysafe/model"
 )
 
 // Policy is the one retry budget a runner owns: capped attempts inside an

@@ -13,8 +13,8 @@ import (
 
 	"pgregory.net/rapid"
 
-	"retrysafe/model"
-	"retrysafe/reconcile"
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/reconcile"
 )
 
 // inProgressElsewhere leaves acme/k claimed by a worker that died after its

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"retrysafe/model"
-	"retrysafe/reconcile"
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/reconcile"
 )
 
 // An operator marks an unknown operation not applied while the worker's

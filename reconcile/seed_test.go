@@ -11,8 +11,8 @@ import (
 	"sync"
 	"testing"
 
-	"retrysafe/model"
-	"retrysafe/reconcile"
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/reconcile"
 )
 
 const tool = "create_support_task"

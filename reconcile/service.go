@@ -9,9 +9,9 @@ import (
 	"encoding/hex"
 	"time"
 
-	"retrysafe/model"
-	"retrysafe/provider"
-	"retrysafe/store"
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/provider"
+	"github.com/retrysafe/retrysafe/store"
 )
 
 // Defaults of the retention and lease contract (documented in the README).

@@ -3,9 +3,9 @@ package reconcile
 import (
 	"context"
 
-	"retrysafe/model"
-	"retrysafe/provider"
-	"retrysafe/store"
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/provider"
+	"github.com/retrysafe/retrysafe/store"
 )
 
 // SweepReport says what one sweep did.

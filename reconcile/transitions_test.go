@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"retrysafe/model"
-	"retrysafe/provider"
-	"retrysafe/reconcile"
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/provider"
+	"github.com/retrysafe/retrysafe/reconcile"
 )
 
 // makeState leaves tenant/key in state st, reached only through the real

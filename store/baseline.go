@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"retrysafe/model"
+	"github.com/retrysafe/retrysafe/model"
 )
 
 // BaselineResult is the write rate of bare SQLite on one file system: the

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"retrysafe/model"
+	"github.com/retrysafe/retrysafe/model"
 )
 
 func TestBaselineRunsItsTransactionsAndCleansUp(t *testing.T) {

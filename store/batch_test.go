@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"retrysafe/model"
+	"github.com/retrysafe/retrysafe/model"
 )
 
 // Concurrent transactions are combined into shared commits (group commit);

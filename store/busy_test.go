@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"retrysafe/model"
+	"github.com/retrysafe/retrysafe/model"
 )
 
 // holdWriteLock takes the ledger's write lock from a connection of its own

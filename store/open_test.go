@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"testing"
 
-	"retrysafe/model"
+	"github.com/retrysafe/retrysafe/model"
 )
 
 // openLedger makes a new ledger in a fresh directory and closes it on cleanup.

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"time"
 
-	"retrysafe/model"
+	"github.com/retrysafe/retrysafe/model"
 )
 
 const opColumns = `id, tenant, op_key, tool, payload_version, args, summary, fingerprint,

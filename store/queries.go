@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"retrysafe/model"
+	"github.com/retrysafe/retrysafe/model"
 )
 
 // ListQuery selects one page of operations, newest first.

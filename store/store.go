@@ -27,7 +27,7 @@ import (
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
-	"retrysafe/model"
+	"github.com/retrysafe/retrysafe/model"
 )
 
 //go:embed migrations/*.sql

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"retrysafe/model"
+	"github.com/retrysafe/retrysafe/model"
 )
 
 // Tx is one write transaction (BEGIN IMMEDIATE) on the pinned writer

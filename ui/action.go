@@ -11,8 +11,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
-	"retrysafe/model"
-	"retrysafe/reconcile"
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/reconcile"
 )
 
 // An operator decision: a form (evidence, reason, new key), validated as

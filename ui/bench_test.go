@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"retrysafe/provider"
-	"retrysafe/reconcile"
-	"retrysafe/store"
+	"github.com/retrysafe/retrysafe/provider"
+	"github.com/retrysafe/retrysafe/reconcile"
+	"github.com/retrysafe/retrysafe/store"
 )
 
 // Benchmarks of the console over a large ledger. The targets (issue 4):

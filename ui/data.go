@@ -6,10 +6,10 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"retrysafe/model"
-	"retrysafe/provider"
-	"retrysafe/reconcile"
-	"retrysafe/store"
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/provider"
+	"github.com/retrysafe/retrysafe/reconcile"
+	"github.com/retrysafe/retrysafe/store"
 )
 
 // All store I/O of the console happens here, inside tea.Cmds: Update never

@@ -13,10 +13,10 @@ import (
 
 	"github.com/charmbracelet/x/exp/teatest"
 
-	"retrysafe/lab"
-	"retrysafe/model"
-	"retrysafe/provider"
-	"retrysafe/reconcile"
+	"github.com/retrysafe/retrysafe/lab"
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/provider"
+	"github.com/retrysafe/retrysafe/reconcile"
 )
 
 // teatest flows: the real Bubble Tea program (timers, the refresh

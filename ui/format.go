@@ -7,7 +7,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
-	"retrysafe/model"
+	"github.com/retrysafe/retrysafe/model"
 )
 
 // fit truncates plain text s to width w cells (ending in "…" when cut) and

@@ -10,7 +10,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"retrysafe/model"
+	"github.com/retrysafe/retrysafe/model"
 )
 
 // Golden views: the screen as text (escape codes stripped, the colour

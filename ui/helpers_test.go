@@ -15,10 +15,10 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/muesli/termenv"
 
-	"retrysafe/model"
-	"retrysafe/provider"
-	"retrysafe/reconcile"
-	"retrysafe/store"
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/provider"
+	"github.com/retrysafe/retrysafe/reconcile"
+	"github.com/retrysafe/retrysafe/store"
 )
 
 // clock is the ledger's and the console's time in tests: fixed, moved by

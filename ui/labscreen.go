@@ -10,7 +10,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
-	"retrysafe/lab"
+	"github.com/retrysafe/retrysafe/lab"
 )
 
 // The Lab screen: pick a scenario, run it for real against the open ledger
