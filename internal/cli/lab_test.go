@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -25,7 +25,7 @@ const workerEnv = "RETRYSAFE_TEST_AS_BINARY"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(workerEnv) == "1" {
-		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+		os.Exit(Run(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
 }
@@ -170,7 +170,7 @@ func TestLabCommandPrintsEveryRowAndExitsZero(t *testing.T) {
 	keep := filepath.Join(t.TempDir(), "kept")
 	var out, errOut bytes.Buffer
 	start := time.Now()
-	code := run([]string{"lab", "--json", "--quiet", "--keep", keep}, &out, &errOut)
+	code := Run([]string{"lab", "--json", "--quiet", "--keep", keep}, &out, &errOut)
 	if code != 0 {
 		t.Fatalf("lab exited %d: %s\n%s", code, errOut.String(), out.String())
 	}
@@ -189,7 +189,7 @@ func TestLabCommandPrintsEveryRowAndExitsZero(t *testing.T) {
 
 	// The table form: one line per scenario, every one ok.
 	out.Reset()
-	if code := run([]string{"lab", "--quiet", "--keep", keep}, &out, &errOut); code != 0 {
+	if code := Run([]string{"lab", "--quiet", "--keep", keep}, &out, &errOut); code != 0 {
 		t.Fatalf("lab exited %d: %s", code, errOut.String())
 	}
 	for _, sc := range lab.Scenarios() {
@@ -230,14 +230,14 @@ func TestWorkerRefusesBadFlagsWithoutTouchingTheLedger(t *testing.T) {
 			args := append([]string{workerCommand, "--db", missing, "--tenant", "t", "--key", "k",
 				"--tool", "create_report_job", "--args", `{"report":"weekly"}`}, tc.args...)
 			var out, errOut bytes.Buffer
-			if code := run(args, &out, &errOut); code != exitInvalid {
+			if code := Run(args, &out, &errOut); code != exitInvalid {
 				t.Errorf("exit %d, want %d (%s)", code, exitInvalid, errOut.String())
 			}
 		})
 	}
 	// A worker never creates a ledger.
 	var out, errOut bytes.Buffer
-	code := run([]string{workerCommand, "--db", missing, "--tenant", "t", "--key", "k",
+	code := Run([]string{workerCommand, "--db", missing, "--tenant", "t", "--key", "k",
 		"--tool", "create_report_job", "--args", `{"report":"weekly"}`}, &out, &errOut)
 	if code == 0 {
 		t.Error("a worker on a missing ledger must fail")
@@ -286,7 +286,7 @@ func TestDemoBuildsTheDesignedLedger(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "demo.db")
 	var out, errOut bytes.Buffer
 	start := time.Now()
-	if code := run([]string{"demo", "--fresh", "--no-console", "--db", path}, &out, &errOut); code != 0 {
+	if code := Run([]string{"demo", "--fresh", "--no-console", "--db", path}, &out, &errOut); code != 0 {
 		t.Fatalf("demo exited %d: %s", code, errOut.String())
 	}
 	built := time.Now()
@@ -307,7 +307,7 @@ func TestDemoBuildsTheDesignedLedger(t *testing.T) {
 
 	// Run again: the ledger is reused, not rebuilt.
 	errOut.Reset()
-	if code := run([]string{"demo", "--no-console", "--db", path}, &out, &errOut); code != 0 {
+	if code := Run([]string{"demo", "--no-console", "--db", path}, &out, &errOut); code != 0 {
 		t.Fatalf("demo (reuse) exited %d: %s", code, errOut.String())
 	}
 	if !strings.Contains(errOut.String(), "reusing the demo ledger") {
@@ -521,7 +521,7 @@ func TestDemoFreshRefusesToOverwriteWhatIsNotALedger(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errOut bytes.Buffer
-	if code := run([]string{"demo", "--fresh", "--no-console", "--db", path}, &out, &errOut); code == 0 {
+	if code := Run([]string{"demo", "--fresh", "--no-console", "--db", path}, &out, &errOut); code == 0 {
 		t.Fatal("demo --fresh over a text file must fail")
 	}
 	if b, _ := os.ReadFile(path); string(b) != "my precious notes\n" {

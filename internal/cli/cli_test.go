@@ -1,4 +1,4 @@
-package main
+package cli
 
 // The command-line contract of `call`, `ops`, `sweep` and `bench`: exit
 // codes, one JSON line on stdout when done, one clear line on stderr
@@ -27,7 +27,7 @@ import (
 func cli(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code = run(args, &out, &errb)
+	code = Run(args, &out, &errb)
 	return out.String(), errb.String(), code
 }
 

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"encoding/json"
@@ -112,7 +112,7 @@ func startConsole(t *testing.T, dir string, env []string, w, h int, argv ...stri
 func buildRetrysafe(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "retrysafe")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/retrysafe/retrysafe").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin
@@ -253,14 +253,14 @@ func TestConsoleUnderTmuxHonoursNoColorAndReadOnly(t *testing.T) {
 func TestConsoleRefusesALedgerItCannotOpenInOneLine(t *testing.T) {
 	dir := t.TempDir()
 	var stderr strings.Builder
-	code := run([]string{"--db", filepath.Join(dir, "missing.db")}, &strings.Builder{}, &stderr)
+	code := Run([]string{"--db", filepath.Join(dir, "missing.db")}, &strings.Builder{}, &stderr)
 	if code != exitInvalid || strings.Count(stderr.String(), "\n") != 1 || !strings.Contains(stderr.String(), "no ledger at") {
 		t.Fatalf("exit %d, stderr %q", code, stderr.String())
 	}
 	notDB := filepath.Join(dir, "notes.txt")
 	os.WriteFile(notDB, []byte("hello, not a database, but long enough to have a header of a hundred bytes or so......................"), 0o644)
 	stderr.Reset()
-	code = run([]string{"--db", notDB}, &strings.Builder{}, &stderr)
+	code = Run([]string{"--db", notDB}, &strings.Builder{}, &stderr)
 	if code != exitInvalid || strings.Count(stderr.String(), "\n") != 1 || !strings.Contains(stderr.String(), "not a SQLite database") {
 		t.Fatalf("exit %d, stderr %q", code, stderr.String())
 	}

@@ -1,0 +1,197 @@
+// Package cli is retrysafe's command line: one file per command, their
+// flags, output and exit codes. main.go only hands it the process's
+// arguments; the rules live in reconcile, the SQL in store, the screens in ui.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"os/user"
+	"strings"
+	"syscall"
+
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/provider"
+	"github.com/retrysafe/retrysafe/reconcile"
+	"github.com/retrysafe/retrysafe/store"
+)
+
+const usage = `retrysafe — safe retries for agent write tools, and a console to settle unknown outcomes
+
+Usage:
+  retrysafe [--db FILE] [--tenant T] [--operator NAME] [--read-only]   open the console
+  retrysafe demo [--db FILE] [--fresh] [--no-console]                  build a demo ledger and open it
+  retrysafe call --tenant T --key K --tool NAME --args JSON [...]      one idempotent tool call
+  retrysafe ops list|show|resolve|supersede|check [...]               inspect and settle operations
+  retrysafe sweep [--db FILE]                                          expire leases, compact receipts
+  retrysafe lab [--json] [--keep DIR]                                  reproduce lost replies and crashes
+  retrysafe bench --db FILE [--workers W] [--ops N] [--mix M]          measure the call path
+  retrysafe gen --db FILE --ops N [--tenants T]                        bulk ledger for console benchmarks
+
+The ledger is --db, else $RETRYSAFE_DB, else ./retrysafe.db.
+Run 'retrysafe COMMAND -h' for a command's flags.
+`
+
+// Run dispatches a command line (without the program name) and returns the
+// process's exit code.
+func Run(args []string, stdout, stderr io.Writer) int {
+	cmd := ""
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		cmd, args = args[0], args[1:]
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	switch cmd {
+	case "":
+		return runConsole(ctx, args, stdout, stderr)
+	case "call":
+		return runCall(ctx, args, stdout, stderr)
+	case "ops":
+		return runOps(ctx, args, stdout, stderr)
+	case "sweep":
+		return runSweep(ctx, args, stdout, stderr)
+	case "lab":
+		return runLab(ctx, args, stdout, stderr)
+	case "demo":
+		return runDemo(ctx, args, stdout, stderr)
+	case "bench":
+		return runBench(ctx, args, stdout, stderr)
+	case "gen":
+		return runGen(ctx, args, stdout, stderr)
+	case workerCommand:
+		return runWorker(ctx, args, stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "retrysafe: unknown command %q\n\n%s", cmd, usage)
+		return 2
+	}
+}
+
+// Exit codes shared by every command (call adds its class codes).
+const (
+	exitOK       = 0
+	exitInternal = 1
+	exitInvalid  = 2
+)
+
+// newFlags makes a FlagSet that reports errors once, on stderr, without
+// printing usage twice.
+func newFlags(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("retrysafe "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	// A bad flag gets the flag package's one line; -h gets the full list
+	// (printed by parseFlags).
+	fs.Usage = func() {}
+	return fs
+}
+
+// parseFlags parses and turns flag errors into exit codes: -h is 0, a bad
+// flag is 2, stray positional arguments are 2.
+func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (int, bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(fs.Output(), "Usage of %s:\n", fs.Name())
+			fs.PrintDefaults()
+			return exitOK, false
+		}
+		return exitInvalid, false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "%s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+		return exitInvalid, false
+	}
+	return 0, true
+}
+
+// defaultDB is --db's default: $RETRYSAFE_DB, else ./retrysafe.db.
+func defaultDB() string {
+	if v := os.Getenv("RETRYSAFE_DB"); v != "" {
+		return v
+	}
+	return "retrysafe.db"
+}
+
+// defaultOperator is $USER, else the login name of this process's user
+// (cron and containers often leave $USER unset), else "operator".
+func defaultOperator() string {
+	if v := os.Getenv("USER"); v != "" {
+		return v
+	}
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return "operator"
+}
+
+// providerPath is where the sandbox provider keeps its file beside a ledger.
+func providerPath(ledger string) string {
+	return strings.TrimSuffix(ledger, ".db") + ".provider.db"
+}
+
+// ledger is an open store with its sandbox provider and the service over
+// both.
+type ledger struct {
+	Store   *store.Store
+	Sandbox *provider.Sandbox
+	Svc     *reconcile.Service
+}
+
+func (l *ledger) Close() {
+	if l.Sandbox != nil {
+		l.Sandbox.Close()
+	}
+	l.Store.Close()
+}
+
+// openLedger opens the ledger (and its sandbox provider unless read-only).
+func openLedger(path, providerDB string, o store.Options) (*ledger, error) {
+	st, err := store.Open(path, o)
+	if err != nil {
+		return nil, err
+	}
+	l := &ledger{Store: st}
+	providers := provider.Registry{}
+	if !o.ReadOnly {
+		if providerDB == "" {
+			providerDB = providerPath(path)
+		}
+		sb, err := provider.OpenSandbox(providerDB)
+		if err != nil {
+			st.Close()
+			return nil, model.Wrap(model.CodeUnavailable, err, "cannot open sandbox provider %s: %v", providerDB, err)
+		}
+		l.Sandbox = sb
+		providers = sb.Providers()
+	}
+	l.Svc = reconcile.New(st, providers)
+	return l, nil
+}
+
+// exitFor maps an error to the exit code of the non-call commands.
+func exitFor(err error) int {
+	switch model.CodeOf(err) {
+	case "":
+		return exitOK
+	case model.CodeInvalid, model.CodeNotFound, model.CodeConflict, model.CodeStale, model.CodeIllegal,
+		model.CodeUnsupported, model.CodeUnavailable:
+		return exitInvalid
+	}
+	return exitInternal
+}
+
+// fail prints one line for err and returns its exit code.
+func fail(stderr io.Writer, err error) int {
+	fmt.Fprintf(stderr, "retrysafe: %s\n", oneLine(err.Error()))
+	return exitFor(err)
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
