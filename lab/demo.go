@@ -193,7 +193,7 @@ func BuildDemo(ctx context.Context, path, providerDB string, r *Runner, progress
 	}
 	end := start.Add(-demoEndBeforeBuild)
 	clock := &demoClock{} // real time until the plan says where it starts
-	st, err := store.Open(path, store.Options{Create: true, Now: clock.Now})
+	st, err := r.open(path, store.Options{Create: true, Now: clock.Now})
 	if err != nil {
 		return nil, err
 	}
@@ -274,7 +274,7 @@ func BuildDemo(ctx context.Context, path, providerDB string, r *Runner, progress
 // builder runs the plan.
 type builder struct {
 	ctx   context.Context
-	st    *store.Store
+	st    store.Ledger
 	sb    *provider.Sandbox
 	svc   *reconcile.Service
 	spawn spawner

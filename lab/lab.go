@@ -76,6 +76,9 @@ type Runner struct {
 	WorkerArgs []string
 	// Env is added to the worker's environment (tests set their re-exec switch).
 	Env []string
+	// Open opens a ledger by path or URL; the command line's wiring sets it,
+	// so the lab runs on whatever driver the ledger uses.
+	Open OpenFunc
 
 	// ProviderDB is the sandbox provider's file; "" means beside the
 	// ledger (NAME.provider.db), where every retrysafe command looks.
@@ -87,6 +90,16 @@ type Runner struct {
 	Lease time.Duration
 	// WorkerTimeout bounds each worker process; 0 means 30s.
 	WorkerTimeout time.Duration
+}
+
+// OpenFunc opens the ledger at a path or URL with the given options.
+type OpenFunc func(where string, o store.Options) (store.Ledger, error)
+
+func (r *Runner) open(where string, o store.Options) (store.Ledger, error) {
+	if r.Open == nil {
+		return nil, model.Errorf(model.CodeInvalid, "lab: no way to open a ledger configured")
+	}
+	return r.Open(where, o)
 }
 
 // ProviderPathFor is where retrysafe keeps the sandbox provider's file
@@ -156,7 +169,7 @@ func (r *Runner) RunIn(ctx context.Context, ledgerPath, tenant, scenarioID strin
 	mu.(*sync.Mutex).Lock()
 	defer mu.(*sync.Mutex).Unlock()
 
-	st, err := store.Open(ledgerPath, store.Options{})
+	st, err := r.open(ledgerPath, store.Options{})
 	if err != nil {
 		return Row{}, err
 	}
@@ -240,7 +253,7 @@ func (r *Runner) Run(ctx context.Context, dir string, progress func(Step)) ([]Ro
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			path := filepath.Join(dir, sc.ID+".db")
-			st, err := store.Open(path, store.Options{Create: true})
+			st, err := r.open(path, store.Options{Create: true})
 			if err != nil {
 				errs[i] = err
 				return

@@ -14,6 +14,7 @@ import (
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
+	"github.com/retrysafe/retrysafe/store/sqlite"
 )
 
 // The test binary doubles as two kinds of child process:
@@ -134,11 +135,11 @@ func TestHookRefusesAnUnknownWayToDie(t *testing.T) {
 // A lab whose checks cannot fail proves nothing: with workers that do
 // nothing, every scenario must report failure (or refuse to go on).
 func TestScenariosFailWhenWorkersDoNotBehave(t *testing.T) {
-	r := &Runner{Exe: self(t), Env: []string{idleEnv + "=1"}}
+	r := &Runner{Exe: self(t), Env: []string{idleEnv + "=1"}, Open: sqlite.OpenLedger}
 	for _, sc := range Scenarios() {
 		t.Run(sc.ID, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "l.db")
-			st, err := store.Open(path, store.Options{Create: true})
+			st, err := sqlite.Open(path, store.Options{Create: true})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -24,7 +24,7 @@ type run struct {
 	spawner
 	sc       *scenario
 	id       string
-	st       *store.Store
+	st       store.Ledger
 	sb       *provider.Sandbox
 	svc      *reconcile.Service
 	progress func(Step)

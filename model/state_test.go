@@ -124,13 +124,14 @@ func TestClassExitCodesAndRetryability(t *testing.T) {
 	}
 }
 
-// sqlCheckLists reads the IN (...) list of every CHECK on column in the
-// store's migrations; the last migration that mentions it wins.
-func sqlCheckLists(t *testing.T) map[string][]string {
+// sqlCheckLists reads the IN (...) list of every CHECK on column in one
+// driver's migrations (store/DRIVER/migrations); the last migration that
+// mentions it wins.
+func sqlCheckLists(t *testing.T, driver string) map[string][]string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join("..", "store", "migrations", "*.sql"))
+	files, err := filepath.Glob(filepath.Join(driver, "migrations", "*.sql"))
 	if err != nil || len(files) == 0 {
-		t.Fatalf("no migrations found next to model/: %v", err)
+		t.Fatalf("no migrations found in %s: %v", driver, err)
 	}
 	sort.Strings(files)
 	re := regexp.MustCompile(`CHECK\s*\(\s*(\w+)\s+IN\s*\(([^)]*)\)`)
@@ -166,8 +167,18 @@ func sameSet(t *testing.T, what string, sqlVals []string, modelVals []string) {
 // the model can produce but SQL refuses fails at runtime; a state SQL allows
 // but the model does not know is data nobody can read. (store's tests insert
 // each value into a real ledger; this one reads the migration text.)
+// Every driver's migrations are checked.
 func TestSQLCheckListsMatchTheModel(t *testing.T) {
-	lists := sqlCheckLists(t)
+	drivers, _ := filepath.Glob(filepath.Join("..", "store", "*", "migrations"))
+	if len(drivers) == 0 {
+		t.Fatal("no driver migrations found under store/")
+	}
+	for _, d := range drivers {
+		t.Run(filepath.Base(filepath.Dir(d)), func(t *testing.T) { checkListsMatch(t, sqlCheckLists(t, filepath.Dir(d))) })
+	}
+}
+
+func checkListsMatch(t *testing.T, lists map[string][]string) {
 	var states, outcomes, actions []string
 	for _, s := range model.AllStates {
 		states = append(states, string(s))

@@ -22,7 +22,7 @@ import (
 // call — inside tx, without dispatching it: an in-flight operation, as a
 // worker leaves it when it dies right after its claim. lease is how long the
 // claim holds; 0 means it has already ended (a sweep would find it).
-func (s *Service) ClaimTx(tx *store.Tx, p *model.Prepared, providerName string, lease time.Duration, start time.Time) (*model.Operation, error) {
+func (s *Service) ClaimTx(tx store.Tx, p *model.Prepared, providerName string, lease time.Duration, start time.Time) (*model.Operation, error) {
 	if p.Tool.Kind != model.EffectExternal {
 		return nil, model.Errorf(model.CodeInvalid, "%s has a local effect: it is never claimed", p.Tool.Name)
 	}
@@ -48,7 +48,7 @@ func (s *Service) ClaimTx(tx *store.Tx, p *model.Prepared, providerName string, 
 // ExpireLeaseTx does to one claimed operation what a sweep does to a claim
 // whose lease ended with no result: it becomes unknown, with a
 // lease_expired attempt saying so.
-func (s *Service) ExpireLeaseTx(tx *store.Tx, op *model.Operation) error {
+func (s *Service) ExpireLeaseTx(tx store.Tx, op *model.Operation) error {
 	if op.State != model.StateInProgress {
 		return model.Errorf(model.CodeIllegal, "%s/%s is %s, not in_progress", op.Tenant, op.Key, op.State)
 	}
@@ -138,7 +138,7 @@ func (s *Service) Bulk(ctx context.Context, spec BulkSpec, progress func(done, t
 		var batchUnknown []model.Request
 		var attempts int
 		byState := map[string]int{}
-		err := s.Store.WithTx(ctx, func(tx *store.Tx) error {
+		err := s.Store.WithTx(ctx, func(tx store.Tx) error {
 			batchUnknown, attempts = nil, 0
 			clear(byState)
 			for j := range reqs {

@@ -10,6 +10,7 @@ import (
 	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
+	"github.com/retrysafe/retrysafe/store/sqlite"
 )
 
 // The bulk generator writes through the call path's own functions, so the
@@ -17,7 +18,7 @@ import (
 // agree with its report, and every state the console shows is in it.
 func TestBulkBuildsALedgerThatPassesTheAuditWithEveryState(t *testing.T) {
 	dir := t.TempDir()
-	st, err := store.Open(filepath.Join(dir, "bulk.db"), store.Options{Create: true, Durability: store.Fast})
+	st, err := sqlite.Open(filepath.Join(dir, "bulk.db"), store.Options{Create: true, Durability: store.Fast})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +78,7 @@ func TestBulkBuildsALedgerThatPassesTheAuditWithEveryState(t *testing.T) {
 		t.Fatalf("in-flight operation: %+v (%v)", inFlight, err)
 	}
 	// The same seed builds the same mix.
-	st2, err := store.Open(filepath.Join(dir, "bulk2.db"), store.Options{Create: true, Durability: store.Fast})
+	st2, err := sqlite.Open(filepath.Join(dir, "bulk2.db"), store.Options{Create: true, Durability: store.Fast})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +94,7 @@ func TestBulkBuildsALedgerThatPassesTheAuditWithEveryState(t *testing.T) {
 
 func TestClaimTxRefusesALocalTool(t *testing.T) {
 	dir := t.TempDir()
-	st, err := store.Open(filepath.Join(dir, "l.db"), store.Options{Create: true})
+	st, err := sqlite.Open(filepath.Join(dir, "l.db"), store.Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +104,7 @@ func TestClaimTxRefusesALocalTool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = st.WithTx(context.Background(), func(tx *store.Tx) error {
+	err = st.WithTx(context.Background(), func(tx store.Tx) error {
 		_, err := svc.ClaimTx(tx, p, "", time.Hour, time.Now())
 		return err
 	})

@@ -38,7 +38,7 @@ func (s *Service) Call(ctx context.Context, req model.Request, opt CallOptions) 
 func (s *Service) callLocal(ctx context.Context, p *model.Prepared) (Result, error) {
 	start := s.Store.Now()
 	var res Result
-	err := s.Store.WithAttemptTx(ctx, func(tx *store.Tx) error {
+	err := s.Store.WithAttemptTx(ctx, func(tx store.Tx) error {
 		r, err := s.CallLocalTx(tx, p, start)
 		if err != nil {
 			return err
@@ -57,7 +57,7 @@ func (s *Service) callLocal(ctx context.Context, p *model.Prepared) (Result, err
 // CallLocalTx runs a local tool's call inside tx: lookup, effect, receipt
 // and attempt all commit (or roll back) with tx. Bulk generators call it
 // many times in one transaction; Call wraps it in its own.
-func (s *Service) CallLocalTx(tx *store.Tx, p *model.Prepared, start time.Time) (Result, error) {
+func (s *Service) CallLocalTx(tx store.Tx, p *model.Prepared, start time.Time) (Result, error) {
 	op, err := tx.GetOperation(p.Tenant, p.Key)
 	if model.IsCode(err, model.CodeNotFound) {
 		if r, done, err := s.tombstoned(tx, p); done || err != nil {
@@ -84,14 +84,14 @@ func (s *Service) CallLocalTx(tx *store.Tx, p *model.Prepared, start time.Time) 
 	return s.applyLocal(tx, op, p, start, false)
 }
 
-func (s *Service) newOperation(tx *store.Tx, p *model.Prepared) *model.Operation {
+func (s *Service) newOperation(tx store.Tx, p *model.Prepared) *model.Operation {
 	return &model.Operation{
 		Tenant: p.Tenant, Key: p.Key, Tool: p.Tool.Name, PayloadVersion: p.PayloadVersion,
 		Args: p.Canonical, Summary: p.Summary, Fingerprint: p.Fingerprint,
 	}
 }
 
-func (s *Service) applyLocal(tx *store.Tx, op *model.Operation, p *model.Prepared, start time.Time, isNew bool) (Result, error) {
+func (s *Service) applyLocal(tx store.Tx, op *model.Operation, p *model.Prepared, start time.Time, isNew bool) (Result, error) {
 	result, err := tx.InsertLocalEffect(op.Tool, op.Tenant, op.ID, p.Decoded)
 	if err != nil {
 		return Result{}, err
@@ -120,14 +120,14 @@ func (s *Service) applyLocal(tx *store.Tx, op *model.Operation, p *model.Prepare
 	return Result{Class: model.ClassDone, Outcome: model.OutcomeCreated, Receipt: &rc, State: op.State, Op: op}, nil
 }
 
-func (s *Service) attempt(tx *store.Tx, op *model.Operation, p *model.Prepared, start time.Time, outcome model.Outcome, ref, errText string) error {
+func (s *Service) attempt(tx store.Tx, op *model.Operation, p *model.Prepared, start time.Time, outcome model.Outcome, ref, errText string) error {
 	a := &model.Attempt{OperationID: op.ID, Outcome: outcome, Fingerprint: p.Fingerprint, TraceID: p.TraceID,
 		WorkerID: p.WorkerID, ProviderRef: ref, Error: errText, StartedAt: tx.Now(), Duration: s.Store.Now().Sub(start)}
 	return tx.InsertAttempt(a)
 }
 
 // tombstoned answers a key whose operation was compacted: expired, reconcile.
-func (s *Service) tombstoned(tx *store.Tx, p *model.Prepared) (Result, bool, error) {
+func (s *Service) tombstoned(tx store.Tx, p *model.Prepared) (Result, bool, error) {
 	ts, err := tx.GetTombstone(p.Tenant, p.Key)
 	if model.IsCode(err, model.CodeNotFound) {
 		return Result{}, false, nil
@@ -143,7 +143,7 @@ func (s *Service) tombstoned(tx *store.Tx, p *model.Prepared) (Result, bool, err
 // existing classifies a call on a key that has an operation. claim is true
 // when this call may take the operation (not_applied, authorized, or an
 // in_progress whose lease ended) — the caller decides what claiming means.
-func (s *Service) existing(tx *store.Tx, op *model.Operation, p *model.Prepared, start time.Time) (Result, bool, error) {
+func (s *Service) existing(tx store.Tx, op *model.Operation, p *model.Prepared, start time.Time) (Result, bool, error) {
 	rec := func(outcome model.Outcome, class model.Class, msg string) (Result, bool, error) {
 		if err := s.attempt(tx, op, p, start, outcome, "", msg); err != nil {
 			return Result{}, false, err
@@ -234,7 +234,7 @@ func (s *Service) callExternal(ctx context.Context, p *model.Prepared, opt CallO
 		res Result
 		cl  *claim
 	)
-	err := s.Store.WithAttemptTx(ctx, func(tx *store.Tx) error {
+	err := s.Store.WithAttemptTx(ctx, func(tx store.Tx) error {
 		res, cl = Result{}, nil
 		op, err := tx.GetOperation(p.Tenant, p.Key)
 		if model.IsCode(err, model.CodeNotFound) {
@@ -310,7 +310,7 @@ func workerOr(w string) string {
 	return w
 }
 
-func (s *Service) recordClaim(tx *store.Tx, op *model.Operation, p *model.Prepared, start time.Time, outcome model.Outcome) (*claim, error) {
+func (s *Service) recordClaim(tx store.Tx, op *model.Operation, p *model.Prepared, start time.Time, outcome model.Outcome) (*claim, error) {
 	a := &model.Attempt{OperationID: op.ID, Outcome: outcome, Fingerprint: op.Fingerprint, StartedAt: tx.Now()}
 	if p != nil {
 		a.TraceID, a.WorkerID = p.TraceID, p.WorkerID
@@ -329,7 +329,7 @@ func (s *Service) recordClaim(tx *store.Tx, op *model.Operation, p *model.Prepar
 }
 
 // expireLease moves an in_progress operation whose lease ended to unknown.
-func (s *Service) expireLease(tx *store.Tx, op *model.Operation, worker, trace string) (Result, error) {
+func (s *Service) expireLease(tx store.Tx, op *model.Operation, worker, trace string) (Result, error) {
 	from, ver := op.State, op.Version
 	lease := op.LeaseUntil
 	op.State, op.LeaseOwner, op.LeaseUntil = model.StateUnknown, "", time.Time{}
@@ -363,7 +363,7 @@ func (s *Service) dispatch(ctx context.Context, cl *claim, faults provider.Fault
 
 func (s *Service) finish(ctx context.Context, cl *claim, resp provider.Response, derr error, start time.Time) (Result, error) {
 	var res Result
-	err := s.Store.WithTx(ctx, func(tx *store.Tx) error {
+	err := s.Store.WithTx(ctx, func(tx store.Tx) error {
 		op, err := tx.GetOperationByID(cl.opID)
 		if err != nil {
 			return err
@@ -429,7 +429,7 @@ func (s *Service) finish(ctx context.Context, cl *claim, resp provider.Response,
 // on (a sweep, a decision, another claim). It is never dropped: the attempt
 // keeps it, and if it disagrees with what the ledger now says the operation
 // is flagged contradicted for a person to look at.
-func (s *Service) lateResult(tx *store.Tx, op *model.Operation, a *model.Attempt, resp provider.Response, derr error, honours bool) (Result, error) {
+func (s *Service) lateResult(tx store.Tx, op *model.Operation, a *model.Attempt, resp provider.Response, derr error, honours bool) (Result, error) {
 	said := string(resp.Status)
 	if derr != nil {
 		said = "no definite answer (" + derr.Error() + ")"

@@ -104,12 +104,12 @@ func (d Decision) Validate(action model.Action) error {
 	return nil
 }
 
-func (s *Service) decide(ctx context.Context, d Decision, action model.Action, apply func(tx *store.Tx, op *model.Operation) (model.State, error)) (*model.Operation, error) {
+func (s *Service) decide(ctx context.Context, d Decision, action model.Action, apply func(tx store.Tx, op *model.Operation) (model.State, error)) (*model.Operation, error) {
 	if err := d.Validate(action); err != nil {
 		return nil, err
 	}
 	var out *model.Operation
-	err := s.Store.WithTx(ctx, func(tx *store.Tx) error {
+	err := s.Store.WithTx(ctx, func(tx store.Tx) error {
 		op, err := tx.GetOperation(d.Tenant, d.Key)
 		if err != nil {
 			return err
@@ -169,7 +169,7 @@ func legalText(op model.Operation) string {
 // provider reference) becomes the provider reference, and a receipt is
 // stored so later replays of the key return it.
 func (s *Service) MarkApplied(ctx context.Context, d Decision) (*model.Operation, error) {
-	return s.decide(ctx, d, model.ActionMarkApplied, func(tx *store.Tx, op *model.Operation) (model.State, error) {
+	return s.decide(ctx, d, model.ActionMarkApplied, func(tx store.Tx, op *model.Operation) (model.State, error) {
 		ref := op.ProviderRef
 		if d.Evidence != "" {
 			ref = d.Evidence
@@ -195,7 +195,7 @@ func (s *Service) MarkApplied(ctx context.Context, d Decision) (*model.Operation
 // MarkNotApplied settles an unknown operation as never applied; the next
 // call with the same key claims it again.
 func (s *Service) MarkNotApplied(ctx context.Context, d Decision) (*model.Operation, error) {
-	return s.decide(ctx, d, model.ActionMarkNotApplied, func(tx *store.Tx, op *model.Operation) (model.State, error) {
+	return s.decide(ctx, d, model.ActionMarkNotApplied, func(tx store.Tx, op *model.Operation) (model.State, error) {
 		op.LeaseOwner, op.LeaseUntil = "", time.Time{}
 		// The provider's own answer named an effect (a late result put its
 		// reference here): "not applied" contradicts it.
@@ -213,7 +213,7 @@ func (s *Service) AuthorizeNewKey(ctx context.Context, d Decision) (oldOp, newOp
 	if d.NewKey == "" {
 		d.NewKey = NewKeyFor(d.Key)
 	}
-	oldOp, err = s.decide(ctx, d, model.ActionAuthorizeKey, func(tx *store.Tx, op *model.Operation) (model.State, error) {
+	oldOp, err = s.decide(ctx, d, model.ActionAuthorizeKey, func(tx store.Tx, op *model.Operation) (model.State, error) {
 		if _, err := tx.GetOperation(op.Tenant, d.NewKey); err == nil {
 			return "", model.Errorf(model.CodeConflict, "key %q already exists in tenant %q; pick another new key", d.NewKey, op.Tenant)
 		} else if !model.IsCode(err, model.CodeNotFound) {

@@ -16,6 +16,7 @@ import (
 	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
+	"github.com/retrysafe/retrysafe/store/sqlite"
 )
 
 // childEnv switches the test binary into a worker process: TestMain runs
@@ -72,7 +73,7 @@ func runChild(specJSON string) int {
 		now := time.UnixMilli(spec.Now)
 		o.Now = func() time.Time { return now }
 	}
-	st, err := store.Open(spec.Ledger, o)
+	st, err := sqlite.Open(spec.Ledger, o)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child open:", err)
 		return 3
@@ -192,7 +193,7 @@ type ledger struct {
 	t          testing.TB
 	dir        string
 	path, pdb  string
-	st         *store.Store
+	st         store.Ledger
 	sb         *provider.Sandbox
 	svc        *reconcile.Service
 	clock      *clock // nil: the real clock
@@ -226,7 +227,7 @@ func (l *ledger) options() store.Options {
 
 func (l *ledger) open() {
 	l.t.Helper()
-	st, err := store.Open(l.path, l.options())
+	st, err := sqlite.Open(l.path, l.options())
 	if err != nil {
 		l.t.Fatal(err)
 	}
@@ -270,7 +271,7 @@ func (l *ledger) call(r model.Request, opt reconcile.CallOptions) reconcile.Resu
 
 func (l *ledger) snapshot(skip ...string) string {
 	l.t.Helper()
-	s, err := l.st.SnapshotExcept(context.Background(), skip...)
+	s, err := l.st.Snapshot(context.Background(), skip...)
 	if err != nil {
 		l.t.Fatal(err)
 	}

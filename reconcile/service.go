@@ -41,7 +41,7 @@ const (
 
 // Service runs calls, sweeps and decisions over one ledger.
 type Service struct {
-	Store     *store.Store
+	Store     store.Ledger
 	Providers provider.Registry
 
 	Lease           time.Duration
@@ -55,7 +55,7 @@ type Service struct {
 }
 
 // New returns a Service with the documented defaults.
-func New(st *store.Store, providers provider.Registry) *Service {
+func New(st store.Ledger, providers provider.Registry) *Service {
 	return &Service{
 		Store: st, Providers: providers,
 		Lease: DefaultLease, ReplayWindow: DefaultReplayWindow,

@@ -26,7 +26,7 @@ func (s *Service) Sweep(ctx context.Context) (SweepReport, error) {
 		var claims []*claim
 		batch, unknown := 0, 0
 		// WithTx may run the function more than once: count per run.
-		err := s.Store.WithTx(ctx, func(tx *store.Tx) error {
+		err := s.Store.WithTx(ctx, func(tx store.Tx) error {
 			claims, batch, unknown = nil, 0, 0
 			ops, err := tx.ExpiredLeases(200)
 			if err != nil {
@@ -72,7 +72,7 @@ func (s *Service) Sweep(ctx context.Context) (SweepReport, error) {
 	}
 	for {
 		var n, f int
-		err := s.Store.WithTx(ctx, func(tx *store.Tx) error {
+		err := s.Store.WithTx(ctx, func(tx store.Tx) error {
 			var err error
 			n, f, err = tx.CompactExpired(s.TombstoneWindow, 500)
 			return err

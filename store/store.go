@@ -1,41 +1,151 @@
-// Package store is the only package that speaks SQL. It keeps the ledger in
-// one SQLite file (modernc.org/sqlite, pure Go): pragmas in the DSN, embedded
-// numbered migrations, BEGIN IMMEDIATE for every transaction that may write,
-// compare-and-set state changes and driver errors translated by result code.
+// Package store is the ledger's contract: the interfaces the rules
+// (reconcile), the console (ui), the lab and the gateway depend on, and the
+// query types they pass. It holds no driver code. Each driver — SQLite in
+// store/sqlite, PostgreSQL in store/postgres — implements it and passes
+// the one conformance suite in store/storetest.
 //
-// The exported surface (Store, Tx and their methods, all in model types) is
-// the contract a PostgreSQL implementation would keep.
+// Every driver keeps the same promises: one write transaction at a time per
+// operation key, compare-and-set state changes (UpdateOperation fails with
+// model.CodeStale when the row moved on), driver errors translated into
+// model errors by the driver's own codes (never by message text), and a
+// read side that never blocks the writer.
 package store
 
 import (
-	"bytes"
 	"context"
-	"database/sql"
-	"embed"
+	"encoding/json"
 	"errors"
-	"fmt"
-	"io/fs"
-	"net/url"
-	"os"
-	"path/filepath"
-	"sort"
-	"strconv"
-	"strings"
-	"sync"
 	"time"
-
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/retrysafe/retrysafe/model"
 )
 
-//go:embed migrations/*.sql
-var migrationFS embed.FS
+// Ledger is an open ledger: the write side the rules use and the read side
+// the console uses.
+type Ledger interface {
+	Reader
 
-// Durability chooses the synchronous pragma. Durable (FULL) is the default
-// and what every acknowledged call relies on; Fast exists only for bulk
-// generators of throw-away benchmark ledgers.
+	// WithTx runs fn in one durable write transaction and commits when fn
+	// returns nil. A busy ledger is waited out until ctx's deadline, so fn
+	// may run more than once and must have no effects outside the
+	// transaction.
+	WithTx(ctx context.Context, fn func(Tx) error) error
+	// WithAttemptTx is WithTx for transactions that usually only append an
+	// attempt row (replays, conflicts, refusals): a driver may commit those
+	// more cheaply, but must make fn's work durable the moment it writes
+	// anything else (Tx methods return ErrNeedsDurable to a relaxed
+	// transaction that tries, and the driver reruns fn durably).
+	WithAttemptTx(ctx context.Context, fn func(Tx) error) error
+
+	// Now is the ledger's clock (pinned by tests, the lab and the demo).
+	Now() time.Time
+	// ReadOnly reports whether every write will be refused.
+	ReadOnly() bool
+	// Path says where the ledger lives, for people: a file path, or a URL
+	// without its password.
+	Path() string
+	Close() error
+}
+
+// Reader is the console's side of the ledger: queries that never write.
+type Reader interface {
+	// List returns one page of operations, newest first, with attempt
+	// counts, reading no more rows than the page needs.
+	List(ctx context.Context, q ListQuery) ([]model.Operation, error)
+	// Counts is the number of operations by state, in constant time.
+	// tenant "" counts every tenant.
+	Counts(ctx context.Context, tenant string) (Counts, error)
+	// Tenants lists the tenants that have operations, sorted.
+	Tenants(ctx context.Context) ([]string, error)
+	// Get reads one operation of a tenant; another tenant's key is not
+	// found, exactly as a key that never existed.
+	Get(ctx context.Context, tenant, key string) (*model.Operation, error)
+	// Detail reads an operation with its attempts, decisions and links in
+	// one read transaction, so the parts agree.
+	Detail(ctx context.Context, tenant, key string) (*model.Detail, error)
+	DetailByID(ctx context.Context, id int64) (*model.Detail, error)
+	// EffectCount counts a local tool's effect rows, in one tenant or all.
+	EffectCount(ctx context.Context, tool, tenant string) (int, error)
+	// Audit checks the ledger's invariants and returns one line per
+	// violation.
+	Audit(ctx context.Context) ([]string, error)
+	// Snapshot digests every row of every table except skip, in one read
+	// transaction: equal digests mean nothing was written in between. For
+	// tests and the lab on small ledgers.
+	Snapshot(ctx context.Context, skip ...string) (string, error)
+	// Watch starts noticing commits by other connections and processes.
+	Watch(ctx context.Context) (Watcher, error)
+}
+
+// Watcher notices commits by other connections cheaply (SQLite's
+// data_version, PostgreSQL's LISTEN/NOTIFY).
+type Watcher interface {
+	// Changed reports whether anything was committed since the last call.
+	Changed(ctx context.Context) (bool, error)
+	Close() error
+}
+
+// Tx is one write transaction. Its methods speak model types only.
+type Tx interface {
+	// Now is the time fixed for this transaction: every row it writes
+	// agrees.
+	Now() time.Time
+
+	GetOperation(tenant, key string) (*model.Operation, error)
+	GetOperationByID(id int64) (*model.Operation, error)
+	// InsertOperation stores a new operation and sets op.ID.
+	InsertOperation(op *model.Operation) error
+	// UpdateOperation is a compare-and-set: it writes op only while the row
+	// is still in fromState at fromVersion, and bumps op.Version.
+	UpdateOperation(op *model.Operation, fromState model.State, fromVersion int64) error
+	// SetReceipt replaces an operation's stored receipt.
+	SetReceipt(opID int64, receipt []byte) error
+	// SupersedingKey is the key an operator authorized in place of opID.
+	SupersedingKey(opID int64) (string, error)
+
+	InsertAttempt(a *model.Attempt) error
+	UpdateAttempt(a *model.Attempt) error
+	InsertDecision(d *model.Decision) error
+	// InsertLocalEffect writes a local tool's effect row and returns the
+	// result that goes into the receipt.
+	InsertLocalEffect(tool, tenant string, opID int64, args map[string]any) (json.RawMessage, error)
+
+	GetTombstone(tenant, key string) (*model.Tombstone, error)
+	// ExpiredLeases lists in-progress operations whose lease has ended.
+	ExpiredLeases(limit int) ([]*model.Operation, error)
+	// CompactExpired turns receipts past their replay window into
+	// tombstones and forgets tombstones older than tombstoneTTL.
+	CompactExpired(tombstoneTTL time.Duration, limit int) (compacted, forgotten int, err error)
+}
+
+// ListQuery selects one page of operations, newest first.
+type ListQuery struct {
+	Tenant string      // "" = all tenants
+	State  model.State // "" = all states
+	Tool   string      // "" = all tools
+	// Search matches key or summary (subject, report, recipient) as a
+	// substring, or the trace id of any attempt by exact id or prefix.
+	Search string
+	// Contradicted keeps only operations a late result contradicted.
+	Contradicted bool
+	// BeforeID is the keyset cursor: only ids below it (0 = from the newest).
+	BeforeID int64
+	// AfterID pages backwards: only ids above it, returned newest first.
+	AfterID int64
+	Limit   int
+}
+
+// Counts is the number of operations by state (and in all), plus how many
+// are flagged contradicted.
+type Counts struct {
+	ByState      map[model.State]int
+	Total        int
+	Contradicted int
+}
+
+// Durability chooses how hard a commit is pushed to disk. Durable is the
+// default and what every acknowledged call relies on; Fast exists only for
+// bulk generators of throw-away benchmark ledgers.
 type Durability int
 
 const (
@@ -43,364 +153,22 @@ const (
 	Fast
 )
 
-// Options tune Open.
+// Options tune a driver's Open.
 type Options struct {
-	// Create makes a missing ledger file (its directory must exist).
+	// Create makes a missing ledger (a file's directory must exist).
 	Create bool
 	// ReadOnly opens for reading only; any write fails.
 	ReadOnly bool
-	// BusyTimeout is how long one statement waits for another process's
-	// write lock before the transaction is retried inside the caller's
-	// deadline. Default 5s.
+	// BusyTimeout is how long one statement waits for another writer's
+	// lock before the transaction is retried inside the caller's deadline.
+	// Default 5s.
 	BusyTimeout time.Duration
 	Durability  Durability
 	// Now is the clock; tests and the lab pin it. Default time.Now.
 	Now func() time.Time
-
-	immutable bool // read-only ledger in a directory we cannot write
 }
 
-// Store is an open ledger.
-type Store struct {
-	path string
-	w    *sql.DB // the writer pool: one connection, BEGIN IMMEDIATE
-	r    *sql.DB // readers: query_only, many connections under WAL
-	now  func() time.Time
-	ro   bool
-	sync string // FULL, or OFF for Fast bulk ledgers
-
-	// The writer: one connection pinned for the store's life, taken in
-	// turn through wsem, with its prepared statements by SQL text (parsing
-	// dominated the cost of a replay before they were kept).
-	wc    *sql.Conn
-	wsem  chan struct{}
-	stmts map[string]*sql.Stmt
-	wsync string // the writer connection's synchronous level now ("" unknown)
-
-	// Relaxed transactions waiting to be combined into one (see combined).
-	qmu       sync.Mutex
-	queue     []*pendingTx
-	lastBatch int // size of the last combined commit
-}
-
-const sqliteHeader = "SQLite format 3\x00"
-
-// SchemaVersion is the newest migration this binary knows.
-func SchemaVersion() int { return len(migrations()) }
-
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-func migrations() []migration {
-	entries, err := fs.ReadDir(migrationFS, "migrations")
-	if err != nil {
-		panic(err) // embedded at build time; cannot fail
-	}
-	var out []migration
-	for _, e := range entries {
-		n, err := strconv.Atoi(strings.SplitN(e.Name(), "_", 2)[0])
-		if err != nil {
-			panic("migration without a number: " + e.Name())
-		}
-		b, _ := migrationFS.ReadFile("migrations/" + e.Name())
-		out = append(out, migration{n, e.Name(), string(b)})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
-	for i, m := range out {
-		if m.version != i+1 {
-			panic(fmt.Sprintf("migrations must be numbered 1..n without gaps; %s is #%d", m.name, i+1))
-		}
-	}
-	return out
-}
-
-func dsn(path string, o Options, reader bool) string {
-	q := url.Values{}
-	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", o.BusyTimeout.Milliseconds()))
-	q.Add("_pragma", "foreign_keys(1)")
-	if !o.ReadOnly {
-		q.Add("_pragma", "journal_mode(WAL)")
-	}
-	if o.Durability == Fast {
-		q.Add("_pragma", "synchronous(OFF)")
-	} else {
-		q.Add("_pragma", "synchronous(FULL)")
-	}
-	if reader {
-		q.Add("_pragma", "query_only(1)")
-		q.Set("_txlock", "deferred")
-	} else {
-		q.Set("_txlock", "immediate")
-	}
-	if o.ReadOnly {
-		q.Set("mode", "ro")
-	}
-	if o.immutable {
-		q.Set("immutable", "1")
-	}
-	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
-}
-
-// Open opens (and, with Options.Create, creates) the ledger at path and
-// brings its schema up to date. It refuses — with one clear line, touching
-// nothing — a missing directory, a file that is not SQLite, a ledger written
-// by a newer retrysafe, and a path it cannot read or write.
-func Open(path string, o Options) (*Store, error) {
-	if o.BusyTimeout <= 0 {
-		o.BusyTimeout = 5 * time.Second
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	if path == "" {
-		return nil, model.Errorf(model.CodeInvalid, "no ledger path given")
-	}
-	if err := precheck(path, o); err != nil {
-		return nil, err
-	}
-	w, err := sql.Open("sqlite", dsn(path, o, false))
-	if err != nil {
-		return nil, model.Wrap(model.CodeInternal, err, "open %s: %v", path, err)
-	}
-	// One writer connection: in-process writers queue in Go (cheap hand-off)
-	// instead of sleeping in SQLite's busy handler.
-	w.SetMaxOpenConns(1)
-	w.SetMaxIdleConns(1)
-	w.SetConnMaxLifetime(0)
-	w.SetConnMaxIdleTime(0)
-	r, err := sql.Open("sqlite", dsn(path, o, true))
-	if err != nil {
-		w.Close()
-		return nil, model.Wrap(model.CodeInternal, err, "open %s: %v", path, err)
-	}
-	r.SetMaxOpenConns(4)
-	r.SetMaxIdleConns(4)
-	s := &Store{path: path, w: w, r: r, now: o.Now, ro: o.ReadOnly, sync: "FULL"}
-	if o.Durability == Fast {
-		s.sync = "OFF"
-	}
-	s.wc, err = w.Conn(context.Background())
-	if err != nil {
-		err = s.translate(err, "open")
-	} else {
-		s.wsem = make(chan struct{}, 1)
-		err = s.migrate(context.Background())
-	}
-	if err != nil {
-		s.Close()
-		if o.ReadOnly && !o.immutable && isReadOnlyDir(err) && walEmpty(path) {
-			// Reading a WAL ledger needs its -shm index, which SQLite cannot
-			// create in a directory this process may not write. With no WAL
-			// content the main file is the whole ledger: read it as an
-			// immutable file instead (what --read-only is for).
-			o.immutable = true
-			return Open(path, o)
-		}
-		return nil, err
-	}
-	return s, nil
-}
-
-// isReadOnlyDir reports SQLite's "cannot create the -wal/-shm here".
-func isReadOnlyDir(err error) bool {
-	var se *sqlite.Error
-	return errors.As(err, &se) && (se.Code() == sqlite3.SQLITE_READONLY_DIRECTORY || se.Code()&0xff == sqlite3.SQLITE_CANTOPEN)
-}
-
-// walEmpty reports whether path has no write-ahead log content.
-func walEmpty(path string) bool {
-	st, err := os.Stat(path + "-wal")
-	return errors.Is(err, os.ErrNotExist) || (err == nil && st.Size() == 0)
-}
-
-// precheck looks at the file before SQLite does, so a wrong path is refused
-// without being created, converted to WAL or otherwise modified.
-func precheck(path string, o Options) error {
-	dir := filepath.Dir(path)
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return model.Errorf(model.CodeUnavailable, "cannot open ledger %s: directory %s does not exist", path, dir)
-	}
-	st, err := os.Stat(path)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		if !o.Create || o.ReadOnly {
-			return model.Errorf(model.CodeNotFound, "no ledger at %s (create one with `retrysafe call` or `retrysafe demo`)", path)
-		}
-		f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o644)
-		if err != nil {
-			return model.Wrap(model.CodeUnavailable, err, "cannot create ledger %s: %v", path, unwrapPathErr(err))
-		}
-		return f.Close()
-	case err != nil:
-		return model.Wrap(model.CodeUnavailable, err, "cannot open ledger %s: %v", path, unwrapPathErr(err))
-	case st.IsDir():
-		return model.Errorf(model.CodeUnavailable, "cannot open ledger %s: it is a directory", path)
-	}
-	flag := os.O_RDWR
-	if o.ReadOnly {
-		flag = os.O_RDONLY
-	}
-	f, err := os.OpenFile(path, flag, 0)
-	if err != nil {
-		if errors.Is(err, os.ErrPermission) && !o.ReadOnly {
-			return model.Wrap(model.CodeUnavailable, err, "cannot open ledger %s for writing: permission denied (use --read-only to look without changing it)", path)
-		}
-		return model.Wrap(model.CodeUnavailable, err, "cannot open ledger %s: %v", path, unwrapPathErr(err))
-	}
-	defer f.Close()
-	head := make([]byte, 100)
-	n, _ := f.Read(head)
-	if n == 0 {
-		return nil // a new, empty file: SQLite makes it a database
-	}
-	if n < 100 || !bytes.Equal(head[:16], []byte(sqliteHeader)) {
-		return model.Errorf(model.CodeUnsupported, "%s is not a SQLite database (not a retrysafe ledger); refusing to touch it", path)
-	}
-	// user_version lives at offset 60 of the header, big-endian.
-	uv := int(head[60])<<24 | int(head[61])<<16 | int(head[62])<<8 | int(head[63])
-	if uv > SchemaVersion() {
-		return model.Errorf(model.CodeUnsupported, "ledger %s has schema version %d; this retrysafe knows up to %d — upgrade retrysafe", path, uv, SchemaVersion())
-	}
-	// Schema version 0 with more than the first page is another program's
-	// database (a ledger's first migration sets the version with its
-	// tables): migrating into it would change someone else's file.
-	pageSize := int64(head[16])<<8 | int64(head[17])
-	if pageSize == 1 {
-		pageSize = 65536
-	}
-	if uv == 0 && st.Size() > pageSize {
-		return model.Errorf(model.CodeUnsupported, "%s is a SQLite database but not a retrysafe ledger (it has tables and no ledger schema version); refusing to touch it", path)
-	}
-	return nil
-}
-
-func unwrapPathErr(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
-
-func (s *Store) migrate(ctx context.Context) error {
-	var current int
-	if err := s.r.QueryRowContext(ctx, "PRAGMA user_version").Scan(&current); err != nil {
-		return s.translate(err, "read schema version")
-	}
-	all := migrations()
-	if current > len(all) {
-		return model.Errorf(model.CodeUnsupported, "ledger %s has schema version %d; this retrysafe knows up to %d — upgrade retrysafe", s.path, current, len(all))
-	}
-	if current == len(all) {
-		return nil
-	}
-	if s.ro {
-		return model.Errorf(model.CodeUnsupported, "ledger %s has schema version %d and needs migrating to %d; open it once without --read-only", s.path, current, len(all))
-	}
-	return s.WithTx(ctx, func(tx *Tx) error {
-		// Re-read under the write lock: another process may have migrated.
-		if err := tx.tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&current); err != nil {
-			return err
-		}
-		for _, m := range all[current:] {
-			if _, err := tx.tx.ExecContext(ctx, m.sql); err != nil {
-				return fmt.Errorf("migration %s: %w", m.name, err)
-			}
-			if _, err := tx.tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", m.version)); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-}
-
-// Path is the ledger file.
-func (s *Store) Path() string { return s.path }
-
-// ReadOnly reports whether the store was opened read-only.
-func (s *Store) ReadOnly() bool { return s.ro }
-
-// Now is the store's clock.
-func (s *Store) Now() time.Time { return s.now() }
-
-// Close closes both pools.
-func (s *Store) Close() error {
-	var errs []error
-	for _, st := range s.stmts {
-		errs = append(errs, st.Close())
-	}
-	s.stmts = nil
-	if s.wc != nil {
-		errs = append(errs, s.wc.Close())
-	}
-	if s.w != nil {
-		errs = append(errs, s.w.Close())
-	}
-	if s.r != nil {
-		errs = append(errs, s.r.Close())
-	}
-	return errors.Join(errs...)
-}
-
-// codeText names a SQLite result code, extended codes included (the
-// driver's table names few of those).
-func codeText(code int) string {
-	if t, ok := sqlite.ErrorCodeString[code]; ok {
-		return t
-	}
-	return fmt.Sprintf("%s, extended code %d", sqlite.ErrorCodeString[code&0xff], code)
-}
-
-// isBusy reports whether err is SQLite's "locked by another connection",
-// primary or extended code.
-func isBusy(err error) bool {
-	var se *sqlite.Error
-	if errors.As(err, &se) {
-		c := se.Code() & 0xff
-		return c == sqlite3.SQLITE_BUSY || c == sqlite3.SQLITE_LOCKED
-	}
-	return false
-}
-
-// translate maps driver errors to model errors by SQLite result code; model
-// errors and busy errors (retried by WithTx) pass through unchanged.
-func (s *Store) translate(err error, what string) error {
-	if err == nil {
-		return nil
-	}
-	var me *model.Error
-	if errors.As(err, &me) {
-		return err
-	}
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		return model.Wrap(model.CodeBusy, err, "ledger %s: %v before the transaction finished", s.path, err)
-	}
-	var se *sqlite.Error
-	if !errors.As(err, &se) {
-		return err
-	}
-	prefix := s.path
-	if what != "" {
-		prefix += ": " + what
-	}
-	switch se.Code() & 0xff {
-	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
-		return err // WithTx retries these inside the deadline
-	case sqlite3.SQLITE_CONSTRAINT:
-		return model.Wrap(model.CodeConflict, err, "%s: constraint violated (%s)", prefix, codeText(se.Code()))
-	case sqlite3.SQLITE_NOTADB:
-		return model.Wrap(model.CodeUnsupported, err, "%s is not a SQLite database (not a retrysafe ledger)", s.path)
-	case sqlite3.SQLITE_CORRUPT:
-		return model.Wrap(model.CodeUnsupported, err, "%s is damaged (database disk image is malformed)", s.path)
-	case sqlite3.SQLITE_READONLY:
-		return model.Wrap(model.CodeUnavailable, err, "%s is read-only here: %s", s.path, codeText(se.Code()))
-	case sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM, sqlite3.SQLITE_AUTH:
-		return model.Wrap(model.CodeUnavailable, err, "cannot open %s: %s", s.path, codeText(se.Code()))
-	case sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR:
-		return model.Wrap(model.CodeUnavailable, err, "%s: disk error (%s)", prefix, codeText(se.Code()))
-	}
-	return model.Wrap(model.CodeInternal, err, "%s: %v", prefix, err)
-}
+// ErrNeedsDurable is what a Tx method returns inside a relaxed
+// WithAttemptTx transaction when fn tries to write more than an attempt
+// row; the driver then reruns fn durably. fn passes it through unchanged.
+var ErrNeedsDurable = errors.New("store: this transaction changes more than attempts; it must be durable")

@@ -13,6 +13,7 @@ import (
 	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
+	"github.com/retrysafe/retrysafe/store/sqlite"
 )
 
 // Benchmarks of the console over a large ledger. The targets (issue 4):
@@ -46,7 +47,7 @@ func benchLedger(b *testing.B) string {
 			return
 		}
 		benchPath = filepath.Join(dir, "bench.db")
-		st, err := store.Open(benchPath, store.Options{Create: true, Durability: store.Fast})
+		st, err := sqlite.Open(benchPath, store.Options{Create: true, Durability: store.Fast})
 		if err != nil {
 			benchErr = err
 			return
@@ -66,9 +67,9 @@ func benchLedger(b *testing.B) string {
 	return benchPath
 }
 
-func openBenchStore(b *testing.B, path string) (*store.Store, *reconcile.Service) {
+func openBenchStore(b *testing.B, path string) (store.Ledger, *reconcile.Service) {
 	b.Helper()
-	st, err := store.Open(path, store.Options{})
+	st, err := sqlite.Open(path, store.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -76,7 +77,7 @@ func openBenchStore(b *testing.B, path string) (*store.Store, *reconcile.Service
 	return st, reconcile.New(st, provider.Registry{})
 }
 
-func benchConfig(st *store.Store, svc *reconcile.Service) Config {
+func benchConfig(st store.Ledger, svc *reconcile.Service) Config {
 	return Config{Store: st, Service: svc, Operator: "bench", Renderer: asciiRenderer(), NoTimers: true, Location: time.UTC}
 }
 
@@ -104,7 +105,7 @@ func BenchmarkFirstScreen(b *testing.B) {
 	path := benchLedger(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		st, err := store.Open(path, store.Options{})
+		st, err := sqlite.Open(path, store.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -32,7 +32,7 @@ type countsMsg struct {
 	Err        error
 }
 
-func loadCounts(ctx context.Context, st *store.Store, seq int, tenant string) tea.Cmd {
+func loadCounts(ctx context.Context, st store.Ledger, seq int, tenant string) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, ioTimeout)
 		defer cancel()
@@ -91,7 +91,7 @@ type pageMsg struct {
 	Err    error
 }
 
-func loadPage(ctx context.Context, st *store.Store, req pageReq) tea.Cmd {
+func loadPage(ctx context.Context, st store.Ledger, req pageReq) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, ioTimeout)
 		defer cancel()
@@ -100,7 +100,7 @@ func loadPage(ctx context.Context, st *store.Store, req pageReq) tea.Cmd {
 	}
 }
 
-func fetchPage(ctx context.Context, st *store.Store, req pageReq) ([]model.Operation, anchor, int, error) {
+func fetchPage(ctx context.Context, st store.Ledger, req pageReq) ([]model.Operation, anchor, int, error) {
 	q := req.Query
 	q.Limit = req.Limit
 	list := func(before, after int64, limit int) ([]model.Operation, error) {
@@ -213,7 +213,7 @@ type detailTarget struct {
 	ID          int64
 }
 
-func loadDetail(ctx context.Context, st *store.Store, seq int, t detailTarget) tea.Cmd {
+func loadDetail(ctx context.Context, st store.Ledger, seq int, t detailTarget) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, ioTimeout)
 		defer cancel()
@@ -235,7 +235,7 @@ type tenantsMsg struct {
 	Err     error
 }
 
-func loadTenants(ctx context.Context, st *store.Store, seq int) tea.Cmd {
+func loadTenants(ctx context.Context, st store.Ledger, seq int) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, ioTimeout)
 		defer cancel()
@@ -246,11 +246,11 @@ func loadTenants(ctx context.Context, st *store.Store, seq int) tea.Cmd {
 
 // watchMsg hands over the pinned connection that notices other writers.
 type watchMsg struct {
-	Watcher *store.Watcher
+	Watcher store.Watcher
 	Err     error
 }
 
-func openWatcher(ctx context.Context, st *store.Store) tea.Cmd {
+func openWatcher(ctx context.Context, st store.Ledger) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, ioTimeout)
 		defer cancel()
@@ -273,7 +273,7 @@ type changedMsg struct {
 	Err     error
 }
 
-func pollChanged(ctx context.Context, w *store.Watcher) tea.Cmd {
+func pollChanged(ctx context.Context, w store.Watcher) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, ioTimeout)
 		defer cancel()
@@ -320,7 +320,7 @@ type actionOpMsg struct {
 	Err error
 }
 
-func loadActionOp(ctx context.Context, st *store.Store, seq int, tenant, key string) tea.Cmd {
+func loadActionOp(ctx context.Context, st store.Ledger, seq int, tenant, key string) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, ioTimeout)
 		defer cancel()

@@ -17,6 +17,7 @@ import (
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/reconcile"
+	"github.com/retrysafe/retrysafe/store/sqlite"
 )
 
 // teatest flows: the real Bubble Tea program (timers, the refresh
@@ -119,7 +120,7 @@ func retrysafeBinary(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(dir, "retrysafe")
-		out, err := exec.Command("go", "build", "-o", binPath, "retrysafe").CombinedOutput()
+		out, err := exec.Command("go", "build", "-o", binPath, "github.com/retrysafe/retrysafe").CombinedOutput()
 		if err != nil {
 			binErr = err
 			binPath = string(out)
@@ -142,7 +143,7 @@ func TestMain(m *testing.M) {
 func TestFlowLabScreenRunsAScenarioAndShowsItsRow(t *testing.T) {
 	l := fixture(t)
 	cfg := liveConfig(l)
-	cfg.Lab = &lab.Runner{Exe: retrysafeBinary(t), WorkerArgs: []string{"__worker"}, ProviderDB: l.sb.Path()}
+	cfg.Lab = &lab.Runner{Exe: retrysafeBinary(t), WorkerArgs: []string{"__worker"}, ProviderDB: l.sb.Path(), Open: sqlite.OpenLedger}
 	cfg.LabScenarios, cfg.LabTenant = lab.Scenarios(), lab.LabTenant
 	tm := teatest.NewTestModel(t, New(cfg), teatest.WithInitialTermSize(120, 36))
 	waitFor(t, tm, "[unknown 2]")

@@ -19,6 +19,7 @@ import (
 	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
+	"github.com/retrysafe/retrysafe/store/sqlite"
 )
 
 // clock is the ledger's and the console's time in tests: fixed, moved by
@@ -46,7 +47,7 @@ func (c *clock) Advance(d time.Duration) {
 // ledger is a real ledger file with its sandbox provider in t.TempDir().
 type ledger struct {
 	path  string
-	st    *store.Store
+	st    store.Ledger
 	sb    *provider.Sandbox
 	svc   *reconcile.Service
 	clock *clock
@@ -57,7 +58,7 @@ func newLedger(t testing.TB) *ledger {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "ledger.db")
 	c := newClock()
-	st, err := store.Open(path, store.Options{Create: true, Durability: store.Fast, Now: c.Now})
+	st, err := sqlite.Open(path, store.Options{Create: true, Durability: store.Fast, Now: c.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +74,7 @@ func newLedger(t testing.TB) *ledger {
 // the console must notice (and decisions that race the console's).
 func (l *ledger) second(t testing.TB) *reconcile.Service {
 	t.Helper()
-	st, err := store.Open(l.path, store.Options{Now: l.clock.Now})
+	st, err := sqlite.Open(l.path, store.Options{Now: l.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +120,7 @@ func (l *ledger) inFlight(t testing.TB, tenant, key, to string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = l.st.WithTx(context.Background(), func(tx *store.Tx) error {
+	err = l.st.WithTx(context.Background(), func(tx store.Tx) error {
 		_, err := l.svc.ClaimTx(tx, p, "", time.Hour, l.clock.Now())
 		return err
 	})

@@ -42,7 +42,7 @@ type LabRunner interface {
 
 // Config is what the console needs from its caller.
 type Config struct {
-	Store   *store.Store
+	Store   store.Ledger
 	Service *reconcile.Service // decisions and provider checks
 
 	// Lab runs scenarios from the Lab screen (L); nil hides it.
@@ -124,7 +124,7 @@ type Model struct {
 	refreshedAt time.Time
 	loadErr     error
 
-	watcher     *store.Watcher
+	watcher     store.Watcher
 	watchErr    error
 	polling     bool
 	tickRunning bool
@@ -200,7 +200,7 @@ func (m Model) Init() tea.Cmd {
 // env is what a screen may read of the session while it updates or draws.
 type env struct {
 	ctx      context.Context
-	st       *store.Store
+	st       store.Ledger
 	svc      *reconcile.Service
 	styles   *Styles
 	now      time.Time

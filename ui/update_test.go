@@ -14,6 +14,7 @@ import (
 	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
+	"github.com/retrysafe/retrysafe/store/sqlite"
 )
 
 // Update-level tests: the model driven key by key against a real ledger,
@@ -318,7 +319,7 @@ func TestAnActionTheStateForbidsIsRefusedAndSaysWhy(t *testing.T) {
 
 func TestReadOnlyRefusesEveryWrite(t *testing.T) {
 	l := fixture(t)
-	ro, err := store.Open(l.path, store.Options{ReadOnly: true, Now: l.clock.Now})
+	ro, err := sqlite.Open(l.path, store.Options{ReadOnly: true, Now: l.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

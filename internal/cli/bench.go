@@ -18,6 +18,7 @@ import (
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
+	"github.com/retrysafe/retrysafe/store/sqlite"
 )
 
 // benchReport is what `retrysafe bench` prints; --json is stable for
@@ -104,7 +105,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	rep := benchReport{Ledger: *db, Mix: *mix, Workers: *workers, Ops: *ops, Durability: *durability}
 	if *baseline {
 		path := filepath.Join(filepath.Dir(*db), "."+filepath.Base(*db)+".baseline-"+strconv.Itoa(os.Getpid()))
-		b, err := store.Baseline(ctx, path, *ops, *workers, d)
+		b, err := sqlite.Baseline(ctx, path, *ops, *workers, d)
 		if err != nil {
 			return fail(stderr, err)
 		}
@@ -217,7 +218,7 @@ func benchCalls(ctx context.Context, svc *reconcile.Service, rep *benchReport) e
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	rep.Seconds = elapsed.Seconds()
 	rep.OpsPerSec = float64(rep.Ops) / elapsed.Seconds()
-	rep.P50Ms, rep.P99Ms = ms(store.Percentile(lat, 0.50)), ms(store.Percentile(lat, 0.99))
+	rep.P50Ms, rep.P99Ms = ms(sqlite.Percentile(lat, 0.50)), ms(sqlite.Percentile(lat, 0.99))
 	rep.Errors = int(errs.Load())
 	if s, ok := firstErr.Load().(string); ok {
 		rep.FirstError = s

@@ -19,6 +19,7 @@ import (
 	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
+	"github.com/retrysafe/retrysafe/store/sqlite"
 )
 
 const usage = `retrysafe — safe retries for agent write tools, and a console to settle unknown outcomes
@@ -138,7 +139,7 @@ func providerPath(ledger string) string {
 // ledger is an open store with its sandbox provider and the service over
 // both.
 type ledger struct {
-	Store   *store.Store
+	Store   store.Ledger
 	Sandbox *provider.Sandbox
 	Svc     *reconcile.Service
 }
@@ -152,7 +153,7 @@ func (l *ledger) Close() {
 
 // openLedger opens the ledger (and its sandbox provider unless read-only).
 func openLedger(path, providerDB string, o store.Options) (*ledger, error) {
-	st, err := store.Open(path, o)
+	st, err := openStore(path, o)
 	if err != nil {
 		return nil, err
 	}
@@ -172,6 +173,12 @@ func openLedger(path, providerDB string, o store.Options) (*ledger, error) {
 	}
 	l.Svc = reconcile.New(st, providers)
 	return l, nil
+}
+
+// openStore is the one place a ledger's location becomes a ledger: every
+// command opens through it.
+func openStore(where string, o store.Options) (store.Ledger, error) {
+	return sqlite.OpenLedger(where, o)
 }
 
 // exitFor maps an error to the exit code of the non-call commands.

@@ -21,6 +21,7 @@ import (
 	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
+	"github.com/retrysafe/retrysafe/store/sqlite"
 )
 
 // cli runs one retrysafe command line in-process.
@@ -44,7 +45,7 @@ func oneErrorLine(t *testing.T, what, stderr string) string {
 // deliveries), read without writing.
 func digest(t *testing.T, path string) string {
 	t.Helper()
-	st, err := store.Open(path, store.Options{ReadOnly: true})
+	st, err := sqlite.Open(path, store.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatalf("open %s: %v", path, err)
 	}
@@ -511,7 +512,7 @@ func TestBenchReportsRateLatencyErrorsAndTheBaseline(t *testing.T) {
 			t.Errorf("bench %s report %+v", mix, rep)
 		}
 		// The calls were real: the ledger holds them.
-		st, err := store.Open(db, store.Options{ReadOnly: true})
+		st, err := sqlite.Open(db, store.Options{ReadOnly: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -80,7 +80,7 @@ func openConsole(ctx context.Context, l *ledger, o consoleOptions, stderr io.Wri
 	// Read-only keeps the Lab screen (it shows the scenarios) but it
 	// refuses to run them: they write.
 	if exe, err := os.Executable(); err == nil {
-		runner := &lab.Runner{Exe: exe, WorkerArgs: []string{workerCommand}}
+		runner := &lab.Runner{Exe: exe, WorkerArgs: []string{workerCommand}, Open: openStore}
 		if l.Sandbox != nil {
 			runner.ProviderDB = l.Sandbox.Path()
 		}

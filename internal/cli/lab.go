@@ -26,7 +26,7 @@ func labRunner() (*lab.Runner, error) {
 	if err != nil {
 		return nil, model.Wrap(model.CodeInternal, err, "cannot find this binary to run lab workers: %v", err)
 	}
-	return &lab.Runner{Exe: exe, WorkerArgs: []string{workerCommand}, Operator: "lab"}, nil
+	return &lab.Runner{Exe: exe, WorkerArgs: []string{workerCommand}, Open: openStore, Operator: "lab"}, nil
 }
 
 func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -230,7 +230,7 @@ func demoExists(ctx context.Context, path string) (bool, error) {
 	if _, err := os.Stat(path); os.IsNotExist(err) {
 		return false, nil
 	}
-	st, err := store.Open(path, store.Options{ReadOnly: true})
+	st, err := openStore(path, store.Options{ReadOnly: true})
 	if err != nil {
 		return false, err
 	}

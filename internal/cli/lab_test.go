@@ -16,6 +16,7 @@ import (
 	"github.com/retrysafe/retrysafe/lab"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/store"
+	"github.com/retrysafe/retrysafe/store/sqlite"
 )
 
 // workerEnv switches the test binary into a retrysafe process: the lab
@@ -37,7 +38,7 @@ func testRunner(t *testing.T) *lab.Runner {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &lab.Runner{Exe: exe, WorkerArgs: []string{workerCommand}, Env: []string{workerEnv + "=1"}, Operator: "lab-test"}
+	return &lab.Runner{Exe: exe, WorkerArgs: []string{workerCommand}, Open: openStore, Env: []string{workerEnv + "=1"}, Operator: "lab-test"}
 }
 
 // want is one row of the lab's table as the seeds state it.
@@ -83,7 +84,7 @@ func checkRows(t *testing.T, rows []lab.Row, ledgerOf func(lab.Row) string) {
 		if len(r.Keys) != len(w.states) {
 			t.Errorf("%s: keys %v, want %d", r.Scenario, r.Keys, len(w.states))
 		}
-		st, err := store.Open(ledgerOf(r), store.Options{ReadOnly: true})
+		st, err := sqlite.Open(ledgerOf(r), store.Options{ReadOnly: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -118,7 +119,7 @@ func TestLabScenariosWithRealWorkersHoldTheSeedsNumbers(t *testing.T) {
 // the numbers must not drift with what earlier runs left behind.
 func TestRunInTwiceInOneLedgerShowsTheSameNumbers(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "shared.db")
-	st, err := store.Open(path, store.Options{Create: true})
+	st, err := sqlite.Open(path, store.Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +144,7 @@ func TestRunInTwiceInOneLedgerShowsTheSameNumbers(t *testing.T) {
 
 func TestRunInRefusesWhatCannotRun(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "l.db")
-	st, err := store.Open(path, store.Options{Create: true})
+	st, err := sqlite.Open(path, store.Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,7 +326,7 @@ func TestDemoBuildsTheDesignedLedger(t *testing.T) {
 func checkDemoTimeline(t *testing.T, path string, built time.Time) {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(path, store.Options{ReadOnly: true})
+	st, err := sqlite.Open(path, store.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,7 +53,7 @@ func runOps(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // opsOpen opens an existing ledger; ops never creates one.
 // Decisions and reads need no provider, so none is opened (or created).
 func opsOpen(db string, readOnly bool) (*ledger, error) {
-	st, err := store.Open(db, store.Options{ReadOnly: readOnly})
+	st, err := openStore(db, store.Options{ReadOnly: readOnly})
 	if err != nil {
 		return nil, err
 	}

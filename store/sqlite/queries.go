@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 import (
 	"context"
@@ -9,28 +9,12 @@ import (
 	"time"
 
 	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/store"
 )
-
-// ListQuery selects one page of operations, newest first.
-type ListQuery struct {
-	Tenant string      // "" = all tenants
-	State  model.State // "" = all states
-	Tool   string      // "" = all tools
-	// Search matches key or summary (subject, report, recipient) as a
-	// substring, or the trace id of any attempt by exact id or prefix.
-	Search string
-	// Contradicted keeps only operations a late result contradicted.
-	Contradicted bool
-	// BeforeID is the keyset cursor: only ids below it (0 = from the newest).
-	BeforeID int64
-	// AfterID pages backwards: only ids above it, returned newest first.
-	AfterID int64
-	Limit   int
-}
 
 // List returns one page of operations with their attempt counts. It never
 // reads more rows than the page needs (keyset pagination on the id).
-func (s *Store) List(ctx context.Context, q ListQuery) ([]model.Operation, error) {
+func (s *Store) List(ctx context.Context, q store.ListQuery) ([]model.Operation, error) {
 	if q.Limit <= 0 || q.Limit > 10000 {
 		q.Limit = 100
 	}
@@ -108,18 +92,10 @@ func escapeLike(s string) string {
 	return r.Replace(s)
 }
 
-// Counts is the number of operations by state (and in all), plus how many
-// are flagged contradicted.
-type Counts struct {
-	ByState      map[model.State]int
-	Total        int
-	Contradicted int
-}
-
 // Counts reads the trigger-kept counts: constant time whatever the ledger's
 // size. tenant "" counts every tenant.
-func (s *Store) Counts(ctx context.Context, tenant string) (Counts, error) {
-	c := Counts{ByState: map[model.State]int{}}
+func (s *Store) Counts(ctx context.Context, tenant string) (store.Counts, error) {
+	c := store.Counts{ByState: map[model.State]int{}}
 	q := `SELECT state, SUM(n) FROM state_counts GROUP BY state`
 	var args []any
 	if tenant != "" {

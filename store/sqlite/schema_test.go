@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/store"
 )
 
 func newOp(key string, st model.State) *model.Operation {
@@ -25,16 +26,16 @@ func newOp(key string, st model.State) *model.Operation {
 // Every state of the model is storable and nothing else is: the SQL CHECK
 // and model.AllStates agree on a real ledger, not only on paper.
 func TestEveryModelStateIsStorableAndNoOtherIs(t *testing.T) {
-	s, _ := openLedger(t, Options{})
+	s, _ := openLedger(t, store.Options{})
 	ctx := context.Background()
 	for _, st := range model.AllStates {
-		err := s.WithTx(ctx, func(tx *Tx) error { return tx.InsertOperation(newOp("k-"+string(st), st)) })
+		err := s.WithTx(ctx, func(tx store.Tx) error { return tx.InsertOperation(newOp("k-"+string(st), st)) })
 		if err != nil {
 			t.Errorf("state %s refused by the ledger: %v", st, err)
 		}
 	}
 	for _, bogus := range []model.State{"done", "APPLIED", ""} {
-		err := s.WithTx(ctx, func(tx *Tx) error { return tx.InsertOperation(newOp("bogus-"+string(bogus), bogus)) })
+		err := s.WithTx(ctx, func(tx store.Tx) error { return tx.InsertOperation(newOp("bogus-"+string(bogus), bogus)) })
 		if !model.IsCode(err, model.CodeConflict) {
 			t.Errorf("state %q: err = %v; want the CHECK constraint to refuse it", bogus, err)
 		}
@@ -53,16 +54,16 @@ func TestEveryModelStateIsStorableAndNoOtherIs(t *testing.T) {
 	}
 	// Tombstones keep a final state under the same CHECK.
 	for _, st := range model.AllStates {
-		err := s.WithTx(ctx, func(tx *Tx) error {
-			_, err := tx.tx.Exec(`INSERT INTO tombstones VALUES ('t', ?, 'x', 'f', ?, 0, 1)`, "ts-"+string(st), string(st))
+		err := s.WithTx(ctx, func(tx store.Tx) error {
+			_, err := tx.(*Tx).tx.Exec(`INSERT INTO tombstones VALUES ('t', ?, 'x', 'f', ?, 0, 1)`, "ts-"+string(st), string(st))
 			return err
 		})
 		if err != nil {
 			t.Errorf("tombstone state %s refused: %v", st, err)
 		}
 	}
-	err = s.WithTx(ctx, func(tx *Tx) error {
-		_, err := tx.tx.Exec(`INSERT INTO tombstones VALUES ('t', 'ts-bogus', 'x', 'f', 'gone', 0, 1)`)
+	err = s.WithTx(ctx, func(tx store.Tx) error {
+		_, err := tx.(*Tx).tx.Exec(`INSERT INTO tombstones VALUES ('t', 'ts-bogus', 'x', 'f', 'gone', 0, 1)`)
 		return err
 	})
 	if !model.IsCode(err, model.CodeConflict) {
@@ -71,14 +72,14 @@ func TestEveryModelStateIsStorableAndNoOtherIs(t *testing.T) {
 }
 
 func TestEveryOutcomeAndActionIsStorableAndNoOtherIs(t *testing.T) {
-	s, _ := openLedger(t, Options{})
+	s, _ := openLedger(t, store.Options{})
 	ctx := context.Background()
 	op := newOp("k", model.StateUnknown)
-	if err := s.WithTx(ctx, func(tx *Tx) error { return tx.InsertOperation(op) }); err != nil {
+	if err := s.WithTx(ctx, func(tx store.Tx) error { return tx.InsertOperation(op) }); err != nil {
 		t.Fatal(err)
 	}
 	for _, o := range model.AllOutcomes {
-		err := s.WithTx(ctx, func(tx *Tx) error {
+		err := s.WithTx(ctx, func(tx store.Tx) error {
 			return tx.InsertAttempt(&model.Attempt{OperationID: op.ID, Outcome: o, Fingerprint: op.Fingerprint})
 		})
 		if err != nil {
@@ -87,19 +88,19 @@ func TestEveryOutcomeAndActionIsStorableAndNoOtherIs(t *testing.T) {
 	}
 	// InsertAttempt refuses in Go first; the CHECK must refuse too for any
 	// writer that bypasses it.
-	if err := s.WithTx(ctx, func(tx *Tx) error {
+	if err := s.WithTx(ctx, func(tx store.Tx) error {
 		return tx.InsertAttempt(&model.Attempt{OperationID: op.ID, Outcome: "exploded", Fingerprint: op.Fingerprint})
 	}); !model.IsCode(err, model.CodeInvalid) {
 		t.Errorf("InsertAttempt with a bogus outcome: %v", err)
 	}
-	if err := s.WithTx(ctx, func(tx *Tx) error {
-		_, err := tx.tx.Exec(`INSERT INTO attempts (operation_id, seq, outcome, fingerprint, started_at) VALUES (?, 999, 'exploded', 'f', 0)`, op.ID)
+	if err := s.WithTx(ctx, func(tx store.Tx) error {
+		_, err := tx.(*Tx).tx.Exec(`INSERT INTO attempts (operation_id, seq, outcome, fingerprint, started_at) VALUES (?, 999, 'exploded', 'f', 0)`, op.ID)
 		return err
 	}); !model.IsCode(err, model.CodeConflict) {
 		t.Errorf("SQL accepted a bogus outcome: %v", err)
 	}
 	for _, a := range model.AllActions {
-		err := s.WithTx(ctx, func(tx *Tx) error {
+		err := s.WithTx(ctx, func(tx store.Tx) error {
 			return tx.InsertDecision(&model.Decision{OperationID: op.ID, Operator: "o", Action: a, Reason: "r",
 				FromState: model.StateUnknown, ToState: model.StateApplied})
 		})
@@ -107,7 +108,7 @@ func TestEveryOutcomeAndActionIsStorableAndNoOtherIs(t *testing.T) {
 			t.Errorf("action %s refused: %v", a, err)
 		}
 	}
-	if err := s.WithTx(ctx, func(tx *Tx) error {
+	if err := s.WithTx(ctx, func(tx store.Tx) error {
 		return tx.InsertDecision(&model.Decision{OperationID: op.ID, Operator: "o", Action: "delete", Reason: "r"})
 	}); !model.IsCode(err, model.CodeConflict) {
 		t.Errorf("bogus action: %v", err)
@@ -127,10 +128,10 @@ func TestEveryOutcomeAndActionIsStorableAndNoOtherIs(t *testing.T) {
 }
 
 func TestUpdateOperationIsCompareAndSet(t *testing.T) {
-	s, _ := openLedger(t, Options{})
+	s, _ := openLedger(t, store.Options{})
 	ctx := context.Background()
 	op := newOp("k", model.StateUnknown)
-	if err := s.WithTx(ctx, func(tx *Tx) error { return tx.InsertOperation(op) }); err != nil {
+	if err := s.WithTx(ctx, func(tx store.Tx) error { return tx.InsertOperation(op) }); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := s.Snapshot(ctx)
@@ -141,7 +142,7 @@ func TestUpdateOperationIsCompareAndSet(t *testing.T) {
 	for _, c := range stale {
 		next := *op
 		next.State = model.StateNotApplied
-		err := s.WithTx(ctx, func(tx *Tx) error { return tx.UpdateOperation(&next, c.state, c.version) })
+		err := s.WithTx(ctx, func(tx store.Tx) error { return tx.UpdateOperation(&next, c.state, c.version) })
 		if !model.IsCode(err, model.CodeStale) {
 			t.Errorf("update from %s v%d: %v; want CodeStale", c.state, c.version, err)
 			continue
@@ -155,7 +156,7 @@ func TestUpdateOperationIsCompareAndSet(t *testing.T) {
 	}
 	next := *op
 	next.State = model.StateNotApplied
-	if err := s.WithTx(ctx, func(tx *Tx) error { return tx.UpdateOperation(&next, model.StateUnknown, 1) }); err != nil {
+	if err := s.WithTx(ctx, func(tx store.Tx) error { return tx.UpdateOperation(&next, model.StateUnknown, 1) }); err != nil {
 		t.Fatalf("matching compare-and-set refused: %v", err)
 	}
 	if next.Version != 2 {
@@ -164,28 +165,28 @@ func TestUpdateOperationIsCompareAndSet(t *testing.T) {
 }
 
 func TestInsertingAnExistingKeyIsAConflict(t *testing.T) {
-	s, _ := openLedger(t, Options{})
+	s, _ := openLedger(t, store.Options{})
 	ctx := context.Background()
-	if err := s.WithTx(ctx, func(tx *Tx) error { return tx.InsertOperation(newOp("k", model.StateUnknown)) }); err != nil {
+	if err := s.WithTx(ctx, func(tx store.Tx) error { return tx.InsertOperation(newOp("k", model.StateUnknown)) }); err != nil {
 		t.Fatal(err)
 	}
-	err := s.WithTx(ctx, func(tx *Tx) error { return tx.InsertOperation(newOp("k", model.StateUnknown)) })
+	err := s.WithTx(ctx, func(tx store.Tx) error { return tx.InsertOperation(newOp("k", model.StateUnknown)) })
 	if !model.IsCode(err, model.CodeConflict) || !strings.Contains(err.Error(), "constraint") {
 		t.Errorf("duplicate (tenant, key): %v", err)
 	}
 	// The same key in another tenant is another operation.
 	other := newOp("k", model.StateUnknown)
 	other.Tenant = "u"
-	if err := s.WithTx(ctx, func(tx *Tx) error { return tx.InsertOperation(other) }); err != nil {
+	if err := s.WithTx(ctx, func(tx store.Tx) error { return tx.InsertOperation(other) }); err != nil {
 		t.Errorf("same key, other tenant: %v", err)
 	}
 }
 
 func TestRolledBackTransactionLeavesNothing(t *testing.T) {
-	s, _ := openLedger(t, Options{})
+	s, _ := openLedger(t, store.Options{})
 	ctx := context.Background()
 	before, _ := s.Snapshot(ctx)
-	err := s.WithTx(ctx, func(tx *Tx) error {
+	err := s.WithTx(ctx, func(tx store.Tx) error {
 		op := newOp("k", model.StateApplied)
 		if err := tx.InsertOperation(op); err != nil {
 			return err
@@ -208,7 +209,7 @@ func TestRolledBackTransactionLeavesNothing(t *testing.T) {
 				t.Error("the panic did not reach the caller")
 			}
 		}()
-		s.WithTx(ctx, func(tx *Tx) error {
+		s.WithTx(ctx, func(tx store.Tx) error {
 			tx.InsertOperation(newOp("p", model.StateUnknown))
 			panic("worker bug")
 		})
@@ -216,7 +217,7 @@ func TestRolledBackTransactionLeavesNothing(t *testing.T) {
 	if after, _ := s.Snapshot(ctx); after != before {
 		t.Error("a transaction whose fn panicked left rows behind")
 	}
-	if err := s.WithTx(ctx, func(tx *Tx) error { return tx.InsertOperation(newOp("after", model.StateUnknown)) }); err != nil {
+	if err := s.WithTx(ctx, func(tx store.Tx) error { return tx.InsertOperation(newOp("after", model.StateUnknown)) }); err != nil {
 		t.Errorf("the writer is unusable after a panic: %v", err)
 	}
 }
@@ -224,10 +225,10 @@ func TestRolledBackTransactionLeavesNothing(t *testing.T) {
 // Audit must find what it claims to check: an applied operation with two
 // effects, an effect whose operation is not applied, counts out of step.
 func TestAuditFindsBrokenInvariants(t *testing.T) {
-	s, path := openLedger(t, Options{})
+	s, path := openLedger(t, store.Options{})
 	ctx := context.Background()
 	op := newOp("k", model.StateApplied)
-	err := s.WithTx(ctx, func(tx *Tx) error {
+	err := s.WithTx(ctx, func(tx store.Tx) error {
 		if err := tx.InsertOperation(op); err != nil {
 			return err
 		}
@@ -256,7 +257,7 @@ func TestAuditFindsBrokenInvariants(t *testing.T) {
 			copyPath := filepath.Join(t.TempDir(), "copy.db")
 			plainExec(t, path, "VACUUM INTO '"+copyPath+"'")
 			plainExec(t, copyPath, b.sql)
-			c, err := Open(copyPath, Options{})
+			c, err := Open(copyPath, store.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

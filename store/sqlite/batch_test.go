@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/store"
 )
 
 // Concurrent transactions are combined into shared commits (group commit);
@@ -15,7 +16,7 @@ import (
 // its fn succeeds, vanish when its fn fails or panics — whatever the others
 // in the same commit did — and its panic is raised in its own goroutine.
 func TestCombinedTransactionsKeepEachCallersOutcome(t *testing.T) {
-	s, _ := openLedger(t, Options{})
+	s, _ := openLedger(t, store.Options{})
 	ctx := context.Background()
 	const n = 96
 	var wg sync.WaitGroup
@@ -26,7 +27,7 @@ func TestCombinedTransactionsKeepEachCallersOutcome(t *testing.T) {
 		go func(i int) {
 			defer wg.Done()
 			defer func() { panics[i] = recover() }()
-			fn := func(tx *Tx) error {
+			fn := func(tx store.Tx) error {
 				if err := insertOp(tx, fmt.Sprintf("k%d", i)); err != nil {
 					return err
 				}
@@ -79,12 +80,12 @@ func TestCombinedTransactionsKeepEachCallersOutcome(t *testing.T) {
 // A relaxed transaction may only append attempts: writing an operation
 // sends it back to run durably, and it then commits exactly once.
 func TestRelaxedTransactionThatWritesMoreRunsAgainDurably(t *testing.T) {
-	s, _ := openLedger(t, Options{})
+	s, _ := openLedger(t, store.Options{})
 	ctx := context.Background()
 	runs, relaxedRuns := 0, 0
-	err := s.WithAttemptTx(ctx, func(tx *Tx) error {
+	err := s.WithAttemptTx(ctx, func(tx store.Tx) error {
 		runs++
-		if tx.relaxed {
+		if tx.(*Tx).relaxed {
 			relaxedRuns++
 		}
 		return insertOp(tx, "k")
@@ -103,11 +104,11 @@ func TestRelaxedTransactionThatWritesMoreRunsAgainDurably(t *testing.T) {
 
 // A caller whose deadline passed while it waited in the queue is not run.
 func TestCombinedTransactionSkipsACallerWhoseDeadlinePassed(t *testing.T) {
-	s, _ := openLedger(t, Options{})
+	s, _ := openLedger(t, store.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	ran := false
-	err := s.WithTx(ctx, func(tx *Tx) error { ran = true; return insertOp(tx, "late") })
+	err := s.WithTx(ctx, func(tx store.Tx) error { ran = true; return insertOp(tx, "late") })
 	if ran || !model.IsCode(err, model.CodeBusy) {
 		t.Errorf("ran %v, err %v; want not run and a deadline error", ran, err)
 	}

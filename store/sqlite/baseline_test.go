@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 import (
 	"context"
@@ -8,12 +8,13 @@ import (
 	"time"
 
 	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/store"
 )
 
 func TestBaselineRunsItsTransactionsAndCleansUp(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "baseline.db")
-	res, err := Baseline(context.Background(), path, 200, 4, Durable)
+	res, err := Baseline(context.Background(), path, 200, 4, store.Durable)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +29,7 @@ func TestBaselineRunsItsTransactionsAndCleansUp(t *testing.T) {
 func TestBaselineRefusesAnExistingFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "precious.db")
 	os.WriteFile(path, []byte("keep me"), 0o644)
-	if _, err := Baseline(context.Background(), path, 10, 1, Durable); !model.IsCode(err, model.CodeInvalid) {
+	if _, err := Baseline(context.Background(), path, 10, 1, store.Durable); !model.IsCode(err, model.CodeInvalid) {
 		t.Errorf("Baseline over an existing file: %v", err)
 	}
 	if b, _ := os.ReadFile(path); string(b) != "keep me" {

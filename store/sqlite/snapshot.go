@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 import (
 	"context"
@@ -14,11 +14,10 @@ import (
 // nothing was written in between: tests and the lab use it to show that a
 // refused call or decision changed nothing. It reads the whole ledger; it is
 // for small ledgers, not for the console.
-func (s *Store) Snapshot(ctx context.Context) (string, error) { return s.SnapshotExcept(ctx) }
-
-// SnapshotExcept is Snapshot without the named tables: "nothing changed but
-// the attempt row" is SnapshotExcept(ctx, "attempts") before and after.
-func (s *Store) SnapshotExcept(ctx context.Context, skip ...string) (string, error) {
+//
+// The tables named in skip are left out: "nothing changed but the attempt
+// row" is Snapshot(ctx, "attempts") before and after.
+func (s *Store) Snapshot(ctx context.Context, skip ...string) (string, error) {
 	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return "", s.translate(err, "snapshot")

@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/store"
 )
 
 // Tx is one write transaction (BEGIN IMMEDIATE) on the pinned writer
@@ -91,13 +92,9 @@ func (t *Tx) queryRow(q string, args ...any) scanner { return t.tx.QueryRowConte
 // Now is the time fixed for this transaction: every row it writes agrees.
 func (t *Tx) Now() time.Time { return t.now }
 
-// errNeedsDurable is how a relaxed transaction learns it must not go on: fn
-// tried to change an operation, an effect or a decision.
-var errNeedsDurable = errors.New("store: this transaction changes more than attempts; it must be durable")
-
 func (t *Tx) durableOnly() error {
 	if t.relaxed {
-		return errNeedsDurable
+		return store.ErrNeedsDurable
 	}
 	return nil
 }
@@ -106,8 +103,8 @@ func (t *Tx) durableOnly() error {
 // commits if fn returns nil. A busy database is waited out (SQLite's busy
 // timeout, then retries with backoff) until ctx's deadline; fn may therefore
 // run more than once and must not have effects outside the transaction.
-func (s *Store) WithTx(ctx context.Context, fn func(*Tx) error) error {
-	return s.withTx(ctx, false, fn)
+func (s *Store) WithTx(ctx context.Context, fn func(store.Tx) error) error {
+	return s.withTx(ctx, false, func(t *Tx) error { return fn(t) })
 }
 
 // WithAttemptTx runs fn first in a relaxed transaction — committed with
@@ -117,10 +114,11 @@ func (s *Store) WithTx(ctx context.Context, fn func(*Tx) error) error {
 // runs fn again durably. Replays, conflicts and refusals, which only record
 // an attempt, are thereby cheap; every effect, operation change and decision
 // is still fsynced before it is acknowledged.
-func (s *Store) WithAttemptTx(ctx context.Context, fn func(*Tx) error) error {
-	err := s.withTx(ctx, true, fn)
-	if errors.Is(err, errNeedsDurable) {
-		return s.withTx(ctx, false, fn)
+func (s *Store) WithAttemptTx(ctx context.Context, fn func(store.Tx) error) error {
+	run := func(t *Tx) error { return fn(t) }
+	err := s.withTx(ctx, true, run)
+	if errors.Is(err, store.ErrNeedsDurable) {
+		return s.withTx(ctx, false, run)
 	}
 	return err
 }
@@ -356,7 +354,7 @@ func (s *Store) runOne(p *pendingTx, durable bool) (r txResult) {
 	ctx := context.WithoutCancel(p.ctx)
 	t := &Tx{tx: &connTx{s: s, ctx: ctx}, ctx: ctx, now: s.now(), relaxed: p.relaxed && !durable}
 	if err := p.fn(t); err != nil {
-		if errors.Is(err, errNeedsDurable) {
+		if errors.Is(err, store.ErrNeedsDurable) {
 			return txResult{err: err}
 		}
 		return txResult{err: s.translate(err, "")}

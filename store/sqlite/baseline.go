@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/store"
 )
 
 // BaselineResult is the write rate of bare SQLite on one file system: the
@@ -31,7 +32,7 @@ type BaselineResult struct {
 // cost of a durable commit on this file system and nothing else, so the
 // ratio of the call path's rate to it says what retrysafe's own work costs.
 // The file must not exist; it is removed afterwards.
-func Baseline(ctx context.Context, path string, n, workers int, d Durability) (BaselineResult, error) {
+func Baseline(ctx context.Context, path string, n, workers int, d store.Durability) (BaselineResult, error) {
 	res := BaselineResult{Transactions: n, Workers: workers}
 	if n < 1 || workers < 1 {
 		return res, model.Errorf(model.CodeInvalid, "baseline needs at least one transaction and one worker")
@@ -44,7 +45,7 @@ func Baseline(ctx context.Context, path string, n, workers int, d Durability) (B
 			os.Remove(path + suffix)
 		}
 	}()
-	db, err := sql.Open("sqlite", dsn(path, Options{BusyTimeout: 5 * time.Second, Durability: d}, false))
+	db, err := sql.Open("sqlite", dsn(path, options{Options: store.Options{BusyTimeout: 5 * time.Second, Durability: d}}, false))
 	if err != nil {
 		return res, model.Wrap(model.CodeInternal, err, "baseline %s: %v", path, err)
 	}

@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 import (
 	"bytes"
@@ -16,10 +16,11 @@ import (
 	"testing"
 
 	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/store"
 )
 
 // openLedger makes a new ledger in a fresh directory and closes it on cleanup.
-func openLedger(t testing.TB, o Options) (*Store, string) {
+func openLedger(t testing.TB, o store.Options) (*Store, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "ledger.db")
 	o.Create = true
@@ -109,7 +110,7 @@ func TestOpenRefusesWhatIsNotItsLedgerAndTouchesNothing(t *testing.T) {
 	ledgerAt := func(version int) setup {
 		return func(t *testing.T, dir string) string {
 			path := filepath.Join(dir, "ledger.db")
-			s, err := Open(path, Options{Create: true})
+			s, err := Open(path, store.Options{Create: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -121,41 +122,41 @@ func TestOpenRefusesWhatIsNotItsLedgerAndTouchesNothing(t *testing.T) {
 	cases := []struct {
 		name  string
 		setup setup
-		opts  Options
+		opts  store.Options
 		code  model.Code
 		says  string
 	}{
-		{"a ledger written by a newer schema", ledgerAt(99), Options{}, model.CodeUnsupported, "schema version 99; this retrysafe knows up to"},
-		{"a newer ledger, opened read-only", ledgerAt(99), Options{ReadOnly: true}, model.CodeUnsupported, "upgrade retrysafe"},
+		{"a ledger written by a newer schema", ledgerAt(99), store.Options{}, model.CodeUnsupported, "schema version 99; this retrysafe knows up to"},
+		{"a newer ledger, opened read-only", ledgerAt(99), store.Options{ReadOnly: true}, model.CodeUnsupported, "upgrade retrysafe"},
 		{"a text file", func(t *testing.T, dir string) string {
 			p := filepath.Join(dir, "notes.db")
 			os.WriteFile(p, []byte("these are my notes, not a database\n"), 0o644)
 			return p
-		}, Options{Create: true}, model.CodeUnsupported, "is not a SQLite database"},
+		}, store.Options{Create: true}, model.CodeUnsupported, "is not a SQLite database"},
 		{"a file shorter than a SQLite header", func(t *testing.T, dir string) string {
 			p := filepath.Join(dir, "short.db")
 			os.WriteFile(p, []byte("SQLite format 3\x00"), 0o644)
 			return p
-		}, Options{}, model.CodeUnsupported, "is not a SQLite database"},
+		}, store.Options{}, model.CodeUnsupported, "is not a SQLite database"},
 		{"another program's SQLite database", func(t *testing.T, dir string) string {
 			p := filepath.Join(dir, "other.db")
 			plainExec(t, p, "CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT)", "INSERT INTO customers (name) VALUES ('x')")
 			return p
-		}, Options{}, model.CodeUnsupported, "not a retrysafe ledger"},
+		}, store.Options{}, model.CodeUnsupported, "not a retrysafe ledger"},
 		{"a missing directory", func(t *testing.T, dir string) string {
 			return filepath.Join(dir, "no-such-dir", "ledger.db")
-		}, Options{Create: true}, model.CodeUnavailable, "does not exist"},
+		}, store.Options{Create: true}, model.CodeUnavailable, "does not exist"},
 		{"a missing file without create", func(t *testing.T, dir string) string {
 			return filepath.Join(dir, "absent.db")
-		}, Options{}, model.CodeNotFound, "no ledger at"},
+		}, store.Options{}, model.CodeNotFound, "no ledger at"},
 		{"a missing file, read-only even with create", func(t *testing.T, dir string) string {
 			return filepath.Join(dir, "absent.db")
-		}, Options{Create: true, ReadOnly: true}, model.CodeNotFound, "no ledger at"},
+		}, store.Options{Create: true, ReadOnly: true}, model.CodeNotFound, "no ledger at"},
 		{"a directory", func(t *testing.T, dir string) string {
 			p := filepath.Join(dir, "ledger.db")
 			os.Mkdir(p, 0o755)
 			return p
-		}, Options{Create: true}, model.CodeUnavailable, "it is a directory"},
+		}, store.Options{Create: true}, model.CodeUnavailable, "it is a directory"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -183,7 +184,7 @@ func TestOpenRefusesWhatIsNotItsLedgerAndTouchesNothing(t *testing.T) {
 func TestOpenRefusesANewerSchemaStillInTheWAL(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "ledger.db")
-	s, err := Open(path, Options{Create: true})
+	s, err := Open(path, store.Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +200,7 @@ func TestOpenRefusesANewerSchemaStillInTheWAL(t *testing.T) {
 		t.Fatal(err)
 	}
 	main, _ := os.ReadFile(path)
-	_, err = Open(path, Options{})
+	_, err = Open(path, store.Options{})
 	if !model.IsCode(err, model.CodeUnsupported) || !strings.Contains(err.Error(), "schema version 42") {
 		t.Fatalf("Open = %v; want refusal naming schema version 42", err)
 	}
@@ -227,13 +228,13 @@ func TestMigrationsAreNumberedAndTrackedBySchemaVersion(t *testing.T) {
 		}
 	}
 
-	s, path := openLedger(t, Options{})
+	s, path := openLedger(t, store.Options{})
 	ctx := context.Background()
 	var uv int
 	if err := s.r.QueryRowContext(ctx, "PRAGMA user_version").Scan(&uv); err != nil || uv != SchemaVersion() {
 		t.Fatalf("new ledger has user_version %d (%v), want %d", uv, err, SchemaVersion())
 	}
-	if err := s.WithTx(ctx, func(tx *Tx) error {
+	if err := s.WithTx(ctx, func(tx store.Tx) error {
 		return tx.InsertOperation(&model.Operation{Tenant: "t", Key: "k", Tool: "create_support_task", PayloadVersion: 1,
 			Args: []byte(`{}`), Fingerprint: strings.Repeat("a", 64), State: model.StateNotApplied})
 	}); err != nil {
@@ -243,7 +244,7 @@ func TestMigrationsAreNumberedAndTrackedBySchemaVersion(t *testing.T) {
 	// Reopening a current ledger runs no migration: nothing is rewritten,
 	// the row is still there.
 	before, _ := os.ReadFile(path)
-	s2, err := Open(path, Options{})
+	s2, err := Open(path, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +264,7 @@ func TestOpenMigratesAnEmptyFile(t *testing.T) {
 	if err := os.WriteFile(path, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s, err := Open(path, Options{})
+	s, err := Open(path, store.Options{})
 	if err != nil {
 		t.Fatalf("Open empty file: %v", err)
 	}
@@ -276,18 +277,18 @@ func TestOpenMigratesAnEmptyFile(t *testing.T) {
 }
 
 func TestReadOnlyStoreRefusesWritesAndWritesNothing(t *testing.T) {
-	s, path := openLedger(t, Options{})
+	s, path := openLedger(t, store.Options{})
 	s.Close()
 	dir := filepath.Dir(path)
 	before := dirState(t, dir)
-	ro, err := Open(path, Options{ReadOnly: true})
+	ro, err := Open(path, store.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatalf("read-only open: %v", err)
 	}
 	if _, err := ro.Counts(context.Background(), ""); err != nil {
 		t.Errorf("read-only ledger cannot be read: %v", err)
 	}
-	err = ro.WithTx(context.Background(), func(tx *Tx) error { return nil })
+	err = ro.WithTx(context.Background(), func(tx store.Tx) error { return nil })
 	if !model.IsCode(err, model.CodeInvalid) || !strings.Contains(err.Error(), "read-only") {
 		t.Errorf("WithTx on a read-only store = %v; want a read-only refusal", err)
 	}
@@ -317,7 +318,7 @@ func TestOpenRefusesAFileItMayNotWrite(t *testing.T) {
 	}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "ledger.db")
-	s, err := Open(path, Options{Create: true})
+	s, err := Open(path, store.Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,7 +372,7 @@ func TestReadOnlyFileChild(t *testing.T) {
 
 func checkReadOnlyFile(t *testing.T, path string) {
 	t.Helper()
-	s, err := Open(path, Options{})
+	s, err := Open(path, store.Options{})
 	if err == nil {
 		s.Close()
 		t.Fatal("Open for writing accepted a file this process may not write")
@@ -379,7 +380,7 @@ func checkReadOnlyFile(t *testing.T, path string) {
 	if !model.IsCode(err, model.CodeUnavailable) || !strings.Contains(oneLine(t, err), "permission denied") {
 		t.Errorf("Open = %q (%s); want a one-line permission refusal", err, model.CodeOf(err))
 	}
-	ro, err := Open(path, Options{ReadOnly: true})
+	ro, err := Open(path, store.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatalf("read-only Open of a read-only file: %v", err)
 	}

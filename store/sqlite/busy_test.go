@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/store"
 )
 
 // holdWriteLock takes the ledger's write lock from a connection of its own
@@ -38,7 +39,7 @@ func holdWriteLock(t *testing.T, path string) (release func()) {
 	return release
 }
 
-func insertOp(tx *Tx, key string) error {
+func insertOp(tx store.Tx, key string) error {
 	return tx.InsertOperation(&model.Operation{Tenant: "t", Key: key, Tool: "create_support_task", PayloadVersion: 1,
 		Args: []byte(`{}`), Fingerprint: strings.Repeat("f", 64), State: model.StateNotApplied})
 }
@@ -46,7 +47,7 @@ func insertOp(tx *Tx, key string) error {
 // Another writer holding the lock for a while is waited out inside the
 // caller's deadline: the write happens, after the lock is released.
 func TestBusyLedgerIsWaitedOutWithinTheDeadline(t *testing.T) {
-	s, path := openLedger(t, Options{BusyTimeout: 50 * time.Millisecond})
+	s, path := openLedger(t, store.Options{BusyTimeout: 50 * time.Millisecond})
 	release := holdWriteLock(t, path)
 	var released atomic.Bool
 	go func() {
@@ -57,7 +58,7 @@ func TestBusyLedgerIsWaitedOutWithinTheDeadline(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	runs := 0
-	err := s.WithTx(ctx, func(tx *Tx) error {
+	err := s.WithTx(ctx, func(tx store.Tx) error {
 		runs++
 		if !released.Load() {
 			t.Error("the transaction ran while another connection held the write lock")
@@ -81,12 +82,12 @@ func TestBusyLedgerIsWaitedOutWithinTheDeadline(t *testing.T) {
 func TestBusyLedgerPastTheDeadlineFailsWithCodeBusy(t *testing.T) {
 	for _, busyTimeout := range []time.Duration{20 * time.Millisecond, 5 * time.Second} {
 		t.Run("busy timeout "+busyTimeout.String(), func(t *testing.T) {
-			s, path := openLedger(t, Options{BusyTimeout: busyTimeout})
+			s, path := openLedger(t, store.Options{BusyTimeout: busyTimeout})
 			holdWriteLock(t, path)
 			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 			defer cancel()
 			start := time.Now()
-			err := s.WithTx(ctx, func(tx *Tx) error { return insertOp(tx, "never") })
+			err := s.WithTx(ctx, func(tx store.Tx) error { return insertOp(tx, "never") })
 			took := time.Since(start)
 			if !model.IsCode(err, model.CodeBusy) {
 				t.Fatalf("err = %v (code %q); want CodeBusy", err, model.CodeOf(err))
@@ -110,8 +111,8 @@ func TestBusyLedgerPastTheDeadlineFailsWithCodeBusy(t *testing.T) {
 // Reads do not wait for writers: WAL readers see the last commit while
 // another connection holds the write lock.
 func TestReadsProceedWhileAWriterHoldsTheLock(t *testing.T) {
-	s, path := openLedger(t, Options{})
-	if err := s.WithTx(context.Background(), func(tx *Tx) error { return insertOp(tx, "before") }); err != nil {
+	s, path := openLedger(t, store.Options{})
+	if err := s.WithTx(context.Background(), func(tx store.Tx) error { return insertOp(tx, "before") }); err != nil {
 		t.Fatal(err)
 	}
 	holdWriteLock(t, path)

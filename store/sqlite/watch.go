@@ -1,8 +1,10 @@
-package store
+package sqlite
 
 import (
 	"context"
 	"database/sql"
+
+	"github.com/retrysafe/retrysafe/store"
 )
 
 // Watcher notices writes by other connections and processes cheaply:
@@ -15,7 +17,7 @@ type Watcher struct {
 }
 
 // Watch pins a reader connection for change detection.
-func (s *Store) Watch(ctx context.Context) (*Watcher, error) {
+func (s *Store) Watch(ctx context.Context) (store.Watcher, error) {
 	c, err := s.r.Conn(ctx)
 	if err != nil {
 		return nil, s.translate(err, "watch")

@@ -1,0 +1,404 @@
+// Package sqlite is the ledger on one SQLite file (modernc.org/sqlite, pure
+// Go), implementing the store interfaces: pragmas in the DSN, embedded
+// numbered migrations, BEGIN IMMEDIATE for every transaction that may write,
+// compare-and-set state changes, driver errors translated by SQLite result
+// code, and group commit of concurrent transactions.
+package sqlite
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/store"
+)
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// Store is an open ledger.
+type Store struct {
+	path string
+	w    *sql.DB // the writer pool: one connection, BEGIN IMMEDIATE
+	r    *sql.DB // readers: query_only, many connections under WAL
+	now  func() time.Time
+	ro   bool
+	sync string // FULL, or OFF for Fast bulk ledgers
+
+	// The writer: one connection pinned for the store's life, taken in
+	// turn through wsem, with its prepared statements by SQL text (parsing
+	// dominated the cost of a replay before they were kept).
+	wc    *sql.Conn
+	wsem  chan struct{}
+	stmts map[string]*sql.Stmt
+	wsync string // the writer connection's synchronous level now ("" unknown)
+
+	// Relaxed transactions waiting to be combined into one (see combined).
+	qmu       sync.Mutex
+	queue     []*pendingTx
+	lastBatch int // size of the last combined commit
+}
+
+const sqliteHeader = "SQLite format 3\x00"
+
+// SchemaVersion is the newest migration this binary knows.
+func SchemaVersion() int { return len(migrations()) }
+
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+func migrations() []migration {
+	entries, err := fs.ReadDir(migrationFS, "migrations")
+	if err != nil {
+		panic(err) // embedded at build time; cannot fail
+	}
+	var out []migration
+	for _, e := range entries {
+		n, err := strconv.Atoi(strings.SplitN(e.Name(), "_", 2)[0])
+		if err != nil {
+			panic("migration without a number: " + e.Name())
+		}
+		b, _ := migrationFS.ReadFile("migrations/" + e.Name())
+		out = append(out, migration{n, e.Name(), string(b)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
+	for i, m := range out {
+		if m.version != i+1 {
+			panic(fmt.Sprintf("migrations must be numbered 1..n without gaps; %s is #%d", m.name, i+1))
+		}
+	}
+	return out
+}
+
+func dsn(path string, o options, reader bool) string {
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", o.BusyTimeout.Milliseconds()))
+	q.Add("_pragma", "foreign_keys(1)")
+	if !o.ReadOnly {
+		q.Add("_pragma", "journal_mode(WAL)")
+	}
+	if o.Durability == store.Fast {
+		q.Add("_pragma", "synchronous(OFF)")
+	} else {
+		q.Add("_pragma", "synchronous(FULL)")
+	}
+	if reader {
+		q.Add("_pragma", "query_only(1)")
+		q.Set("_txlock", "deferred")
+	} else {
+		q.Set("_txlock", "immediate")
+	}
+	if o.ReadOnly {
+		q.Set("mode", "ro")
+	}
+	if o.immutable {
+		q.Set("immutable", "1")
+	}
+	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
+}
+
+// Open opens (and, with Options.Create, creates) the ledger at path and
+// brings its schema up to date. It refuses — with one clear line, touching
+// nothing — a missing directory, a file that is not SQLite, a ledger written
+// by a newer retrysafe, and a path it cannot read or write.
+func Open(path string, opts store.Options) (*Store, error) {
+	return open(path, options{Options: opts})
+}
+
+// options are Open's, plus what only this driver decides for itself.
+type options struct {
+	store.Options
+	immutable bool // read-only ledger in a directory we cannot write
+}
+
+func open(path string, o options) (*Store, error) {
+	if o.BusyTimeout <= 0 {
+		o.BusyTimeout = 5 * time.Second
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if path == "" {
+		return nil, model.Errorf(model.CodeInvalid, "no ledger path given")
+	}
+	if err := precheck(path, o); err != nil {
+		return nil, err
+	}
+	w, err := sql.Open("sqlite", dsn(path, o, false))
+	if err != nil {
+		return nil, model.Wrap(model.CodeInternal, err, "open %s: %v", path, err)
+	}
+	// One writer connection: in-process writers queue in Go (cheap hand-off)
+	// instead of sleeping in SQLite's busy handler.
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	w.SetConnMaxIdleTime(0)
+	r, err := sql.Open("sqlite", dsn(path, o, true))
+	if err != nil {
+		w.Close()
+		return nil, model.Wrap(model.CodeInternal, err, "open %s: %v", path, err)
+	}
+	r.SetMaxOpenConns(4)
+	r.SetMaxIdleConns(4)
+	s := &Store{path: path, w: w, r: r, now: o.Now, ro: o.ReadOnly, sync: "FULL"}
+	if o.Durability == store.Fast {
+		s.sync = "OFF"
+	}
+	s.wc, err = w.Conn(context.Background())
+	if err != nil {
+		err = s.translate(err, "open")
+	} else {
+		s.wsem = make(chan struct{}, 1)
+		err = s.migrate(context.Background())
+	}
+	if err != nil {
+		s.Close()
+		if o.ReadOnly && !o.immutable && isReadOnlyDir(err) && walEmpty(path) {
+			// Reading a WAL ledger needs its -shm index, which SQLite cannot
+			// create in a directory this process may not write. With no WAL
+			// content the main file is the whole ledger: read it as an
+			// immutable file instead (what --read-only is for).
+			o.immutable = true
+			return open(path, o)
+		}
+		return nil, err
+	}
+	return s, nil
+}
+
+// isReadOnlyDir reports SQLite's "cannot create the -wal/-shm here".
+func isReadOnlyDir(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && (se.Code() == sqlite3.SQLITE_READONLY_DIRECTORY || se.Code()&0xff == sqlite3.SQLITE_CANTOPEN)
+}
+
+// walEmpty reports whether path has no write-ahead log content.
+func walEmpty(path string) bool {
+	st, err := os.Stat(path + "-wal")
+	return errors.Is(err, os.ErrNotExist) || (err == nil && st.Size() == 0)
+}
+
+// precheck looks at the file before SQLite does, so a wrong path is refused
+// without being created, converted to WAL or otherwise modified.
+func precheck(path string, o options) error {
+	dir := filepath.Dir(path)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return model.Errorf(model.CodeUnavailable, "cannot open ledger %s: directory %s does not exist", path, dir)
+	}
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		if !o.Create || o.ReadOnly {
+			return model.Errorf(model.CodeNotFound, "no ledger at %s (create one with `retrysafe call` or `retrysafe demo`)", path)
+		}
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o644)
+		if err != nil {
+			return model.Wrap(model.CodeUnavailable, err, "cannot create ledger %s: %v", path, unwrapPathErr(err))
+		}
+		return f.Close()
+	case err != nil:
+		return model.Wrap(model.CodeUnavailable, err, "cannot open ledger %s: %v", path, unwrapPathErr(err))
+	case st.IsDir():
+		return model.Errorf(model.CodeUnavailable, "cannot open ledger %s: it is a directory", path)
+	}
+	flag := os.O_RDWR
+	if o.ReadOnly {
+		flag = os.O_RDONLY
+	}
+	f, err := os.OpenFile(path, flag, 0)
+	if err != nil {
+		if errors.Is(err, os.ErrPermission) && !o.ReadOnly {
+			return model.Wrap(model.CodeUnavailable, err, "cannot open ledger %s for writing: permission denied (use --read-only to look without changing it)", path)
+		}
+		return model.Wrap(model.CodeUnavailable, err, "cannot open ledger %s: %v", path, unwrapPathErr(err))
+	}
+	defer f.Close()
+	head := make([]byte, 100)
+	n, _ := f.Read(head)
+	if n == 0 {
+		return nil // a new, empty file: SQLite makes it a database
+	}
+	if n < 100 || !bytes.Equal(head[:16], []byte(sqliteHeader)) {
+		return model.Errorf(model.CodeUnsupported, "%s is not a SQLite database (not a retrysafe ledger); refusing to touch it", path)
+	}
+	// user_version lives at offset 60 of the header, big-endian.
+	uv := int(head[60])<<24 | int(head[61])<<16 | int(head[62])<<8 | int(head[63])
+	if uv > SchemaVersion() {
+		return model.Errorf(model.CodeUnsupported, "ledger %s has schema version %d; this retrysafe knows up to %d — upgrade retrysafe", path, uv, SchemaVersion())
+	}
+	// Schema version 0 with more than the first page is another program's
+	// database (a ledger's first migration sets the version with its
+	// tables): migrating into it would change someone else's file.
+	pageSize := int64(head[16])<<8 | int64(head[17])
+	if pageSize == 1 {
+		pageSize = 65536
+	}
+	if uv == 0 && st.Size() > pageSize {
+		return model.Errorf(model.CodeUnsupported, "%s is a SQLite database but not a retrysafe ledger (it has tables and no ledger schema version); refusing to touch it", path)
+	}
+	return nil
+}
+
+func unwrapPathErr(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func (s *Store) migrate(ctx context.Context) error {
+	var current int
+	if err := s.r.QueryRowContext(ctx, "PRAGMA user_version").Scan(&current); err != nil {
+		return s.translate(err, "read schema version")
+	}
+	all := migrations()
+	if current > len(all) {
+		return model.Errorf(model.CodeUnsupported, "ledger %s has schema version %d; this retrysafe knows up to %d — upgrade retrysafe", s.path, current, len(all))
+	}
+	if current == len(all) {
+		return nil
+	}
+	if s.ro {
+		return model.Errorf(model.CodeUnsupported, "ledger %s has schema version %d and needs migrating to %d; open it once without --read-only", s.path, current, len(all))
+	}
+	return s.withTx(ctx, false, func(tx *Tx) error {
+		// Re-read under the write lock: another process may have migrated.
+		if err := tx.tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&current); err != nil {
+			return err
+		}
+		for _, m := range all[current:] {
+			if _, err := tx.tx.ExecContext(ctx, m.sql); err != nil {
+				return fmt.Errorf("migration %s: %w", m.name, err)
+			}
+			if _, err := tx.tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", m.version)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Path is the ledger file.
+func (s *Store) Path() string { return s.path }
+
+// ReadOnly reports whether the store was opened read-only.
+func (s *Store) ReadOnly() bool { return s.ro }
+
+// Now is the store's clock.
+func (s *Store) Now() time.Time { return s.now() }
+
+// Close closes both pools.
+func (s *Store) Close() error {
+	var errs []error
+	for _, st := range s.stmts {
+		errs = append(errs, st.Close())
+	}
+	s.stmts = nil
+	if s.wc != nil {
+		errs = append(errs, s.wc.Close())
+	}
+	if s.w != nil {
+		errs = append(errs, s.w.Close())
+	}
+	if s.r != nil {
+		errs = append(errs, s.r.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// codeText names a SQLite result code, extended codes included (the
+// driver's table names few of those).
+func codeText(code int) string {
+	if t, ok := sqlite.ErrorCodeString[code]; ok {
+		return t
+	}
+	return fmt.Sprintf("%s, extended code %d", sqlite.ErrorCodeString[code&0xff], code)
+}
+
+// isBusy reports whether err is SQLite's "locked by another connection",
+// primary or extended code.
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		c := se.Code() & 0xff
+		return c == sqlite3.SQLITE_BUSY || c == sqlite3.SQLITE_LOCKED
+	}
+	return false
+}
+
+// translate maps driver errors to model errors by SQLite result code; model
+// errors and busy errors (retried by WithTx) pass through unchanged.
+func (s *Store) translate(err error, what string) error {
+	if err == nil {
+		return nil
+	}
+	var me *model.Error
+	if errors.As(err, &me) {
+		return err
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return model.Wrap(model.CodeBusy, err, "ledger %s: %v before the transaction finished", s.path, err)
+	}
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return err
+	}
+	prefix := s.path
+	if what != "" {
+		prefix += ": " + what
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+		return err // WithTx retries these inside the deadline
+	case sqlite3.SQLITE_CONSTRAINT:
+		return model.Wrap(model.CodeConflict, err, "%s: constraint violated (%s)", prefix, codeText(se.Code()))
+	case sqlite3.SQLITE_NOTADB:
+		return model.Wrap(model.CodeUnsupported, err, "%s is not a SQLite database (not a retrysafe ledger)", s.path)
+	case sqlite3.SQLITE_CORRUPT:
+		return model.Wrap(model.CodeUnsupported, err, "%s is damaged (database disk image is malformed)", s.path)
+	case sqlite3.SQLITE_READONLY:
+		return model.Wrap(model.CodeUnavailable, err, "%s is read-only here: %s", s.path, codeText(se.Code()))
+	case sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM, sqlite3.SQLITE_AUTH:
+		return model.Wrap(model.CodeUnavailable, err, "cannot open %s: %s", s.path, codeText(se.Code()))
+	case sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR:
+		return model.Wrap(model.CodeUnavailable, err, "%s: disk error (%s)", prefix, codeText(se.Code()))
+	}
+	return model.Wrap(model.CodeInternal, err, "%s: %v", prefix, err)
+}
+
+// The SQLite store and its transactions keep the ledger contract.
+var (
+	_ store.Ledger = (*Store)(nil)
+	_ store.Tx     = (*Tx)(nil)
+)
+
+// OpenLedger is Open returning the store interface, for wiring that picks
+// a driver by the ledger's location (lab.OpenFunc, the command line).
+func OpenLedger(path string, o store.Options) (store.Ledger, error) {
+	s, err := Open(path, o)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
