@@ -133,6 +133,33 @@ func (a Action) Valid() bool {
 	return false
 }
 
+// Verb is how the action reads in a sentence ("cannot mark applied …"):
+// the console, the command line and reconcile's messages all use it.
+func (a Action) Verb() string {
+	switch a {
+	case ActionMarkApplied:
+		return "mark applied"
+	case ActionMarkNotApplied:
+		return "mark not applied"
+	case ActionAuthorizeKey:
+		return "authorize a new key"
+	}
+	return string(a)
+}
+
+// Target is the state the action moves an operation to.
+func (a Action) Target() State {
+	switch a {
+	case ActionMarkApplied:
+		return StateApplied
+	case ActionMarkNotApplied:
+		return StateNotApplied
+	case ActionAuthorizeKey:
+		return StateSuperseded
+	}
+	return ""
+}
+
 // Class is what the caller (an agent runner) should do with a call's result.
 type Class string
 

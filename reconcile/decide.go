@@ -27,6 +27,14 @@ type Decision struct {
 	ExpectState   model.State
 	ExpectVersion int64
 	NewKey        string // AuthorizeNewKey only; "" picks one
+	// Finding is the last provider check the operator saw for this
+	// operation, if one could be made (a check that could not tell is no
+	// finding). A lookup that found nothing is evidence for "not applied";
+	// deciding against a finding needs Override.
+	Finding *provider.Evidence
+	// Override is the explicit second confirmation of a decision against
+	// Finding.
+	Override bool
 }
 
 // Legal says which decisions an operation in state st allows; the console
@@ -73,33 +81,14 @@ func AllowedFor(op model.Operation, action model.Action) bool {
 	return false
 }
 
-// Validate checks a decision's fields before anything is read or written.
+// Validate checks a decision's fields before anything is read or written:
+// the key, then the first of Problems.
 func (d Decision) Validate(action model.Action) error {
 	if err := model.ValidateIdentity(d.Tenant, d.Key); err != nil {
 		return err
 	}
-	if strings.TrimSpace(d.Operator) == "" {
-		return model.Errorf(model.CodeInvalid, "an operator name is required (set --operator or $USER)")
-	}
-	if len(d.Operator) > 128 {
-		return model.Errorf(model.CodeInvalid, "operator name is over 128 characters")
-	}
-	if strings.TrimSpace(d.Reason) == "" {
-		return model.Errorf(model.CodeInvalid, "a reason is required: say why, for the next person who reads this")
-	}
-	if len(d.Reason) > 2000 || len(d.Evidence) > 2000 {
-		return model.Errorf(model.CodeInvalid, "reason and evidence are limited to 2000 characters each")
-	}
-	if action == model.ActionMarkNotApplied && strings.TrimSpace(d.Evidence) == "" {
-		return model.Errorf(model.CodeInvalid, "marking not applied needs evidence (e.g. the provider lookup that found nothing, a ticket); a timeout is not evidence")
-	}
-	if d.NewKey != "" {
-		if err := model.ValidateIdentity(d.Tenant, d.NewKey); err != nil {
-			return err
-		}
-		if d.NewKey == d.Key {
-			return model.Errorf(model.CodeInvalid, "the new key must differ from %q", d.Key)
-		}
+	if ps := d.Problems(action); len(ps) > 0 {
+		return model.Errorf(model.CodeInvalid, "%s", ps[0].Message)
 	}
 	return nil
 }
@@ -107,6 +96,10 @@ func (d Decision) Validate(action model.Action) error {
 func (s *Service) decide(ctx context.Context, d Decision, action model.Action, apply func(tx store.Tx, op *model.Operation) (model.State, error)) (*model.Operation, error) {
 	if err := d.Validate(action); err != nil {
 		return nil, err
+	}
+	if strings.TrimSpace(d.Evidence) == "" {
+		// A lookup that found nothing is the evidence of "not applied".
+		d.Evidence = LookupEvidence(d.Finding)
 	}
 	var out *model.Operation
 	err := s.Store.WithTx(ctx, func(tx store.Tx) error {
@@ -120,7 +113,7 @@ func (s *Service) decide(ctx context.Context, d Decision, action model.Action, a
 		}
 		if !AllowedFor(*op, action) {
 			return model.Errorf(model.CodeIllegal, "cannot %s %s/%s: it is %s (allowed from %s: %s)",
-				strings.ReplaceAll(string(action), "_", " "), d.Tenant, d.Key, op.State, op.State, legalText(*op))
+				action.Verb(), d.Tenant, d.Key, op.State, op.State, legalText(*op))
 		}
 		from, ver := op.State, op.Version
 		to, err := apply(tx, op)
@@ -160,7 +153,7 @@ func legalText(op model.Operation) string {
 	}
 	var parts []string
 	for _, a := range l {
-		parts = append(parts, strings.ReplaceAll(string(a), "_", " "))
+		parts = append(parts, a.Verb())
 	}
 	return strings.Join(parts, ", ")
 }

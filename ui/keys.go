@@ -89,7 +89,7 @@ func newFormKeys() formKeys {
 		Next:    key.NewBinding(key.WithKeys("tab", "down"), key.WithHelp("tab", "next field")),
 		Prev:    key.NewBinding(key.WithKeys("shift+tab", "up"), key.WithHelp("shift+tab", "previous field")),
 		Submit:  key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "review")),
-		Confirm: key.NewBinding(key.WithKeys("y", "enter"), key.WithHelp("y/enter", "write it")),
+		Confirm: key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "write it")),
 		Cancel:  key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
 	}
 }

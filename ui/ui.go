@@ -30,6 +30,7 @@ import (
 
 	"github.com/retrysafe/retrysafe/lab"
 	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
 )
@@ -590,21 +591,34 @@ func (m Model) requestAction(req actionRequestMsg, e env) (Model, tea.Cmd) {
 	op := req.Op
 	ref := op.Tenant + "/" + op.Key
 	if m.cfg.ReadOnly {
-		m.banner = banner{kind: bannerErr, text: fmt.Sprintf("Read-only console: cannot %s %s. Reopen without --read-only to decide.", actionVerb(req.Action), ref), at: e.now}
+		m.banner = banner{kind: bannerErr, text: fmt.Sprintf("Read-only console: cannot %s %s. Reopen without --read-only to decide.", req.Action.Verb(), ref), at: e.now}
 		return m, nil
 	}
 	if !reconcile.AllowedFor(op, req.Action) {
-		m.banner = banner{kind: bannerErr, text: fmt.Sprintf("Cannot %s %s: it is %s, and %s allows %s.", actionVerb(req.Action), ref, op.State, op.State, legalList(op)), at: e.now}
+		m.banner = banner{kind: bannerErr, text: fmt.Sprintf("Cannot %s %s: it is %s, and %s allows %s.", req.Action.Verb(), ref, op.State, op.State, legalList(op)), at: e.now}
 		return m, nil
 	}
+	// The last provider check of this operation that answered is the
+	// decision's finding. Evidence is pre-filled only where it supports
+	// the decision: a found delivery's reference for "applied", never for
+	// "not applied" (and a lookup that found nothing is recorded by
+	// reconcile itself, not typed in for the operator).
+	var finding *provider.Evidence
+	if c := m.detail.check; m.screen == screenDetail && c != nil && c.err == nil && c.key == op.Key && c.tenant == op.Tenant {
+		ev := c.ev
+		finding = &ev
+	}
 	evidence := ""
-	if m.screen == screenDetail && m.detail.check != nil && m.detail.check.err == nil && m.detail.check.key == op.Key && m.detail.check.tenant == op.Tenant {
-		evidence = m.detail.check.ev.Ref
+	if req.Action == model.ActionMarkApplied {
+		switch {
+		case finding != nil && finding.Found:
+			evidence = finding.Ref
+		case finding == nil:
+			// A late provider result named it: evidence it applied.
+			evidence = op.ProviderRef
+		}
 	}
-	if evidence == "" {
-		evidence = op.ProviderRef
-	}
-	m.action = openAction(req.Action, op, evidence, m.styles, m.action.seq+1)
+	m.action = openAction(req.Action, op, evidence, finding, m.styles, m.action.seq+1)
 	m.overlay = overlayAction
 	return m, nil
 }
@@ -616,7 +630,7 @@ func legalList(op model.Operation) string {
 	}
 	var parts []string
 	for _, a := range l {
-		parts = append(parts, actionVerb(a))
+		parts = append(parts, a.Verb())
 	}
 	return "only: " + strings.Join(parts, ", ")
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -374,18 +373,9 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err := k.validate(); err != nil {
 		return fail(stderr, err)
 	}
-	pfile := *pdb
-	if pfile == "" {
-		pfile = providerPath(k.db)
-	}
-	if _, err := os.Stat(k.db); err != nil {
-		pfile = *pdb // no ledger: store.Open says so, before any provider is opened
-	} else if _, err := os.Stat(pfile); err != nil {
-		// Opening would create an empty provider file, whose lookup "holds
-		// no delivery" would read as evidence that nothing was sent.
-		return fail(stderr, model.Errorf(model.CodeNotFound, "no sandbox provider file at %s: pass --provider-db with the file the calls used (a lookup in a new, empty one would prove nothing)", pfile))
-	}
-	l, err := openLedger(k.db, pfile, store.Options{})
+	// A missing provider file is never created to be asked: the lookup
+	// says "cannot tell" (exit 2), never "no delivery".
+	l, err := openForLookups(k.db, *pdb, store.Options{})
 	if err != nil {
 		return fail(stderr, err)
 	}
