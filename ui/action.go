@@ -69,6 +69,8 @@ type actionModel struct {
 	// opened, when it is no longer what the decision expects: the write
 	// would be refused, and the box says so before anyone presses y.
 	changed *model.Operation
+
+	width, height int
 }
 
 // noticed keeps a refreshed copy of the operation the form is about, if it

@@ -370,7 +370,7 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 		para(s.Muted.Render, "Asking "+op.Provider+" by the downstream key…")
 	case chk != nil && chk.err != nil:
 		// "Cannot tell" is never evidence, either way.
-		para(s.BannerErr.Render, "Cannot tell: the provider could not be asked, and that is no evidence either way. "+strings.TrimPrefix(oneLine(chk.err.Error()), "cannot tell: "))
+		para(s.BannerErr.Render, "Cannot tell — no evidence either way: "+checkErrText(chk.err))
 	case chk != nil && chk.ev.Found:
 		text := "Provider check: " + chk.ev.Detail + "."
 		if op.State == model.StateUnknown && !e.readOnly {
@@ -417,7 +417,7 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 		case checking:
 			field("check", s.Muted.Render("asking "+op.Provider+"…"))
 		case chk != nil && chk.err != nil:
-			field("check", s.BannerErr.Render("cannot tell: "+strings.TrimPrefix(oneLine(chk.err.Error()), "cannot tell: ")))
+			field("check", s.BannerErr.Render("cannot tell: "+checkErrText(chk.err)))
 		case chk != nil:
 			style := s.State(model.StateNotApplied).Render
 			if chk.ev.Found {
@@ -555,4 +555,9 @@ func outcomeStyle(s *Styles, o model.Outcome) interface{ Render(...string) strin
 		return s.Contra
 	}
 	return s.Muted
+}
+
+// checkErrText is a failed check's reason, without a second "cannot tell".
+func checkErrText(err error) string {
+	return strings.ReplaceAll(oneLine(err.Error()), "cannot tell: ", "")
 }

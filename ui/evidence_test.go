@@ -41,7 +41,7 @@ func TestAProviderThatCannotBeAskedIsCannotTellNotNoDelivery(t *testing.T) {
 	cfg.Service = reconcile.New(l.st, gone.Providers())
 	h := open(t, cfg, 120, 50)
 	h.keys("enter", "c")
-	h.contains("acme / notify-1", "Cannot tell: the provider could not be asked")
+	h.contains("acme / notify-1", "Cannot tell — no evidence either way")
 	h.lacks("no delivery", "evidence to mark it not applied")
 	// n: nothing is pre-filled, and the form still wants typed evidence.
 	h.keys("n")
@@ -137,4 +137,17 @@ func TestTheReviewIsNotPassedByARepeatedKey(t *testing.T) {
 	if d := l.get(t, "acme", "notify-1"); d.Operation.State != model.StateApplied {
 		t.Fatalf("y did not write: %s", d.Operation.State)
 	}
+}
+
+// q inside the help closes the help; it never quits the console.
+func TestQInsideTheHelpClosesItAndDoesNotQuit(t *testing.T) {
+	h := open(t, config(fixture(t)), 120, 40)
+	h.keys("?")
+	h.contains("Keys", "close help")
+	h.keys("q")
+	if h.quit {
+		t.Fatal("q in the help quit the console")
+	}
+	h.lacks("close help")
+	h.contains("acme")
 }

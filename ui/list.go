@@ -66,6 +66,8 @@ type listModel struct {
 	offset int
 	limit  int
 	width  int
+	// viewHeight is the area the list draws in (the page is limit rows).
+	viewHeight int
 
 	seq       int
 	loading   bool
@@ -176,9 +178,8 @@ func (l listModel) reload(e env) (listModel, tea.Cmd) {
 	return l.load(e, l.anchor, l.offset, in)
 }
 
-// resize sets the page length to what fits and reloads if it changed.
-func (l listModel) resize(e env, w, h int) (listModel, tea.Cmd) {
-	l.width = w
+// setPageLen sets the page length to what fits and reloads if it changed.
+func (l listModel) setPageLen(e env, h int) (listModel, tea.Cmd) {
 	if h == l.limit {
 		return l, nil
 	}

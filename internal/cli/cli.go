@@ -215,7 +215,7 @@ type unreachable struct {
 }
 
 func unreachableSandbox(path string, err error) provider.Registry {
-	why := fmt.Sprintf("cannot tell: the sandbox provider's file %s is not there (%v); pass --provider-db with the file the calls used — nothing was created, and a lookup in a new, empty one would prove nothing", path, err)
+	why := fmt.Sprintf("cannot tell: the sandbox provider's file %s is not there (%v); pass --provider-db with the file the calls used (nothing was created: an empty one would prove nothing)", path, err)
 	return provider.Registry{
 		"sandbox":      unreachable{name: "sandbox", why: why},
 		"sandbox-idem": unreachable{name: "sandbox-idem", why: why},
