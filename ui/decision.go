@@ -95,4 +95,3 @@ func (m Model) decided(msg decisionMsg) (Model, tea.Cmd) {
 	c := m.reloadAll()
 	return m, c
 }
-

@@ -684,4 +684,3 @@ func fitBlock(s string, w, h int) string {
 	}
 	return strings.Join(lines, "\n")
 }
-
