@@ -47,7 +47,7 @@ type Outcome struct {
 }
 
 // MaxBulk bounds one bulk decision.
-const MaxBulk = 10000
+const MaxBulk = 5000
 
 // chunk is how many decisions share one transaction (one fsync): each is
 // still its own compare-and-set, and a refusal rolls back nothing else.

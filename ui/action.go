@@ -71,6 +71,11 @@ type actionModel struct {
 	changed *model.Operation
 
 	width, height int
+
+	// bulk: the marked operations a bulk decision is about (op is the
+	// first); outcomes: each one's result once written.
+	bulk     []model.Operation
+	outcomes []reconcile.Outcome
 }
 
 // noticed keeps a refreshed copy of the operation the form is about, if it
@@ -216,6 +221,11 @@ func (a actionModel) update(msg tea.Msg, e env) (actionModel, tea.Cmd) {
 		return a, nil
 	case stageConfirm:
 		return a.review(msg, e)
+	case stageResults:
+		if km, ok := msg.(tea.KeyMsg); ok && (key.Matches(km, a.keys.Cancel) || km.String() == "q") {
+			a.closed = true
+		}
+		return a, nil
 	}
 	if isKey {
 		switch {
@@ -285,11 +295,18 @@ func (a actionModel) review(msg tea.Msg, e env) (actionModel, tea.Cmd) {
 
 func (a actionModel) write(e env) (actionModel, tea.Cmd) {
 	a.stage = stageRunning
+	if len(a.bulk) > 0 {
+		return a, decideMany(e.ctx, e.svc, a.seq, a.action, a.decision(e), a.bulk)
+	}
 	return a, decide(e.ctx, e.svc, a.seq, a.action, a.decision(e))
 }
 
 func (a actionModel) keyMap() keyMap {
 	k := a.keys
+	if a.stage == stageResults {
+		short := []key.Binding{key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close"))}
+		return keyMap{short: short, full: [][]key.Binding{short}}
+	}
 	if a.stage == stageConfirm {
 		confirm := k.Confirm
 		if a.against() {
@@ -310,6 +327,9 @@ func (a actionModel) transition(s *Styles) string {
 }
 
 func (a actionModel) view(e env, w, h int) string {
+	if len(a.bulk) > 0 {
+		return a.bulkView(e, w, h)
+	}
 	s := e.styles
 	boxW := min(max(w-6, 30), 76)
 	inner := boxW - 4

@@ -95,3 +95,19 @@ func (m Model) decided(msg decisionMsg) (Model, tea.Cmd) {
 	c := m.reloadAll()
 	return m, c
 }
+
+// requestBulk opens the form of a decision on the marked rows, unless the
+// console is read-only.
+func (m Model) requestBulk(req bulkRequestMsg, e env) (Model, tea.Cmd) {
+	if m.cfg.ReadOnly {
+		m.banner = banner{kind: bannerErr, text: fmt.Sprintf("Read-only console: cannot %s %s. Reopen without --read-only to decide.",
+			req.Action.Verb(), plural(len(req.Ops), "marked operation", "marked operations")), at: e.now}
+		return m, nil
+	}
+	if len(req.Ops) == 0 {
+		return m, nil
+	}
+	m.action = openBulk(req.Action, req.Ops, m.styles, m.action.seq+1)
+	m.overlay = overlayAction
+	return m, nil
+}

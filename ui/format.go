@@ -225,3 +225,11 @@ func pack(parts []string, sep string, w int) []string {
 	}
 	return append(lines, cur)
 }
+
+// plural is "1 operation", "2 operations", "1,204 operations".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return count(n) + " " + many
+}

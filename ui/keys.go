@@ -30,6 +30,7 @@ type listKeys struct {
 	NextTab, PrevTab, Tab                   key.Binding
 	Open, Search, Clear, Contradicted       key.Binding
 	Apply, NotApply, Check                  key.Binding
+	Mark, MarkRange, MarkAll                key.Binding
 }
 
 func newListKeys() listKeys {
@@ -37,7 +38,7 @@ func newListKeys() listKeys {
 		Up:           key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
 		Down:         key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
 		PageUp:       key.NewBinding(key.WithKeys("pgup", "ctrl+b"), key.WithHelp("pgup", "page up")),
-		PageDown:     key.NewBinding(key.WithKeys("pgdown", "ctrl+f", " "), key.WithHelp("pgdn", "page down")),
+		PageDown:     key.NewBinding(key.WithKeys("pgdown", "ctrl+f"), key.WithHelp("pgdn", "page down")),
 		Top:          key.NewBinding(key.WithKeys("g", "home"), key.WithHelp("g", "newest")),
 		Bottom:       key.NewBinding(key.WithKeys("G", "end"), key.WithHelp("G", "oldest")),
 		NextTab:      key.NewBinding(key.WithKeys("tab", "right", "l"), key.WithHelp("→/tab", "next state")),
@@ -50,6 +51,9 @@ func newListKeys() listKeys {
 		Apply:        key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "mark applied")),
 		NotApply:     key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "mark not applied")),
 		Check:        key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "check provider")),
+		Mark:         key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "mark row")),
+		MarkRange:    key.NewBinding(key.WithKeys("v"), key.WithHelp("v", "mark range")),
+		MarkAll:      key.NewBinding(key.WithKeys("*"), key.WithHelp("*", "mark all in view")),
 	}
 }
 

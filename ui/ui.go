@@ -338,6 +338,15 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 	case decisionMsg:
 		return m.decided(msg)
 
+	case bulkDecisionMsg:
+		return m.bulkDecided(msg)
+
+	case bulkRequestMsg:
+		return m.requestBulk(msg, e)
+
+	case markAllMsg:
+		return m.route(m.list, msg, e)
+
 	case watchMsg:
 		m.watcher, m.watchErr = msg.Watcher, msg.Err
 		if msg.Err != nil {

@@ -359,7 +359,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		}
 		targets = append(targets, t)
 	}
-	q := store.ListQuery{Tenant: *tenant, Tool: *tool, Search: *search, Limit: reconcile.MaxBulk}
+	q := store.ListQuery{Tenant: *tenant, Tool: *tool, Search: *search, Limit: reconcile.MaxBulk + 1}
 	if *state != "" {
 		st, err := model.ParseState(*state)
 		if err != nil {
@@ -417,6 +417,9 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		}
 		if len(ops) == 0 {
 			return fail(stderr, model.Errorf(model.CodeNotFound, "no operations match the filter"))
+		}
+		if len(ops) > reconcile.MaxBulk {
+			return fail(stderr, model.Errorf(model.CodeInvalid, "more than %d operations match: narrow the filter (--tenant, --tool, --search)", reconcile.MaxBulk))
 		}
 	} else {
 		for _, t := range targets {
