@@ -133,6 +133,23 @@ func (a Action) Valid() bool {
 	return false
 }
 
+// ParseAction accepts the action names and the short words operators type
+// (applied, not-applied, new-key).
+func ParseAction(s string) (Action, error) {
+	switch s {
+	case "applied", "mark-applied":
+		return ActionMarkApplied, nil
+	case "not-applied", "not_applied", "mark-not-applied":
+		return ActionMarkNotApplied, nil
+	case "new-key", "authorize", "authorize-new-key", "supersede":
+		return ActionAuthorizeKey, nil
+	}
+	if a := Action(s); a.Valid() {
+		return a, nil
+	}
+	return "", Errorf(CodeInvalid, "unknown action %q (want applied, not-applied or new-key)", s)
+}
+
 // Verb is how the action reads in a sentence ("cannot mark applied …"):
 // the console, the command line and reconcile's messages all use it.
 func (a Action) Verb() string {

@@ -28,7 +28,7 @@ Usage:
   retrysafe [--db FILE] [--tenant T] [--operator NAME] [--read-only]   open the console
   retrysafe demo [--db FILE] [--fresh] [--no-console]                  build a demo ledger and open it
   retrysafe call --tenant T --key K --tool NAME --args JSON [...]      one idempotent tool call
-  retrysafe ops list|show|resolve|supersede|check [...]               inspect and settle operations
+  retrysafe ops list|show|resolve|supersede|check|decisions [...]     inspect and settle operations
   retrysafe sweep [--db FILE]                                          expire leases, compact receipts
   retrysafe lab [--json] [--keep DIR]                                  reproduce lost replies and crashes
   retrysafe bench --db FILE [--workers W] [--ops N] [--mix M]          measure the call path

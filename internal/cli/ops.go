@@ -22,7 +22,8 @@ const opsUsage = `Usage:
   retrysafe ops resolve   --tenant T --key K1[@V] --key K2[@V] ... | --state S [--tenant T] [--tool X] [--search TEXT]
                           --as ... --reason ... [--evidence ...] --dry-run | --yes [--json]
   retrysafe ops supersede --tenant T --key K --reason TEXT [--new-key K2] [--operator NAME] [--expect-version N]
-  retrysafe ops check     --tenant T --key K [--json]
+  retrysafe ops check     --tenant T --key K [--provider-db FILE] [--json]
+  retrysafe ops decisions [--tenant T] [--operator NAME] [--action applied|not-applied|new-key] [--limit N] [--json]
 Every command takes --db FILE (default $RETRYSAFE_DB or ./retrysafe.db).
 `
 
@@ -32,7 +33,7 @@ func runOps(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprint(stdout, opsUsage)
 			return exitOK
 		}
-		fmt.Fprint(stderr, "retrysafe ops: which one? list, show, resolve, supersede or check\n\n"+opsUsage)
+		fmt.Fprint(stderr, "retrysafe ops: which one? list, show, resolve, supersede, check or decisions\n\n"+opsUsage)
 		return exitInvalid
 	}
 	sub, args := args[0], args[1:]
@@ -47,6 +48,8 @@ func runOps(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return opsSupersede(ctx, args, stdout, stderr)
 	case "check":
 		return opsCheck(ctx, args, stdout, stderr)
+	case "decisions":
+		return opsDecisions(ctx, args, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "retrysafe ops: unknown subcommand %q\n\n%s", sub, opsUsage)
 	return exitInvalid

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -63,5 +64,35 @@ func TestOpsResolveSeveralDryRunThenYes(t *testing.T) {
 	}
 	if n := decisions(); n != 3 {
 		t.Fatalf("refused decisions wrote: %d", n)
+	}
+}
+
+// ops decisions is the audit log: newest first, filters, JSON.
+func TestOpsDecisionsListsTheAuditLog(t *testing.T) {
+	db := newLedgerFile(t)
+	for _, k := range []string{"a-1", "a-2"} {
+		if _, _, code := cli(t, callArgs(db, "acme", k, "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
+			t.Fatalf("setup %s: exit %d", k, code)
+		}
+	}
+	if _, errText, code := cli(t, "ops", "resolve", "--db", db, "--tenant", "acme", "--key", "a-1", "--as", "applied",
+		"--reason", "found it", "--evidence", "sbx_1", "--operator", "alice"); code != 0 {
+		t.Fatal(errText)
+	}
+	if _, errText, code := cli(t, "ops", "resolve", "--db", db, "--tenant", "acme", "--key", "a-2", "--as", "not-applied",
+		"--reason", "nothing there", "--evidence", "INC-9", "--operator", "bob"); code != 0 {
+		t.Fatal(errText)
+	}
+	out, _, code := cli(t, "ops", "decisions", "--db", db)
+	if code != 0 || strings.Index(out, "a-2") > strings.Index(out, "a-1") || !strings.Contains(out, "unknown (v2) → applied") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	out, _, code = cli(t, "ops", "decisions", "--db", db, "--operator", "bob", "--action", "not-applied", "--json")
+	var es []map[string]any
+	if err := json.Unmarshal([]byte(out), &es); err != nil || code != 0 || len(es) != 1 || es[0]["key"] != "a-2" || es[0]["evidence"] != "INC-9" {
+		t.Fatalf("json: exit %d %v\n%s", code, err, out)
+	}
+	if _, errText, code := cli(t, "ops", "decisions", "--db", db, "--action", "delete"); code != 2 {
+		t.Fatalf("bad --action: exit %d %q", code, errText)
 	}
 }
