@@ -24,6 +24,7 @@ var (
 	_ component = pickerModel{}
 	_ component = actionModel{}
 	_ component = helpModel{}
+	_ component = auditModel{}
 )
 
 // The list: keys, the mouse wheel, its pages and its search timer.

@@ -11,6 +11,7 @@ type globalKeys struct {
 	Lab     key.Binding
 	Tenant  key.Binding
 	Refresh key.Binding
+	Audit   key.Binding
 }
 
 func newGlobalKeys() globalKeys {
@@ -21,6 +22,7 @@ func newGlobalKeys() globalKeys {
 		Lab:     key.NewBinding(key.WithKeys("L"), key.WithHelp("L", "lab")),
 		Tenant:  key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "tenant")),
 		Refresh: key.NewBinding(key.WithKeys("r", "ctrl+r"), key.WithHelp("r", "refresh now")),
+		Audit:   key.NewBinding(key.WithKeys("D"), key.WithHelp("D", "audit log (decisions)")),
 	}
 }
 

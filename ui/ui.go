@@ -75,6 +75,7 @@ const (
 	screenList screenID = iota
 	screenDetail
 	screenLab
+	screenAudit
 )
 
 type overlayID int
@@ -100,11 +101,13 @@ type Model struct {
 	screen     screenID
 	detailFrom screenID // where esc in the detail returns to
 	labFrom    screenID // where esc in the lab returns to
+	auditFrom  screenID // where esc in the audit log returns to
 	overlay    overlayID
 
 	list   listModel
 	detail detailModel
 	lab    labModel
+	audit  auditModel
 	picker pickerModel
 	action actionModel
 	helpOv helpModel // the help screen
@@ -174,6 +177,7 @@ func New(cfg Config) Model {
 		detail: newDetail(),
 		lab:    newLab(cfg.Lab, cfg.LabScenarios, cfg.LabTenant),
 		picker: newPicker(),
+		audit:  newAudit(&styles),
 		action: actionModel{keys: newFormKeys()},
 		help:   h,
 		spin:   sp,
@@ -418,6 +422,16 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		}
 		return m, nil
 
+	case auditMsg:
+		return m.route(m.audit, msg, e)
+
+	case leaveAuditMsg:
+		m.screen = m.auditFrom
+		if m.screen == screenAudit {
+			m.screen = screenList
+		}
+		return m, nil
+
 	case leaveLabMsg:
 		m.screen = m.labFrom
 		if m.screen == screenLab {
@@ -466,6 +480,8 @@ func (m Model) focus() component {
 		return m.detail
 	case screenLab:
 		return m.lab
+	case screenAudit:
+		return m.audit
 	}
 	return m.list
 }
@@ -487,6 +503,8 @@ func (m Model) keep(c component) Model {
 		m.detail = c
 	case labModel:
 		m.lab = c
+	case auditModel:
+		m.audit = c
 	case pickerModel:
 		m.picker = c
 		if c.closed && m.overlay == overlayPicker {
@@ -510,7 +528,7 @@ func (m Model) keep(c component) Model {
 func (m Model) sized() Model {
 	e := m.env()
 	w, h := m.width, m.bodyHeight()
-	for _, c := range []component{m.list, m.detail, m.lab, m.picker, m.action, m.helpOv} {
+	for _, c := range []component{m.list, m.detail, m.lab, m.audit, m.picker, m.action, m.helpOv} {
 		c, _ = c.SetSize(e, w, h)
 		m = m.keep(c)
 	}
@@ -526,7 +544,7 @@ func (m Model) handleKey(msg tea.KeyMsg, e env) (Model, tea.Cmd) {
 	if m.overlay != overlayNone {
 		return m.route(m.focus(), msg, e)
 	}
-	typing := m.screen == screenList && m.list.typing
+	typing := (m.screen == screenList && m.list.typing) || (m.screen == screenAudit && m.audit.typing)
 	if !typing {
 		switch {
 		case key.Matches(msg, m.keys.Quit):
@@ -539,6 +557,11 @@ func (m Model) handleKey(msg tea.KeyMsg, e env) (Model, tea.Cmd) {
 			m.overlay = overlayPicker
 			var c tea.Cmd
 			m.picker, c = m.picker.open(m.scope, e)
+			return m, c
+		case key.Matches(msg, m.keys.Audit) && m.screen != screenAudit:
+			m.auditFrom, m.screen = m.screen, screenAudit
+			var c tea.Cmd
+			m.audit, c = m.audit.open(e)
 			return m, c
 		case key.Matches(msg, m.keys.Lab) && m.cfg.Lab != nil && m.screen != screenLab:
 			m.labFrom, m.screen = m.screen, screenLab
@@ -582,6 +605,10 @@ func (m *Model) reloadAll() tea.Cmd {
 	cmds = append(cmds, c)
 	if m.screen == screenDetail || m.detailFrom == screenDetail {
 		m.detail, c = m.detail.reload(e)
+		cmds = append(cmds, c)
+	}
+	if m.screen == screenAudit || m.detailFrom == screenAudit {
+		m.audit, c = m.audit.open(e)
 		cmds = append(cmds, c)
 	}
 	if m.overlay == overlayAction {
