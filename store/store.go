@@ -64,6 +64,9 @@ type Reader interface {
 	// one read transaction, so the parts agree.
 	Detail(ctx context.Context, tenant, key string) (*model.Detail, error)
 	DetailByID(ctx context.Context, id int64) (*model.Detail, error)
+	// Decisions lists operator decisions, newest first, with the operation
+	// each was about: the audit log.
+	Decisions(ctx context.Context, q DecisionQuery) ([]model.AuditEntry, error)
 	// EffectCount counts a local tool's effect rows, in one tenant or all.
 	EffectCount(ctx context.Context, tool, tenant string) (int, error)
 	// Audit checks the ledger's invariants and returns one line per
@@ -133,6 +136,15 @@ type ListQuery struct {
 	// AfterID pages backwards: only ids above it, returned newest first.
 	AfterID int64
 	Limit   int
+}
+
+// DecisionQuery selects decisions for the audit log, newest first.
+type DecisionQuery struct {
+	Tenant   string       // "" = all tenants
+	Operator string       // "" = every operator
+	Action   model.Action // "" = every action
+	BeforeID int64        // keyset cursor: only decisions below this id
+	Limit    int          // 1..10000; default 100
 }
 
 // Counts is the number of operations by state (and in all), plus how many

@@ -369,7 +369,8 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 	case checking:
 		para(s.Muted.Render, "Asking "+op.Provider+" by the downstream key…")
 	case chk != nil && chk.err != nil:
-		para(s.BannerErr.Render, "Provider check failed: "+oneLine(chk.err.Error()))
+		// "Cannot tell" is never evidence, either way.
+		para(s.BannerErr.Render, "Cannot tell — no evidence either way: "+checkErrText(chk.err))
 	case chk != nil && chk.ev.Found:
 		text := "Provider check: " + chk.ev.Detail + "."
 		if op.State == model.StateUnknown && !e.readOnly {
@@ -416,7 +417,7 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 		case checking:
 			field("check", s.Muted.Render("asking "+op.Provider+"…"))
 		case chk != nil && chk.err != nil:
-			field("check", s.BannerErr.Render("failed: "+oneLine(chk.err.Error())))
+			field("check", s.BannerErr.Render("cannot tell: "+checkErrText(chk.err)))
 		case chk != nil:
 			style := s.State(model.StateNotApplied).Render
 			if chk.ev.Found {
@@ -454,7 +455,7 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 	}
 	for _, dc := range d.Decisions {
 		// Wrapped between its parts, not cut: the viewport would clip it.
-		head := pack([]string{dc.At.In(e.loc).Format("2006-01-02 15:04:05"), s.Bold.Render(dc.Operator), actionVerb(dc.Action),
+		head := pack([]string{dc.At.In(e.loc).Format("2006-01-02 15:04:05"), s.Bold.Render(dc.Operator), dc.Action.Verb(),
 			s.State(dc.FromState).Render(string(dc.FromState)) + " → " + s.State(dc.ToState).Render(string(dc.ToState)),
 			s.Muted.Render(fmt.Sprintf("(seen at v%d)", dc.FromVersion))}, "  ", max(w-4, 20))
 		for i, l := range head {
@@ -554,4 +555,9 @@ func outcomeStyle(s *Styles, o model.Outcome) interface{ Render(...string) strin
 		return s.Contra
 	}
 	return s.Muted
+}
+
+// checkErrText is a failed check's reason, without a second "cannot tell".
+func checkErrText(err error) string {
+	return strings.ReplaceAll(oneLine(err.Error()), "cannot tell: ", "")
 }

@@ -193,32 +193,6 @@ func stateLabel(st model.State, tier int) string {
 	return short[st][tier-1]
 }
 
-// actionVerb is how a decision reads in a sentence.
-func actionVerb(a model.Action) string {
-	switch a {
-	case model.ActionMarkApplied:
-		return "mark applied"
-	case model.ActionMarkNotApplied:
-		return "mark not applied"
-	case model.ActionAuthorizeKey:
-		return "authorize a new key"
-	}
-	return string(a)
-}
-
-// actionTarget is the state an action moves an operation to.
-func actionTarget(a model.Action) model.State {
-	switch a {
-	case model.ActionMarkApplied:
-		return model.StateApplied
-	case model.ActionMarkNotApplied:
-		return model.StateNotApplied
-	case model.ActionAuthorizeKey:
-		return model.StateSuperseded
-	}
-	return ""
-}
-
 // nbHyphen stands in for "-" while text is wrapped: ansi.Wrap always breaks
 // after a hyphen, which splits tenants, keys and downstream keys
 // ("umbrella-" / "logistics") that people read and copy whole.
@@ -250,4 +224,12 @@ func pack(parts []string, sep string, w int) []string {
 		}
 	}
 	return append(lines, cur)
+}
+
+// plural is "1 operation", "2 operations", "1,204 operations".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return count(n) + " " + many
 }

@@ -11,6 +11,7 @@ type globalKeys struct {
 	Lab     key.Binding
 	Tenant  key.Binding
 	Refresh key.Binding
+	Audit   key.Binding
 }
 
 func newGlobalKeys() globalKeys {
@@ -21,6 +22,7 @@ func newGlobalKeys() globalKeys {
 		Lab:     key.NewBinding(key.WithKeys("L"), key.WithHelp("L", "lab")),
 		Tenant:  key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "tenant")),
 		Refresh: key.NewBinding(key.WithKeys("r", "ctrl+r"), key.WithHelp("r", "refresh now")),
+		Audit:   key.NewBinding(key.WithKeys("D"), key.WithHelp("D", "audit log (decisions)")),
 	}
 }
 
@@ -30,6 +32,7 @@ type listKeys struct {
 	NextTab, PrevTab, Tab                   key.Binding
 	Open, Search, Clear, Contradicted       key.Binding
 	Apply, NotApply, Check                  key.Binding
+	Mark, MarkRange, MarkAll                key.Binding
 }
 
 func newListKeys() listKeys {
@@ -37,7 +40,7 @@ func newListKeys() listKeys {
 		Up:           key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
 		Down:         key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
 		PageUp:       key.NewBinding(key.WithKeys("pgup", "ctrl+b"), key.WithHelp("pgup", "page up")),
-		PageDown:     key.NewBinding(key.WithKeys("pgdown", "ctrl+f", " "), key.WithHelp("pgdn", "page down")),
+		PageDown:     key.NewBinding(key.WithKeys("pgdown", "ctrl+f"), key.WithHelp("pgdn", "page down")),
 		Top:          key.NewBinding(key.WithKeys("g", "home"), key.WithHelp("g", "newest")),
 		Bottom:       key.NewBinding(key.WithKeys("G", "end"), key.WithHelp("G", "oldest")),
 		NextTab:      key.NewBinding(key.WithKeys("tab", "right", "l"), key.WithHelp("→/tab", "next state")),
@@ -50,6 +53,9 @@ func newListKeys() listKeys {
 		Apply:        key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "mark applied")),
 		NotApply:     key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "mark not applied")),
 		Check:        key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "check provider")),
+		Mark:         key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "mark row")),
+		MarkRange:    key.NewBinding(key.WithKeys("v"), key.WithHelp("v", "mark range")),
+		MarkAll:      key.NewBinding(key.WithKeys("*"), key.WithHelp("*", "mark all in view")),
 	}
 }
 
@@ -89,7 +95,7 @@ func newFormKeys() formKeys {
 		Next:    key.NewBinding(key.WithKeys("tab", "down"), key.WithHelp("tab", "next field")),
 		Prev:    key.NewBinding(key.WithKeys("shift+tab", "up"), key.WithHelp("shift+tab", "previous field")),
 		Submit:  key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "review")),
-		Confirm: key.NewBinding(key.WithKeys("y", "enter"), key.WithHelp("y/enter", "write it")),
+		Confirm: key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "write it")),
 		Cancel:  key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
 	}
 }

@@ -44,6 +44,8 @@ const maxLabSteps = 200
 
 type labModel struct {
 	keys      labKeys
+	runner    LabRunner // nil: no lab
+	tenant    string    // the tenant its runs write under
 	scenarios []lab.Scenario
 	cursor    int
 	seq       int
@@ -54,9 +56,13 @@ type labModel struct {
 	err       error
 	started   time.Time
 	finished  time.Time
+
+	width, height int
 }
 
-func newLab(sc []lab.Scenario) labModel { return labModel{keys: newLabKeys(), scenarios: sc} }
+func newLab(r LabRunner, sc []lab.Scenario, tenant string) labModel {
+	return labModel{keys: newLabKeys(), runner: r, scenarios: sc, tenant: tenant}
+}
 
 // startLab runs one scenario in the background. Its steps and its row come
 // back as messages read off one channel, one at a time.
@@ -123,7 +129,7 @@ func (l labModel) update(msg tea.Msg, e env) (labModel, tea.Cmd) {
 	return l, nil
 }
 
-func (l labModel) key(msg tea.KeyMsg, e env, cfg Config) (labModel, tea.Cmd) {
+func (l labModel) key(msg tea.KeyMsg, e env) (labModel, tea.Cmd) {
 	k := l.keys
 	switch {
 	case key.Matches(msg, k.Back):
@@ -142,7 +148,7 @@ func (l labModel) key(msg tea.KeyMsg, e env, cfg Config) (labModel, tea.Cmd) {
 		l.seq++
 		l.running, l.scenario, l.steps, l.row, l.err = true, l.scenarios[l.cursor], nil, nil, nil
 		l.started = e.now
-		return l, startLab(e.ctx, cfg.Lab, e.st.Path(), cfg.LabTenant, l.scenario.ID, l.seq)
+		return l, startLab(e.ctx, l.runner, e.st.Path(), l.tenant, l.scenario.ID, l.seq)
 	case key.Matches(msg, k.Open):
 		if l.row == nil {
 			return l, nil
@@ -163,7 +169,8 @@ func (l labModel) keyMap(e env) keyMap {
 	return keyMap{short: short, full: [][]key.Binding{short}}
 }
 
-func (l labModel) view(e env, w, h int, spin, tenant string) string {
+func (l labModel) view(e env, w, h int) string {
+	spin, tenant := e.spin, l.tenant
 	s := e.styles
 	var out []string
 	add := func(str string) { out = append(out, str) }

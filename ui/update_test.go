@@ -230,7 +230,7 @@ func TestMarkAppliedFromTheListWritesTheDecisionAndMovesTheCount(t *testing.T) {
 	h.contains("Mark applied — acme / notify-1", "unknown (version 2)  →  applied")
 	// Both fields empty: each says what it needs, nothing is confirmed.
 	h.keys("enter", "enter")
-	h.contains("evidence is required", "a reason is required")
+	h.contains("marking applied needs evidence", "a reason is required")
 	h.lacks("Write this decision")
 	h.typeText("sbx_12")
 	h.keys("tab")
@@ -270,11 +270,16 @@ func TestMarkNotAppliedFromTheDetail(t *testing.T) {
 	h.typeText("sandbox lookup found nothing")
 	h.keys("enter")
 	h.keys("enter")
-	h.contains("evidence is required")
+	h.contains("marking not applied needs evidence")
 	h.typeText("ops check at 09:30: no delivery")
 	h.keys("enter")
 	h.contains("change     unknown (version 2)  →  not_applied")
-	h.keys("enter")
+	// enter opened the review; enter again (a repeat) must not write.
+	h.keys("enter", "enter")
+	if d := l.get(t, "acme", "notify-2"); d.Operation.State != model.StateUnknown {
+		t.Fatal("a repeated enter wrote the decision")
+	}
+	h.keys("y")
 	d := l.get(t, "acme", "notify-2")
 	if d.Operation.State != model.StateNotApplied || len(d.Decisions) != 1 || d.Decisions[0].Evidence != "ops check at 09:30: no delivery" {
 		t.Fatalf("ledger: %+v %+v", d.Operation, d.Decisions)

@@ -28,7 +28,7 @@ Usage:
   retrysafe [--db FILE] [--tenant T] [--operator NAME] [--read-only]   open the console
   retrysafe demo [--db FILE] [--fresh] [--no-console]                  build a demo ledger and open it
   retrysafe call --tenant T --key K --tool NAME --args JSON [...]      one idempotent tool call
-  retrysafe ops list|show|resolve|supersede|check [...]               inspect and settle operations
+  retrysafe ops list|show|resolve|supersede|check|decisions [...]     inspect and settle operations
   retrysafe sweep [--db FILE]                                          expire leases, compact receipts
   retrysafe lab [--json] [--keep DIR]                                  reproduce lost replies and crashes
   retrysafe bench --db FILE [--workers W] [--ops N] [--mix M]          measure the call path
@@ -141,7 +141,10 @@ func providerPath(ledger string) string {
 type ledger struct {
 	Store   store.Ledger
 	Sandbox *provider.Sandbox
-	Svc     *reconcile.Service
+	// ProviderDB is the sandbox provider's file, open or not (a missing
+	// one is never created to be asked).
+	ProviderDB string
+	Svc        *reconcile.Service
 }
 
 func (l *ledger) Close() {
@@ -168,11 +171,66 @@ func openLedger(path, providerDB string, o store.Options) (*ledger, error) {
 			st.Close()
 			return nil, model.Wrap(model.CodeUnavailable, err, "cannot open sandbox provider %s: %v", providerDB, err)
 		}
-		l.Sandbox = sb
+		l.Sandbox, l.ProviderDB = sb, providerDB
 		providers = sb.Providers()
 	}
 	l.Svc = reconcile.New(st, providers)
 	return l, nil
+}
+
+// openForLookups opens a ledger whose provider is only asked, never sent
+// anything: the console and ops check. The provider's file must exist
+// already: opening a missing one would create an empty store, whose lookup
+// "holds no delivery" would read as evidence that nothing was sent. When it
+// is missing, the providers answer every lookup "cannot tell" instead (and
+// nothing is created). A read-only ledger opens no provider at all.
+func openForLookups(path, providerDB string, o store.Options) (*ledger, error) {
+	if o.ReadOnly {
+		return openLedger(path, "", o)
+	}
+	st, err := openStore(path, o)
+	if err != nil {
+		return nil, err
+	}
+	if providerDB == "" {
+		providerDB = providerPath(path)
+	}
+	if _, err := os.Stat(providerDB); err != nil {
+		l := &ledger{Store: st, ProviderDB: providerDB}
+		l.Svc = reconcile.New(st, unreachableSandbox(providerDB, unwrapPath(err)))
+		return l, nil
+	}
+	sb, err := provider.OpenSandbox(providerDB)
+	if err != nil {
+		st.Close()
+		return nil, model.Wrap(model.CodeUnavailable, err, "cannot open sandbox provider %s: %v", providerDB, err)
+	}
+	return &ledger{Store: st, Sandbox: sb, ProviderDB: providerDB, Svc: reconcile.New(st, sb.Providers())}, nil
+}
+
+// unreachable is a provider whose store cannot be reached: it answers
+// every lookup "cannot tell" and sends nothing.
+type unreachable struct {
+	name, why string
+}
+
+func unreachableSandbox(path string, err error) provider.Registry {
+	why := fmt.Sprintf("cannot tell: the sandbox provider's file %s is not there (%v); pass --provider-db with the file the calls used (nothing was created: an empty one would prove nothing)", path, err)
+	return provider.Registry{
+		"sandbox":      unreachable{name: "sandbox", why: why},
+		"sandbox-idem": unreachable{name: "sandbox-idem", why: why},
+	}
+}
+
+func (u unreachable) Name() string      { return u.name }
+func (u unreachable) HonoursKeys() bool { return false }
+
+func (u unreachable) Dispatch(context.Context, provider.Request) (provider.Response, error) {
+	return provider.Response{}, fmt.Errorf("%s", u.why)
+}
+
+func (u unreachable) Lookup(_ context.Context, downstreamKey string) (provider.Evidence, error) {
+	return provider.Evidence{Provider: u.name, DownstreamKey: downstreamKey}, model.Errorf(model.CodeUnavailable, "%s", u.why)
 }
 
 // openStore is the one place a ledger's location becomes a ledger: every

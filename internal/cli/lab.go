@@ -215,7 +215,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *noConsole {
 		return exitOK
 	}
-	l, err := openLedger(path, "", store.Options{})
+	l, err := openForLookups(path, "", store.Options{})
 	if err != nil {
 		return fail(stderr, err)
 	}
