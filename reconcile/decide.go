@@ -14,6 +14,12 @@ import (
 	"github.com/retrysafe/retrysafe/store"
 )
 
+// Limits on what an operator types into a decision, in bytes.
+const (
+	MaxOperatorLen = 128
+	MaxReasonLen   = 2000 // reason and evidence each
+)
+
 // Decision is what an operator asks for. ExpectState and ExpectVersion are
 // what the operator's screen showed: if the operation moved since, the
 // decision fails and says what changed. ExpectVersion 0 means "whatever it is
@@ -81,14 +87,17 @@ func (d Decision) Validate(action model.Action) error {
 	if strings.TrimSpace(d.Operator) == "" {
 		return model.Errorf(model.CodeInvalid, "an operator name is required (set --operator or $USER)")
 	}
-	if len(d.Operator) > 128 {
-		return model.Errorf(model.CodeInvalid, "operator name is over 128 characters")
+	if err := model.ValidateText("operator name", d.Operator, MaxOperatorLen); err != nil {
+		return err
 	}
 	if strings.TrimSpace(d.Reason) == "" {
 		return model.Errorf(model.CodeInvalid, "a reason is required: say why, for the next person who reads this")
 	}
-	if len(d.Reason) > 2000 || len(d.Evidence) > 2000 {
-		return model.Errorf(model.CodeInvalid, "reason and evidence are limited to 2000 characters each")
+	if err := model.ValidateText("reason", d.Reason, MaxReasonLen); err != nil {
+		return err
+	}
+	if err := model.ValidateText("evidence", d.Evidence, MaxReasonLen); err != nil {
+		return err
 	}
 	if action == model.ActionMarkNotApplied && strings.TrimSpace(d.Evidence) == "" {
 		return model.Errorf(model.CodeInvalid, "marking not applied needs evidence (e.g. the provider lookup that found nothing, a ticket); a timeout is not evidence")

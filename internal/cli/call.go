@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -194,8 +193,7 @@ func printResult(res reconcile.Result, err error, stdout, stderr io.Writer) int 
 	}
 	switch res.Class {
 	case model.ClassDone, model.ClassFailed, model.ClassSuperseded:
-		b, _ := json.Marshal(out)
-		fmt.Fprintln(stdout, string(b))
+		fmt.Fprintln(stdout, jsonLine(out))
 		if res.Class != model.ClassDone {
 			fmt.Fprintf(stderr, "retrysafe: %s\n", oneLine(res.Message))
 		}
@@ -226,11 +224,10 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return fail(stderr, err)
 	}
 	if *asJSON {
-		b, _ := json.Marshal(rep)
-		fmt.Fprintln(stdout, string(b))
+		fmt.Fprintln(stdout, jsonLine(rep))
 	} else {
 		fmt.Fprintf(stdout, "swept %s: %d lease(s) ended → unknown, %d re-dispatched under their downstream key, %d receipt(s) compacted to tombstones, %d tombstone(s) forgotten\n",
-			*db, rep.Unknown, rep.Redispatched, rep.Compacted, rep.Forgotten)
+			show(*db), rep.Unknown, rep.Redispatched, rep.Compacted, rep.Forgotten)
 	}
 	return exitOK
 }

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/retrysafe/retrysafe/internal/textsafe"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
@@ -115,7 +116,7 @@ func opsList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			st += " (contradicted)"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", op.CreatedAt.Local().Format("2006-01-02 15:04:05"),
-			op.Tenant, op.Key, op.Tool, st, op.AttemptCount, dash(op.ProviderRef), clip(op.Summary, 40))
+			show(op.Tenant), show(op.Key), show(op.Tool), st, op.AttemptCount, show(dash(op.ProviderRef)), show(clip(op.Summary, 40)))
 	}
 	tw.Flush()
 	return exitOK
@@ -136,13 +137,22 @@ func clip(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
+// printJSON writes v as indented JSON with every control, format and
+// bidirectional character escaped (encoding/json leaves DEL, C1 and bidi
+// controls raw), so a script's output shown on a terminal is inert too.
 func printJSON(stdout, stderr io.Writer, v any) int {
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
 		return fail(stderr, err)
 	}
+	stdout.Write(append(textsafe.JSON(b), '\n'))
 	return exitOK
+}
+
+// jsonLine is v as one line of JSON, escaped like printJSON's.
+func jsonLine(v any) string {
+	b, _ := json.Marshal(v)
+	return string(textsafe.JSON(b))
 }
 
 // keyFlags registers --db, --tenant and --key, shared by the per-operation
@@ -202,7 +212,7 @@ func writeDetail(w io.Writer, d *model.Detail) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	row := func(k, v string) {
 		if v != "" {
-			fmt.Fprintf(tw, "%s\t%s\n", k, v)
+			fmt.Fprintf(tw, "%s\t%s\n", k, show(v))
 		}
 	}
 	st := string(op.State)
@@ -239,19 +249,19 @@ func writeDetail(w io.Writer, d *model.Detail) {
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "#\tTIME\tOUTCOME\tTRACE\tWORKER\tDURATION\tREF\tERROR")
 	for _, a := range d.Attempts {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Seq, fmtTime(a.StartedAt), a.Outcome, dash(a.TraceID),
-			dash(a.WorkerID), a.Duration.Round(time.Microsecond), dash(a.ProviderRef), a.Error)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Seq, fmtTime(a.StartedAt), show(string(a.Outcome)), show(dash(a.TraceID)),
+			show(dash(a.WorkerID)), a.Duration.Round(time.Microsecond), show(dash(a.ProviderRef)), show(a.Error))
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\ndecisions (%d)\n", len(d.Decisions))
 	for _, dc := range d.Decisions {
-		fmt.Fprintf(w, "  %s  %s  %s: %s → %s (from version %d)\n    reason: %s\n", fmtTime(dc.At), dc.Operator,
-			dc.Action, dc.FromState, dc.ToState, dc.FromVersion, dc.Reason)
+		fmt.Fprintf(w, "  %s  %s  %s: %s → %s (from version %d)\n    reason: %s\n", fmtTime(dc.At), show(dc.Operator),
+			show(string(dc.Action)), show(string(dc.FromState)), show(string(dc.ToState)), dc.FromVersion, show(dc.Reason))
 		if dc.Evidence != "" {
-			fmt.Fprintf(w, "    evidence: %s\n", dc.Evidence)
+			fmt.Fprintf(w, "    evidence: %s\n", show(dc.Evidence))
 		}
 		if dc.NewKey != "" {
-			fmt.Fprintf(w, "    new key: %s\n", dc.NewKey)
+			fmt.Fprintf(w, "    new key: %s\n", show(dc.NewKey))
 		}
 	}
 }
@@ -328,7 +338,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if det, err := l.Store.Detail(ctx, op.Tenant, op.Key); err == nil && len(det.Decisions) > 0 {
 		from = string(det.Decisions[len(det.Decisions)-1].FromState)
 	}
-	fmt.Fprintf(stdout, "%s/%s: %s → %s (version %d), decided by %s\n", op.Tenant, op.Key, from, op.State, op.Version, d.Operator)
+	fmt.Fprintf(stdout, "%s/%s: %s → %s (version %d), decided by %s\n", show(op.Tenant), show(op.Key), show(from), op.State, op.Version, show(d.Operator))
 	return exitOK
 }
 
@@ -357,8 +367,8 @@ func opsSupersede(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return fail(stderr, err)
 	}
-	fmt.Fprintln(stdout, n.Key)
-	fmt.Fprintf(stderr, "%s/%s superseded; the new key %q is authorized — its first call claims it\n", f.tenant, f.key, n.Key)
+	fmt.Fprintln(stdout, show(n.Key))
+	fmt.Fprintf(stderr, "%s/%s superseded; the new key %q is authorized — its first call claims it\n", show(f.tenant), show(f.key), n.Key)
 	return exitOK
 }
 
@@ -403,10 +413,10 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			Evidence any         `json:"evidence"`
 		}{op.Tenant, op.Key, op.State, op.Version, ev})
 	}
-	fmt.Fprintf(stdout, "%s/%s is %s (version %d) in the ledger\n", op.Tenant, op.Key, op.State, op.Version)
-	fmt.Fprintf(stdout, "provider %s, downstream key %s: %s\n", ev.Provider, ev.DownstreamKey, ev.Detail)
+	fmt.Fprintf(stdout, "%s/%s is %s (version %d) in the ledger\n", show(op.Tenant), show(op.Key), op.State, op.Version)
+	fmt.Fprintf(stdout, "provider %s, downstream key %s: %s\n", show(ev.Provider), show(ev.DownstreamKey), show(ev.Detail))
 	if ev.Found && op.State == model.StateUnknown {
-		fmt.Fprintf(stdout, "to settle: retrysafe ops resolve --tenant %s --key %s --as applied --evidence %s --reason \"provider lookup found it\"\n", op.Tenant, op.Key, ev.Ref)
+		fmt.Fprintf(stdout, "to settle: retrysafe ops resolve --tenant %s --key %s --as applied --evidence %s --reason \"provider lookup found it\"\n", show(op.Tenant), show(op.Key), show(ev.Ref))
 	}
 	return exitOK
 }
