@@ -14,6 +14,12 @@ import (
 	"github.com/retrysafe/retrysafe/store"
 )
 
+// Limits on what an operator types into a decision, in bytes.
+const (
+	MaxOperatorLen = 128
+	MaxReasonLen   = 2000 // reason and evidence each
+)
+
 // Decision is what an operator asks for. ExpectState and ExpectVersion are
 // what the operator's screen showed: if the operation moved since, the
 // decision fails and says what changed. ExpectVersion 0 means "whatever it is

@@ -3,7 +3,6 @@ package reconcile
 import (
 	"fmt"
 	"strings"
-	"unicode"
 
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
@@ -32,9 +31,6 @@ type Problem struct {
 	Field   Field
 	Message string
 }
-
-// MaxTextLen bounds reasons and evidence.
-const MaxTextLen = 2000
 
 // Against reports whether deciding action contradicts what a provider
 // check found: "not applied" when it found the effect, "applied" when it
@@ -92,17 +88,19 @@ func (d Decision) Problems(action model.Action) []Problem {
 	switch {
 	case strings.TrimSpace(d.Operator) == "":
 		add(FieldOperator, "an operator name is required (set --operator or $USER)")
-	case len(d.Operator) > 128:
-		add(FieldOperator, "operator name is over 128 characters")
+	default:
+		if err := model.ValidateText("operator name", d.Operator, MaxOperatorLen); err != nil {
+			add(FieldOperator, "%s", err.Error())
+		}
 	}
 	text := func(f Field, v, what string, required bool) {
 		switch {
 		case strings.TrimSpace(v) == "" && required:
 			add(f, "%s", what)
-		case len(v) > MaxTextLen:
-			add(f, "%s is limited to %d characters", f, MaxTextLen)
-		case hasControl(v):
-			add(f, "%s must be printable text (no control characters)", f)
+		default:
+			if err := model.ValidateText(string(f), v, MaxReasonLen); err != nil {
+				add(f, "%s", err.Error())
+			}
 		}
 	}
 	text(FieldReason, d.Reason, "a reason is required: say why, for the next person who reads this", true)
@@ -126,15 +124,6 @@ func (d Decision) Problems(action model.Action) []Problem {
 		add(FieldFinding, "%s: deciding against it needs an explicit second confirmation", FindingText(d.Finding))
 	}
 	return ps
-}
-
-func hasControl(s string) bool {
-	for _, r := range s {
-		if unicode.IsControl(r) {
-			return true
-		}
-	}
-	return false
 }
 
 func or(a, b string) string {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/retrysafe/retrysafe/internal/textsafe"
 	"github.com/retrysafe/retrysafe/model"
 )
 
@@ -45,6 +46,7 @@ func fitRight(s string, w int) string {
 // clipMiddle shortens s to w cells keeping both ends ("/var/…/demo.db"): the
 // end of a path or key is usually what tells two apart.
 func clipMiddle(s string, w int) string {
+	s = oneLine(s)
 	if ansi.StringWidth(s) <= w {
 		return s
 	}
@@ -61,17 +63,19 @@ func clipMiddle(s string, w int) string {
 }
 
 // oneLine turns line breaks and tabs into spaces so a value never breaks a
-// row.
+// row, and shows every other control, format or bidirectional character
+// as an inert escape (textsafe.Visible): plain text on its way to the
+// screen — cells, errors — passes here.
 func oneLine(s string) string {
-	if !strings.ContainsAny(s, "\n\r\t") {
-		return s
+	if strings.ContainsAny(s, "\n\r\t") {
+		s = strings.Map(func(r rune) rune {
+			if r == '\n' || r == '\r' || r == '\t' {
+				return ' '
+			}
+			return r
+		}, s)
 	}
-	return strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\r' || r == '\t' {
-			return ' '
-		}
-		return r
-	}, s)
+	return textsafe.Visible(s)
 }
 
 // padRight pads styled text (which may hold escape codes) to w cells.

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/retrysafe/retrysafe/internal/textsafe"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/reconcile"
@@ -86,7 +87,8 @@ const (
 // printing usage twice.
 func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("retrysafe "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	// The flag package quotes a bad flag's name as typed.
+	fs.SetOutput(textsafe.Writer(stderr))
 	// A bad flag gets the flag package's one line; -h gets the full list
 	// (printed by parseFlags).
 	fs.Usage = func() {}
@@ -257,6 +259,14 @@ func fail(stderr io.Writer, err error) int {
 	return exitFor(err)
 }
 
+// oneLine is s for a person's terminal on one line: whitespace runs become
+// one space and every control, format or bidirectional character is shown
+// as an inert escape (textsafe.Visible).
 func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+	return textsafe.Visible(strings.Join(strings.Fields(s), " "))
 }
+
+// show is a stored value for a person's terminal: every character that
+// could act on it is shown as an inert escape. Every value the text output
+// prints from a ledger, a flag or an error passes through it.
+func show(s string) string { return textsafe.Visible(s) }

@@ -56,8 +56,8 @@ func opsDecisions(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "AT\tOPERATOR\tTENANT\tKEY\tACTION\tCHANGE\tEVIDENCE\tREASON")
 	for _, e := range es {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s (v%d) → %s\t%s\t%s\n", fmtTime(e.At), e.Operator, e.Tenant, e.Key,
-			e.Action.Verb(), e.FromState, e.FromVersion, e.ToState, dash(clip(e.Evidence, 40)), clip(e.Reason, 60))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s (v%d) → %s\t%s\t%s\n", fmtTime(e.At), show(e.Operator), show(e.Tenant), show(e.Key),
+			e.Action.Verb(), e.FromState, e.FromVersion, e.ToState, show(dash(clip(e.Evidence, 40))), show(clip(e.Reason, 60)))
 	}
 	tw.Flush()
 	return exitOK

@@ -140,7 +140,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if *calls < 1 || *calls > 64 {
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--%s must be between 1 and 64", lab.FlagCalls))
 	}
-	req, faults, err := c.parse()
+	req, faults, err := c.parse(ctx)
 	if err != nil {
 		return fail(stderr, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/retrysafe/retrysafe/internal/textsafe"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
@@ -120,7 +121,7 @@ func opsList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			st += " (contradicted)"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", op.CreatedAt.Local().Format("2006-01-02 15:04:05"),
-			op.Tenant, op.Key, op.Tool, st, op.AttemptCount, dash(op.ProviderRef), clip(op.Summary, 40))
+			show(op.Tenant), show(op.Key), show(op.Tool), st, op.AttemptCount, show(dash(op.ProviderRef)), show(clip(op.Summary, 40)))
 	}
 	tw.Flush()
 	return exitOK
@@ -141,13 +142,22 @@ func clip(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
+// printJSON writes v as indented JSON with every control, format and
+// bidirectional character escaped (encoding/json leaves DEL, C1 and bidi
+// controls raw), so a script's output shown on a terminal is inert too.
 func printJSON(stdout, stderr io.Writer, v any) int {
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
 		return fail(stderr, err)
 	}
+	stdout.Write(append(textsafe.JSON(b), '\n'))
 	return exitOK
+}
+
+// jsonLine is v as one line of JSON, escaped like printJSON's.
+func jsonLine(v any) string {
+	b, _ := json.Marshal(v)
+	return string(textsafe.JSON(b))
 }
 
 // keyFlags registers --db, --tenant and --key, shared by the per-operation
@@ -207,7 +217,7 @@ func writeDetail(w io.Writer, d *model.Detail) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	row := func(k, v string) {
 		if v != "" {
-			fmt.Fprintf(tw, "%s\t%s\n", k, v)
+			fmt.Fprintf(tw, "%s\t%s\n", k, show(v))
 		}
 	}
 	st := string(op.State)
@@ -244,19 +254,19 @@ func writeDetail(w io.Writer, d *model.Detail) {
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "#\tTIME\tOUTCOME\tTRACE\tWORKER\tDURATION\tREF\tERROR")
 	for _, a := range d.Attempts {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Seq, fmtTime(a.StartedAt), a.Outcome, dash(a.TraceID),
-			dash(a.WorkerID), a.Duration.Round(time.Microsecond), dash(a.ProviderRef), a.Error)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Seq, fmtTime(a.StartedAt), show(string(a.Outcome)), show(dash(a.TraceID)),
+			show(dash(a.WorkerID)), a.Duration.Round(time.Microsecond), show(dash(a.ProviderRef)), show(a.Error))
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\ndecisions (%d)\n", len(d.Decisions))
 	for _, dc := range d.Decisions {
-		fmt.Fprintf(w, "  %s  %s  %s: %s → %s (from version %d)\n    reason: %s\n", fmtTime(dc.At), dc.Operator,
-			dc.Action, dc.FromState, dc.ToState, dc.FromVersion, dc.Reason)
+		fmt.Fprintf(w, "  %s  %s  %s: %s → %s (from version %d)\n    reason: %s\n", fmtTime(dc.At), show(dc.Operator),
+			show(string(dc.Action)), show(string(dc.FromState)), show(string(dc.ToState)), dc.FromVersion, show(dc.Reason))
 		if dc.Evidence != "" {
-			fmt.Fprintf(w, "    evidence: %s\n", dc.Evidence)
+			fmt.Fprintf(w, "    evidence: %s\n", show(dc.Evidence))
 		}
 		if dc.NewKey != "" {
-			fmt.Fprintf(w, "    new key: %s\n", dc.NewKey)
+			fmt.Fprintf(w, "    new key: %s\n", show(dc.NewKey))
 		}
 	}
 }
@@ -481,7 +491,7 @@ func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation,
 		if !r.Legal {
 			note = fmt.Sprintf("would be refused: cannot %s from %s", action.Verb(), r.From)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s (v%d) → %s\t%s\n", r.Tenant, r.Key, r.From, r.Version, r.To, note)
+		fmt.Fprintf(tw, "%s\t%s\t%s (v%d) → %s\t%s\n", show(r.Tenant), show(r.Key), r.From, r.Version, r.To, note)
 	}
 	tw.Flush()
 	fmt.Fprintf(stdout, "dry run: %s %s; nothing written. Run again with --yes instead of --dry-run to write them (each is refused if it changed since).\n",
@@ -517,9 +527,9 @@ func printBulkResult(stdout, stderr io.Writer, action model.Action, out []reconc
 		for _, o := range out {
 			detail := fmt.Sprintf("%s (v%d) → %s (v%d)", o.ExpectState, o.ExpectVersion, o.State, o.Version)
 			if o.Err != nil {
-				detail = oneLine(o.Err.Error())
+				detail = show(oneLine(o.Err.Error()))
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", o.Tenant, o.Key, o.Verdict, detail)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", show(o.Tenant), show(o.Key), o.Verdict, detail)
 		}
 		tw.Flush()
 	}
@@ -564,8 +574,8 @@ func opsSupersede(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return fail(stderr, err)
 	}
-	fmt.Fprintln(stdout, n.Key)
-	fmt.Fprintf(stderr, "%s/%s superseded; the new key %q is authorized — its first call claims it\n", f.tenant, f.key, n.Key)
+	fmt.Fprintln(stdout, show(n.Key))
+	fmt.Fprintf(stderr, "%s/%s superseded; the new key %q is authorized — its first call claims it\n", show(f.tenant), show(f.key), n.Key)
 	return exitOK
 }
 
@@ -601,10 +611,10 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			Evidence any         `json:"evidence"`
 		}{op.Tenant, op.Key, op.State, op.Version, ev})
 	}
-	fmt.Fprintf(stdout, "%s/%s is %s (version %d) in the ledger\n", op.Tenant, op.Key, op.State, op.Version)
-	fmt.Fprintf(stdout, "provider %s, downstream key %s: %s\n", ev.Provider, ev.DownstreamKey, ev.Detail)
+	fmt.Fprintf(stdout, "%s/%s is %s (version %d) in the ledger\n", show(op.Tenant), show(op.Key), op.State, op.Version)
+	fmt.Fprintf(stdout, "provider %s, downstream key %s: %s\n", show(ev.Provider), show(ev.DownstreamKey), show(ev.Detail))
 	if ev.Found && op.State == model.StateUnknown {
-		fmt.Fprintf(stdout, "to settle: retrysafe ops resolve --tenant %s --key %s --as applied --evidence %s --reason \"provider lookup found it\"\n", op.Tenant, op.Key, ev.Ref)
+		fmt.Fprintf(stdout, "to settle: retrysafe ops resolve --tenant %s --key %s --as applied --evidence %s --reason \"provider lookup found it\"\n", show(op.Tenant), show(op.Key), show(ev.Ref))
 	}
 	return exitOK
 }
