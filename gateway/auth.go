@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/retrysafe/retrysafe/model"
@@ -21,9 +22,13 @@ func (g *Gateway) Authenticate(ctx context.Context, secret string) (string, erro
 	if !model.LooksLikeToken(secret) {
 		return "", refused
 	}
+	hash := model.HashToken(secret)
+	if tenant, ok := g.tokens.get(hash, time.Now()); ok {
+		return tenant, nil
+	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	t, err := g.ledger.TokenByHash(ctx, model.HashToken(secret))
+	t, err := g.ledger.TokenByHash(ctx, hash)
 	switch {
 	case model.IsCode(err, model.CodeNotFound):
 		return "", refused
@@ -32,7 +37,50 @@ func (g *Gateway) Authenticate(ctx context.Context, secret string) (string, erro
 	case t.Revoked():
 		return "", refused
 	}
+	g.tokens.put(hash, t.Tenant, time.Now())
 	return t.Tenant, nil
+}
+
+// tokenCache remembers tokens found live for a short while, so a busy
+// client does not cost a ledger read per request. Only live tokens are
+// kept, so a revocation takes effect within the TTL; TTL 0 keeps nothing.
+type tokenCache struct {
+	ttl     time.Duration
+	mu      sync.Mutex
+	entries map[string]cachedToken
+}
+
+type cachedToken struct {
+	tenant string
+	until  time.Time
+}
+
+// maxCachedTokens bounds the cache; past it, it starts over.
+const maxCachedTokens = 10000
+
+func (c *tokenCache) get(hash string, now time.Time) (string, bool) {
+	if c.ttl <= 0 {
+		return "", false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[hash]
+	if !ok || !now.Before(e.until) {
+		return "", false
+	}
+	return e.tenant, true
+}
+
+func (c *tokenCache) put(hash, tenant string, now time.Time) {
+	if c.ttl <= 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil || len(c.entries) >= maxCachedTokens {
+		c.entries = map[string]cachedToken{}
+	}
+	c.entries[hash] = cachedToken{tenant: tenant, until: now.Add(c.ttl)}
 }
 
 // authed refuses a request without a live token (401, before anything is

@@ -52,6 +52,10 @@ type Config struct {
 	CallTimeout time.Duration
 	// RetryAfter is what 409 and 503 tell the caller to wait (default 1 s).
 	RetryAfter time.Duration
+	// TokenTTL is how long a token found live is trusted without reading
+	// the ledger again: a revocation takes effect within it. 0 takes the
+	// default (1 s); negative reads the ledger on every request.
+	TokenTTL time.Duration
 }
 
 // Gateway serves HTTP and MCP over one ledger.
@@ -62,6 +66,7 @@ type Gateway struct {
 	log     *slog.Logger
 	slots   chan struct{}
 	metrics *metrics
+	tokens  *tokenCache
 }
 
 // New checks cfg and builds a gateway.
@@ -93,8 +98,20 @@ func New(cfg Config) (*Gateway, error) {
 	if cfg.RetryAfter < time.Second {
 		cfg.RetryAfter = time.Second
 	}
+	if cfg.TokenTTL == 0 {
+		cfg.TokenTTL = time.Second
+	}
 	g := &Gateway{cfg: cfg, svc: cfg.Service, ledger: cfg.Service.Store, log: cfg.Logger,
-		slots: make(chan struct{}, cfg.MaxInFlight)}
+		slots: make(chan struct{}, cfg.MaxInFlight), tokens: &tokenCache{ttl: cfg.TokenTTL}}
+	for _, name := range cfg.Tools.Names() {
+		schema, ok := cfg.Tools.Schema(name)
+		if !ok {
+			return nil, model.Errorf(model.CodeInvalid, "gateway: tool %s is listed but has no schema", name)
+		}
+		if _, err := withKey(schema); err != nil {
+			return nil, model.Errorf(model.CodeInvalid, "gateway: tool %s: %v", name, err)
+		}
+	}
 	g.metrics = newMetrics(g.ledger, cfg.Tools.Names())
 	return g, nil
 }

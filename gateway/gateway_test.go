@@ -542,3 +542,27 @@ func TestMetricsCountCallsAndReadUnknownsFromTheLedger(t *testing.T) {
 		t.Fatalf("healthz %d", r.status)
 	}
 }
+
+func TestARevokedTokenStopsWorkingWithinTheTokenTTL(t *testing.T) {
+	e := newEnv(t)
+	secret := e.token("acme")
+	e.tokens["revokee"] = secret
+	if r := e.call("revokee", "create_support_task", "before-revoke", task); r.status != 201 {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	toks, _ := e.st.ListTokens(context.Background(), "acme")
+	if _, err := e.st.RevokeToken(context.Background(), toks[len(toks)-1].ID); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond) // the default TTL, 1 s
+	before := e.snapshot()
+	if r := e.call("revokee", "create_support_task", "after-revoke", task); r.status != 401 {
+		t.Fatalf("revoked token: %d %s", r.status, r.body)
+	}
+	if r := e.get("revokee", "/v1/operations/before-revoke"); r.status != 401 {
+		t.Fatalf("revoked token reads: %d", r.status)
+	}
+	if e.snapshot() != before {
+		t.Fatal("a revoked token's call wrote")
+	}
+}

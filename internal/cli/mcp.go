@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/retrysafe/retrysafe/gateway"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/store"
 )
@@ -36,7 +37,7 @@ func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, err)
 	}
 	defer l.Close()
-	g, err := newGateway(l, log, 64, time.Second, *callTimeout)
+	g, err := newGateway(l, log, gateway.Config{CallTimeout: *callTimeout})
 	if err != nil {
 		return fail(stderr, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/mattn/go-isatty"
@@ -29,24 +30,41 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	maxInFlight := fs.Int("max-in-flight", 256, "requests worked on at once; more wait --queue-wait, then get 503 + Retry-After")
 	queueWait := fs.Duration("queue-wait", time.Second, "how long a request waits for a free slot")
 	callTimeout := fs.Duration("call-timeout", 30*time.Second, "deadline of one call, a busy ledger included")
+	tokenTTL := fs.Duration("token-ttl", time.Second, "how long a token found live is trusted before the ledger is read again (a revocation takes effect within it; 0 reads every time)")
 	grace := fs.Duration("shutdown-timeout", 30*time.Second, "on SIGTERM, how long in-flight requests may take to finish")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to FILE (go tool pprof)")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return fail(stderr, model.Wrap(model.CodeUnavailable, err, "--cpuprofile: %v", err))
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fail(stderr, model.Wrap(model.CodeInternal, err, "--cpuprofile: %v", err))
+		}
+		defer pprof.StopCPUProfile()
 	}
 	log, err := newLogger(stderr, *logLevel)
 	if err != nil {
 		return fail(stderr, err)
 	}
-	if *maxInFlight < 1 || *queueWait <= 0 || *callTimeout <= 0 || *grace <= 0 {
-		return fail(stderr, model.Errorf(model.CodeInvalid, "--max-in-flight, --queue-wait, --call-timeout and --shutdown-timeout must be positive"))
+	if *maxInFlight < 1 || *queueWait <= 0 || *callTimeout <= 0 || *grace <= 0 || *tokenTTL < 0 {
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--max-in-flight, --queue-wait, --call-timeout and --shutdown-timeout must be positive, --token-ttl not negative"))
 	}
 	l, err := openLedger(*db, *pdb, store.Options{Create: true})
 	if err != nil {
 		return fail(stderr, err)
 	}
 	defer l.Close()
-	g, err := newGateway(l, log, *maxInFlight, *queueWait, *callTimeout)
+	ttl := *tokenTTL
+	if ttl == 0 {
+		ttl = -1 // the gateway's "never trust a cached token"
+	}
+	g, err := newGateway(l, log, gateway.Config{MaxInFlight: *maxInFlight, QueueWait: *queueWait, CallTimeout: *callTimeout, TokenTTL: ttl})
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -82,13 +100,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 }
 
 // newGateway wires a gateway to an open ledger and the tool registry.
-func newGateway(l *ledger, log *slog.Logger, maxInFlight int, queueWait, callTimeout time.Duration) (*gateway.Gateway, error) {
+func newGateway(l *ledger, log *slog.Logger, cfg gateway.Config) (*gateway.Gateway, error) {
 	host, _ := os.Hostname()
-	return gateway.New(gateway.Config{
-		Service: l.Svc, Tools: toolCatalog{}, Logger: log,
-		Worker:      fmt.Sprintf("gateway:%s:%d", host, os.Getpid()),
-		MaxInFlight: maxInFlight, QueueWait: queueWait, CallTimeout: callTimeout,
-	})
+	cfg.Service, cfg.Tools, cfg.Logger = l.Svc, toolCatalog{}, log
+	cfg.Worker = fmt.Sprintf("gateway:%s:%d", host, os.Getpid())
+	return gateway.New(cfg)
 }
 
 // newLogger is the gateway's slog logger on stderr: JSON when stderr is not
