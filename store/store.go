@@ -24,6 +24,7 @@ import (
 // the console uses.
 type Ledger interface {
 	Reader
+	Tokens
 
 	// WithTx runs fn in one durable write transaction and commits when fn
 	// returns nil. A busy ledger is waited out until ctx's deadline, so fn
@@ -78,6 +79,33 @@ type Reader interface {
 	Snapshot(ctx context.Context, skip ...string) (string, error)
 	// Watch starts noticing commits by other connections and processes.
 	Watch(ctx context.Context) (Watcher, error)
+	// StateAges counts each tenant's operations in state and says since
+	// when the oldest of them has not changed (the gateway's gauges of
+	// operations waiting for a person), sorted by tenant.
+	StateAges(ctx context.Context, state model.State) ([]TenantStateAge, error)
+}
+
+// TenantStateAge is one tenant's operations in one state.
+type TenantStateAge struct {
+	Tenant string
+	Count  int
+	// Oldest is the earliest last change among them.
+	Oldest time.Time
+}
+
+// Tokens are the gateway's bearer tokens: each maps to one tenant, and the
+// ledger keeps only a token's hash (model.HashToken).
+type Tokens interface {
+	// CreateToken stores t (its hash, never its secret) and sets t.ID.
+	CreateToken(ctx context.Context, t *model.Token) error
+	// TokenByHash finds the token whose secret hashes to hash, revoked or
+	// not; model.CodeNotFound if none.
+	TokenByHash(ctx context.Context, hash string) (*model.Token, error)
+	// ListTokens lists tokens oldest first; tenant "" lists every tenant's.
+	ListTokens(ctx context.Context, tenant string) ([]model.Token, error)
+	// RevokeToken revokes token id for good; revoking a revoked token is
+	// model.CodeIllegal, an unknown id model.CodeNotFound.
+	RevokeToken(ctx context.Context, id int64) (*model.Token, error)
 }
 
 // Watcher notices commits by other connections cheaply (SQLite's

@@ -62,8 +62,14 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	durability := fs.String("durability", "durable", "durable (synchronous=FULL, what calls rely on) or fast (synchronous=OFF, throw-away ledgers only)")
 	baseline := fs.Bool("baseline", true, "also time bare SQLite (single-row write transactions, same durability, same directory) for the ratio")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the timed calls to FILE (go tool pprof)")
+	httpURL := fs.String("http", "", "drive a running gateway (retrysafe serve) at URL over HTTP instead of an in-process ledger; --db is then not used")
+	token := fs.String("token", os.Getenv("RETRYSAFE_TOKEN"), "with --http: the bearer token (default $RETRYSAFE_TOKEN)")
+	baselineDir := fs.String("baseline-dir", ".", "with --http: where the bare SQLite baseline writes its file (put it on the gateway ledger's file system)")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
+	}
+	if *httpURL != "" {
+		return runBenchHTTP(ctx, *httpURL, *token, *baselineDir, *workers, *ops, *mix, *asJSON, *baseline, stdout, stderr)
 	}
 	var d store.Durability
 	switch *durability {

@@ -34,6 +34,9 @@ Usage:
   retrysafe lab [--json] [--keep DIR]                                  reproduce lost replies and crashes
   retrysafe bench --db FILE [--workers W] [--ops N] [--mix M]          measure the call path
   retrysafe gen --db FILE --ops N [--tenants T]                        bulk ledger for console benchmarks
+  retrysafe serve [--db FILE] [--listen ADDR]                          the gateway: HTTP (Idempotency-Key) and MCP at /mcp
+  retrysafe mcp --tenant T [--db FILE]                                 MCP over stdio for one tenant
+  retrysafe tokens create|list|revoke [...]                            the gateway's bearer tokens
 
 The ledger is --db, else $RETRYSAFE_DB, else ./retrysafe.db.
 Run 'retrysafe COMMAND -h' for a command's flags.
@@ -65,6 +68,12 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		return runBench(ctx, args, stdout, stderr)
 	case "gen":
 		return runGen(ctx, args, stdout, stderr)
+	case "serve":
+		return runServe(ctx, args, stdout, stderr)
+	case "mcp":
+		return runMCP(ctx, args, stdout, stderr)
+	case "tokens":
+		return runTokens(ctx, args, stdout, stderr)
 	case workerCommand:
 		return runWorker(ctx, args, stdout, stderr)
 	case "help", "-h", "--help":

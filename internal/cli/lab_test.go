@@ -28,6 +28,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(workerEnv) == "1" {
 		os.Exit(Run(os.Args[1:], os.Stdout, os.Stderr))
 	}
+	if spec := os.Getenv(loadEnv); spec != "" {
+		os.Exit(runLoad(spec))
+	}
 	os.Exit(m.Run())
 }
 

@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"modernc.org/sqlite"
@@ -53,7 +54,15 @@ type Store struct {
 	qmu       sync.Mutex
 	queue     []*pendingTx
 	lastBatch int // size of the last combined commit
+
+	// onBatch, when set, hears the size of every committed batch (the
+	// gateway's group-commit histogram).
+	onBatch atomic.Pointer[func(size int)]
 }
+
+// ObserveBatches makes fn hear the number of callers every group commit
+// carried. fn runs on the writer's path: it must be quick (a histogram).
+func (s *Store) ObserveBatches(fn func(size int)) { s.onBatch.Store(&fn) }
 
 const sqliteHeader = "SQLite format 3\x00"
 
