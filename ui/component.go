@@ -25,6 +25,7 @@ var (
 	_ component = actionModel{}
 	_ component = helpModel{}
 	_ component = auditModel{}
+	_ component = confirmModel{}
 )
 
 // The list: keys, the mouse wheel, its pages and its search timer.

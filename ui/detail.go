@@ -334,8 +334,18 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 			para(s.Bold.Render, "Check the provider (c), then decide: a mark applied · n mark not applied · k authorize a new key.")
 		}
 	case model.StateInProgress:
+		if leaseEnded(op, e.now) {
+			// Not "a worker holds the claim": the worker is gone.
+			text := fmt.Sprintf("The lease ended %s ago (%s, at %s) with no result: the worker is gone and nothing holds the claim. A sweep makes it unknown.",
+				age(e.now, op.LeaseUntil), or(op.LeaseOwner, "-"), op.LeaseUntil.In(e.loc).Format("2006-01-02 15:04:05"))
+			if !e.readOnly {
+				text += " S sweeps now."
+			}
+			para(s.Contra.Render, text)
+			break
+		}
 		para(s.State(op.State).Render, fmt.Sprintf("A worker holds the claim (lease %s until %s). If the lease ends without a result, a sweep makes it unknown.",
-			or(op.LeaseOwner, "-"), op.LeaseUntil.In(e.loc).Format("15:04:05")))
+			or(op.LeaseOwner, "-"), op.LeaseUntil.In(e.loc).Format("2006-01-02 15:04:05")))
 	case model.StateNotApplied:
 		if op.Contradicted {
 			// reconcile refuses a retry here (unless the provider honours
@@ -560,4 +570,10 @@ func outcomeStyle(s *Styles, o model.Outcome) interface{ Render(...string) strin
 // checkErrText is a failed check's reason, without a second "cannot tell".
 func checkErrText(err error) string {
 	return strings.ReplaceAll(oneLine(err.Error()), "cannot tell: ", "")
+}
+
+// leaseEnded reports whether op is a claim whose lease ran out with no
+// result: its worker is gone.
+func leaseEnded(op model.Operation, now time.Time) bool {
+	return op.State == model.StateInProgress && !op.LeaseUntil.IsZero() && op.LeaseUntil.Before(now)
 }

@@ -21,7 +21,7 @@ func (m Model) screenKeys(e env) keyMap {
 	case m.screen == screenLab:
 		km.full = append(km.full, []key.Binding{g.Refresh, g.Help, g.Quit, g.ForceQ})
 	default:
-		km.full = append(km.full, []key.Binding{g.Tenant, g.Refresh, g.Audit, enabled(g.Lab, m.cfg.Lab != nil), g.Help, g.Quit, g.ForceQ})
+		km.full = append(km.full, []key.Binding{g.Tenant, g.Refresh, g.Audit, enabled(g.Sweep, !m.cfg.ReadOnly), enabled(g.Lab, m.cfg.Lab != nil), g.Help, g.Quit, g.ForceQ})
 	}
 	return km
 }

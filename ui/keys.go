@@ -12,6 +12,7 @@ type globalKeys struct {
 	Tenant  key.Binding
 	Refresh key.Binding
 	Audit   key.Binding
+	Sweep   key.Binding
 }
 
 func newGlobalKeys() globalKeys {
@@ -23,6 +24,7 @@ func newGlobalKeys() globalKeys {
 		Tenant:  key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "tenant")),
 		Refresh: key.NewBinding(key.WithKeys("r", "ctrl+r"), key.WithHelp("r", "refresh now")),
 		Audit:   key.NewBinding(key.WithKeys("D"), key.WithHelp("D", "audit log (decisions)")),
+		Sweep:   key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "sweep expired leases")),
 	}
 }
 

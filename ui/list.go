@@ -562,6 +562,9 @@ func (c columns) row(s *Styles, op model.Operation, now time.Time, selected, mar
 	lead := mark + flag + fitRight(age(now, op.CreatedAt), colAge)
 	cells := []string{fit(op.Tenant, c.tenant), fit(clipMiddle(op.Key, c.key), c.key), fit(tool, c.tool), fit(op.Summary, c.summary)}
 	st := fit(string(op.State), colState)
+	if leaseEnded(op, now) {
+		st = fit("lease ended", colState)
+	}
 	tail := []string{fitRight(strconv.Itoa(op.AttemptCount), colAtt), fit(or(op.ProviderRef, "-"), c.ref)}
 	if selected || op.Contradicted {
 		line := lead + " " + strings.Join(cells, " ") + " " + st + " " + strings.Join(tail, " ")

@@ -85,6 +85,7 @@ const (
 	overlayHelp
 	overlayPicker
 	overlayAction
+	overlayConfirm
 )
 
 // Model is the console's root model.
@@ -104,14 +105,15 @@ type Model struct {
 	auditFrom  screenID // where esc in the audit log returns to
 	overlay    overlayID
 
-	list   listModel
-	detail detailModel
-	lab    labModel
-	audit  auditModel
-	picker pickerModel
-	action actionModel
-	helpOv helpModel // the help screen
-	help   help.Model
+	list    listModel
+	detail  detailModel
+	lab     labModel
+	audit   auditModel
+	picker  pickerModel
+	action  actionModel
+	helpOv  helpModel // the help screen
+	confirm confirmModel
+	help    help.Model
 
 	spin     spinner.Model
 	spinning bool
@@ -345,6 +347,9 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 	case bulkDecisionMsg:
 		return m.bulkDecided(msg)
 
+	case sweepMsg:
+		return m.swept(msg)
+
 	case bulkRequestMsg:
 		return m.requestBulk(msg, e)
 
@@ -474,6 +479,8 @@ func (m Model) focus() component {
 		return m.picker
 	case overlayAction:
 		return m.action
+	case overlayConfirm:
+		return m.confirm
 	}
 	switch m.screen {
 	case screenDetail:
@@ -513,6 +520,11 @@ func (m Model) keep(c component) Model {
 	case actionModel:
 		m.action = c
 		if c.closed && m.overlay == overlayAction {
+			m.overlay = overlayNone
+		}
+	case confirmModel:
+		m.confirm = c
+		if c.closed && m.overlay == overlayConfirm {
 			m.overlay = overlayNone
 		}
 	case helpModel:
@@ -558,6 +570,8 @@ func (m Model) handleKey(msg tea.KeyMsg, e env) (Model, tea.Cmd) {
 			var c tea.Cmd
 			m.picker, c = m.picker.open(m.scope, e)
 			return m, c
+		case key.Matches(msg, m.keys.Sweep) && m.screen != screenLab:
+			return m.requestSweep(e)
 		case key.Matches(msg, m.keys.Audit) && m.screen != screenAudit:
 			m.auditFrom, m.screen = m.screen, screenAudit
 			var c tea.Cmd
