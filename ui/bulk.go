@@ -96,9 +96,9 @@ func (a actionModel) bulkView(e env, w, h int) string {
 		b.WriteString(s.Muted.Render(consequence(a.action)+" Each is written on its own, with the version shown.") + "\n")
 		for i, f := range a.fields {
 			b.WriteString("\n")
-			label := s.Label.Render(f.label)
+			label := s.Label.Render("  " + f.label)
 			if i == a.focus {
-				label = s.Bold.Render("› " + f.label)
+				label = s.Bold.Render("▸ " + f.label)
 			}
 			b.WriteString(label + s.Muted.Render("  "+f.hint) + "\n")
 			in := f.input

@@ -120,7 +120,7 @@ func (a actionModel) Update(msg tea.Msg, e env) (component, tea.Cmd) {
 	switch msg := msg.(type) {
 	case actionOpMsg:
 		if msg.Err == nil && msg.Seq == a.seq {
-			a = a.noticed(*msg.Op)
+			a = a.noticed(*msg.Op, msg.Last)
 		}
 		return a, nil
 	}

@@ -331,7 +331,7 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 	case model.StateUnknown:
 		para(s.State(model.StateUnknown).Render, "The outcome is unknown: the provider may or may not have applied it, and nothing leaves unknown by itself.")
 		if !e.readOnly {
-			para(s.Bold.Render, "Check the provider (c), then decide: a mark applied · n mark not applied · k authorize a new key.")
+			para(s.Bold.Render, "Check the provider (c), then decide: a mark applied · n mark not applied · s supersede: authorize a new key.")
 		}
 	case model.StateInProgress:
 		if leaseEnded(op, e.now) {
@@ -352,7 +352,7 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 			// downstream keys): re-sending could apply it twice.
 			para(s.State(op.State).Render, "Marked not applied, but the provider later said it applied: a retry of the key is refused as unknown (unless its provider honours downstream keys) until a person decides.")
 			if !e.readOnly {
-				para(s.Bold.Render, "Check the provider (c), then: a mark applied if it has the effect · k authorize a new key to send it deliberately.")
+				para(s.Bold.Render, "Check the provider (c), then: a mark applied if it has the effect · s supersede: authorize a new key to send it deliberately.")
 			}
 			break
 		}
@@ -504,7 +504,7 @@ func writeAttempts(b *strings.Builder, e env, atts []model.Attempt, w int) {
 	}
 	traceW, workerW := 12, 12
 	for _, a := range atts {
-		traceW = max(traceW, min(ansi.StringWidth(a.TraceID), 24))
+		traceW = max(traceW, min(ansi.StringWidth(a.TraceID), 36))
 		workerW = max(workerW, min(ansi.StringWidth(a.WorkerID), 20))
 	}
 	const numW, outW, durW = 3, 13, 8
@@ -524,7 +524,7 @@ func writeAttempts(b *strings.Builder, e env, atts []model.Attempt, w int) {
 	b.WriteString("  " + s.TableHead.Render(strings.Join(head, " ")) + "\n")
 	for _, a := range atts {
 		cells := []string{fitRight(strconv.Itoa(a.Seq), numW), fit(a.StartedAt.In(e.loc).Format(timeFmt), timeW),
-			outcomeStyle(s, a.Outcome).Render(fit(string(a.Outcome), outW)), fit(or(a.TraceID, "-"), traceW),
+			outcomeStyle(s, a.Outcome).Render(fit(string(a.Outcome), outW)), fit(clipMiddle(or(a.TraceID, "-"), traceW), traceW),
 			fit(or(a.WorkerID, "-"), workerW), fitRight(dur(a.Duration), durW)}
 		errText := a.Error
 		if a.ProviderRef != "" {
@@ -537,6 +537,11 @@ func writeAttempts(b *strings.Builder, e env, atts []model.Attempt, w int) {
 			cells = append(cells, fit(errText, errW))
 		}
 		b.WriteString("  " + strings.Join(cells, " ") + "\n")
+		if ansi.StringWidth(a.TraceID) > traceW {
+			// A trace id is an opaque identifier: never shown cut. One too
+			// long for its column is written out in full under the row.
+			b.WriteString("      " + s.Muted.Render("↳ trace "+a.TraceID) + "\n")
+		}
 		if full && errText != "" {
 			for i, l := range strings.Split(wrap(oneLine(errText), max(w-9, 20), " "), "\n") {
 				lead := "  "

@@ -31,7 +31,7 @@ func (m Model) helpLine() string {
 		return truncate(m.styles.Muted.Render(" esc/?/q close help"), m.width)
 	}
 	if m.screen == screenList && m.list.typing && m.overlay == overlayNone {
-		return truncate(m.styles.Muted.Render(" type to search key, subject or trace id · enter apply · esc clear"), m.width)
+		return truncate(m.styles.Muted.Render(" type to search: key or subject contains it, or a trace id starts with it · enter apply · esc clear"), m.width)
 	}
 	h := m.help
 	short := m.screenKeys(m.env()).short

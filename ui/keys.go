@@ -61,8 +61,8 @@ func newListKeys() listKeys {
 	}
 }
 
-// detailKeys are the detail view's. k is "authorize a new key" here, as the
-// runbook says, so the viewport scrolls with the arrows, not j/k.
+// detailKeys are the detail view's. j/k scroll as everywhere else; a new
+// key is s ("supersede", as `ops supersede`), a key no movement uses.
 type detailKeys struct {
 	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
 	Back, Newer, Older                      key.Binding
@@ -71,8 +71,8 @@ type detailKeys struct {
 
 func newDetailKeys() detailKeys {
 	return detailKeys{
-		Up:       key.NewBinding(key.WithKeys("up"), key.WithHelp("↑", "scroll up")),
-		Down:     key.NewBinding(key.WithKeys("down"), key.WithHelp("↓", "scroll down")),
+		Up:       key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "scroll up")),
+		Down:     key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "scroll down")),
 		PageUp:   key.NewBinding(key.WithKeys("pgup", "ctrl+b"), key.WithHelp("pgup", "page up")),
 		PageDown: key.NewBinding(key.WithKeys("pgdown", "ctrl+f", " "), key.WithHelp("pgdn", "page down")),
 		Top:      key.NewBinding(key.WithKeys("g", "home"), key.WithHelp("g", "top")),
@@ -82,7 +82,7 @@ func newDetailKeys() detailKeys {
 		Older:    key.NewBinding(key.WithKeys("<"), key.WithHelp("<", "open superseded op")),
 		Apply:    key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "mark applied")),
 		NotApply: key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "mark not applied")),
-		NewKey:   key.NewBinding(key.WithKeys("k"), key.WithHelp("k", "authorize new key")),
+		NewKey:   key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "supersede: authorize new key")),
 		Check:    key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "check provider")),
 	}
 }

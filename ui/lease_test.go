@@ -1,11 +1,13 @@
 package ui
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/reconcile"
 )
 
 // A claim whose lease ended is shown as such — counted in the header,
@@ -48,4 +50,30 @@ func TestExpiredLeasesAreShownCountedAndSwept(t *testing.T) {
 	ro := open(t, cfg, 120, 40)
 	ro.keys("S")
 	ro.contains("Read-only console: a sweep writes to the ledger")
+}
+
+// A trace id longer than its column is written out in full, never cut.
+func TestLongTraceIDsAreShownInFull(t *testing.T) {
+	l := newLedger(t)
+	long := "toolu_01ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789abcdefghij"
+	if _, err := l.svc.Call(context.Background(), model.Request{Tenant: "acme", Key: "t1", Tool: "create_support_task", PayloadVersion: 1,
+		Args: []byte(`{"subject":"s"}`), TraceID: long, WorkerID: "w"}, reconcile.CallOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h := open(t, config(l), 80, 40)
+	h.keys("enter")
+	h.contains("acme / t1", long)
+}
+
+// The contradicted filter is cleared by switching tabs, and says how to
+// leave it.
+func TestContradictedFilterDoesNotFollowToAnotherTab(t *testing.T) {
+	h := open(t, config(fixture(t)), 120, 40)
+	h.keys("8", "!")
+	h.contains("! contradicted only (! shows all)", "notify-contra")
+	h.keys("3")
+	h.lacks("contradicted only")
+	if h.m.list.contraOnly {
+		t.Fatal("the contradicted filter followed to another tab")
+	}
 }

@@ -88,7 +88,7 @@ type listModel struct {
 func newList(r *lipgloss.Renderer) listModel {
 	in := textinput.New()
 	in.Prompt = "/ "
-	in.Placeholder = "key, subject or trace id"
+	in.Placeholder = "key or subject (contains), trace id (starts with)"
 	in.CharLimit = 200
 	in.PromptStyle = r.NewStyle().Bold(true)
 	in.TextStyle = r.NewStyle()
@@ -304,6 +304,9 @@ func (l listModel) pageUp(e env) (listModel, tea.Cmd) {
 func (l listModel) setTab(e env, tab int) (listModel, tea.Cmd) {
 	l.tab = (tab + len(tabStates)) % len(tabStates)
 	l.autoTab = false
+	// The contradicted filter belongs to the tab it was set on: carried
+	// over, it would hide most of the next tab without saying so.
+	l.contraOnly = false
 	l.rows, l.cursor = nil, 0
 	return l.load(e, anchor{kind: anchorTop}, 0, cursorIntent{kind: intentIndex})
 }
@@ -670,7 +673,7 @@ func (l listModel) statusLine(e env, w int) string {
 		left = append(left, fmt.Sprintf("search %q", l.query))
 	}
 	if l.contraOnly {
-		left = append(left, "contradicted only")
+		left = append(left, s.Contra.Render("! contradicted only (! shows all)"))
 	}
 	if n := l.marked.len(); n > 0 {
 		left = append(left, s.Bold.Render(count(n)+" marked"))
