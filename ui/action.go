@@ -122,7 +122,7 @@ func openAction(a model.Action, op model.Operation, evidence string, finding *pr
 	reasonField := formField{label: "Reason", field: reconcile.FieldReason, hint: "why — for the next person who reads this", input: newInput(s)}
 	switch a {
 	case model.ActionMarkApplied:
-		m.fields = []formField{evidenceField("a provider reference (e.g. sbx_12), or where you saw it applied"), reasonField}
+		m.fields = []formField{evidenceField("a provider reference (sbx_12), or where you saw it"), reasonField}
 	case model.ActionMarkNotApplied:
 		hint := "why a timeout is not the only evidence: a ticket, the provider's console"
 		if reconcile.LookupEvidence(finding) != "" {
@@ -400,7 +400,7 @@ func (a actionModel) view(e env, w, h int) string {
 		case a.against():
 			// The second confirmation names the finding it overrides.
 			b.WriteString(s.BannerErr.Render(wrap(fmt.Sprintf("Against the last check: %s. %s",
-				reconcile.FindingText(a.finding), againstRisk(a.action)), inner, " ")) + "\n\n")
+				reconcile.FindingText(a.finding), againstRisk(a.action)), inner, "")) + "\n\n")
 			b.WriteString(s.Bold.Render("Type "+overrideWord+" and press enter to write it anyway") + "\n")
 			in := a.override
 			in.Width = inner - 3
