@@ -111,3 +111,33 @@ func (m Model) swept(msg sweepMsg) (Model, tea.Cmd) {
 		plural(r.Unknown, "lease ended →", "leases ended →"), count(r.Redispatched), plural(r.Compacted, "receipt", "receipts")), at: e.now}
 	return m, m.reloadAll()
 }
+
+// askLab asks before the lab writes into a ledger that holds other
+// tenants' operations (a real one, or a demo shown to an audience): its
+// scenarios create operations, effects and decisions under the lab tenant.
+func (m Model) askLab(msg labLedgerMsg, e env) (Model, tea.Cmd) {
+	if msg.Err != nil {
+		m.banner = banner{kind: bannerErr, text: "Lab: cannot read the ledger's tenants: " + oneLine(msg.Err.Error()), at: e.now}
+		return m, nil
+	}
+	if len(msg.Others) == 0 {
+		return m.route(m.lab, labGoMsg{Scenario: msg.Scenario}, e)
+	}
+	shown := msg.Others
+	if len(shown) > 5 {
+		shown = append(append([]string{}, shown[:5]...), fmt.Sprintf("and %d more", len(msg.Others)-5))
+	}
+	m.confirm = confirmModel{
+		title: "Run the lab in this ledger?",
+		lines: []string{
+			fmt.Sprintf("%s is not a lab ledger: it holds operations of %s (%s).", m.cfg.Ledger,
+				plural(len(msg.Others), "other tenant", "other tenants"), strings.Join(shown, ", ")),
+			fmt.Sprintf("A scenario writes real operations, attempts, effects and decisions into it, under tenant %q, with worker processes that die on purpose. They stay in this ledger (and its audit log).", m.lab.tenant),
+			"`retrysafe lab` runs the same scenarios in throw-away ledgers instead.",
+		},
+		run:   emit(labGoMsg{Scenario: msg.Scenario}),
+		width: m.width, height: m.bodyHeight(),
+	}
+	m.overlay = overlayConfirm
+	return m, nil
+}

@@ -331,7 +331,10 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 	case tenantsMsg:
 		return m.route(m.picker, msg, e)
 
-	case labStartedMsg, labStepMsg, labDoneMsg:
+	case labLedgerMsg:
+		return m.askLab(msg, e)
+
+	case labStartedMsg, labStepMsg, labDoneMsg, labGoMsg:
 		var c tea.Cmd
 		m, c = m.route(m.lab, msg, e)
 		if done, ok := msg.(labDoneMsg); ok && done.Seq == m.lab.seq {
