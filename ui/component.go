@@ -26,6 +26,7 @@ var (
 	_ component = helpModel{}
 	_ component = auditModel{}
 	_ component = confirmModel{}
+	_ component = commandModel{}
 )
 
 // The list: keys, the mouse wheel, its pages and its search timer.

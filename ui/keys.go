@@ -13,6 +13,7 @@ type globalKeys struct {
 	Refresh key.Binding
 	Audit   key.Binding
 	Sweep   key.Binding
+	Command key.Binding
 }
 
 func newGlobalKeys() globalKeys {
@@ -25,6 +26,7 @@ func newGlobalKeys() globalKeys {
 		Refresh: key.NewBinding(key.WithKeys("r", "ctrl+r"), key.WithHelp("r", "refresh now")),
 		Audit:   key.NewBinding(key.WithKeys("D"), key.WithHelp("D", "audit log (decisions)")),
 		Sweep:   key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "sweep expired leases")),
+		Command: key.NewBinding(key.WithKeys(":"), key.WithHelp(":", "command (:tenant X, :state S, :audit, :sweep, :q)")),
 	}
 }
 

@@ -86,6 +86,7 @@ const (
 	overlayPicker
 	overlayAction
 	overlayConfirm
+	overlayCommand // the ":" command line on the bottom line
 )
 
 // Model is the console's root model.
@@ -113,6 +114,7 @@ type Model struct {
 	action  actionModel
 	helpOv  helpModel // the help screen
 	confirm confirmModel
+	command commandModel
 	help    help.Model
 
 	spin     spinner.Model
@@ -174,15 +176,16 @@ func New(cfg Config) Model {
 	sp := spinner.New(spinner.WithSpinner(spinner.Dot), spinner.WithStyle(styles.Spinner))
 	return Model{
 		cfg: cfg, styles: &styles, keys: newGlobalKeys(), ctx: ctx, cancel: cancel, log: cfg.Log,
-		scope:  cfg.Tenant,
-		list:   newList(cfg.Renderer),
-		detail: newDetail(),
-		lab:    newLab(cfg.Lab, cfg.LabScenarios, cfg.LabTenant),
-		picker: newPicker(),
-		audit:  newAudit(&styles),
-		action: actionModel{keys: newFormKeys()},
-		help:   h,
-		spin:   sp,
+		scope:   cfg.Tenant,
+		list:    newList(cfg.Renderer),
+		detail:  newDetail(),
+		lab:     newLab(cfg.Lab, cfg.LabScenarios, cfg.LabTenant),
+		picker:  newPicker(),
+		audit:   newAudit(&styles),
+		command: newCommand(&styles),
+		action:  actionModel{keys: newFormKeys()},
+		help:    h,
+		spin:    sp,
 	}
 }
 
@@ -353,6 +356,9 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 	case sweepMsg:
 		return m.swept(msg)
 
+	case commandMsg:
+		return m.runCommand(msg, e)
+
 	case bulkRequestMsg:
 		return m.requestBulk(msg, e)
 
@@ -484,6 +490,8 @@ func (m Model) focus() component {
 		return m.action
 	case overlayConfirm:
 		return m.confirm
+	case overlayCommand:
+		return m.command
 	}
 	switch m.screen {
 	case screenDetail:
@@ -525,6 +533,11 @@ func (m Model) keep(c component) Model {
 		if c.closed && m.overlay == overlayAction {
 			m.overlay = overlayNone
 		}
+	case commandModel:
+		m.command = c
+		if c.closed && m.overlay == overlayCommand {
+			m.overlay = overlayNone
+		}
 	case confirmModel:
 		m.confirm = c
 		if c.closed && m.overlay == overlayConfirm {
@@ -543,7 +556,7 @@ func (m Model) keep(c component) Model {
 func (m Model) sized() Model {
 	e := m.env()
 	w, h := m.width, m.bodyHeight()
-	for _, c := range []component{m.list, m.detail, m.lab, m.audit, m.picker, m.action, m.helpOv} {
+	for _, c := range []component{m.list, m.detail, m.lab, m.audit, m.picker, m.action, m.helpOv, m.confirm, m.command} {
 		c, _ = c.SetSize(e, w, h)
 		m = m.keep(c)
 	}
@@ -572,6 +585,11 @@ func (m Model) handleKey(msg tea.KeyMsg, e env) (Model, tea.Cmd) {
 			m.overlay = overlayPicker
 			var c tea.Cmd
 			m.picker, c = m.picker.open(m.scope, e)
+			return m, c
+		case key.Matches(msg, m.keys.Command):
+			m.overlay = overlayCommand
+			var c tea.Cmd
+			m.command, c = m.command.open()
 			return m, c
 		case key.Matches(msg, m.keys.Sweep) && m.screen != screenLab:
 			return m.requestSweep(e)
@@ -706,7 +724,12 @@ func (m Model) View() string {
 		b.WriteByte('\n')
 	}
 	body := m.bodyHeight()
-	content := m.focus().View(e)
+	under := m
+	if m.overlay == overlayCommand {
+		// The command line takes the bottom line; the screen stays.
+		under.overlay = overlayNone
+	}
+	content := under.focus().View(e)
 	if m.empty() {
 		content = m.emptyView(e, body)
 	}
