@@ -176,11 +176,14 @@ type DecisionQuery struct {
 }
 
 // Counts is the number of operations by state (and in all), plus how many
-// are flagged contradicted.
+// are flagged contradicted and how many claims' leases have ended.
 type Counts struct {
 	ByState      map[model.State]int
 	Total        int
 	Contradicted int
+	// ExpiredLeases counts in_progress operations whose lease has ended
+	// with no result: their worker is gone, and a sweep makes them unknown.
+	ExpiredLeases int
 }
 
 // Durability chooses how hard a commit is pushed to disk. Durable is the

@@ -68,7 +68,8 @@ type actionModel struct {
 	// changed is the operation as a refresh found it after the form was
 	// opened, when it is no longer what the decision expects: the write
 	// would be refused, and the box says so before anyone presses y.
-	changed *model.Operation
+	changed   *model.Operation
+	changedBy *model.Decision
 
 	width, height int
 
@@ -79,26 +80,31 @@ type actionModel struct {
 }
 
 // noticed keeps a refreshed copy of the operation the form is about, if it
-// moved on from the state and version the decision carries.
-func (a actionModel) noticed(op model.Operation) actionModel {
+// moved on from the state and version the decision carries, with the
+// decision that moved it (who and when), if one did.
+func (a actionModel) noticed(op model.Operation, last *model.Decision) actionModel {
 	if op.Tenant != a.op.Tenant || op.Key != a.op.Key {
 		return a
 	}
 	if op.Version != a.op.Version || op.State != a.op.State {
-		a.changed = &op
+		a.changed, a.changedBy = &op, last
 	} else {
-		a.changed = nil
+		a.changed, a.changedBy = nil, nil
 	}
 	return a
 }
 
 // staleWarning is the box's line about a change under it, or "".
-func (a actionModel) staleWarning(s *Styles, width int) string {
+func (a actionModel) staleWarning(e env, width int) string {
 	if a.changed == nil {
 		return ""
 	}
-	return s.BannerErr.Render(wrap(fmt.Sprintf("Changed since you opened this: it is now %s (version %d). Writing will be refused — esc and look again.",
-		a.changed.State, a.changed.Version), width, ""))
+	who := ""
+	if d := a.changedBy; d != nil && d.FromVersion >= a.op.Version {
+		who = fmt.Sprintf(" — %s chose to %s at %s", d.Operator, d.Action.Verb(), d.At.In(e.loc).Format("2006-01-02 15:04:05"))
+	}
+	return e.styles.BannerErr.Render(wrap(fmt.Sprintf("Changed since you opened this: it is now %s (version %d)%s. Writing will be refused — esc and look again.",
+		a.changed.State, a.changed.Version, who), width, ""))
 }
 
 // openAction opens a decision's form. evidence pre-fills the evidence
@@ -116,7 +122,7 @@ func openAction(a model.Action, op model.Operation, evidence string, finding *pr
 	reasonField := formField{label: "Reason", field: reconcile.FieldReason, hint: "why — for the next person who reads this", input: newInput(s)}
 	switch a {
 	case model.ActionMarkApplied:
-		m.fields = []formField{evidenceField("a provider reference (e.g. sbx_12), or where you saw it applied"), reasonField}
+		m.fields = []formField{evidenceField("a provider reference (sbx_12), or where you saw it"), reasonField}
 	case model.ActionMarkNotApplied:
 		hint := "why a timeout is not the only evidence: a ticket, the provider's console"
 		if reconcile.LookupEvidence(finding) != "" {
@@ -336,10 +342,10 @@ func (a actionModel) view(e env, w, h int) string {
 	title := s.Title.Render(strings.ToUpper(a.action.Verb()[:1])+a.action.Verb()[1:]) + s.Muted.Render(" — ") + s.Bold.Render(a.op.Tenant+" / "+a.op.Key)
 	var b strings.Builder
 	b.WriteString(title + "\n")
-	if w := a.staleWarning(s, inner); w != "" {
+	if w := a.staleWarning(e, inner); w != "" {
 		b.WriteString(w + "\n")
 	}
-	if a.problem != "" {
+	if a.problem != "" && a.changed == nil { // the stale warning says it better
 		b.WriteString(s.BannerErr.Render(wrap("Not written: "+a.problem, inner, " ")) + "\n")
 	}
 	switch a.stage {
@@ -348,9 +354,11 @@ func (a actionModel) view(e env, w, h int) string {
 		b.WriteString(s.Muted.Render(consequence(a.action)) + "\n")
 		for i, f := range a.fields {
 			b.WriteString("\n")
-			label := s.Label.Render(f.label)
+			// The focused field is marked with a character, not only bold:
+			// with NO_COLOR there is no bold to see.
+			label := s.Label.Render("  " + f.label)
 			if i == a.focus {
-				label = s.Bold.Render(f.label)
+				label = s.Bold.Render("▸ " + f.label)
 			}
 			b.WriteString(label + s.Muted.Render("  "+f.hint) + "\n")
 			in := f.input
@@ -392,7 +400,7 @@ func (a actionModel) view(e env, w, h int) string {
 		case a.against():
 			// The second confirmation names the finding it overrides.
 			b.WriteString(s.BannerErr.Render(wrap(fmt.Sprintf("Against the last check: %s. %s",
-				reconcile.FindingText(a.finding), againstRisk(a.action)), inner, " ")) + "\n\n")
+				reconcile.FindingText(a.finding), againstRisk(a.action)), inner, "")) + "\n\n")
 			b.WriteString(s.Bold.Render("Type "+overrideWord+" and press enter to write it anyway") + "\n")
 			in := a.override
 			in.Width = inner - 3

@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"fmt"
+	"github.com/charmbracelet/x/ansi"
 	"strings"
 	"time"
 
@@ -79,6 +80,12 @@ func (a actionModel) bulkView(e env, w, h int) string {
 	var b strings.Builder
 	b.WriteString(title + "\n")
 	rows := max(h-14, 3)
+	// The name column is as wide as the longest name, within reason.
+	nameW := 12
+	for _, op := range a.bulk {
+		nameW = max(nameW, ansi.StringWidth(op.Tenant+"/"+op.Key))
+	}
+	nameW = min(nameW, max(inner-36, 16))
 	listOps := func(line func(i int, op model.Operation) string) {
 		for i, op := range a.bulk {
 			if i == rows && len(a.bulk) > rows+1 {
@@ -96,9 +103,9 @@ func (a actionModel) bulkView(e env, w, h int) string {
 		b.WriteString(s.Muted.Render(consequence(a.action)+" Each is written on its own, with the version shown.") + "\n")
 		for i, f := range a.fields {
 			b.WriteString("\n")
-			label := s.Label.Render(f.label)
+			label := s.Label.Render("  " + f.label)
 			if i == a.focus {
-				label = s.Bold.Render("› " + f.label)
+				label = s.Bold.Render("▸ " + f.label)
 			}
 			b.WriteString(label + s.Muted.Render("  "+f.hint) + "\n")
 			in := f.input
@@ -117,7 +124,8 @@ func (a actionModel) bulkView(e env, w, h int) string {
 			if !reconcile.AllowedFor(op, a.action) {
 				note = s.BannerErr.Render(fmt.Sprintf("  refused: %s allows no %s", op.State, a.action.Verb()))
 			}
-			return "  " + fit(op.Tenant+"/"+op.Key, max(inner-36, 16)) + " " + change(op) + note
+			// Keys differ at their ends: clipped in the middle, never there.
+			return "  " + fit(clipMiddle(op.Tenant+"/"+op.Key, nameW), nameW) + " " + change(op) + note
 		})
 		b.WriteString("\n")
 		if ev := a.value("Evidence"); ev != "" {
@@ -150,9 +158,17 @@ func (a actionModel) bulkView(e env, w, h int) string {
 			var line string
 			switch o.Verdict {
 			case reconcile.VerdictWritten:
-				line = s.BannerOK.Render("  written ") + fmt.Sprintf(" %s/%s  %s (v%d) → %s (v%d)", o.Tenant, o.Key, o.ExpectState, o.ExpectVersion, o.State, o.Version)
+				line = s.BannerOK.Render("  written ") + " " + fit(clipMiddle(o.Tenant+"/"+o.Key, nameW), nameW) +
+					fmt.Sprintf(" v%d → %s v%d", o.ExpectVersion, o.State, o.Version)
 			default:
-				line = s.BannerErr.Render(fmt.Sprintf("  %-8s", o.Verdict)) + fmt.Sprintf(" %s/%s  %s", o.Tenant, o.Key, oneLine(errText(o.Err)))
+				why := oneLine(errText(o.Err))
+				switch o.Verdict {
+				case reconcile.VerdictStale:
+					why = fmt.Sprintf("now %s v%d: changed since you looked", o.State, o.Version)
+				case reconcile.VerdictIllegal:
+					why = fmt.Sprintf("it is %s: no %s from there", o.State, a.action.Verb())
+				}
+				line = s.BannerErr.Render(fmt.Sprintf("  %-8s", o.Verdict)) + " " + fit(clipMiddle(o.Tenant+"/"+o.Key, nameW), nameW) + " " + why
 			}
 			b.WriteString(truncate(line, inner) + "\n")
 		}

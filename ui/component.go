@@ -25,6 +25,8 @@ var (
 	_ component = actionModel{}
 	_ component = helpModel{}
 	_ component = auditModel{}
+	_ component = confirmModel{}
+	_ component = commandModel{}
 )
 
 // The list: keys, the mouse wheel, its pages and its search timer.
@@ -119,7 +121,7 @@ func (a actionModel) Update(msg tea.Msg, e env) (component, tea.Cmd) {
 	switch msg := msg.(type) {
 	case actionOpMsg:
 		if msg.Err == nil && msg.Seq == a.seq {
-			a = a.noticed(*msg.Op)
+			a = a.noticed(*msg.Op, msg.Last)
 		}
 		return a, nil
 	}

@@ -318,19 +318,31 @@ func decide(ctx context.Context, svc *reconcile.Service, seq int, action model.A
 	}
 }
 
-// actionOpMsg is a fresh read of the operation an open decision is about.
+// actionOpMsg is a fresh read of the operation an open decision is about,
+// with who changed it last.
 type actionOpMsg struct {
 	Seq int
 	Op  *model.Operation
-	Err error
+	// Last is the operation's latest decision, if it has one: who moved
+	// it on under the open form.
+	Last *model.Decision
+	Err  error
 }
 
 func loadActionOp(ctx context.Context, st store.Ledger, seq int, tenant, key string) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, ioTimeout)
 		defer cancel()
-		op, err := st.Get(ctx, tenant, key)
-		return actionOpMsg{Seq: seq, Op: visibleOp(op), Err: err}
+		d, err := st.Detail(ctx, tenant, key)
+		if err != nil {
+			return actionOpMsg{Seq: seq, Err: err}
+		}
+		d = d.Visible()
+		msg := actionOpMsg{Seq: seq, Op: &d.Operation}
+		if n := len(d.Decisions); n > 0 {
+			msg.Last = &d.Decisions[n-1]
+		}
+		return msg
 	}
 }
 

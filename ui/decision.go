@@ -74,18 +74,20 @@ func (m Model) decided(msg decisionMsg) (Model, tea.Cmd) {
 		return m, nil
 	}
 	e := m.env()
-	m.action = actionModel{keys: m.action.keys, closed: true, seq: m.action.seq}
-	m.overlay = overlayNone
 	ref := msg.Tenant + "/" + msg.Key
 	if msg.Err != nil {
 		m.log.Printf("decision %s on %s failed: %v", msg.Action, ref, msg.Err)
-		// reconcile's refusals say what changed ("it was unknown (version
-		// 2) and is now applied (version 3)…"); the banner passes that on.
+		// The form stays, with what was typed: a refusal is news, not a
+		// reason to type it all again. reconcile's refusal says what
+		// changed; the refresh says who (the form's stale warning).
 		text := "Not written: " + oneLine(msg.Err.Error())
+		m.action.stage, m.action.problem = stageForm, oneLine(msg.Err.Error())
 		m.banner = banner{kind: bannerErr, text: text, at: e.now}
 		c := m.reloadAll()
 		return m, c
 	}
+	m.action = actionModel{keys: m.action.keys, closed: true, seq: m.action.seq}
+	m.overlay = overlayNone
 	m.log.Printf("decision %s on %s by %s: %s → %s", msg.Action, ref, m.cfg.Operator, msg.From, msg.Op.State)
 	text := fmt.Sprintf("%s: %s → %s (version %d), recorded for %s.", ref, msg.From, msg.Op.State, msg.Op.Version, m.cfg.Operator)
 	if msg.NewOp != nil {

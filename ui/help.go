@@ -21,7 +21,7 @@ func (m Model) screenKeys(e env) keyMap {
 	case m.screen == screenLab:
 		km.full = append(km.full, []key.Binding{g.Refresh, g.Help, g.Quit, g.ForceQ})
 	default:
-		km.full = append(km.full, []key.Binding{g.Tenant, g.Refresh, g.Audit, enabled(g.Lab, m.cfg.Lab != nil), g.Help, g.Quit, g.ForceQ})
+		km.full = append(km.full, []key.Binding{g.Command, g.Tenant, g.Refresh, g.Audit, enabled(g.Sweep, !m.cfg.ReadOnly), enabled(g.Lab, m.cfg.Lab != nil), g.Help, g.Quit, g.ForceQ})
 	}
 	return km
 }
@@ -30,8 +30,11 @@ func (m Model) helpLine() string {
 	if m.overlay == overlayHelp {
 		return truncate(m.styles.Muted.Render(" esc/?/q close help"), m.width)
 	}
+	if m.overlay == overlayCommand {
+		return truncate(m.command.View(m.env()), m.width)
+	}
 	if m.screen == screenList && m.list.typing && m.overlay == overlayNone {
-		return truncate(m.styles.Muted.Render(" type to search key, subject or trace id · enter apply · esc clear"), m.width)
+		return truncate(m.styles.Muted.Render(" type to search: key or subject contains it, or a trace id starts with it · enter apply · esc clear"), m.width)
 	}
 	h := m.help
 	short := m.screenKeys(m.env()).short

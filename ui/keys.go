@@ -12,6 +12,8 @@ type globalKeys struct {
 	Tenant  key.Binding
 	Refresh key.Binding
 	Audit   key.Binding
+	Sweep   key.Binding
+	Command key.Binding
 }
 
 func newGlobalKeys() globalKeys {
@@ -23,6 +25,8 @@ func newGlobalKeys() globalKeys {
 		Tenant:  key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "tenant")),
 		Refresh: key.NewBinding(key.WithKeys("r", "ctrl+r"), key.WithHelp("r", "refresh now")),
 		Audit:   key.NewBinding(key.WithKeys("D"), key.WithHelp("D", "audit log (decisions)")),
+		Sweep:   key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "sweep expired leases")),
+		Command: key.NewBinding(key.WithKeys(":"), key.WithHelp(":", "command (:tenant X, :state S, :audit, :sweep, :q)")),
 	}
 }
 
@@ -39,8 +43,8 @@ func newListKeys() listKeys {
 	return listKeys{
 		Up:           key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
 		Down:         key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
-		PageUp:       key.NewBinding(key.WithKeys("pgup", "ctrl+b"), key.WithHelp("pgup", "page up")),
-		PageDown:     key.NewBinding(key.WithKeys("pgdown", "ctrl+f"), key.WithHelp("pgdn", "page down")),
+		PageUp:       key.NewBinding(key.WithKeys("pgup", "ctrl+b", "ctrl+u"), key.WithHelp("pgup/ctrl+u", "page up")),
+		PageDown:     key.NewBinding(key.WithKeys("pgdown", "ctrl+f", "ctrl+d"), key.WithHelp("pgdn/ctrl+d", "page down")),
 		Top:          key.NewBinding(key.WithKeys("g", "home"), key.WithHelp("g", "newest")),
 		Bottom:       key.NewBinding(key.WithKeys("G", "end"), key.WithHelp("G", "oldest")),
 		NextTab:      key.NewBinding(key.WithKeys("tab", "right", "l"), key.WithHelp("→/tab", "next state")),
@@ -59,8 +63,8 @@ func newListKeys() listKeys {
 	}
 }
 
-// detailKeys are the detail view's. k is "authorize a new key" here, as the
-// runbook says, so the viewport scrolls with the arrows, not j/k.
+// detailKeys are the detail view's. j/k scroll as everywhere else; a new
+// key is s ("supersede", as `ops supersede`), a key no movement uses.
 type detailKeys struct {
 	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
 	Back, Newer, Older                      key.Binding
@@ -69,10 +73,10 @@ type detailKeys struct {
 
 func newDetailKeys() detailKeys {
 	return detailKeys{
-		Up:       key.NewBinding(key.WithKeys("up"), key.WithHelp("↑", "scroll up")),
-		Down:     key.NewBinding(key.WithKeys("down"), key.WithHelp("↓", "scroll down")),
-		PageUp:   key.NewBinding(key.WithKeys("pgup", "ctrl+b"), key.WithHelp("pgup", "page up")),
-		PageDown: key.NewBinding(key.WithKeys("pgdown", "ctrl+f", " "), key.WithHelp("pgdn", "page down")),
+		Up:       key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "scroll up")),
+		Down:     key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "scroll down")),
+		PageUp:   key.NewBinding(key.WithKeys("pgup", "ctrl+b", "ctrl+u"), key.WithHelp("pgup/ctrl+u", "page up")),
+		PageDown: key.NewBinding(key.WithKeys("pgdown", "ctrl+f", "ctrl+d", " "), key.WithHelp("pgdn/ctrl+d", "page down")),
 		Top:      key.NewBinding(key.WithKeys("g", "home"), key.WithHelp("g", "top")),
 		Bottom:   key.NewBinding(key.WithKeys("G", "end"), key.WithHelp("G", "bottom")),
 		Back:     key.NewBinding(key.WithKeys("esc", "backspace"), key.WithHelp("esc", "back")),
@@ -80,7 +84,7 @@ func newDetailKeys() detailKeys {
 		Older:    key.NewBinding(key.WithKeys("<"), key.WithHelp("<", "open superseded op")),
 		Apply:    key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "mark applied")),
 		NotApply: key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "mark not applied")),
-		NewKey:   key.NewBinding(key.WithKeys("k"), key.WithHelp("k", "authorize new key")),
+		NewKey:   key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "supersede: authorize new key")),
 		Check:    key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "check provider")),
 	}
 }

@@ -88,7 +88,7 @@ type listModel struct {
 func newList(r *lipgloss.Renderer) listModel {
 	in := textinput.New()
 	in.Prompt = "/ "
-	in.Placeholder = "key, subject or trace id"
+	in.Placeholder = "key or subject (contains), trace id (starts with)"
 	in.CharLimit = 200
 	in.PromptStyle = r.NewStyle().Bold(true)
 	in.TextStyle = r.NewStyle()
@@ -304,6 +304,9 @@ func (l listModel) pageUp(e env) (listModel, tea.Cmd) {
 func (l listModel) setTab(e env, tab int) (listModel, tea.Cmd) {
 	l.tab = (tab + len(tabStates)) % len(tabStates)
 	l.autoTab = false
+	// The contradicted filter belongs to the tab it was set on: carried
+	// over, it would hide most of the next tab without saying so.
+	l.contraOnly = false
 	l.rows, l.cursor = nil, 0
 	return l.load(e, anchor{kind: anchorTop}, 0, cursorIntent{kind: intentIndex})
 }
@@ -562,6 +565,9 @@ func (c columns) row(s *Styles, op model.Operation, now time.Time, selected, mar
 	lead := mark + flag + fitRight(age(now, op.CreatedAt), colAge)
 	cells := []string{fit(op.Tenant, c.tenant), fit(clipMiddle(op.Key, c.key), c.key), fit(tool, c.tool), fit(op.Summary, c.summary)}
 	st := fit(string(op.State), colState)
+	if leaseEnded(op, now) {
+		st = fit("lease ended", colState)
+	}
 	tail := []string{fitRight(strconv.Itoa(op.AttemptCount), colAtt), fit(or(op.ProviderRef, "-"), c.ref)}
 	if selected || op.Contradicted {
 		line := lead + " " + strings.Join(cells, " ") + " " + st + " " + strings.Join(tail, " ")
@@ -667,7 +673,7 @@ func (l listModel) statusLine(e env, w int) string {
 		left = append(left, fmt.Sprintf("search %q", l.query))
 	}
 	if l.contraOnly {
-		left = append(left, "contradicted only")
+		left = append(left, s.Contra.Render("! contradicted only (! shows all)"))
 	}
 	if n := l.marked.len(); n > 0 {
 		left = append(left, s.Bold.Render(count(n)+" marked"))

@@ -85,6 +85,8 @@ const (
 	overlayHelp
 	overlayPicker
 	overlayAction
+	overlayConfirm
+	overlayCommand // the ":" command line on the bottom line
 )
 
 // Model is the console's root model.
@@ -104,14 +106,16 @@ type Model struct {
 	auditFrom  screenID // where esc in the audit log returns to
 	overlay    overlayID
 
-	list   listModel
-	detail detailModel
-	lab    labModel
-	audit  auditModel
-	picker pickerModel
-	action actionModel
-	helpOv helpModel // the help screen
-	help   help.Model
+	list    listModel
+	detail  detailModel
+	lab     labModel
+	audit   auditModel
+	picker  pickerModel
+	action  actionModel
+	helpOv  helpModel // the help screen
+	confirm confirmModel
+	command commandModel
+	help    help.Model
 
 	spin     spinner.Model
 	spinning bool
@@ -172,15 +176,16 @@ func New(cfg Config) Model {
 	sp := spinner.New(spinner.WithSpinner(spinner.Dot), spinner.WithStyle(styles.Spinner))
 	return Model{
 		cfg: cfg, styles: &styles, keys: newGlobalKeys(), ctx: ctx, cancel: cancel, log: cfg.Log,
-		scope:  cfg.Tenant,
-		list:   newList(cfg.Renderer),
-		detail: newDetail(),
-		lab:    newLab(cfg.Lab, cfg.LabScenarios, cfg.LabTenant),
-		picker: newPicker(),
-		audit:  newAudit(&styles),
-		action: actionModel{keys: newFormKeys()},
-		help:   h,
-		spin:   sp,
+		scope:   cfg.Tenant,
+		list:    newList(cfg.Renderer),
+		detail:  newDetail(),
+		lab:     newLab(cfg.Lab, cfg.LabScenarios, cfg.LabTenant),
+		picker:  newPicker(),
+		audit:   newAudit(&styles),
+		command: newCommand(&styles),
+		action:  actionModel{keys: newFormKeys()},
+		help:    h,
+		spin:    sp,
 	}
 }
 
@@ -329,7 +334,10 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 	case tenantsMsg:
 		return m.route(m.picker, msg, e)
 
-	case labStartedMsg, labStepMsg, labDoneMsg:
+	case labLedgerMsg:
+		return m.askLab(msg, e)
+
+	case labStartedMsg, labStepMsg, labDoneMsg, labGoMsg:
 		var c tea.Cmd
 		m, c = m.route(m.lab, msg, e)
 		if done, ok := msg.(labDoneMsg); ok && done.Seq == m.lab.seq {
@@ -344,6 +352,12 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 
 	case bulkDecisionMsg:
 		return m.bulkDecided(msg)
+
+	case sweepMsg:
+		return m.swept(msg)
+
+	case commandMsg:
+		return m.runCommand(msg, e)
 
 	case bulkRequestMsg:
 		return m.requestBulk(msg, e)
@@ -474,6 +488,10 @@ func (m Model) focus() component {
 		return m.picker
 	case overlayAction:
 		return m.action
+	case overlayConfirm:
+		return m.confirm
+	case overlayCommand:
+		return m.command
 	}
 	switch m.screen {
 	case screenDetail:
@@ -515,6 +533,16 @@ func (m Model) keep(c component) Model {
 		if c.closed && m.overlay == overlayAction {
 			m.overlay = overlayNone
 		}
+	case commandModel:
+		m.command = c
+		if c.closed && m.overlay == overlayCommand {
+			m.overlay = overlayNone
+		}
+	case confirmModel:
+		m.confirm = c
+		if c.closed && m.overlay == overlayConfirm {
+			m.overlay = overlayNone
+		}
 	case helpModel:
 		m.helpOv = c
 		if c.closed && m.overlay == overlayHelp {
@@ -528,7 +556,7 @@ func (m Model) keep(c component) Model {
 func (m Model) sized() Model {
 	e := m.env()
 	w, h := m.width, m.bodyHeight()
-	for _, c := range []component{m.list, m.detail, m.lab, m.audit, m.picker, m.action, m.helpOv} {
+	for _, c := range []component{m.list, m.detail, m.lab, m.audit, m.picker, m.action, m.helpOv, m.confirm, m.command} {
 		c, _ = c.SetSize(e, w, h)
 		m = m.keep(c)
 	}
@@ -558,6 +586,13 @@ func (m Model) handleKey(msg tea.KeyMsg, e env) (Model, tea.Cmd) {
 			var c tea.Cmd
 			m.picker, c = m.picker.open(m.scope, e)
 			return m, c
+		case key.Matches(msg, m.keys.Command):
+			m.overlay = overlayCommand
+			var c tea.Cmd
+			m.command, c = m.command.open()
+			return m, c
+		case key.Matches(msg, m.keys.Sweep) && m.screen != screenLab:
+			return m.requestSweep(e)
 		case key.Matches(msg, m.keys.Audit) && m.screen != screenAudit:
 			m.auditFrom, m.screen = m.screen, screenAudit
 			var c tea.Cmd
@@ -689,7 +724,12 @@ func (m Model) View() string {
 		b.WriteByte('\n')
 	}
 	body := m.bodyHeight()
-	content := m.focus().View(e)
+	under := m
+	if m.overlay == overlayCommand {
+		// The command line takes the bottom line; the screen stays.
+		under.overlay = overlayNone
+	}
+	content := under.focus().View(e)
 	if m.empty() {
 		content = m.emptyView(e, body)
 	}

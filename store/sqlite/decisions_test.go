@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/store"
@@ -71,6 +72,34 @@ func TestDecisionsListsTheAuditLogNewestFirstWithFilters(t *testing.T) {
 	} {
 		if got := keys(c.q); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// Counts says how many claims' leases have ended, per tenant and in all.
+func TestCountsCountsExpiredLeases(t *testing.T) {
+	now := time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)
+	s, _ := openLedger(t, store.Options{Now: func() time.Time { return now }})
+	err := s.WithTx(context.Background(), func(tx store.Tx) error {
+		for i, c := range []struct {
+			tenant string
+			lease  time.Duration
+		}{{"acme", -time.Minute}, {"acme", time.Hour}, {"globex", -time.Second}} {
+			op := newOp(fmt.Sprintf("k%d", i), model.StateInProgress)
+			op.Tenant, op.LeaseUntil = c.tenant, now.Add(c.lease)
+			if err := tx.InsertOperation(op); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for tenant, want := range map[string]int{"": 2, "acme": 1, "globex": 1, "initech": 0} {
+		c, err := s.Counts(context.Background(), tenant)
+		if err != nil || c.ExpiredLeases != want {
+			t.Errorf("tenant %q: %d expired (%v), want %d", tenant, c.ExpiredLeases, err, want)
 		}
 	}
 }

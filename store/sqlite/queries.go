@@ -129,6 +129,17 @@ func (s *Store) Counts(ctx context.Context, tenant string) (store.Counts, error)
 	if err := s.r.QueryRowContext(ctx, cq, args...).Scan(&c.Contradicted); err != nil {
 		return c, s.translate(err, "count operations")
 	}
+	// Claims whose lease ended with no result (the worker is gone): on the
+	// partial index of in_progress leases, which holds only claims.
+	eq := `SELECT COUNT(*) FROM operations WHERE state = 'in_progress' AND lease_until < ?`
+	eargs := []any{ms(s.now())}
+	if tenant != "" {
+		eq += ` AND +tenant = ?`
+		eargs = append(eargs, tenant)
+	}
+	if err := s.r.QueryRowContext(ctx, eq, eargs...).Scan(&c.ExpiredLeases); err != nil {
+		return c, s.translate(err, "count operations")
+	}
 	return c, nil
 }
 
