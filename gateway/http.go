@@ -59,7 +59,7 @@ func (g *Gateway) postTool(w http.ResponseWriter, r *http.Request) {
 		newProblem(KindInvalid, "cannot read the request body: "+err.Error()).write(w)
 		return
 	}
-	res, err := g.call(ctx, model.Request{Tenant: tenantOf(ctx), Key: key, Tool: tool, PayloadVersion: 1,
+	res, err := g.call(ctx, model.Request{Tenant: tenantOf(ctx), Key: key, Tool: tool, PayloadVersion: g.cfg.Tools.PayloadVersion(tool),
 		Args: body, TraceID: traceOf(ctx)})
 	info.class = string(res.Class)
 	g.writeResult(w, res, err, key)

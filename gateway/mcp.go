@@ -81,7 +81,7 @@ func (g *Gateway) mcpHandler(tenant, tool string) mcp.ToolHandler {
 			log.Info("mcp call", "tenant", tenant, "tool", tool, "class", model.ClassInvalid)
 			return toolError(reconcile.Result{Class: model.ClassInvalid, Message: err.Error()}, ""), nil
 		}
-		res, err := g.call(ctx, model.Request{Tenant: tenant, Key: key, Tool: tool, PayloadVersion: 1, Args: args, TraceID: trace})
+		res, err := g.call(ctx, model.Request{Tenant: tenant, Key: key, Tool: tool, PayloadVersion: g.cfg.Tools.PayloadVersion(tool), Args: args, TraceID: trace})
 		log.Info("mcp call", "tenant", tenant, "tool", tool, "key", key, "class", res.Class, "outcome", res.Outcome)
 		if res.Class == model.ClassDone && res.Receipt != nil {
 			b, _ := json.Marshal(res.Receipt)
