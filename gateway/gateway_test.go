@@ -595,7 +595,9 @@ func TestARevokedTokenStopsWorkingWithinTheTokenTTL(t *testing.T) {
 }
 
 func TestOverTheConcurrencyCapIs503WithRetryAfter(t *testing.T) {
-	e := newEnv(t, func(c *gateway.Config) { c.MaxInFlight, c.QueueWait, c.CallTimeout = 1, 50*time.Millisecond, 5*time.Second })
+	e := newEnv(t, func(c *gateway.Config) {
+		c.MaxInFlight, c.QueueWait, c.CallTimeout = 1, 50*time.Millisecond, 5*time.Second
+	})
 	// Occupy the only slot with a call that waits for the ledger, locked
 	// by another connection.
 	release := lockLedger(t, e.path)
