@@ -628,3 +628,26 @@ func TestOverTheConcurrencyCapIs503WithRetryAfter(t *testing.T) {
 		t.Fatalf("a shed request wrote: %v", err)
 	}
 }
+
+func TestStoredEscapeSequencesLeaveAsInertJSONEscapes(t *testing.T) {
+	e := newEnv(t)
+	// Stored faithfully, but never sent as raw ESC or a bidi override.
+	args := `{"subject":"\u001b]0;pwned\u0007 \u202eevil"}`
+	for _, r := range []reply{
+		e.call("acme", "create_support_task", "esc", args),
+		e.call("acme", "create_support_task", "esc", args),
+		e.get("acme", "/v1/operations/esc"),
+		e.get("acme", "/v1/operations"),
+	} {
+		if r.status >= 300 {
+			t.Fatalf("%d %s", r.status, r.body)
+		}
+		if bytes.ContainsAny(r.body, "\x1b\x07") || bytes.Contains(r.body, []byte("\u202e")) {
+			t.Fatalf("raw control characters in %s", r.body)
+		}
+	}
+	op, err := e.st.Get(context.Background(), "acme", "esc")
+	if err != nil || !strings.Contains(op.Summary, "\u202e") {
+		t.Fatalf("not stored faithfully: %+v %v", op, err)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/retrysafe/retrysafe/internal/textsafe"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
@@ -144,7 +145,7 @@ func (g *Gateway) writeResult(w http.ResponseWriter, res reconcile.Result, err e
 		}
 		b, _ := json.Marshal(res.Receipt)
 		w.WriteHeader(status)
-		w.Write(append(b, '\n'))
+		w.Write(append(textsafe.JSON(b), '\n'))
 		return
 	}
 	k := Kind(res.Class)
@@ -312,5 +313,5 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	w.Write(append(b, '\n'))
+	w.Write(append(textsafe.JSON(b), '\n'))
 }
