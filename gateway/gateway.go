@@ -30,6 +30,9 @@ type Catalog interface {
 	// Description says in one line what the tool does (MCP shows it to
 	// the model).
 	Description(name string) string
+	// PayloadVersion is the version a call of the tool is fingerprinted
+	// with (callers of the gateway do not choose it).
+	PayloadVersion(name string) int
 }
 
 // Config is a gateway's wiring and limits. Zero limits take the defaults.

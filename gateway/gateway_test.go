@@ -50,6 +50,8 @@ func (catalog) Schema(name string) (json.RawMessage, bool) {
 
 func (catalog) Description(name string) string { return name }
 
+func (catalog) PayloadVersion(string) int { return 1 }
+
 type env struct {
 	t      *testing.T
 	path   string
@@ -61,7 +63,7 @@ type env struct {
 	tokens map[string]string
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T, tune ...func(*gateway.Config)) *env {
 	t.Helper()
 	e := &env{t: t, path: filepath.Join(t.TempDir(), "ledger.db"), tokens: map[string]string{}}
 	now := func() time.Time { return time.Now().Add(time.Duration(e.offset.Load()) * time.Millisecond) }
@@ -75,8 +77,12 @@ func newEnv(t *testing.T) *env {
 	}
 	e.st, e.sb = st, sb
 	e.svc = reconcile.New(st, sb.Providers())
-	g, err := gateway.New(gateway.Config{Service: e.svc, Tools: catalog{}, Worker: "gateway-test",
-		CallTimeout: 700 * time.Millisecond, MaxInFlight: 64})
+	cfg := gateway.Config{Service: e.svc, Tools: catalog{}, Worker: "gateway-test",
+		CallTimeout: 700 * time.Millisecond, MaxInFlight: 64}
+	for _, f := range tune {
+		f(&cfg)
+	}
+	g, err := gateway.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -393,6 +399,27 @@ func TestBadRequestsAre4xxWithOneProblemAndWriteNothing(t *testing.T) {
 			}
 		})
 	}
+	t.Run("chunked body over the limit", func(t *testing.T) {
+		before := e.snapshot()
+		body := io.MultiReader(strings.NewReader(`{"subject":"`), strings.NewReader(strings.Repeat("x", 70<<10)), strings.NewReader(`"}`))
+		req, _ := http.NewRequest("POST", e.srv.URL+"/v1/tools/create_support_task", body)
+		req.Header.Set("Authorization", auth)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Idempotency-Key", "chunked")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.ContentLength == 0 || resp.StatusCode != 413 {
+			t.Fatalf("%d %s", resp.StatusCode, b)
+		}
+		reply{resp.StatusCode, resp.Header, b}.problem(t)
+		if e.snapshot() != before {
+			t.Fatal("the ledger changed")
+		}
+	})
 	t.Run("GET of another method", func(t *testing.T) {
 		r := e.do("GET", "/v1/tools/create_support_task", "", "Authorization", auth)
 		if r.status != 405 || r.header.Get("Allow") != "POST" {
@@ -564,5 +591,63 @@ func TestARevokedTokenStopsWorkingWithinTheTokenTTL(t *testing.T) {
 	}
 	if e.snapshot() != before {
 		t.Fatal("a revoked token's call wrote")
+	}
+}
+
+func TestOverTheConcurrencyCapIs503WithRetryAfter(t *testing.T) {
+	e := newEnv(t, func(c *gateway.Config) {
+		c.MaxInFlight, c.QueueWait, c.CallTimeout = 1, 50*time.Millisecond, 5*time.Second
+	})
+	// Occupy the only slot with a call that waits for the ledger, locked
+	// by another connection.
+	release := lockLedger(t, e.path)
+	done := make(chan reply)
+	go func() {
+		done <- e.call("acme", "create_support_task", "slow", task)
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(string(e.do("GET", "/metrics", "").body), "retrysafe_http_in_flight_requests 2") {
+		if time.Now().After(deadline) {
+			t.Fatal("the slow call never started")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	r := e.call("acme", "create_support_task", "shed", task)
+	release()
+	first := <-done
+	if first.status != 201 {
+		t.Fatalf("the slow call: %d %s", first.status, first.body)
+	}
+	if r.status != 503 || r.header.Get("Retry-After") != "1" {
+		t.Fatalf("over the cap: %d %v %s", r.status, r.header, r.body)
+	}
+	if p := r.problem(t); p.Type != gateway.TypeURI(gateway.KindBusy) {
+		t.Fatalf("problem %+v", p)
+	}
+	if _, err := e.st.Get(context.Background(), "acme", "shed"); !model.IsCode(err, model.CodeNotFound) {
+		t.Fatalf("a shed request wrote: %v", err)
+	}
+}
+
+func TestStoredEscapeSequencesLeaveAsInertJSONEscapes(t *testing.T) {
+	e := newEnv(t)
+	// Stored faithfully, but never sent as raw ESC or a bidi override.
+	args := `{"subject":"\u001b]0;pwned\u0007 \u202eevil"}`
+	for _, r := range []reply{
+		e.call("acme", "create_support_task", "esc", args),
+		e.call("acme", "create_support_task", "esc", args),
+		e.get("acme", "/v1/operations/esc"),
+		e.get("acme", "/v1/operations"),
+	} {
+		if r.status >= 300 {
+			t.Fatalf("%d %s", r.status, r.body)
+		}
+		if bytes.ContainsAny(r.body, "\x1b\x07") || bytes.Contains(r.body, []byte("\u202e")) {
+			t.Fatalf("raw control characters in %s", r.body)
+		}
+	}
+	op, err := e.st.Get(context.Background(), "acme", "esc")
+	if err != nil || !strings.Contains(op.Summary, "\u202e") {
+		t.Fatalf("not stored faithfully: %+v %v", op, err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/retrysafe/retrysafe/internal/textsafe"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
@@ -59,7 +60,7 @@ func (g *Gateway) postTool(w http.ResponseWriter, r *http.Request) {
 		newProblem(KindInvalid, "cannot read the request body: "+err.Error()).write(w)
 		return
 	}
-	res, err := g.call(ctx, model.Request{Tenant: tenantOf(ctx), Key: key, Tool: tool, PayloadVersion: 1,
+	res, err := g.call(ctx, model.Request{Tenant: tenantOf(ctx), Key: key, Tool: tool, PayloadVersion: g.cfg.Tools.PayloadVersion(tool),
 		Args: body, TraceID: traceOf(ctx)})
 	info.class = string(res.Class)
 	g.writeResult(w, res, err, key)
@@ -144,7 +145,7 @@ func (g *Gateway) writeResult(w http.ResponseWriter, res reconcile.Result, err e
 		}
 		b, _ := json.Marshal(res.Receipt)
 		w.WriteHeader(status)
-		w.Write(append(b, '\n'))
+		w.Write(append(textsafe.JSON(b), '\n'))
 		return
 	}
 	k := Kind(res.Class)
@@ -312,5 +313,5 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	w.Write(append(b, '\n'))
+	w.Write(append(textsafe.JSON(b), '\n'))
 }

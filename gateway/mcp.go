@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/retrysafe/retrysafe/internal/textsafe"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/reconcile"
 )
@@ -81,13 +82,13 @@ func (g *Gateway) mcpHandler(tenant, tool string) mcp.ToolHandler {
 			log.Info("mcp call", "tenant", tenant, "tool", tool, "class", model.ClassInvalid)
 			return toolError(reconcile.Result{Class: model.ClassInvalid, Message: err.Error()}, ""), nil
 		}
-		res, err := g.call(ctx, model.Request{Tenant: tenant, Key: key, Tool: tool, PayloadVersion: 1, Args: args, TraceID: trace})
+		res, err := g.call(ctx, model.Request{Tenant: tenant, Key: key, Tool: tool, PayloadVersion: g.cfg.Tools.PayloadVersion(tool), Args: args, TraceID: trace})
 		log.Info("mcp call", "tenant", tenant, "tool", tool, "key", key, "class", res.Class, "outcome", res.Outcome)
 		if res.Class == model.ClassDone && res.Receipt != nil {
 			b, _ := json.Marshal(res.Receipt)
 			var structured map[string]any
 			json.Unmarshal(b, &structured)
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: structured}, nil
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(textsafe.JSON(b))}}, StructuredContent: structured}, nil
 		}
 		_ = err // the class says it all; internal errors are in the message
 		return toolError(res, key), nil
@@ -181,7 +182,7 @@ func toolError(res reconcile.Result, key string) *mcp.CallToolResult {
 	if res.Receipt != nil {
 		structured["receipt"] = res.Receipt
 	}
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: structured}
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: textsafe.Visible(text)}}, StructuredContent: structured}
 }
 
 // mcpHTTP is /mcp: streamable HTTP, stateless, so every request carries

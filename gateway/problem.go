@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/retrysafe/retrysafe/internal/textsafe"
 	"github.com/retrysafe/retrysafe/model"
 )
 
@@ -104,7 +105,7 @@ func (p *Problem) write(w http.ResponseWriter) {
 	}
 	b, _ := json.Marshal(p)
 	w.WriteHeader(p.Status)
-	w.Write(append(b, '\n'))
+	w.Write(append(textsafe.JSON(b), '\n'))
 }
 
 // problemDocs serves GET /problems/{kind}: the type URI dereferences to

@@ -48,3 +48,6 @@ func (toolCatalog) Description(name string) string {
 	return fmt.Sprintf("%s: %s. Arguments: %s. Safe to call again with the same idempotency_key.",
 		strings.ReplaceAll(name, "_", " "), effect, strings.Join(fields, ", "))
 }
+
+// PayloadVersion: the built-in tools are all at version 1.
+func (toolCatalog) PayloadVersion(string) int { return 1 }

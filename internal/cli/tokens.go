@@ -69,7 +69,7 @@ func runTokensCreate(ctx context.Context, args []string, stdout, stderr io.Write
 	}
 	fmt.Fprintln(stdout, secret)
 	fmt.Fprintf(stderr, "token #%d for tenant %s%s: shown once — the ledger keeps only its hash (revoke: retrysafe tokens revoke --id %d)\n",
-		tok.ID, tok.Tenant, nameSuffix(tok.Name), tok.ID)
+		tok.ID, show(tok.Tenant), show(nameSuffix(tok.Name)), tok.ID)
 	return exitOK
 }
 
@@ -114,7 +114,7 @@ func runTokensList(ctx context.Context, args []string, stdout, stderr io.Writer)
 		if t.Revoked() {
 			revoked = t.RevokedAt.Local().Format("2006-01-02 15:04:05")
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Tenant, dash(t.Name), t.Hint,
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", t.ID, show(t.Tenant), show(dash(t.Name)), t.Hint,
 			t.CreatedAt.Local().Format("2006-01-02 15:04:05"), revoked)
 	}
 	tw.Flush()
@@ -140,6 +140,6 @@ func runTokensRevoke(ctx context.Context, args []string, stdout, stderr io.Write
 	if err != nil {
 		return fail(stderr, err)
 	}
-	fmt.Fprintf(stdout, "revoked token #%d of tenant %s%s: it opens nothing from now on\n", t.ID, t.Tenant, nameSuffix(t.Name))
+	fmt.Fprintf(stdout, "revoked token #%d of tenant %s%s: it opens nothing from now on\n", t.ID, show(t.Tenant), show(nameSuffix(t.Name)))
 	return exitOK
 }
