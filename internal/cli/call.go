@@ -185,7 +185,8 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	// Validate before opening (let alone creating) anything: bad input
 	// writes nothing, not even a new empty ledger file.
-	if _, err := model.Prepare(req); err != nil {
+	prep, err := model.Prepare(req)
+	if err != nil {
 		return fail(stderr, err)
 	}
 	if c.timeout <= 0 {
@@ -206,9 +207,11 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return fail(stderr, model.Errorf(model.CodeInvalid, "--provider: %v (sandbox, sandbox-idem)", err))
 		}
 	}
-	l, err := openLedger(c.db, c.providerDB, store.Options{Create: true})
+	// From here on the request is valid: whatever goes wrong is the
+	// machine's (class internal, retry the same key), never invalid.
+	l, err := openLedgerCtx(ctx, c.db, c.providerDB, store.Options{Create: true}, prep.Tool.Kind == model.EffectExternal)
 	if err != nil {
-		return fail(stderr, err)
+		return printResult(reconcile.Result{}, err, stdout, stderr)
 	}
 	defer l.Close()
 	l.Svc.Lease = c.lease
