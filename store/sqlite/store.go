@@ -296,7 +296,9 @@ func unwrapPathErr(err error) error {
 
 func (s *Store) migrate(ctx context.Context) error {
 	var current int
-	if err := s.r.QueryRowContext(ctx, "PRAGMA user_version").Scan(&current); err != nil {
+	// On the writer's connection, already open: a reader connection would
+	// cost a call its own open and schema parse for one number.
+	if err := s.wc.QueryRowContext(ctx, "PRAGMA user_version").Scan(&current); err != nil {
 		return s.translate(err, "read schema version")
 	}
 	all := migrations()
