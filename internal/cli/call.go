@@ -185,7 +185,8 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	// Validate before opening (let alone creating) anything: bad input
 	// writes nothing, not even a new empty ledger file.
-	if _, err := model.Prepare(req); err != nil {
+	prep, err := model.Prepare(req)
+	if err != nil {
 		return fail(stderr, err)
 	}
 	if c.timeout <= 0 {
@@ -206,9 +207,11 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return fail(stderr, model.Errorf(model.CodeInvalid, "--provider: %v (sandbox, sandbox-idem)", err))
 		}
 	}
-	l, err := openLedger(c.db, c.providerDB, store.Options{Create: true})
+	// From here on the request is valid: whatever goes wrong is the
+	// machine's (class internal, retry the same key), never invalid.
+	l, err := openLedgerCtx(ctx, c.db, c.providerDB, store.Options{Create: true}, prep.Tool.Kind == model.EffectExternal)
 	if err != nil {
-		return fail(stderr, err)
+		return printResult(reconcile.Result{}, err, stdout, stderr)
 	}
 	defer l.Close()
 	l.Svc.Lease = c.lease
@@ -254,10 +257,15 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	db := fs.String("db", defaultDB(), "ledger file")
 	pdb := fs.String("provider-db", "", "sandbox provider file (default beside the ledger)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	replay := fs.Duration("replay-window", reconcile.DefaultReplayWindow, "how long receipts replay (operations record their own expiry when settled)")
-	tomb := fs.Duration("tombstone-window", reconcile.DefaultTombstoneWindow, "how long a tombstone answers 'expired' after compaction")
+	replay := fs.Duration("replay-window", reconcile.DefaultReplayWindow,
+		"the replay window calls settle receipts with (each operation records its expiry when settled; the sweep compacts a receipt once that has passed): the tombstone window must be at least this long")
+	tomb := fs.Duration("tombstone-window", reconcile.DefaultTombstoneWindow,
+		"how long a tombstone answers 'expired' after compaction (at least the replay window)")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
+	}
+	if err := reconcile.ValidateRetention(*replay, *tomb); err != nil {
+		return fail(stderr, err) // before the ledger is opened: nothing touched
 	}
 	l, err := openLedger(*db, *pdb, store.Options{})
 	if err != nil {

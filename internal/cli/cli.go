@@ -14,6 +14,10 @@ import (
 	"os/user"
 	"strings"
 	"syscall"
+	"time"
+
+	msqlite "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/retrysafe/retrysafe/internal/textsafe"
 	"github.com/retrysafe/retrysafe/model"
@@ -167,17 +171,26 @@ func (l *ledger) Close() {
 
 // openLedger opens the ledger (and its sandbox provider unless read-only).
 func openLedger(path, providerDB string, o store.Options) (*ledger, error) {
+	return openLedgerCtx(context.Background(), path, providerDB, o, !o.ReadOnly)
+}
+
+// openLedgerCtx opens the ledger, and its sandbox provider only when
+// withProvider: a call of a local tool, a decision or a read needs none,
+// and must not pay for it — nor fail on it. A sandbox file that another
+// process is creating at the same moment is waited for within ctx (and at
+// most sandboxOpenWait): racing first calls on a new ledger all succeed.
+func openLedgerCtx(ctx context.Context, path, providerDB string, o store.Options, withProvider bool) (*ledger, error) {
 	st, err := openStore(path, o)
 	if err != nil {
 		return nil, err
 	}
 	l := &ledger{Store: st}
 	providers := provider.Registry{}
-	if !o.ReadOnly {
+	if withProvider {
 		if providerDB == "" {
 			providerDB = providerPath(path)
 		}
-		sb, err := provider.OpenSandbox(providerDB)
+		sb, err := openSandbox(ctx, providerDB)
 		if err != nil {
 			st.Close()
 			return nil, model.Wrap(model.CodeUnavailable, err, "cannot open sandbox provider %s: %v", providerDB, err)
@@ -242,6 +255,41 @@ func (u unreachable) Dispatch(context.Context, provider.Request) (provider.Respo
 
 func (u unreachable) Lookup(_ context.Context, downstreamKey string) (provider.Evidence, error) {
 	return provider.Evidence{Provider: u.name, DownstreamKey: downstreamKey}, model.Errorf(model.CodeUnavailable, "%s", u.why)
+}
+
+// sandboxOpenWait bounds how long opening the sandbox waits out another
+// process that is creating it.
+const sandboxOpenWait = 10 * time.Second
+
+// openSandbox opens the sandbox provider's file, retrying while SQLite says
+// another connection holds it (a brand-new file being set up by a
+// concurrent first call reports "database is locked" without waiting).
+func openSandbox(ctx context.Context, path string) (*provider.Sandbox, error) {
+	ctx, cancel := context.WithTimeout(ctx, sandboxOpenWait)
+	defer cancel()
+	pause := 5 * time.Millisecond
+	for {
+		sb, err := provider.OpenSandbox(path)
+		if err == nil || !isBusy(err) {
+			return sb, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 100*time.Millisecond)
+	}
+}
+
+// isBusy reports SQLite's "locked by another connection" by result code.
+func isBusy(err error) bool {
+	var se *msqlite.Error
+	if errors.As(err, &se) {
+		c := se.Code() & 0xff
+		return c == sqlite3.SQLITE_BUSY || c == sqlite3.SQLITE_LOCKED
+	}
+	return false
 }
 
 // openStore is the one place a ledger's location becomes a ledger: every

@@ -150,7 +150,8 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if off := *clockOffset; off != 0 {
 		opts.Now = func() time.Time { return time.Now().Add(off) }
 	}
-	l, err := openLedger(c.db, c.providerDB, opts)
+	tool, _ := model.LookupTool(req.Tool) // checked by parse
+	l, err := openLedgerCtx(ctx, c.db, c.providerDB, opts, tool.Kind == model.EffectExternal)
 	if err != nil {
 		return fail(stderr, err)
 	}
