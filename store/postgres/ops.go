@@ -1,0 +1,401 @@
+package postgres
+
+import (
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/retrysafe/retrysafe/model"
+)
+
+const opColumns = `id, tenant, op_key, tool, payload_version, args, summary, fingerprint,
+	state, version, claim_no, receipt, provider, downstream_key, provider_ref,
+	lease_owner, lease_until, contradicted, supersedes_id, superseded_by_id,
+	created_at, updated_at, expires_at`
+
+func ms(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+func nullMS(t time.Time) *int64 {
+	if t.IsZero() {
+		return nil
+	}
+	v := t.UnixMilli()
+	return &v
+}
+
+func fromMS(v *int64) time.Time {
+	if v == nil || *v == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(*v).UTC()
+}
+
+func nullStr(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func nullID(id int64) *int64 {
+	if id == 0 {
+		return nil
+	}
+	return &id
+}
+
+func nullJSON(b json.RawMessage) *string {
+	if len(b) == 0 {
+		return nil
+	}
+	s := string(b)
+	return &s
+}
+
+func str(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+func id(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+func scanOperation(row pgx.Row, extra ...any) (*model.Operation, error) {
+	var (
+		op                                        model.Operation
+		args                                      string
+		receipt, provider, dkey, pref, leaseOwner *string
+		leaseUntil, supersedes, supersededBy, exp *int64
+		created, updated                          int64
+		state                                     string
+	)
+	dest := []any{&op.ID, &op.Tenant, &op.Key, &op.Tool, &op.PayloadVersion, &args, &op.Summary,
+		&op.Fingerprint, &state, &op.Version, &op.ClaimNo, &receipt, &provider, &dkey, &pref,
+		&leaseOwner, &leaseUntil, &op.Contradicted, &supersedes, &supersededBy, &created, &updated, &exp}
+	if err := row.Scan(append(dest, extra...)...); err != nil {
+		return nil, err
+	}
+	op.State = model.State(state)
+	op.Args = json.RawMessage(args)
+	if receipt != nil {
+		op.Receipt = json.RawMessage(*receipt)
+	}
+	op.Provider, op.DownstreamKey, op.ProviderRef, op.LeaseOwner = str(provider), str(dkey), str(pref), str(leaseOwner)
+	op.LeaseUntil = fromMS(leaseUntil)
+	op.SupersedesID, op.SupersededByID = id(supersedes), id(supersededBy)
+	op.CreatedAt = time.UnixMilli(created).UTC()
+	op.UpdatedAt = time.UnixMilli(updated).UTC()
+	op.ExpiresAt = fromMS(exp)
+	return &op, nil
+}
+
+// lockKey is the advisory lock of one (tenant, key) in this schema: held
+// to the end of the transaction, it makes the read-then-insert of a new
+// operation one step across every connection, where no row exists yet to
+// lock.
+const lockKey = `SELECT pg_advisory_xact_lock(hashtext(current_schema() || '/' || $1), hashtext($2))`
+
+// GetOperation locks (tenant, key) for this transaction and reads it, or a
+// not-found error. The lock is taken first, in its own statement, so the
+// read sees whatever the previous holder committed.
+func (t *Tx) GetOperation(tenant, key string) (*model.Operation, error) {
+	b := &pgx.Batch{}
+	b.Queue(lockKey, tenant, key)
+	b.Queue(`SELECT `+opColumns+` FROM operations WHERE tenant = $1 AND op_key = $2 FOR UPDATE`, tenant, key)
+	br := t.tx.SendBatch(t.ctx, b)
+	if _, err := br.Exec(); err != nil {
+		br.Close()
+		return nil, err
+	}
+	op, err := scanOperation(br.QueryRow())
+	if cerr := br.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, model.Errorf(model.CodeNotFound, "no operation %q in tenant %q", key, tenant)
+	}
+	return op, err
+}
+
+// GetOperationByID reads and row-locks one operation by its id.
+func (t *Tx) GetOperationByID(opID int64) (*model.Operation, error) {
+	op, err := scanOperation(t.tx.QueryRow(t.ctx, `SELECT `+opColumns+` FROM operations WHERE id = $1 FOR UPDATE`, opID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, model.Errorf(model.CodeNotFound, "no operation #%d", opID)
+	}
+	return op, err
+}
+
+// InsertOperation writes a new operation and sets op.ID, op.Version and the
+// times. A (tenant, key) that exists already is a conflict. Ids come from a
+// sequence, which never hands out an id twice, so an effect row that
+// outlived its compacted operation is never tied to a new one.
+func (t *Tx) InsertOperation(op *model.Operation) error {
+	if err := t.durableOnly(); err != nil {
+		return err
+	}
+	now := t.now
+	op.Version = 1
+	op.CreatedAt, op.UpdatedAt = now.UTC().Truncate(time.Millisecond), now.UTC().Truncate(time.Millisecond)
+	return t.tx.QueryRow(t.ctx, `INSERT INTO operations (tenant, op_key, tool, payload_version,
+		args, summary, fingerprint, state, version, claim_no, receipt, provider, downstream_key,
+		provider_ref, lease_owner, lease_until, contradicted, supersedes_id, superseded_by_id,
+		created_at, updated_at, expires_at)
+		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,1,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21) RETURNING id`,
+		op.Tenant, op.Key, op.Tool, op.PayloadVersion, string(op.Args), op.Summary, op.Fingerprint,
+		string(op.State), op.ClaimNo, nullJSON(op.Receipt), nullStr(op.Provider), nullStr(op.DownstreamKey),
+		nullStr(op.ProviderRef), nullStr(op.LeaseOwner), nullMS(op.LeaseUntil), op.Contradicted,
+		nullID(op.SupersedesID), nullID(op.SupersededByID), ms(now), ms(now), nullMS(op.ExpiresAt)).Scan(&op.ID)
+}
+
+// UpdateOperation writes op's mutable fields if, and only if, the row still
+// has the state and version given (compare-and-set). On success op.Version
+// is bumped; if the row moved on, the error says what it is now (CodeStale).
+// Under READ COMMITTED a row changed by a concurrent commit is re-checked
+// against the condition, so a stale writer never overwrites a newer row.
+func (t *Tx) UpdateOperation(op *model.Operation, fromState model.State, fromVersion int64) error {
+	if err := t.durableOnly(); err != nil {
+		return err
+	}
+	now := t.now
+	tag, err := t.tx.Exec(t.ctx, `UPDATE operations SET state = $1, version = version + 1,
+		claim_no = $2, receipt = $3, provider = $4, downstream_key = $5, provider_ref = $6, lease_owner = $7,
+		lease_until = $8, contradicted = $9, supersedes_id = $10, superseded_by_id = $11, updated_at = $12,
+		expires_at = $13
+		WHERE id = $14 AND state = $15 AND version = $16`,
+		string(op.State), op.ClaimNo, nullJSON(op.Receipt), nullStr(op.Provider), nullStr(op.DownstreamKey),
+		nullStr(op.ProviderRef), nullStr(op.LeaseOwner), nullMS(op.LeaseUntil), op.Contradicted,
+		nullID(op.SupersedesID), nullID(op.SupersededByID), ms(now), nullMS(op.ExpiresAt),
+		op.ID, string(fromState), fromVersion)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		cur, gerr := t.GetOperationByID(op.ID)
+		if gerr != nil {
+			return gerr
+		}
+		return model.Errorf(model.CodeStale, "operation %q changed since it was read: it was %s (version %d), it is now %s (version %d)",
+			cur.Key, fromState, fromVersion, cur.State, cur.Version)
+	}
+	op.Version = fromVersion + 1
+	op.UpdatedAt = now.UTC().Truncate(time.Millisecond)
+	return nil
+}
+
+// InsertAttempt appends an attempt to its operation's history, numbered
+// 1..n per operation; a.ID is set. The operation was locked when it was
+// read, so no other transaction numbers an attempt of it meanwhile.
+func (t *Tx) InsertAttempt(a *model.Attempt) error {
+	if !a.Outcome.Valid() {
+		return model.Errorf(model.CodeInvalid, "unknown attempt outcome %q", a.Outcome)
+	}
+	if a.StartedAt.IsZero() {
+		a.StartedAt = t.now
+	}
+	return t.tx.QueryRow(t.ctx, `INSERT INTO attempts (operation_id, seq, outcome, fingerprint,
+		trace_id, worker_id, provider_ref, error, started_at, duration_us)
+		VALUES ($1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM attempts WHERE operation_id = $1), $2,$3,$4,$5,$6,$7,$8,$9)
+		RETURNING id`,
+		a.OperationID, string(a.Outcome), a.Fingerprint, nullStr(a.TraceID), nullStr(a.WorkerID),
+		nullStr(a.ProviderRef), nullStr(a.Error), ms(a.StartedAt), a.Duration.Microseconds()).Scan(&a.ID)
+}
+
+// UpdateAttempt records how a dispatched attempt ended.
+func (t *Tx) UpdateAttempt(a *model.Attempt) error {
+	if err := t.durableOnly(); err != nil {
+		return err
+	}
+	_, err := t.tx.Exec(t.ctx, `UPDATE attempts SET outcome = $1, provider_ref = $2, error = $3,
+		duration_us = $4 WHERE id = $5`,
+		string(a.Outcome), nullStr(a.ProviderRef), nullStr(a.Error), a.Duration.Microseconds(), a.ID)
+	return err
+}
+
+// InsertDecision records an operator action.
+func (t *Tx) InsertDecision(d *model.Decision) error {
+	if err := t.durableOnly(); err != nil {
+		return err
+	}
+	if d.At.IsZero() {
+		d.At = t.now
+	}
+	return t.tx.QueryRow(t.ctx, `INSERT INTO decisions (operation_id, operator, action, reason,
+		evidence, from_state, to_state, from_version, new_key, at) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10) RETURNING id`,
+		d.OperationID, d.Operator, string(d.Action), d.Reason, nullStr(d.Evidence), string(d.FromState),
+		string(d.ToState), d.FromVersion, nullStr(d.NewKey), ms(d.At)).Scan(&d.ID)
+}
+
+// InsertLocalEffect performs a local tool's effect — a row in tasks or
+// report_jobs — and returns the result a receipt carries.
+func (t *Tx) InsertLocalEffect(tool, tenant string, opID int64, args map[string]any) (json.RawMessage, error) {
+	if err := t.durableOnly(); err != nil {
+		return nil, err
+	}
+	var (
+		err   error
+		key   string
+		rowID int64
+	)
+	switch tool {
+	case "create_support_task":
+		subject, _ := args["subject"].(string)
+		err = t.tx.QueryRow(t.ctx, `INSERT INTO tasks (tenant, subject, operation_id, created_at) VALUES ($1,$2,$3,$4) RETURNING id`,
+			tenant, subject, opID, ms(t.now)).Scan(&rowID)
+		key = "task_id"
+	case "create_report_job":
+		report, _ := args["report"].(string)
+		err = t.tx.QueryRow(t.ctx, `INSERT INTO report_jobs (tenant, report, operation_id, created_at) VALUES ($1,$2,$3,$4) RETURNING id`,
+			tenant, report, opID, ms(t.now)).Scan(&rowID)
+		key = "job_id"
+	default:
+		return nil, model.Errorf(model.CodeInvalid, "tool %q has no local effect", tool)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(map[string]any{key: rowID, "status": "created"})
+}
+
+// GetTombstone returns the tombstone of (tenant, key), or not found.
+func (t *Tx) GetTombstone(tenant, key string) (*model.Tombstone, error) {
+	var ts model.Tombstone
+	var exp, forget int64
+	var final string
+	err := t.tx.QueryRow(t.ctx, `SELECT tenant, op_key, tool, fingerprint, final_state, expired_at, forget_at
+		FROM tombstones WHERE tenant = $1 AND op_key = $2 AND forget_at > $3`, tenant, key, ms(t.now)).
+		Scan(&ts.Tenant, &ts.Key, &ts.Tool, &ts.Fingerprint, &final, &exp, &forget)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, model.Errorf(model.CodeNotFound, "no tombstone")
+	}
+	if err != nil {
+		return nil, err
+	}
+	ts.FinalState = model.State(final)
+	ts.ExpiredAt, ts.ForgetAt = time.UnixMilli(exp).UTC(), time.UnixMilli(forget).UTC()
+	return &ts, nil
+}
+
+// ExpiredLeases lists in_progress operations whose lease ended before the
+// transaction's time, row-locked; one that another transaction holds is
+// skipped (that transaction is moving it on already).
+func (t *Tx) ExpiredLeases(limit int) ([]*model.Operation, error) {
+	return t.queryOps(`SELECT `+opColumns+` FROM operations WHERE state = 'in_progress' AND lease_until < $1
+		ORDER BY lease_until LIMIT $2 FOR UPDATE SKIP LOCKED`, ms(t.now), limit)
+}
+
+func (t *Tx) queryOps(q string, args ...any) ([]*model.Operation, error) {
+	rows, err := t.tx.Query(t.ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*model.Operation
+	for rows.Next() {
+		op, err := scanOperation(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, op)
+	}
+	return out, rows.Err()
+}
+
+// CompactExpired turns up to limit operations whose replay window ended into
+// tombstones kept until tombstoneTTL past now, and drops tombstones past
+// their own window. Effects (tasks, report jobs) are never deleted.
+func (t *Tx) CompactExpired(tombstoneTTL time.Duration, limit int) (compacted, forgotten int, err error) {
+	if err := t.durableOnly(); err != nil {
+		return 0, 0, err
+	}
+	now := ms(t.now)
+	forget := now + tombstoneTTL.Milliseconds()
+	ops, err := t.queryOps(`SELECT `+opColumns+` FROM operations WHERE expires_at IS NOT NULL AND expires_at <= $1
+		AND state IN ('applied','failed') ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED`, now, limit)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, op := range ops {
+		if _, err = t.tx.Exec(t.ctx, `INSERT INTO tombstones (tenant, op_key, tool, fingerprint, final_state, expired_at, forget_at)
+			VALUES ($1,$2,$3,$4,$5,$6,$7) ON CONFLICT (tenant, op_key) DO UPDATE SET fingerprint = excluded.fingerprint,
+			final_state = excluded.final_state, expired_at = excluded.expired_at, forget_at = excluded.forget_at`,
+			op.Tenant, op.Key, op.Tool, op.Fingerprint, string(op.State), now, forget); err != nil {
+			return 0, 0, err
+		}
+		// The operations this one superseded (a chain, if keys were
+		// superseded more than once) go with it: their only purpose was to
+		// point retries here, and tombstones now answer for them all.
+		var chain []int64
+		rows, err := t.tx.Query(t.ctx, `WITH RECURSIVE chain(id) AS (
+				SELECT $1::bigint
+				UNION SELECT o.id FROM operations o JOIN chain c ON o.superseded_by_id = c.id)
+			SELECT id FROM chain`, op.ID)
+		if err != nil {
+			return 0, 0, err
+		}
+		for rows.Next() {
+			var cid int64
+			if err := rows.Scan(&cid); err != nil {
+				rows.Close()
+				return 0, 0, err
+			}
+			chain = append(chain, cid)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return 0, 0, err
+		}
+		if _, err = t.tx.Exec(t.ctx, `INSERT INTO tombstones (tenant, op_key, tool, fingerprint, final_state, expired_at, forget_at)
+			SELECT tenant, op_key, tool, fingerprint, state, $1, $2 FROM operations WHERE id = ANY($3) AND id <> $4
+			ON CONFLICT (tenant, op_key) DO NOTHING`, now, forget, chain, op.ID); err != nil {
+			return 0, 0, err
+		}
+		if _, err = t.tx.Exec(t.ctx, `UPDATE operations SET supersedes_id = NULL, superseded_by_id = NULL
+			WHERE id = ANY($1) OR supersedes_id = ANY($1) OR superseded_by_id = ANY($1)`, chain); err != nil {
+			return 0, 0, err
+		}
+		if _, err = t.tx.Exec(t.ctx, `DELETE FROM operations WHERE id = ANY($1)`, chain); err != nil {
+			return 0, 0, err
+		}
+		compacted++
+	}
+	tag, err := t.tx.Exec(t.ctx, `DELETE FROM tombstones WHERE forget_at <= $1`, now)
+	if err != nil {
+		return 0, 0, err
+	}
+	return compacted, int(tag.RowsAffected()), nil
+}
+
+// SetReceipt stores the receipt of an operation created in this same
+// transaction (its id is needed inside the receipt's effect, so the two are
+// written in two statements of one transaction; the version does not move).
+func (t *Tx) SetReceipt(opID int64, receipt []byte) error {
+	if err := t.durableOnly(); err != nil {
+		return err
+	}
+	_, err := t.tx.Exec(t.ctx, `UPDATE operations SET receipt = $1 WHERE id = $2`, string(receipt), opID)
+	return err
+}
+
+// SupersedingKey returns the key of the operation that superseded opID.
+func (t *Tx) SupersedingKey(opID int64) (string, error) {
+	var key string
+	err := t.tx.QueryRow(t.ctx, `SELECT n.op_key FROM operations o JOIN operations n ON n.id = o.superseded_by_id WHERE o.id = $1`, opID).Scan(&key)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", model.Errorf(model.CodeNotFound, "operation #%d has no successor", opID)
+	}
+	return key, err
+}
