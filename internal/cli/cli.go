@@ -24,6 +24,7 @@ import (
 	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
+	"github.com/retrysafe/retrysafe/store/postgres"
 	"github.com/retrysafe/retrysafe/store/sqlite"
 )
 
@@ -42,7 +43,9 @@ Usage:
   retrysafe mcp --tenant T [--db FILE]                                 MCP over stdio for one tenant
   retrysafe tokens create|list|revoke [...]                            the gateway's bearer tokens
 
-The ledger is --db, else $RETRYSAFE_DB, else ./retrysafe.db.
+The ledger is --db, else $RETRYSAFE_DB, else ./retrysafe.db. FILE may be a
+postgres://USER@HOST/DB?search_path=SCHEMA URL: the ledger then lives in
+that PostgreSQL schema (workers on many hosts share it).
 Run 'retrysafe COMMAND -h' for a command's flags.
 `
 
@@ -146,8 +149,18 @@ func defaultOperator() string {
 	return "operator"
 }
 
-// providerPath is where the sandbox provider keeps its file beside a ledger.
+// providerPath is where the sandbox provider keeps its file: beside a
+// ledger file (NAME.provider.db), or — for a PostgreSQL ledger, which has no
+// directory — SCHEMA.provider.db in the current directory (public's is
+// retrysafe.provider.db). --provider-db chooses another.
 func providerPath(ledger string) string {
+	if postgres.IsURL(ledger) {
+		schema := postgres.SchemaOf(ledger)
+		if schema == "public" {
+			schema = "retrysafe"
+		}
+		return schema + ".provider.db"
+	}
 	return strings.TrimSuffix(ledger, ".db") + ".provider.db"
 }
 
@@ -294,7 +307,12 @@ func isBusy(err error) bool {
 
 // openStore is the one place a ledger's location becomes a ledger: every
 // command opens through it.
+// A postgres:// or postgresql:// URL is a PostgreSQL ledger (in the schema
+// its search_path names first); anything else is a SQLite file.
 func openStore(where string, o store.Options) (store.Ledger, error) {
+	if postgres.IsURL(where) {
+		return postgres.OpenLedger(where, o)
+	}
 	return sqlite.OpenLedger(where, o)
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
+	"github.com/retrysafe/retrysafe/store/postgres"
 )
 
 // workerCommand is the internal subcommand the lab re-executes itself as.
@@ -34,12 +36,44 @@ func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "print the rows as JSON")
 	keep := fs.String("keep", "", "keep each scenario's ledger in DIR (DIR/SCENARIO.db) instead of a temporary directory")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	db := fs.String("db", "", "run each scenario in a fresh schema of this PostgreSQL database (a postgres:// URL; default $RETRYSAFE_DB if it is one, else SQLite files)")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
 	r, err := labRunner()
 	if err != nil {
 		return fail(stderr, err)
+	}
+	if *db == "" && postgres.IsURL(os.Getenv("RETRYSAFE_DB")) {
+		*db = os.Getenv("RETRYSAFE_DB")
+	}
+	var schemas []string
+	switch {
+	case *db == "":
+	case !postgres.IsURL(*db):
+		return fail(stderr, model.Errorf(model.CodeInvalid, "lab --db takes a postgres:// URL (a schema per scenario); SQLite scenarios get files of their own"))
+	default:
+		base := *db
+		var mu sync.Mutex
+		r.NewLedger = func(ctx context.Context, id string) (string, func(), error) {
+			schema := "lab_" + strings.ReplaceAll(id, "-", "_") + "_" + strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
+			where, err := postgres.WithSchema(base, schema)
+			if err != nil {
+				return "", nil, err
+			}
+			mu.Lock()
+			schemas = append(schemas, schema)
+			mu.Unlock()
+			return where, func() {
+				if *keep == "" {
+					dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+					defer cancel()
+					if err := postgres.DropSchema(dctx, where); err != nil {
+						fmt.Fprintf(stderr, "retrysafe: %s\n", oneLine(err.Error()))
+					}
+				}
+			}, nil
+		}
 	}
 	dir := *keep
 	if dir == "" {
@@ -82,7 +116,10 @@ func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			verdict = "FAIL"
 		}
 		fmt.Fprintf(stdout, "\n%s: %d scenarios with real worker processes in %.1fs", verdict, len(rows), elapsed.Seconds())
-		if *keep != "" {
+		switch {
+		case *keep != "" && *db != "":
+			fmt.Fprintf(stdout, "; ledgers kept in schemas %s of %s (provider files in %s)", strings.Join(schemas, ", "), postgres.Redact(*db), *keep)
+		case *keep != "":
 			fmt.Fprintf(stdout, "; ledgers kept in %s (retrysafe --db %s/SCENARIO.db)", *keep, *keep)
 		}
 		fmt.Fprintln(stdout)

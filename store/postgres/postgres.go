@@ -435,3 +435,36 @@ var (
 	_ store.Ledger = (*Store)(nil)
 	_ store.Tx     = (*Tx)(nil)
 )
+
+// MoveSchema puts the ledger in schema from (of raw's database) in place
+// of schema to, in one transaction: a ledger already at to is dropped — only
+// if it is a retrysafe ledger — and from is renamed. A half-built ledger is
+// thereby never seen under the name people open.
+func MoveSchema(ctx context.Context, raw, from, to string) error {
+	if to == "public" || from == "public" {
+		return model.Errorf(model.CodeInvalid, "refusing to replace or move the public schema of %s", Redact(raw))
+	}
+	conn, err := pgx.Connect(ctx, raw)
+	if err != nil {
+		return model.Wrap(model.CodeUnavailable, err, "cannot connect to %s: %v", Redact(raw), err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		var tables int
+		var ledger bool
+		if err := tx.QueryRow(ctx, `SELECT (SELECT COUNT(*) FROM pg_tables WHERE schemaname = $1),
+			EXISTS (SELECT 1 FROM pg_tables WHERE schemaname = $1 AND tablename = 'schema_migrations')`, to).Scan(&tables, &ledger); err != nil {
+			return model.Wrap(model.CodeUnavailable, err, "%s: %v", Redact(raw), codeOf(err))
+		}
+		if tables > 0 && !ledger {
+			return model.Errorf(model.CodeUnsupported, "schema %s of %s holds tables that are not a retrysafe ledger; refusing to replace it", to, Redact(raw))
+		}
+		if _, err := tx.Exec(ctx, `DROP SCHEMA IF EXISTS `+quoteIdent(to)+` CASCADE`); err != nil {
+			return model.Wrap(model.CodeUnavailable, err, "%s: %v", Redact(raw), codeOf(err))
+		}
+		if _, err := tx.Exec(ctx, `ALTER SCHEMA `+quoteIdent(from)+` RENAME TO `+quoteIdent(to)); err != nil {
+			return model.Wrap(model.CodeUnavailable, err, "%s: %v", Redact(raw), codeOf(err))
+		}
+		return nil
+	})
+}
