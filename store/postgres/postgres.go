@@ -25,6 +25,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -48,6 +49,13 @@ type Store struct {
 	now    func() time.Time
 	ro     bool
 	sync   string // synchronous_commit of durable transactions: on, or off for Fast
+
+	// Commits wake the notifier, which tells the schema's LISTEN/NOTIFY
+	// channel once per wake-up (many commits, one notification).
+	notify     chan struct{}
+	stopNotify chan struct{}
+	notifyDone chan struct{}
+	closeOnce  sync.Once
 }
 
 // IsURL reports whether where names a PostgreSQL ledger rather than a file.
@@ -205,7 +213,46 @@ func Open(raw string, o store.Options) (*Store, error) {
 		s.pool.Close()
 		return nil, err
 	}
+	if !s.ro {
+		s.notify, s.stopNotify, s.notifyDone = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
+		go s.notifier()
+	}
 	return s, nil
+}
+
+// notifier tells watchers that something committed: one pg_notify, in a
+// transaction of its own (no WAL flush to wait for), per wake-up. A
+// notification lost to a crash between a commit and this is caught up by
+// the next commit anyone makes.
+func (s *Store) notifier() {
+	defer close(s.notifyDone)
+	send := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, _ = s.pool.Exec(ctx, `SELECT pg_notify($1, '')`, channel(s.schema))
+		cancel()
+	}
+	for {
+		select {
+		case <-s.notify:
+			send()
+		case <-s.stopNotify:
+			// A commit just before Close is still announced.
+			select {
+			case <-s.notify:
+				send()
+			default:
+			}
+			return
+		}
+	}
+}
+
+// committed wakes the notifier without ever waiting for it.
+func (s *Store) committed() {
+	select {
+	case s.notify <- struct{}{}:
+	default:
+	}
 }
 
 // OpenLedger is Open returning the store interface, for wiring that picks
@@ -315,7 +362,13 @@ func (s *Store) Now() time.Time { return s.now() }
 
 // Close closes the pool.
 func (s *Store) Close() error {
-	s.pool.Close()
+	s.closeOnce.Do(func() {
+		if s.stopNotify != nil {
+			close(s.stopNotify)
+			<-s.notifyDone
+		}
+		s.pool.Close()
+	})
 	return nil
 }
 

@@ -119,5 +119,8 @@ func (s *Store) runTx(ctx context.Context, relaxed bool, fn func(store.Tx) error
 	if err = fn(t); err != nil {
 		return err
 	}
-	return ptx.Commit(ctx)
+	if err = ptx.Commit(ctx); err == nil {
+		s.committed()
+	}
+	return err
 }

@@ -12,10 +12,9 @@ import (
 	"github.com/retrysafe/retrysafe/store"
 )
 
-// Watcher notices commits through LISTEN/NOTIFY: the ledger's triggers
-// notify the schema's channel in every transaction that writes operations,
-// attempts or decisions, and PostgreSQL delivers it at commit — from any
-// connection, process or host. A goroutine waits on a connection of its
+// Watcher notices commits through LISTEN/NOTIFY: every retrysafe process
+// notifies the schema's channel after its write transactions commit, and
+// PostgreSQL delivers it to every listener — on any host. A goroutine waits on a connection of its
 // own; Changed only reads a flag, so an idle console sends no query at all.
 type Watcher struct {
 	changed atomic.Bool

@@ -403,7 +403,10 @@ func testRetention(t *testing.T, h *harness) {
 		return tx.InsertOperation(open)
 	})
 	var compacted, forgotten int
-	h.tx(t, func(tx store.Tx) (err error) { compacted, forgotten, err = tx.CompactExpired(time.Hour, 100); return err })
+	h.tx(t, func(tx store.Tx) (err error) {
+		compacted, forgotten, err = tx.CompactExpired(time.Hour, 100)
+		return err
+	})
 	if compacted != 1 || forgotten != 0 {
 		t.Errorf("compacted %d, forgot %d; want 1 and 0", compacted, forgotten)
 	}
@@ -442,7 +445,10 @@ func testRetention(t *testing.T, h *harness) {
 	}
 	// Past the tombstones' own window they are forgotten.
 	later := h.open(t, store.Options{Now: func() time.Time { return h.now.Add(2 * time.Hour) }})
-	if err := later.WithTx(ctx, func(tx store.Tx) (err error) { compacted, forgotten, err = tx.CompactExpired(time.Hour, 100); return err }); err != nil {
+	if err := later.WithTx(ctx, func(tx store.Tx) (err error) {
+		compacted, forgotten, err = tx.CompactExpired(time.Hour, 100)
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
 	if compacted != 0 || forgotten != 2 {
@@ -450,7 +456,10 @@ func testRetention(t *testing.T, h *harness) {
 	}
 	// A new operation never reuses a compacted one's id.
 	var fresh *model.Operation
-	h.tx(t, func(tx store.Tx) error { fresh = newOp("acme", "fresh", model.StateUnknown); return tx.InsertOperation(fresh) })
+	h.tx(t, func(tx store.Tx) error {
+		fresh = newOp("acme", "fresh", model.StateUnknown)
+		return tx.InsertOperation(fresh)
+	})
 	if fresh.ID <= newOp2.ID {
 		t.Errorf("new operation got id %d, not above the compacted %d", fresh.ID, newOp2.ID)
 	}
