@@ -115,12 +115,21 @@ func (t *Tx) GetOperation(tenant, key string) (*model.Operation, error) {
 	b := &pgx.Batch{}
 	b.Queue(lockKey, tenant, key)
 	b.Queue(`SELECT `+opColumns+` FROM operations WHERE tenant = $1 AND op_key = $2 FOR UPDATE`, tenant, key)
+	// A key that is not there is looked up among the tombstones next (a
+	// late retry of a compacted operation): read it in the same round trip.
+	b.Queue(tombstoneQuery, tenant, key, ms(t.now))
 	br := t.tx.SendBatch(t.ctx, b)
 	if _, err := br.Exec(); err != nil {
 		br.Close()
 		return nil, err
 	}
 	op, err := scanOperation(br.QueryRow())
+	if errors.Is(err, pgx.ErrNoRows) {
+		ts, terr := scanTombstone(br.QueryRow())
+		if terr == nil || errors.Is(terr, pgx.ErrNoRows) {
+			t.tomb = &tombLookup{tenant: tenant, key: key, ts: ts}
+		}
+	}
 	if cerr := br.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
@@ -128,6 +137,12 @@ func (t *Tx) GetOperation(tenant, key string) (*model.Operation, error) {
 		return nil, model.Errorf(model.CodeNotFound, "no operation %q in tenant %q", key, tenant)
 	}
 	return op, err
+}
+
+// tombLookup is a tombstone read ahead by GetOperation (ts nil: none).
+type tombLookup struct {
+	tenant, key string
+	ts          *model.Tombstone
 }
 
 // GetOperationByID reads and row-locks one operation by its id.
@@ -270,23 +285,37 @@ func (t *Tx) InsertLocalEffect(tool, tenant string, opID int64, args map[string]
 	return json.Marshal(map[string]any{key: rowID, "status": "created"})
 }
 
-// GetTombstone returns the tombstone of (tenant, key), or not found.
-func (t *Tx) GetTombstone(tenant, key string) (*model.Tombstone, error) {
+const tombstoneQuery = `SELECT tenant, op_key, tool, fingerprint, final_state, expired_at, forget_at
+	FROM tombstones WHERE tenant = $1 AND op_key = $2 AND forget_at > $3`
+
+func scanTombstone(row pgx.Row) (*model.Tombstone, error) {
 	var ts model.Tombstone
 	var exp, forget int64
 	var final string
-	err := t.tx.QueryRow(t.ctx, `SELECT tenant, op_key, tool, fingerprint, final_state, expired_at, forget_at
-		FROM tombstones WHERE tenant = $1 AND op_key = $2 AND forget_at > $3`, tenant, key, ms(t.now)).
-		Scan(&ts.Tenant, &ts.Key, &ts.Tool, &ts.Fingerprint, &final, &exp, &forget)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, model.Errorf(model.CodeNotFound, "no tombstone")
-	}
-	if err != nil {
+	if err := row.Scan(&ts.Tenant, &ts.Key, &ts.Tool, &ts.Fingerprint, &final, &exp, &forget); err != nil {
 		return nil, err
 	}
 	ts.FinalState = model.State(final)
 	ts.ExpiredAt, ts.ForgetAt = time.UnixMilli(exp).UTC(), time.UnixMilli(forget).UTC()
 	return &ts, nil
+}
+
+// GetTombstone returns the tombstone of (tenant, key), or not found. The
+// key GetOperation just found missing was read ahead with it (tombstones
+// change only with the operation's key locked, which this transaction
+// holds).
+func (t *Tx) GetTombstone(tenant, key string) (*model.Tombstone, error) {
+	var ts *model.Tombstone
+	var err error
+	if tl := t.tomb; tl != nil && tl.tenant == tenant && tl.key == key {
+		ts = tl.ts
+	} else if ts, err = scanTombstone(t.tx.QueryRow(t.ctx, tombstoneQuery, tenant, key, ms(t.now))); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return nil, err
+	}
+	if ts == nil {
+		return nil, model.Errorf(model.CodeNotFound, "no tombstone")
+	}
+	return ts, nil
 }
 
 // ExpiredLeases lists in_progress operations whose lease ended before the

@@ -24,14 +24,24 @@ type Tx struct {
 	// relaxed transactions commit with synchronous_commit = off and may
 	// only append attempt rows; see WithAttemptTx.
 	relaxed bool
+	// tomb is the tombstone GetOperation read ahead for a missing key.
+	tomb *tombLookup
 }
 
 // Now is the time fixed for this transaction: every row it writes agrees.
 func (t *Tx) Now() time.Time { return t.now }
 
+// durableOnly is called before every write but an attempt row. PostgreSQL
+// decides a commit's durability when it commits, so a relaxed transaction
+// that writes more is made durable on the spot — the same promise as
+// rerunning it durably (store.ErrNeedsDurable), without the wasted first
+// run and its round trips.
 func (t *Tx) durableOnly() error {
 	if t.relaxed {
-		return store.ErrNeedsDurable
+		if _, err := t.tx.Exec(t.ctx, "SET LOCAL synchronous_commit = "+t.s.sync); err != nil {
+			return err
+		}
+		t.relaxed = false
 	}
 	return nil
 }
@@ -46,11 +56,11 @@ func (s *Store) WithTx(ctx context.Context, fn func(store.Tx) error) error {
 	return s.withTx(ctx, false, fn)
 }
 
-// WithAttemptTx runs fn first with synchronous_commit = off — the commit
-// survives a crash of this process and of the server's processes, and may
-// be lost only to a crash of the server's machine before its WAL writer
-// flushes (a fraction of a second) — and, the moment fn tries to write
-// anything but an attempt row, rolls back and runs fn again durably.
+// WithAttemptTx runs fn with synchronous_commit = off — the commit survives
+// a crash of this process and of the server's processes, and may be lost
+// only to a crash of the server's machine before its WAL writer flushes (a
+// fraction of a second) — and, the moment fn writes anything but an
+// attempt row, switches the same transaction back to a durable commit.
 // Replays, conflicts and refusals, which only record an attempt, then do
 // not wait for a WAL flush; every effect, state change and decision does.
 func (s *Store) WithAttemptTx(ctx context.Context, fn func(store.Tx) error) error {
