@@ -101,12 +101,17 @@ func escapeLike(s string) string {
 func (s *Store) Counts(ctx context.Context, tenant string) (store.Counts, error) {
 	c := store.Counts{ByState: map[model.State]int{}}
 	b := &pgx.Batch{}
+	// Claims whose lease ended with no result (the worker is gone) are
+	// counted on the partial index of in_progress leases.
+	now := ms(s.now())
 	if tenant == "" {
 		b.Queue(`SELECT state, SUM(n)::bigint FROM state_counts GROUP BY state`)
 		b.Queue(`SELECT COUNT(*) FROM operations WHERE contradicted`)
+		b.Queue(`SELECT COUNT(*) FROM operations WHERE state = 'in_progress' AND lease_until < $1`, now)
 	} else {
 		b.Queue(`SELECT state, SUM(n)::bigint FROM state_counts WHERE tenant = $1 GROUP BY state`, tenant)
 		b.Queue(`SELECT COUNT(*) FROM operations WHERE contradicted AND tenant = $1`, tenant)
+		b.Queue(`SELECT COUNT(*) FROM operations WHERE state = 'in_progress' AND lease_until < $1 AND tenant = $2`, now, tenant)
 	}
 	br := s.pool.SendBatch(ctx, b)
 	defer br.Close()
@@ -129,6 +134,9 @@ func (s *Store) Counts(ctx context.Context, tenant string) (store.Counts, error)
 		return c, s.translate(err, "count operations")
 	}
 	if err := br.QueryRow().Scan(&c.Contradicted); err != nil {
+		return c, s.translate(err, "count operations")
+	}
+	if err := br.QueryRow().Scan(&c.ExpiredLeases); err != nil {
 		return c, s.translate(err, "count operations")
 	}
 	return c, nil

@@ -82,6 +82,11 @@ func Run(t *testing.T, d Driver) {
 		{"ExpiredLeasesListsOnlyEndedLeases", testExpiredLeases},
 		{"AuditFindsBrokenInvariants", testAudit},
 		{"ReopenKeepsEverything", testReopen},
+		{"DecisionsListTheAuditLogNewestFirstWithFilters", testDecisionsAuditLog},
+		{"CountsCountExpiredLeases", testCountsExpiredLeases},
+		{"TokensKeepTheHashAndRevokeOnce", testTokens},
+		{"StateAgesCountEachTenantsOperationsInAState", testStateAges},
+		{"CompactExpiredRefusesANonPositiveTombstoneWindow", testCompactRefusesNonPositiveWindow},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
