@@ -112,13 +112,16 @@ const lockKey = `SELECT pg_advisory_xact_lock(hashtext(current_schema() || '/' |
 // not-found error. The lock is taken first, in its own statement, so the
 // read sees whatever the previous holder committed.
 func (t *Tx) GetOperation(tenant, key string) (*model.Operation, error) {
-	b := &pgx.Batch{}
+	b, n := t.batch()
 	b.Queue(lockKey, tenant, key)
 	b.Queue(`SELECT `+opColumns+` FROM operations WHERE tenant = $1 AND op_key = $2 FOR UPDATE`, tenant, key)
 	// A key that is not there is looked up among the tombstones next (a
 	// late retry of a compacted operation): read it in the same round trip.
 	b.Queue(tombstoneQuery, tenant, key, ms(t.now))
-	br := t.tx.SendBatch(t.ctx, b)
+	br, err := t.sendQueued(b, n)
+	if err != nil {
+		return nil, err
+	}
 	if _, err := br.Exec(); err != nil {
 		br.Close()
 		return nil, err
@@ -147,7 +150,7 @@ type tombLookup struct {
 
 // GetOperationByID reads and row-locks one operation by its id.
 func (t *Tx) GetOperationByID(opID int64) (*model.Operation, error) {
-	op, err := scanOperation(t.tx.QueryRow(t.ctx, `SELECT `+opColumns+` FROM operations WHERE id = $1 FOR UPDATE`, opID))
+	op, err := scanOperation(t.queryRow(`SELECT `+opColumns+` FROM operations WHERE id = $1 FOR UPDATE`, opID))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, model.Errorf(model.CodeNotFound, "no operation #%d", opID)
 	}
@@ -165,7 +168,7 @@ func (t *Tx) InsertOperation(op *model.Operation) error {
 	now := t.now
 	op.Version = 1
 	op.CreatedAt, op.UpdatedAt = now.UTC().Truncate(time.Millisecond), now.UTC().Truncate(time.Millisecond)
-	return t.tx.QueryRow(t.ctx, `INSERT INTO operations (tenant, op_key, tool, payload_version,
+	return t.queryRow(`INSERT INTO operations (tenant, op_key, tool, payload_version,
 		args, summary, fingerprint, state, version, claim_no, receipt, provider, downstream_key,
 		provider_ref, lease_owner, lease_until, contradicted, supersedes_id, superseded_by_id,
 		created_at, updated_at, expires_at)
@@ -186,7 +189,7 @@ func (t *Tx) UpdateOperation(op *model.Operation, fromState model.State, fromVer
 		return err
 	}
 	now := t.now
-	tag, err := t.tx.Exec(t.ctx, `UPDATE operations SET state = $1, version = version + 1,
+	tag, err := t.exec(`UPDATE operations SET state = $1, version = version + 1,
 		claim_no = $2, receipt = $3, provider = $4, downstream_key = $5, provider_ref = $6, lease_owner = $7,
 		lease_until = $8, contradicted = $9, supersedes_id = $10, superseded_by_id = $11, updated_at = $12,
 		expires_at = $13
@@ -221,7 +224,7 @@ func (t *Tx) InsertAttempt(a *model.Attempt) error {
 	if a.StartedAt.IsZero() {
 		a.StartedAt = t.now
 	}
-	return t.tx.QueryRow(t.ctx, `INSERT INTO attempts (operation_id, seq, outcome, fingerprint,
+	return t.queryRow(`INSERT INTO attempts (operation_id, seq, outcome, fingerprint,
 		trace_id, worker_id, provider_ref, error, started_at, duration_us)
 		VALUES ($1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM attempts WHERE operation_id = $1), $2,$3,$4,$5,$6,$7,$8,$9)
 		RETURNING id`,
@@ -234,7 +237,7 @@ func (t *Tx) UpdateAttempt(a *model.Attempt) error {
 	if err := t.durableOnly(); err != nil {
 		return err
 	}
-	_, err := t.tx.Exec(t.ctx, `UPDATE attempts SET outcome = $1, provider_ref = $2, error = $3,
+	_, err := t.exec(`UPDATE attempts SET outcome = $1, provider_ref = $2, error = $3,
 		duration_us = $4 WHERE id = $5`,
 		string(a.Outcome), nullStr(a.ProviderRef), nullStr(a.Error), a.Duration.Microseconds(), a.ID)
 	return err
@@ -248,7 +251,7 @@ func (t *Tx) InsertDecision(d *model.Decision) error {
 	if d.At.IsZero() {
 		d.At = t.now
 	}
-	return t.tx.QueryRow(t.ctx, `INSERT INTO decisions (operation_id, operator, action, reason,
+	return t.queryRow(`INSERT INTO decisions (operation_id, operator, action, reason,
 		evidence, from_state, to_state, from_version, new_key, at) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10) RETURNING id`,
 		d.OperationID, d.Operator, string(d.Action), d.Reason, nullStr(d.Evidence), string(d.FromState),
 		string(d.ToState), d.FromVersion, nullStr(d.NewKey), ms(d.At)).Scan(&d.ID)
@@ -268,12 +271,12 @@ func (t *Tx) InsertLocalEffect(tool, tenant string, opID int64, args map[string]
 	switch tool {
 	case "create_support_task":
 		subject, _ := args["subject"].(string)
-		err = t.tx.QueryRow(t.ctx, `INSERT INTO tasks (tenant, subject, operation_id, created_at) VALUES ($1,$2,$3,$4) RETURNING id`,
+		err = t.queryRow(`INSERT INTO tasks (tenant, subject, operation_id, created_at) VALUES ($1,$2,$3,$4) RETURNING id`,
 			tenant, subject, opID, ms(t.now)).Scan(&rowID)
 		key = "task_id"
 	case "create_report_job":
 		report, _ := args["report"].(string)
-		err = t.tx.QueryRow(t.ctx, `INSERT INTO report_jobs (tenant, report, operation_id, created_at) VALUES ($1,$2,$3,$4) RETURNING id`,
+		err = t.queryRow(`INSERT INTO report_jobs (tenant, report, operation_id, created_at) VALUES ($1,$2,$3,$4) RETURNING id`,
 			tenant, report, opID, ms(t.now)).Scan(&rowID)
 		key = "job_id"
 	default:
@@ -309,7 +312,7 @@ func (t *Tx) GetTombstone(tenant, key string) (*model.Tombstone, error) {
 	var err error
 	if tl := t.tomb; tl != nil && tl.tenant == tenant && tl.key == key {
 		ts = tl.ts
-	} else if ts, err = scanTombstone(t.tx.QueryRow(t.ctx, tombstoneQuery, tenant, key, ms(t.now))); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+	} else if ts, err = scanTombstone(t.queryRow(tombstoneQuery, tenant, key, ms(t.now))); err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return nil, err
 	}
 	if ts == nil {
@@ -327,7 +330,7 @@ func (t *Tx) ExpiredLeases(limit int) ([]*model.Operation, error) {
 }
 
 func (t *Tx) queryOps(q string, args ...any) ([]*model.Operation, error) {
-	rows, err := t.tx.Query(t.ctx, q, args...)
+	rows, err := t.query(q, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -364,7 +367,7 @@ func (t *Tx) CompactExpired(tombstoneTTL time.Duration, limit int) (compacted, f
 		return 0, 0, err
 	}
 	for _, op := range ops {
-		if _, err = t.tx.Exec(t.ctx, `INSERT INTO tombstones (tenant, op_key, tool, fingerprint, final_state, expired_at, forget_at)
+		if _, err = t.exec(`INSERT INTO tombstones (tenant, op_key, tool, fingerprint, final_state, expired_at, forget_at)
 			VALUES ($1,$2,$3,$4,$5,$6,$7) ON CONFLICT (tenant, op_key) DO UPDATE SET fingerprint = excluded.fingerprint,
 			final_state = excluded.final_state, expired_at = excluded.expired_at, forget_at = excluded.forget_at`,
 			op.Tenant, op.Key, op.Tool, op.Fingerprint, string(op.State), now, forget); err != nil {
@@ -374,7 +377,7 @@ func (t *Tx) CompactExpired(tombstoneTTL time.Duration, limit int) (compacted, f
 		// superseded more than once) go with it: their only purpose was to
 		// point retries here, and tombstones now answer for them all.
 		var chain []int64
-		rows, err := t.tx.Query(t.ctx, `WITH RECURSIVE chain(id) AS (
+		rows, err := t.query(`WITH RECURSIVE chain(id) AS (
 				SELECT $1::bigint
 				UNION SELECT o.id FROM operations o JOIN chain c ON o.superseded_by_id = c.id)
 			SELECT id FROM chain`, op.ID)
@@ -393,21 +396,21 @@ func (t *Tx) CompactExpired(tombstoneTTL time.Duration, limit int) (compacted, f
 		if err := rows.Err(); err != nil {
 			return 0, 0, err
 		}
-		if _, err = t.tx.Exec(t.ctx, `INSERT INTO tombstones (tenant, op_key, tool, fingerprint, final_state, expired_at, forget_at)
+		if _, err = t.exec(`INSERT INTO tombstones (tenant, op_key, tool, fingerprint, final_state, expired_at, forget_at)
 			SELECT tenant, op_key, tool, fingerprint, state, $1, $2 FROM operations WHERE id = ANY($3) AND id <> $4
 			ON CONFLICT (tenant, op_key) DO NOTHING`, now, forget, chain, op.ID); err != nil {
 			return 0, 0, err
 		}
-		if _, err = t.tx.Exec(t.ctx, `UPDATE operations SET supersedes_id = NULL, superseded_by_id = NULL
+		if _, err = t.exec(`UPDATE operations SET supersedes_id = NULL, superseded_by_id = NULL
 			WHERE id = ANY($1) OR supersedes_id = ANY($1) OR superseded_by_id = ANY($1)`, chain); err != nil {
 			return 0, 0, err
 		}
-		if _, err = t.tx.Exec(t.ctx, `DELETE FROM operations WHERE id = ANY($1)`, chain); err != nil {
+		if _, err = t.exec(`DELETE FROM operations WHERE id = ANY($1)`, chain); err != nil {
 			return 0, 0, err
 		}
 		compacted++
 	}
-	tag, err := t.tx.Exec(t.ctx, `DELETE FROM tombstones WHERE forget_at <= $1`, now)
+	tag, err := t.exec(`DELETE FROM tombstones WHERE forget_at <= $1`, now)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -421,14 +424,15 @@ func (t *Tx) SetReceipt(opID int64, receipt []byte) error {
 	if err := t.durableOnly(); err != nil {
 		return err
 	}
-	_, err := t.tx.Exec(t.ctx, `UPDATE operations SET receipt = $1 WHERE id = $2`, string(receipt), opID)
-	return err
+	// Nothing waits for its result: it goes with the next statement.
+	t.later(`UPDATE operations SET receipt = $1 WHERE id = $2`, string(receipt), opID)
+	return nil
 }
 
 // SupersedingKey returns the key of the operation that superseded opID.
 func (t *Tx) SupersedingKey(opID int64) (string, error) {
 	var key string
-	err := t.tx.QueryRow(t.ctx, `SELECT n.op_key FROM operations o JOIN operations n ON n.id = o.superseded_by_id WHERE o.id = $1`, opID).Scan(&key)
+	err := t.queryRow(`SELECT n.op_key FROM operations o JOIN operations n ON n.id = o.superseded_by_id WHERE o.id = $1`, opID).Scan(&key)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", model.Errorf(model.CodeNotFound, "operation #%d has no successor", opID)
 	}

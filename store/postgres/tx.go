@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/store"
@@ -26,6 +27,8 @@ type Tx struct {
 	relaxed bool
 	// tomb is the tombstone GetOperation read ahead for a missing key.
 	tomb *tombLookup
+	// pending are writes queued for the next round trip (see later).
+	pending []queued
 }
 
 // Now is the time fixed for this transaction: every row it writes agrees.
@@ -38,9 +41,7 @@ func (t *Tx) Now() time.Time { return t.now }
 // run and its round trips.
 func (t *Tx) durableOnly() error {
 	if t.relaxed {
-		if _, err := t.tx.Exec(t.ctx, "SET LOCAL synchronous_commit = "+t.s.sync); err != nil {
-			return err
-		}
+		t.later("SET LOCAL synchronous_commit = " + t.s.sync)
 		t.relaxed = false
 	}
 	return nil
@@ -129,8 +130,118 @@ func (s *Store) runTx(ctx context.Context, relaxed bool, fn func(store.Tx) error
 	if err = fn(t); err != nil {
 		return err
 	}
+	if err = t.flush(); err != nil {
+		return err
+	}
 	if err = ptx.Commit(ctx); err == nil {
 		s.committed()
 	}
 	return err
+}
+
+// queued is a write whose result nobody waits for (a receipt update, the
+// switch to a durable commit): it travels with the next statement in one
+// round trip instead of costing one of its own. Its error, if any, is that
+// next statement's (or the commit's): the transaction fails either way.
+type queued struct {
+	sql  string
+	args []any
+}
+
+// later queues a write for the next round trip.
+func (t *Tx) later(sql string, args ...any) {
+	t.pending = append(t.pending, queued{sql, args})
+}
+
+// batch starts a batch with the queued writes in front.
+func (t *Tx) batch() (*pgx.Batch, int) {
+	b := &pgx.Batch{}
+	for _, q := range t.pending {
+		b.Queue(q.sql, q.args...)
+	}
+	n := len(t.pending)
+	t.pending = nil
+	return b, n
+}
+
+// sendQueued sends b and reads the results of its first n (queued)
+// statements; the caller reads the rest and closes the results.
+func (t *Tx) sendQueued(b *pgx.Batch, n int) (pgx.BatchResults, error) {
+	br := t.tx.SendBatch(t.ctx, b)
+	for i := 0; i < n; i++ {
+		if _, err := br.Exec(); err != nil {
+			br.Close()
+			return nil, err
+		}
+	}
+	return br, nil
+}
+
+// flush sends the queued writes now (before a commit, or a statement that
+// streams rows).
+func (t *Tx) flush() error {
+	if len(t.pending) == 0 {
+		return nil
+	}
+	b, n := t.batch()
+	br, err := t.sendQueued(b, n)
+	if err != nil {
+		return err
+	}
+	return br.Close()
+}
+
+// batchRow is a row read from a batch, which it closes once scanned.
+type batchRow struct {
+	br  pgx.BatchResults
+	row pgx.Row
+	err error
+}
+
+func (r batchRow) Scan(dest ...any) error {
+	if r.err != nil {
+		return r.err
+	}
+	err := r.row.Scan(dest...)
+	if cerr := r.br.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func (t *Tx) queryRow(sql string, args ...any) pgx.Row {
+	if len(t.pending) == 0 {
+		return t.tx.QueryRow(t.ctx, sql, args...)
+	}
+	b, n := t.batch()
+	b.Queue(sql, args...)
+	br, err := t.sendQueued(b, n)
+	if err != nil {
+		return batchRow{err: err}
+	}
+	return batchRow{br: br, row: br.QueryRow()}
+}
+
+func (t *Tx) exec(sql string, args ...any) (pgconn.CommandTag, error) {
+	if len(t.pending) == 0 {
+		return t.tx.Exec(t.ctx, sql, args...)
+	}
+	b, n := t.batch()
+	b.Queue(sql, args...)
+	br, err := t.sendQueued(b, n)
+	if err != nil {
+		return pgconn.CommandTag{}, err
+	}
+	tag, err := br.Exec()
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	return tag, err
+}
+
+func (t *Tx) query(sql string, args ...any) (pgx.Rows, error) {
+	if err := t.flush(); err != nil {
+		return nil, err
+	}
+	return t.tx.Query(t.ctx, sql, args...)
 }
