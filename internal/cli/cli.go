@@ -173,6 +173,9 @@ type ledger struct {
 	// one is never created to be asked).
 	ProviderDB string
 	Svc        *reconcile.Service
+	// Where is the location it was opened at, password and all (Store.Path
+	// is for people and has none).
+	Where string
 }
 
 func (l *ledger) Close() {
@@ -197,7 +200,7 @@ func openLedgerCtx(ctx context.Context, path, providerDB string, o store.Options
 	if err != nil {
 		return nil, err
 	}
-	l := &ledger{Store: st}
+	l := &ledger{Store: st, Where: path}
 	providers := provider.Registry{}
 	if withProvider {
 		if providerDB == "" {
@@ -233,7 +236,7 @@ func openForLookups(path, providerDB string, o store.Options) (*ledger, error) {
 		providerDB = providerPath(path)
 	}
 	if _, err := os.Stat(providerDB); err != nil {
-		l := &ledger{Store: st, ProviderDB: providerDB}
+		l := &ledger{Store: st, ProviderDB: providerDB, Where: path}
 		l.Svc = reconcile.New(st, unreachableSandbox(providerDB, unwrapPath(err)))
 		return l, nil
 	}
@@ -242,7 +245,7 @@ func openForLookups(path, providerDB string, o store.Options) (*ledger, error) {
 		st.Close()
 		return nil, model.Wrap(model.CodeUnavailable, err, "cannot open sandbox provider %s: %v", providerDB, err)
 	}
-	return &ledger{Store: st, Sandbox: sb, ProviderDB: providerDB, Svc: reconcile.New(st, sb.Providers())}, nil
+	return &ledger{Store: st, Sandbox: sb, ProviderDB: providerDB, Svc: reconcile.New(st, sb.Providers()), Where: path}, nil
 }
 
 // unreachable is a provider whose store cannot be reached: it answers
