@@ -36,7 +36,11 @@ func (g *Gateway) MCPServer(tenant string) (*mcp.Server, error) {
 		if err != nil {
 			return nil, model.Errorf(model.CodeInvalid, "tool %s: %v", name, err)
 		}
-		s.AddTool(&mcp.Tool{Name: name, Description: g.cfg.Tools.Description(name), InputSchema: in}, g.mcpHandler(tenant, name))
+		// Idempotent: a call with the same idempotency_key has no further
+		// effect (the hint speaks of same arguments; the key is one).
+		notDestructive := false
+		s.AddTool(&mcp.Tool{Name: name, Description: g.cfg.Tools.Description(name), InputSchema: in,
+			Annotations: &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: &notDestructive}}, g.mcpHandler(tenant, name))
 	}
 	return s, nil
 }
