@@ -37,10 +37,11 @@ func (g *Gateway) MCPServer(tenant string) (*mcp.Server, error) {
 			return nil, model.Errorf(model.CodeInvalid, "tool %s: %v", name, err)
 		}
 		// Idempotent: a call with the same idempotency_key has no further
-		// effect (the hint speaks of same arguments; the key is one).
-		notDestructive := false
+		// effect (the hint speaks of same arguments; the key is one of
+		// them). Whether a tool is destructive is the tool's business: the
+		// hint is left to its default.
 		s.AddTool(&mcp.Tool{Name: name, Description: g.cfg.Tools.Description(name), InputSchema: in,
-			Annotations: &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: &notDestructive}}, g.mcpHandler(tenant, name))
+			Annotations: &mcp.ToolAnnotations{IdempotentHint: true}}, g.mcpHandler(tenant, name))
 	}
 	return s, nil
 }
