@@ -83,7 +83,7 @@ func (g *Gateway) mcpHandler(tenant, tool string) mcp.ToolHandler {
 		log := g.log.With("trace_id", trace)
 		key, args, err := splitKey(req.Params.Arguments)
 		if err != nil {
-			g.metrics.refused(KindInvalid)
+			g.metrics.refused(tool, KindInvalid)
 			log.Info("mcp call", "tenant", tenant, "tool", tool, "class", model.ClassInvalid)
 			return toolError(reconcile.Result{Class: model.ClassInvalid, Message: err.Error()}, ""), nil
 		}
