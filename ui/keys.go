@@ -37,6 +37,7 @@ type listKeys struct {
 	Open, Search, Clear, Contradicted       key.Binding
 	Apply, NotApply, Check                  key.Binding
 	Mark, MarkRange, MarkAll                key.Binding
+	Export, ExportJSON                      key.Binding
 }
 
 func newListKeys() listKeys {
@@ -60,6 +61,8 @@ func newListKeys() listKeys {
 		Mark:         key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "mark row")),
 		MarkRange:    key.NewBinding(key.WithKeys("v"), key.WithHelp("v", "mark range")),
 		MarkAll:      key.NewBinding(key.WithKeys("*"), key.WithHelp("*", "mark all in view")),
+		Export:       key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "export view to CSV")),
+		ExportJSON:   key.NewBinding(key.WithKeys("E"), key.WithHelp("E", "export view to JSON Lines")),
 	}
 }
 

@@ -323,6 +323,12 @@ func (l listModel) key(msg tea.KeyMsg, e env) (listModel, tea.Cmd) {
 	if l, c, ok := l.markKey(msg.String(), e); ok {
 		return l, c
 	}
+	switch {
+	case key.Matches(msg, k.Export):
+		return l, exportView(e.ctx, e.st, l.query_(e), e.export, "csv", e.now)
+	case key.Matches(msg, k.ExportJSON):
+		return l, exportView(e.ctx, e.st, l.query_(e), e.export, "jsonl", e.now)
+	}
 	if l.marked.len() > 0 {
 		switch {
 		case key.Matches(msg, k.Apply):
@@ -468,6 +474,7 @@ func (l listModel) keyMap(e env) keyMap {
 		{k.NextTab, k.PrevTab, k.Tab, k.Search, k.Clear, k.Contradicted},
 		{k.Open, enabled(k.Apply, !e.readOnly), enabled(k.NotApply, !e.readOnly), enabled(k.Check, e.canCheck)},
 		{k.Mark, k.MarkRange, k.MarkAll, relabel(k.Clear, "clear marks / search")},
+		{k.Export, k.ExportJSON},
 	}
 	if n := l.marked.len(); n > 0 {
 		// With marks, a and n decide on all of them.
