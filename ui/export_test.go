@@ -70,3 +70,29 @@ func TestExportDefusesFormulaCells(t *testing.T) {
 		t.Fatalf("summary cell %q", got)
 	}
 }
+
+// o writes the whole operation as JSON for the pager; control characters
+// in stored text arrive escaped, never raw at the terminal.
+func TestPagerFileHoldsTheWholeOperation(t *testing.T) {
+	l := fixture(t)
+	h := open(t, config(l), 120, 40)
+	h.keys("enter")
+	msg := writePagerFile(h.m.detail.d)().(pagerFileMsg)
+	if msg.Err != nil {
+		t.Fatal(msg.Err)
+	}
+	defer os.Remove(msg.Path)
+	b, err := os.ReadFile(msg.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d model.Detail
+	if err := json.Unmarshal(b, &d); err != nil || d.Operation.Key != "notify-1" || len(d.Attempts) == 0 {
+		t.Fatalf("pager file: %v %s", err, b)
+	}
+	for _, c := range string(b) {
+		if c < 0x20 && c != '\n' {
+			t.Fatalf("a raw control character %q in the pager file", c)
+		}
+	}
+}

@@ -72,6 +72,7 @@ type detailKeys struct {
 	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
 	Back, Newer, Older                      key.Binding
 	Apply, NotApply, NewKey, Check          key.Binding
+	Page                                    key.Binding
 }
 
 func newDetailKeys() detailKeys {
@@ -89,6 +90,7 @@ func newDetailKeys() detailKeys {
 		NotApply: key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "mark not applied")),
 		NewKey:   key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "supersede: authorize new key")),
 		Check:    key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "check provider")),
+		Page:     key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "open in $PAGER")),
 	}
 }
 

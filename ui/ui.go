@@ -54,7 +54,9 @@ type Config struct {
 	Operator string // recorded on every decision
 	// ExportDir is where e/E write the current view; default ".".
 	ExportDir string
-	ReadOnly  bool // no decisions, no lab runs, no provider checks
+	// Pager reads an operation in full (o in the detail); default "less".
+	Pager    string
+	ReadOnly bool // no decisions, no lab runs, no provider checks
 
 	// Renderer decides the colour profile (NO_COLOR, a pinned profile in
 	// tests); default lipgloss.DefaultRenderer().
@@ -159,6 +161,9 @@ func New(cfg Config) Model {
 	}
 	if cfg.Ledger == "" && cfg.Store != nil {
 		cfg.Ledger = cfg.Store.Path()
+	}
+	if cfg.Pager == "" {
+		cfg.Pager = "less"
 	}
 	if cfg.ExportDir == "" {
 		cfg.ExportDir = "."
@@ -365,6 +370,19 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 
 	case commandMsg:
 		return m.runCommand(msg, e)
+
+	case pagerFileMsg:
+		if msg.Err != nil {
+			m.banner = banner{kind: bannerErr, text: "Cannot open the pager: " + oneLine(msg.Err.Error()), at: e.now}
+			return m, nil
+		}
+		return m, page(m.cfg.Pager, msg.Path)
+
+	case pagerDoneMsg:
+		if msg.Err != nil {
+			m.banner = banner{kind: bannerErr, text: fmt.Sprintf("The pager (%s) failed: %s", m.cfg.Pager, oneLine(msg.Err.Error())), at: e.now}
+		}
+		return m, nil
 
 	case exportMsg:
 		if msg.Err != nil {
