@@ -53,3 +53,22 @@ func TestColonCommands(t *testing.T) {
 		t.Fatal(":q did not quit")
 	}
 }
+
+// The tenant picker shows each tenant's counts and narrows as you type.
+func TestTenantPickerCountsAndTypeAhead(t *testing.T) {
+	h := open(t, config(fixture(t)), 120, 40)
+	h.keys("t")
+	h.contains("all tenants", "acme", "5 total  2 unknown", "globex", "initech")
+	h.typeText("ini")
+	h.contains("▸ ini", "initech")
+	h.lacks("acme", "globex")
+	h.keys("backspace", "backspace", "backspace")
+	h.typeText("zzz")
+	h.contains(`no tenant contains "zzz"`)
+	h.keys("esc") // clears the typing; a second esc would close
+	h.typeText("glob")
+	h.keys("enter")
+	if h.m.scope != "globex" {
+		t.Fatalf("scope %q", h.m.scope)
+	}
+}

@@ -116,10 +116,11 @@ type pickerKeys struct {
 
 func newPickerKeys() pickerKeys {
 	return pickerKeys{
-		Up:     key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
-		Down:   key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
+		// Letters are the type-ahead here: the arrows move.
+		Up:     key.NewBinding(key.WithKeys("up", "ctrl+p"), key.WithHelp("↑", "up")),
+		Down:   key.NewBinding(key.WithKeys("down", "ctrl+n"), key.WithHelp("↓", "down")),
 		Choose: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "choose")),
-		Cancel: key.NewBinding(key.WithKeys("esc", "t"), key.WithHelp("esc", "cancel")),
+		Cancel: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear / cancel")),
 	}
 }
 

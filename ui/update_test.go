@@ -517,7 +517,7 @@ func TestTenantPicker(t *testing.T) {
 	h.contains("[applied 1]", "report-7")
 	h.keys("t", "esc", "4")
 	h.contains("[failed 0]", "No failed operations in tenant globex.")
-	h.keys("t", "k", "k", "k", "enter")
+	h.keys("t", "up", "up", "up", "enter")
 	h.contains("all tenants", "all 12")
 }
 
