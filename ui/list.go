@@ -455,8 +455,35 @@ func (l listModel) mouse(msg tea.MouseMsg, e env) (listModel, tea.Cmd) {
 		return l.up(e)
 	case tea.MouseButtonWheelDown:
 		return l.down(e)
+	case tea.MouseButtonLeft:
+		// A click puts the cursor on the row; a click on the row under the
+		// cursor opens it.
+		i, ok := l.rowAt(msg.Y)
+		if !ok {
+			return l, nil
+		}
+		if i == l.cursor {
+			op := l.rows[i]
+			return l, emit(openDetailMsg{Target: detailTarget{Tenant: op.Tenant, Key: op.Key}})
+		}
+		l.cursor = i
 	}
 	return l, nil
+}
+
+// rowAt is the row drawn on line y of the list (0 is the heading), as view
+// draws them.
+func (l listModel) rowAt(y int) (int, bool) {
+	visible := max(l.viewHeight-2, 1)
+	start := 0
+	if l.cursor >= visible {
+		start = l.cursor - visible + 1
+	}
+	i := start + y - 1
+	if y < 1 || y > visible || i >= len(l.rows) {
+		return 0, false
+	}
+	return i, true
 }
 
 func (l listModel) keyMap(e env) keyMap {

@@ -309,6 +309,17 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		if m.overlay != overlayNone {
 			return m, nil
 		}
+		if msg.Action == tea.MouseActionPress && msg.Button == tea.MouseButtonLeft && msg.Y == 1 && m.screen == screenList && !m.empty() {
+			// A click on the tabs line picks that state.
+			if i := m.tabAt(msg.X); i >= 0 {
+				var c tea.Cmd
+				m.list, c = m.list.setTab(e, i)
+				return m, c
+			}
+			return m, nil
+		}
+		// The screen sees the pointer relative to its own top line.
+		msg.Y -= m.chromeHeight() - 1
 		return m.route(m.focus(), msg, e)
 
 	case countsMsg:
