@@ -9,6 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/retrysafe/retrysafe/internal/textsafe"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/store"
 )
@@ -46,7 +47,7 @@ func loadTenants(ctx context.Context, st store.Ledger, seq int) tea.Cmd {
 			if err != nil {
 				return tenantsMsg{Seq: seq, Err: err}
 			}
-			out = append(out, tenantCount{Tenant: t, Unknown: c.ByState[model.StateUnknown], Total: c.Total})
+			out = append(out, tenantCount{Tenant: textsafe.Visible(t), Unknown: c.ByState[model.StateUnknown], Total: c.Total})
 		}
 		return tenantsMsg{Seq: seq, Tenants: out}
 	}

@@ -412,7 +412,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			return fail(stderr, err)
 		}
 		d.Finding = &ev
-		fmt.Fprintf(stderr, "provider check: %s\n", ev.Detail)
+		fmt.Fprintf(stderr, "provider check: %s\n", show(ev.Detail))
 		if action == model.ActionMarkApplied && ev.Found && strings.TrimSpace(d.Evidence) == "" {
 			d.Evidence = ev.Ref
 		}
