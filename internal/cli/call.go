@@ -174,8 +174,12 @@ type callOutput struct {
 
 func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var c callFlags
+	if j, ok := stderr.(*jsonErrors); ok {
+		j.call = true // errors in call's own shape, with a class
+	}
 	fs := newFlags("call", stderr)
 	c.register(fs)
+	asJSON := fs.Bool("json", false, "every outcome as one JSON line on stdout, errors and refusals included (done and stored failures always are)")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
@@ -211,7 +215,7 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// machine's (class internal, retry the same key), never invalid.
 	l, err := openLedgerCtx(ctx, c.db, c.providerDB, store.Options{Create: true}, prep.Tool.Kind == model.EffectExternal)
 	if err != nil {
-		return printResult(reconcile.Result{}, err, stdout, stderr)
+		return printResult(reconcile.Result{}, err, stdout, stderr, *asJSON)
 	}
 	defer l.Close()
 	l.Svc.Lease = c.lease
@@ -226,13 +230,13 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	} else {
 		res, err = l.Svc.Call(ctx, req, opt)
 	}
-	return printResult(res, err, stdout, stderr)
+	return printResult(res, err, stdout, stderr, *asJSON)
 }
 
 // printResult writes a call's outcome: the receipt line on stdout when done
 // (or a stored failure), one clear line on stderr otherwise; the exit code
 // is the class's.
-func printResult(res reconcile.Result, err error, stdout, stderr io.Writer) int {
+func printResult(res reconcile.Result, err error, stdout, stderr io.Writer, asJSON bool) int {
 	if err != nil && res.Class == "" {
 		res = reconcile.Result{Class: model.ClassInternal, Message: err.Error()}
 	}
@@ -247,6 +251,10 @@ func printResult(res reconcile.Result, err error, stdout, stderr io.Writer) int 
 			fmt.Fprintf(stderr, "retrysafe: %s\n", oneLine(res.Message))
 		}
 	default:
+		if asJSON {
+			out.Message = collapse(out.Message)
+			fmt.Fprintln(stdout, jsonLine(out))
+		}
 		fmt.Fprintf(stderr, "retrysafe: %s: %s\n", res.Class, oneLine(res.Message))
 	}
 	return res.Class.ExitCode()

@@ -27,31 +27,19 @@ import (
 	"github.com/retrysafe/retrysafe/store/sqlite"
 )
 
-const usage = `retrysafe — safe retries for agent write tools, and a console to settle unknown outcomes
-
-Usage:
-  retrysafe [--db FILE] [--tenant T] [--operator NAME] [--read-only]   open the console
-  retrysafe demo [--db FILE] [--fresh] [--no-console]                  build a demo ledger and open it
-  retrysafe call --tenant T --key K --tool NAME --args JSON [...]      one idempotent tool call
-  retrysafe ops list|show|resolve|supersede|check|decisions [...]     inspect and settle operations
-  retrysafe sweep [--db FILE]                                          expire leases, compact receipts
-  retrysafe lab [--json] [--keep DIR]                                  reproduce lost replies and crashes
-  retrysafe bench --db FILE [--workers W] [--ops N] [--mix M]          measure the call path
-  retrysafe gen --db FILE --ops N [--tenants T]                        bulk ledger for console benchmarks
-  retrysafe serve [--db FILE] [--listen ADDR]                          the gateway: HTTP (Idempotency-Key) and MCP at /mcp
-  retrysafe mcp --tenant T [--db FILE]                                 MCP over stdio for one tenant
-  retrysafe tokens create|list|revoke [...]                            the gateway's bearer tokens
-
-The ledger is --db, else $RETRYSAFE_DB, else ./retrysafe.db.
-Run 'retrysafe COMMAND -h' for a command's flags.
-`
-
 // Run dispatches a command line (without the program name) and returns the
 // process's exit code.
 func Run(args []string, stdout, stderr io.Writer) int {
 	cmd := ""
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		cmd, args = args[0], args[1:]
+	}
+	if cmd == "" && len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
+		// The commands first, then the console's flags.
+		return runConsole(context.Background(), []string{"-h"}, stdout, textsafe.Writer(stdout))
+	}
+	if jsonRequested(args) {
+		stderr = &jsonErrors{stderr: stderr, stdout: stdout}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -80,12 +68,20 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		return runTokens(ctx, args, stdout, stderr)
 	case workerCommand:
 		return runWorker(ctx, args, stdout, stderr)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-		return 0
+	case "version":
+		return runVersion(ctx, args, stdout, stderr)
+	case "completion":
+		return runCompletion(ctx, args, stdout, stderr)
+	case "help":
+		if len(args) > 0 {
+			// retrysafe help ops list == retrysafe ops list -h
+			return Run(append(append([]string{}, args...), "-h"), stdout, stdout)
+		}
+		fmt.Fprint(stdout, topUsage())
+		return exitOK
 	default:
-		fmt.Fprintf(stderr, "retrysafe: unknown command %q\n\n%s", cmd, usage)
-		return 2
+		fmt.Fprintf(stderr, "retrysafe: unknown command %q\n\n%s", cmd, topUsage())
+		return exitInvalid
 	}
 }
 
@@ -99,7 +95,7 @@ const (
 // newFlags makes a FlagSet that reports errors once, on stderr, without
 // printing usage twice.
 func newFlags(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("retrysafe "+name, flag.ContinueOnError)
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	// The flag package quotes a bad flag's name as typed.
 	fs.SetOutput(textsafe.Writer(stderr))
 	// A bad flag gets the flag package's one line; -h gets the full list
@@ -113,14 +109,16 @@ func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (int, bool) {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(fs.Output(), "Usage of %s:\n", fs.Name())
-			fs.PrintDefaults()
+			printHelp(fs.Output(), fs, fs.Name())
 			return exitOK, false
 		}
+		reportJSON(stderr, model.CodeInvalid, err.Error(), exitInvalid)
 		return exitInvalid, false
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "%s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+		msg := fmt.Sprintf("unexpected argument %q", fs.Arg(0))
+		reportJSON(stderr, model.CodeInvalid, msg, exitInvalid)
+		fmt.Fprintf(stderr, "retrysafe %s: %s\n", fs.Name(), msg)
 		return exitInvalid, false
 	}
 	return 0, true
@@ -310,18 +308,81 @@ func exitFor(err error) int {
 	return exitInternal
 }
 
-// fail prints one line for err and returns its exit code.
+// fail prints one line for err and returns its exit code; under --json the
+// error is also one JSON object on stdout (see jsonErrors).
 func fail(stderr io.Writer, err error) int {
+	code := exitFor(err)
+	reportJSON(stderr, model.CodeOf(err), err.Error(), code)
 	fmt.Fprintf(stderr, "retrysafe: %s\n", oneLine(err.Error()))
-	return exitFor(err)
+	return code
+}
+
+// jsonErrors is stderr when a command line asks for --json: every error is
+// then also written to stdout as one JSON object, so a script reading
+// stdout always gets JSON — the result, or
+//
+//	{"error":{"code":"not_found","message":"…","exit":2}}
+//
+// (call reports its errors in its own result shape, with a class).
+type jsonErrors struct {
+	stderr, stdout io.Writer
+	call           bool // written by call: its result shape
+}
+
+func (j *jsonErrors) Write(p []byte) (int, error) { return j.stderr.Write(p) }
+
+// errorJSON is the shape of an error under --json.
+type errorJSON struct {
+	Error struct {
+		Code    model.Code `json:"code"`
+		Message string     `json:"message"`
+		Exit    int        `json:"exit"`
+	} `json:"error"`
+}
+
+// reportJSON writes an error to stdout as JSON when stderr is a
+// jsonErrors; otherwise it does nothing.
+func reportJSON(stderr io.Writer, code model.Code, msg string, exit int) {
+	j, ok := stderr.(*jsonErrors)
+	if !ok {
+		return
+	}
+	if j.call {
+		class := model.ClassInternal
+		if code == model.CodeInvalid {
+			class = model.ClassInvalid
+		}
+		fmt.Fprintln(j.stdout, jsonLine(callOutput{Class: class, Message: collapse(msg)}))
+		return
+	}
+	var e errorJSON
+	e.Error.Code, e.Error.Message, e.Error.Exit = code, collapse(msg), exit
+	fmt.Fprintln(j.stdout, jsonLine(e))
+}
+
+// jsonRequested reports whether a command line asks for JSON output.
+func jsonRequested(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--json", "-json", "--json=true", "-json=true":
+			return true
+		case "--":
+			return false
+		}
+	}
+	return false
 }
 
 // oneLine is s for a person's terminal on one line: whitespace runs become
 // one space and every control, format or bidirectional character is shown
 // as an inert escape (textsafe.Visible).
 func oneLine(s string) string {
-	return textsafe.Visible(strings.Join(strings.Fields(s), " "))
+	return textsafe.Visible(collapse(s))
 }
+
+// collapse turns every run of whitespace into one space: a message on one
+// line, its text otherwise as it is (JSON escapes it its own way).
+func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // show is a stored value for a person's terminal: every character that
 // could act on it is shown as an inert escape. Every value the text output

@@ -194,6 +194,7 @@ func TestLabCommandPrintsEveryRowAndExitsZero(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
 		t.Fatalf("lab --json: %v\n%s", err, out.String())
 	}
+	golden(t, "lab", shape(t, out.String())) // a stable interface, like ops --json
 	if !res.OK {
 		t.Error("lab --json says not ok")
 	}

@@ -17,7 +17,7 @@ import (
 )
 
 const opsUsage = `Usage:
-  retrysafe ops list      [--state S] [--tenant T] [--tool X] [--search TEXT] [--limit N] [--json]
+  retrysafe ops list      [--state S] [--tenant T] [--tool X] [--search TEXT] [--limit N] [--before ID] [--json]
   retrysafe ops show      --tenant T --key K [--json]
   retrysafe ops resolve   --tenant T --key K --as applied|not-applied --reason TEXT [--evidence REF] [--operator NAME] [--expect-version N]
                           [--check [--provider-db F] [--against-finding]]
@@ -75,11 +75,12 @@ func opsList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	tool := fs.String("tool", "", "only this tool")
 	search := fs.String("search", "", "key, subject/report/recipient or trace id contains TEXT")
 	limit := fs.Int("limit", 50, "at most N operations, newest first")
-	asJSON := fs.Bool("json", false, "JSON array, stable for scripts")
+	before := fs.Int64("before", 0, "the cursor: only operations older than this id (the next page's --before is printed when a page is full)")
+	asJSON := fs.Bool("json", false, `one JSON object {"operations":[…],"truncated":bool,"next_before":id}, stable for scripts`)
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
-	q := store.ListQuery{Tenant: *tenant, Tool: *tool, Search: *search, Limit: *limit}
+	q := store.ListQuery{Tenant: *tenant, Tool: *tool, Search: *search, BeforeID: *before}
 	if *state != "" {
 		st, err := model.ParseState(*state)
 		if err != nil {
@@ -95,37 +96,59 @@ func opsList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *limit < 1 || *limit > 10000 {
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--limit must be between 1 and 10000"))
 	}
+	if *before < 0 {
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--before must be an operation id (from a previous page), got %d", *before))
+	}
 	l, err := opsOpen(*db, true)
 	if err != nil {
 		return fail(stderr, err)
 	}
 	defer l.Close()
+	// One row more than the page says whether there is a next page.
+	q.Limit = *limit + 1
 	ops, err := l.Store.List(ctx, q)
 	if err != nil {
 		return fail(stderr, err)
 	}
-	if *asJSON {
-		if ops == nil {
-			ops = []model.Operation{}
-		}
-		return printJSON(stdout, stderr, ops)
+	page := listPage{Operations: ops}
+	if len(ops) > *limit {
+		page.Operations, page.Truncated = ops[:*limit], true
+		page.NextBefore = page.Operations[*limit-1].ID
 	}
-	if len(ops) == 0 {
+	if *asJSON {
+		if page.Operations == nil {
+			page.Operations = []model.Operation{}
+		}
+		return printJSON(stdout, stderr, page)
+	}
+	if len(page.Operations) == 0 {
 		fmt.Fprintln(stdout, "no operations match")
 		return exitOK
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "CREATED\tTENANT\tKEY\tTOOL\tSTATE\tATTEMPTS\tPROVIDER REF\tSUMMARY")
-	for _, op := range ops {
+	fmt.Fprintln(tw, "ID\tCREATED\tTENANT\tKEY\tTOOL\tSTATE\tATTEMPTS\tPROVIDER REF\tSUMMARY")
+	for _, op := range page.Operations {
 		st := string(op.State)
 		if op.Contradicted {
 			st += " (contradicted)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", op.CreatedAt.Local().Format("2006-01-02 15:04:05"),
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", op.ID, op.CreatedAt.Local().Format("2006-01-02 15:04:05"),
 			show(op.Tenant), show(op.Key), show(op.Tool), st, op.AttemptCount, show(dash(op.ProviderRef)), show(clip(op.Summary, 40)))
 	}
 	tw.Flush()
+	if page.Truncated {
+		fmt.Fprintf(stdout, "\nshowing the newest %d; more match — the next page: the same command with --before %d\n", len(page.Operations), page.NextBefore)
+	}
 	return exitOK
+}
+
+// listPage is `ops list --json`: one page, and where the next begins.
+type listPage struct {
+	Operations []model.Operation `json:"operations"`
+	// Truncated says more operations match than the page holds.
+	Truncated bool `json:"truncated"`
+	// NextBefore is the --before of the next page (0 when there is none).
+	NextBefore int64 `json:"next_before,omitempty"`
 }
 
 func dash(s string) string {
