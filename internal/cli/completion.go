@@ -38,18 +38,22 @@ func runCompletion(ctx context.Context, args []string, stdout, stderr io.Writer)
 	return exitOK
 }
 
-// completionWords maps "" (top level), each command and "ops SUB" to the
-// words that may follow it.
+// completionWords maps "" (top level), each command and each group's
+// subcommand ("ops list", "tokens create") to the words that may follow it.
 func completionWords() map[string][]string {
 	words := map[string][]string{}
-	var subs []string
+	groups := map[string]bool{}
 	for _, h := range commandHelp() {
-		if strings.HasPrefix(h.name, "ops ") {
-			subs = append(subs, strings.TrimPrefix(h.name, "ops "))
-		} else if h.name != "" {
+		if group, sub, ok := strings.Cut(h.name, " "); ok {
+			groups[group] = true
+			words[group] = append(words[group], sub)
+		}
+	}
+	for _, h := range commandHelp() {
+		if h.name != "" && !strings.Contains(h.name, " ") {
 			words[""] = append(words[""], h.name)
 		}
-		if h.name == "ops" || h.name == "completion" || h.name == "" {
+		if groups[h.name] || h.name == "completion" || h.name == "" {
 			continue
 		}
 		var buf bytes.Buffer
@@ -60,7 +64,6 @@ func completionWords() map[string][]string {
 	var console bytes.Buffer
 	Run([]string{"-h"}, &console, &console)
 	words[""] = append(words[""], flagNames(console.String())...)
-	words["ops"] = subs
 	words["completion"] = []string{"bash", "zsh"}
 	return words
 }
