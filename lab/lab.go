@@ -15,6 +15,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"github.com/retrysafe/retrysafe/config"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -188,7 +189,7 @@ func (r *Runner) RunIn(ctx context.Context, ledgerPath, tenant, scenarioID strin
 	}
 	x := &run{
 		spawner: spawner{r: r, ctx: ctx, ledger: ledgerPath, providerDB: pdb, tenant: tenant}, sc: sc, id: runID(),
-		st: st, sb: sb, svc: reconcile.New(st, sb.Providers()), progress: progress,
+		st: st, sb: sb, svc: reconcile.New(st, config.Default().Tools, sb.Providers()), progress: progress,
 	}
 	start := time.Now()
 	row := Row{Scenario: sc.ID, Name: sc.Name, FirstCall: sc.FirstCall, NextAttempt: sc.NextAttempt,

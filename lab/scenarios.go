@@ -70,8 +70,8 @@ func (x *run) lease() time.Duration {
 }
 
 func (x *run) local() bool {
-	t, err := model.LookupTool(x.sc.Tool)
-	return err == nil && t.Kind == model.EffectLocal
+	t, err := x.svc.Tools.Lookup(x.sc.Tool)
+	return err == nil && t.Kind() == model.EffectLocal
 }
 
 // localEffects is the tenant's effect rows of the scenario's tool.
@@ -79,7 +79,7 @@ func (x *run) localEffects() (int, error) {
 	if !x.local() {
 		return 0, nil
 	}
-	return x.st.EffectCount(x.ctx, x.sc.Tool, x.tenant)
+	return x.svc.EffectCount(x.ctx, x.sc.Tool, x.tenant)
 }
 
 // effects counts the scenario's own effects: for a local tool the effect

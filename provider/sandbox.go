@@ -73,12 +73,42 @@ func (s *Sandbox) Close() error { return s.db.Close() }
 // Path is the sandbox's file.
 func (s *Sandbox) Path() string { return s.path }
 
-// Providers returns the sandbox's two providers, by name.
+// Providers returns the sandbox's two usual providers, by name: "sandbox"
+// (ignores downstream keys) and "sandbox-idem" (honours them).
 func (s *Sandbox) Providers() Registry {
 	return Registry{
-		"sandbox":      &sandboxProvider{s: s, name: "sandbox", honours: false},
-		"sandbox-idem": &sandboxProvider{s: s, name: "sandbox-idem", honours: true},
+		"sandbox":      s.Provider("sandbox", false),
+		"sandbox-idem": s.Provider("sandbox-idem", true),
 	}
+}
+
+// Provider returns a provider over this sandbox file under name; its
+// deliveries are kept apart from other names' in the same file.
+func (s *Sandbox) Provider(name string, honoursKeys bool) Provider {
+	return &sandboxProvider{s: s, name: name, honours: honoursKeys}
+}
+
+// Unreachable is a provider that could not be opened for asking (its file
+// does not exist, its address does not answer). Its lookups answer "cannot
+// tell" — an error, never evidence — and a dispatch sends nothing, which
+// is a definite not-applied.
+func Unreachable(name string, honoursKeys bool, why string) Provider {
+	return &unreachable{name: name, honours: honoursKeys, why: why}
+}
+
+type unreachable struct {
+	name    string
+	honours bool
+	why     string
+}
+
+func (u *unreachable) Name() string      { return u.name }
+func (u *unreachable) HonoursKeys() bool { return u.honours }
+func (u *unreachable) Dispatch(context.Context, Request) (Response, error) {
+	return Response{Status: NotApplied, Detail: "not sent: " + u.why}, nil
+}
+func (u *unreachable) Lookup(_ context.Context, key string) (Evidence, error) {
+	return Evidence{Provider: u.name, DownstreamKey: key}, fmt.Errorf("cannot tell: %s", u.why)
 }
 
 // Deliveries counts the effects the sandbox holds, for one downstream key

@@ -25,11 +25,11 @@ type CallOptions struct {
 // invalid input (Class invalid, nothing written) and internal failures;
 // every other outcome — replay, conflict, unknown, … — is a Result.
 func (s *Service) Call(ctx context.Context, req model.Request, opt CallOptions) (Result, error) {
-	p, err := model.Prepare(req)
+	p, err := s.Tools.Prepare(req)
 	if err != nil {
 		return errorResult(err), err
 	}
-	if p.Tool.Kind == model.EffectLocal {
+	if p.Tool.Kind() == model.EffectLocal {
 		return s.callLocal(ctx, p)
 	}
 	return s.callExternal(ctx, p, opt)
@@ -92,7 +92,8 @@ func (s *Service) newOperation(tx store.Tx, p *model.Prepared) *model.Operation 
 }
 
 func (s *Service) applyLocal(tx store.Tx, op *model.Operation, p *model.Prepared, start time.Time, isNew bool) (Result, error) {
-	result, err := tx.InsertLocalEffect(op.Tool, op.Tenant, op.ID, p.Decoded)
+	result, err := tx.InsertLocalEffect(store.LocalEffect{Table: p.Tool.Effect.Table, Tool: op.Tool, Tenant: op.Tenant,
+		OperationID: op.ID, Text: p.Tool.SummaryText(p.Decoded), Args: p.Canonical})
 	if err != nil {
 		return Result{}, err
 	}
@@ -224,7 +225,7 @@ func (s *Service) callExternal(ctx context.Context, p *model.Prepared, opt CallO
 	start := s.Store.Now()
 	name := opt.Provider
 	if name == "" {
-		name = DefaultProvider
+		name = p.Tool.Effect.Provider
 	}
 	if _, err := s.Providers.Get(name); err != nil {
 		err = model.Errorf(model.CodeInvalid, "%v", err)

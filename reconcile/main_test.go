@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/retrysafe/retrysafe/config"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -85,7 +86,7 @@ func runChild(specJSON string) int {
 		return 3
 	}
 	defer sb.Close()
-	svc := reconcile.New(st, sb.Providers())
+	svc := reconcile.New(st, config.Default().Tools, sb.Providers())
 	if spec.Lease > 0 {
 		svc.Lease = spec.Lease
 	}
@@ -236,7 +237,7 @@ func (l *ledger) open() {
 		l.t.Fatal(err)
 	}
 	l.st, l.sb = st, sb
-	l.svc = reconcile.New(st, sb.Providers())
+	l.svc = reconcile.New(st, config.Default().Tools, sb.Providers())
 }
 
 func (l *ledger) close() {
@@ -280,7 +281,7 @@ func (l *ledger) snapshot(skip ...string) string {
 
 func (l *ledger) effects(tool string) int {
 	l.t.Helper()
-	n, err := l.st.EffectCount(context.Background(), tool, "")
+	n, err := l.svc.EffectCount(context.Background(), tool, "")
 	if err != nil {
 		l.t.Fatal(err)
 	}

@@ -5,6 +5,7 @@
 package reconcile
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"time"
@@ -20,7 +21,6 @@ const (
 	DefaultTombstoneWindow = 30 * 24 * time.Hour
 	DefaultLease           = 30 * time.Second
 	DefaultDispatchTimeout = 10 * time.Second
-	DefaultProvider        = "sandbox"
 )
 
 // Point names a place in the call path where the lab (and crash tests) can
@@ -39,9 +39,11 @@ const (
 	PointAfterDispatch Point = "after-dispatch"
 )
 
-// Service runs calls, sweeps and decisions over one ledger.
+// Service runs calls, sweeps and decisions over one ledger, for the tools
+// of one registry.
 type Service struct {
 	Store     store.Ledger
+	Tools     *model.Registry
 	Providers provider.Registry
 
 	Lease           time.Duration
@@ -55,9 +57,9 @@ type Service struct {
 }
 
 // New returns a Service with the documented defaults.
-func New(st store.Ledger, providers provider.Registry) *Service {
+func New(st store.Ledger, tools *model.Registry, providers provider.Registry) *Service {
 	return &Service{
-		Store: st, Providers: providers,
+		Store: st, Tools: tools, Providers: providers,
 		Lease: DefaultLease, ReplayWindow: DefaultReplayWindow,
 		TombstoneWindow: DefaultTombstoneWindow, DispatchTimeout: DefaultDispatchTimeout,
 	}
@@ -93,4 +95,17 @@ func errorResult(err error) Result {
 		class = model.ClassInvalid
 	}
 	return Result{Class: class, Message: err.Error()}
+}
+
+// EffectCount counts the local effect rows of a local tool, in one tenant
+// or all (""), in the table the registry names for it.
+func (s *Service) EffectCount(ctx context.Context, tool, tenant string) (int, error) {
+	t, err := s.Tools.Lookup(tool)
+	if err != nil {
+		return 0, err
+	}
+	if t.Kind() != model.EffectLocal {
+		return 0, model.Errorf(model.CodeInvalid, "tool %q has no local effect table", tool)
+	}
+	return s.Store.EffectCount(ctx, t.Effect.Table, t.Name, tenant)
 }

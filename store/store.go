@@ -64,8 +64,9 @@ type Reader interface {
 	// one read transaction, so the parts agree.
 	Detail(ctx context.Context, tenant, key string) (*model.Detail, error)
 	DetailByID(ctx context.Context, id int64) (*model.Detail, error)
-	// EffectCount counts a local tool's effect rows, in one tenant or all.
-	EffectCount(ctx context.Context, tool, tenant string) (int, error)
+	// EffectCount counts the rows of a local effect table, in one tenant
+	// or all (""); in the generic local_effects table, tool's rows only.
+	EffectCount(ctx context.Context, table model.LocalTable, tool, tenant string) (int, error)
 	// Audit checks the ledger's invariants and returns one line per
 	// violation.
 	Audit(ctx context.Context) ([]string, error)
@@ -106,9 +107,9 @@ type Tx interface {
 	InsertAttempt(a *model.Attempt) error
 	UpdateAttempt(a *model.Attempt) error
 	InsertDecision(d *model.Decision) error
-	// InsertLocalEffect writes a local tool's effect row and returns the
-	// result that goes into the receipt.
-	InsertLocalEffect(tool, tenant string, opID int64, args map[string]any) (json.RawMessage, error)
+	// InsertLocalEffect writes a local tool's effect row in the table the
+	// registry names and returns the result that goes into the receipt.
+	InsertLocalEffect(e LocalEffect) (json.RawMessage, error)
 
 	GetTombstone(tenant, key string) (*model.Tombstone, error)
 	// ExpiredLeases lists in-progress operations whose lease has ended.
@@ -172,3 +173,17 @@ type Options struct {
 // WithAttemptTx transaction when fn tries to write more than an attempt
 // row; the driver then reruns fn durably. fn passes it through unchanged.
 var ErrNeedsDurable = errors.New("store: this transaction changes more than attempts; it must be durable")
+
+// LocalEffect is one local tool's effect, written in the operation's own
+// transaction.
+type LocalEffect struct {
+	Table       model.LocalTable
+	Tool        string
+	Tenant      string
+	OperationID int64
+	// Text is the summary argument's value: the task's subject or the
+	// report's name in the demo's tables.
+	Text string
+	// Args is the canonical arguments (the generic table keeps them whole).
+	Args []byte
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/retrysafe/retrysafe/config"
 	"io"
 	"os"
 	"path/filepath"
@@ -96,7 +97,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	} else if _, err := os.Stat(*db); err == nil {
 		return fail(stderr, model.Errorf(model.CodeInvalid, "%s exists; the bench wants a new ledger (add --fresh to replace it)", *db))
 	}
-	l, err := openLedger(*db, pdb, store.Options{Create: true, Durability: d})
+	l, err := openLedger(*db, pdb, config.Default(), dispatching, store.Options{Create: true, Durability: d})
 	if err != nil {
 		return fail(stderr, err)
 	}

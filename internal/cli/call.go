@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/retrysafe/retrysafe/config"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/reconcile"
@@ -18,10 +19,10 @@ import (
 
 // callFlags are the flags of `retrysafe call` (and of the lab's worker).
 type callFlags struct {
-	db, providerDB, tenant, key, tool, args, trace, worker, prov, fault string
-	payloadVersion                                                      int
-	retry                                                               bool
-	timeout, lease                                                      time.Duration
+	db, providerDB, config, tenant, key, tool, args, trace, worker, prov, fault string
+	payloadVersion                                                              int
+	retry                                                                       bool
+	timeout, lease                                                              time.Duration
 }
 
 func (c *callFlags) register(fs interface {
@@ -34,12 +35,13 @@ func (c *callFlags) register(fs interface {
 	fs.StringVar(&c.providerDB, "provider-db", "", "sandbox provider file (default: beside the ledger, NAME.provider.db)")
 	fs.StringVar(&c.tenant, "tenant", "", "tenant (required)")
 	fs.StringVar(&c.key, "key", "", "operation id, the idempotency key (required; same key for every retry)")
-	fs.StringVar(&c.tool, "tool", "", "tool: "+strings.Join(model.ToolNames(), ", "))
+	fs.StringVar(&c.config, "config", "", "tools and providers config file (TOML; default $RETRYSAFE_CONFIG, else the built-in demo tools)")
+	fs.StringVar(&c.tool, "tool", "", "tool name from the config (the built-in ones: create_support_task, create_report_job, send_notification)")
 	fs.StringVar(&c.args, "args", "", "arguments as one JSON object (use @FILE to read a file, - for stdin)")
 	fs.StringVar(&c.trace, "trace-id", "", "caller's trace id, e.g. the model's tool-call id (recorded, never identity)")
 	fs.StringVar(&c.worker, "worker", "", "worker id recorded with the attempt (default host:pid)")
-	fs.IntVar(&c.payloadVersion, "payload-version", 1, "payload version (part of the fingerprint)")
-	fs.StringVar(&c.prov, "provider", "", "provider for an external tool (sandbox, sandbox-idem; default sandbox)")
+	fs.IntVar(&c.payloadVersion, "payload-version", 0, "payload version (part of the fingerprint; default the tool's)")
+	fs.StringVar(&c.prov, "provider", "", "provider for a new external operation (default the tool's; the built-in config also has sandbox-idem)")
 	fs.StringVar(&c.fault, "fault", "", "sandbox fault for this dispatch: lose-reply, fail-before, reject, delay=DURATION")
 	fs.BoolVar(&c.retry, "retry", false, "retry retryable outcomes with backoff and jitter, same key (5 attempts within 30s)")
 	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "overall deadline of the call (waits out a busy ledger within it)")
@@ -71,7 +73,7 @@ func (c *callFlags) request() (model.Request, error) {
 		return model.Request{}, model.Errorf(model.CodeInvalid, "--key is required (the operation id; reuse it on every retry)")
 	}
 	if c.tool == "" {
-		return model.Request{}, model.Errorf(model.CodeInvalid, "--tool is required (%s)", strings.Join(model.ToolNames(), ", "))
+		return model.Request{}, model.Errorf(model.CodeInvalid, "--tool is required")
 	}
 	worker := c.worker
 	if worker == "" {
@@ -134,13 +136,17 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
+	cfg, code, ok := loadConfig(c.config, stderr)
+	if !ok {
+		return code
+	}
 	req, faults, err := c.parse()
 	if err != nil {
 		return fail(stderr, err)
 	}
 	// Validate before opening (let alone creating) anything: bad input
 	// writes nothing, not even a new empty ledger file.
-	if _, err := model.Prepare(req); err != nil {
+	if _, err := cfg.Tools.Prepare(req); err != nil {
 		return fail(stderr, err)
 	}
 	if c.timeout <= 0 {
@@ -155,13 +161,10 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return fail(stderr, model.Errorf(model.CodeUnavailable, "cannot open sandbox provider %s: directory %s does not exist", c.providerDB, dir))
 		}
 	}
-	if c.prov != "" {
-		// The sandbox's provider names, checked without opening its file.
-		if _, err := (&provider.Sandbox{}).Providers().Get(c.prov); err != nil {
-			return fail(stderr, model.Errorf(model.CodeInvalid, "--provider: %v (sandbox, sandbox-idem)", err))
-		}
+	if err := checkProviderName(cfg, c.prov); err != nil {
+		return fail(stderr, err)
 	}
-	l, err := openLedger(c.db, c.providerDB, store.Options{Create: true})
+	l, err := openLedger(c.db, c.providerDB, cfg, dispatching, store.Options{Create: true})
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -209,13 +212,18 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := newFlags("sweep", stderr)
 	db := fs.String("db", defaultDB(), "ledger file")
 	pdb := fs.String("provider-db", "", "sandbox provider file (default beside the ledger)")
+	cfgPath := configFlag(fs)
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	replay := fs.Duration("replay-window", reconcile.DefaultReplayWindow, "how long receipts replay (operations record their own expiry when settled)")
 	tomb := fs.Duration("tombstone-window", reconcile.DefaultTombstoneWindow, "how long a tombstone answers 'expired' after compaction")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
-	l, err := openLedger(*db, *pdb, store.Options{})
+	cfg, code, ok := loadConfig(*cfgPath, stderr)
+	if !ok {
+		return code
+	}
+	l, err := openLedger(*db, *pdb, cfg, dispatching, store.Options{})
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -238,4 +246,19 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 func isDir(path string) bool {
 	st, err := os.Stat(path)
 	return err == nil && st.IsDir()
+}
+
+// checkProviderName checks --provider against the config, opening nothing.
+func checkProviderName(cfg *config.Config, name string) error {
+	if name == "" {
+		return nil
+	}
+	var names []string
+	for _, p := range cfg.Providers {
+		if p.Name == name {
+			return nil
+		}
+		names = append(names, p.Name)
+	}
+	return model.Errorf(model.CodeInvalid, "--provider: no provider %q in %s (declared: %s)", name, cfg.File, strings.Join(names, ", "))
 }

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/retrysafe/retrysafe/config"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/reconcile"
@@ -136,11 +137,10 @@ func providerPath(ledger string) string {
 	return strings.TrimSuffix(ledger, ".db") + ".provider.db"
 }
 
-// ledger is an open store with its sandbox provider and the service over
-// both.
+// ledger is an open store with its providers and the service over both.
 type ledger struct {
 	Store   store.Ledger
-	Sandbox *provider.Sandbox
+	Sandbox *provider.Sandbox // the sandbox providers' file, when one is open
 	Svc     *reconcile.Service
 }
 
@@ -151,27 +151,44 @@ func (l *ledger) Close() {
 	l.Store.Close()
 }
 
-// openLedger opens the ledger (and its sandbox provider unless read-only).
-func openLedger(path, providerDB string, o store.Options) (*ledger, error) {
+// providerUse says what a command will do with its providers.
+type providerUse int
+
+const (
+	// noProviders: reads and decisions ask no provider.
+	noProviders providerUse = iota
+	// lookupOnly: asks providers (ops check, the console's c) but never
+	// creates a provider's store to do so: a sandbox file that does not
+	// exist answers "cannot tell".
+	lookupOnly
+	// dispatching: calls and sweeps send; the sandbox file is created if
+	// need be.
+	dispatching
+)
+
+// openLedger opens the ledger at path and builds cfg's providers for use.
+// providerDB is the sandbox providers' file ("" = beside the ledger).
+func openLedger(path, providerDB string, cfg *config.Config, use providerUse, o store.Options) (*ledger, error) {
 	st, err := openStore(path, o)
 	if err != nil {
 		return nil, err
 	}
 	l := &ledger{Store: st}
 	providers := provider.Registry{}
-	if !o.ReadOnly {
+	if use != noProviders && !o.ReadOnly {
 		if providerDB == "" {
 			providerDB = providerPath(path)
 		}
-		sb, err := provider.OpenSandbox(providerDB)
-		if err != nil {
-			st.Close()
-			return nil, model.Wrap(model.CodeUnavailable, err, "cannot open sandbox provider %s: %v", providerDB, err)
+		for _, p := range cfg.Providers {
+			built, err := l.buildProvider(p, providerDB, use)
+			if err != nil {
+				l.Close()
+				return nil, err
+			}
+			providers[p.Name] = built
 		}
-		l.Sandbox = sb
-		providers = sb.Providers()
 	}
-	l.Svc = reconcile.New(st, providers)
+	l.Svc = reconcile.New(st, cfg.Tools, providers)
 	return l, nil
 }
 
@@ -179,6 +196,46 @@ func openLedger(path, providerDB string, o store.Options) (*ledger, error) {
 // command opens through it.
 func openStore(where string, o store.Options) (store.Ledger, error) {
 	return sqlite.OpenLedger(where, o)
+}
+
+func (l *ledger) buildProvider(p config.Provider, providerDB string, use providerUse) (provider.Provider, error) {
+	switch p.Kind {
+	case config.KindSandbox:
+		if l.Sandbox == nil {
+			if _, err := os.Stat(providerDB); err != nil && use == lookupOnly {
+				// Opening would create an empty provider file, whose lookup
+				// "holds no delivery" would read as evidence that nothing
+				// was sent.
+				return provider.Unreachable(p.Name, p.HonoursKeys, fmt.Sprintf(
+					"no sandbox provider file at %s (pass --provider-db with the file the calls used; a lookup in a new, empty one would prove nothing)", providerDB)), nil
+			}
+			sb, err := provider.OpenSandbox(providerDB)
+			if err != nil {
+				return nil, model.Wrap(model.CodeUnavailable, err, "cannot open sandbox provider %s: %v", providerDB, err)
+			}
+			l.Sandbox = sb
+		}
+		return l.Sandbox.Provider(p.Name, p.HonoursKeys), nil
+	}
+	return nil, model.Errorf(model.CodeInvalid, "provider %s: kind %q cannot be built", p.Name, p.Kind)
+}
+
+// loadConfig resolves the config a command runs with (--config, else
+// $RETRYSAFE_CONFIG, else the built-in default). A config error prints
+// FILE:LINE: what is wrong, and the command exits 2 before any file is
+// opened.
+func loadConfig(path string, stderr io.Writer) (*config.Config, int, bool) {
+	cfg, err := config.Resolve(path, os.LookupEnv)
+	if err != nil {
+		fmt.Fprintln(stderr, oneLine(err.Error()))
+		return nil, exitInvalid, false
+	}
+	return cfg, 0, true
+}
+
+// configFlag registers --config on fs.
+func configFlag(fs *flag.FlagSet) *string {
+	return fs.String("config", "", "tools and providers config file (TOML; default $"+config.EnvVar+", else the built-in demo tools)")
 }
 
 // exitFor maps an error to the exit code of the non-call commands.

@@ -27,7 +27,12 @@ func runConsole(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	operator := fs.String("operator", defaultOperator(), "name recorded on every decision (default $USER)")
 	readOnly := fs.Bool("read-only", false, "look without changing anything: no decisions, no lab runs, no provider checks")
 	logFile := fs.String("log", "", "append the console's log to FILE (it never writes to the terminal)")
+	cfgPath := configFlag(fs)
 	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
+	}
+	cfg, code, ok := loadConfig(*cfgPath, stderr)
+	if !ok {
 		return code
 	}
 	if *tenant != "" {
@@ -40,7 +45,7 @@ func runConsole(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	// Read-only opens the ledger with mode=ro and no provider: the sandbox
 	// provider's opener creates its schema, so opening it would write.
-	l, err := openLedger(*db, "", store.Options{ReadOnly: *readOnly})
+	l, err := openLedger(*db, "", cfg, lookupOnly, store.Options{ReadOnly: *readOnly})
 	if err != nil {
 		return fail(stderr, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/retrysafe/retrysafe/config"
 	"io"
 	"os"
 	"strings"
@@ -140,6 +141,10 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if *calls < 1 || *calls > 64 {
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--%s must be between 1 and 64", lab.FlagCalls))
 	}
+	cfg, code, ok := loadConfig(c.config, stderr)
+	if !ok {
+		return code
+	}
 	req, faults, err := c.parse()
 	if err != nil {
 		return fail(stderr, err)
@@ -150,7 +155,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if off := *clockOffset; off != 0 {
 		opts.Now = func() time.Time { return time.Now().Add(off) }
 	}
-	l, err := openLedger(c.db, c.providerDB, opts)
+	l, err := openLedger(c.db, c.providerDB, cfg, dispatching, opts)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -215,7 +220,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *noConsole {
 		return exitOK
 	}
-	l, err := openLedger(path, "", store.Options{})
+	l, err := openLedger(path, "", config.Default(), lookupOnly, store.Options{})
 	if err != nil {
 		return fail(stderr, err)
 	}

@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/retrysafe/retrysafe/config"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
@@ -52,12 +52,8 @@ func runOps(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // opsOpen opens an existing ledger; ops never creates one.
 // Decisions and reads need no provider, so none is opened (or created).
-func opsOpen(db string, readOnly bool) (*ledger, error) {
-	st, err := openStore(db, store.Options{ReadOnly: readOnly})
-	if err != nil {
-		return nil, err
-	}
-	return &ledger{Store: st, Svc: reconcile.New(st, nil)}, nil
+func opsOpen(db string, cfg *config.Config, readOnly bool) (*ledger, error) {
+	return openLedger(db, "", cfg, noProviders, store.Options{ReadOnly: readOnly})
 }
 
 func opsList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -66,6 +62,7 @@ func opsList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	state := fs.String("state", "", "only this state (unknown, in_progress, not_applied, failed, applied, superseded, authorized)")
 	tenant := fs.String("tenant", "", "only this tenant")
 	tool := fs.String("tool", "", "only this tool")
+	cfgPath := configFlag(fs)
 	search := fs.String("search", "", "key, subject/report/recipient or trace id contains TEXT")
 	limit := fs.Int("limit", 50, "at most N operations, newest first")
 	asJSON := fs.Bool("json", false, "JSON array, stable for scripts")
@@ -80,15 +77,19 @@ func opsList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		q.State = st
 	}
+	cfg, code, ok := loadConfig(*cfgPath, stderr)
+	if !ok {
+		return code
+	}
 	if *tool != "" {
-		if _, err := model.LookupTool(*tool); err != nil {
+		if _, err := cfg.Tools.Lookup(*tool); err != nil {
 			return fail(stderr, err)
 		}
 	}
 	if *limit < 1 || *limit > 10000 {
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--limit must be between 1 and 10000"))
 	}
-	l, err := opsOpen(*db, true)
+	l, err := opsOpen(*db, cfg, true)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -175,7 +176,7 @@ func opsShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := k.validate(); err != nil {
 		return fail(stderr, err)
 	}
-	l, err := opsOpen(k.db, true)
+	l, err := opsOpen(k.db, config.Default(), true)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -310,7 +311,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if err := d.Validate(action); err != nil {
 		return fail(stderr, err)
 	}
-	l, err := opsOpen(f.db, false)
+	l, err := opsOpen(f.db, config.Default(), false)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -348,7 +349,7 @@ func opsSupersede(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err := d.Validate(model.ActionAuthorizeKey); err != nil {
 		return fail(stderr, err)
 	}
-	l, err := opsOpen(f.db, false)
+	l, err := opsOpen(f.db, config.Default(), false)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -367,6 +368,7 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	var k keyFlags
 	k.register(fs)
 	pdb := fs.String("provider-db", "", "sandbox provider file (default beside the ledger)")
+	cfgPath := configFlag(fs)
 	asJSON := fs.Bool("json", false, "JSON, stable for scripts")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
@@ -374,18 +376,13 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err := k.validate(); err != nil {
 		return fail(stderr, err)
 	}
-	pfile := *pdb
-	if pfile == "" {
-		pfile = providerPath(k.db)
+	cfg, code, ok := loadConfig(*cfgPath, stderr)
+	if !ok {
+		return code
 	}
-	if _, err := os.Stat(k.db); err != nil {
-		pfile = *pdb // no ledger: store.Open says so, before any provider is opened
-	} else if _, err := os.Stat(pfile); err != nil {
-		// Opening would create an empty provider file, whose lookup "holds
-		// no delivery" would read as evidence that nothing was sent.
-		return fail(stderr, model.Errorf(model.CodeNotFound, "no sandbox provider file at %s: pass --provider-db with the file the calls used (a lookup in a new, empty one would prove nothing)", pfile))
-	}
-	l, err := openLedger(k.db, pfile, store.Options{})
+	// lookupOnly: a provider that cannot be reached (a sandbox file that
+	// does not exist) answers "cannot tell"; none is created to be asked.
+	l, err := openLedger(k.db, *pdb, cfg, lookupOnly, store.Options{})
 	if err != nil {
 		return fail(stderr, err)
 	}
