@@ -195,6 +195,7 @@ func Parse(name string, doc []byte, lookupEnv func(string) (string, bool)) (*Con
 		c.Providers = append(c.Providers, p)
 	}
 	tools := make([]model.Tool, 0, len(spec.Tools))
+	toolNames := map[string]bool{}
 	for i, ts := range spec.Tools {
 		at := func(key ...string) func(string, ...any) error {
 			return errAt(append([]string{"tools", fmt.Sprint(i)}, key...)...)
@@ -203,6 +204,10 @@ func Parse(name string, doc []byte, lookupEnv func(string) (string, bool)) (*Con
 		if ts.Name == "" {
 			return nil, at()("tool %d has no name", i+1)
 		}
+		if toolNames[ts.Name] {
+			return nil, at("name")("tool %q is declared twice", ts.Name)
+		}
+		toolNames[ts.Name] = true
 		switch {
 		case ts.Local != "" && ts.Provider != "":
 			return nil, at("provider")("tool %s: set either local (a ledger table) or provider, not both", ts.Name)
@@ -249,10 +254,10 @@ func Parse(name string, doc []byte, lookupEnv func(string) (string, bool)) (*Con
 func keyFor(err error) string {
 	s := err.Error()
 	switch {
-	case strings.Contains(s, "schema"):
-		return "arguments"
 	case strings.Contains(s, "summary"):
 		return "summary"
+	case strings.Contains(s, "schema"):
+		return "arguments"
 	case strings.Contains(s, "local table"):
 		return "local"
 	case strings.Contains(s, "payload version"):

@@ -23,6 +23,10 @@ const (
 	// NotApplied: the provider guarantees nothing happened and nothing will
 	// (for example it refused before accepting); the same key may try again.
 	NotApplied Status = "not_applied"
+	// Busy: the provider did not take the request now (429, 503, a request
+	// under the same key still in flight) and asks for the same key again
+	// later, after RetryAfter if it said.
+	Busy Status = "busy"
 )
 
 // Request is one dispatch.
@@ -39,6 +43,8 @@ type Response struct {
 	Status Status
 	Ref    string
 	Detail string
+	// RetryAfter is the provider's Retry-After (Busy only; 0 if it said none).
+	RetryAfter time.Duration
 }
 
 // Evidence is what the provider's status path says about a downstream key.

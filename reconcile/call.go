@@ -403,6 +403,21 @@ func (s *Service) finish(ctx context.Context, cl *claim, resp provider.Response,
 			op.State, op.ExpiresAt = model.StateFailed, tx.Now().Add(s.ReplayWindow)
 			a.Outcome, a.Error = model.OutcomeFailed, resp.Detail
 			res = Result{Class: model.ClassFailed, Outcome: a.Outcome, Receipt: &rc, Message: "the provider rejected the request: " + resp.Detail}
+		case resp.Status == provider.Busy && cl.prov.HonoursKeys():
+			// The provider will answer the same downstream key with one
+			// result: keep the claim open, released, so the next call (or
+			// sweep) sends it again under that key.
+			op.LeaseOwner, op.LeaseUntil = "released", tx.Now()
+			a.Outcome, a.Error = model.OutcomeInProgress, resp.Detail
+			res = Result{Class: model.ClassInProgress, Outcome: a.Outcome, Message: fmt.Sprintf(
+				"provider %s is busy (%s)%s; retry the same key", cl.prov.Name(), resp.Detail, retryAfter(resp.RetryAfter))}
+		case resp.Status == provider.Busy:
+			// It did not take the request: nothing was applied, and the
+			// same key may try again.
+			op.State = model.StateNotApplied
+			a.Outcome, a.Error = model.OutcomeNotApplied, resp.Detail
+			res = Result{Class: model.ClassInProgress, Outcome: a.Outcome, Message: fmt.Sprintf(
+				"provider %s did not take it now (%s)%s; retry the same key", cl.prov.Name(), resp.Detail, retryAfter(resp.RetryAfter))}
 		case resp.Status == provider.NotApplied:
 			op.State = model.StateNotApplied
 			a.Outcome, a.Error = model.OutcomeNotApplied, resp.Detail
@@ -444,7 +459,7 @@ func (s *Service) lateResult(tx store.Tx, op *model.Operation, a *model.Attempt,
 	// A definite answer for an operation still waiting on a person is new
 	// evidence: it goes on the operation (its reference, a new version), so
 	// a decision taken on the screen from before it is refused as stale.
-	evidence := derr == nil && op.State == model.StateUnknown
+	evidence := derr == nil && resp.Status != provider.Busy && op.State == model.StateUnknown
 	if (contradicts && !op.Contradicted) || evidence {
 		from, ver := op.State, op.Version
 		if contradicts {
@@ -496,6 +511,9 @@ func contradictedMsg(op *model.Operation) string {
 // contradiction: a definite provider answer that disagrees with the state a
 // decision (or another path) put the operation in.
 func contradiction(st model.State, said provider.Status) bool {
+	if said == provider.Busy {
+		return false // "not now" says nothing about an earlier attempt
+	}
 	applied := said == provider.Applied
 	switch st {
 	case model.StateApplied:
@@ -504,4 +522,11 @@ func contradiction(st model.State, said provider.Status) bool {
 		return applied
 	}
 	return false
+}
+
+func retryAfter(d time.Duration) string {
+	if d <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(", it asks to wait %v", d)
 }

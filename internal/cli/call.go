@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -136,6 +137,9 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
+	if err := explicitPayloadVersion(fs, c.payloadVersion); err != nil {
+		return fail(stderr, err)
+	}
 	cfg, code, ok := loadConfig(c.config, stderr)
 	if !ok {
 		return code
@@ -261,4 +265,16 @@ func checkProviderName(cfg *config.Config, name string) error {
 		names = append(names, p.Name)
 	}
 	return model.Errorf(model.CodeInvalid, "--provider: no provider %q in %s (declared: %s)", name, cfg.File, strings.Join(names, ", "))
+}
+
+// explicitPayloadVersion refuses a --payload-version given below 1 (left
+// out, it is the tool's).
+func explicitPayloadVersion(fs *flag.FlagSet, v int) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "payload-version" && v < 1 {
+			err = model.Errorf(model.CodeInvalid, "--payload-version must be between 1 and %d, got %d", model.MaxPayloadVers, v)
+		}
+	})
+	return err
 }
