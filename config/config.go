@@ -230,6 +230,15 @@ func Parse(name string, doc []byte, lookupEnv func(string) (string, bool)) (*Con
 			return nil, at("arguments")("tool %s: arguments is not a JSON Schema: %s", ts.Name, oneLine(err.Error()))
 		}
 		t.Schema = &schema
+		if t.Effect.Kind == model.EffectExternal {
+			for _, p := range c.Providers {
+				if p.Name == ts.Provider {
+					if err := checkURLArguments(p, ts.Name, schema.Required); err != nil {
+						return nil, at("provider")("%v", err)
+					}
+				}
+			}
+		}
 		tools = append(tools, t)
 		// Each tool is checked as it is read, so the error names its line.
 		if _, err := model.NewRegistry(t); err != nil {

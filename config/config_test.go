@@ -72,6 +72,14 @@ func TestConfigErrorsNameFileAndLine(t *testing.T) {
 		{"provider without kind", "[[providers]]\nname = \"p\"\n" + goodTool, 1, "kind is required"},
 		{"provider of unknown kind", "[[providers]]\nname = \"p\"\nkind = \"smtp\"\n" + goodTool, 3, `unknown kind "smtp"`},
 		{"no tools", "[[providers]]\nname = \"p\"\nkind = \"sandbox\"\n", 1, "no tools"},
+		{"http: missing ${ENV}", httpProvider("headers = { Authorization = \"Bearer ${MAIL_TOKEN}\" }\n"), 6, "header Authorization needs $MAIL_TOKEN, which is not set"},
+		{"http: malformed ${", httpProvider("headers = { Authorization = \"Bearer ${MAIL-TOKEN}\" }\n"), 6, "${NAME}"},
+		{"http: no dispatch", "[[providers]]\nname = \"mail\"\nkind = \"http\"\n" + goodTool, 1, "needs [providers.dispatch]"},
+		{"http: relative url", "[[providers]]\nname = \"mail\"\nkind = \"http\"\n[providers.dispatch]\nurl = \"/send\"\n" + goodTool, 4, "absolute http"},
+		{"http: bad timeout", "[[providers]]\nname = \"mail\"\nkind = \"http\"\ntimeout = \"soon\"\n[providers.dispatch]\nurl = \"http://h/send\"\n" + goodTool, 4, "timeout"},
+		{"http: bad class", httpProvider("[providers.classify]\n409 = \"maybe\"\n"), 7, "unknown class"},
+		{"http: unknown key in dispatch", httpProvider("retries = 3\n"), 6, `unknown key "providers.dispatch.retries"`},
+		{"http: url needs an argument the tool does not require", "[[providers]]\nname = \"mail\"\nkind = \"http\"\n[providers.dispatch]\nurl = \"http://h/{account}/send\"\n[[tools]]\nname = \"x\"\nprovider = \"mail\"\narguments = '{\"type\":\"object\"}'\n", 8, "needs {account}"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -127,5 +135,37 @@ func TestResolveOrder(t *testing.T) {
 	c, err := config.Resolve("", noEnv)
 	if err != nil || c.File != config.DefaultName {
 		t.Errorf("without either: %v, %v", c, err)
+	}
+}
+
+// httpProvider is an http provider whose [providers.dispatch] table starts
+// on line 4 and takes extra lines from line 6 on, and a tool using it.
+func httpProvider(extra string) string {
+	return "[[providers]]\nname = \"mail\"\nkind = \"http\"\n[providers.dispatch]\nurl = \"http://127.0.0.1:9/send\"\n" + extra +
+		"[[tools]]\nname = \"notify\"\nprovider = \"mail\"\narguments = '{\"type\":\"object\"}'\n"
+}
+
+// A secret comes from the environment into the header, and appears in no
+// error and nowhere but the provider's request.
+func TestHTTPProviderSecretFromTheEnvironment(t *testing.T) {
+	env := func(k string) (string, bool) {
+		if k == "MAIL_TOKEN" {
+			return "tok-123", true
+		}
+		return "", false
+	}
+	c, err := config.Parse("t.toml", []byte(httpProvider("headers = { Authorization = \"Bearer ${MAIL_TOKEN}\" }\n")), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := c.Providers[0].HTTP
+	if h == nil || h.Config.Dispatch.Headers["Authorization"] != "Bearer tok-123" || h.Config.KeyHeader != "" {
+		t.Fatalf("%+v", h)
+	}
+	// The same config with the secret unset: the error names the variable,
+	// never a value.
+	_, err = config.Parse("t.toml", []byte(httpProvider("headers = { Authorization = \"Bearer ${MAIL_TOKEN}\" }\n")), noEnv)
+	if err == nil || strings.Contains(err.Error(), "tok-123") {
+		t.Fatalf("%v", err)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/retrysafe/retrysafe/config"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
+	"github.com/retrysafe/retrysafe/provider/httpapi"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
 	"github.com/retrysafe/retrysafe/store/sqlite"
@@ -216,6 +217,14 @@ func (l *ledger) buildProvider(p config.Provider, providerDB string, use provide
 			l.Sandbox = sb
 		}
 		return l.Sandbox.Provider(p.Name, p.HonoursKeys), nil
+	case config.KindHTTP:
+		// Opens nothing: a connection is made per request, and a provider
+		// that does not answer a lookup cannot tell.
+		hp, err := httpapi.New(p.HTTP.Config)
+		if err != nil {
+			return nil, model.Errorf(model.CodeInvalid, "provider %s: %v", p.Name, err)
+		}
+		return hp, nil
 	}
 	return nil, model.Errorf(model.CodeInvalid, "provider %s: kind %q cannot be built", p.Name, p.Kind)
 }
