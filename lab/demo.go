@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/retrysafe/retrysafe/config"
+	"github.com/retrysafe/retrysafe/provider/sandbox"
 	"math/rand/v2"
 	"sort"
 	"strings"
@@ -204,7 +205,7 @@ func BuildDemo(ctx context.Context, path, providerDB string, r *Runner, progress
 	} else if c.Total > 0 {
 		return nil, model.Errorf(model.CodeConflict, "%s already holds %d operations; the demo builds a fresh ledger", path, c.Total)
 	}
-	sb, err := provider.OpenSandbox(providerDB)
+	sb, err := sandbox.Open(providerDB)
 	if err != nil {
 		return nil, model.Wrap(model.CodeUnavailable, err, "cannot open sandbox provider %s: %v", providerDB, err)
 	}
@@ -276,7 +277,7 @@ func BuildDemo(ctx context.Context, path, providerDB string, r *Runner, progress
 type builder struct {
 	ctx   context.Context
 	st    store.Ledger
-	sb    *provider.Sandbox
+	sb    *sandbox.Sandbox
 	svc   *reconcile.Service
 	spawn spawner
 	rng   *rand.Rand

@@ -16,13 +16,13 @@ import (
 	"encoding/hex"
 	"fmt"
 	"github.com/retrysafe/retrysafe/config"
+	"github.com/retrysafe/retrysafe/provider/sandbox"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/retrysafe/retrysafe/model"
-	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
 )
@@ -179,7 +179,7 @@ func (r *Runner) RunIn(ctx context.Context, ledgerPath, tenant, scenarioID strin
 	if pdb == "" {
 		pdb = ProviderPathFor(ledgerPath)
 	}
-	sb, err := provider.OpenSandbox(pdb)
+	sb, err := sandbox.Open(pdb)
 	if err != nil {
 		return Row{}, model.Wrap(model.CodeUnavailable, err, "lab: cannot open sandbox provider %s: %v", pdb, err)
 	}

@@ -3,12 +3,12 @@ package lab
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/retrysafe/retrysafe/provider/sandbox"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/retrysafe/retrysafe/model"
-	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
 )
@@ -25,7 +25,7 @@ type run struct {
 	sc       *scenario
 	id       string
 	st       store.Ledger
-	sb       *provider.Sandbox
+	sb       *sandbox.Sandbox
 	svc      *reconcile.Service
 	progress func(Step)
 	baseline int // the tenant's local effect rows when the run began

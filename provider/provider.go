@@ -105,3 +105,26 @@ func (r Registry) Get(name string) (Provider, error) {
 	}
 	return p, nil
 }
+
+// Unreachable is a provider that could not be opened for asking (its file
+// does not exist, its address does not answer). Its lookups answer "cannot
+// tell" — an error, never evidence — and a dispatch sends nothing, which
+// is a definite not-applied.
+func Unreachable(name string, honoursKeys bool, why string) Provider {
+	return &unreachable{name: name, honours: honoursKeys, why: why}
+}
+
+type unreachable struct {
+	name    string
+	honours bool
+	why     string
+}
+
+func (u *unreachable) Name() string      { return u.name }
+func (u *unreachable) HonoursKeys() bool { return u.honours }
+func (u *unreachable) Dispatch(context.Context, Request) (Response, error) {
+	return Response{Status: NotApplied, Detail: "not sent: " + u.why}, nil
+}
+func (u *unreachable) Lookup(_ context.Context, key string) (Evidence, error) {
+	return Evidence{Provider: u.name, DownstreamKey: key}, fmt.Errorf("cannot tell: %s", u.why)
+}

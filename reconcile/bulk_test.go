@@ -3,6 +3,7 @@ package reconcile_test
 import (
 	"context"
 	"github.com/retrysafe/retrysafe/config"
+	"github.com/retrysafe/retrysafe/provider/sandbox"
 	"path/filepath"
 	"testing"
 	"time"
@@ -24,7 +25,7 @@ func TestBulkBuildsALedgerThatPassesTheAuditWithEveryState(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	sb, err := provider.OpenSandbox(filepath.Join(dir, "bulk.provider.db"))
+	sb, err := sandbox.Open(filepath.Join(dir, "bulk.provider.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

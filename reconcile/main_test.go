@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/retrysafe/retrysafe/config"
+	"github.com/retrysafe/retrysafe/provider/sandbox"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -80,7 +81,7 @@ func runChild(specJSON string) int {
 		return 3
 	}
 	defer st.Close()
-	sb, err := provider.OpenSandbox(spec.ProviderDB)
+	sb, err := sandbox.Open(spec.ProviderDB)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child sandbox:", err)
 		return 3
@@ -195,7 +196,7 @@ type ledger struct {
 	dir        string
 	path, pdb  string
 	st         store.Ledger
-	sb         *provider.Sandbox
+	sb         *sandbox.Sandbox
 	svc        *reconcile.Service
 	clock      *clock // nil: the real clock
 	durability store.Durability
@@ -232,7 +233,7 @@ func (l *ledger) open() {
 	if err != nil {
 		l.t.Fatal(err)
 	}
-	sb, err := provider.OpenSandbox(l.pdb)
+	sb, err := sandbox.Open(l.pdb)
 	if err != nil {
 		l.t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	toolconfig "github.com/retrysafe/retrysafe/config"
+	"github.com/retrysafe/retrysafe/provider/sandbox"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -54,7 +55,7 @@ func benchLedger(b *testing.B) string {
 			return
 		}
 		defer st.Close()
-		sb, err := provider.OpenSandbox(filepath.Join(dir, "bench.provider.db"))
+		sb, err := sandbox.Open(filepath.Join(dir, "bench.provider.db"))
 		if err != nil {
 			benchErr = err
 			return

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	toolconfig "github.com/retrysafe/retrysafe/config"
+	"github.com/retrysafe/retrysafe/provider/sandbox"
 	"io"
 	"path/filepath"
 	"strings"
@@ -49,7 +50,7 @@ func (c *clock) Advance(d time.Duration) {
 type ledger struct {
 	path  string
 	st    store.Ledger
-	sb    *provider.Sandbox
+	sb    *sandbox.Sandbox
 	svc   *reconcile.Service
 	clock *clock
 }
@@ -63,7 +64,7 @@ func newLedger(t testing.TB) *ledger {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sb, err := provider.OpenSandbox(filepath.Join(dir, "ledger.provider.db"))
+	sb, err := sandbox.Open(filepath.Join(dir, "ledger.provider.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

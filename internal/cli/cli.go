@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/retrysafe/retrysafe/provider/sandbox"
 	"io"
 	"os"
 	"os/signal"
@@ -35,8 +36,10 @@ Usage:
   retrysafe lab [--json] [--keep DIR]                                  reproduce lost replies and crashes
   retrysafe bench --db FILE [--workers W] [--ops N] [--mix M]          measure the call path
   retrysafe gen --db FILE --ops N [--tenants T]                        bulk ledger for console benchmarks
+  retrysafe sandbox serve [--listen ADDR] [--db FILE] [--fault F]      the sandbox provider over HTTP
 
-The ledger is --db, else $RETRYSAFE_DB, else ./retrysafe.db.
+The ledger is --db, else $RETRYSAFE_DB, else ./retrysafe.db. The tools and
+providers are --config FILE, else $RETRYSAFE_CONFIG, else the built-in demo tools.
 Run 'retrysafe COMMAND -h' for a command's flags.
 `
 
@@ -66,6 +69,8 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		return runBench(ctx, args, stdout, stderr)
 	case "gen":
 		return runGen(ctx, args, stdout, stderr)
+	case "sandbox":
+		return runSandbox(ctx, args, stdout, stderr)
 	case workerCommand:
 		return runWorker(ctx, args, stdout, stderr)
 	case "help", "-h", "--help":
@@ -141,7 +146,7 @@ func providerPath(ledger string) string {
 // ledger is an open store with its providers and the service over both.
 type ledger struct {
 	Store   store.Ledger
-	Sandbox *provider.Sandbox // the sandbox providers' file, when one is open
+	Sandbox *sandbox.Sandbox // the sandbox providers' file, when one is open
 	Svc     *reconcile.Service
 }
 
@@ -210,7 +215,7 @@ func (l *ledger) buildProvider(p config.Provider, providerDB string, use provide
 				return provider.Unreachable(p.Name, p.HonoursKeys, fmt.Sprintf(
 					"no sandbox provider file at %s (pass --provider-db with the file the calls used; a lookup in a new, empty one would prove nothing)", providerDB)), nil
 			}
-			sb, err := provider.OpenSandbox(providerDB)
+			sb, err := sandbox.Open(providerDB)
 			if err != nil {
 				return nil, model.Wrap(model.CodeUnavailable, err, "cannot open sandbox provider %s: %v", providerDB, err)
 			}

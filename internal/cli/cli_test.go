@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/retrysafe/retrysafe/config"
+	"github.com/retrysafe/retrysafe/provider/sandbox"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -57,7 +58,7 @@ func digest(t *testing.T, path string) string {
 	}
 	n := 0
 	if _, err := os.Stat(providerPath(path)); err == nil {
-		sb, err := provider.OpenSandbox(providerPath(path))
+		sb, err := sandbox.Open(providerPath(path))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,7 +70,7 @@ func digest(t *testing.T, path string) string {
 
 func deliveries(t *testing.T, ledgerPath, tenant, key string) int {
 	t.Helper()
-	sb, err := provider.OpenSandbox(providerPath(ledgerPath))
+	sb, err := sandbox.Open(providerPath(ledgerPath))
 	if err != nil {
 		t.Fatal(err)
 	}
