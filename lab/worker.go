@@ -131,6 +131,8 @@ type spawner struct {
 	r                          *Runner
 	ctx                        context.Context
 	ledger, providerDB, tenant string
+	// config is the workers' --config ("" = the built-in registry).
+	config string
 	// clock, when set, is the clock the workers run on (the demo's); nil
 	// is real time.
 	clock func() time.Time
@@ -191,6 +193,9 @@ func (x *spawner) args(c call) []string {
 	a := append([]string{}, x.r.WorkerArgs...)
 	a = append(a, "--db", x.ledger, "--provider-db", x.providerDB, "--tenant", tenant, "--key", c.key,
 		"--tool", c.tool, "--args", c.args, "--timeout", x.workerTimeout().String())
+	if x.config != "" {
+		a = append(a, "--config", x.config)
+	}
 	if c.provider != "" {
 		a = append(a, "--provider", c.provider)
 	}
