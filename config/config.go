@@ -211,6 +211,8 @@ func Parse(name string, doc []byte, lookupEnv func(string) (string, bool)) (*Con
 		switch {
 		case ts.Local != "" && ts.Provider != "":
 			return nil, at("provider")("tool %s: set either local (a ledger table) or provider, not both", ts.Name)
+		case ts.Local == string(model.TableCustom):
+			return nil, at("local")("tool %s: a custom local effect is a Go function, registered with the ledger package, not in a file (use local = \"%s\")", ts.Name, model.TableLocalEffects)
 		case ts.Local != "":
 			t.Effect = model.Effect{Kind: model.EffectLocal, Table: model.LocalTable(ts.Local)}
 		case ts.Provider != "":

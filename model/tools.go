@@ -36,10 +36,15 @@ const (
 	// for the team's code to read (or, from Go, an Apply function runs in
 	// the same transaction).
 	TableLocalEffects LocalTable = "local_effects"
+	// TableCustom: the effect is a Go function the embedding program
+	// registers with the service (the ledger package); it writes the
+	// program's own tables in the operation's transaction. Not for config
+	// files: a file cannot carry the function.
+	TableCustom LocalTable = "custom"
 )
 
 // LocalTables is every local table, in a stable order.
-var LocalTables = []LocalTable{TableTasks, TableReportJobs, TableLocalEffects}
+var LocalTables = []LocalTable{TableTasks, TableReportJobs, TableLocalEffects, TableCustom}
 
 // Effect is where a tool's effect happens.
 type Effect struct {

@@ -92,8 +92,14 @@ func (s *Service) newOperation(tx store.Tx, p *model.Prepared) *model.Operation 
 }
 
 func (s *Service) applyLocal(tx store.Tx, op *model.Operation, p *model.Prepared, start time.Time, isNew bool) (Result, error) {
-	result, err := tx.InsertLocalEffect(store.LocalEffect{Table: p.Tool.Effect.Table, Tool: op.Tool, Tenant: op.Tenant,
-		OperationID: op.ID, Text: p.Tool.SummaryText(p.Decoded), Args: p.Canonical})
+	var result json.RawMessage
+	var err error
+	if p.Tool.Effect.Table == model.TableCustom {
+		result, err = s.applyCustom(tx, op, p)
+	} else {
+		result, err = tx.InsertLocalEffect(store.LocalEffect{Table: p.Tool.Effect.Table, Tool: op.Tool, Tenant: op.Tenant,
+			OperationID: op.ID, Text: p.Tool.SummaryText(p.Decoded), Args: p.Canonical})
+	}
 	if err != nil {
 		return Result{}, err
 	}
@@ -529,4 +535,24 @@ func retryAfter(d time.Duration) string {
 		return ""
 	}
 	return fmt.Sprintf(", it asks to wait %v", d)
+}
+
+// applyCustom runs a custom local effect in tx; the receipt carries what it
+// returned as "effect".
+func (s *Service) applyCustom(tx store.Tx, op *model.Operation, p *model.Prepared) (json.RawMessage, error) {
+	fn := s.LocalFuncs[op.Tool]
+	if fn == nil {
+		return nil, model.Errorf(model.CodeInvalid, "tool %s has a custom local effect, but no function is registered for it", op.Tool)
+	}
+	out, err := fn(tx, LocalCall{Tenant: op.Tenant, Key: op.Key, Tool: op.Tool, OperationID: op.ID, Args: p.Decoded, Canonical: p.Canonical})
+	if err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		out = json.RawMessage(`null`)
+	}
+	if !json.Valid(out) {
+		return nil, fmt.Errorf("tool %s: its local effect returned invalid JSON", op.Tool)
+	}
+	return json.Marshal(map[string]any{"effect": out, "status": "created"})
 }

@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"time"
 
 	"github.com/retrysafe/retrysafe/model"
@@ -45,6 +46,9 @@ type Service struct {
 	Store     store.Ledger
 	Tools     *model.Registry
 	Providers provider.Registry
+	// LocalFuncs are the effects of the registry's custom local tools (an
+	// embedding program's Go functions), by tool name.
+	LocalFuncs map[string]LocalFunc
 
 	Lease           time.Duration
 	ReplayWindow    time.Duration
@@ -95,6 +99,23 @@ func errorResult(err error) Result {
 		class = model.ClassInvalid
 	}
 	return Result{Class: class, Message: err.Error()}
+}
+
+// LocalFunc is a custom local effect: it runs inside the operation's
+// transaction (tx.Exec on the program's own tables) and returns what the
+// receipt carries as "effect". An error rolls the whole call back. It may
+// run more than once (a busy database is retried) and must have no effect
+// outside tx.
+type LocalFunc func(tx store.Tx, c LocalCall) (json.RawMessage, error)
+
+// LocalCall is what a custom local effect is told.
+type LocalCall struct {
+	Tenant, Key, Tool string
+	OperationID       int64
+	// Args are the arguments as decoded (numbers as json.Number), Canonical
+	// their canonical JSON.
+	Args      map[string]any
+	Canonical []byte
 }
 
 // EffectCount counts the local effect rows of a local tool, in one tenant

@@ -13,6 +13,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"time"
@@ -110,6 +111,11 @@ type Tx interface {
 	// InsertLocalEffect writes a local tool's effect row in the table the
 	// registry names and returns the result that goes into the receipt.
 	InsertLocalEffect(e LocalEffect) (json.RawMessage, error)
+	// Exec runs a statement of an embedding program on its own tables, in
+	// this transaction: how a local effect registered from Go commits with
+	// its operation. The transaction may be retried (a busy database), so
+	// the statement must have no effect outside it.
+	Exec(query string, args ...any) (sql.Result, error)
 
 	GetTombstone(tenant, key string) (*model.Tombstone, error)
 	// ExpiredLeases lists in-progress operations whose lease has ended.

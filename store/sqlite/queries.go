@@ -277,7 +277,7 @@ func (s *Store) Audit(ctx context.Context) ([]string, error) {
 	checks := []struct{ what, q string }{
 		{"applied local operations whose receipt names no effect", `SELECT COUNT(*) FROM operations o WHERE o.state = 'applied' AND o.provider IS NULL
 			AND json_extract(o.receipt, '$.result.task_id') IS NULL AND json_extract(o.receipt, '$.result.job_id') IS NULL
-			AND json_extract(o.receipt, '$.result.effect_id') IS NULL`},
+			AND json_extract(o.receipt, '$.result.effect_id') IS NULL AND json_type(o.receipt, '$.result.effect') IS NULL`},
 		{"applied task operations without exactly one task", `SELECT COUNT(*) FROM operations o WHERE o.state = 'applied' AND json_extract(o.receipt, '$.result.task_id') IS NOT NULL
 			AND (SELECT COUNT(*) FROM tasks t WHERE t.operation_id = o.id AND t.id = json_extract(o.receipt, '$.result.task_id')) <> 1`},
 		{"applied report operations without exactly one job", `SELECT COUNT(*) FROM operations o WHERE o.state = 'applied' AND json_extract(o.receipt, '$.result.job_id') IS NOT NULL
