@@ -242,7 +242,7 @@ func (x *spawner) start(c call) (*proc, error) {
 	cmd := exec.CommandContext(ctx, x.r.Exe, x.args(c)...)
 	cmd.Env = append(os.Environ(), x.r.Env...)
 	p := &proc{cmd: cmd, cancel: cancel, stalled: make(chan struct{})}
-	cmd.Stdout = &p.stdout
+	cmd.Stdout = &capped{buf: &p.stdout}
 	errPipe, err := cmd.StderrPipe()
 	if err != nil {
 		cancel()
@@ -263,10 +263,30 @@ func (x *spawner) start(c call) (*proc, error) {
 				once.Do(func() { close(p.stalled) })
 				continue
 			}
-			p.stderr.WriteString(line + "\n")
+			if p.stderr.Len() < maxWorkerOutput {
+				p.stderr.WriteString(line + "\n")
+			}
 		}
+		// A line longer than the scanner's buffer stops Scan: keep draining,
+		// or the worker would block writing to a full pipe.
+		io.Copy(io.Discard, errPipe)
 	}()
 	return p, nil
+}
+
+// maxWorkerOutput bounds what is kept of a worker's stdout and stderr: a
+// worker prints one line of JSON and a line or two of error; more is kept
+// no further (and still drained).
+const maxWorkerOutput = 1 << 20
+
+// capped keeps the first maxWorkerOutput bytes written and drops the rest.
+type capped struct{ buf *bytes.Buffer }
+
+func (c *capped) Write(p []byte) (int, error) {
+	if room := maxWorkerOutput - c.buf.Len(); room > 0 {
+		c.buf.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
 }
 
 // proc is a running worker.

@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/gowebpki/jcs"
+
+	"github.com/retrysafe/retrysafe/internal/textsafe"
 )
 
 // Limits on what a call may carry.
@@ -105,6 +107,23 @@ func validateName(what, s string, max int) error {
 		return Errorf(CodeInvalid, "%s must be printable: no control characters", what)
 	case s != trimSpace(s):
 		return Errorf(CodeInvalid, "%s must not start or end with whitespace", what)
+	}
+	return nil
+}
+
+// ValidateText checks free text a person types into the ledger — a
+// decision's reason and evidence, an operator's name: valid UTF-8 on one
+// line, without control, format or bidirectional characters (which would
+// act on, or lie to, the terminal of the next person who reads it), at most
+// max bytes. The command line and the console refuse through it alike.
+func ValidateText(what, s string, max int) error {
+	switch {
+	case !utf8.ValidString(s):
+		return Errorf(CodeInvalid, "%s is not valid UTF-8", what)
+	case !textsafe.Clean(s):
+		return Errorf(CodeInvalid, "%s must be printable text on one line: no control, format or bidirectional characters", what)
+	case len(s) > max:
+		return Errorf(CodeInvalid, "%s is %d bytes; at most %d", what, len(s), max)
 	}
 	return nil
 }

@@ -133,6 +133,50 @@ func (a Action) Valid() bool {
 	return false
 }
 
+// ParseAction accepts the action names and the short words operators type
+// (applied, not-applied, new-key).
+func ParseAction(s string) (Action, error) {
+	switch s {
+	case "applied", "mark-applied":
+		return ActionMarkApplied, nil
+	case "not-applied", "not_applied", "mark-not-applied":
+		return ActionMarkNotApplied, nil
+	case "new-key", "authorize", "authorize-new-key", "supersede":
+		return ActionAuthorizeKey, nil
+	}
+	if a := Action(s); a.Valid() {
+		return a, nil
+	}
+	return "", Errorf(CodeInvalid, "unknown action %q (want applied, not-applied or new-key)", s)
+}
+
+// Verb is how the action reads in a sentence ("cannot mark applied …"):
+// the console, the command line and reconcile's messages all use it.
+func (a Action) Verb() string {
+	switch a {
+	case ActionMarkApplied:
+		return "mark applied"
+	case ActionMarkNotApplied:
+		return "mark not applied"
+	case ActionAuthorizeKey:
+		return "authorize a new key"
+	}
+	return string(a)
+}
+
+// Target is the state the action moves an operation to.
+func (a Action) Target() State {
+	switch a {
+	case ActionMarkApplied:
+		return StateApplied
+	case ActionMarkNotApplied:
+		return StateNotApplied
+	case ActionAuthorizeKey:
+		return StateSuperseded
+	}
+	return ""
+}
+
 // Class is what the caller (an agent runner) should do with a call's result.
 type Class string
 

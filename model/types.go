@@ -63,6 +63,15 @@ type Decision struct {
 	At          time.Time `json:"at"`
 }
 
+// AuditEntry is one decision with the operation it was about: a line of
+// the audit log.
+type AuditEntry struct {
+	Decision
+	Tenant string `json:"tenant"`
+	Key    string `json:"key"`
+	Tool   string `json:"tool"`
+}
+
 // Tombstone is what stays of an operation after its replay window: enough to
 // tell a late retry "expired — reconcile" instead of creating a second effect.
 type Tombstone struct {

@@ -220,6 +220,7 @@ func orDash(s string) string {
 type claim struct {
 	opID, attemptID, claimNo int64
 	prov                     provider.Provider
+	tenant, key              string
 	downstreamKey            string
 	tool                     string
 	args                     json.RawMessage
@@ -331,7 +332,7 @@ func (s *Service) recordClaim(tx store.Tx, op *model.Operation, p *model.Prepare
 	if err != nil {
 		return nil, model.Errorf(model.CodeInvalid, "%v", err)
 	}
-	return &claim{opID: op.ID, attemptID: a.ID, claimNo: op.ClaimNo, prov: prov,
+	return &claim{opID: op.ID, attemptID: a.ID, claimNo: op.ClaimNo, prov: prov, tenant: op.Tenant, key: op.Key,
 		downstreamKey: op.DownstreamKey, tool: op.Tool, args: op.Args}, nil
 }
 
@@ -365,7 +366,22 @@ func (s *Service) dispatch(ctx context.Context, cl *claim, faults provider.Fault
 	// The caller may have given up; the answer must still be written.
 	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer rcancel()
-	return s.finish(rctx, cl, resp, derr, start)
+	res, err := s.finish(rctx, cl, resp, derr, start)
+	if err != nil {
+		// The request went out and whatever came back is not in the
+		// ledger: the outcome is unknown to the caller, whatever the
+		// reason the write failed. Retrying is not the answer a runner
+		// should hear (a provider that ignores downstream keys would
+		// apply it twice once the lease ends); a person reconciles.
+		said := string(resp.Status)
+		if derr != nil {
+			said = "no definite answer (" + derr.Error() + ")"
+		}
+		res = Result{Class: model.ClassUnknown, Outcome: model.OutcomeDispatched, Message: fmt.Sprintf(
+			"the request was sent to %s and it said %s, but that could not be recorded: %v — stop; a person must reconcile it (retrysafe ops check --tenant %s --key %s)",
+			cl.prov.Name(), said, err, cl.tenant, cl.key)}
+	}
+	return res, err
 }
 
 func (s *Service) finish(ctx context.Context, cl *claim, resp provider.Response, derr error, start time.Time) (Result, error) {

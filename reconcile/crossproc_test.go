@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/reconcile"
 )
 
 func TestAcrossProcessesOneKeyIsOneEffect(t *testing.T) {
@@ -111,5 +112,30 @@ func checkNoLockErrors(t *testing.T, p int, rep *childReport) {
 		if strings.Contains(strings.ToLower(res.Message), "locked") || res.Class == model.ClassInternal {
 			t.Errorf("process %d: %s: %s", p, res.Class, res.Message)
 		}
+	}
+}
+
+// The provider delivered, and the disk filled before its answer could be
+// written: the caller must hear "unknown" (stop, a person reconciles), not
+// "internal" (retry) — for a provider that ignores downstream keys, a
+// retry after the lease would be a second e-mail.
+func TestDeliveredButNotRecordedIsUnknown(t *testing.T) {
+	l := newLedger(t)
+	l.close()
+	spec := l.spec(notify("acme", "full-after-send", "ann@example.com"))
+	spec.FullAt = reconcile.PointAfterDispatch
+	code, rep := runChildProcess(t, spec)
+	if code != 0 {
+		t.Fatalf("child exit %d", code)
+	}
+	if len(rep.Results) != 1 || rep.Results[0].Class != model.ClassUnknown {
+		t.Fatalf("result %+v (errors %v); want class unknown", rep.Results, rep.Errors)
+	}
+	if msg := rep.Results[0].Message; !strings.Contains(msg, "applied") || !strings.Contains(msg, "could not be recorded") {
+		t.Errorf("message %q does not say what the provider said and that it was not recorded", msg)
+	}
+	l.open()
+	if n := l.deliveries("acme", "full-after-send"); n != 1 {
+		t.Errorf("%d deliveries, want 1", n)
 	}
 }

@@ -14,6 +14,12 @@ import (
 	"github.com/retrysafe/retrysafe/store"
 )
 
+// Limits on what an operator types into a decision, in bytes.
+const (
+	MaxOperatorLen = 128
+	MaxReasonLen   = 2000 // reason and evidence each
+)
+
 // Decision is what an operator asks for. ExpectState and ExpectVersion are
 // what the operator's screen showed: if the operation moved since, the
 // decision fails and says what changed. ExpectVersion 0 means "whatever it is
@@ -27,6 +33,14 @@ type Decision struct {
 	ExpectState   model.State
 	ExpectVersion int64
 	NewKey        string // AuthorizeNewKey only; "" picks one
+	// Finding is the last provider check the operator saw for this
+	// operation, if one could be made (a check that could not tell is no
+	// finding). A lookup that found nothing is evidence for "not applied";
+	// deciding against a finding needs Override.
+	Finding *provider.Evidence
+	// Override is the explicit second confirmation of a decision against
+	// Finding.
+	Override bool
 }
 
 // Legal says which decisions an operation in state st allows; the console
@@ -73,73 +87,67 @@ func AllowedFor(op model.Operation, action model.Action) bool {
 	return false
 }
 
-// Validate checks a decision's fields before anything is read or written.
+// Validate checks a decision's fields before anything is read or written:
+// the key, then the first of Problems.
 func (d Decision) Validate(action model.Action) error {
 	if err := model.ValidateIdentity(d.Tenant, d.Key); err != nil {
 		return err
 	}
-	if strings.TrimSpace(d.Operator) == "" {
-		return model.Errorf(model.CodeInvalid, "an operator name is required (set --operator or $USER)")
-	}
-	if len(d.Operator) > 128 {
-		return model.Errorf(model.CodeInvalid, "operator name is over 128 characters")
-	}
-	if strings.TrimSpace(d.Reason) == "" {
-		return model.Errorf(model.CodeInvalid, "a reason is required: say why, for the next person who reads this")
-	}
-	if len(d.Reason) > 2000 || len(d.Evidence) > 2000 {
-		return model.Errorf(model.CodeInvalid, "reason and evidence are limited to 2000 characters each")
-	}
-	if action == model.ActionMarkNotApplied && strings.TrimSpace(d.Evidence) == "" {
-		return model.Errorf(model.CodeInvalid, "marking not applied needs evidence (e.g. the provider lookup that found nothing, a ticket); a timeout is not evidence")
-	}
-	if d.NewKey != "" {
-		if err := model.ValidateIdentity(d.Tenant, d.NewKey); err != nil {
-			return err
-		}
-		if d.NewKey == d.Key {
-			return model.Errorf(model.CodeInvalid, "the new key must differ from %q", d.Key)
-		}
+	if ps := d.Problems(action); len(ps) > 0 {
+		return model.Errorf(model.CodeInvalid, "%s", ps[0].Message)
 	}
 	return nil
 }
 
-func (s *Service) decide(ctx context.Context, d Decision, action model.Action, apply func(tx store.Tx, op *model.Operation) (model.State, error)) (*model.Operation, error) {
+func (s *Service) decide(ctx context.Context, d Decision, action model.Action, apply applyFunc) (*model.Operation, error) {
 	if err := d.Validate(action); err != nil {
 		return nil, err
 	}
 	var out *model.Operation
 	err := s.Store.WithTx(ctx, func(tx store.Tx) error {
-		op, err := tx.GetOperation(d.Tenant, d.Key)
-		if err != nil {
-			return err
-		}
-		if d.ExpectVersion != 0 && (op.Version != d.ExpectVersion || (d.ExpectState != "" && op.State != d.ExpectState)) {
-			return model.Errorf(model.CodeStale, "%s/%s changed since you looked: you saw %s and it is now %s (version %d)%s — nothing was written; look again",
-				d.Tenant, d.Key, seen(d.ExpectState, d.ExpectVersion), op.State, op.Version, lastChange(op))
-		}
-		if !AllowedFor(*op, action) {
-			return model.Errorf(model.CodeIllegal, "cannot %s %s/%s: it is %s (allowed from %s: %s)",
-				strings.ReplaceAll(string(action), "_", " "), d.Tenant, d.Key, op.State, op.State, legalText(*op))
-		}
-		from, ver := op.State, op.Version
-		to, err := apply(tx, op)
-		if err != nil {
-			return err
-		}
-		op.State = to
-		if err := tx.UpdateOperation(op, from, ver); err != nil {
-			return err
-		}
-		dec := &model.Decision{OperationID: op.ID, Operator: d.Operator, Action: action, Reason: d.Reason,
-			Evidence: d.Evidence, FromState: from, ToState: to, FromVersion: ver, NewKey: d.NewKey}
-		if err := tx.InsertDecision(dec); err != nil {
-			return err
-		}
+		op, err := decideTx(tx, d, action, apply)
 		out = op
-		return nil
+		return err
 	})
 	return out, err
+}
+
+// decideTx is one operator decision inside tx: read the operation, refuse
+// it if it moved on from what the operator saw (stale) or if the action is
+// not legal from its state, else apply it, compare-and-set the row and
+// record the decision. d must have passed Validate.
+func decideTx(tx store.Tx, d Decision, action model.Action, apply applyFunc) (*model.Operation, error) {
+	if strings.TrimSpace(d.Evidence) == "" {
+		// A lookup that found nothing is the evidence of "not applied".
+		d.Evidence = LookupEvidence(d.Finding)
+	}
+	op, err := tx.GetOperation(d.Tenant, d.Key)
+	if err != nil {
+		return nil, err
+	}
+	if d.ExpectVersion != 0 && (op.Version != d.ExpectVersion || (d.ExpectState != "" && op.State != d.ExpectState)) {
+		return op, model.Errorf(model.CodeStale, "%s/%s changed since you looked: you saw %s and it is now %s (version %d)%s — nothing was written; look again",
+			d.Tenant, d.Key, seen(d.ExpectState, d.ExpectVersion), op.State, op.Version, lastChange(op))
+	}
+	if !AllowedFor(*op, action) {
+		return op, model.Errorf(model.CodeIllegal, "cannot %s %s/%s: it is %s (allowed from %s: %s)",
+			action.Verb(), d.Tenant, d.Key, op.State, op.State, legalText(*op))
+	}
+	from, ver := op.State, op.Version
+	to, err := apply(tx, op)
+	if err != nil {
+		return nil, err
+	}
+	op.State = to
+	if err := tx.UpdateOperation(op, from, ver); err != nil {
+		return nil, err
+	}
+	dec := &model.Decision{OperationID: op.ID, Operator: d.Operator, Action: action, Reason: d.Reason,
+		Evidence: d.Evidence, FromState: from, ToState: to, FromVersion: ver, NewKey: d.NewKey}
+	if err := tx.InsertDecision(dec); err != nil {
+		return nil, err
+	}
+	return op, nil
 }
 
 func seen(st model.State, version int64) string {
@@ -160,7 +168,7 @@ func legalText(op model.Operation) string {
 	}
 	var parts []string
 	for _, a := range l {
-		parts = append(parts, strings.ReplaceAll(string(a), "_", " "))
+		parts = append(parts, a.Verb())
 	}
 	return strings.Join(parts, ", ")
 }
@@ -169,7 +177,15 @@ func legalText(op model.Operation) string {
 // provider reference) becomes the provider reference, and a receipt is
 // stored so later replays of the key return it.
 func (s *Service) MarkApplied(ctx context.Context, d Decision) (*model.Operation, error) {
-	return s.decide(ctx, d, model.ActionMarkApplied, func(tx store.Tx, op *model.Operation) (model.State, error) {
+	return s.decide(ctx, d, model.ActionMarkApplied, s.markApplied(d))
+}
+
+// applyFunc changes an operation for a decision inside its transaction and
+// returns the state it moves to.
+type applyFunc func(tx store.Tx, op *model.Operation) (model.State, error)
+
+func (s *Service) markApplied(d Decision) applyFunc {
+	return func(tx store.Tx, op *model.Operation) (model.State, error) {
 		ref := op.ProviderRef
 		if d.Evidence != "" {
 			ref = d.Evidence
@@ -189,21 +205,23 @@ func (s *Service) MarkApplied(ctx context.Context, d Decision) (*model.Operation
 		op.Contradicted = false
 		op.ExpiresAt = tx.Now().Add(s.ReplayWindow)
 		return model.StateApplied, nil
-	})
+	}
 }
 
 // MarkNotApplied settles an unknown operation as never applied; the next
 // call with the same key claims it again.
 func (s *Service) MarkNotApplied(ctx context.Context, d Decision) (*model.Operation, error) {
-	return s.decide(ctx, d, model.ActionMarkNotApplied, func(tx store.Tx, op *model.Operation) (model.State, error) {
-		op.LeaseOwner, op.LeaseUntil = "", time.Time{}
-		// The provider's own answer named an effect (a late result put its
-		// reference here): "not applied" contradicts it.
-		if op.ProviderRef != "" {
-			op.Contradicted = true
-		}
-		return model.StateNotApplied, nil
-	})
+	return s.decide(ctx, d, model.ActionMarkNotApplied, markNotApplied)
+}
+
+func markNotApplied(tx store.Tx, op *model.Operation) (model.State, error) {
+	op.LeaseOwner, op.LeaseUntil = "", time.Time{}
+	// The provider's own answer named an effect (a late result put its
+	// reference here): "not applied" contradicts it.
+	if op.ProviderRef != "" {
+		op.Contradicted = true
+	}
+	return model.StateNotApplied, nil
 }
 
 // AuthorizeNewKey supersedes the operation with a deliberate new key for the
@@ -213,7 +231,17 @@ func (s *Service) AuthorizeNewKey(ctx context.Context, d Decision) (oldOp, newOp
 	if d.NewKey == "" {
 		d.NewKey = NewKeyFor(d.Key)
 	}
-	oldOp, err = s.decide(ctx, d, model.ActionAuthorizeKey, func(tx store.Tx, op *model.Operation) (model.State, error) {
+	oldOp, err = s.decide(ctx, d, model.ActionAuthorizeKey, authorize(d, &newOp))
+	if err != nil {
+		return nil, nil, err
+	}
+	return oldOp, newOp, nil
+}
+
+// authorize supersedes op by d.NewKey (set) and leaves the new operation
+// in *newOp.
+func authorize(d Decision, newOp **model.Operation) applyFunc {
+	return func(tx store.Tx, op *model.Operation) (model.State, error) {
 		if _, err := tx.GetOperation(op.Tenant, d.NewKey); err == nil {
 			return "", model.Errorf(model.CodeConflict, "key %q already exists in tenant %q; pick another new key", d.NewKey, op.Tenant)
 		} else if !model.IsCode(err, model.CodeNotFound) {
@@ -231,15 +259,11 @@ func (s *Service) AuthorizeNewKey(ctx context.Context, d Decision) (oldOp, newOp
 		if err := tx.InsertOperation(n); err != nil {
 			return "", err
 		}
-		newOp = n
+		*newOp = n
 		op.SupersededByID = n.ID
 		op.LeaseOwner, op.LeaseUntil = "", time.Time{}
 		return model.StateSuperseded, nil
-	})
-	if err != nil {
-		return nil, nil, err
 	}
-	return oldOp, newOp, nil
 }
 
 // NewKeyFor proposes a fresh key derived from an old one.

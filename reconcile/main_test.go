@@ -9,8 +9,10 @@ import (
 	"github.com/retrysafe/retrysafe/provider/sandbox"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -50,6 +52,9 @@ type childSpec struct {
 	Lease    time.Duration
 	// DieAt stops the process for real (os.Exit, no cleanup) at this Point.
 	DieAt reconcile.Point
+	// FullAt fills the disk at this Point: from then on no file may grow
+	// (RLIMIT_FSIZE at the ledger's WAL size), as when a disk fills up.
+	FullAt reconcile.Point
 	// Now pins the child's clock (Unix ms); 0 is the real clock.
 	Now int64
 	// StartAt (Unix ms) holds every worker until the same moment, so the
@@ -95,6 +100,9 @@ func runChild(specJSON string) int {
 		if p == spec.DieAt {
 			os.Exit(exitDied) // no deferred cleanup, no acknowledgment
 		}
+		if p == spec.FullAt {
+			fillDisk(spec.Ledger + "-wal")
+		}
 	}
 	reqs := spec.Requests
 	if spec.Repeat > 0 {
@@ -128,6 +136,21 @@ func runChild(specJSON string) int {
 	b, _ := json.Marshal(rep)
 	fmt.Println(string(b))
 	return 0
+}
+
+// fillDisk makes every file of this process unable to grow past the size
+// of file now: SQLite's next write past it fails with EFBIG, as on a full
+// disk. SIGXFSZ is ignored so the write fails instead of killing us.
+func fillDisk(file string) {
+	st, err := os.Stat(file)
+	if err != nil {
+		panic(err)
+	}
+	signal.Ignore(syscall.SIGXFSZ)
+	n := uint64(st.Size())
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: n, Max: n}); err != nil {
+		panic(err)
+	}
 }
 
 // child is a started worker process.

@@ -112,3 +112,54 @@ func TestCompactionKeepsEffects(t *testing.T) {
 	}
 	l.audit()
 }
+
+// A misconfigured sweep must never forget a tombstone it has just made: the
+// next retry of the key would then find nothing and make a second effect.
+// Windows that are zero, negative, or a tombstone window shorter than the
+// replay window are refused, and nothing is changed.
+func TestSweepRefusesRetentionThatWouldForgetATombstoneTooSoon(t *testing.T) {
+	for _, c := range []struct {
+		name            string
+		replay, tomb    time.Duration
+		wantRefused     bool
+		wantRetryExpiry bool
+	}{
+		{"zero tombstone window", time.Hour, 0, true, false},
+		{"negative tombstone window", time.Hour, -time.Hour, true, false},
+		{"zero replay window", 0, time.Hour, true, false},
+		{"negative replay window", -time.Second, time.Hour, true, false},
+		{"tombstone window shorter than the replay window", time.Hour, time.Minute, true, false},
+		{"tombstone window equal to the replay window", time.Hour, time.Hour, false, true},
+		{"the defaults", reconcile.DefaultReplayWindow, reconcile.DefaultTombstoneWindow, false, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			clk := newClock()
+			l := newLedger(t, withClock(clk))
+			req := task("acme", "op-once", "send the invoice")
+			if res := l.call(req, reconcile.CallOptions{}); res.Outcome != model.OutcomeCreated {
+				t.Fatalf("first call %+v", res)
+			}
+			clk.Advance(reconcile.DefaultReplayWindow + time.Millisecond) // past the recorded expiry
+			l.svc.ReplayWindow, l.svc.TombstoneWindow = c.replay, c.tomb
+			before := l.snapshot()
+			rep, err := l.svc.Sweep(t.Context())
+			if c.wantRefused {
+				if !model.IsCode(err, model.CodeInvalid) {
+					t.Fatalf("sweep = %+v, %v; want refused as invalid", rep, err)
+				}
+				if l.snapshot() != before {
+					t.Fatal("a refused sweep changed the ledger")
+				}
+			} else if err != nil || rep.Compacted != 1 || rep.Forgotten != 0 {
+				t.Fatalf("sweep = %+v, %v; want one receipt compacted and no tombstone forgotten", rep, err)
+			}
+			res := l.call(req, reconcile.CallOptions{})
+			if res.Class != model.ClassExpired {
+				t.Errorf("retry after the sweep = %+v; want expired", res)
+			}
+			if n := l.effects(tool); n != 1 {
+				t.Errorf("%d effects from one key; want 1", n)
+			}
+		})
+	}
+}

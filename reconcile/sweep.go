@@ -2,11 +2,31 @@ package reconcile
 
 import (
 	"context"
+	"time"
 
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/store"
 )
+
+// ValidateRetention checks a replay window and a tombstone window before
+// a sweep uses them. Both must be positive, and a tombstone must outlive a
+// full replay window: a runner retries a key for as long as its receipt
+// could replay, so a retry may arrive up to a replay window after the
+// receipt was compacted, and must still hear "expired" — a tombstone
+// already forgotten would let it create the effect a second time (a zero
+// window forgot it in the very sweep that made it).
+func ValidateRetention(replay, tombstone time.Duration) error {
+	switch {
+	case replay <= 0:
+		return model.Errorf(model.CodeInvalid, "the replay window must be positive, got %v", replay)
+	case tombstone <= 0:
+		return model.Errorf(model.CodeInvalid, "the tombstone window must be positive, got %v", tombstone)
+	case tombstone < replay:
+		return model.Errorf(model.CodeInvalid, "the tombstone window (%v) must be at least the replay window (%v): a retry may come a full replay window after its receipt was compacted, and must still be told \"expired\"", tombstone, replay)
+	}
+	return nil
+}
 
 // SweepReport says what one sweep did.
 type SweepReport struct {
@@ -22,6 +42,9 @@ type SweepReport struct {
 // Nothing ever leaves unknown here.
 func (s *Service) Sweep(ctx context.Context) (SweepReport, error) {
 	var rep SweepReport
+	if err := ValidateRetention(s.ReplayWindow, s.TombstoneWindow); err != nil {
+		return rep, err
+	}
 	for {
 		var claims []*claim
 		batch, unknown := 0, 0

@@ -200,6 +200,17 @@ func TestInvalidDecisionsAreRefusedAndChangeNothing(t *testing.T) {
 		{"no reason", model.ActionMarkApplied, func(d *reconcile.Decision) { d.Reason = "  " }, model.CodeInvalid},
 		{"no operator", model.ActionMarkApplied, func(d *reconcile.Decision) { d.Operator = "" }, model.CodeInvalid},
 		{"not applied without evidence", model.ActionMarkNotApplied, func(d *reconcile.Decision) { d.Evidence = "" }, model.CodeInvalid},
+		{"applied without evidence", model.ActionMarkApplied, func(d *reconcile.Decision) { d.Evidence = " " }, model.CodeInvalid},
+		{"not applied when the check found the effect", model.ActionMarkNotApplied, func(d *reconcile.Decision) {
+			d.Finding = &provider.Evidence{Found: true, Ref: "sbx_1", Detail: "sandbox delivered sbx_1"}
+		}, model.CodeInvalid},
+		{"applied when the check found nothing", model.ActionMarkApplied, func(d *reconcile.Decision) {
+			d.Finding = &provider.Evidence{Detail: "sandbox holds no delivery"}
+		}, model.CodeInvalid},
+		{"not applied with only the found effect's reference as evidence", model.ActionMarkNotApplied, func(d *reconcile.Decision) {
+			d.Finding, d.Evidence = &provider.Evidence{Found: true, Ref: "sbx_1"}, "sbx_1"
+		}, model.CodeInvalid},
+		{"reason with a control character", model.ActionMarkApplied, func(d *reconcile.Decision) { d.Reason = "ok\x1b[2J" }, model.CodeInvalid},
 		{"new key equal to the old", model.ActionAuthorizeKey, func(d *reconcile.Decision) { d.NewKey = "k" }, model.CodeInvalid},
 		{"new key with a control character", model.ActionAuthorizeKey, func(d *reconcile.Decision) { d.NewKey = "k\x01" }, model.CodeInvalid},
 		{"new key that exists", model.ActionAuthorizeKey, func(d *reconcile.Decision) { d.NewKey = "taken" }, model.CodeConflict},
@@ -355,5 +366,60 @@ func TestSweepTouchesOnlyExpiredLeases(t *testing.T) {
 				t.Errorf("%s is %s after %v; unknown must wait for a person", k, got, later)
 			}
 		}
+	}
+}
+
+// The rule the CLI and the console share: what each decision needs, and
+// the second confirmation a decision against the provider's finding needs.
+func TestDecisionRuleNeedsEvidenceAndConfirmsAgainstTheFinding(t *testing.T) {
+	found := &provider.Evidence{Found: true, Ref: "sbx_7", Detail: "sandbox delivered sbx_7"}
+	nothing := &provider.Evidence{Detail: "sandbox holds no delivery under rs-1"}
+	cases := []struct {
+		name   string
+		action model.Action
+		d      reconcile.Decision
+		fields []reconcile.Field
+	}{
+		{"applied with a reference", model.ActionMarkApplied, reconcile.Decision{Reason: "r", Evidence: "sbx_7"}, nil},
+		{"applied without evidence", model.ActionMarkApplied, reconcile.Decision{Reason: "r"}, []reconcile.Field{reconcile.FieldEvidence}},
+		{"applied agreeing with the finding", model.ActionMarkApplied, reconcile.Decision{Reason: "r", Evidence: "sbx_7", Finding: found}, nil},
+		{"applied against an empty lookup", model.ActionMarkApplied, reconcile.Decision{Reason: "r", Evidence: "ticket 9", Finding: nothing}, []reconcile.Field{reconcile.FieldFinding}},
+		{"applied against an empty lookup, confirmed", model.ActionMarkApplied, reconcile.Decision{Reason: "r", Evidence: "ticket 9", Finding: nothing, Override: true}, nil},
+		{"not applied on an empty lookup alone", model.ActionMarkNotApplied, reconcile.Decision{Reason: "r", Finding: nothing}, nil},
+		{"not applied on a timeout alone", model.ActionMarkNotApplied, reconcile.Decision{Reason: "it timed out"}, []reconcile.Field{reconcile.FieldEvidence}},
+		{"not applied with typed evidence", model.ActionMarkNotApplied, reconcile.Decision{Reason: "r", Evidence: "INC-4471: provider dropped the batch"}, nil},
+		{"not applied against a delivery", model.ActionMarkNotApplied, reconcile.Decision{Reason: "r", Evidence: "customer says no", Finding: found}, []reconcile.Field{reconcile.FieldFinding}},
+		{"not applied against a delivery, no evidence", model.ActionMarkNotApplied, reconcile.Decision{Reason: "r", Finding: found}, []reconcile.Field{reconcile.FieldEvidence, reconcile.FieldFinding}},
+		{"not applied against a delivery, confirmed", model.ActionMarkNotApplied, reconcile.Decision{Reason: "r", Evidence: "customer says no", Finding: found, Override: true}, nil},
+		{"no reason", model.ActionAuthorizeKey, reconcile.Decision{}, []reconcile.Field{reconcile.FieldReason}},
+	}
+	for _, c := range cases {
+		c.d.Tenant, c.d.Key, c.d.Operator = "acme", "k", "oncall"
+		var got []reconcile.Field
+		for _, p := range c.d.Problems(c.action) {
+			got = append(got, p.Field)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(c.fields) {
+			t.Errorf("%s: problems in %v, want %v (%v)", c.name, got, c.fields, c.d.Problems(c.action))
+		}
+	}
+}
+
+// A lookup that found nothing is recorded as the decision's evidence.
+func TestNotAppliedOnAnEmptyLookupRecordsTheLookup(t *testing.T) {
+	l := newLedger(t)
+	op := l.makeState(model.StateUnknown, "acme", "k")
+	d := decision(op)
+	d.Evidence = ""
+	d.Finding = &provider.Evidence{Detail: "sandbox holds no delivery under rs-1"}
+	if err := l.decide(model.ActionMarkNotApplied, d); err != nil {
+		t.Fatal(err)
+	}
+	det, err := l.st.Detail(context.Background(), "acme", "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := det.Decisions[len(det.Decisions)-1].Evidence; got != "provider lookup: sandbox holds no delivery under rs-1" {
+		t.Fatalf("evidence %q", got)
 	}
 }

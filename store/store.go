@@ -25,6 +25,7 @@ import (
 // the console uses.
 type Ledger interface {
 	Reader
+	Tokens
 
 	// WithTx runs fn in one durable write transaction and commits when fn
 	// returns nil. A busy ledger is waited out until ctx's deadline, so fn
@@ -65,6 +66,9 @@ type Reader interface {
 	// one read transaction, so the parts agree.
 	Detail(ctx context.Context, tenant, key string) (*model.Detail, error)
 	DetailByID(ctx context.Context, id int64) (*model.Detail, error)
+	// Decisions lists operator decisions, newest first, with the operation
+	// each was about: the audit log.
+	Decisions(ctx context.Context, q DecisionQuery) ([]model.AuditEntry, error)
 	// EffectCount counts the rows of a local effect table, in one tenant
 	// or all (""); in the generic local_effects table, tool's rows only.
 	EffectCount(ctx context.Context, table model.LocalTable, tool, tenant string) (int, error)
@@ -77,6 +81,33 @@ type Reader interface {
 	Snapshot(ctx context.Context, skip ...string) (string, error)
 	// Watch starts noticing commits by other connections and processes.
 	Watch(ctx context.Context) (Watcher, error)
+	// StateAges counts each tenant's operations in state and says since
+	// when the oldest of them has not changed (the gateway's gauges of
+	// operations waiting for a person), sorted by tenant.
+	StateAges(ctx context.Context, state model.State) ([]TenantStateAge, error)
+}
+
+// TenantStateAge is one tenant's operations in one state.
+type TenantStateAge struct {
+	Tenant string
+	Count  int
+	// Oldest is the earliest last change among them.
+	Oldest time.Time
+}
+
+// Tokens are the gateway's bearer tokens: each maps to one tenant, and the
+// ledger keeps only a token's hash (model.HashToken).
+type Tokens interface {
+	// CreateToken stores t (its hash, never its secret) and sets t.ID.
+	CreateToken(ctx context.Context, t *model.Token) error
+	// TokenByHash finds the token whose secret hashes to hash, revoked or
+	// not; model.CodeNotFound if none.
+	TokenByHash(ctx context.Context, hash string) (*model.Token, error)
+	// ListTokens lists tokens oldest first; tenant "" lists every tenant's.
+	ListTokens(ctx context.Context, tenant string) ([]model.Token, error)
+	// RevokeToken revokes token id for good; revoking a revoked token is
+	// model.CodeIllegal, an unknown id model.CodeNotFound.
+	RevokeToken(ctx context.Context, id int64) (*model.Token, error)
 }
 
 // Watcher notices commits by other connections cheaply (SQLite's
@@ -142,12 +173,24 @@ type ListQuery struct {
 	Limit   int
 }
 
+// DecisionQuery selects decisions for the audit log, newest first.
+type DecisionQuery struct {
+	Tenant   string       // "" = all tenants
+	Operator string       // "" = every operator
+	Action   model.Action // "" = every action
+	BeforeID int64        // keyset cursor: only decisions below this id
+	Limit    int          // 1..10000; default 100
+}
+
 // Counts is the number of operations by state (and in all), plus how many
-// are flagged contradicted.
+// are flagged contradicted and how many claims' leases have ended.
 type Counts struct {
 	ByState      map[model.State]int
 	Total        int
 	Contradicted int
+	// ExpiredLeases counts in_progress operations whose lease has ended
+	// with no result: their worker is gone, and a sweep makes them unknown.
+	ExpiredLeases int
 }
 
 // Durability chooses how hard a commit is pushed to disk. Durable is the

@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/reconcile"
 )
 
@@ -35,11 +36,16 @@ const maxFieldLen = 2000
 
 type formField struct {
 	label string
+	field reconcile.Field // which of the decision's fields it fills
 	hint  string
 	input textinput.Model
-	check func(string) error
 	err   string
 }
+
+// overrideWord is what an operator types to write a decision against the
+// last provider check's finding: a word, not a key, so no stray or
+// repeated keystroke can pass it.
+const overrideWord = "override"
 
 type actionModel struct {
 	keys   formKeys
@@ -50,74 +56,90 @@ type actionModel struct {
 	stage  actionStage
 	seq    int
 	closed bool
+	// finding is the last provider check of this operation, if one
+	// answered: a decision against it needs the typed override.
+	finding *provider.Evidence
+	// override is where the operator types overrideWord.
+	override    textinput.Model
+	overrideErr string
+	// problem is a refusal that does not belong to one field (the write
+	// was refused: stale, illegal), shown above the form that was kept.
+	problem string
 	// changed is the operation as a refresh found it after the form was
 	// opened, when it is no longer what the decision expects: the write
 	// would be refused, and the box says so before anyone presses y.
-	changed *model.Operation
+	changed   *model.Operation
+	changedBy *model.Decision
+
+	width, height int
+
+	// bulk: the marked operations a bulk decision is about (op is the
+	// first); outcomes: each one's result once written.
+	bulk     []model.Operation
+	outcomes []reconcile.Outcome
 }
 
 // noticed keeps a refreshed copy of the operation the form is about, if it
-// moved on from the state and version the decision carries.
-func (a actionModel) noticed(op model.Operation) actionModel {
+// moved on from the state and version the decision carries, with the
+// decision that moved it (who and when), if one did.
+func (a actionModel) noticed(op model.Operation, last *model.Decision) actionModel {
 	if op.Tenant != a.op.Tenant || op.Key != a.op.Key {
 		return a
 	}
 	if op.Version != a.op.Version || op.State != a.op.State {
-		a.changed = &op
+		a.changed, a.changedBy = &op, last
 	} else {
-		a.changed = nil
+		a.changed, a.changedBy = nil, nil
 	}
 	return a
 }
 
 // staleWarning is the box's line about a change under it, or "".
-func (a actionModel) staleWarning(s *Styles, width int) string {
+func (a actionModel) staleWarning(e env, width int) string {
 	if a.changed == nil {
 		return ""
 	}
-	return s.BannerErr.Render(wrap(fmt.Sprintf("Changed since you opened this: it is now %s (version %d). Writing will be refused — esc and look again.",
-		a.changed.State, a.changed.Version), width, ""))
+	who := ""
+	if d := a.changedBy; d != nil && d.FromVersion >= a.op.Version {
+		who = fmt.Sprintf(" — %s chose to %s at %s", d.Operator, d.Action.Verb(), d.At.In(e.loc).Format("2006-01-02 15:04:05"))
+	}
+	return e.styles.BannerErr.Render(wrap(fmt.Sprintf("Changed since you opened this: it is now %s (version %d)%s. Writing will be refused — esc and look again.",
+		a.changed.State, a.changed.Version, who), width, ""))
 }
 
-func openAction(a model.Action, op model.Operation, evidence string, s *Styles, seq int) actionModel {
-	m := actionModel{keys: newFormKeys(), action: a, op: op, seq: seq}
-	required := func(what string) func(string) error {
-		return func(v string) error {
-			if strings.TrimSpace(v) == "" {
-				return fmt.Errorf("%s is required", what)
-			}
-			return printable(v)
-		}
-	}
+// openAction opens a decision's form. evidence pre-fills the evidence
+// field only if it supports the decision (the caller never passes a
+// finding's reference to "not applied"); finding is the last provider
+// check that answered, or nil.
+func openAction(a model.Action, op model.Operation, evidence string, finding *provider.Evidence, s *Styles, seq int) actionModel {
+	m := actionModel{keys: newFormKeys(), action: a, op: op, seq: seq, finding: finding, override: newInput(s)}
+	m.override.CharLimit = len(overrideWord) + 8
 	evidenceField := func(hint string) formField {
-		f := formField{label: "Evidence", hint: hint, input: newInput(s), check: required("evidence")}
+		f := formField{label: "Evidence", field: reconcile.FieldEvidence, hint: hint, input: newInput(s)}
 		f.input.SetValue(evidence)
 		return f
 	}
-	reasonField := formField{label: "Reason", hint: "why — for the next person who reads this", input: newInput(s), check: required("a reason")}
+	reasonField := formField{label: "Reason", field: reconcile.FieldReason, hint: "why — for the next person who reads this", input: newInput(s)}
 	switch a {
 	case model.ActionMarkApplied:
-		m.fields = []formField{evidenceField("a provider reference (e.g. sbx_12), or where you saw it applied"), reasonField}
+		m.fields = []formField{evidenceField("a provider reference (sbx_12), or where you saw it"), reasonField}
 	case model.ActionMarkNotApplied:
-		m.fields = []formField{reasonField, evidenceField("e.g. the provider lookup that found nothing; a timeout is not evidence")}
+		hint := "why a timeout is not the only evidence: a ticket, the provider's console"
+		if reconcile.LookupEvidence(finding) != "" {
+			hint = "optional: the lookup that found nothing is recorded"
+		}
+		m.fields = []formField{reasonField, evidenceField(hint)}
 	case model.ActionAuthorizeKey:
-		newKey := formField{label: "New key", hint: "optional: leave empty and one is generated", input: newInput(s),
-			check: func(v string) error {
-				v = strings.TrimSpace(v)
-				if v == "" {
-					return nil
-				}
-				if v == op.Key {
-					return fmt.Errorf("the new key must differ from %q", op.Key)
-				}
-				return model.ValidateIdentity(op.Tenant, v)
-			}}
+		newKey := formField{label: "New key", field: reconcile.FieldNewKey, hint: "optional: leave empty and one is generated", input: newInput(s)}
 		newKey.input.CharLimit = model.MaxKeyLen
 		m.fields = []formField{reasonField, newKey}
 	}
 	m.fields[0].input.Focus()
 	return m
 }
+
+// against reports whether the decision contradicts the last finding.
+func (a actionModel) against() bool { return reconcile.Against(a.action, a.finding) }
 
 func newInput(s *Styles) textinput.Model {
 	in := textinput.New()
@@ -164,24 +186,29 @@ func (a actionModel) setFocus(i int) actionModel {
 	return a
 }
 
-// validate checks every field and focuses the first one that fails.
-func (a actionModel) validate() (actionModel, bool) {
-	ok := true
+// validate checks every field with reconcile's rule — the one the
+// command line uses — and focuses the first field that fails. The
+// confirmation against a finding is asked for on the review, not here.
+func (a actionModel) validate(e env) (actionModel, bool) {
 	first := -1
 	for i := range a.fields {
 		a.fields[i].err = ""
-		if err := a.fields[i].check(a.fields[i].input.Value()); err != nil {
-			a.fields[i].err = err.Error()
-			ok = false
-			if first < 0 {
-				first = i
+	}
+	for _, p := range a.decision(e).Problems(a.action) {
+		for i := range a.fields {
+			if a.fields[i].field == p.Field && a.fields[i].err == "" {
+				a.fields[i].err = p.Message
+				if first < 0 || i < first {
+					first = i
+				}
 			}
 		}
 	}
-	if !ok {
+	if first >= 0 {
 		a = a.setFocus(first)
+		return a, false
 	}
-	return a, ok
+	return a, true
 }
 
 func (a actionModel) decision(e env) reconcile.Decision {
@@ -189,6 +216,7 @@ func (a actionModel) decision(e env) reconcile.Decision {
 		Tenant: a.op.Tenant, Key: a.op.Key, Operator: e.operator,
 		Reason: a.value("Reason"), Evidence: a.value("Evidence"), NewKey: a.value("New key"),
 		ExpectState: a.op.State, ExpectVersion: a.op.Version,
+		Finding: a.finding, Override: a.against() && a.override.Value() == overrideWord,
 	}
 }
 
@@ -198,15 +226,10 @@ func (a actionModel) update(msg tea.Msg, e env) (actionModel, tea.Cmd) {
 	case stageRunning:
 		return a, nil
 	case stageConfirm:
-		if !isKey {
-			return a, nil
-		}
-		switch {
-		case key.Matches(km, a.keys.Confirm):
-			a.stage = stageRunning
-			return a, decide(e.ctx, e.svc, a.seq, a.action, a.decision(e))
-		case key.Matches(km, a.keys.Cancel), km.String() == "n":
-			a.stage = stageForm
+		return a.review(msg, e)
+	case stageResults:
+		if km, ok := msg.(tea.KeyMsg); ok && (key.Matches(km, a.keys.Cancel) || km.String() == "q") {
+			a.closed = true
 		}
 		return a, nil
 	}
@@ -224,8 +247,14 @@ func (a actionModel) update(msg tea.Msg, e env) (actionModel, tea.Cmd) {
 				return a.setFocus(a.focus + 1), nil
 			}
 			var ok bool
-			if a, ok = a.validate(); ok {
+			if a, ok = a.validate(e); ok {
 				a.stage = stageConfirm
+				a.problem = ""
+				a.override.SetValue("")
+				a.overrideErr = ""
+				if a.against() {
+					a.override.Focus()
+				}
 			}
 			return a, nil
 		}
@@ -237,10 +266,59 @@ func (a actionModel) update(msg tea.Msg, e env) (actionModel, tea.Cmd) {
 	return a, c
 }
 
+// review is the last step before the write. Its key is y — never enter,
+// the key that opened it, so a repeated or doubled enter cannot write.
+// Against the last finding it takes a typed word instead, which no stray
+// key can produce. Pastes are ignored: a decision is not pasted through.
+func (a actionModel) review(msg tea.Msg, e env) (actionModel, tea.Cmd) {
+	km, isKey := msg.(tea.KeyMsg)
+	if isKey && km.Paste {
+		return a, nil
+	}
+	if isKey && (key.Matches(km, a.keys.Cancel) || (!a.against() && km.String() == "n")) {
+		a.stage = stageForm
+		a.override.Blur()
+		return a, nil
+	}
+	if a.against() {
+		if isKey && km.Type == tea.KeyEnter {
+			if a.override.Value() != overrideWord {
+				a.overrideErr = fmt.Sprintf("type %q to write against the finding, or esc", overrideWord)
+				return a, nil
+			}
+			return a.write(e)
+		}
+		var c tea.Cmd
+		a.override, c = a.override.Update(msg)
+		a.overrideErr = ""
+		return a, c
+	}
+	if isKey && key.Matches(km, a.keys.Confirm) {
+		return a.write(e)
+	}
+	return a, nil
+}
+
+func (a actionModel) write(e env) (actionModel, tea.Cmd) {
+	a.stage = stageRunning
+	if len(a.bulk) > 0 {
+		return a, decideMany(e.ctx, e.svc, a.seq, a.action, a.decision(e), a.bulk)
+	}
+	return a, decide(e.ctx, e.svc, a.seq, a.action, a.decision(e))
+}
+
 func (a actionModel) keyMap() keyMap {
 	k := a.keys
+	if a.stage == stageResults {
+		short := []key.Binding{key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close"))}
+		return keyMap{short: short, full: [][]key.Binding{short}}
+	}
 	if a.stage == stageConfirm {
-		short := []key.Binding{k.Confirm, key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back to the form"))}
+		confirm := k.Confirm
+		if a.against() {
+			confirm = key.NewBinding(key.WithKeys("enter"), key.WithHelp("type "+overrideWord+" + enter", "write against the finding"))
+		}
+		short := []key.Binding{confirm, key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back to the form"))}
 		return keyMap{short: short, full: [][]key.Binding{short}}
 	}
 	short := []key.Binding{k.Submit, k.Next, k.Prev, k.Cancel}
@@ -250,19 +328,25 @@ func (a actionModel) keyMap() keyMap {
 // transition is the exact change a decision asks for.
 func (a actionModel) transition(s *Styles) string {
 	from := s.State(a.op.State).Render(string(a.op.State)) + fmt.Sprintf(" (version %d)", a.op.Version)
-	to := s.State(actionTarget(a.action)).Render(string(actionTarget(a.action)))
+	to := s.State(a.action.Target()).Render(string(a.action.Target()))
 	return from + "  →  " + to
 }
 
 func (a actionModel) view(e env, w, h int) string {
+	if len(a.bulk) > 0 {
+		return a.bulkView(e, w, h)
+	}
 	s := e.styles
 	boxW := min(max(w-6, 30), 76)
 	inner := boxW - 4
-	title := s.Title.Render(strings.ToUpper(actionVerb(a.action)[:1])+actionVerb(a.action)[1:]) + s.Muted.Render(" — ") + s.Bold.Render(a.op.Tenant+" / "+a.op.Key)
+	title := s.Title.Render(strings.ToUpper(a.action.Verb()[:1])+a.action.Verb()[1:]) + s.Muted.Render(" — ") + s.Bold.Render(a.op.Tenant+" / "+a.op.Key)
 	var b strings.Builder
 	b.WriteString(title + "\n")
-	if w := a.staleWarning(s, inner); w != "" {
+	if w := a.staleWarning(e, inner); w != "" {
 		b.WriteString(w + "\n")
+	}
+	if a.problem != "" && a.changed == nil { // the stale warning says it better
+		b.WriteString(s.BannerErr.Render(wrap("Not written: "+a.problem, inner, " ")) + "\n")
 	}
 	switch a.stage {
 	case stageForm:
@@ -270,9 +354,11 @@ func (a actionModel) view(e env, w, h int) string {
 		b.WriteString(s.Muted.Render(consequence(a.action)) + "\n")
 		for i, f := range a.fields {
 			b.WriteString("\n")
-			label := s.Label.Render(f.label)
+			// The focused field is marked with a character, not only bold:
+			// with NO_COLOR there is no bold to see.
+			label := s.Label.Render("  " + f.label)
 			if i == a.focus {
-				label = s.Bold.Render(f.label)
+				label = s.Bold.Render("▸ " + f.label)
 			}
 			b.WriteString(label + s.Muted.Render("  "+f.hint) + "\n")
 			in := f.input
@@ -304,11 +390,27 @@ func (a actionModel) view(e env, w, h int) string {
 		row("evidence", a.value("Evidence"))
 		row("reason", a.value("Reason"))
 		row("operator", e.operator)
+		if a.finding != nil {
+			row("check", oneLine(a.finding.Detail))
+		}
 		b.WriteString("\n")
-		if a.stage == stageRunning {
+		switch {
+		case a.stage == stageRunning:
 			b.WriteString(s.Muted.Render("writing…"))
-		} else {
-			b.WriteString(s.Key.Render("y") + s.Muted.Render(" / ") + s.Key.Render("enter") + s.Muted.Render(" write it     ") +
+		case a.against():
+			// The second confirmation names the finding it overrides.
+			b.WriteString(s.BannerErr.Render(wrap(fmt.Sprintf("Against the last check: %s. %s",
+				reconcile.FindingText(a.finding), againstRisk(a.action)), inner, "")) + "\n\n")
+			b.WriteString(s.Bold.Render("Type "+overrideWord+" and press enter to write it anyway") + "\n")
+			in := a.override
+			in.Width = inner - 3
+			b.WriteString(in.View() + "\n")
+			if a.overrideErr != "" {
+				b.WriteString(s.InputErr.Render("  ✗ "+a.overrideErr) + "\n")
+			}
+			b.WriteString(s.Key.Render("esc") + s.Muted.Render(" back to the form"))
+		default:
+			b.WriteString(s.Key.Render("y") + s.Muted.Render(" write it     ") +
 				s.Key.Render("esc") + s.Muted.Render(" back to the form"))
 		}
 	}
@@ -317,6 +419,14 @@ func (a actionModel) view(e env, w, h int) string {
 		box = s.BoxDanger
 	}
 	return "\n" + lipgloss.PlaceHorizontal(w, lipgloss.Center, box.Width(boxW).Render(b.String()))
+}
+
+// againstRisk says what a decision against the finding risks.
+func againstRisk(a model.Action) string {
+	if a == model.ActionMarkNotApplied {
+		return "If the provider is right, the next call sends it a second time."
+	}
+	return "If the provider is right, nothing was sent and retries will replay a receipt for an effect that never happened."
 }
 
 // consequence says, in one line, what the decision means for the caller.

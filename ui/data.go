@@ -6,6 +6,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/retrysafe/retrysafe/internal/textsafe"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/reconcile"
@@ -96,6 +97,9 @@ func loadPage(ctx context.Context, st store.Ledger, req pageReq) tea.Cmd {
 		ctx, cancel := context.WithTimeout(ctx, ioTimeout)
 		defer cancel()
 		rows, a, off, err := fetchPage(ctx, st, req)
+		for i := range rows {
+			rows[i] = rows[i].Visible() // the one sanitizer: nothing stored reaches the screen raw
+		}
 		return pageMsg{Seq: req.Seq, Rows: rows, Anchor: a, Offset: off, Err: err}
 	}
 }
@@ -224,7 +228,7 @@ func loadDetail(ctx context.Context, st store.Ledger, seq int, t detailTarget) t
 		} else {
 			d, err = st.Detail(ctx, t.Tenant, t.Key)
 		}
-		return detailMsg{Seq: seq, Detail: d, Err: err}
+		return detailMsg{Seq: seq, Detail: d.Visible(), Err: err}
 	}
 }
 
@@ -309,23 +313,36 @@ func decide(ctx context.Context, svc *reconcile.Service, seq int, action model.A
 		default:
 			msg.Err = model.Errorf(model.CodeInvalid, "unknown action %q", action)
 		}
+		msg.Op, msg.NewOp = visibleOp(msg.Op), visibleOp(msg.NewOp)
 		return msg
 	}
 }
 
-// actionOpMsg is a fresh read of the operation an open decision is about.
+// actionOpMsg is a fresh read of the operation an open decision is about,
+// with who changed it last.
 type actionOpMsg struct {
 	Seq int
 	Op  *model.Operation
-	Err error
+	// Last is the operation's latest decision, if it has one: who moved
+	// it on under the open form.
+	Last *model.Decision
+	Err  error
 }
 
 func loadActionOp(ctx context.Context, st store.Ledger, seq int, tenant, key string) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, ioTimeout)
 		defer cancel()
-		op, err := st.Get(ctx, tenant, key)
-		return actionOpMsg{Seq: seq, Op: op, Err: err}
+		d, err := st.Detail(ctx, tenant, key)
+		if err != nil {
+			return actionOpMsg{Seq: seq, Err: err}
+		}
+		d = d.Visible()
+		msg := actionOpMsg{Seq: seq, Op: &d.Operation}
+		if n := len(d.Decisions); n > 0 {
+			msg.Last = &d.Decisions[n-1]
+		}
+		return msg
 	}
 }
 
@@ -342,8 +359,20 @@ func check(ctx context.Context, svc *reconcile.Service, seq int, tenant, key str
 		ctx, cancel := context.WithTimeout(ctx, ioTimeout)
 		defer cancel()
 		_, ev, err := svc.Check(ctx, tenant, key)
+		// A provider's answer is outside text too.
+		ev.Provider, ev.DownstreamKey = textsafe.Visible(ev.Provider), textsafe.Visible(ev.DownstreamKey)
+		ev.Ref, ev.Status, ev.Detail = textsafe.Visible(ev.Ref), textsafe.Visible(ev.Status), textsafe.Visible(ev.Detail)
 		return checkMsg{Seq: seq, Tenant: tenant, Key: key, Evidence: ev, Err: err}
 	}
+}
+
+// visibleOp is op for the screen (model.Operation.Visible), nil stays nil.
+func visibleOp(op *model.Operation) *model.Operation {
+	if op == nil {
+		return nil
+	}
+	v := op.Visible()
+	return &v
 }
 
 // emit turns a message into a command (screens ask the root for navigation

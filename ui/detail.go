@@ -331,18 +331,28 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 	case model.StateUnknown:
 		para(s.State(model.StateUnknown).Render, "The outcome is unknown: the provider may or may not have applied it, and nothing leaves unknown by itself.")
 		if !e.readOnly {
-			para(s.Bold.Render, "Check the provider (c), then decide: a mark applied · n mark not applied · k authorize a new key.")
+			para(s.Bold.Render, "Check the provider (c), then decide: a mark applied · n mark not applied · s supersede: authorize a new key.")
 		}
 	case model.StateInProgress:
+		if leaseEnded(op, e.now) {
+			// Not "a worker holds the claim": the worker is gone.
+			text := fmt.Sprintf("The lease ended %s ago (%s, at %s) with no result: the worker is gone and nothing holds the claim. A sweep makes it unknown.",
+				age(e.now, op.LeaseUntil), or(op.LeaseOwner, "-"), op.LeaseUntil.In(e.loc).Format("2006-01-02 15:04:05"))
+			if !e.readOnly {
+				text += " S sweeps now."
+			}
+			para(s.Contra.Render, text)
+			break
+		}
 		para(s.State(op.State).Render, fmt.Sprintf("A worker holds the claim (lease %s until %s). If the lease ends without a result, a sweep makes it unknown.",
-			or(op.LeaseOwner, "-"), op.LeaseUntil.In(e.loc).Format("15:04:05")))
+			or(op.LeaseOwner, "-"), op.LeaseUntil.In(e.loc).Format("2006-01-02 15:04:05")))
 	case model.StateNotApplied:
 		if op.Contradicted {
 			// reconcile refuses a retry here (unless the provider honours
 			// downstream keys): re-sending could apply it twice.
 			para(s.State(op.State).Render, "Marked not applied, but the provider later said it applied: a retry of the key is refused as unknown (unless its provider honours downstream keys) until a person decides.")
 			if !e.readOnly {
-				para(s.Bold.Render, "Check the provider (c), then: a mark applied if it has the effect · k authorize a new key to send it deliberately.")
+				para(s.Bold.Render, "Check the provider (c), then: a mark applied if it has the effect · s supersede: authorize a new key to send it deliberately.")
 			}
 			break
 		}
@@ -369,7 +379,8 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 	case checking:
 		para(s.Muted.Render, "Asking "+op.Provider+" by the downstream key…")
 	case chk != nil && chk.err != nil:
-		para(s.BannerErr.Render, "Provider check failed: "+oneLine(chk.err.Error()))
+		// "Cannot tell" is never evidence, either way.
+		para(s.BannerErr.Render, "Cannot tell — no evidence either way: "+checkErrText(chk.err))
 	case chk != nil && chk.ev.Found:
 		text := "Provider check: " + chk.ev.Detail + "."
 		if op.State == model.StateUnknown && !e.readOnly {
@@ -417,7 +428,7 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 		case checking:
 			field("check", s.Muted.Render("asking "+op.Provider+"…"))
 		case chk != nil && chk.err != nil:
-			field("check", s.BannerErr.Render("failed: "+oneLine(chk.err.Error())))
+			field("check", s.BannerErr.Render("cannot tell: "+checkErrText(chk.err)))
 		case chk != nil:
 			style := s.State(model.StateNotApplied).Render
 			if chk.ev.Found {
@@ -455,7 +466,7 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 	}
 	for _, dc := range d.Decisions {
 		// Wrapped between its parts, not cut: the viewport would clip it.
-		head := pack([]string{dc.At.In(e.loc).Format("2006-01-02 15:04:05"), s.Bold.Render(dc.Operator), actionVerb(dc.Action),
+		head := pack([]string{dc.At.In(e.loc).Format("2006-01-02 15:04:05"), s.Bold.Render(dc.Operator), dc.Action.Verb(),
 			s.State(dc.FromState).Render(string(dc.FromState)) + " → " + s.State(dc.ToState).Render(string(dc.ToState)),
 			s.Muted.Render(fmt.Sprintf("(seen at v%d)", dc.FromVersion))}, "  ", max(w-4, 20))
 		for i, l := range head {
@@ -494,7 +505,7 @@ func writeAttempts(b *strings.Builder, e env, atts []model.Attempt, w int) {
 	}
 	traceW, workerW := 12, 12
 	for _, a := range atts {
-		traceW = max(traceW, min(ansi.StringWidth(a.TraceID), 24))
+		traceW = max(traceW, min(ansi.StringWidth(a.TraceID), 36))
 		workerW = max(workerW, min(ansi.StringWidth(a.WorkerID), 20))
 	}
 	const numW, outW, durW = 3, 13, 8
@@ -514,7 +525,7 @@ func writeAttempts(b *strings.Builder, e env, atts []model.Attempt, w int) {
 	b.WriteString("  " + s.TableHead.Render(strings.Join(head, " ")) + "\n")
 	for _, a := range atts {
 		cells := []string{fitRight(strconv.Itoa(a.Seq), numW), fit(a.StartedAt.In(e.loc).Format(timeFmt), timeW),
-			outcomeStyle(s, a.Outcome).Render(fit(string(a.Outcome), outW)), fit(or(a.TraceID, "-"), traceW),
+			outcomeStyle(s, a.Outcome).Render(fit(string(a.Outcome), outW)), fit(clipMiddle(or(a.TraceID, "-"), traceW), traceW),
 			fit(or(a.WorkerID, "-"), workerW), fitRight(dur(a.Duration), durW)}
 		errText := a.Error
 		if a.ProviderRef != "" {
@@ -527,6 +538,11 @@ func writeAttempts(b *strings.Builder, e env, atts []model.Attempt, w int) {
 			cells = append(cells, fit(errText, errW))
 		}
 		b.WriteString("  " + strings.Join(cells, " ") + "\n")
+		if ansi.StringWidth(a.TraceID) > traceW {
+			// A trace id is an opaque identifier: never shown cut. One too
+			// long for its column is written out in full under the row.
+			b.WriteString("      " + s.Muted.Render("↳ trace "+a.TraceID) + "\n")
+		}
 		if full && errText != "" {
 			for i, l := range strings.Split(wrap(oneLine(errText), max(w-9, 20), " "), "\n") {
 				lead := "  "
@@ -555,4 +571,15 @@ func outcomeStyle(s *Styles, o model.Outcome) interface{ Render(...string) strin
 		return s.Contra
 	}
 	return s.Muted
+}
+
+// checkErrText is a failed check's reason, without a second "cannot tell".
+func checkErrText(err error) string {
+	return strings.ReplaceAll(oneLine(err.Error()), "cannot tell: ", "")
+}
+
+// leaseEnded reports whether op is a claim whose lease ran out with no
+// result: its worker is gone.
+func leaseEnded(op model.Operation, now time.Time) bool {
+	return op.State == model.StateInProgress && !op.LeaseUntil.IsZero() && op.LeaseUntil.Before(now)
 }

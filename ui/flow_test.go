@@ -150,6 +150,9 @@ func TestFlowLabScreenRunsAScenarioAndShowsItsRow(t *testing.T) {
 	press(tm, "L")
 	waitFor(t, tm, "Lab", "stops before commit, retried with the same key")
 	press(tm, "enter")
+	// The fixture holds other tenants: the lab asks before writing here.
+	waitFor(t, tm, "Run the lab in this ledger?", "not a lab ledger", "3 other tenants")
+	press(tm, "y")
 	waitFor(t, tm, "before-commit-same-key", "✓ holds", "effects     0 → 1", "expected 0 → 1")
 	// The keys it created can be opened from the row.
 	press(tm, "1")

@@ -7,6 +7,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/retrysafe/retrysafe/internal/textsafe"
 	"github.com/retrysafe/retrysafe/model"
 )
 
@@ -45,6 +46,7 @@ func fitRight(s string, w int) string {
 // clipMiddle shortens s to w cells keeping both ends ("/var/…/demo.db"): the
 // end of a path or key is usually what tells two apart.
 func clipMiddle(s string, w int) string {
+	s = oneLine(s)
 	if ansi.StringWidth(s) <= w {
 		return s
 	}
@@ -61,17 +63,19 @@ func clipMiddle(s string, w int) string {
 }
 
 // oneLine turns line breaks and tabs into spaces so a value never breaks a
-// row.
+// row, and shows every other control, format or bidirectional character
+// as an inert escape (textsafe.Visible): plain text on its way to the
+// screen — cells, errors — passes here.
 func oneLine(s string) string {
-	if !strings.ContainsAny(s, "\n\r\t") {
-		return s
+	if strings.ContainsAny(s, "\n\r\t") {
+		s = strings.Map(func(r rune) rune {
+			if r == '\n' || r == '\r' || r == '\t' {
+				return ' '
+			}
+			return r
+		}, s)
 	}
-	return strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\r' || r == '\t' {
-			return ' '
-		}
-		return r
-	}, s)
+	return textsafe.Visible(s)
 }
 
 // padRight pads styled text (which may hold escape codes) to w cells.
@@ -193,32 +197,6 @@ func stateLabel(st model.State, tier int) string {
 	return short[st][tier-1]
 }
 
-// actionVerb is how a decision reads in a sentence.
-func actionVerb(a model.Action) string {
-	switch a {
-	case model.ActionMarkApplied:
-		return "mark applied"
-	case model.ActionMarkNotApplied:
-		return "mark not applied"
-	case model.ActionAuthorizeKey:
-		return "authorize a new key"
-	}
-	return string(a)
-}
-
-// actionTarget is the state an action moves an operation to.
-func actionTarget(a model.Action) model.State {
-	switch a {
-	case model.ActionMarkApplied:
-		return model.StateApplied
-	case model.ActionMarkNotApplied:
-		return model.StateNotApplied
-	case model.ActionAuthorizeKey:
-		return model.StateSuperseded
-	}
-	return ""
-}
-
 // nbHyphen stands in for "-" while text is wrapped: ansi.Wrap always breaks
 // after a hyphen, which splits tenants, keys and downstream keys
 // ("umbrella-" / "logistics") that people read and copy whole.
@@ -250,4 +228,12 @@ func pack(parts []string, sep string, w int) []string {
 		}
 	}
 	return append(lines, cur)
+}
+
+// plural is "1 operation", "2 operations", "1,204 operations".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return count(n) + " " + many
 }

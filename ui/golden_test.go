@@ -114,3 +114,61 @@ func TestGolden80x24(t *testing.T) {
 	h.keys("esc", "8")
 	golden(t, "layout_80x24_all", h.view())
 }
+
+// pinCheck fixes what the sandbox stamps with the wall clock (the time of
+// a delivery) in a provider check's answer.
+func pinCheck(msg tea.Msg) tea.Msg {
+	c, ok := msg.(checkMsg)
+	if !ok || !c.Evidence.Found {
+		return pinAttempts(msg)
+	}
+	c.Evidence.At = time.Date(2026, 3, 14, 9, 26, 54, 0, time.UTC)
+	c.Evidence.Detail = "sandbox delivered " + c.Evidence.Ref + " at 2026-03-14T09:26:54Z (1 delivery under this key)"
+	return c
+}
+
+// The review of a decision against the last check: the finding named,
+// the typed override asked for.
+func TestGoldenReviewAgainstTheFinding(t *testing.T) {
+	h := open(t, config(fixture(t)), 100, 30)
+	h.pin = pinCheck
+	h.keys("enter", "c", "n")
+	h.typeText("customer says nothing arrived")
+	h.keys("tab")
+	h.typeText("ticket 5521")
+	h.keys("enter")
+	golden(t, "review_against_finding", h.view())
+}
+
+// A bulk decision: the review listing each from → to, then each row's
+// result (one refused as stale).
+func TestGoldenBulkReviewAndResults(t *testing.T) {
+	l := fixture(t)
+	h := open(t, config(l), 100, 24)
+	h.keys("space", "space", "n")
+	h.typeText("provider incident INC-7")
+	h.keys("tab")
+	h.typeText("INC-7")
+	h.keys("enter")
+	golden(t, "bulk_review", h.view())
+	settleElsewhere(t, l)
+	h.keys("y")
+	golden(t, "bulk_results", h.view())
+}
+
+func TestGoldenAuditLog(t *testing.T) {
+	h := open(t, config(fixture(t)), 100, 24)
+	h.keys("D")
+	golden(t, "audit_log", h.view())
+	h.send(tea.WindowSizeMsg{Width: 80, Height: 24})
+	golden(t, "audit_log_80x24", h.view())
+}
+
+func TestGoldenSweepConfirmation(t *testing.T) {
+	l := newLedger(t)
+	l.inFlight(t, "acme", "gone", "ops@acme.example")
+	l.clock.Advance(2 * time.Hour)
+	h := open(t, config(l), 100, 24)
+	h.keys("S")
+	golden(t, "sweep_confirm", h.view())
+}

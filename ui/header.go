@@ -62,6 +62,10 @@ func (m Model) headerLine(e env) string {
 			}
 		}
 	}
+	if n := m.counts.ExpiredLeases; n > 0 && m.loadErr == nil {
+		// Claims whose worker is gone: a sweep (S) makes them unknown.
+		right = append(right, s.Contra.Render(plural(n, "lease ended", "leases ended")))
+	}
 	status := func(mode int) string {
 		switch {
 		case m.loadErr != nil:

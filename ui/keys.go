@@ -11,6 +11,9 @@ type globalKeys struct {
 	Lab     key.Binding
 	Tenant  key.Binding
 	Refresh key.Binding
+	Audit   key.Binding
+	Sweep   key.Binding
+	Command key.Binding
 }
 
 func newGlobalKeys() globalKeys {
@@ -21,6 +24,9 @@ func newGlobalKeys() globalKeys {
 		Lab:     key.NewBinding(key.WithKeys("L"), key.WithHelp("L", "lab")),
 		Tenant:  key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "tenant")),
 		Refresh: key.NewBinding(key.WithKeys("r", "ctrl+r"), key.WithHelp("r", "refresh now")),
+		Audit:   key.NewBinding(key.WithKeys("D"), key.WithHelp("D", "audit log (decisions)")),
+		Sweep:   key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "sweep expired leases")),
+		Command: key.NewBinding(key.WithKeys(":"), key.WithHelp(":", "command (:tenant X, :state S, :audit, :sweep, :q)")),
 	}
 }
 
@@ -30,14 +36,15 @@ type listKeys struct {
 	NextTab, PrevTab, Tab                   key.Binding
 	Open, Search, Clear, Contradicted       key.Binding
 	Apply, NotApply, Check                  key.Binding
+	Mark, MarkRange, MarkAll                key.Binding
 }
 
 func newListKeys() listKeys {
 	return listKeys{
 		Up:           key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
 		Down:         key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
-		PageUp:       key.NewBinding(key.WithKeys("pgup", "ctrl+b"), key.WithHelp("pgup", "page up")),
-		PageDown:     key.NewBinding(key.WithKeys("pgdown", "ctrl+f", " "), key.WithHelp("pgdn", "page down")),
+		PageUp:       key.NewBinding(key.WithKeys("pgup", "ctrl+b", "ctrl+u"), key.WithHelp("pgup/ctrl+u", "page up")),
+		PageDown:     key.NewBinding(key.WithKeys("pgdown", "ctrl+f", "ctrl+d"), key.WithHelp("pgdn/ctrl+d", "page down")),
 		Top:          key.NewBinding(key.WithKeys("g", "home"), key.WithHelp("g", "newest")),
 		Bottom:       key.NewBinding(key.WithKeys("G", "end"), key.WithHelp("G", "oldest")),
 		NextTab:      key.NewBinding(key.WithKeys("tab", "right", "l"), key.WithHelp("→/tab", "next state")),
@@ -50,11 +57,14 @@ func newListKeys() listKeys {
 		Apply:        key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "mark applied")),
 		NotApply:     key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "mark not applied")),
 		Check:        key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "check provider")),
+		Mark:         key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "mark row")),
+		MarkRange:    key.NewBinding(key.WithKeys("v"), key.WithHelp("v", "mark range")),
+		MarkAll:      key.NewBinding(key.WithKeys("*"), key.WithHelp("*", "mark all in view")),
 	}
 }
 
-// detailKeys are the detail view's. k is "authorize a new key" here, as the
-// runbook says, so the viewport scrolls with the arrows, not j/k.
+// detailKeys are the detail view's. j/k scroll as everywhere else; a new
+// key is s ("supersede", as `ops supersede`), a key no movement uses.
 type detailKeys struct {
 	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
 	Back, Newer, Older                      key.Binding
@@ -63,10 +73,10 @@ type detailKeys struct {
 
 func newDetailKeys() detailKeys {
 	return detailKeys{
-		Up:       key.NewBinding(key.WithKeys("up"), key.WithHelp("↑", "scroll up")),
-		Down:     key.NewBinding(key.WithKeys("down"), key.WithHelp("↓", "scroll down")),
-		PageUp:   key.NewBinding(key.WithKeys("pgup", "ctrl+b"), key.WithHelp("pgup", "page up")),
-		PageDown: key.NewBinding(key.WithKeys("pgdown", "ctrl+f", " "), key.WithHelp("pgdn", "page down")),
+		Up:       key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "scroll up")),
+		Down:     key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "scroll down")),
+		PageUp:   key.NewBinding(key.WithKeys("pgup", "ctrl+b", "ctrl+u"), key.WithHelp("pgup/ctrl+u", "page up")),
+		PageDown: key.NewBinding(key.WithKeys("pgdown", "ctrl+f", "ctrl+d", " "), key.WithHelp("pgdn/ctrl+d", "page down")),
 		Top:      key.NewBinding(key.WithKeys("g", "home"), key.WithHelp("g", "top")),
 		Bottom:   key.NewBinding(key.WithKeys("G", "end"), key.WithHelp("G", "bottom")),
 		Back:     key.NewBinding(key.WithKeys("esc", "backspace"), key.WithHelp("esc", "back")),
@@ -74,7 +84,7 @@ func newDetailKeys() detailKeys {
 		Older:    key.NewBinding(key.WithKeys("<"), key.WithHelp("<", "open superseded op")),
 		Apply:    key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "mark applied")),
 		NotApply: key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "mark not applied")),
-		NewKey:   key.NewBinding(key.WithKeys("k"), key.WithHelp("k", "authorize new key")),
+		NewKey:   key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "supersede: authorize new key")),
 		Check:    key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "check provider")),
 	}
 }
@@ -89,7 +99,7 @@ func newFormKeys() formKeys {
 		Next:    key.NewBinding(key.WithKeys("tab", "down"), key.WithHelp("tab", "next field")),
 		Prev:    key.NewBinding(key.WithKeys("shift+tab", "up"), key.WithHelp("shift+tab", "previous field")),
 		Submit:  key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "review")),
-		Confirm: key.NewBinding(key.WithKeys("y", "enter"), key.WithHelp("y/enter", "write it")),
+		Confirm: key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "write it")),
 		Cancel:  key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
 	}
 }

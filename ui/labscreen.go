@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/retrysafe/retrysafe/lab"
+	"github.com/retrysafe/retrysafe/store"
 )
 
 // The Lab screen: pick a scenario, run it for real against the open ledger
@@ -44,6 +45,9 @@ const maxLabSteps = 200
 
 type labModel struct {
 	keys      labKeys
+	runner    LabRunner // nil: no lab
+	tenant    string    // the tenant its runs write under
+	approved  bool      // running here was allowed (asked once per session)
 	scenarios []lab.Scenario
 	cursor    int
 	seq       int
@@ -54,9 +58,13 @@ type labModel struct {
 	err       error
 	started   time.Time
 	finished  time.Time
+
+	width, height int
 }
 
-func newLab(sc []lab.Scenario) labModel { return labModel{keys: newLabKeys(), scenarios: sc} }
+func newLab(r LabRunner, sc []lab.Scenario, tenant string) labModel {
+	return labModel{keys: newLabKeys(), runner: r, scenarios: sc, tenant: tenant}
+}
 
 // startLab runs one scenario in the background. Its steps and its row come
 // back as messages read off one channel, one at a time.
@@ -111,6 +119,9 @@ func (l labModel) update(msg tea.Msg, e env) (labModel, tea.Cmd) {
 			l.steps = l.steps[len(l.steps)-maxLabSteps:]
 		}
 		return l, nextLabEvent(msg.Events)
+	case labGoMsg:
+		l.approved = true
+		return l.start(e, msg.Scenario)
 	case labDoneMsg:
 		if msg.Seq != l.seq {
 			return l, nil
@@ -123,7 +134,43 @@ func (l labModel) update(msg tea.Msg, e env) (labModel, tea.Cmd) {
 	return l, nil
 }
 
-func (l labModel) key(msg tea.KeyMsg, e env, cfg Config) (labModel, tea.Cmd) {
+// start runs scenario i.
+func (l labModel) start(e env, i int) (labModel, tea.Cmd) {
+	if l.running || i < 0 || i >= len(l.scenarios) {
+		return l, nil
+	}
+	l.seq++
+	l.running, l.scenario, l.steps, l.row, l.err = true, l.scenarios[i], nil, nil, nil
+	l.started = e.now
+	return l, startLab(e.ctx, l.runner, e.st.Path(), l.tenant, l.scenario.ID, l.seq)
+}
+
+// labLedgerMsg says which tenants other than the lab's the ledger holds.
+type labLedgerMsg struct {
+	Scenario int
+	Others   []string
+	Err      error
+}
+
+// labGoMsg runs a scenario once running it here is approved.
+type labGoMsg struct{ Scenario int }
+
+func loadLabLedger(ctx context.Context, st store.Ledger, labTenant string, scenario int) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, ioTimeout)
+		defer cancel()
+		ts, err := st.Tenants(ctx)
+		msg := labLedgerMsg{Scenario: scenario, Err: err}
+		for _, t := range ts {
+			if t != labTenant {
+				msg.Others = append(msg.Others, t)
+			}
+		}
+		return msg
+	}
+}
+
+func (l labModel) key(msg tea.KeyMsg, e env) (labModel, tea.Cmd) {
 	k := l.keys
 	switch {
 	case key.Matches(msg, k.Back):
@@ -139,10 +186,12 @@ func (l labModel) key(msg tea.KeyMsg, e env, cfg Config) (labModel, tea.Cmd) {
 		if e.readOnly {
 			return l, emit(bannerMsg{kind: bannerErr, text: "Read-only console: the lab writes to the ledger, so it cannot run here. Reopen without --read-only."})
 		}
-		l.seq++
-		l.running, l.scenario, l.steps, l.row, l.err = true, l.scenarios[l.cursor], nil, nil, nil
-		l.started = e.now
-		return l, startLab(e.ctx, cfg.Lab, e.st.Path(), cfg.LabTenant, l.scenario.ID, l.seq)
+		if !l.approved {
+			// Asked once per session: is this a ledger the lab may write
+			// into? The root looks at its tenants first.
+			return l, loadLabLedger(e.ctx, e.st, l.tenant, l.cursor)
+		}
+		return l.start(e, l.cursor)
 	case key.Matches(msg, k.Open):
 		if l.row == nil {
 			return l, nil
@@ -163,7 +212,8 @@ func (l labModel) keyMap(e env) keyMap {
 	return keyMap{short: short, full: [][]key.Binding{short}}
 }
 
-func (l labModel) view(e env, w, h int, spin, tenant string) string {
+func (l labModel) view(e env, w, h int) string {
+	spin, tenant := e.spin, l.tenant
 	s := e.styles
 	var out []string
 	add := func(str string) { out = append(out, str) }

@@ -66,6 +66,12 @@ type listModel struct {
 	offset int
 	limit  int
 	width  int
+	// viewHeight is the area the list draws in (the page is limit rows).
+	viewHeight int
+
+	// marked are the rows marked for a bulk decision.
+	marked  marks
+	markSeq int
 
 	seq       int
 	loading   bool
@@ -82,7 +88,7 @@ type listModel struct {
 func newList(r *lipgloss.Renderer) listModel {
 	in := textinput.New()
 	in.Prompt = "/ "
-	in.Placeholder = "key, subject or trace id"
+	in.Placeholder = "key or subject (contains), trace id (starts with)"
 	in.CharLimit = 200
 	in.PromptStyle = r.NewStyle().Bold(true)
 	in.TextStyle = r.NewStyle()
@@ -91,7 +97,7 @@ func newList(r *lipgloss.Renderer) listModel {
 	in.Cursor.TextStyle = r.NewStyle()
 	// A steady cursor: no blink timer redrawing the screen twice a second.
 	in.Cursor.SetMode(cursor.CursorStatic)
-	return listModel{keys: newListKeys(), input: in, autoTab: true, tab: 0, limit: 10}
+	return listModel{keys: newListKeys(), input: in, autoTab: true, tab: 0, limit: 10, marked: marks{ops: map[int64]model.Operation{}}}
 }
 
 func (l listModel) selected() (model.Operation, bool) {
@@ -143,6 +149,7 @@ func (l listModel) start(e env) (listModel, tea.Cmd) {
 // rescope forgets the page for a new tenant scope; start reloads it.
 func (l listModel) rescope() listModel {
 	l.started, l.rows, l.cursor, l.anchor, l.offset = false, nil, 0, anchor{}, 0
+	l.marked = marks{ops: map[int64]model.Operation{}}
 	return l
 }
 
@@ -176,9 +183,8 @@ func (l listModel) reload(e env) (listModel, tea.Cmd) {
 	return l.load(e, l.anchor, l.offset, in)
 }
 
-// resize sets the page length to what fits and reloads if it changed.
-func (l listModel) resize(e env, w, h int) (listModel, tea.Cmd) {
-	l.width = w
+// setPageLen sets the page length to what fits and reloads if it changed.
+func (l listModel) setPageLen(e env, h int) (listModel, tea.Cmd) {
 	if h == l.limit {
 		return l, nil
 	}
@@ -298,6 +304,9 @@ func (l listModel) pageUp(e env) (listModel, tea.Cmd) {
 func (l listModel) setTab(e env, tab int) (listModel, tea.Cmd) {
 	l.tab = (tab + len(tabStates)) % len(tabStates)
 	l.autoTab = false
+	// The contradicted filter belongs to the tab it was set on: carried
+	// over, it would hide most of the next tab without saying so.
+	l.contraOnly = false
 	l.rows, l.cursor = nil, 0
 	return l.load(e, anchor{kind: anchorTop}, 0, cursorIntent{kind: intentIndex})
 }
@@ -307,6 +316,21 @@ func (l listModel) key(msg tea.KeyMsg, e env) (listModel, tea.Cmd) {
 		return l.typingKey(msg, e)
 	}
 	k := l.keys
+	if key.Matches(msg, k.Clear) && l.marked.len() > 0 {
+		l.marked = marks{ops: map[int64]model.Operation{}}
+		return l, nil
+	}
+	if l, c, ok := l.markKey(msg.String(), e); ok {
+		return l, c
+	}
+	if l.marked.len() > 0 {
+		switch {
+		case key.Matches(msg, k.Apply):
+			return l, emit(bulkRequestMsg{Action: model.ActionMarkApplied, Ops: l.marked.list()})
+		case key.Matches(msg, k.NotApply):
+			return l, emit(bulkRequestMsg{Action: model.ActionMarkNotApplied, Ops: l.marked.list()})
+		}
+	}
 	switch {
 	case key.Matches(msg, k.Up):
 		return l.up(e)
@@ -400,6 +424,8 @@ func (l listModel) applySearch(e env) (listModel, tea.Cmd) {
 // update takes the list's non-key messages.
 func (l listModel) update(msg tea.Msg, e env) (listModel, tea.Cmd) {
 	switch msg := msg.(type) {
+	case markAllMsg:
+		return l.markedAll(msg)
 	case searchTickMsg:
 		if msg.Seq != l.searchSeq || !l.typing {
 			return l, nil
@@ -441,6 +467,13 @@ func (l listModel) keyMap(e env) keyMap {
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.NextTab, k.PrevTab, k.Tab, k.Search, k.Clear, k.Contradicted},
 		{k.Open, enabled(k.Apply, !e.readOnly), enabled(k.NotApply, !e.readOnly), enabled(k.Check, e.canCheck)},
+		{k.Mark, k.MarkRange, k.MarkAll, relabel(k.Clear, "clear marks / search")},
+	}
+	if n := l.marked.len(); n > 0 {
+		// With marks, a and n decide on all of them.
+		on := fmt.Sprintf(" %s marked", count(n))
+		short = []key.Binding{relabel(enabled(k.Apply, !e.readOnly), "applied"+on), relabel(enabled(k.NotApply, !e.readOnly), "not applied"+on),
+			k.Mark, relabel(k.Clear, "clear marks"), helpMove}
 	}
 	return keyMap{short: short, full: full}
 }
@@ -510,9 +543,12 @@ func (c columns) header(s *Styles) string {
 // row renders one operation. The cursor row is one reverse-video style over
 // plain text (inner styles would cancel it part-way); other rows colour the
 // state, and contradicted rows are drawn in the warning colour throughout.
-func (c columns) row(s *Styles, op model.Operation, now time.Time, selected bool) string {
+func (c columns) row(s *Styles, op model.Operation, now time.Time, selected, marked bool) string {
 	mark := " "
-	if selected {
+	switch {
+	case marked:
+		mark = "✓"
+	case selected:
 		mark = "›"
 	}
 	flag := " "
@@ -529,6 +565,9 @@ func (c columns) row(s *Styles, op model.Operation, now time.Time, selected bool
 	lead := mark + flag + fitRight(age(now, op.CreatedAt), colAge)
 	cells := []string{fit(op.Tenant, c.tenant), fit(clipMiddle(op.Key, c.key), c.key), fit(tool, c.tool), fit(op.Summary, c.summary)}
 	st := fit(string(op.State), colState)
+	if leaseEnded(op, now) {
+		st = fit("lease ended", colState)
+	}
 	tail := []string{fitRight(strconv.Itoa(op.AttemptCount), colAtt), fit(or(op.ProviderRef, "-"), c.ref)}
 	if selected || op.Contradicted {
 		line := lead + " " + strings.Join(cells, " ") + " " + st + " " + strings.Join(tail, " ")
@@ -576,7 +615,7 @@ func (l listModel) view(e env, w, h int) string {
 	}
 	end := min(len(l.rows), start+visible)
 	for i := start; i < end; i++ {
-		b.WriteString(cols.row(s, l.rows[i], e.now, i == l.cursor))
+		b.WriteString(cols.row(s, l.rows[i], e.now, i == l.cursor, l.marked.has(l.rows[i].ID)))
 		b.WriteByte('\n')
 	}
 	for i := max(end-start, 0); i < visible; i++ {
@@ -634,7 +673,10 @@ func (l listModel) statusLine(e env, w int) string {
 		left = append(left, fmt.Sprintf("search %q", l.query))
 	}
 	if l.contraOnly {
-		left = append(left, "contradicted only")
+		left = append(left, s.Contra.Render("! contradicted only (! shows all)"))
+	}
+	if n := l.marked.len(); n > 0 {
+		left = append(left, s.Bold.Render(count(n)+" marked"))
 	}
 	if l.err != nil && len(l.rows) > 0 {
 		left = append(left, s.BannerErr.Render("refresh failed: "+oneLine(l.err.Error())))

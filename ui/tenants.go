@@ -20,6 +20,8 @@ type pickerModel struct {
 	loading bool
 	err     error
 	closed  bool
+
+	width, height int
 }
 
 func newPicker() pickerModel { return pickerModel{keys: newPickerKeys()} }

@@ -15,7 +15,6 @@ package ui
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log"
 	"strings"
@@ -26,7 +25,6 @@ import (
 	"github.com/charmbracelet/bubbles/spinner"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/retrysafe/retrysafe/lab"
 	"github.com/retrysafe/retrysafe/model"
@@ -77,6 +75,7 @@ const (
 	screenList screenID = iota
 	screenDetail
 	screenLab
+	screenAudit
 )
 
 type overlayID int
@@ -86,6 +85,8 @@ const (
 	overlayHelp
 	overlayPicker
 	overlayAction
+	overlayConfirm
+	overlayCommand // the ":" command line on the bottom line
 )
 
 // Model is the console's root model.
@@ -102,14 +103,19 @@ type Model struct {
 	screen     screenID
 	detailFrom screenID // where esc in the detail returns to
 	labFrom    screenID // where esc in the lab returns to
+	auditFrom  screenID // where esc in the audit log returns to
 	overlay    overlayID
 
-	list   listModel
-	detail detailModel
-	lab    labModel
-	picker pickerModel
-	action actionModel
-	help   help.Model
+	list    listModel
+	detail  detailModel
+	lab     labModel
+	audit   auditModel
+	picker  pickerModel
+	action  actionModel
+	helpOv  helpModel // the help screen
+	confirm confirmModel
+	command commandModel
+	help    help.Model
 
 	spin     spinner.Model
 	spinning bool
@@ -170,14 +176,16 @@ func New(cfg Config) Model {
 	sp := spinner.New(spinner.WithSpinner(spinner.Dot), spinner.WithStyle(styles.Spinner))
 	return Model{
 		cfg: cfg, styles: &styles, keys: newGlobalKeys(), ctx: ctx, cancel: cancel, log: cfg.Log,
-		scope:  cfg.Tenant,
-		list:   newList(cfg.Renderer),
-		detail: newDetail(),
-		lab:    newLab(cfg.LabScenarios),
-		picker: newPicker(),
-		action: actionModel{keys: newFormKeys()},
-		help:   h,
-		spin:   sp,
+		scope:   cfg.Tenant,
+		list:    newList(cfg.Renderer),
+		detail:  newDetail(),
+		lab:     newLab(cfg.Lab, cfg.LabScenarios, cfg.LabTenant),
+		picker:  newPicker(),
+		audit:   newAudit(&styles),
+		command: newCommand(&styles),
+		action:  actionModel{keys: newFormKeys()},
+		help:    h,
+		spin:    sp,
 	}
 }
 
@@ -213,6 +221,7 @@ type env struct {
 	operator string
 	ledger   string
 	timers   bool
+	spin     string // the spinner's frame, for screens that show progress
 }
 
 func (m Model) env() env {
@@ -220,7 +229,7 @@ func (m Model) env() env {
 		ctx: m.ctx, st: m.cfg.Store, svc: m.cfg.Service, styles: m.styles, now: m.cfg.Now(), loc: m.cfg.Location,
 		scope: m.scope, counts: m.counts, countsOK: m.countsOK, readOnly: m.cfg.ReadOnly,
 		canCheck: !m.cfg.ReadOnly && m.cfg.Service != nil && len(m.cfg.Service.Providers) > 0,
-		operator: m.cfg.Operator, ledger: m.cfg.Ledger, timers: !m.cfg.NoTimers,
+		operator: m.cfg.Operator, ledger: m.cfg.Ledger, timers: !m.cfg.NoTimers, spin: m.spin.View(),
 	}
 }
 
@@ -244,8 +253,9 @@ type (
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	m, cmd := m.update(msg)
 	if m.width > 0 {
-		// The detail's viewport is as tall as what the banner leaves.
-		m.detail = m.detail.fitHeight(m.bodyHeight())
+		// Every screen draws in what the banner leaves (the detail's
+		// viewport grows and shrinks with it).
+		m = m.sized()
 	}
 	spin := m.keepSpinning()
 	return m, tea.Batch(cmd, spin)
@@ -257,21 +267,27 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 		var c tea.Cmd
-		m.list, c = m.list.resize(e, msg.Width, m.listHeight())
+		m.list, c = m.list.setPageLen(e, m.listHeight())
+		m = m.sized()
 		start := m.startList(e)
-		m.detail = m.detail.resize(e, msg.Width, m.bodyHeight())
 		return m, tea.Batch(c, start)
 
 	case tea.KeyMsg:
 		if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste {
 			// Keys typed faster than the terminal is read arrive as one
 			// message ("8/" then "task"): press them one at a time, so "/"
-			// opens the search before "task" is typed into it.
+			// opens the search before "task" is typed into it. A key that
+			// opens a decision's review ends the batch: the rest were typed
+			// before the review was on screen, and must not answer it.
 			var cmds []tea.Cmd
 			for _, r := range msg.Runes {
 				var c tea.Cmd
+				before := m.action.stage
 				m, c = m.handleKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt}, m.env())
 				cmds = append(cmds, c)
+				if m.overlay == overlayAction && before != stageConfirm && m.action.stage == stageConfirm {
+					break
+				}
 			}
 			return m, tea.Batch(cmds...)
 		}
@@ -281,15 +297,7 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		if m.overlay != overlayNone {
 			return m, nil
 		}
-		switch m.screen {
-		case screenList:
-			var c tea.Cmd
-			m.list, c = m.list.mouse(msg, e)
-			return m, c
-		case screenDetail:
-			m.detail = m.detail.mouse(msg)
-		}
-		return m, nil
+		return m.route(m.focus(), msg, e)
 
 	case countsMsg:
 		if msg.Seq != m.countsSeq {
@@ -307,33 +315,31 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		return m, c
 
 	case pageMsg:
-		var c tea.Cmd
-		m.list, c = m.list.loaded(msg, e)
 		if msg.Err == nil && msg.Seq == m.list.seq {
 			m.refreshedAt = e.now
 		} else if msg.Err != nil {
 			m.log.Printf("list: %v", msg.Err)
 		}
-		return m, c
+		return m.route(m.list, msg, e)
 
 	case detailMsg, checkMsg:
-		var c tea.Cmd
-		m.detail, c = m.detail.update(msg, e)
-		return m, c
+		return m.route(m.detail, msg, e)
 
 	case actionOpMsg:
-		if msg.Err == nil && m.overlay == overlayAction && msg.Seq == m.action.seq {
-			m.action = m.action.noticed(*msg.Op)
+		if m.overlay != overlayAction {
+			return m, nil
 		}
-		return m, nil
+		return m.route(m.action, msg, e)
 
 	case tenantsMsg:
-		m.picker = m.picker.loaded(msg)
-		return m, nil
+		return m.route(m.picker, msg, e)
 
-	case labStartedMsg, labStepMsg, labDoneMsg:
+	case labLedgerMsg:
+		return m.askLab(msg, e)
+
+	case labStartedMsg, labStepMsg, labDoneMsg, labGoMsg:
 		var c tea.Cmd
-		m.lab, c = m.lab.update(msg, e)
+		m, c = m.route(m.lab, msg, e)
 		if done, ok := msg.(labDoneMsg); ok && done.Seq == m.lab.seq {
 			m.log.Printf("lab: %s done: ok=%v err=%v", done.Row.Scenario, done.Row.OK, done.Err)
 			reload := m.reloadAll()
@@ -343,6 +349,21 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 
 	case decisionMsg:
 		return m.decided(msg)
+
+	case bulkDecisionMsg:
+		return m.bulkDecided(msg)
+
+	case sweepMsg:
+		return m.swept(msg)
+
+	case commandMsg:
+		return m.runCommand(msg, e)
+
+	case bulkRequestMsg:
+		return m.requestBulk(msg, e)
+
+	case markAllMsg:
+		return m.route(m.list, msg, e)
 
 	case watchMsg:
 		m.watcher, m.watchErr = msg.Watcher, msg.Err
@@ -415,6 +436,16 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		}
 		return m, nil
 
+	case auditMsg:
+		return m.route(m.audit, msg, e)
+
+	case leaveAuditMsg:
+		m.screen = m.auditFrom
+		if m.screen == screenAudit {
+			m.screen = screenList
+		}
+		return m, nil
+
 	case leaveLabMsg:
 		m.screen = m.labFrom
 		if m.screen == screenLab {
@@ -443,20 +474,93 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		m.banner.at = e.now
 		return m, nil
 	}
-	// Anything else (textinput's internal messages) belongs to whatever
-	// has the focus.
-	return m.routeToFocus(msg, e)
+	// Anything else (textinput's internal messages, the search timer)
+	// belongs to whatever has the focus.
+	return m.route(m.focus(), msg, e)
 }
 
-func (m Model) routeToFocus(msg tea.Msg, e env) (Model, tea.Cmd) {
-	var c tea.Cmd
-	switch {
-	case m.overlay == overlayAction:
-		m.action, c = m.action.update(msg, e)
-	case m.screen == screenList:
-		m.list, c = m.list.update(msg, e)
+// focus is the screen or overlay that has the keyboard.
+func (m Model) focus() component {
+	switch m.overlay {
+	case overlayHelp:
+		return m.helpOv
+	case overlayPicker:
+		return m.picker
+	case overlayAction:
+		return m.action
+	case overlayConfirm:
+		return m.confirm
+	case overlayCommand:
+		return m.command
 	}
-	return m, c
+	switch m.screen {
+	case screenDetail:
+		return m.detail
+	case screenLab:
+		return m.lab
+	case screenAudit:
+		return m.audit
+	}
+	return m.list
+}
+
+// route hands msg to c and keeps what it returns.
+func (m Model) route(c component, msg tea.Msg, e env) (Model, tea.Cmd) {
+	c, cmd := c.Update(msg, e)
+	m = m.keep(c)
+	return m, cmd
+}
+
+// keep stores a component back in its place; an overlay that closed
+// itself gives the keyboard back to the screen.
+func (m Model) keep(c component) Model {
+	switch c := c.(type) {
+	case listModel:
+		m.list = c
+	case detailModel:
+		m.detail = c
+	case labModel:
+		m.lab = c
+	case auditModel:
+		m.audit = c
+	case pickerModel:
+		m.picker = c
+		if c.closed && m.overlay == overlayPicker {
+			m.overlay = overlayNone
+		}
+	case actionModel:
+		m.action = c
+		if c.closed && m.overlay == overlayAction {
+			m.overlay = overlayNone
+		}
+	case commandModel:
+		m.command = c
+		if c.closed && m.overlay == overlayCommand {
+			m.overlay = overlayNone
+		}
+	case confirmModel:
+		m.confirm = c
+		if c.closed && m.overlay == overlayConfirm {
+			m.overlay = overlayNone
+		}
+	case helpModel:
+		m.helpOv = c
+		if c.closed && m.overlay == overlayHelp {
+			m.overlay = overlayNone
+		}
+	}
+	return m
+}
+
+// sized gives every component the body's size.
+func (m Model) sized() Model {
+	e := m.env()
+	w, h := m.width, m.bodyHeight()
+	for _, c := range []component{m.list, m.detail, m.lab, m.audit, m.picker, m.action, m.helpOv, m.confirm, m.command} {
+		c, _ = c.SetSize(e, w, h)
+		m = m.keep(c)
+	}
+	return m
 }
 
 // handleKey gives a key to the overlay that has it, else to the global
@@ -465,42 +569,34 @@ func (m Model) handleKey(msg tea.KeyMsg, e env) (Model, tea.Cmd) {
 	if key.Matches(msg, m.keys.ForceQ) {
 		return m.quit()
 	}
-	switch m.overlay {
-	case overlayHelp:
-		if key.Matches(msg, m.keys.Quit) {
-			return m.quit()
-		}
-		if key.Matches(msg, m.keys.Help) || msg.String() == "esc" {
-			m.overlay = overlayNone
-		}
-		return m, nil
-	case overlayPicker:
-		var c tea.Cmd
-		m.picker, c = m.picker.update(msg, e)
-		if m.picker.closed {
-			m.overlay = overlayNone
-		}
-		return m, c
-	case overlayAction:
-		var c tea.Cmd
-		m.action, c = m.action.update(msg, e)
-		if m.action.closed {
-			m.overlay = overlayNone
-		}
-		return m, c
+	if m.overlay != overlayNone {
+		return m.route(m.focus(), msg, e)
 	}
-	typing := m.screen == screenList && m.list.typing
+	typing := (m.screen == screenList && m.list.typing) || (m.screen == screenAudit && m.audit.typing)
 	if !typing {
 		switch {
 		case key.Matches(msg, m.keys.Quit):
 			return m.quit()
 		case key.Matches(msg, m.keys.Help):
+			m.helpOv = helpModel{keys: m.screenKeys(e), width: m.width, height: m.bodyHeight()}
 			m.overlay = overlayHelp
 			return m, nil
 		case key.Matches(msg, m.keys.Tenant) && m.screen != screenLab:
 			m.overlay = overlayPicker
 			var c tea.Cmd
 			m.picker, c = m.picker.open(m.scope, e)
+			return m, c
+		case key.Matches(msg, m.keys.Command):
+			m.overlay = overlayCommand
+			var c tea.Cmd
+			m.command, c = m.command.open()
+			return m, c
+		case key.Matches(msg, m.keys.Sweep) && m.screen != screenLab:
+			return m.requestSweep(e)
+		case key.Matches(msg, m.keys.Audit) && m.screen != screenAudit:
+			m.auditFrom, m.screen = m.screen, screenAudit
+			var c tea.Cmd
+			m.audit, c = m.audit.open(e)
 			return m, c
 		case key.Matches(msg, m.keys.Lab) && m.cfg.Lab != nil && m.screen != screenLab:
 			m.labFrom, m.screen = m.screen, screenLab
@@ -513,16 +609,7 @@ func (m Model) handleKey(msg tea.KeyMsg, e env) (Model, tea.Cmd) {
 			return m, nil
 		}
 	}
-	var c tea.Cmd
-	switch m.screen {
-	case screenList:
-		m.list, c = m.list.key(msg, e)
-	case screenDetail:
-		m.detail, c = m.detail.key(msg, e)
-	case screenLab:
-		m.lab, c = m.lab.key(msg, e, m.cfg)
-	}
-	return m, c
+	return m.route(m.focus(), msg, e)
 }
 
 func (m Model) quit() (Model, tea.Cmd) {
@@ -555,6 +642,10 @@ func (m *Model) reloadAll() tea.Cmd {
 		m.detail, c = m.detail.reload(e)
 		cmds = append(cmds, c)
 	}
+	if m.screen == screenAudit || m.detailFrom == screenAudit {
+		m.audit, c = m.audit.open(e)
+		cmds = append(cmds, c)
+	}
 	if m.overlay == overlayAction {
 		// The operation may have left the page being shown (another tab):
 		// read it by key so the open decision can warn it moved on.
@@ -582,73 +673,6 @@ func (m *Model) keepSpinning() tea.Cmd {
 	}
 	m.spinning = true
 	return m.spin.Tick
-}
-
-// requestAction opens an action's form — if the console may write and the
-// operation's state allows it. Refusals say why in the banner.
-func (m Model) requestAction(req actionRequestMsg, e env) (Model, tea.Cmd) {
-	op := req.Op
-	ref := op.Tenant + "/" + op.Key
-	if m.cfg.ReadOnly {
-		m.banner = banner{kind: bannerErr, text: fmt.Sprintf("Read-only console: cannot %s %s. Reopen without --read-only to decide.", actionVerb(req.Action), ref), at: e.now}
-		return m, nil
-	}
-	if !reconcile.AllowedFor(op, req.Action) {
-		m.banner = banner{kind: bannerErr, text: fmt.Sprintf("Cannot %s %s: it is %s, and %s allows %s.", actionVerb(req.Action), ref, op.State, op.State, legalList(op)), at: e.now}
-		return m, nil
-	}
-	evidence := ""
-	if m.screen == screenDetail && m.detail.check != nil && m.detail.check.err == nil && m.detail.check.key == op.Key && m.detail.check.tenant == op.Tenant {
-		evidence = m.detail.check.ev.Ref
-	}
-	if evidence == "" {
-		evidence = op.ProviderRef
-	}
-	m.action = openAction(req.Action, op, evidence, m.styles, m.action.seq+1)
-	m.overlay = overlayAction
-	return m, nil
-}
-
-func legalList(op model.Operation) string {
-	l := reconcile.LegalFor(op)
-	if len(l) == 0 {
-		return "no decisions"
-	}
-	var parts []string
-	for _, a := range l {
-		parts = append(parts, actionVerb(a))
-	}
-	return "only: " + strings.Join(parts, ", ")
-}
-
-// decided turns a decision's outcome into a banner and a refresh. A stale
-// or refused decision wrote nothing; the banner says what changed and the
-// refresh shows it.
-func (m Model) decided(msg decisionMsg) (Model, tea.Cmd) {
-	if msg.Seq != m.action.seq || m.action.stage != stageRunning {
-		return m, nil
-	}
-	e := m.env()
-	m.action = actionModel{keys: m.action.keys, closed: true, seq: m.action.seq}
-	m.overlay = overlayNone
-	ref := msg.Tenant + "/" + msg.Key
-	if msg.Err != nil {
-		m.log.Printf("decision %s on %s failed: %v", msg.Action, ref, msg.Err)
-		// reconcile's refusals say what changed ("it was unknown (version
-		// 2) and is now applied (version 3)…"); the banner passes that on.
-		text := "Not written: " + oneLine(msg.Err.Error())
-		m.banner = banner{kind: bannerErr, text: text, at: e.now}
-		c := m.reloadAll()
-		return m, c
-	}
-	m.log.Printf("decision %s on %s by %s: %s → %s", msg.Action, ref, m.cfg.Operator, msg.From, msg.Op.State)
-	text := fmt.Sprintf("%s: %s → %s (version %d), recorded for %s.", ref, msg.From, msg.Op.State, msg.Op.Version, m.cfg.Operator)
-	if msg.NewOp != nil {
-		text = fmt.Sprintf("%s: %s → superseded. New key %q is authorized; retries of the old key are told to use it.", ref, msg.From, msg.NewOp.Key)
-	}
-	m.banner = banner{kind: bannerOK, text: text, at: e.now}
-	c := m.reloadAll()
-	return m, c
 }
 
 // bannerLife is how long a success or info banner stays; errors stay until
@@ -700,22 +724,14 @@ func (m Model) View() string {
 		b.WriteByte('\n')
 	}
 	body := m.bodyHeight()
-	var content string
-	switch {
-	case m.overlay == overlayHelp:
-		content = m.helpView(body)
-	case m.overlay == overlayPicker:
-		content = m.picker.view(e, m.width, body)
-	case m.overlay == overlayAction:
-		content = m.action.view(e, m.width, body)
-	case m.empty():
+	under := m
+	if m.overlay == overlayCommand {
+		// The command line takes the bottom line; the screen stays.
+		under.overlay = overlayNone
+	}
+	content := under.focus().View(e)
+	if m.empty() {
 		content = m.emptyView(e, body)
-	case m.screen == screenList:
-		content = m.list.view(e, m.width, body)
-	case m.screen == screenDetail:
-		content = m.detail.view(e, m.width, body)
-	case m.screen == screenLab:
-		content = m.lab.view(e, m.width, body, m.spin.View(), m.cfg.LabTenant)
 	}
 	b.WriteString(fitBlock(content, m.width, body))
 	b.WriteByte('\n')
@@ -743,143 +759,4 @@ func fitBlock(s string, w, h int) string {
 		lines = append(lines, "")
 	}
 	return strings.Join(lines, "\n")
-}
-
-// currentKeys is the help of whatever has the keyboard.
-func (m Model) currentKeys(e env) keyMap {
-	g := m.keys
-	var km keyMap
-	switch {
-	case m.overlay == overlayPicker:
-		k := m.picker.keys
-		km = keyMap{short: []key.Binding{k.Up, k.Down, k.Choose, k.Cancel}}
-		km.full = [][]key.Binding{km.short}
-		return km
-	case m.overlay == overlayAction:
-		return m.action.keyMap()
-	case m.screen == screenList:
-		km = m.list.keyMap(e)
-		km.full = append(km.full, []key.Binding{g.Tenant, g.Refresh, enabled(g.Lab, m.cfg.Lab != nil), g.Help, g.Quit, g.ForceQ})
-	case m.screen == screenDetail:
-		km = m.detail.keyMap(e)
-		km.full = append(km.full, []key.Binding{g.Tenant, g.Refresh, enabled(g.Lab, m.cfg.Lab != nil), g.Help, g.Quit, g.ForceQ})
-	case m.screen == screenLab:
-		km = m.lab.keyMap(e)
-		km.full = append(km.full, []key.Binding{g.Refresh, g.Help, g.Quit, g.ForceQ})
-	}
-	return km
-}
-
-func (m Model) helpLine() string {
-	if m.overlay == overlayHelp {
-		return truncate(m.styles.Muted.Render(" esc/? close help"), m.width)
-	}
-	if m.screen == screenList && m.list.typing && m.overlay == overlayNone {
-		return truncate(m.styles.Muted.Render(" type to search key, subject or trace id · enter apply · esc clear"), m.width)
-	}
-	h := m.help
-	short := m.currentKeys(m.env()).short
-	if m.empty() {
-		short = nil
-	}
-	var shown []key.Binding
-	for _, b := range short {
-		if b.Enabled() {
-			shown = append(shown, b)
-		}
-	}
-	// The screen's keys are in priority order: drop from their end until
-	// the line fits, and always keep help and quit.
-	global := []key.Binding{m.keys.Help, m.keys.Quit}
-	if m.overlay != overlayNone {
-		global = nil // a form or the picker has the keyboard: q is text there
-	}
-	for {
-		line := " " + h.ShortHelpView(append(append([]key.Binding{}, shown...), global...))
-		if len(shown) == 0 || ansi.StringWidth(line) <= m.width {
-			return truncate(line, m.width)
-		}
-		shown = shown[:len(shown)-1]
-	}
-}
-
-func (m Model) helpView(height int) string {
-	e := m.env()
-	s := m.styles
-	km := m.currentKeys(e)
-	var b strings.Builder
-	b.WriteString(" " + s.Title.Render("Keys") + "\n\n")
-	b.WriteString(helpColumns(s, km.full, m.width-2))
-	b.WriteString("\n")
-	text := "States, most urgent first: unknown (a person must decide) · in_progress · not_applied · failed · applied · " +
-		"superseded · authorized. ? marks an unknown operation; ! marks a contradicted one: a provider result arrived " +
-		"after a decision and disagrees with it."
-	for _, l := range strings.Split(wrap(text, max(m.width-3, 20), " "), "\n") {
-		b.WriteString(" " + s.Muted.Render(l) + "\n")
-	}
-	return b.String()
-}
-
-// helpColumns lays the key groups out side by side, starting a new band of
-// columns when the next would not fit the width (bubbles/help would cut it).
-func helpColumns(s *Styles, groups [][]key.Binding, width int) string {
-	type column struct {
-		lines []string
-		w     int
-	}
-	var cols []column
-	for _, g := range groups {
-		keyW := 0
-		for _, b := range g {
-			if b.Enabled() {
-				keyW = max(keyW, ansi.StringWidth(b.Help().Key))
-			}
-		}
-		var c column
-		for _, b := range g {
-			if !b.Enabled() {
-				continue
-			}
-			l := s.Help.FullKey.Render(fit(b.Help().Key, keyW)) + " " + s.Help.FullDesc.Render(b.Help().Desc)
-			c.lines = append(c.lines, l)
-			c.w = max(c.w, ansi.StringWidth(l))
-		}
-		if len(c.lines) > 0 {
-			cols = append(cols, c)
-		}
-	}
-	var out strings.Builder
-	for len(cols) > 0 {
-		n, used := 0, 0
-		for n < len(cols) && (n == 0 || used+3+cols[n].w <= width) {
-			if n > 0 {
-				used += 3
-			}
-			used += cols[n].w
-			n++
-		}
-		band := cols[:n]
-		cols = cols[n:]
-		rows := 0
-		for _, c := range band {
-			rows = max(rows, len(c.lines))
-		}
-		for r := 0; r < rows; r++ {
-			var line strings.Builder
-			line.WriteString(" ")
-			for i, c := range band {
-				cell := ""
-				if r < len(c.lines) {
-					cell = c.lines[r]
-				}
-				if i < len(band)-1 {
-					cell = padRight(cell, c.w) + "   "
-				}
-				line.WriteString(cell)
-			}
-			out.WriteString(strings.TrimRight(line.String(), " ") + "\n")
-		}
-		out.WriteString("\n")
-	}
-	return out.String()
 }

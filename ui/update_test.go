@@ -231,7 +231,7 @@ func TestMarkAppliedFromTheListWritesTheDecisionAndMovesTheCount(t *testing.T) {
 	h.contains("Mark applied — acme / notify-1", "unknown (version 2)  →  applied")
 	// Both fields empty: each says what it needs, nothing is confirmed.
 	h.keys("enter", "enter")
-	h.contains("evidence is required", "a reason is required")
+	h.contains("marking applied needs evidence", "a reason is required")
 	h.lacks("Write this decision")
 	h.typeText("sbx_12")
 	h.keys("tab")
@@ -271,11 +271,16 @@ func TestMarkNotAppliedFromTheDetail(t *testing.T) {
 	h.typeText("sandbox lookup found nothing")
 	h.keys("enter")
 	h.keys("enter")
-	h.contains("evidence is required")
+	h.contains("marking not applied needs evidence")
 	h.typeText("ops check at 09:30: no delivery")
 	h.keys("enter")
 	h.contains("change     unknown (version 2)  →  not_applied")
-	h.keys("enter")
+	// enter opened the review; enter again (a repeat) must not write.
+	h.keys("enter", "enter")
+	if d := l.get(t, "acme", "notify-2"); d.Operation.State != model.StateUnknown {
+		t.Fatal("a repeated enter wrote the decision")
+	}
+	h.keys("y")
 	d := l.get(t, "acme", "notify-2")
 	if d.Operation.State != model.StateNotApplied || len(d.Decisions) != 1 || d.Decisions[0].Evidence != "ops check at 09:30: no delivery" {
 		t.Fatalf("ledger: %+v %+v", d.Operation, d.Decisions)
@@ -286,7 +291,7 @@ func TestMarkNotAppliedFromTheDetail(t *testing.T) {
 func TestAuthorizeANewKeyFromTheDetail(t *testing.T) {
 	l := fixture(t)
 	h := open(t, config(l), 120, 50)
-	h.keys("enter", "k")
+	h.keys("enter", "s")
 	h.contains("Authorize a new key — acme / notify-1", "unknown (version 2)  →  superseded")
 	h.typeText("the provider never answered; send it again under a new key")
 	h.keys("tab")
@@ -314,7 +319,7 @@ func TestAnActionTheStateForbidsIsRefusedAndSaysWhy(t *testing.T) {
 	h.lacks("Write this decision", "Mark applied —")
 	h.keys("4", "enter", "n")
 	h.contains("Cannot mark not applied initech/notify-rejected: it is failed, and failed allows only: authorize a new key.")
-	h.keys("k")
+	h.keys("s")
 	h.contains("Authorize a new key — initech / notify-rejected")
 }
 
@@ -338,7 +343,7 @@ func TestReadOnlyRefusesEveryWrite(t *testing.T) {
 		{[]string{"n"}, "Read-only console: cannot mark not applied acme/notify-1"},
 		{[]string{"enter", "a"}, "Read-only console: cannot mark applied acme/notify-1"},
 		{[]string{"enter", "n"}, "Read-only console: cannot mark not applied acme/notify-1"},
-		{[]string{"enter", "k"}, "Read-only console: cannot authorize a new key acme/notify-1"},
+		{[]string{"enter", "s"}, "Read-only console: cannot authorize a new key acme/notify-1"},
 		{[]string{"enter", "c"}, "Provider checks are off in a read-only console"},
 		{[]string{"c"}, "Provider checks are off in a read-only console"},
 		{[]string{"L", "enter"}, "Read-only console: the lab writes to the ledger"},
@@ -377,10 +382,16 @@ func TestStaleDecisionWritesNothingSaysWhatChangedAndRefreshes(t *testing.T) {
 	if d.Operation.State != model.StateNotApplied || len(d.Decisions) != 1 || d.Decisions[0].Operator != "bob" {
 		t.Fatalf("the stale decision wrote something: %+v %+v", d.Operation, d.Decisions)
 	}
-	if h.m.overlay != overlayNone {
-		t.Fatal("the confirmation stayed open")
+	// The form stays with what was typed, and says who moved it on.
+	if h.m.overlay != overlayAction || h.m.action.stage != stageForm || h.m.action.value("Evidence") != "sbx_1" {
+		t.Fatal("the refused decision threw the form away")
 	}
-	h.keys("esc")
+	h.contains("Changed since you opened this: it is now not_applied (version 3) — bob")
+	h.keys("esc") // closes the form
+	if h.m.overlay != overlayNone {
+		t.Fatal("esc did not close the form")
+	}
+	h.keys("esc") // and the banner
 	h.lacks("Not written")
 }
 
@@ -396,7 +407,7 @@ func TestConfirmationWarnsWhenARefreshShowsTheOperationChanged(t *testing.T) {
 	h.lacks("Changed since you opened this") // nothing changed yet
 	settleElsewhere(t, l)
 	h.tick()
-	h.contains("Write this decision", "Changed since you opened this: it is now not_applied (version 3)", "Writing will be refused")
+	h.contains("Write this decision", "Changed since you opened this: it is now not_applied (version 3) — bob", "chose to mark not applied at", "Writing will be")
 }
 
 func TestLiveRefreshShowsAnotherWriterAndKeepsTheCursor(t *testing.T) {
@@ -611,11 +622,15 @@ func TestContradictedFilterWithinATenantAndAState(t *testing.T) {
 	h.keys("8", "!")
 	h.contains("c-1", "c-3", "contradicted only")
 	h.lacks("c-2", "plain")
-	h.keys("3")
-	h.contains("c-1", "c-3", "[not_applied 2]")
-	h.keys("5")
-	h.lacks("c-1", "c-3")
+	// Within a state: the filter is set on that tab (switching tabs
+	// clears it, so it never hides a tab's rows unannounced).
+	h.keys("5", "!")
+	h.lacks("c-1", "c-3", "plain")
 	h.contains("No contradicted operations in tenant acme.")
+	h.keys("3")
+	h.lacks("contradicted only")
+	h.keys("!")
+	h.contains("c-1", "c-3", "[not_applied 2]", "contradicted only")
 }
 
 // However small the terminal, every screen draws within it and nothing
@@ -676,7 +691,7 @@ func TestEscWalksBackOutOfLabAndDetail(t *testing.T) {
 func TestFormAndConfirmationKeys(t *testing.T) {
 	l := fixture(t)
 	h := open(t, config(l), 120, 30)
-	h.keys("enter", "k") // reason, then new key
+	h.keys("enter", "s") // reason, then new key
 	if h.m.action.focus != 0 {
 		t.Fatalf("form opens on field %d", h.m.action.focus)
 	}
@@ -706,7 +721,7 @@ func TestFormAndConfirmationKeys(t *testing.T) {
 		t.Fatal("a cancelled form wrote a decision")
 	}
 	// Empty new key: one is generated and the banner names it.
-	h.keys("k")
+	h.keys("s")
 	h.typeText("retry deliberately")
 	h.keys("enter", "enter", "y")
 	h.contains(`New key "notify-1.r-`, "is authorized")

@@ -65,11 +65,17 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	durability := fs.String("durability", "durable", "durable (synchronous=FULL, what calls rely on) or fast (synchronous=OFF, throw-away ledgers only)")
 	baseline := fs.Bool("baseline", true, "also time bare SQLite (single-row write transactions, same durability, same directory) for the ratio")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the timed calls to FILE (go tool pprof)")
+	httpURL := fs.String("http", "", "drive a running gateway (retrysafe serve) at URL over HTTP instead of an in-process ledger; --db is then not used")
+	token := fs.String("token", os.Getenv("RETRYSAFE_TOKEN"), "with --http: the bearer token (default $RETRYSAFE_TOKEN)")
+	baselineDir := fs.String("baseline-dir", ".", "with --http: where the bare SQLite baseline writes its file (put it on the gateway ledger's file system)")
 	cfgPath := configFlag(fs)
 	tool := fs.String("tool", "create_support_task", "tool to call (from --config)")
 	argsTmpl := fs.String("args", "", `arguments of each call, {i} replaced by the call's number (default for create_support_task: {"subject":"delayed delivery #{i}"})`)
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
+	}
+	if *httpURL != "" {
+		return runBenchHTTP(ctx, *httpURL, *token, *baselineDir, *workers, *ops, *mix, *asJSON, *baseline, stdout, stderr)
 	}
 	cfg, code, ok := loadConfig(*cfgPath, stderr)
 	if !ok {
@@ -79,7 +85,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		if *tool != "create_support_task" {
 			return fail(stderr, model.Errorf(model.CodeInvalid, "--args is required for --tool %s (a JSON object; {i} is replaced by the call's number)", *tool))
 		}
-		*argsTmpl = `{"subject":"delayed delivery #{i}"}`
+		*argsTmpl = defaultBenchArgs
 	}
 	if _, err := cfg.Tools.Prepare(model.Request{Tenant: "t", Key: "k", Tool: *tool, Args: benchArgs(*argsTmpl, 0, false)}); err != nil {
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--tool/--args: %v", err))
@@ -115,7 +121,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	} else if _, err := os.Stat(*db); err == nil {
 		return fail(stderr, model.Errorf(model.CodeInvalid, "%s exists; the bench wants a new ledger (add --fresh to replace it)", *db))
 	}
-	l, err := openLedger(*db, pdb, cfg, dispatching, store.Options{Create: true, Durability: d})
+	l, err := openLedger(*db, pdb, cfg, store.Options{Create: true, Durability: d})
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -246,6 +252,10 @@ func benchCalls(ctx context.Context, svc *reconcile.Service, rep *benchReport) e
 }
 
 func benchTenant(i int) string { return "bench-t" + strconv.Itoa(i%8) }
+
+// defaultBenchArgs are create_support_task's arguments (the HTTP gateway
+// bench calls that tool).
+const defaultBenchArgs = `{"subject":"delayed delivery #{i}"}`
 
 // benchArgs fills the template: {i} becomes the call's number ("N-changed"
 // for the conflict mix, so the fingerprint differs).

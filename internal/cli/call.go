@@ -2,7 +2,7 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -49,19 +49,20 @@ func (c *callFlags) register(fs interface {
 	fs.DurationVar(&c.lease, "lease", reconcile.DefaultLease, "lease of an external dispatch before a sweep may call it unknown")
 }
 
-func (c *callFlags) request() (model.Request, error) {
+func (c *callFlags) request(ctx context.Context) (model.Request, error) {
 	raw := []byte(c.args)
 	switch {
 	case c.args == "-":
-		b, err := io.ReadAll(io.LimitReader(os.Stdin, model.MaxArgsBytes+1))
+		b, err := readArgs(ctx, "stdin", func() (io.ReadCloser, error) { return io.NopCloser(os.Stdin), nil })
 		if err != nil {
-			return model.Request{}, model.Errorf(model.CodeInvalid, "reading --args from stdin: %v", err)
+			return model.Request{}, err
 		}
 		raw = b
 	case strings.HasPrefix(c.args, "@"):
-		b, err := os.ReadFile(c.args[1:])
+		name := c.args[1:]
+		b, err := readArgs(ctx, name, func() (io.ReadCloser, error) { return os.Open(name) })
 		if err != nil {
-			return model.Request{}, model.Errorf(model.CodeInvalid, "reading --args file: %v", err)
+			return model.Request{}, err
 		}
 		raw = b
 	case c.args == "":
@@ -85,9 +86,53 @@ func (c *callFlags) request() (model.Request, error) {
 		Args: raw, TraceID: c.trace, WorkerID: worker}, nil
 }
 
+// readArgs reads --args from a file, a FIFO or stdin through a limit of one
+// byte over model.MaxArgsBytes, so a bigger input — a 300 MB file,
+// /dev/zero, a FIFO that never ends — is refused having read 64 KiB, not
+// all of it. Opening a FIFO and reading a pipe block in the kernel, out of
+// reach of a context, so both happen on a goroutine: a signal (ctx) ends
+// the wait and the process exits without having written anything.
+func readArgs(ctx context.Context, name string, open func() (io.ReadCloser, error)) ([]byte, error) {
+	type result struct {
+		b   []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		f, err := open()
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		defer f.Close()
+		b, err := io.ReadAll(io.LimitReader(f, model.MaxArgsBytes+1))
+		done <- result{b, err}
+	}()
+	select {
+	case <-ctx.Done():
+		return nil, model.Wrap(model.CodeInternal, ctx.Err(), "interrupted while reading --args from %s; nothing was written", name)
+	case r := <-done:
+		switch {
+		case r.err != nil:
+			return nil, model.Wrap(model.CodeInvalid, r.err, "reading --args from %s: %v", name, unwrapPathErr(r.err))
+		case len(r.b) > model.MaxArgsBytes:
+			return nil, model.Errorf(model.CodeInvalid, "--args from %s is larger than %d bytes (64 KiB), the limit of one call's arguments", name, model.MaxArgsBytes)
+		}
+		return r.b, nil
+	}
+}
+
+func unwrapPathErr(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
 // parse turns the flags into a request and the sandbox faults to apply.
-func (c *callFlags) parse() (model.Request, provider.Faults, error) {
-	req, err := c.request()
+func (c *callFlags) parse(ctx context.Context) (model.Request, provider.Faults, error) {
+	req, err := c.request(ctx)
 	if err != nil {
 		return req, provider.Faults{}, err
 	}
@@ -144,13 +189,14 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
-	req, faults, err := c.parse()
+	req, faults, err := c.parse(ctx)
 	if err != nil {
 		return fail(stderr, err)
 	}
 	// Validate before opening (let alone creating) anything: bad input
 	// writes nothing, not even a new empty ledger file.
-	if _, err := cfg.Tools.Prepare(req); err != nil {
+	prep, err := cfg.Tools.Prepare(req)
+	if err != nil {
 		return fail(stderr, err)
 	}
 	if c.timeout <= 0 {
@@ -168,9 +214,11 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := checkProviderName(cfg, c.prov); err != nil {
 		return fail(stderr, err)
 	}
-	l, err := openLedger(c.db, c.providerDB, cfg, dispatching, store.Options{Create: true})
+	// From here on the request is valid: whatever goes wrong is the
+	// machine's (class internal, retry the same key), never invalid.
+	l, err := openLedgerCtx(ctx, c.db, c.providerDB, cfg, store.Options{Create: true}, prep.Tool.Kind() == model.EffectExternal)
 	if err != nil {
-		return fail(stderr, err)
+		return printResult(reconcile.Result{}, err, stdout, stderr)
 	}
 	defer l.Close()
 	l.Svc.Lease = c.lease
@@ -201,8 +249,7 @@ func printResult(res reconcile.Result, err error, stdout, stderr io.Writer) int 
 	}
 	switch res.Class {
 	case model.ClassDone, model.ClassFailed, model.ClassSuperseded:
-		b, _ := json.Marshal(out)
-		fmt.Fprintln(stdout, string(b))
+		fmt.Fprintln(stdout, jsonLine(out))
 		if res.Class != model.ClassDone {
 			fmt.Fprintf(stderr, "retrysafe: %s\n", oneLine(res.Message))
 		}
@@ -218,8 +265,10 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	pdb := fs.String("provider-db", "", "sandbox provider file (default beside the ledger)")
 	cfgPath := configFlag(fs)
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	replay := fs.Duration("replay-window", reconcile.DefaultReplayWindow, "how long receipts replay (operations record their own expiry when settled)")
-	tomb := fs.Duration("tombstone-window", reconcile.DefaultTombstoneWindow, "how long a tombstone answers 'expired' after compaction")
+	replay := fs.Duration("replay-window", reconcile.DefaultReplayWindow,
+		"the replay window calls settle receipts with (each operation records its expiry when settled; the sweep compacts a receipt once that has passed): the tombstone window must be at least this long")
+	tomb := fs.Duration("tombstone-window", reconcile.DefaultTombstoneWindow,
+		"how long a tombstone answers 'expired' after compaction (at least the replay window)")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
@@ -227,7 +276,10 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if !ok {
 		return code
 	}
-	l, err := openLedger(*db, *pdb, cfg, dispatching, store.Options{})
+	if err := reconcile.ValidateRetention(*replay, *tomb); err != nil {
+		return fail(stderr, err) // before the ledger is opened: nothing touched
+	}
+	l, err := openLedger(*db, *pdb, cfg, store.Options{})
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -238,11 +290,10 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return fail(stderr, err)
 	}
 	if *asJSON {
-		b, _ := json.Marshal(rep)
-		fmt.Fprintln(stdout, string(b))
+		fmt.Fprintln(stdout, jsonLine(rep))
 	} else {
 		fmt.Fprintf(stdout, "swept %s: %d lease(s) ended → unknown, %d re-dispatched under their downstream key, %d receipt(s) compacted to tombstones, %d tombstone(s) forgotten\n",
-			*db, rep.Unknown, rep.Redispatched, rep.Compacted, rep.Forgotten)
+			show(*db), rep.Unknown, rep.Redispatched, rep.Compacted, rep.Forgotten)
 	}
 	return exitOK
 }

@@ -15,8 +15,13 @@ import (
 	"os/user"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/retrysafe/retrysafe/config"
+	msqlite "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/retrysafe/retrysafe/internal/textsafe"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/provider/httpapi"
@@ -31,12 +36,15 @@ Usage:
   retrysafe [--db FILE] [--tenant T] [--operator NAME] [--read-only]   open the console
   retrysafe demo [--db FILE] [--fresh] [--no-console]                  build a demo ledger and open it
   retrysafe call --tenant T --key K --tool NAME --args JSON [...]      one idempotent tool call
-  retrysafe ops list|show|resolve|supersede|check [...]               inspect and settle operations
+  retrysafe ops list|show|resolve|supersede|check|decisions [...]     inspect and settle operations
   retrysafe sweep [--db FILE]                                          expire leases, compact receipts
   retrysafe lab [--json] [--keep DIR]                                  reproduce lost replies and crashes
   retrysafe bench --db FILE [--workers W] [--ops N] [--mix M]          measure the call path
   retrysafe gen --db FILE --ops N [--tenants T]                        bulk ledger for console benchmarks
   retrysafe sandbox serve [--listen ADDR] [--db FILE] [--fault F]      the sandbox provider over HTTP
+  retrysafe serve [--db FILE] [--listen ADDR]                          the gateway: HTTP (Idempotency-Key) and MCP at /mcp
+  retrysafe mcp --tenant T [--db FILE]                                 MCP over stdio for one tenant
+  retrysafe tokens create|list|revoke [...]                            the gateway's bearer tokens
 
 The ledger is --db, else $RETRYSAFE_DB, else ./retrysafe.db. The tools and
 providers are --config FILE, else $RETRYSAFE_CONFIG, else the built-in demo tools.
@@ -71,6 +79,12 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		return runGen(ctx, args, stdout, stderr)
 	case "sandbox":
 		return runSandbox(ctx, args, stdout, stderr)
+	case "serve":
+		return runServe(ctx, args, stdout, stderr)
+	case "mcp":
+		return runMCP(ctx, args, stdout, stderr)
+	case "tokens":
+		return runTokens(ctx, args, stdout, stderr)
 	case workerCommand:
 		return runWorker(ctx, args, stdout, stderr)
 	case "help", "-h", "--help":
@@ -93,7 +107,8 @@ const (
 // printing usage twice.
 func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("retrysafe "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	// The flag package quotes a bad flag's name as typed.
+	fs.SetOutput(textsafe.Writer(stderr))
 	// A bad flag gets the flag package's one line; -h gets the full list
 	// (printed by parseFlags).
 	fs.Usage = func() {}
@@ -147,7 +162,10 @@ func providerPath(ledger string) string {
 type ledger struct {
 	Store   store.Ledger
 	Sandbox *sandbox.Sandbox // the sandbox providers' file, when one is open
-	Svc     *reconcile.Service
+	// ProviderDB is the sandbox provider's file, open or not (a missing
+	// one is never created to be asked).
+	ProviderDB string
+	Svc        *reconcile.Service
 }
 
 func (l *ledger) Close() {
@@ -172,9 +190,41 @@ const (
 	dispatching
 )
 
-// openLedger opens the ledger at path and builds cfg's providers for use.
-// providerDB is the sandbox providers' file ("" = beside the ledger).
-func openLedger(path, providerDB string, cfg *config.Config, use providerUse, o store.Options) (*ledger, error) {
+// openLedger opens the ledger with cfg's providers ready to dispatch
+// (unless read-only).
+func openLedger(path, providerDB string, cfg *config.Config, o store.Options) (*ledger, error) {
+	return openLedgerCtx(context.Background(), path, providerDB, cfg, o, !o.ReadOnly)
+}
+
+// openLedgerCtx opens the ledger, and its providers only when
+// withProvider: a call of a local tool, a decision or a read needs none,
+// and must not pay for it — nor fail on it. A sandbox file that another
+// process is creating at the same moment is waited for within ctx (and at
+// most sandboxOpenWait): racing first calls on a new ledger all succeed.
+func openLedgerCtx(ctx context.Context, path, providerDB string, cfg *config.Config, o store.Options, withProvider bool) (*ledger, error) {
+	use := noProviders
+	if withProvider {
+		use = dispatching
+	}
+	return openWith(ctx, path, providerDB, cfg, o, use)
+}
+
+// openForLookups opens a ledger whose providers are only asked, never sent
+// anything: the console and ops check. A sandbox provider's file must exist
+// already: opening a missing one would create an empty store, whose lookup
+// "holds no delivery" would read as evidence that nothing was sent. When it
+// is missing, the sandbox providers answer every lookup "cannot tell"
+// instead (and nothing is created); an HTTP provider that does not answer
+// cannot tell either. A read-only ledger opens no provider at all.
+func openForLookups(path, providerDB string, cfg *config.Config, o store.Options) (*ledger, error) {
+	use := lookupOnly
+	if o.ReadOnly {
+		use = noProviders
+	}
+	return openWith(context.Background(), path, providerDB, cfg, o, use)
+}
+
+func openWith(ctx context.Context, path, providerDB string, cfg *config.Config, o store.Options, use providerUse) (*ledger, error) {
 	st, err := openStore(path, o)
 	if err != nil {
 		return nil, err
@@ -185,8 +235,9 @@ func openLedger(path, providerDB string, cfg *config.Config, use providerUse, o 
 		if providerDB == "" {
 			providerDB = providerPath(path)
 		}
+		l.ProviderDB = providerDB
 		for _, p := range cfg.Providers {
-			built, err := l.buildProvider(p, providerDB, use)
+			built, err := l.buildProvider(ctx, p, providerDB, use)
 			if err != nil {
 				l.Close()
 				return nil, err
@@ -198,13 +249,48 @@ func openLedger(path, providerDB string, cfg *config.Config, use providerUse, o 
 	return l, nil
 }
 
+// sandboxOpenWait bounds how long opening the sandbox waits out another
+// process that is creating it.
+const sandboxOpenWait = 10 * time.Second
+
+// openSandbox opens the sandbox provider's file, retrying while SQLite says
+// another connection holds it (a brand-new file being set up by a
+// concurrent first call reports "database is locked" without waiting).
+func openSandbox(ctx context.Context, path string) (*sandbox.Sandbox, error) {
+	ctx, cancel := context.WithTimeout(ctx, sandboxOpenWait)
+	defer cancel()
+	pause := 5 * time.Millisecond
+	for {
+		sb, err := sandbox.Open(path)
+		if err == nil || !isBusy(err) {
+			return sb, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 100*time.Millisecond)
+	}
+}
+
+// isBusy reports SQLite's "locked by another connection" by result code.
+func isBusy(err error) bool {
+	var se *msqlite.Error
+	if errors.As(err, &se) {
+		c := se.Code() & 0xff
+		return c == sqlite3.SQLITE_BUSY || c == sqlite3.SQLITE_LOCKED
+	}
+	return false
+}
+
 // openStore is the one place a ledger's location becomes a ledger: every
 // command opens through it.
 func openStore(where string, o store.Options) (store.Ledger, error) {
 	return sqlite.OpenLedger(where, o)
 }
 
-func (l *ledger) buildProvider(p config.Provider, providerDB string, use providerUse) (provider.Provider, error) {
+func (l *ledger) buildProvider(ctx context.Context, p config.Provider, providerDB string, use providerUse) (provider.Provider, error) {
 	switch p.Kind {
 	case config.KindSandbox:
 		if l.Sandbox == nil {
@@ -213,9 +299,9 @@ func (l *ledger) buildProvider(p config.Provider, providerDB string, use provide
 				// "holds no delivery" would read as evidence that nothing
 				// was sent.
 				return provider.Unreachable(p.Name, p.HonoursKeys, fmt.Sprintf(
-					"no sandbox provider file at %s (pass --provider-db with the file the calls used; a lookup in a new, empty one would prove nothing)", providerDB)), nil
+					"the sandbox provider's file %s is not there (%v); pass --provider-db with the file the calls used (nothing was created: an empty one would prove nothing)", providerDB, unwrapPathErr(err))), nil
 			}
-			sb, err := sandbox.Open(providerDB)
+			sb, err := openSandbox(ctx, providerDB)
 			if err != nil {
 				return nil, model.Wrap(model.CodeUnavailable, err, "cannot open sandbox provider %s: %v", providerDB, err)
 			}
@@ -270,6 +356,14 @@ func fail(stderr io.Writer, err error) int {
 	return exitFor(err)
 }
 
+// oneLine is s for a person's terminal on one line: whitespace runs become
+// one space and every control, format or bidirectional character is shown
+// as an inert escape (textsafe.Visible).
 func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+	return textsafe.Visible(strings.Join(strings.Fields(s), " "))
 }
+
+// show is a stored value for a person's terminal: every character that
+// could act on it is shown as an inert escape. Every value the text output
+// prints from a ledger, a flag or an error passes through it.
+func show(s string) string { return textsafe.Visible(s) }

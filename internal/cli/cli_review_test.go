@@ -1,11 +1,15 @@
 package cli
 
 import (
+	"context"
 	"errors"
+	"github.com/retrysafe/retrysafe/config"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/retrysafe/retrysafe/store"
 )
 
 // Flags that make no sense are refused before the ledger is opened: exit 2
@@ -45,7 +49,7 @@ func TestOpsCheckRefusesAMissingProviderFile(t *testing.T) {
 	}
 	elsewhere := filepath.Join(t.TempDir(), "other.provider.db")
 	out, errText, code := cli(t, "ops", "check", "--db", db, "--tenant", "acme", "--key", "k", "--provider-db", elsewhere)
-	if code != 2 || out != "" || !strings.Contains(oneErrorLine(t, "check", errText), "provider") {
+	if code != 2 || out != "" || !strings.Contains(oneErrorLine(t, "check", errText), "cannot tell") {
 		t.Errorf("exit %d, stdout %q, stderr %q; want 2 and a line about the provider file", code, out, errText)
 	}
 	if _, err := os.Stat(elsewhere); !errors.Is(err, os.ErrNotExist) {
@@ -54,5 +58,55 @@ func TestOpsCheckRefusesAMissingProviderFile(t *testing.T) {
 	out, _, code = cli(t, "ops", "check", "--db", db, "--tenant", "acme", "--key", "k")
 	if code != 0 || !strings.Contains(out, "delivered") {
 		t.Errorf("check beside the ledger: exit %d, %q", code, out)
+	}
+}
+
+// The console opens the provider only to ask it: a ledger copied without
+// its provider file (or pointed at the wrong --provider-db) gets "cannot
+// tell" from every check, and no file is created — asking a new, empty
+// provider store would answer "no delivery", a false reason to mark the
+// operation not applied.
+func TestTheConsoleNeverCreatesAProviderStoreToAskIt(t *testing.T) {
+	db := newLedgerFile(t)
+	if _, _, code := cli(t, callArgs(db, "acme", "k", "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
+		t.Fatalf("setup call exit %d; want 5", code)
+	}
+	copied := filepath.Join(t.TempDir(), "copy.db")
+	data, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(copied, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, ledger, providerDB string }{
+		{"a copied ledger", copied, ""},
+		{"a wrong --provider-db", db, filepath.Join(t.TempDir(), "wrong.provider.db")},
+	} {
+		l, err := openForLookups(c.ledger, c.providerDB, config.Default(), store.Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		_, ev, err := l.Svc.Check(context.Background(), "acme", "k")
+		l.Close()
+		if err == nil || !strings.Contains(err.Error(), "cannot tell") || ev.Found || strings.Contains(ev.Detail, "no delivery") {
+			t.Errorf("%s: check = %+v, %v; want cannot tell", c.name, ev, err)
+		}
+		want := c.providerDB
+		if want == "" {
+			want = providerPath(c.ledger)
+		}
+		if _, err := os.Stat(want); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s: asking created %s", c.name, want)
+		}
+	}
+	// With the right file, the same check finds the delivery.
+	l, err := openForLookups(db, "", config.Default(), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if _, ev, err := l.Svc.Check(context.Background(), "acme", "k"); err != nil || !ev.Found {
+		t.Fatalf("check beside the ledger: %+v, %v", ev, err)
 	}
 }

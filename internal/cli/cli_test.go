@@ -133,7 +133,7 @@ func asBinary(t *testing.T, args ...string) (stdout, stderr string, code int, si
 func newLedgerFile(t *testing.T) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "ledger.db")
-	l, err := openLedger(path, "", config.Default(), dispatching, store.Options{Create: true})
+	l, err := openLedger(path, "", config.Default(), store.Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +217,7 @@ func TestCallExitCodesAndOutput(t *testing.T) {
 
 	// 7: expired — a receipt older than the replay window, before and after
 	// the sweep compacts it; nothing is created either way.
-	old, err := openLedger(db, "", config.Default(), dispatching, store.Options{Now: func() time.Time { return time.Now().Add(-48 * time.Hour) }})
+	old, err := openLedger(db, "", config.Default(), store.Options{Now: func() time.Time { return time.Now().Add(-48 * time.Hour) }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,7 @@ func runConsole(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	db := fs.String("db", defaultDB(), "ledger file (default $RETRYSAFE_DB, else ./retrysafe.db)")
 	tenant := fs.String("tenant", "", "show only this tenant (t in the console picks another)")
 	operator := fs.String("operator", defaultOperator(), "name recorded on every decision (default $USER)")
+	pdb := fs.String("provider-db", "", "sandbox provider file the calls used (default beside the ledger); never created to be asked")
 	readOnly := fs.Bool("read-only", false, "look without changing anything: no decisions, no lab runs, no provider checks")
 	logFile := fs.String("log", "", "append the console's log to FILE (it never writes to the terminal)")
 	cfgPath := configFlag(fs)
@@ -44,8 +45,9 @@ func runConsole(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--operator must not be empty: decisions record who made them"))
 	}
 	// Read-only opens the ledger with mode=ro and no provider: the sandbox
-	// provider's opener creates its schema, so opening it would write.
-	l, err := openLedger(*db, "", cfg, lookupOnly, store.Options{ReadOnly: *readOnly})
+	// provider's opener creates its schema, so opening it would write. A
+	// missing provider file is never created: checks say "cannot tell".
+	l, err := openForLookups(*db, *pdb, cfg, store.Options{ReadOnly: *readOnly})
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -86,9 +88,7 @@ func openConsole(ctx context.Context, l *ledger, o consoleOptions, stderr io.Wri
 	// refuses to run them: they write.
 	if exe, err := os.Executable(); err == nil {
 		runner := &lab.Runner{Exe: exe, WorkerArgs: []string{workerCommand}, Open: openStore}
-		if l.Sandbox != nil {
-			runner.ProviderDB = l.Sandbox.Path()
-		}
+		runner.ProviderDB = l.ProviderDB
 		cfg.Lab, cfg.LabScenarios, cfg.LabTenant = runner, lab.Scenarios(), lab.LabTenant
 	}
 	p := tea.NewProgram(ui.New(cfg), tea.WithAltScreen(), tea.WithMouseCellMotion(), tea.WithContext(ctx))

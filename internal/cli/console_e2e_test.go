@@ -196,8 +196,34 @@ func TestConsoleEndToEndUnderTmux(t *testing.T) {
 	}
 	c.waitFor("[unknown 2]", "late-page", "globex")
 
+	// A bulk decision on both: mark them, one form, one review, y.
+	c.keys("g", "Space", "Space")
+	c.waitFor("2 marked")
+	c.keys("n")
+	c.waitFor("Mark not applied — 2 marked operations")
+	c.text("provider incident INC-7 dropped the whole batch")
+	c.keys("Tab")
+	c.text("INC-7")
+	c.keys("Enter")
+	c.waitFor("Write 2 decisions to the ledger?", "acme/page-manager", "globex/late-page")
+	c.keys("Enter") // a second enter is not the review's key
+	time.Sleep(200 * time.Millisecond)
+	c.waitFor("Write 2 decisions to the ledger?")
+	c.keys("y")
+	c.waitFor("2 written", "mark not applied: 2 of 2 operations written")
+	c.keys("Escape")
+	c.waitFor("[unknown 0]")
+
 	c.keys("q")
 	c.waitGone()
+	for _, k := range [][2]string{{"acme", "page-manager"}, {"globex", "late-page"}} {
+		out, _ := rs(t, bin, "ops", "show", "--db", db, "--tenant", k[0], "--key", k[1], "--json")
+		var d model.Detail
+		if err := json.Unmarshal([]byte(out), &d); err != nil || d.Operation.State != model.StateNotApplied ||
+			len(d.Decisions) != 1 || d.Decisions[0].Evidence != "INC-7" || d.Decisions[0].FromVersion != 2 {
+			t.Fatalf("%s/%s after the bulk decision: %v %+v", k[0], k[1], err, d)
+		}
+	}
 
 	out, code := rs(t, bin, "ops", "show", "--db", db, "--tenant", "acme", "--key", "page-oncall", "--json")
 	if code != 0 {

@@ -145,7 +145,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if !ok {
 		return code
 	}
-	req, faults, err := c.parse()
+	req, faults, err := c.parse(ctx)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -155,7 +155,8 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if off := *clockOffset; off != 0 {
 		opts.Now = func() time.Time { return time.Now().Add(off) }
 	}
-	l, err := openLedger(c.db, c.providerDB, cfg, dispatching, opts)
+	tool, _ := cfg.Tools.Lookup(req.Tool) // checked by parse
+	l, err := openLedgerCtx(ctx, c.db, c.providerDB, cfg, opts, tool != nil && tool.Kind() == model.EffectExternal)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -220,7 +221,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *noConsole {
 		return exitOK
 	}
-	l, err := openLedger(path, "", config.Default(), lookupOnly, store.Options{})
+	l, err := openForLookups(path, "", config.Default(), store.Options{})
 	if err != nil {
 		return fail(stderr, err)
 	}

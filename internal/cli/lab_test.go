@@ -25,9 +25,20 @@ import (
 // real binary, dying where it is told to.
 const workerEnv = "RETRYSAFE_TEST_AS_BINARY"
 
+// fileSizeEnv makes the re-executed binary's disk "full": no file may
+// grow past this many bytes (RLIMIT_FSIZE), so SQLite's writes fail the
+// way they do on a full disk.
+const fileSizeEnv = "RETRYSAFE_TEST_FILE_SIZE_LIMIT"
+
 func TestMain(m *testing.M) {
 	if os.Getenv(workerEnv) == "1" {
+		if v := os.Getenv(fileSizeEnv); v != "" {
+			limitFileSize(v)
+		}
 		os.Exit(Run(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	if spec := os.Getenv(loadEnv); spec != "" {
+		os.Exit(runLoad(spec))
 	}
 	os.Exit(m.Run())
 }
@@ -426,7 +437,7 @@ func checkDemoTimeline(t *testing.T, path string, built time.Time) {
 func checkDemoLedger(t *testing.T, path string) {
 	t.Helper()
 	ctx := context.Background()
-	l, err := openLedger(path, "", config.Default(), dispatching, store.Options{})
+	l, err := openLedger(path, "", config.Default(), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

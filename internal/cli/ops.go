@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/retrysafe/retrysafe/config"
+	"github.com/retrysafe/retrysafe/internal/textsafe"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
@@ -19,8 +21,11 @@ const opsUsage = `Usage:
   retrysafe ops list      [--state S] [--tenant T] [--tool X] [--search TEXT] [--limit N] [--json]
   retrysafe ops show      --tenant T --key K [--json]
   retrysafe ops resolve   --tenant T --key K --as applied|not-applied --reason TEXT [--evidence REF] [--operator NAME] [--expect-version N]
+  retrysafe ops resolve   --tenant T --key K1[@V] --key K2[@V] ... | --state S [--tenant T] [--tool X] [--search TEXT]
+                          --as ... --reason ... [--evidence ...] --dry-run | --yes [--json]
   retrysafe ops supersede --tenant T --key K --reason TEXT [--new-key K2] [--operator NAME] [--expect-version N]
-  retrysafe ops check     --tenant T --key K [--json]
+  retrysafe ops check     --tenant T --key K [--provider-db FILE] [--json]
+  retrysafe ops decisions [--tenant T] [--operator NAME] [--action applied|not-applied|new-key] [--limit N] [--json]
 Every command takes --db FILE (default $RETRYSAFE_DB or ./retrysafe.db).
 `
 
@@ -30,7 +35,7 @@ func runOps(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprint(stdout, opsUsage)
 			return exitOK
 		}
-		fmt.Fprint(stderr, "retrysafe ops: which one? list, show, resolve, supersede or check\n\n"+opsUsage)
+		fmt.Fprint(stderr, "retrysafe ops: which one? list, show, resolve, supersede, check or decisions\n\n"+opsUsage)
 		return exitInvalid
 	}
 	sub, args := args[0], args[1:]
@@ -45,6 +50,8 @@ func runOps(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return opsSupersede(ctx, args, stdout, stderr)
 	case "check":
 		return opsCheck(ctx, args, stdout, stderr)
+	case "decisions":
+		return opsDecisions(ctx, args, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "retrysafe ops: unknown subcommand %q\n\n%s", sub, opsUsage)
 	return exitInvalid
@@ -53,7 +60,7 @@ func runOps(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // opsOpen opens an existing ledger; ops never creates one.
 // Decisions and reads need no provider, so none is opened (or created).
 func opsOpen(db string, cfg *config.Config, readOnly bool) (*ledger, error) {
-	return openLedger(db, "", cfg, noProviders, store.Options{ReadOnly: readOnly})
+	return openWith(context.Background(), db, "", cfg, store.Options{ReadOnly: readOnly}, noProviders)
 }
 
 func opsList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -116,7 +123,7 @@ func opsList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			st += " (contradicted)"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", op.CreatedAt.Local().Format("2006-01-02 15:04:05"),
-			op.Tenant, op.Key, op.Tool, st, op.AttemptCount, dash(op.ProviderRef), clip(op.Summary, 40))
+			show(op.Tenant), show(op.Key), show(op.Tool), st, op.AttemptCount, show(dash(op.ProviderRef)), show(clip(op.Summary, 40)))
 	}
 	tw.Flush()
 	return exitOK
@@ -137,13 +144,22 @@ func clip(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
+// printJSON writes v as indented JSON with every control, format and
+// bidirectional character escaped (encoding/json leaves DEL, C1 and bidi
+// controls raw), so a script's output shown on a terminal is inert too.
 func printJSON(stdout, stderr io.Writer, v any) int {
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
 		return fail(stderr, err)
 	}
+	stdout.Write(append(textsafe.JSON(b), '\n'))
 	return exitOK
+}
+
+// jsonLine is v as one line of JSON, escaped like printJSON's.
+func jsonLine(v any) string {
+	b, _ := json.Marshal(v)
+	return string(textsafe.JSON(b))
 }
 
 // keyFlags registers --db, --tenant and --key, shared by the per-operation
@@ -203,7 +219,7 @@ func writeDetail(w io.Writer, d *model.Detail) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	row := func(k, v string) {
 		if v != "" {
-			fmt.Fprintf(tw, "%s\t%s\n", k, v)
+			fmt.Fprintf(tw, "%s\t%s\n", k, show(v))
 		}
 	}
 	st := string(op.State)
@@ -240,19 +256,19 @@ func writeDetail(w io.Writer, d *model.Detail) {
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "#\tTIME\tOUTCOME\tTRACE\tWORKER\tDURATION\tREF\tERROR")
 	for _, a := range d.Attempts {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Seq, fmtTime(a.StartedAt), a.Outcome, dash(a.TraceID),
-			dash(a.WorkerID), a.Duration.Round(time.Microsecond), dash(a.ProviderRef), a.Error)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Seq, fmtTime(a.StartedAt), show(string(a.Outcome)), show(dash(a.TraceID)),
+			show(dash(a.WorkerID)), a.Duration.Round(time.Microsecond), show(dash(a.ProviderRef)), show(a.Error))
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\ndecisions (%d)\n", len(d.Decisions))
 	for _, dc := range d.Decisions {
-		fmt.Fprintf(w, "  %s  %s  %s: %s → %s (from version %d)\n    reason: %s\n", fmtTime(dc.At), dc.Operator,
-			dc.Action, dc.FromState, dc.ToState, dc.FromVersion, dc.Reason)
+		fmt.Fprintf(w, "  %s  %s  %s: %s → %s (from version %d)\n    reason: %s\n", fmtTime(dc.At), show(dc.Operator),
+			show(string(dc.Action)), show(string(dc.FromState)), show(string(dc.ToState)), dc.FromVersion, show(dc.Reason))
 		if dc.Evidence != "" {
-			fmt.Fprintf(w, "    evidence: %s\n", dc.Evidence)
+			fmt.Fprintf(w, "    evidence: %s\n", show(dc.Evidence))
 		}
 		if dc.NewKey != "" {
-			fmt.Fprintf(w, "    new key: %s\n", dc.NewKey)
+			fmt.Fprintf(w, "    new key: %s\n", show(dc.NewKey))
 		}
 	}
 }
@@ -287,16 +303,44 @@ func (f *decisionFlags) decision() reconcile.Decision {
 		Evidence: f.evidence, ExpectVersion: f.expect}
 }
 
+// keyList is a repeatable --key: KEY, or KEY@VERSION to pin the version
+// the decision expects.
+type keyList []string
+
+func (k *keyList) String() string     { return strings.Join(*k, ",") }
+func (k *keyList) Set(v string) error { *k = append(*k, v); return nil }
+
+func parseKeyAt(tenant, v string) (reconcile.Target, error) {
+	t := reconcile.Target{Tenant: tenant, Key: v}
+	if i := strings.LastIndex(v, "@"); i > 0 {
+		n, err := strconv.ParseInt(v[i+1:], 10, 64)
+		if err != nil || n < 1 {
+			return t, model.Errorf(model.CodeInvalid, "--key %q: the version after @ must be a positive number", v)
+		}
+		t.Key, t.ExpectVersion = v[:i], n
+	}
+	return t, model.ValidateIdentity(tenant, t.Key)
+}
+
 func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("ops resolve", stderr)
-	var f decisionFlags
-	f.register(fs)
+	db := fs.String("db", defaultDB(), "ledger file")
+	tenant := fs.String("tenant", "", "tenant (required with --key)")
+	var keys keyList
+	fs.Var(&keys, "key", "operation key; repeat for several; KEY@VERSION pins the version you saw")
+	state := fs.String("state", "", "filter: every operation in this state (with --tenant, --tool, --search)")
+	tool := fs.String("tool", "", "filter: only this tool")
+	search := fs.String("search", "", "filter: key, subject or trace id contains TEXT")
+	reason := fs.String("reason", "", "why (required; kept in every decision row)")
+	evidence := fs.String("evidence", "", "evidence: a provider reference, a ticket, a log line")
+	operator := fs.String("operator", defaultOperator(), "who decides (default $USER)")
+	expect := fs.Int64("expect-version", 0, "one key: fail unless the operation is still at this version (from ops show)")
 	as := fs.String("as", "", "applied or not-applied (required)")
+	dryRun := fs.Bool("dry-run", false, "several operations: list each from → to and write nothing")
+	yes := fs.Bool("yes", false, "several operations: write them (after a --dry-run)")
+	asJSON := fs.Bool("json", false, "several operations: one JSON object per operation and result")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
-	}
-	if err := f.validate(); err != nil {
-		return fail(stderr, err)
 	}
 	var action model.Action
 	switch *as {
@@ -304,33 +348,207 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		action = model.ActionMarkApplied
 	case "not-applied", "not_applied":
 		action = model.ActionMarkNotApplied
+	case "":
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--as is required: applied or not-applied"))
 	default:
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--as must be applied or not-applied"))
 	}
-	d := f.decision()
+	filter := *state != "" || *tool != "" || *search != ""
+	switch {
+	case len(keys) == 0 && !filter:
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--tenant and --key are required (or a filter: --state, --tool, --search)"))
+	case len(keys) > 0 && filter:
+		return fail(stderr, model.Errorf(model.CodeInvalid, "give --key or a filter (--state, --tool, --search), not both"))
+	case len(keys) > 0 && *tenant == "":
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--tenant and --key are required"))
+	case *dryRun && *yes:
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--dry-run lists, --yes writes: give one"))
+	case *expect != 0 && (len(keys) != 1 || filter):
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--expect-version is for one key; pin several with --key KEY@VERSION"))
+	}
+	var targets []reconcile.Target
+	for _, k := range keys {
+		t, err := parseKeyAt(*tenant, k)
+		if err != nil {
+			return fail(stderr, err)
+		}
+		targets = append(targets, t)
+	}
+	q := store.ListQuery{Tenant: *tenant, Tool: *tool, Search: *search, Limit: reconcile.MaxBulk + 1}
+	if *state != "" {
+		st, err := model.ParseState(*state)
+		if err != nil {
+			return fail(stderr, err)
+		}
+		q.State = st
+	}
+	if *tenant != "" && len(keys) == 0 {
+		if err := model.ValidateIdentity(*tenant, "k"); err != nil {
+			return fail(stderr, err)
+		}
+	}
+	d := reconcile.Decision{Tenant: *tenant, Key: "k", Operator: *operator, Reason: *reason, Evidence: *evidence}
+	if len(targets) > 0 {
+		d.Key = targets[0].Key
+	}
 	if err := d.Validate(action); err != nil {
 		return fail(stderr, err)
 	}
-	l, err := opsOpen(f.db, config.Default(), false)
+	single := len(targets) == 1 && !*dryRun && !*yes
+	if !single && !*dryRun && !*yes {
+		return fail(stderr, model.Errorf(model.CodeInvalid, "several operations: run with --dry-run to list each from → to, then with --yes to write them"))
+	}
+	l, err := opsOpen(*db, config.Default(), *dryRun)
 	if err != nil {
 		return fail(stderr, err)
 	}
 	defer l.Close()
-	var op *model.Operation
-	if action == model.ActionMarkApplied {
-		op, err = l.Svc.MarkApplied(ctx, d)
-	} else {
-		op, err = l.Svc.MarkNotApplied(ctx, d)
+	if single {
+		d.Key, d.ExpectVersion = targets[0].Key, targets[0].ExpectVersion
+		if *expect != 0 {
+			d.ExpectVersion = *expect
+		}
+		var op *model.Operation
+		if action == model.ActionMarkApplied {
+			op, err = l.Svc.MarkApplied(ctx, d)
+		} else {
+			op, err = l.Svc.MarkNotApplied(ctx, d)
+		}
+		if err != nil {
+			return fail(stderr, err)
+		}
+		from := "?"
+		if det, err := l.Store.Detail(ctx, op.Tenant, op.Key); err == nil && len(det.Decisions) > 0 {
+			from = string(det.Decisions[len(det.Decisions)-1].FromState)
+		}
+		fmt.Fprintf(stdout, "%s/%s: %s → %s (version %d), decided by %s\n", op.Tenant, op.Key, from, op.State, op.Version, d.Operator)
+		return exitOK
 	}
+	// Several: read what each is now (the versions the decision expects).
+	var ops []model.Operation
+	if filter {
+		if ops, err = l.Store.List(ctx, q); err != nil {
+			return fail(stderr, err)
+		}
+		if len(ops) == 0 {
+			return fail(stderr, model.Errorf(model.CodeNotFound, "no operations match the filter"))
+		}
+		if len(ops) > reconcile.MaxBulk {
+			return fail(stderr, model.Errorf(model.CodeInvalid, "more than %d operations match: narrow the filter (--tenant, --tool, --search)", reconcile.MaxBulk))
+		}
+	} else {
+		for _, t := range targets {
+			op, err := l.Store.Get(ctx, t.Tenant, t.Key)
+			if err != nil {
+				return fail(stderr, err)
+			}
+			if t.ExpectVersion != 0 && op.Version != t.ExpectVersion {
+				// Listed as it is now; the write will refuse it as stale.
+				op.Version = t.ExpectVersion
+			}
+			ops = append(ops, *op)
+		}
+	}
+	targets = targets[:0]
+	for _, op := range ops {
+		targets = append(targets, reconcile.TargetOf(op))
+	}
+	if *dryRun {
+		return printBulkPlan(stdout, action, ops, *asJSON)
+	}
+	out, err := l.Svc.DecideMany(ctx, action, d, targets)
 	if err != nil {
 		return fail(stderr, err)
 	}
-	from := "?"
-	if det, err := l.Store.Detail(ctx, op.Tenant, op.Key); err == nil && len(det.Decisions) > 0 {
-		from = string(det.Decisions[len(det.Decisions)-1].FromState)
+	return printBulkResult(stdout, stderr, action, out, *asJSON)
+}
+
+// printBulkPlan lists what --yes would write: each operation's from → to,
+// or why it would be refused.
+func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation, asJSON bool) int {
+	type row struct {
+		Tenant  string      `json:"tenant"`
+		Key     string      `json:"key"`
+		From    model.State `json:"from"`
+		Version int64       `json:"version"`
+		To      model.State `json:"to"`
+		Legal   bool        `json:"legal"`
 	}
-	fmt.Fprintf(stdout, "%s/%s: %s → %s (version %d), decided by %s\n", op.Tenant, op.Key, from, op.State, op.Version, d.Operator)
+	rows := make([]row, 0, len(ops))
+	legal := 0
+	for _, op := range ops {
+		ok := reconcile.AllowedFor(op, action)
+		if ok {
+			legal++
+		}
+		rows = append(rows, row{op.Tenant, op.Key, op.State, op.Version, action.Target(), ok})
+	}
+	if asJSON {
+		return printJSON(stdout, io.Discard, rows)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "TENANT\tKEY\tCHANGE\tNOTE")
+	for _, r := range rows {
+		note := ""
+		if !r.Legal {
+			note = fmt.Sprintf("would be refused: cannot %s from %s", action.Verb(), r.From)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s (v%d) → %s\t%s\n", show(r.Tenant), show(r.Key), r.From, r.Version, r.To, note)
+	}
+	tw.Flush()
+	fmt.Fprintf(stdout, "dry run: %s %s; nothing written. Run again with --yes instead of --dry-run to write them (each is refused if it changed since).\n",
+		action.Verb(), plural(legal, "operation", "operations"))
 	return exitOK
+}
+
+// printBulkResult prints each operation's result; the exit code is 0 only
+// if every one was written.
+func printBulkResult(stdout, stderr io.Writer, action model.Action, out []reconcile.Outcome, asJSON bool) int {
+	written := 0
+	for _, o := range out {
+		if o.Verdict == reconcile.VerdictWritten {
+			written++
+		}
+	}
+	if asJSON {
+		type row struct {
+			reconcile.Outcome
+			Error string `json:"error,omitempty"`
+		}
+		rows := make([]row, len(out))
+		for i, o := range out {
+			rows[i].Outcome = o
+			if o.Err != nil {
+				rows[i].Error = oneLine(o.Err.Error())
+			}
+		}
+		printJSON(stdout, stderr, rows)
+	} else {
+		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "TENANT\tKEY\tRESULT\tDETAIL")
+		for _, o := range out {
+			detail := fmt.Sprintf("%s (v%d) → %s (v%d)", o.ExpectState, o.ExpectVersion, o.State, o.Version)
+			if o.Err != nil {
+				detail = show(oneLine(o.Err.Error()))
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", show(o.Tenant), show(o.Key), o.Verdict, detail)
+		}
+		tw.Flush()
+	}
+	if written == len(out) {
+		fmt.Fprintf(stderr, "%s: %s written\n", action.Verb(), plural(written, "decision", "decisions"))
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "retrysafe: %s: %d of %d written; the others were refused and nothing was written for them (see RESULT)\n", action.Verb(), written, len(out))
+	return exitInvalid
+}
+
+// plural is "1 operation", "2 operations".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }
 
 func opsSupersede(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -358,8 +576,8 @@ func opsSupersede(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return fail(stderr, err)
 	}
-	fmt.Fprintln(stdout, n.Key)
-	fmt.Fprintf(stderr, "%s/%s superseded; the new key %q is authorized — its first call claims it\n", f.tenant, f.key, n.Key)
+	fmt.Fprintln(stdout, show(n.Key))
+	fmt.Fprintf(stderr, "%s/%s superseded; the new key %q is authorized — its first call claims it\n", show(f.tenant), show(f.key), n.Key)
 	return exitOK
 }
 
@@ -380,9 +598,9 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if !ok {
 		return code
 	}
-	// lookupOnly: a provider that cannot be reached (a sandbox file that
-	// does not exist) answers "cannot tell"; none is created to be asked.
-	l, err := openLedger(k.db, *pdb, cfg, lookupOnly, store.Options{})
+	// A missing provider file is never created to be asked: the lookup
+	// says "cannot tell" (exit 2), never "no delivery".
+	l, err := openForLookups(k.db, *pdb, cfg, store.Options{})
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -400,10 +618,10 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			Evidence any         `json:"evidence"`
 		}{op.Tenant, op.Key, op.State, op.Version, ev})
 	}
-	fmt.Fprintf(stdout, "%s/%s is %s (version %d) in the ledger\n", op.Tenant, op.Key, op.State, op.Version)
-	fmt.Fprintf(stdout, "provider %s, downstream key %s: %s\n", ev.Provider, ev.DownstreamKey, ev.Detail)
+	fmt.Fprintf(stdout, "%s/%s is %s (version %d) in the ledger\n", show(op.Tenant), show(op.Key), op.State, op.Version)
+	fmt.Fprintf(stdout, "provider %s, downstream key %s: %s\n", show(ev.Provider), show(ev.DownstreamKey), show(ev.Detail))
 	if ev.Found && op.State == model.StateUnknown {
-		fmt.Fprintf(stdout, "to settle: retrysafe ops resolve --tenant %s --key %s --as applied --evidence %s --reason \"provider lookup found it\"\n", op.Tenant, op.Key, ev.Ref)
+		fmt.Fprintf(stdout, "to settle: retrysafe ops resolve --tenant %s --key %s --as applied --evidence %s --reason \"provider lookup found it\"\n", show(op.Tenant), show(op.Key), show(ev.Ref))
 	}
 	return exitOK
 }

@@ -309,6 +309,12 @@ func (t *Tx) CompactExpired(tombstoneTTL time.Duration, limit int) (compacted, f
 	if err := t.durableOnly(); err != nil {
 		return 0, 0, err
 	}
+	if tombstoneTTL <= 0 {
+		// A tombstone that ends when it begins would be forgotten below, in
+		// this very transaction, and the key's next call would make its
+		// effect again.
+		return 0, 0, model.Errorf(model.CodeInvalid, "tombstone window must be positive, got %v", tombstoneTTL)
+	}
 	now := ms(t.now)
 	ops, err := t.queryOps(`SELECT `+opColumns+` FROM operations WHERE expires_at IS NOT NULL AND expires_at <= ?
 		AND state IN ('applied','failed') LIMIT ?`, now, limit)

@@ -129,6 +129,17 @@ func (s *Store) Counts(ctx context.Context, tenant string) (store.Counts, error)
 	if err := s.r.QueryRowContext(ctx, cq, args...).Scan(&c.Contradicted); err != nil {
 		return c, s.translate(err, "count operations")
 	}
+	// Claims whose lease ended with no result (the worker is gone): on the
+	// partial index of in_progress leases, which holds only claims.
+	eq := `SELECT COUNT(*) FROM operations WHERE state = 'in_progress' AND lease_until < ?`
+	eargs := []any{ms(s.now())}
+	if tenant != "" {
+		eq += ` AND +tenant = ?`
+		eargs = append(eargs, tenant)
+	}
+	if err := s.r.QueryRowContext(ctx, eq, eargs...).Scan(&c.ExpiredLeases); err != nil {
+		return c, s.translate(err, "count operations")
+	}
 	return c, nil
 }
 
@@ -307,4 +318,56 @@ func (s *Store) Audit(ctx context.Context) ([]string, error) {
 		problems = append(problems, "integrity_check: "+ic)
 	}
 	return problems, nil
+}
+
+// Decisions lists decisions newest first with their operation's tenant,
+// key and tool (the audit log).
+func (s *Store) Decisions(ctx context.Context, q store.DecisionQuery) ([]model.AuditEntry, error) {
+	if q.Limit <= 0 || q.Limit > 10000 {
+		q.Limit = 100
+	}
+	var where []string
+	var args []any
+	if q.Tenant != "" {
+		where, args = append(where, "o.tenant = ?"), append(args, q.Tenant)
+	}
+	if q.Operator != "" {
+		where, args = append(where, "d.operator = ?"), append(args, q.Operator)
+	}
+	if q.Action != "" {
+		where, args = append(where, "d.action = ?"), append(args, string(q.Action))
+	}
+	if q.BeforeID > 0 {
+		where, args = append(where, "d.id < ?"), append(args, q.BeforeID)
+	}
+	text := `SELECT d.id, d.operation_id, d.operator, d.action, d.reason, d.evidence, d.from_state, d.to_state,
+		d.from_version, d.new_key, d.at, o.tenant, o.op_key, o.tool
+		FROM decisions d JOIN operations o ON o.id = d.operation_id`
+	if len(where) > 0 {
+		text += " WHERE " + strings.Join(where, " AND ")
+	}
+	text += " ORDER BY d.id DESC LIMIT ?"
+	args = append(args, q.Limit)
+	rows, err := s.r.QueryContext(ctx, text, args...)
+	if err != nil {
+		return nil, s.translate(err, "list decisions")
+	}
+	defer rows.Close()
+	var out []model.AuditEntry
+	for rows.Next() {
+		var e model.AuditEntry
+		var evidence, newKey sql.NullString
+		var at int64
+		if err := rows.Scan(&e.ID, &e.OperationID, &e.Operator, &e.Action, &e.Reason, &evidence, &e.FromState,
+			&e.ToState, &e.FromVersion, &newKey, &at, &e.Tenant, &e.Key, &e.Tool); err != nil {
+			return nil, s.translate(err, "list decisions")
+		}
+		e.Evidence, e.NewKey = evidence.String, newKey.String
+		e.At = time.UnixMilli(at).UTC()
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.translate(err, "list decisions")
+	}
+	return out, nil
 }

@@ -272,3 +272,19 @@ func TestAuditFindsBrokenInvariants(t *testing.T) {
 		})
 	}
 }
+
+// A tombstone window of zero or less would forget the tombstones of a
+// compaction in the transaction that made them; the driver refuses it
+// whatever its caller validated.
+func TestCompactExpiredRefusesANonPositiveTombstoneWindow(t *testing.T) {
+	s, _ := openLedger(t, store.Options{})
+	for _, ttl := range []time.Duration{0, -time.Hour} {
+		err := s.WithTx(context.Background(), func(tx store.Tx) error {
+			_, _, err := tx.CompactExpired(ttl, 10)
+			return err
+		})
+		if !model.IsCode(err, model.CodeInvalid) {
+			t.Errorf("CompactExpired(%v) = %v; want invalid", ttl, err)
+		}
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"modernc.org/sqlite"
@@ -53,7 +54,15 @@ type Store struct {
 	qmu       sync.Mutex
 	queue     []*pendingTx
 	lastBatch int // size of the last combined commit
+
+	// onBatch, when set, hears the size of every committed batch (the
+	// gateway's group-commit histogram).
+	onBatch atomic.Pointer[func(size int)]
 }
+
+// ObserveBatches makes fn hear the number of callers every group commit
+// carried. fn runs on the writer's path: it must be quick (a histogram).
+func (s *Store) ObserveBatches(fn func(size int)) { s.onBatch.Store(&fn) }
 
 const sqliteHeader = "SQLite format 3\x00"
 
@@ -121,7 +130,28 @@ func dsn(path string, o options, reader bool) string {
 // nothing — a missing directory, a file that is not SQLite, a ledger written
 // by a newer retrysafe, and a path it cannot read or write.
 func Open(path string, opts store.Options) (*Store, error) {
-	return open(path, options{Options: opts})
+	o := options{Options: opts}
+	if o.BusyTimeout <= 0 {
+		o.BusyTimeout = 5 * time.Second
+	}
+	// Processes opening a brand-new ledger together race to switch it to
+	// WAL and to migrate it; SQLite answers some of those steps "locked"
+	// at once instead of waiting (changing the journal mode takes no busy
+	// handler). That is another opener at work, not an error: wait it out
+	// within the busy timeout.
+	deadline := time.Now().Add(o.BusyTimeout)
+	pause := 2 * time.Millisecond
+	for {
+		s, err := open(path, o)
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			if isBusy(err) {
+				err = model.Wrap(model.CodeBusy, err, "ledger %s stayed locked by another process for %v while opening", path, o.BusyTimeout)
+			}
+			return s, err
+		}
+		time.Sleep(pause)
+		pause = min(2*pause, 50*time.Millisecond)
+	}
 }
 
 // options are Open's, plus what only this driver decides for itself.
@@ -212,6 +242,12 @@ func precheck(path string, o options) error {
 			return model.Errorf(model.CodeNotFound, "no ledger at %s (create one with `retrysafe call` or `retrysafe demo`)", path)
 		}
 		f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o644)
+		if errors.Is(err, os.ErrExist) {
+			// Another process created it a moment ago (concurrent first
+			// calls): it is that process's ledger to set up; look at it
+			// like any existing file.
+			return precheck(path, options{Options: store.Options{BusyTimeout: o.BusyTimeout}, immutable: o.immutable})
+		}
 		if err != nil {
 			return model.Wrap(model.CodeUnavailable, err, "cannot create ledger %s: %v", path, unwrapPathErr(err))
 		}
@@ -269,7 +305,9 @@ func unwrapPathErr(err error) error {
 
 func (s *Store) migrate(ctx context.Context) error {
 	var current int
-	if err := s.r.QueryRowContext(ctx, "PRAGMA user_version").Scan(&current); err != nil {
+	// On the writer's connection, already open: a reader connection would
+	// cost a call its own open and schema parse for one number.
+	if err := s.wc.QueryRowContext(ctx, "PRAGMA user_version").Scan(&current); err != nil {
 		return s.translate(err, "read schema version")
 	}
 	all := migrations()
@@ -331,7 +369,7 @@ func (s *Store) Close() error {
 // driver's table names few of those).
 func codeText(code int) string {
 	if t, ok := sqlite.ErrorCodeString[code]; ok {
-		return t
+		return strings.Trim(t, "()")
 	}
 	return fmt.Sprintf("%s, extended code %d", sqlite.ErrorCodeString[code&0xff], code)
 }
@@ -381,8 +419,11 @@ func (s *Store) translate(err error, what string) error {
 		return model.Wrap(model.CodeUnavailable, err, "%s is read-only here: %s", s.path, codeText(se.Code()))
 	case sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM, sqlite3.SQLITE_AUTH:
 		return model.Wrap(model.CodeUnavailable, err, "cannot open %s: %s", s.path, codeText(se.Code()))
-	case sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR:
-		return model.Wrap(model.CodeUnavailable, err, "%s: disk error (%s)", prefix, codeText(se.Code()))
+	case sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_NOMEM, sqlite3.SQLITE_NOLFS:
+		// The machine, not the request or the configuration: internal,
+		// so a runner retries the same key later rather than giving up on
+		// a valid request.
+		return model.Wrap(model.CodeInternal, err, "%s: storage error (%s): disk full or failing?", prefix, codeText(se.Code()))
 	}
 	return model.Wrap(model.CodeInternal, err, "%s: %v", prefix, err)
 }

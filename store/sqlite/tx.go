@@ -341,6 +341,9 @@ func (s *Store) runBatch(batch []*pendingTx) {
 		}
 		return
 	}
+	if fn := s.onBatch.Load(); fn != nil {
+		(*fn)(len(batch))
+	}
 	for i, p := range batch {
 		p.done <- results[i]
 	}

@@ -1,0 +1,122 @@
+package gateway
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/retrysafe/retrysafe/model"
+)
+
+// tenantOf is the tenant the request's token maps to (set by authed).
+func tenantOf(ctx context.Context) string { return infoOf(ctx).tenant }
+
+// Authenticate maps a presented bearer token to its tenant. A missing,
+// malformed, unknown or revoked token is model.CodeInvalid with one
+// message for all of them: the answer says nothing about which tokens
+// exist.
+func (g *Gateway) Authenticate(ctx context.Context, secret string) (string, error) {
+	refused := model.Errorf(model.CodeInvalid, "no valid bearer token: send Authorization: Bearer TOKEN (retrysafe tokens create --tenant T)")
+	if !model.LooksLikeToken(secret) {
+		return "", refused
+	}
+	hash := model.HashToken(secret)
+	if tenant, ok := g.tokens.get(hash, time.Now()); ok {
+		return tenant, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	t, err := g.ledger.TokenByHash(ctx, hash)
+	switch {
+	case model.IsCode(err, model.CodeNotFound):
+		return "", refused
+	case err != nil:
+		return "", err
+	case t.Revoked():
+		return "", refused
+	}
+	g.tokens.put(hash, t.Tenant, time.Now())
+	return t.Tenant, nil
+}
+
+// tokenCache remembers tokens found live for a short while, so a busy
+// client does not cost a ledger read per request. Only live tokens are
+// kept, so a revocation takes effect within the TTL; TTL 0 keeps nothing.
+type tokenCache struct {
+	ttl     time.Duration
+	mu      sync.Mutex
+	entries map[string]cachedToken
+}
+
+type cachedToken struct {
+	tenant string
+	until  time.Time
+}
+
+// maxCachedTokens bounds the cache; past it, it starts over.
+const maxCachedTokens = 10000
+
+func (c *tokenCache) get(hash string, now time.Time) (string, bool) {
+	if c.ttl <= 0 {
+		return "", false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[hash]
+	if !ok || !now.Before(e.until) {
+		return "", false
+	}
+	return e.tenant, true
+}
+
+func (c *tokenCache) put(hash, tenant string, now time.Time) {
+	if c.ttl <= 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil || len(c.entries) >= maxCachedTokens {
+		c.entries = map[string]cachedToken{}
+	}
+	c.entries[hash] = cachedToken{tenant: tenant, until: now.Add(c.ttl)}
+}
+
+// authed refuses a request without a live token (401, before anything is
+// read or written) and puts the token's tenant in its context.
+func (g *Gateway) authed(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		secret, ok := bearer(r.Header.Get("Authorization"))
+		if !ok {
+			g.metrics.unauthorized.Inc()
+			newProblem(KindUnauthorized, "no bearer token: send Authorization: Bearer TOKEN").write(w)
+			return
+		}
+		tenant, err := g.Authenticate(r.Context(), secret)
+		if err != nil {
+			if model.IsCode(err, model.CodeInvalid) {
+				g.metrics.unauthorized.Inc()
+				newProblem(KindUnauthorized, err.Error()).write(w)
+				return
+			}
+			p := newProblem(KindBusy, "cannot check the token now: "+err.Error())
+			p.RetryAfter = g.retryAfter()
+			p.write(w)
+			return
+		}
+		infoOf(r.Context()).tenant = tenant
+		next(w, r)
+	}
+}
+
+// bearer takes the token out of an Authorization header (RFC 6750: the
+// scheme is case-insensitive).
+func bearer(h string) (string, bool) {
+	scheme, tok, ok := strings.Cut(strings.TrimSpace(h), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	tok = strings.TrimSpace(tok)
+	return tok, tok != ""
+}

@@ -1,0 +1,231 @@
+// Package gateway is retrysafe's long-running front door for agents and
+// services: HTTP with the IETF Idempotency-Key semantics, and MCP. It runs
+// every call through reconcile.Service — the same classification, the same
+// ledger, the same words as `retrysafe call` — and maps each class to one
+// HTTP status and one RFC 9457 problem type. It never imports a ledger
+// driver: the command line hands it a store.Ledger and a Service.
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/reconcile"
+	"github.com/retrysafe/retrysafe/store"
+)
+
+// Catalog is all the gateway needs of the tool registry: which tools it
+// serves and each one's JSON Schema of arguments. The command line adapts
+// the registry to it, so the gateway does not care where tools come from.
+type Catalog interface {
+	// Names lists the tools, in a stable order.
+	Names() []string
+	// Schema is a tool's JSON Schema of its arguments (an object schema);
+	// false if there is no such tool.
+	Schema(name string) (json.RawMessage, bool)
+	// Description says in one line what the tool does (MCP shows it to
+	// the model).
+	Description(name string) string
+	// PayloadVersion is the version a call of the tool is fingerprinted
+	// with (callers of the gateway do not choose it).
+	PayloadVersion(name string) int
+}
+
+// Config is a gateway's wiring and limits. Zero limits take the defaults.
+type Config struct {
+	Service *reconcile.Service
+	Tools   Catalog
+	Logger  *slog.Logger
+	// Worker is recorded with every attempt (default "gateway").
+	Worker string
+
+	// MaxBody bounds a request body (default model.MaxArgsBytes, 64 KiB:
+	// larger arguments could never be accepted anyway).
+	MaxBody int64
+	// MaxInFlight caps the calls being worked on at once (default 256);
+	// QueueWait is how long one more waits for a slot before it is told 503
+	// with Retry-After (default 1 s).
+	MaxInFlight int
+	QueueWait   time.Duration
+	// CallTimeout bounds one call, a busy ledger included (default 30 s).
+	CallTimeout time.Duration
+	// RetryAfter is what 409 and 503 tell the caller to wait (default 1 s).
+	RetryAfter time.Duration
+	// TokenTTL is how long a token found live is trusted without reading
+	// the ledger again: a revocation takes effect within it. 0 takes the
+	// default (1 s); negative reads the ledger on every request.
+	TokenTTL time.Duration
+}
+
+// Gateway serves HTTP and MCP over one ledger.
+type Gateway struct {
+	cfg     Config
+	svc     *reconcile.Service
+	ledger  store.Ledger
+	log     *slog.Logger
+	slots   chan struct{}
+	metrics *metrics
+	tokens  *tokenCache
+}
+
+// New checks cfg and builds a gateway.
+func New(cfg Config) (*Gateway, error) {
+	if cfg.Service == nil || cfg.Service.Store == nil {
+		return nil, model.Errorf(model.CodeInvalid, "gateway: no ledger")
+	}
+	if cfg.Tools == nil {
+		return nil, model.Errorf(model.CodeInvalid, "gateway: no tools")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Worker == "" {
+		cfg.Worker = "gateway"
+	}
+	if cfg.MaxBody <= 0 {
+		cfg.MaxBody = model.MaxArgsBytes
+	}
+	if cfg.MaxInFlight <= 0 {
+		cfg.MaxInFlight = 256
+	}
+	if cfg.QueueWait <= 0 {
+		cfg.QueueWait = time.Second
+	}
+	if cfg.CallTimeout <= 0 {
+		cfg.CallTimeout = 30 * time.Second
+	}
+	if cfg.RetryAfter < time.Second {
+		cfg.RetryAfter = time.Second
+	}
+	if cfg.TokenTTL == 0 {
+		cfg.TokenTTL = time.Second
+	}
+	g := &Gateway{cfg: cfg, svc: cfg.Service, ledger: cfg.Service.Store, log: cfg.Logger,
+		slots: make(chan struct{}, cfg.MaxInFlight), tokens: &tokenCache{ttl: cfg.TokenTTL}}
+	for _, name := range cfg.Tools.Names() {
+		schema, ok := cfg.Tools.Schema(name)
+		if !ok {
+			return nil, model.Errorf(model.CodeInvalid, "gateway: tool %s is listed but has no schema", name)
+		}
+		if _, err := withKey(schema); err != nil {
+			return nil, model.Errorf(model.CodeInvalid, "gateway: tool %s: %v", name, err)
+		}
+	}
+	g.metrics = newMetrics(g.ledger, cfg.Tools.Names())
+	return g, nil
+}
+
+// retryAfter is the Retry-After value in whole seconds.
+func (g *Gateway) retryAfter() int { return int((g.cfg.RetryAfter + time.Second - 1) / time.Second) }
+
+// Handler is the gateway's HTTP interface:
+//
+//	POST /v1/tools/{tool}        a call (Idempotency-Key, Bearer token)
+//	GET  /v1/operations/{key}    one of the token's tenant's operations
+//	GET  /v1/operations?state=S  a page of them, newest first
+//	POST /mcp                    MCP, streamable HTTP (stateless)
+//	GET  /healthz, /metrics      liveness, Prometheus
+//	GET  /problems/{kind}        what a problem type means
+func (g *Gateway) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/tools/{tool}", g.limited(g.authed(g.postTool)))
+	mux.HandleFunc("/v1/tools/{tool}", g.methodNotAllowed("POST"))
+	mux.HandleFunc("GET /v1/operations/{key...}", g.limited(g.authed(g.getOperation)))
+	mux.HandleFunc("GET /v1/operations", g.limited(g.authed(g.listOperations)))
+	mux.HandleFunc("/v1/operations", g.methodNotAllowed("GET"))
+	mux.Handle("/mcp", g.limited(g.authed(g.mcpHTTP())))
+	mux.HandleFunc("GET /healthz", g.healthz)
+	mux.Handle("GET /metrics", g.metrics.handler())
+	mux.HandleFunc("GET /problems/{kind}", problemDocs)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		newProblem(KindNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path).write(w)
+	})
+	return g.observe(mux)
+}
+
+// Server is an http.Server for the handler with the gateway's timeouts:
+// slow or stalled clients cannot hold connections and slots for long.
+func (g *Gateway) Server(addr string) *http.Server {
+	return &http.Server{
+		Addr:              addr,
+		Handler:           g.Handler(),
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       15 * time.Second,
+		// A call may wait out a busy ledger and an external dispatch
+		// (reconcile's dispatch timeout) before it answers.
+		WriteTimeout:   g.cfg.CallTimeout + 15*time.Second,
+		IdleTimeout:    120 * time.Second,
+		MaxHeaderBytes: 32 << 10,
+		ErrorLog:       slog.NewLogLogger(g.log.Handler(), slog.LevelWarn),
+	}
+}
+
+func (g *Gateway) methodNotAllowed(allow string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", allow)
+		p := newProblem(KindInvalid, r.Method+" is not allowed here; use "+allow)
+		p.Status = http.StatusMethodNotAllowed
+		p.write(w)
+	}
+}
+
+func (g *Gateway) healthz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if _, err := g.ledger.Counts(ctx, ""); err != nil {
+		p := newProblem(KindBusy, "ledger not readable: "+err.Error())
+		p.RetryAfter = g.retryAfter()
+		p.write(w)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write([]byte(`{"status":"ok"}` + "\n"))
+}
+
+// limited caps the calls in flight. One more waits up to QueueWait for a
+// slot, then gets 503 with Retry-After — before anything is read or written.
+func (g *Gateway) limited(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case g.slots <- struct{}{}:
+		default:
+			t := time.NewTimer(g.cfg.QueueWait)
+			select {
+			case g.slots <- struct{}{}:
+				t.Stop()
+			case <-t.C:
+				g.metrics.shed.Inc()
+				p := newProblem(KindBusy, "the gateway is at its limit of concurrent requests; retry later with the same key")
+				p.RetryAfter = g.retryAfter()
+				p.write(w)
+				return
+			case <-r.Context().Done():
+				t.Stop()
+				return
+			}
+		}
+		defer func() { <-g.slots }()
+		next(w, r)
+	}
+}
+
+// call runs one attempt through the service: the one path HTTP and MCP
+// share. The call is not cancelled when the client goes away: once its
+// request is accepted it finishes and is recorded (the client may come back
+// with the same key), bounded by CallTimeout.
+func (g *Gateway) call(ctx context.Context, req model.Request) (reconcile.Result, error) {
+	req.WorkerID = g.cfg.Worker
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), g.cfg.CallTimeout)
+	defer cancel()
+	start := time.Now()
+	res, err := g.svc.Call(ctx, req, reconcile.CallOptions{})
+	if err != nil && res.Class == "" {
+		res = reconcile.Result{Class: model.ClassInternal, Message: err.Error()}
+	}
+	g.metrics.observeCall(req.Tool, res, time.Since(start))
+	return res, err
+}

@@ -1,0 +1,655 @@
+package gateway_test
+
+// The HTTP contract of the gateway, against a real SQLite ledger in a
+// temporary directory and the sandbox provider: every class's status,
+// headers and problem type; refusals that write nothing; one effect for
+// concurrent requests with one key; tenant isolation.
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"github.com/retrysafe/retrysafe/config"
+	"github.com/retrysafe/retrysafe/provider/sandbox"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/retrysafe/retrysafe/gateway"
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/provider"
+	"github.com/retrysafe/retrysafe/reconcile"
+	"github.com/retrysafe/retrysafe/store"
+	"github.com/retrysafe/retrysafe/store/sqlite"
+)
+
+// catalog serves the built-in tools with hand-written schemas (the
+// command line derives them from the registry).
+type catalog struct{}
+
+func (catalog) Names() []string {
+	return []string{"create_support_task", "create_report_job", "send_notification"}
+}
+
+func (catalog) Schema(name string) (json.RawMessage, bool) {
+	switch name {
+	case "create_support_task":
+		return json.RawMessage(`{"type":"object","properties":{"subject":{"type":"string","minLength":1}},"required":["subject"]}`), true
+	case "create_report_job":
+		return json.RawMessage(`{"type":"object","properties":{"report":{"type":"string","minLength":1}},"required":["report"]}`), true
+	case "send_notification":
+		return json.RawMessage(`{"type":"object","properties":{"to":{"type":"string"},"body":{"type":"string"}},"required":["to","body"]}`), true
+	}
+	return nil, false
+}
+
+func (catalog) Description(name string) string { return name }
+
+func (catalog) PayloadVersion(string) int { return 1 }
+
+type env struct {
+	t      *testing.T
+	path   string
+	st     *sqlite.Store
+	sb     *sandbox.Sandbox
+	svc    *reconcile.Service
+	srv    *httptest.Server
+	offset atomic.Int64 // added to the real clock, in ms (expiry tests)
+	tokens map[string]string
+}
+
+func newEnv(t *testing.T, tune ...func(*gateway.Config)) *env {
+	t.Helper()
+	e := &env{t: t, path: filepath.Join(t.TempDir(), "ledger.db"), tokens: map[string]string{}}
+	now := func() time.Time { return time.Now().Add(time.Duration(e.offset.Load()) * time.Millisecond) }
+	st, err := sqlite.Open(e.path, store.Options{Create: true, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := sandbox.Open(filepath.Join(filepath.Dir(e.path), "provider.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.st, e.sb = st, sb
+	e.svc = reconcile.New(st, config.Default().Tools, sb.Providers())
+	cfg := gateway.Config{Service: e.svc, Tools: catalog{}, Worker: "gateway-test",
+		CallTimeout: 700 * time.Millisecond, MaxInFlight: 64}
+	for _, f := range tune {
+		f(&cfg)
+	}
+	g, err := gateway.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.srv = httptest.NewServer(g.Handler())
+	t.Cleanup(func() {
+		e.srv.Close()
+		sb.Close()
+		st.Close()
+	})
+	for _, tenant := range []string{"acme", "globex"} {
+		e.tokens[tenant] = e.token(tenant)
+	}
+	return e
+}
+
+func (e *env) token(tenant string) string {
+	secret, tok, err := model.NewToken(tenant, "test", time.Time{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := e.st.CreateToken(context.Background(), &tok); err != nil {
+		e.t.Fatal(err)
+	}
+	return secret
+}
+
+// reply is one HTTP answer.
+type reply struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (r reply) problem(t *testing.T) gateway.Problem {
+	t.Helper()
+	if ct := r.header.Get("Content-Type"); ct != "application/problem+json" {
+		t.Fatalf("status %d: Content-Type %q, want application/problem+json; body %s", r.status, ct, r.body)
+	}
+	var p gateway.Problem
+	dec := json.NewDecoder(bytes.NewReader(r.body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		t.Fatalf("problem body %s: %v", r.body, err)
+	}
+	if dec.More() {
+		t.Fatalf("more than one problem in the body: %s", r.body)
+	}
+	if p.Status != r.status || p.Type == "" || p.Title == "" {
+		t.Fatalf("problem %+v does not match status %d or lacks type/title", p, r.status)
+	}
+	return p
+}
+
+func (r reply) receipt(t *testing.T) model.Receipt {
+	t.Helper()
+	var rc model.Receipt
+	if err := json.Unmarshal(r.body, &rc); err != nil {
+		t.Fatalf("receipt body %s: %v", r.body, err)
+	}
+	return rc
+}
+
+// do sends one request; hdr are header pairs.
+func (e *env) do(method, path, body string, hdr ...string) reply {
+	e.t.Helper()
+	req, err := http.NewRequest(method, e.srv.URL+path, strings.NewReader(body))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Add(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return reply{resp.StatusCode, resp.Header, b}
+}
+
+// call POSTs a tool call as tenant with a key (as a structured string).
+func (e *env) call(tenant, tool, key, args string, hdr ...string) reply {
+	e.t.Helper()
+	h := append([]string{"Authorization", "Bearer " + e.tokens[tenant], "Content-Type", "application/json",
+		"Idempotency-Key", `"` + key + `"`}, hdr...)
+	return e.do("POST", "/v1/tools/"+tool, args, h...)
+}
+
+func (e *env) get(tenant, path string) reply {
+	e.t.Helper()
+	return e.do("GET", path, "", "Authorization", "Bearer "+e.tokens[tenant])
+}
+
+func (e *env) snapshot() string {
+	e.t.Helper()
+	s, err := e.st.Snapshot(context.Background())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	n, err := e.sb.Deliveries(context.Background(), "")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return s + "/" + string(rune('0'+n))
+}
+
+// external runs an external call directly through the service (to put a
+// key in a state a gateway call then meets).
+func (e *env) external(tenant, key string, f provider.Faults) reconcile.Result {
+	e.t.Helper()
+	res, _ := e.svc.Call(context.Background(), model.Request{Tenant: tenant, Key: key, Tool: "send_notification",
+		PayloadVersion: 1, Args: []byte(notify), WorkerID: "setup"}, reconcile.CallOptions{Faults: f})
+	return res
+}
+
+const (
+	task   = `{"subject":"printer on fire"}`
+	notify = `{"to":"ops@example.com","body":"disk full"}`
+)
+
+func TestEveryClassHasItsStatusHeadersAndProblemType(t *testing.T) {
+	e := newEnv(t)
+	type check func(t *testing.T, r reply)
+	problemIs := func(kind gateway.Kind, class model.Class) check {
+		return func(t *testing.T, r reply) {
+			p := r.problem(t)
+			if p.Type != gateway.TypeURI(kind) || p.Class != class || p.Detail == "" {
+				t.Fatalf("problem %+v, want type %s class %s with a detail", p, gateway.TypeURI(kind), class)
+			}
+		}
+	}
+	header := func(name, want string) check {
+		return func(t *testing.T, r reply) {
+			if got := r.header.Get(name); got != want {
+				t.Fatalf("%s: %q, want %q", name, got, want)
+			}
+		}
+	}
+	var created model.Receipt
+	cases := []struct {
+		name   string
+		setup  func() (key string, release func())
+		tool   string
+		args   string
+		status int
+		checks []check
+	}{
+		{"first success is 201 with the receipt", func() (string, func()) { return "k-new", nil }, "create_support_task", task, 201,
+			[]check{header("Idempotent-Replayed", ""), header("Location", "/v1/operations/k-new"), header("Content-Type", "application/json"),
+				func(t *testing.T, r reply) {
+					created = r.receipt(t)
+					if created.Status != "created" || created.Key != "k-new" || created.Tenant != "acme" {
+						t.Fatalf("receipt %+v", created)
+					}
+				}}},
+		{"replay is 200 with the stored receipt", func() (string, func()) { return "k-new", nil }, "create_support_task", task, 200,
+			[]check{header("Idempotent-Replayed", "true"), func(t *testing.T, r reply) {
+				rc := r.receipt(t)
+				if rc.Status != "replayed" || string(rc.Result) != string(created.Result) {
+					t.Fatalf("replayed receipt %+v, want the stored %s", rc, created.Result)
+				}
+			}}},
+		{"same key, different payload is 422", func() (string, func()) { return "k-new", nil }, "create_support_task", `{"subject":"printer fine"}`, 422,
+			[]check{problemIs(gateway.KindConflict, model.ClassConflict), header("Idempotent-Replayed", "")}},
+		{"invalid arguments are 400", func() (string, func()) { return "k-bad", nil }, "create_support_task", `{"subject":""}`, 400,
+			[]check{problemIs(gateway.KindInvalid, model.ClassInvalid)}},
+		{"in flight is 409 with Retry-After", func() (string, func()) {
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				e.external("acme", "k-slow", provider.Faults{Delay: 1500 * time.Millisecond})
+			}()
+			waitState(t, e, "acme", "k-slow", model.StateInProgress)
+			return "k-slow", func() { <-done }
+		}, "send_notification", notify, 409, []check{problemIs(gateway.KindInProgress, model.ClassInProgress), header("Retry-After", "1")}},
+		{"unknown outcome is 423: stop, reconcile", func() (string, func()) {
+			if r := e.external("acme", "k-lost", provider.Faults{LoseReply: true}); r.Class != model.ClassUnknown {
+				t.Fatalf("setup: %+v", r)
+			}
+			return "k-lost", nil
+		}, "send_notification", notify, 423, []check{problemIs(gateway.KindUnknown, model.ClassUnknown), header("Retry-After", "")}},
+		{"a stored failure is 424 with its receipt, replayed", func() (string, func()) {
+			if r := e.external("acme", "k-rejected", provider.Faults{Reject: true}); r.Class != model.ClassFailed {
+				t.Fatalf("setup: %+v", r)
+			}
+			return "k-rejected", nil
+		}, "send_notification", notify, 424, []check{problemIs(gateway.KindFailed, model.ClassFailed), header("Idempotent-Replayed", "true"),
+			func(t *testing.T, r reply) {
+				if p := r.problem(t); p.Receipt == nil || p.Receipt.Status != "replayed" {
+					t.Fatalf("failure without its receipt: %s", r.body)
+				}
+			}}},
+		{"superseded is 410 with the new key", func() (string, func()) {
+			e.external("acme", "k-old", provider.Faults{LoseReply: true})
+			if _, _, err := e.svc.AuthorizeNewKey(context.Background(), reconcile.Decision{Tenant: "acme", Key: "k-old",
+				Operator: "test", Reason: "send again", NewKey: "k-old-2"}); err != nil {
+				t.Fatal(err)
+			}
+			return "k-old", nil
+		}, "send_notification", notify, 410, []check{problemIs(gateway.KindSuperseded, model.ClassSuperseded), func(t *testing.T, r reply) {
+			if p := r.problem(t); p.NewKey != "k-old-2" || !strings.Contains(p.Detail, "k-old-2") {
+				t.Fatalf("superseded without the new key: %s", r.body)
+			}
+		}}},
+		{"past the replay window is 412: reconcile", func() (string, func()) {
+			if r := e.call("acme", "create_report_job", "k-aged", `{"report":"q3"}`); r.status != 201 {
+				t.Fatalf("setup: %d %s", r.status, r.body)
+			}
+			e.offset.Store((25 * time.Hour).Milliseconds())
+			return "k-aged", func() { e.offset.Store(0) }
+		}, "create_report_job", `{"report":"q3"}`, 412, []check{problemIs(gateway.KindExpired, model.ClassExpired)}},
+		{"a ledger locked past the deadline is 503 with Retry-After", func() (string, func()) {
+			return "k-locked", lockLedger(t, e.path)
+		}, "create_support_task", task, 503, []check{problemIs(gateway.KindBusy, model.ClassInternal), header("Retry-After", "1")}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			key, release := c.setup()
+			r := e.call("acme", c.tool, key, c.args)
+			if release != nil {
+				release()
+			}
+			if r.status != c.status {
+				t.Fatalf("status %d, want %d; body %s", r.status, c.status, r.body)
+			}
+			if r.header.Get("X-Trace-Id") == "" {
+				t.Fatal("no X-Trace-Id")
+			}
+			for _, ch := range c.checks {
+				ch(t, r)
+			}
+		})
+	}
+}
+
+// lockLedger holds the ledger's write lock from another connection until
+// the returned func is called.
+func lockLedger(t *testing.T, path string) func() {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(context.Background(), "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		conn.ExecContext(context.Background(), "ROLLBACK")
+		conn.Close()
+		db.Close()
+	}
+}
+
+func waitState(t *testing.T, e *env, tenant, key string, st model.State) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if op, err := e.st.Get(context.Background(), tenant, key); err == nil && op.State == st {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("%s/%s never reached %s", tenant, key, st)
+}
+
+func TestBadRequestsAre4xxWithOneProblemAndWriteNothing(t *testing.T) {
+	e := newEnv(t)
+	revoked := e.token("acme")
+	toks, _ := e.st.ListTokens(context.Background(), "acme")
+	if _, err := e.st.RevokeToken(context.Background(), toks[len(toks)-1].ID); err != nil {
+		t.Fatal(err)
+	}
+	auth := "Bearer " + e.tokens["acme"]
+	std := func(extra ...string) []string {
+		return append([]string{"Authorization", auth, "Content-Type", "application/json"}, extra...)
+	}
+	cases := []struct {
+		name   string
+		path   string
+		body   string
+		hdr    []string
+		status int
+	}{
+		{"no key", "/v1/tools/create_support_task", task, std(), 400},
+		{"empty key", "/v1/tools/create_support_task", task, std("Idempotency-Key", `""`), 400},
+		{"300-character key", "/v1/tools/create_support_task", task, std("Idempotency-Key", strings.Repeat("k", 300)), 400},
+		{"key given twice", "/v1/tools/create_support_task", task, std("Idempotency-Key", "a", "Idempotency-Key", "b"), 400},
+		{"invalid JSON", "/v1/tools/create_support_task", `{"subject":`, std("Idempotency-Key", "k1"), 400},
+		{"not an object", "/v1/tools/create_support_task", `["subject"]`, std("Idempotency-Key", "k1"), 400},
+		{"body over the limit", "/v1/tools/create_support_task", `{"subject":"` + strings.Repeat("x", 70<<10) + `"}`, std("Idempotency-Key", "k1"), 413},
+		{"wrong content type", "/v1/tools/create_support_task", task, []string{"Authorization", auth, "Content-Type", "text/plain", "Idempotency-Key", "k1"}, 415},
+		{"no content type", "/v1/tools/create_support_task", task, []string{"Authorization", auth, "Idempotency-Key", "k1"}, 415},
+		{"unknown tool", "/v1/tools/drop_tables", task, std("Idempotency-Key", "k1"), 404},
+		{"no token", "/v1/tools/create_support_task", task, []string{"Content-Type", "application/json", "Idempotency-Key", "k1"}, 401},
+		{"unknown token", "/v1/tools/create_support_task", task, []string{"Authorization", "Bearer rst_" + strings.Repeat("A", 43), "Content-Type", "application/json", "Idempotency-Key", "k1"}, 401},
+		{"revoked token", "/v1/tools/create_support_task", task, []string{"Authorization", "Bearer " + revoked, "Content-Type", "application/json", "Idempotency-Key", "k1"}, 401},
+		{"trace id with a control character", "/v1/tools/create_support_task", task, std("Idempotency-Key", "k1", "X-Trace-Id", "a\tb"), 400},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			before := e.snapshot()
+			r := e.do("POST", c.path, c.body, c.hdr...)
+			if r.status != c.status {
+				t.Fatalf("status %d, want %d: %s", r.status, c.status, r.body)
+			}
+			r.problem(t)
+			if after := e.snapshot(); after != before {
+				t.Fatal("the ledger changed")
+			}
+		})
+	}
+	t.Run("chunked body over the limit", func(t *testing.T) {
+		before := e.snapshot()
+		body := io.MultiReader(strings.NewReader(`{"subject":"`), strings.NewReader(strings.Repeat("x", 70<<10)), strings.NewReader(`"}`))
+		req, _ := http.NewRequest("POST", e.srv.URL+"/v1/tools/create_support_task", body)
+		req.Header.Set("Authorization", auth)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Idempotency-Key", "chunked")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.ContentLength == 0 || resp.StatusCode != 413 {
+			t.Fatalf("%d %s", resp.StatusCode, b)
+		}
+		reply{resp.StatusCode, resp.Header, b}.problem(t)
+		if e.snapshot() != before {
+			t.Fatal("the ledger changed")
+		}
+	})
+	t.Run("GET of another method", func(t *testing.T) {
+		r := e.do("GET", "/v1/tools/create_support_task", "", "Authorization", auth)
+		if r.status != 405 || r.header.Get("Allow") != "POST" {
+			t.Fatalf("%d %v", r.status, r.header)
+		}
+		r.problem(t)
+	})
+}
+
+func TestSixteenConcurrentRequestsWithOneKeyMakeOneEffect(t *testing.T) {
+	e := newEnv(t)
+	const n = 16
+	statuses := make([]int, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			<-start
+			statuses[i] = e.call("acme", "create_support_task", "one-key", task).status
+		}(i)
+	}
+	close(start)
+	wg.Wait()
+	count := map[int]int{}
+	for _, s := range statuses {
+		count[s]++
+	}
+	if count[201] != 1 || count[200]+count[409] != n-1 {
+		t.Fatalf("statuses %v: want one 201 and the rest 200 or 409", count)
+	}
+	if n, _ := e.st.EffectCount(context.Background(), model.TableTasks, "create_support_task", "acme"); n != 1 {
+		t.Fatalf("%d effects, want 1", n)
+	}
+	// The external path too: one delivery at the provider.
+	for i := range statuses {
+		statuses[i] = 0
+	}
+	start = make(chan struct{})
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			<-start
+			statuses[i] = e.call("acme", "send_notification", "one-notice", notify).status
+		}(i)
+	}
+	close(start)
+	wg.Wait()
+	count = map[int]int{}
+	for _, s := range statuses {
+		count[s]++
+	}
+	if count[201] != 1 || count[200]+count[409] != n-1 {
+		t.Fatalf("external: statuses %v: want one 201 and the rest 200 or 409", count)
+	}
+	if d, _ := e.sb.Deliveries(context.Background(), reconcile.DownstreamKey("acme", "one-notice")); d != 1 {
+		t.Fatalf("%d deliveries, want 1", d)
+	}
+}
+
+func TestTenantsSeeOnlyTheirOwnOperations(t *testing.T) {
+	e := newEnv(t)
+	// Globex asks for a key before anyone has it, then after Acme made it:
+	// the answers must be identical.
+	never := e.get("globex", "/v1/operations/shared-key")
+	if r := e.call("acme", "create_support_task", "shared-key", task); r.status != 201 {
+		t.Fatalf("acme: %d %s", r.status, r.body)
+	}
+	other := e.get("globex", "/v1/operations/shared-key")
+	if never.status != 404 || other.status != 404 || !bytes.Equal(never.body, other.body) {
+		t.Fatalf("another tenant's key: %d %s; never-existing: %d %s", other.status, other.body, never.status, never.body)
+	}
+	other.problem(t)
+	if r := e.get("acme", "/v1/operations/shared-key"); r.status != 200 || !strings.Contains(string(r.body), `"state":"applied"`) {
+		t.Fatalf("owner: %d %s", r.status, r.body)
+	}
+	// Lists are scoped.
+	var page struct {
+		Operations []struct{ Key string } `json:"operations"`
+	}
+	for tenant, want := range map[string]int{"acme": 1, "globex": 0} {
+		r := e.get(tenant, "/v1/operations?state=applied")
+		if err := json.Unmarshal(r.body, &page); err != nil || r.status != 200 || len(page.Operations) != want {
+			t.Fatalf("%s list: %d %s", tenant, r.status, r.body)
+		}
+	}
+	// The same key in another tenant is another operation: created, not a
+	// conflict or a replay of Acme's.
+	r := e.call("globex", "create_support_task", "shared-key", `{"subject":"something else"}`)
+	if r.status != 201 || r.receipt(t).Tenant != "globex" {
+		t.Fatalf("globex call: %d %s", r.status, r.body)
+	}
+	if n, _ := e.st.EffectCount(context.Background(), model.TableTasks, "create_support_task", "acme"); n != 1 {
+		t.Fatalf("acme has %d effects", n)
+	}
+	// Without a token, every endpoint is 401.
+	for _, path := range []string{"/v1/operations/shared-key", "/v1/operations"} {
+		if r := e.do("GET", path, ""); r.status != 401 {
+			t.Fatalf("%s without a token: %d", path, r.status)
+		}
+	}
+	if r := e.get("acme", "/v1/operations?state=nonsense"); r.status != 400 {
+		t.Fatalf("bad state filter: %d", r.status)
+	}
+}
+
+func TestTraceparentBecomesTheAttemptsTraceID(t *testing.T) {
+	e := newEnv(t)
+	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	r := e.call("acme", "create_support_task", "traced", task, "traceparent", tp)
+	if r.status != 201 || r.header.Get("X-Trace-Id") != "4bf92f3577b34da6a3ce929d0e0e4736" {
+		t.Fatalf("%d %v", r.status, r.header)
+	}
+	e.call("acme", "create_support_task", "traced", task, "X-Trace-Id", "call_abc123")
+	d, err := e.st.Detail(context.Background(), "acme", "traced")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Attempts) != 2 || d.Attempts[0].TraceID != "4bf92f3577b34da6a3ce929d0e0e4736" || d.Attempts[1].TraceID != "call_abc123" {
+		t.Fatalf("attempts %+v", d.Attempts)
+	}
+}
+
+func TestMetricsCountCallsAndReadUnknownsFromTheLedger(t *testing.T) {
+	e := newEnv(t)
+	e.call("acme", "create_support_task", "m1", task)
+	e.call("acme", "create_support_task", "m1", task)
+	e.external("globex", "lost", provider.Faults{LoseReply: true})
+	r := e.do("GET", "/metrics", "")
+	body := string(r.body)
+	for _, want := range []string{
+		`retrysafe_calls_total{class="done",outcome="created",tool="create_support_task"} 1`,
+		`retrysafe_calls_total{class="done",outcome="replayed",tool="create_support_task"} 1`,
+		`retrysafe_unknown_operations{tenant="globex"} 1`,
+		`retrysafe_oldest_unknown_age_seconds{tenant="globex"}`,
+		`retrysafe_call_duration_seconds_bucket{class="done",tool="create_support_task",le="+Inf"} 2`,
+		`retrysafe_ledger_commit_batch_size_count`,
+		`retrysafe_ledger_up 1`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	if r := e.do("GET", "/healthz", ""); r.status != 200 {
+		t.Fatalf("healthz %d", r.status)
+	}
+}
+
+func TestARevokedTokenStopsWorkingWithinTheTokenTTL(t *testing.T) {
+	e := newEnv(t)
+	secret := e.token("acme")
+	e.tokens["revokee"] = secret
+	if r := e.call("revokee", "create_support_task", "before-revoke", task); r.status != 201 {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	toks, _ := e.st.ListTokens(context.Background(), "acme")
+	if _, err := e.st.RevokeToken(context.Background(), toks[len(toks)-1].ID); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond) // the default TTL, 1 s
+	before := e.snapshot()
+	if r := e.call("revokee", "create_support_task", "after-revoke", task); r.status != 401 {
+		t.Fatalf("revoked token: %d %s", r.status, r.body)
+	}
+	if r := e.get("revokee", "/v1/operations/before-revoke"); r.status != 401 {
+		t.Fatalf("revoked token reads: %d", r.status)
+	}
+	if e.snapshot() != before {
+		t.Fatal("a revoked token's call wrote")
+	}
+}
+
+func TestOverTheConcurrencyCapIs503WithRetryAfter(t *testing.T) {
+	e := newEnv(t, func(c *gateway.Config) {
+		c.MaxInFlight, c.QueueWait, c.CallTimeout = 1, 50*time.Millisecond, 5*time.Second
+	})
+	// Occupy the only slot with a call that waits for the ledger, locked
+	// by another connection.
+	release := lockLedger(t, e.path)
+	done := make(chan reply)
+	go func() {
+		done <- e.call("acme", "create_support_task", "slow", task)
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(string(e.do("GET", "/metrics", "").body), "retrysafe_http_in_flight_requests 2") {
+		if time.Now().After(deadline) {
+			t.Fatal("the slow call never started")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	r := e.call("acme", "create_support_task", "shed", task)
+	release()
+	first := <-done
+	if first.status != 201 {
+		t.Fatalf("the slow call: %d %s", first.status, first.body)
+	}
+	if r.status != 503 || r.header.Get("Retry-After") != "1" {
+		t.Fatalf("over the cap: %d %v %s", r.status, r.header, r.body)
+	}
+	if p := r.problem(t); p.Type != gateway.TypeURI(gateway.KindBusy) {
+		t.Fatalf("problem %+v", p)
+	}
+	if _, err := e.st.Get(context.Background(), "acme", "shed"); !model.IsCode(err, model.CodeNotFound) {
+		t.Fatalf("a shed request wrote: %v", err)
+	}
+}
+
+func TestStoredEscapeSequencesLeaveAsInertJSONEscapes(t *testing.T) {
+	e := newEnv(t)
+	// Stored faithfully, but never sent as raw ESC or a bidi override.
+	args := `{"subject":"\u001b]0;pwned\u0007 \u202eevil"}`
+	for _, r := range []reply{
+		e.call("acme", "create_support_task", "esc", args),
+		e.call("acme", "create_support_task", "esc", args),
+		e.get("acme", "/v1/operations/esc"),
+		e.get("acme", "/v1/operations"),
+	} {
+		if r.status >= 300 {
+			t.Fatalf("%d %s", r.status, r.body)
+		}
+		if bytes.ContainsAny(r.body, "\x1b\x07") || bytes.Contains(r.body, []byte("\u202e")) {
+			t.Fatalf("raw control characters in %s", r.body)
+		}
+	}
+	op, err := e.st.Get(context.Background(), "acme", "esc")
+	if err != nil || !strings.Contains(op.Summary, "\u202e") {
+		t.Fatalf("not stored faithfully: %+v %v", op, err)
+	}
+}

@@ -1,0 +1,317 @@
+package gateway
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/retrysafe/retrysafe/internal/textsafe"
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/reconcile"
+	"github.com/retrysafe/retrysafe/store"
+)
+
+// postTool is POST /v1/tools/{tool}: one attempt of one call. Every refusal
+// before the call (unknown tool, content type, key, body) writes nothing;
+// the call itself validates the arguments before it writes.
+func (g *Gateway) postTool(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	info := infoOf(ctx)
+	tool := r.PathValue("tool")
+	if _, ok := g.cfg.Tools.Schema(tool); !ok {
+		g.metrics.refused(KindInvalid)
+		p := newProblem(KindInvalid, "unknown tool "+strconv.Quote(tool)+" (want one of "+strings.Join(g.cfg.Tools.Names(), ", ")+"); nothing was written")
+		p.Status = http.StatusNotFound
+		p.write(w)
+		return
+	}
+	if p := checkContentType(r.Header.Get("Content-Type")); p != nil {
+		g.metrics.refused(KindInvalid)
+		w.Header().Set("Accept-Post", "application/json")
+		p.write(w)
+		return
+	}
+	key, err := idempotencyKey(r.Header)
+	if err != nil {
+		g.metrics.refused(KindInvalid)
+		newProblem(KindInvalid, err.Error()).write(w)
+		return
+	}
+	info.key = key
+	if r.ContentLength > g.cfg.MaxBody {
+		g.metrics.refused(KindInvalid)
+		tooLarge(r.ContentLength, g.cfg.MaxBody).write(w)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.cfg.MaxBody))
+	if err != nil {
+		g.metrics.refused(KindInvalid)
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			tooLarge(-1, g.cfg.MaxBody).write(w)
+			return
+		}
+		newProblem(KindInvalid, "cannot read the request body: "+err.Error()).write(w)
+		return
+	}
+	res, err := g.call(ctx, model.Request{Tenant: tenantOf(ctx), Key: key, Tool: tool, PayloadVersion: g.cfg.Tools.PayloadVersion(tool),
+		Args: body, TraceID: traceOf(ctx)})
+	info.class = string(res.Class)
+	g.writeResult(w, res, err, key)
+}
+
+func tooLarge(n, max int64) *Problem {
+	msg := "the request body is over the limit of " + strconv.FormatInt(max, 10) + " bytes; nothing was written"
+	if n > 0 {
+		msg = "the request body is " + strconv.FormatInt(n, 10) + " bytes, over the limit of " + strconv.FormatInt(max, 10) + "; nothing was written"
+	}
+	p := newProblem(KindInvalid, msg)
+	p.Status = http.StatusRequestEntityTooLarge
+	return p
+}
+
+// checkContentType accepts application/json and any +json type.
+func checkContentType(v string) *Problem {
+	mt, _, err := mime.ParseMediaType(v)
+	if v == "" || err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+		got := "none"
+		if v != "" {
+			got = strconv.Quote(v)
+		}
+		p := newProblem(KindInvalid, "Content-Type must be application/json (got "+got+"); nothing was written")
+		p.Status = http.StatusUnsupportedMediaType
+		return p
+	}
+	return nil
+}
+
+// idempotencyKey reads the Idempotency-Key header. The draft makes it a
+// Structured Field String ("…" with \" and \\ escapes); a bare token is
+// accepted as is. The key's own rules (length, printable) are the call's.
+func idempotencyKey(h http.Header) (string, error) {
+	vals := h.Values("Idempotency-Key")
+	switch {
+	case len(vals) == 0:
+		return "", model.Errorf(model.CodeInvalid, "Idempotency-Key header is required: the operation id, the same on every retry of this request; nothing was written")
+	case len(vals) > 1:
+		return "", model.Errorf(model.CodeInvalid, "Idempotency-Key header given %d times; send it once; nothing was written", len(vals))
+	}
+	v := strings.TrimSpace(vals[0])
+	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+		var b strings.Builder
+		inner := v[1 : len(v)-1]
+		for i := 0; i < len(inner); i++ {
+			c := inner[i]
+			if c == '\\' {
+				if i+1 >= len(inner) || (inner[i+1] != '"' && inner[i+1] != '\\') {
+					return "", model.Errorf(model.CodeInvalid, "Idempotency-Key is not a valid structured string (bad escape); nothing was written")
+				}
+				i++
+				c = inner[i]
+			} else if c == '"' {
+				return "", model.Errorf(model.CodeInvalid, "Idempotency-Key is not a valid structured string (unescaped quote); nothing was written")
+			}
+			b.WriteByte(c)
+		}
+		v = b.String()
+	}
+	if v == "" {
+		return "", model.Errorf(model.CodeInvalid, "Idempotency-Key must not be empty; nothing was written")
+	}
+	return v, nil
+}
+
+// writeResult answers a call: the receipt for done (201 created, 200
+// replayed), else the class's problem.
+func (g *Gateway) writeResult(w http.ResponseWriter, res reconcile.Result, err error, key string) {
+	replayed := res.Receipt != nil && res.Receipt.Status == "replayed"
+	if replayed {
+		w.Header().Set("Idempotent-Replayed", "true")
+	}
+	if res.Class == model.ClassDone && res.Receipt != nil {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("Content-Location", operationPath(key))
+		status := http.StatusOK
+		if !replayed {
+			status = http.StatusCreated
+			w.Header().Set("Location", operationPath(key))
+		}
+		b, _ := json.Marshal(res.Receipt)
+		w.WriteHeader(status)
+		w.Write(append(textsafe.JSON(b), '\n'))
+		return
+	}
+	k := Kind(res.Class)
+	if _, ok := kinds()[k]; !ok || res.Class == model.ClassDone {
+		k = KindInternal
+	}
+	if res.Class == model.ClassInternal && model.IsCode(err, model.CodeBusy) {
+		k = KindBusy
+	}
+	p := newProblem(k, res.Message)
+	p.Class, p.Key, p.NewKey, p.State = res.Class, key, res.NewKey, res.State
+	if res.Class == model.ClassInvalid {
+		p.Detail += "; nothing was written"
+	}
+	if res.Class == model.ClassFailed {
+		p.Receipt = res.Receipt
+	}
+	if res.Class == model.ClassInProgress || k == KindBusy || k == KindInternal {
+		p.RetryAfter = g.retryAfter()
+	}
+	if res.Class != model.ClassInvalid {
+		p.Instance = operationPath(key)
+	}
+	p.write(w)
+}
+
+func operationPath(key string) string { return "/v1/operations/" + url.PathEscape(key) }
+
+// operationView is what a tenant sees of its own operation.
+type operationView struct {
+	Key            string          `json:"key"`
+	Tool           string          `json:"tool"`
+	PayloadVersion int             `json:"payload_version"`
+	Summary        string          `json:"summary,omitempty"`
+	State          model.State     `json:"state"`
+	Version        int64           `json:"version"`
+	Receipt        json.RawMessage `json:"receipt,omitempty"`
+	ProviderRef    string          `json:"provider_ref,omitempty"`
+	Contradicted   bool            `json:"contradicted,omitempty"`
+	NewKey         string          `json:"new_key,omitempty"`
+	SupersedesKey  string          `json:"supersedes_key,omitempty"`
+	AttemptCount   int             `json:"attempt_count"`
+	Attempts       []attemptView   `json:"attempts,omitempty"`
+	CreatedAt      time.Time       `json:"created_at"`
+	UpdatedAt      time.Time       `json:"updated_at"`
+	ExpiresAt      time.Time       `json:"expires_at,omitzero"`
+}
+
+type attemptView struct {
+	Seq       int           `json:"seq"`
+	Outcome   model.Outcome `json:"outcome"`
+	TraceID   string        `json:"trace_id,omitempty"`
+	Error     string        `json:"error,omitempty"`
+	StartedAt time.Time     `json:"started_at"`
+}
+
+func viewOf(op model.Operation) operationView {
+	return operationView{Key: op.Key, Tool: op.Tool, PayloadVersion: op.PayloadVersion, Summary: op.Summary,
+		State: op.State, Version: op.Version, Receipt: op.Receipt, ProviderRef: op.ProviderRef,
+		Contradicted: op.Contradicted, AttemptCount: op.AttemptCount,
+		CreatedAt: op.CreatedAt, UpdatedAt: op.UpdatedAt, ExpiresAt: op.ExpiresAt}
+}
+
+// notFound is the one answer for a key this tenant does not have — whether
+// it never existed or belongs to another tenant.
+func notFound(key string) *Problem {
+	p := newProblem(KindNotFound, "no operation with key "+strconv.Quote(key))
+	p.Instance = operationPath(key)
+	return p
+}
+
+// getOperation is GET /v1/operations/{key}, in the token's tenant only.
+func (g *Gateway) getOperation(w http.ResponseWriter, r *http.Request) {
+	key := r.PathValue("key")
+	infoOf(r.Context()).key = key
+	if model.ValidateIdentity(tenantOf(r.Context()), key) != nil {
+		notFound(key).write(w)
+		return
+	}
+	d, err := g.ledger.Detail(r.Context(), tenantOf(r.Context()), key)
+	if model.IsCode(err, model.CodeNotFound) {
+		notFound(key).write(w)
+		return
+	}
+	if err != nil {
+		g.storeProblem(err).write(w)
+		return
+	}
+	v := viewOf(d.Operation)
+	v.AttemptCount = len(d.Attempts)
+	if d.SupersededBy != nil {
+		v.NewKey = d.SupersededBy.Key
+	}
+	if d.Supersedes != nil {
+		v.SupersedesKey = d.Supersedes.Key
+	}
+	for _, a := range d.Attempts {
+		v.Attempts = append(v.Attempts, attemptView{Seq: a.Seq, Outcome: a.Outcome, TraceID: a.TraceID, Error: a.Error, StartedAt: a.StartedAt})
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+// listOperations is GET /v1/operations?state=S&limit=N&before=ID: the
+// token's tenant's operations, newest first.
+func (g *Gateway) listOperations(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	lq := store.ListQuery{Tenant: tenantOf(r.Context()), Limit: 50}
+	if s := q.Get("state"); s != "" {
+		st, err := model.ParseState(s)
+		if err != nil {
+			newProblem(KindInvalid, err.Error()).write(w)
+			return
+		}
+		lq.State = st
+	}
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > 500 {
+			newProblem(KindInvalid, "limit must be a number from 1 to 500").write(w)
+			return
+		}
+		lq.Limit = n
+	}
+	if s := q.Get("before"); s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < 1 {
+			newProblem(KindInvalid, "before must be the next_before of a previous page").write(w)
+			return
+		}
+		lq.BeforeID = n
+	}
+	ops, err := g.ledger.List(r.Context(), lq)
+	if err != nil {
+		g.storeProblem(err).write(w)
+		return
+	}
+	out := struct {
+		Operations []operationView `json:"operations"`
+		NextBefore int64           `json:"next_before,omitempty"`
+	}{Operations: []operationView{}}
+	for _, op := range ops {
+		out.Operations = append(out.Operations, viewOf(op))
+	}
+	if len(ops) == lq.Limit {
+		out.NextBefore = ops[len(ops)-1].ID
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (g *Gateway) storeProblem(err error) *Problem {
+	if model.IsCode(err, model.CodeBusy) {
+		p := newProblem(KindBusy, err.Error())
+		p.RetryAfter = g.retryAfter()
+		return p
+	}
+	return newProblem(KindInternal, err.Error())
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		newProblem(KindInternal, err.Error()).write(w)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	w.Write(append(textsafe.JSON(b), '\n'))
+}

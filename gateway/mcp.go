@@ -1,0 +1,201 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/retrysafe/retrysafe/internal/textsafe"
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/reconcile"
+)
+
+// Version is what the MCP server reports as its implementation version.
+const Version = "0.1.0"
+
+// keyArgument is the argument every MCP tool adds to its tool's schema: the
+// idempotency key, chosen by the model and reused on every retry.
+const keyArgument = "idempotency_key"
+
+// MCPServer is an MCP server acting for one tenant: every tool of the
+// catalog, each taking its own arguments plus a required idempotency_key.
+func (g *Gateway) MCPServer(tenant string) (*mcp.Server, error) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "retrysafe", Version: Version}, &mcp.ServerOptions{
+		Instructions: "Every tool here is a write that is safe to call again. Choose a new idempotency_key for each new intended action " +
+			"and reuse the same key when you retry that action (after a timeout, an error or a restart): the same key never acts twice. " +
+			"When a tool result is an error, do what its text says.",
+		Logger: g.log,
+	})
+	for _, name := range g.cfg.Tools.Names() {
+		schema, _ := g.cfg.Tools.Schema(name)
+		in, err := withKey(schema)
+		if err != nil {
+			return nil, model.Errorf(model.CodeInvalid, "tool %s: %v", name, err)
+		}
+		s.AddTool(&mcp.Tool{Name: name, Description: g.cfg.Tools.Description(name), InputSchema: in}, g.mcpHandler(tenant, name))
+	}
+	return s, nil
+}
+
+// withKey is a tool's schema plus the required idempotency_key string.
+func withKey(schema json.RawMessage) (map[string]any, error) {
+	var m map[string]any
+	if err := json.Unmarshal(schema, &m); err != nil {
+		return nil, fmt.Errorf("schema is not a JSON object: %v", err)
+	}
+	if m == nil {
+		m = map[string]any{}
+	}
+	if t, ok := m["type"]; ok && t != "object" {
+		return nil, fmt.Errorf("schema type must be object, got %v", t)
+	}
+	m["type"] = "object"
+	props, _ := m["properties"].(map[string]any)
+	if props == nil {
+		props = map[string]any{}
+	}
+	if _, taken := props[keyArgument]; taken {
+		return nil, fmt.Errorf("the tool already has an argument named %s", keyArgument)
+	}
+	props[keyArgument] = map[string]any{
+		"type": "string", "minLength": 1, "maxLength": model.MaxKeyLen,
+		"description": "The operation id: new for each new action you intend, the same on every retry of that action. The same key never acts twice.",
+	}
+	m["properties"] = props
+	req, _ := m["required"].([]any)
+	m["required"] = append(append([]any{}, req...), keyArgument)
+	return m, nil
+}
+
+// mcpHandler runs one MCP tool call through the same call path as HTTP.
+func (g *Gateway) mcpHandler(tenant, tool string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		trace := mcpTrace(req)
+		log := g.log.With("trace_id", trace)
+		key, args, err := splitKey(req.Params.Arguments)
+		if err != nil {
+			g.metrics.refused(KindInvalid)
+			log.Info("mcp call", "tenant", tenant, "tool", tool, "class", model.ClassInvalid)
+			return toolError(reconcile.Result{Class: model.ClassInvalid, Message: err.Error()}, ""), nil
+		}
+		res, err := g.call(ctx, model.Request{Tenant: tenant, Key: key, Tool: tool, PayloadVersion: g.cfg.Tools.PayloadVersion(tool), Args: args, TraceID: trace})
+		log.Info("mcp call", "tenant", tenant, "tool", tool, "key", key, "class", res.Class, "outcome", res.Outcome)
+		if res.Class == model.ClassDone && res.Receipt != nil {
+			b, _ := json.Marshal(res.Receipt)
+			var structured map[string]any
+			json.Unmarshal(b, &structured)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(textsafe.JSON(b))}}, StructuredContent: structured}, nil
+		}
+		_ = err // the class says it all; internal errors are in the message
+		return toolError(res, key), nil
+	}
+}
+
+// splitKey takes idempotency_key out of the arguments; the rest are the
+// tool's arguments, byte for byte (numbers keep their spelling).
+func splitKey(raw json.RawMessage) (string, []byte, error) {
+	var m map[string]json.RawMessage
+	if len(raw) == 0 {
+		raw = json.RawMessage(`{}`)
+	}
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		return "", nil, model.Errorf(model.CodeInvalid, "arguments must be one JSON object")
+	}
+	kr, ok := m[keyArgument]
+	if !ok {
+		return "", nil, model.Errorf(model.CodeInvalid, "%s is required: a new id for a new action, the same id on every retry of it", keyArgument)
+	}
+	var key string
+	if err := json.Unmarshal(kr, &key); err != nil {
+		return "", nil, model.Errorf(model.CodeInvalid, "%s must be a string", keyArgument)
+	}
+	delete(m, keyArgument)
+	args, err := json.Marshal(m)
+	if err != nil {
+		return "", nil, model.Errorf(model.CodeInvalid, "arguments: %v", err)
+	}
+	return key, args, nil
+}
+
+// mcpTrace is the client's id for this tool call, where it sends one: a
+// W3C traceparent, or an id in the request's _meta, or the HTTP headers of
+// a streamable request.
+func mcpTrace(req *mcp.CallToolRequest) string {
+	meta := req.Params.GetMeta()
+	if s, ok := meta["traceparent"].(string); ok {
+		if id, ok := parseTraceparent(s); ok {
+			return id
+		}
+	}
+	for _, k := range []string{"tool_call_id", "toolCallId", "trace_id", "traceId"} {
+		if s, ok := meta[k].(string); ok && s != "" {
+			return s
+		}
+	}
+	if req.Extra != nil && req.Extra.Header != nil {
+		return traceID(req.Extra.Header)
+	}
+	return traceID(http.Header{})
+}
+
+// whatToDo is the instruction an MCP tool error starts with: the model
+// reads it and acts.
+func whatToDo(res reconcile.Result) string {
+	switch res.Class {
+	case model.ClassInProgress:
+		return "Retry later with the same idempotency_key: another attempt of this operation is in progress."
+	case model.ClassUnknown:
+		return "Stop: the outcome of this operation is unknown and a person must reconcile it. Do not retry it and do not use a new key for it."
+	case model.ClassSuperseded:
+		return fmt.Sprintf("Use the new key %q: an operator authorized it in place of this one.", res.NewKey)
+	case model.ClassConflict:
+		return "Fix the arguments: this idempotency_key was used with different arguments. Send the original arguments, or use a new key for a new action."
+	case model.ClassInvalid:
+		return "Fix the arguments: the request is invalid and nothing was done."
+	case model.ClassExpired:
+		return "Stop: this key is past its replay window; a person must reconcile it. Do not retry under a fresh key."
+	case model.ClassFailed:
+		return "Do not retry: the provider rejected this request for good."
+	}
+	return "Retry later with the same idempotency_key: the service had an internal problem."
+}
+
+func toolError(res reconcile.Result, key string) *mcp.CallToolResult {
+	text := whatToDo(res)
+	if msg := strings.TrimSpace(res.Message); msg != "" {
+		text += " (" + string(res.Class) + ": " + msg + ")"
+	}
+	structured := map[string]any{"class": res.Class}
+	if key != "" {
+		structured["key"] = key
+	}
+	if res.NewKey != "" {
+		structured["new_key"] = res.NewKey
+	}
+	if res.State != "" {
+		structured["state"] = res.State
+	}
+	if res.Receipt != nil {
+		structured["receipt"] = res.Receipt
+	}
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: textsafe.Visible(text)}}, StructuredContent: structured}
+}
+
+// mcpHTTP is /mcp: streamable HTTP, stateless, so every request carries
+// (and is checked for) its bearer token and the token's tenant picks the
+// server.
+func (g *Gateway) mcpHTTP() http.HandlerFunc {
+	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		s, err := g.MCPServer(tenantOf(r.Context()))
+		if err != nil {
+			logger(r.Context()).Error("mcp server", "err", err)
+			return nil
+		}
+		return s
+	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: g.log, MaxRequestBodyBytes: g.cfg.MaxBody + 4096})
+	return h.ServeHTTP
+}

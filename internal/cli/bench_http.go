@@ -1,0 +1,159 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/store"
+	"github.com/retrysafe/retrysafe/store/sqlite"
+)
+
+// runBenchHTTP is `retrysafe bench --http URL`: load on a running gateway
+// from this separate process over the network (loopback in the README),
+// against bare SQLite single-row transactions timed in the same run.
+func runBenchHTTP(ctx context.Context, rawURL, token, baselineDir string, workers, ops int, mix string, asJSON, baseline bool, stdout, stderr io.Writer) int {
+	u, err := url.Parse(rawURL)
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--http must be the gateway's base URL, e.g. http://127.0.0.1:8080"))
+	case token == "":
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--token (or $RETRYSAFE_TOKEN) is required with --http: retrysafe tokens create --tenant bench"))
+	case workers < 1 || workers > 1024:
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--workers must be between 1 and 1024"))
+	case ops < 1 || ops > 10_000_000:
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--ops must be between 1 and 10000000"))
+	case mix != "new" && mix != "replay" && mix != "conflict":
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--mix must be new, replay or conflict"))
+	case baseline && !isDir(baselineDir):
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--baseline-dir %s is not a directory", baselineDir))
+	}
+	base := strings.TrimRight(rawURL, "/")
+	rep := benchReport{Ledger: base, Mix: mix, Workers: workers, Ops: ops, Durability: "durable"}
+	if baseline {
+		path := filepath.Join(baselineDir, ".retrysafe-http-bench.baseline-"+strconv.Itoa(os.Getpid()))
+		b, err := sqlite.Baseline(ctx, path, ops, workers, store.Durable)
+		if err != nil {
+			return fail(stderr, err)
+		}
+		rep.Baseline = &benchBaseline{Transactions: b.Transactions, TxPerSec: b.PerSecond, P50Ms: ms(b.P50), P99Ms: ms(b.P99)}
+	}
+	client := &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{
+		MaxIdleConns: workers * 2, MaxIdleConnsPerHost: workers * 2, IdleConnTimeout: time.Minute}}
+	if err := benchHTTPCalls(ctx, client, base, token, &rep); err != nil {
+		return fail(stderr, err)
+	}
+	if rep.Baseline != nil && rep.Baseline.TxPerSec > 0 {
+		rep.Ratio = rep.OpsPerSec / rep.Baseline.TxPerSec
+	}
+	if asJSON {
+		b, _ := json.Marshal(rep)
+		fmt.Fprintln(stdout, string(b))
+	} else {
+		fmt.Fprintf(stdout, "bench: %d %s calls over HTTP to %s, %d concurrent clients\n", rep.Ops, rep.Mix, base, rep.Workers)
+		fmt.Fprintf(stdout, "  gateway      %9.0f calls/s  p50 %6.2f ms  p99 %6.2f ms  errors %d\n", rep.OpsPerSec, rep.P50Ms, rep.P99Ms, rep.Errors)
+		if rep.Baseline != nil {
+			fmt.Fprintf(stdout, "  bare SQLite  %9.0f tx/s     p50 %6.2f ms  p99 %6.2f ms  (%d single-row write transactions, synchronous=FULL, in %s)\n",
+				rep.Baseline.TxPerSec, rep.Baseline.P50Ms, rep.Baseline.P99Ms, rep.Baseline.Transactions, baselineDir)
+			fmt.Fprintf(stdout, "  ratio        %.2f× bare SQLite\n", rep.Ratio)
+		}
+		if rep.FirstError != "" {
+			fmt.Fprintf(stdout, "  first error: %s\n", rep.FirstError)
+		}
+	}
+	if rep.Errors > 0 {
+		return exitInternal
+	}
+	return exitOK
+}
+
+// benchHTTPCalls is benchCalls over HTTP: an error is any answer other
+// than the mix's (new → 201, replay → 200 replayed, conflict → 422).
+func benchHTTPCalls(ctx context.Context, client *http.Client, base, token string, rep *benchReport) error {
+	run := strconv.FormatInt(time.Now().UnixNano(), 36)
+	post := func(key string, body []byte, trace string) (int, error) {
+		req, err := http.NewRequestWithContext(ctx, "POST", base+"/v1/tools/create_support_task", bytes.NewReader(body))
+		if err != nil {
+			return 0, err
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Idempotency-Key", key)
+		req.Header.Set("X-Trace-Id", trace)
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		_, err = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, err
+	}
+	pool := min(rep.Ops, 1000)
+	if rep.Mix != "new" {
+		for i := 0; i < pool; i++ {
+			if code, err := post(fmt.Sprintf("hbench-%s-%d", run, i), benchArgs(defaultBenchArgs, i, false), "setup"); err != nil || code != http.StatusCreated {
+				return model.Errorf(model.CodeInternal, "bench setup: %d %v (is the token right? is the gateway up?)", code, err)
+			}
+		}
+	}
+	want := map[string]int{"new": http.StatusCreated, "replay": http.StatusOK, "conflict": http.StatusUnprocessableEntity}[rep.Mix]
+	lat := make([]time.Duration, rep.Ops)
+	var (
+		next     atomic.Int64
+		errs     atomic.Int64
+		firstErr atomic.Value
+		wg       sync.WaitGroup
+	)
+	start := time.Now()
+	for w := 0; w < rep.Workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= rep.Ops || ctx.Err() != nil {
+					return
+				}
+				key, body := fmt.Sprintf("hbench-%s-new-%d", run, i), benchArgs(defaultBenchArgs, i, false)
+				if rep.Mix != "new" {
+					j := i % pool
+					key, body = fmt.Sprintf("hbench-%s-%d", run, j), benchArgs(defaultBenchArgs, j, rep.Mix == "conflict")
+				}
+				t0 := time.Now()
+				code, err := post(key, body, "bench-"+strconv.Itoa(i))
+				lat[i] = time.Since(t0)
+				if err != nil || code != want {
+					errs.Add(1)
+					firstErr.CompareAndSwap(nil, fmt.Sprintf("%s: HTTP %d %v", key, code, err))
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if err := ctx.Err(); err != nil {
+		return model.Wrap(model.CodeInternal, err, "bench interrupted: %v", err)
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	rep.Seconds = elapsed.Seconds()
+	rep.OpsPerSec = float64(rep.Ops) / elapsed.Seconds()
+	rep.P50Ms, rep.P99Ms = ms(sqlite.Percentile(lat, 0.50)), ms(sqlite.Percentile(lat, 0.99))
+	rep.Errors = int(errs.Load())
+	if s, ok := firstErr.Load().(string); ok {
+		rep.FirstError = s
+	}
+	return nil
+}

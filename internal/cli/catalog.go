@@ -1,0 +1,51 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/retrysafe/retrysafe/model"
+)
+
+// toolCatalog adapts the tool registry to the gateway's Catalog: the one
+// seam between where tools are declared (the config) and what the gateway
+// serves.
+type toolCatalog struct{ tools *model.Registry }
+
+func (c toolCatalog) Names() []string { return c.tools.Names() }
+
+// Schema is the tool's JSON Schema from its declaration: the one
+// Prepare validates every call against.
+func (c toolCatalog) Schema(name string) (json.RawMessage, bool) {
+	t, err := c.tools.Lookup(name)
+	if err != nil {
+		return nil, false
+	}
+	b, err := json.Marshal(t.Schema)
+	return b, err == nil
+}
+
+func (c toolCatalog) Description(name string) string {
+	t, err := c.tools.Lookup(name)
+	if err != nil {
+		return ""
+	}
+	effect := "writes a row in the ledger's database in the same transaction as its record"
+	if t.Kind() == model.EffectExternal {
+		effect = "sends a request to an external provider (two phases: claim recorded before dispatch)"
+	}
+	desc := t.Description
+	if desc == "" {
+		desc = t.Name
+	}
+	return fmt.Sprintf("%s It %s. Safe to call again with the same idempotency_key.", desc, effect)
+}
+
+// PayloadVersion is the tool's declared payload version.
+func (c toolCatalog) PayloadVersion(name string) int {
+	t, err := c.tools.Lookup(name)
+	if err != nil {
+		return 1
+	}
+	return t.PayloadVersion
+}

@@ -1,0 +1,61 @@
+package cli
+
+import (
+	"context"
+	"io"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/retrysafe/retrysafe/gateway"
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/store"
+)
+
+// runMCP is `retrysafe mcp`: an MCP server on stdin/stdout for one tenant
+// (an MCP client starts it as a subprocess). Logs go to stderr; stdout is
+// the protocol's.
+func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("mcp", stderr)
+	db := fs.String("db", defaultDB(), "ledger file (created if missing)")
+	pdb := fs.String("provider-db", "", "sandbox provider file (default beside the ledger)")
+	tenant := fs.String("tenant", "", "the tenant every call acts for (required)")
+	callTimeout := fs.Duration("call-timeout", 30*time.Second, "deadline of one call, a busy ledger included")
+	logLevel := fs.String("log-level", "warn", "debug, info, warn or error (on stderr)")
+	cfgPath := configFlag(fs)
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
+	}
+	cfg, code, ok := loadConfig(*cfgPath, stderr)
+	if !ok {
+		return code
+	}
+	if err := model.ValidateTenant(*tenant); err != nil {
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--tenant: %v", err))
+	}
+	log, err := newLogger(stderr, *logLevel)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	l, err := openLedger(*db, *pdb, cfg, store.Options{Create: true})
+	if err != nil {
+		return fail(stderr, err)
+	}
+	defer l.Close()
+	g, err := newGateway(l, log, gateway.Config{CallTimeout: *callTimeout})
+	if err != nil {
+		return fail(stderr, err)
+	}
+	srv, err := g.MCPServer(*tenant)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	// stdout is only ever the protocol's: the SDK's stdio transport writes
+	// to os.Stdout itself.
+	_ = stdout
+	if err := srv.Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil && err != io.EOF {
+		log.Error("mcp", "err", err)
+		return fail(stderr, model.Wrap(model.CodeInternal, err, "mcp: %v", err))
+	}
+	return exitOK
+}

@@ -1,0 +1,98 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/retrysafe/retrysafe/store"
+)
+
+// ops resolve on several operations: without --dry-run or --yes nothing
+// happens; --dry-run lists each from → to and writes nothing; --yes writes
+// each as its own compare-and-set and prints its result.
+func TestOpsResolveSeveralDryRunThenYes(t *testing.T) {
+	db := newLedgerFile(t)
+	for _, k := range []string{"u-1", "u-2", "u-3"} {
+		if _, _, code := cli(t, callArgs(db, "acme", k, "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
+			t.Fatalf("setup %s: exit %d", k, code)
+		}
+	}
+	decisions := func() int {
+		st, err := openStore(db, store.Options{ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		n := 0
+		for _, k := range []string{"u-1", "u-2", "u-3"} {
+			d, err := st.Detail(context.Background(), "acme", k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n += len(d.Decisions)
+		}
+		return n
+	}
+	base := []string{"ops", "resolve", "--db", db, "--tenant", "acme", "--state", "unknown", "--as", "not-applied",
+		"--reason", "provider incident INC-7: their queue dropped everything", "--evidence", "INC-7", "--operator", "alice"}
+	if _, errText, code := cli(t, base...); code != 2 || !strings.Contains(oneErrorLine(t, "no mode", errText), "--dry-run") {
+		t.Fatalf("without --dry-run/--yes: exit %d %q", code, errText)
+	}
+	out, errText, code := cli(t, append(base, "--dry-run")...)
+	if code != 0 || !strings.Contains(out, "u-1") || !strings.Contains(out, "unknown (v2) → not_applied") ||
+		!strings.Contains(out, "dry run: mark not applied 3 operations; nothing written") {
+		t.Fatalf("dry run: exit %d\n%s%s", code, out, errText)
+	}
+	if n := decisions(); n != 0 {
+		t.Fatalf("the dry run wrote %d decisions", n)
+	}
+	out, errText, code = cli(t, append(base, "--yes")...)
+	if code != 0 || strings.Count(out, "written") != 3 || !strings.Contains(errText, "3 decisions written") {
+		t.Fatalf("--yes: exit %d\n%s%s", code, out, errText)
+	}
+	if n := decisions(); n != 3 {
+		t.Fatalf("%d decisions after --yes", n)
+	}
+	// Pinned versions: u-1 moved on (it is v3 now), so @2 is refused as
+	// stale; nothing is written for it, and the exit code says so.
+	out, errText, code = cli(t, "ops", "resolve", "--db", db, "--tenant", "acme", "--key", "u-1@2", "--key", "u-2@3",
+		"--as", "applied", "--reason", "r", "--evidence", "sbx_1", "--yes")
+	if code != 2 || !strings.Contains(out, "stale") || !strings.Contains(out, "illegal") || !strings.Contains(errText, "0 of 2 written") {
+		t.Fatalf("pinned: exit %d\n%s%s", code, out, errText)
+	}
+	if n := decisions(); n != 3 {
+		t.Fatalf("refused decisions wrote: %d", n)
+	}
+}
+
+// ops decisions is the audit log: newest first, filters, JSON.
+func TestOpsDecisionsListsTheAuditLog(t *testing.T) {
+	db := newLedgerFile(t)
+	for _, k := range []string{"a-1", "a-2"} {
+		if _, _, code := cli(t, callArgs(db, "acme", k, "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
+			t.Fatalf("setup %s: exit %d", k, code)
+		}
+	}
+	if _, errText, code := cli(t, "ops", "resolve", "--db", db, "--tenant", "acme", "--key", "a-1", "--as", "applied",
+		"--reason", "found it", "--evidence", "sbx_1", "--operator", "alice"); code != 0 {
+		t.Fatal(errText)
+	}
+	if _, errText, code := cli(t, "ops", "resolve", "--db", db, "--tenant", "acme", "--key", "a-2", "--as", "not-applied",
+		"--reason", "nothing there", "--evidence", "INC-9", "--operator", "bob"); code != 0 {
+		t.Fatal(errText)
+	}
+	out, _, code := cli(t, "ops", "decisions", "--db", db)
+	if code != 0 || strings.Index(out, "a-2") > strings.Index(out, "a-1") || !strings.Contains(out, "unknown (v2) → applied") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	out, _, code = cli(t, "ops", "decisions", "--db", db, "--operator", "bob", "--action", "not-applied", "--json")
+	var es []map[string]any
+	if err := json.Unmarshal([]byte(out), &es); err != nil || code != 0 || len(es) != 1 || es[0]["key"] != "a-2" || es[0]["evidence"] != "INC-9" {
+		t.Fatalf("json: exit %d %v\n%s", code, err, out)
+	}
+	if _, errText, code := cli(t, "ops", "decisions", "--db", db, "--action", "delete"); code != 2 {
+		t.Fatalf("bad --action: exit %d %q", code, errText)
+	}
+}

@@ -1,0 +1,127 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"runtime/pprof"
+	"time"
+
+	"github.com/mattn/go-isatty"
+
+	"github.com/retrysafe/retrysafe/gateway"
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/store"
+)
+
+// runServe is `retrysafe serve`: the gateway over HTTP (and MCP at /mcp)
+// until SIGTERM or SIGINT, then a graceful stop: no new connections, the
+// calls in flight finish and are answered, then the ledger closes.
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("serve", stderr)
+	db := fs.String("db", defaultDB(), "ledger file (created if missing)")
+	pdb := fs.String("provider-db", "", "sandbox provider file (default beside the ledger)")
+	listen := fs.String("listen", "127.0.0.1:8080", "address to listen on (port 0 picks a free one; the address is printed)")
+	maxInFlight := fs.Int("max-in-flight", 256, "requests worked on at once; more wait --queue-wait, then get 503 + Retry-After")
+	queueWait := fs.Duration("queue-wait", time.Second, "how long a request waits for a free slot")
+	callTimeout := fs.Duration("call-timeout", 30*time.Second, "deadline of one call, a busy ledger included")
+	tokenTTL := fs.Duration("token-ttl", time.Second, "how long a token found live is trusted before the ledger is read again (a revocation takes effect within it; 0 reads every time)")
+	grace := fs.Duration("shutdown-timeout", 30*time.Second, "on SIGTERM, how long in-flight requests may take to finish")
+	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to FILE (go tool pprof)")
+	cfgPath := configFlag(fs)
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
+	}
+	cfg, code, ok := loadConfig(*cfgPath, stderr)
+	if !ok {
+		return code
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return fail(stderr, model.Wrap(model.CodeUnavailable, err, "--cpuprofile: %v", err))
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fail(stderr, model.Wrap(model.CodeInternal, err, "--cpuprofile: %v", err))
+		}
+		defer pprof.StopCPUProfile()
+	}
+	log, err := newLogger(stderr, *logLevel)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	if *maxInFlight < 1 || *queueWait <= 0 || *callTimeout <= 0 || *grace <= 0 || *tokenTTL < 0 {
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--max-in-flight, --queue-wait, --call-timeout and --shutdown-timeout must be positive, --token-ttl not negative"))
+	}
+	l, err := openLedger(*db, *pdb, cfg, store.Options{Create: true})
+	if err != nil {
+		return fail(stderr, err)
+	}
+	defer l.Close()
+	ttl := *tokenTTL
+	if ttl == 0 {
+		ttl = -1 // the gateway's "never trust a cached token"
+	}
+	g, err := newGateway(l, log, gateway.Config{MaxInFlight: *maxInFlight, QueueWait: *queueWait, CallTimeout: *callTimeout, TokenTTL: ttl})
+	if err != nil {
+		return fail(stderr, err)
+	}
+	srv := g.Server(*listen)
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return fail(stderr, model.Wrap(model.CodeUnavailable, err, "cannot listen on %s: %v", *listen, err))
+	}
+	// The one line on stdout: scripts (and the tests) read the address.
+	fmt.Fprintf(stdout, "retrysafe serve: listening on http://%s (ledger %s)\n", ln.Addr(), *db)
+	log.Info("listening", "addr", ln.Addr().String(), "ledger", *db, "tools", len(l.Svc.Tools.Names()))
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		return fail(stderr, model.Wrap(model.CodeUnavailable, err, "serve: %v", err))
+	case <-ctx.Done():
+	}
+	log.Info("stopping: no new connections; finishing requests in flight", "grace", grace.String())
+	sctx, cancel := context.WithTimeout(context.Background(), *grace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		// Past the grace period: connections still open are cut. Their calls
+		// were not acknowledged; a retry with the same key is safe.
+		log.Warn("shutdown grace period ended with requests still open", "err", err)
+		srv.Close()
+	}
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Error("serve", "err", err)
+	}
+	log.Info("stopped")
+	return exitOK
+}
+
+// newGateway wires a gateway to an open ledger and the tool registry.
+func newGateway(l *ledger, log *slog.Logger, cfg gateway.Config) (*gateway.Gateway, error) {
+	host, _ := os.Hostname()
+	cfg.Service, cfg.Tools, cfg.Logger = l.Svc, toolCatalog{l.Svc.Tools}, log
+	cfg.Worker = fmt.Sprintf("gateway:%s:%d", host, os.Getpid())
+	return gateway.New(cfg)
+}
+
+// newLogger is the gateway's slog logger on stderr: JSON when stderr is not
+// a terminal (a service manager, a log shipper), text when a person reads it.
+func newLogger(stderr io.Writer, level string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, model.Errorf(model.CodeInvalid, "--log-level must be debug, info, warn or error")
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	if f, ok := stderr.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
+		return slog.New(slog.NewTextHandler(stderr, opts)), nil
+	}
+	return slog.New(slog.NewJSONHandler(stderr, opts)), nil
+}

@@ -1,0 +1,413 @@
+package cli
+
+// The gateway as a real process: killed with SIGKILL under load from
+// another process, stopped with SIGTERM under load, and driven over stdio
+// by the MCP SDK's own client.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"github.com/retrysafe/retrysafe/config"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/store"
+	"github.com/retrysafe/retrysafe/store/sqlite"
+)
+
+// loadEnv switches the test binary into a load generator: another process
+// that calls the gateway and prints one line per acknowledged call.
+const loadEnv = "RETRYSAFE_TEST_LOAD"
+
+type loadSpec struct {
+	URL, Token, Prefix string
+	Workers, Max       int
+}
+
+// ack is what the load process saw acknowledged.
+type ack struct {
+	Key     string        `json:"key"`
+	Status  int           `json:"status"`
+	Receipt model.Receipt `json:"receipt"`
+}
+
+func loadBody(key string) string { return fmt.Sprintf(`{"subject":"load %s"}`, key) }
+
+// runLoad calls POST /v1/tools/create_support_task with new keys from
+// several goroutines until the gateway stops answering (or Max calls), and
+// prints each acknowledged call as one JSON line.
+func runLoad(specJSON string) int {
+	var spec loadSpec
+	if err := json.Unmarshal([]byte(specJSON), &spec); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: spec.Workers}}
+	var mu sync.Mutex
+	var next int64
+	var wg sync.WaitGroup
+	for w := 0; w < spec.Workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				i := next
+				next++
+				mu.Unlock()
+				if int(i) >= spec.Max {
+					return
+				}
+				key := fmt.Sprintf("%s-%d", spec.Prefix, i)
+				req, _ := http.NewRequest("POST", spec.URL+"/v1/tools/create_support_task", strings.NewReader(loadBody(key)))
+				req.Header.Set("Authorization", "Bearer "+spec.Token)
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Idempotency-Key", key)
+				resp, err := client.Do(req)
+				if err != nil {
+					return // the gateway is gone
+				}
+				b, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if err != nil || (resp.StatusCode != 201 && resp.StatusCode != 200) {
+					if resp.StatusCode == 503 {
+						continue
+					}
+					return
+				}
+				a := ack{Key: key, Status: resp.StatusCode}
+				if json.Unmarshal(b, &a.Receipt) != nil {
+					return
+				}
+				line, _ := json.Marshal(a)
+				mu.Lock()
+				os.Stdout.Write(append(line, '\n'))
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return 0
+}
+
+// server is a `retrysafe serve` process (this test binary re-executed).
+type server struct {
+	cmd    *exec.Cmd
+	url    string
+	stderr *bytes.Buffer
+	exited chan struct{}
+}
+
+func startServer(t *testing.T, db string) *server {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "serve", "--db", db, "--listen", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(), workerEnv+"=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &server{cmd: cmd, stderr: &bytes.Buffer{}, exited: make(chan struct{})}
+	cmd.Stderr = s.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { cmd.Wait(); close(s.exited) }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-s.exited
+	})
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("serve printed no address: %v; stderr %s", err, s.stderr)
+	}
+	_, rest, ok := strings.Cut(line, "listening on ")
+	if !ok {
+		t.Fatalf("serve: %q", line)
+	}
+	s.url = strings.Fields(rest)[0]
+	return s
+}
+
+// startLoad runs the load generator process; acks streams what it prints.
+func startLoad(t *testing.T, spec loadSpec) (cmd *exec.Cmd, acks <-chan ack) {
+	t.Helper()
+	exe, _ := os.Executable()
+	b, _ := json.Marshal(spec)
+	cmd = exec.Command(exe)
+	cmd.Env = append(os.Environ(), loadEnv+"="+string(b))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ch := make(chan ack, 1<<16)
+	go func() {
+		defer close(ch)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			var a ack
+			if json.Unmarshal(sc.Bytes(), &a) == nil {
+				ch <- a
+			}
+		}
+	}()
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd, ch
+}
+
+func newToken(t *testing.T, db, tenant string) string {
+	t.Helper()
+	out, errOut, code := cli(t, "tokens", "create", "--db", db, "--tenant", tenant)
+	if code != 0 {
+		t.Fatalf("tokens create: %d %s", code, errOut)
+	}
+	return strings.TrimSpace(out)
+}
+
+// replayAll calls every acknowledged key again on a fresh gateway: each
+// must be a replay of the very receipt that was acknowledged.
+func replayAll(t *testing.T, url, token string, acks []ack) {
+	t.Helper()
+	for _, a := range acks {
+		req, _ := http.NewRequest("POST", url+"/v1/tools/create_support_task", strings.NewReader(loadBody(a.Key)))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Idempotency-Key", a.Key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rc model.Receipt
+		json.NewDecoder(resp.Body).Decode(&rc)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || resp.Header.Get("Idempotent-Replayed") != "true" || string(rc.Result) != string(a.Receipt.Result) {
+			t.Fatalf("acknowledged %s (%s) replays as %d %s", a.Key, a.Receipt.Result, resp.StatusCode, rc.Result)
+		}
+	}
+}
+
+// checkOneEffectEach: every operation of the tenant has exactly one effect,
+// every acknowledged receipt a different one, and the ledger's invariants
+// hold.
+func checkOneEffectEach(t *testing.T, db, tenant string, acks []ack) {
+	t.Helper()
+	st, err := sqlite.Open(db, store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	c, err := st.Counts(ctx, tenant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	effects, err := st.EffectCount(ctx, model.TableTasks, "create_support_task", tenant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if effects != c.Total || c.ByState[model.StateApplied] != c.Total {
+		t.Fatalf("%d effects for %d operations (%v)", effects, c.Total, c.ByState)
+	}
+	seen := map[string]string{}
+	for _, a := range acks {
+		if k, dup := seen[string(a.Receipt.Result)]; dup {
+			t.Fatalf("keys %s and %s share the effect %s", k, a.Key, a.Receipt.Result)
+		}
+		seen[string(a.Receipt.Result)] = a.Key
+	}
+	if bad, err := st.Audit(ctx); err != nil || len(bad) > 0 {
+		t.Fatalf("audit: %v %v", bad, err)
+	}
+}
+
+func TestServeKilledUnderLoadLosesNothingAcknowledged(t *testing.T) {
+	db := newLedgerFile(t)
+	token := newToken(t, db, "crash")
+	srv := startServer(t, db)
+	load, acks := startLoad(t, loadSpec{URL: srv.url, Token: token, Prefix: "crash", Workers: 8, Max: 1 << 30})
+	var got []ack
+	for a := range acks {
+		got = append(got, a)
+		if len(got) == 300 {
+			// SIGKILL: no shutdown, no flush, mid-flight requests and all.
+			srv.cmd.Process.Signal(syscall.SIGKILL)
+			<-srv.exited
+		}
+	}
+	load.Wait()
+	if len(got) < 300 {
+		t.Fatalf("only %d acknowledged before the load stopped; serve stderr: %s", len(got), srv.stderr)
+	}
+	srv2 := startServer(t, db)
+	replayAll(t, srv2.url, token, got)
+	checkOneEffectEach(t, db, "crash", got)
+	t.Logf("%d calls acknowledged before the kill; every one replays its receipt", len(got))
+}
+
+func TestServeStopsOnSIGTERMAfterAnsweringWhatIsInFlight(t *testing.T) {
+	db := newLedgerFile(t)
+	token := newToken(t, db, "drain")
+	srv := startServer(t, db)
+	load, acks := startLoad(t, loadSpec{URL: srv.url, Token: token, Prefix: "drain", Workers: 8, Max: 1 << 30})
+	var got []ack
+	for a := range acks {
+		got = append(got, a)
+		if len(got) == 200 {
+			srv.cmd.Process.Signal(syscall.SIGTERM)
+		}
+	}
+	load.Wait()
+	select {
+	case <-srv.exited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not stop within 10 s of SIGTERM")
+	}
+	if code := srv.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("serve exited %d after SIGTERM; stderr %s", code, srv.stderr)
+	}
+	if !strings.Contains(srv.stderr.String(), `"msg":"stopped"`) {
+		t.Fatalf("no orderly stop in the log: %s", srv.stderr)
+	}
+	srv2 := startServer(t, db)
+	replayAll(t, srv2.url, token, got)
+	checkOneEffectEach(t, db, "drain", got)
+}
+
+func TestMCPOverStdioDrivenByTheSDKClient(t *testing.T) {
+	db := newLedgerFile(t)
+	// An operation whose outcome is unknown, for the model to meet.
+	if _, errOut, code := cli(t, callArgs(db, "agents", "lost-notice", "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
+		t.Fatalf("setup: %d %s", code, errOut)
+	}
+	exe, _ := os.Executable()
+	cmd := exec.Command(exe, "mcp", "--db", db, "--tenant", "agents")
+	cmd.Env = append(os.Environ(), workerEnv+"=1")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "retrysafe-test", Version: "1"}, nil)
+	session, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer session.Close()
+
+	tools, err := session.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tools.Tools) != len(config.Default().Tools.Names()) {
+		t.Fatalf("%d tools, want %d", len(tools.Tools), len(config.Default().Tools.Names()))
+	}
+	for _, tool := range tools.Tools {
+		b, _ := json.Marshal(tool.InputSchema)
+		var s struct {
+			Required   []string                   `json:"required"`
+			Properties map[string]json.RawMessage `json:"properties"`
+		}
+		json.Unmarshal(b, &s)
+		want := append([]string{}, fieldNames(tool.Name)...)
+		want = append(want, "idempotency_key")
+		if strings.Join(s.Required, ",") != strings.Join(want, ",") || s.Properties["idempotency_key"] == nil {
+			t.Fatalf("%s: schema %s, want required %v", tool.Name, b, want)
+		}
+	}
+
+	call := func(name, key string, args map[string]any, meta mcp.Meta) *mcp.CallToolResult {
+		t.Helper()
+		a := map[string]any{}
+		for k, v := range args {
+			a[k] = v
+		}
+		if key != "" {
+			a["idempotency_key"] = key
+		}
+		res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: a, Meta: meta})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	text := func(r *mcp.CallToolResult) string {
+		if len(r.Content) == 0 {
+			return ""
+		}
+		if tc, ok := r.Content[0].(*mcp.TextContent); ok {
+			return tc.Text
+		}
+		return ""
+	}
+	status := func(r *mcp.CallToolResult) string {
+		m, _ := r.StructuredContent.(map[string]any)
+		s, _ := m["status"].(string)
+		return s
+	}
+	subject := map[string]any{"subject": "refund order 1234"}
+	if r := call("create_support_task", "mcp-1", subject, mcp.Meta{"tool_call_id": "toolu_01ABC"}); r.IsError || status(r) != "created" {
+		t.Fatalf("call: %v %s", r.IsError, text(r))
+	}
+	if r := call("create_support_task", "mcp-1", subject, nil); r.IsError || status(r) != "replayed" {
+		t.Fatalf("replay: %v %s", r.IsError, text(r))
+	}
+	cases := []struct {
+		name, tool, key string
+		args            map[string]any
+		starts          string
+	}{
+		{"conflict", "create_support_task", "mcp-1", map[string]any{"subject": "refund order 9999"}, "Fix the arguments"},
+		{"unknown outcome", "send_notification", "lost-notice", map[string]any{"to": "customer@example.com", "body": "your parcel is late"}, "Stop"},
+		{"no key", "create_support_task", "", subject, "Fix the arguments"},
+		{"invalid arguments", "create_support_task", "mcp-2", map[string]any{"subject": 42}, "Fix the arguments"},
+	}
+	for _, c := range cases {
+		r := call(c.tool, c.key, c.args, nil)
+		if !r.IsError || !strings.HasPrefix(text(r), c.starts) {
+			t.Errorf("%s: error=%v %q, want a tool error starting %q", c.name, r.IsError, text(r), c.starts)
+		}
+	}
+	session.Close()
+
+	st, err := sqlite.Open(db, store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	d, err := st.Detail(context.Background(), "agents", "mcp-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Attempts[0].TraceID != "toolu_01ABC" {
+		t.Fatalf("the tool-call id is not the attempt's trace id: %+v", d.Attempts[0])
+	}
+	if n, _ := st.EffectCount(context.Background(), model.TableTasks, "create_support_task", "agents"); n != 1 {
+		t.Fatalf("%d effects, want 1", n)
+	}
+}
+
+func fieldNames(tool string) []string {
+	var out []string
+	t, err := config.Default().Tools.Lookup(tool)
+	if err != nil {
+		return nil
+	}
+	return append(out, t.Schema.Required...)
+}

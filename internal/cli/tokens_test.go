@@ -1,0 +1,65 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/retrysafe/retrysafe/model"
+)
+
+func TestTokensAreShownOnceKeptAsHashesAndRevoked(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "ledger.db")
+	// Bad input: one line, exit 2, no ledger created.
+	for _, args := range [][]string{
+		{"tokens", "create", "--db", db},
+		{"tokens", "create", "--db", db, "--tenant", " padded"},
+		{"tokens", "create", "--db", db, "--tenant", "acme", "--name", "bell\a"},
+		{"tokens", "revoke", "--db", db},
+		{"tokens", "frobnicate"},
+	} {
+		_, errOut, code := cli(t, args...)
+		if code != 2 || strings.TrimSpace(errOut) == "" {
+			t.Fatalf("%v: exit %d %q", args, code, errOut)
+		}
+		if _, err := os.Stat(db); err == nil {
+			t.Fatalf("%v created the ledger", args)
+		}
+	}
+	secret, errOut, code := cli(t, "tokens", "create", "--db", db, "--tenant", "acme", "--name", "support-agent")
+	secret = strings.TrimSpace(secret)
+	if code != 0 || !model.LooksLikeToken(secret) || !strings.Contains(errOut, "shown once") {
+		t.Fatalf("create: %d %q %q", code, secret, errOut)
+	}
+	list, _, code := cli(t, "tokens", "list", "--db", db)
+	if code != 0 || !strings.Contains(list, "support-agent") || !strings.Contains(list, secret[:10]) || strings.Contains(list, secret) {
+		t.Fatalf("list shows %q", list)
+	}
+	// The ledger file holds the hash, never the token.
+	raw, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wal, _ := os.ReadFile(db + "-wal")
+	if strings.Contains(string(raw)+string(wal), secret) {
+		t.Fatal("the token itself is in the ledger file")
+	}
+	if !strings.Contains(string(raw)+string(wal), model.HashToken(secret)) {
+		t.Fatal("the token's hash is not in the ledger file")
+	}
+	if out, errOut, code := cli(t, "tokens", "revoke", "--db", db, "--id", "1"); code != 0 || !strings.Contains(out, "revoked token #1") {
+		t.Fatalf("revoke: %d %q %q", code, out, errOut)
+	}
+	if _, errOut, code := cli(t, "tokens", "revoke", "--db", db, "--id", "1"); code != 2 || !strings.Contains(errOut, "already revoked") {
+		t.Fatalf("second revoke: %d %q", code, errOut)
+	}
+	if _, errOut, code := cli(t, "tokens", "revoke", "--db", db, "--id", "99"); code != 2 || !strings.Contains(errOut, "no token #99") {
+		t.Fatalf("unknown id: %d %q", code, errOut)
+	}
+	list, _, _ = cli(t, "tokens", "list", "--db", db, "--tenant", "acme")
+	lines := strings.Split(strings.TrimSpace(list), "\n")
+	if len(lines) != 2 || strings.HasSuffix(strings.TrimSpace(lines[1]), "-") {
+		t.Fatalf("list after revoke shows no revocation time: %q", list)
+	}
+}

@@ -1,0 +1,73 @@
+package textsafe
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+	"unicode/utf8"
+)
+
+// hostile is what agents and operators have been seen to (or could) send.
+var hostile = []struct{ name, in, want string }{
+	{"plain", "Invoice 42 — ünïcode 日本", "Invoice 42 — ünïcode 日本"},
+	{"osc retitle and clear", "\x1b]0;pwned\x07\x1b[2J", `\x1b]0;pwned\x07\x1b[2J`},
+	{"line breaks and tabs", "a\nb\r\tc", `a\nb\r\tc`},
+	{"DEL", "a\x7fb", `a\x7fb`},
+	{"C1 CSI", "a\u009b31mred", `a\u009b31mred`},
+	{"C1 NEL", "a\u0085b", `a\u0085b`},
+	{"bidi override", "invoice\u202Etxt.exe", `invoice\u202etxt.exe`},
+	{"bidi isolates and marks", "\u2066\u2067\u2068\u2069\u200e\u200f\u061c", `\u2066\u2067\u2068\u2069\u200e\u200f\u061c`},
+	{"zero width and BOM", "a\u200bb\ufeff", `a\u200bb\ufeff`},
+	{"line separator", "a\u2028b\u2029", `a\u2028b\u2029`},
+	{"tag character", "a\U000E0041", `a\U000e0041`},
+	{"invalid UTF-8", "a\xff\xc3b", `a\xff\xc3b`},
+	{"replacement char stays", "a\ufffdb", "a\ufffdb"},
+}
+
+func TestVisible(t *testing.T) {
+	for _, tc := range hostile {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Visible(tc.in)
+			if got != tc.want {
+				t.Fatalf("Visible(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+			if !Clean(got) {
+				t.Fatalf("Visible(%q) = %q still holds an unsafe rune", tc.in, got)
+			}
+			if Visible(got) != got {
+				t.Fatalf("Visible is not idempotent on %q", got)
+			}
+			if Clean(tc.in) != (tc.in == tc.want) {
+				t.Fatalf("Clean(%q) = %v", tc.in, Clean(tc.in))
+			}
+		})
+	}
+}
+
+func TestJSONEscapesWhatEncodingJSONLeaves(t *testing.T) {
+	for _, tc := range hostile {
+		t.Run(tc.name, func(t *testing.T) {
+			v := map[string]any{"subject": tc.in, "nested": []string{tc.in}}
+			raw, err := json.MarshalIndent(v, "", "\t")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := JSON(raw)
+			for i := 0; i < len(got); {
+				r, size := utf8.DecodeRune(got[i:])
+				if r == utf8.RuneError && size <= 1 || Unsafe(r) && r != '\n' && r != '\t' {
+					t.Fatalf("JSON(%s) holds %q at byte %d", raw, r, i)
+				}
+				i += size
+			}
+			var back, orig any
+			if err := json.Unmarshal(got, &back); err != nil {
+				t.Fatalf("JSON made invalid JSON %s: %v", got, err)
+			}
+			_ = json.Unmarshal(raw, &orig)
+			if !reflect.DeepEqual(back, orig) {
+				t.Fatalf("JSON changed the value: %v, want %v", back, orig)
+			}
+		})
+	}
+}

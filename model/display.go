@@ -1,0 +1,67 @@
+package model
+
+import (
+	"encoding/json"
+
+	"github.com/retrysafe/retrysafe/internal/textsafe"
+)
+
+// Visible returns a copy of op for a person's screen: every free-text field
+// passed through textsafe.Visible, the JSON fields through textsafe.JSON
+// (still valid JSON, same value). The ledger's own row stays faithful;
+// only what is drawn changes. Tenant and key are validated printable when
+// they enter, so they come back unchanged and still name the row.
+func (op Operation) Visible() Operation {
+	op.Tenant, op.Key, op.Tool = textsafe.Visible(op.Tenant), textsafe.Visible(op.Key), textsafe.Visible(op.Tool)
+	op.Summary, op.Fingerprint = textsafe.Visible(op.Summary), textsafe.Visible(op.Fingerprint)
+	op.Provider, op.DownstreamKey = textsafe.Visible(op.Provider), textsafe.Visible(op.DownstreamKey)
+	op.ProviderRef, op.LeaseOwner = textsafe.Visible(op.ProviderRef), textsafe.Visible(op.LeaseOwner)
+	op.Args, op.Receipt = visibleJSON(op.Args), visibleJSON(op.Receipt)
+	return op
+}
+
+// Visible returns a copy of d for a person's screen (see Operation.Visible).
+func (d *Detail) Visible() *Detail {
+	if d == nil {
+		return nil
+	}
+	out := &Detail{Operation: d.Operation.Visible(), Supersedes: d.Supersedes.visible(), SupersededBy: d.SupersededBy.visible()}
+	if d.Attempts != nil {
+		out.Attempts = make([]Attempt, len(d.Attempts))
+	}
+	for i, a := range d.Attempts {
+		a.Fingerprint, a.TraceID, a.WorkerID = textsafe.Visible(a.Fingerprint), textsafe.Visible(a.TraceID), textsafe.Visible(a.WorkerID)
+		a.ProviderRef, a.Error = textsafe.Visible(a.ProviderRef), textsafe.Visible(a.Error)
+		out.Attempts[i] = a
+	}
+	if d.Decisions != nil {
+		out.Decisions = make([]Decision, len(d.Decisions))
+	}
+	for i, dc := range d.Decisions {
+		dc.Operator, dc.Reason = textsafe.Visible(dc.Operator), textsafe.Visible(dc.Reason)
+		dc.Evidence, dc.NewKey = textsafe.Visible(dc.Evidence), textsafe.Visible(dc.NewKey)
+		out.Decisions[i] = dc
+	}
+	return out
+}
+
+func (l *LinkRef) visible() *LinkRef {
+	if l == nil {
+		return nil
+	}
+	c := *l
+	c.Key = textsafe.Visible(c.Key)
+	return &c
+}
+
+// visibleJSON keeps valid JSON valid (escaping the way JSON does) and shows
+// anything else as text.
+func visibleJSON(b json.RawMessage) json.RawMessage {
+	if len(b) == 0 {
+		return b
+	}
+	if json.Valid(b) {
+		return textsafe.JSON(b)
+	}
+	return json.RawMessage(textsafe.Visible(string(b)))
+}

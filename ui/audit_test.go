@@ -1,0 +1,53 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+)
+
+// The audit log lists every decision newest first, filters by action,
+// operator and tenant, and opens a decision's operation; esc walks back.
+func TestAuditLogListsFiltersAndOpens(t *testing.T) {
+	h := open(t, config(fixture(t)), 120, 40)
+	h.keys("D")
+	h.contains("Audit log", "3 decisions", "acme/notify-contra", "initech/notify-settled", "globex/notify-super")
+	v := h.view()
+	if strings.Index(v, "notify-contra") > strings.Index(v, "notify-settled") || strings.Index(v, "notify-settled") > strings.Index(v, "notify-super") {
+		t.Fatalf("not newest first:\n%s", v)
+	}
+	h.keys("/")
+	h.typeText("action:applied")
+	h.keys("enter")
+	h.contains("1 decision", `filter "action:applied"`, "initech/notify-settled")
+	h.lacks("notify-contra", "notify-super")
+	h.keys("enter")
+	h.contains("initech / notify-settled", "APPLIED")
+	h.keys("esc")
+	h.contains("Audit log", "initech/notify-settled")
+	h.keys("esc") // clears the filter
+	h.contains("3 decisions")
+	h.keys("/")
+	h.typeText("operator:nobody")
+	h.keys("enter")
+	h.contains("No decisions match.")
+	h.keys("esc", "/")
+	h.typeText("colour:red")
+	h.keys("enter")
+	h.contains("Audit filter: unknown filter")
+	h.keys("esc") // leaves the field; the filter is unchanged
+	h.contains("3 decisions")
+	h.keys("esc", "esc") // the first clears the banner
+	h.lacks("Audit log")
+}
+
+// At 80 columns the audit log still shows who, what and why on one line.
+func TestAuditLogAt80Columns(t *testing.T) {
+	h := open(t, config(fixture(t)), 80, 24)
+	h.keys("D")
+	h.contains("bob", "acme/notify-contra", "→ not_applied", "screenshot 42")
+	for _, l := range strings.Split(h.view(), "\n") {
+		if w := len([]rune(l)); w > 80 {
+			t.Fatalf("line of %d cells: %q", w, l)
+		}
+	}
+}

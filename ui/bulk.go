@@ -1,0 +1,223 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"github.com/charmbracelet/x/ansi"
+	"strings"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/reconcile"
+)
+
+// A bulk decision: one form (reason, evidence) for every marked row, one
+// review listing each operation's from → to, then each written as its own
+// compare-and-set with the version it had on screen, and a result per row
+// (written / refused as stale / illegal).
+
+// bulkRequestMsg asks for a decision on the marked rows.
+type bulkRequestMsg struct {
+	Action model.Action
+	Ops    []model.Operation // as the screen showed them
+}
+
+// bulkDecisionMsg is every row's result.
+type bulkDecisionMsg struct {
+	Seq      int
+	Action   model.Action
+	Outcomes []reconcile.Outcome
+	Err      error
+}
+
+func decideMany(ctx context.Context, svc *reconcile.Service, seq int, action model.Action, d reconcile.Decision, ops []model.Operation) tea.Cmd {
+	targets := make([]reconcile.Target, len(ops))
+	for i, op := range ops {
+		targets[i] = reconcile.TargetOf(op)
+	}
+	return func() tea.Msg {
+		// A long bulk decision gets more than one read's time.
+		ctx, cancel := context.WithTimeout(ctx, ioTimeout*time.Duration(1+len(ops)/1000))
+		defer cancel()
+		out, err := svc.DecideMany(ctx, action, d, targets)
+		return bulkDecisionMsg{Seq: seq, Action: action, Outcomes: out, Err: err}
+	}
+}
+
+// stageResults shows a bulk decision's result per row.
+const stageResults actionStage = 100
+
+func openBulk(a model.Action, ops []model.Operation, s *Styles, seq int) actionModel {
+	m := openAction(a, ops[0], "", nil, s, seq)
+	m.bulk = ops
+	if a == model.ActionMarkNotApplied {
+		m.fields[1].hint = "why a timeout is not the only evidence, for all of them: an incident, a ticket"
+	}
+	return m
+}
+
+// legalCount is how many marked rows allow the action.
+func (a actionModel) legalCount() int {
+	n := 0
+	for _, op := range a.bulk {
+		if reconcile.AllowedFor(op, a.action) {
+			n++
+		}
+	}
+	return n
+}
+
+func (a actionModel) bulkView(e env, w, h int) string {
+	s := e.styles
+	boxW := min(max(w-6, 30), 96)
+	inner := boxW - 4
+	verb := a.action.Verb()
+	title := s.Title.Render(strings.ToUpper(verb[:1])+verb[1:]) + s.Muted.Render(" — ") +
+		s.Bold.Render(plural(len(a.bulk), "marked operation", "marked operations"))
+	var b strings.Builder
+	b.WriteString(title + "\n")
+	rows := max(h-14, 3)
+	// The name column is as wide as the longest name, within reason.
+	nameW := 12
+	for _, op := range a.bulk {
+		nameW = max(nameW, ansi.StringWidth(op.Tenant+"/"+op.Key))
+	}
+	nameW = min(nameW, max(inner-36, 16))
+	listOps := func(line func(i int, op model.Operation) string) {
+		for i, op := range a.bulk {
+			if i == rows && len(a.bulk) > rows+1 {
+				b.WriteString(s.Muted.Render(fmt.Sprintf("  … and %s more", count(len(a.bulk)-rows))) + "\n")
+				break
+			}
+			b.WriteString(truncate(line(i, op), inner) + "\n")
+		}
+	}
+	change := func(op model.Operation) string {
+		return s.State(op.State).Render(string(op.State)) + fmt.Sprintf(" (v%d) → ", op.Version) + s.State(a.action.Target()).Render(string(a.action.Target()))
+	}
+	switch a.stage {
+	case stageForm:
+		b.WriteString(s.Muted.Render(consequence(a.action)+" Each is written on its own, with the version shown.") + "\n")
+		for i, f := range a.fields {
+			b.WriteString("\n")
+			label := s.Label.Render("  " + f.label)
+			if i == a.focus {
+				label = s.Bold.Render("▸ " + f.label)
+			}
+			b.WriteString(label + s.Muted.Render("  "+f.hint) + "\n")
+			in := f.input
+			in.Width = inner - 3
+			b.WriteString(in.View() + "\n")
+			if f.err != "" {
+				b.WriteString(s.InputErr.Render("  ✗ "+f.err) + "\n")
+			}
+		}
+		b.WriteString("\n" + s.Muted.Render("enter next / review · tab switch field · esc cancel"))
+	case stageConfirm, stageRunning:
+		legal := a.legalCount()
+		b.WriteString("\n" + s.Bold.Render(fmt.Sprintf("Write %s to the ledger?", plural(legal, "decision", "decisions"))) + "\n\n")
+		listOps(func(i int, op model.Operation) string {
+			note := ""
+			if !reconcile.AllowedFor(op, a.action) {
+				note = s.BannerErr.Render(fmt.Sprintf("  refused: %s allows no %s", op.State, a.action.Verb()))
+			}
+			// Keys differ at their ends: clipped in the middle, never there.
+			return "  " + fit(clipMiddle(op.Tenant+"/"+op.Key, nameW), nameW) + " " + change(op) + note
+		})
+		b.WriteString("\n")
+		if ev := a.value("Evidence"); ev != "" {
+			b.WriteString("  " + s.Label.Render(fit("evidence", 10)) + " " + truncate(ev, inner-13) + "\n")
+		}
+		b.WriteString("  " + s.Label.Render(fit("reason", 10)) + " " + truncate(a.value("Reason"), inner-13) + "\n")
+		b.WriteString("  " + s.Label.Render(fit("operator", 10)) + " " + e.operator + "\n\n")
+		if a.stage == stageRunning {
+			b.WriteString(s.Muted.Render(fmt.Sprintf("writing %s…", plural(len(a.bulk), "decision", "decisions"))))
+		} else {
+			b.WriteString(s.Key.Render("y") + s.Muted.Render(" write them     ") + s.Key.Render("esc") + s.Muted.Render(" back to the form"))
+		}
+	case stageResults:
+		n := map[reconcile.Verdict]int{}
+		for _, o := range a.outcomes {
+			n[o.Verdict]++
+		}
+		summary := fmt.Sprintf("%s written", count(n[reconcile.VerdictWritten]))
+		for _, v := range []reconcile.Verdict{reconcile.VerdictStale, reconcile.VerdictIllegal, reconcile.VerdictFailed} {
+			if n[v] > 0 {
+				summary += fmt.Sprintf(" · %s refused as %s", count(n[v]), v)
+			}
+		}
+		b.WriteString("\n" + s.Bold.Render(summary) + "\n\n")
+		for i, o := range a.outcomes {
+			if i == rows && len(a.outcomes) > rows+1 {
+				b.WriteString(s.Muted.Render(fmt.Sprintf("  … and %s more", count(len(a.outcomes)-rows))) + "\n")
+				break
+			}
+			var line string
+			switch o.Verdict {
+			case reconcile.VerdictWritten:
+				line = s.BannerOK.Render("  written ") + " " + fit(clipMiddle(o.Tenant+"/"+o.Key, nameW), nameW) +
+					fmt.Sprintf(" v%d → %s v%d", o.ExpectVersion, o.State, o.Version)
+			default:
+				why := oneLine(errText(o.Err))
+				switch o.Verdict {
+				case reconcile.VerdictStale:
+					why = fmt.Sprintf("now %s v%d: changed since you looked", o.State, o.Version)
+				case reconcile.VerdictIllegal:
+					why = fmt.Sprintf("it is %s: no %s from there", o.State, a.action.Verb())
+				}
+				line = s.BannerErr.Render(fmt.Sprintf("  %-8s", o.Verdict)) + " " + fit(clipMiddle(o.Tenant+"/"+o.Key, nameW), nameW) + " " + why
+			}
+			b.WriteString(truncate(line, inner) + "\n")
+		}
+		b.WriteString("\n" + s.Key.Render("esc") + s.Muted.Render(" close"))
+	}
+	box := s.Box
+	if a.stage != stageForm {
+		box = s.BoxDanger
+	}
+	return "\n" + lipgloss.PlaceHorizontal(w, lipgloss.Center, box.Width(boxW).Render(b.String()))
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// bulkDecided shows every row's result in the box and refreshes the list;
+// the marks are cleared (a refused row is looked at again, not retried).
+func (m Model) bulkDecided(msg bulkDecisionMsg) (Model, tea.Cmd) {
+	if msg.Seq != m.action.seq || m.action.stage != stageRunning {
+		return m, nil
+	}
+	e := m.env()
+	if msg.Err != nil && len(msg.Outcomes) == 0 {
+		m.log.Printf("bulk %s failed: %v", msg.Action, msg.Err)
+		m.action.stage = stageForm
+		m.action.problem = oneLine(msg.Err.Error())
+		return m, nil
+	}
+	written := 0
+	for _, o := range msg.Outcomes {
+		if o.Verdict == reconcile.VerdictWritten {
+			written++
+		}
+	}
+	m.log.Printf("bulk %s by %s: %d of %d written", msg.Action, m.cfg.Operator, written, len(m.action.bulk))
+	m.action.stage, m.action.outcomes = stageResults, msg.Outcomes
+	m.list.marked = marks{ops: map[int64]model.Operation{}}
+	kind, text := bannerOK, fmt.Sprintf("%s: %s of %s written, recorded for %s.", m.action.action.Verb(), count(written), plural(len(m.action.bulk), "operation", "operations"), m.cfg.Operator)
+	if msg.Err != nil {
+		kind, text = bannerErr, text+" Then the ledger failed: "+oneLine(msg.Err.Error())
+	} else if written < len(m.action.bulk) {
+		kind = bannerErr
+		text += " The others were refused: nothing was written for them."
+	}
+	m.banner = banner{kind: kind, text: text, at: e.now}
+	c := m.reloadAll()
+	return m, c
+}

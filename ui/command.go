@@ -1,0 +1,172 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/retrysafe/retrysafe/model"
+)
+
+// The command line, as in k9s: ":" opens it on the bottom line; enter runs
+// one of commandNames, esc leaves it.
+
+// commandList is every command, for the prompt and the error on a typo.
+const commandList = "tenant [NAME|all], state STATE|all, audit, sweep, lab, help, q"
+
+// commandMsg is a parsed command for the root to carry out.
+type commandMsg struct {
+	Name string
+	Arg  string
+}
+
+// parseCommand reads "tenant acme", "state unknown", "q".
+func parseCommand(text string) (commandMsg, error) {
+	f := strings.Fields(text)
+	if len(f) == 0 {
+		return commandMsg{}, fmt.Errorf("empty command")
+	}
+	c := commandMsg{Name: strings.ToLower(f[0]), Arg: strings.Join(f[1:], " ")}
+	switch c.Name {
+	case "q", "quit", "q!":
+		c.Name = "q"
+	case "tenant", "t":
+		c.Name = "tenant"
+		if c.Arg == "all" || c.Arg == "*" {
+			c.Arg = ""
+		}
+		if c.Arg != "" {
+			if err := model.ValidateIdentity(c.Arg, "k"); err != nil {
+				return c, fmt.Errorf("tenant: %v", err)
+			}
+		}
+	case "state", "s":
+		c.Name = "state"
+		if c.Arg != "all" && c.Arg != "" {
+			st, err := model.ParseState(c.Arg)
+			if err != nil {
+				return c, err
+			}
+			c.Arg = string(st)
+		}
+		if c.Arg == "" {
+			c.Arg = "all"
+		}
+	case "audit", "decisions", "d":
+		c.Name = "audit"
+	case "sweep", "lab", "help":
+	default:
+		return c, fmt.Errorf("unknown command %q: try %s", f[0], commandList)
+	}
+	return c, nil
+}
+
+type commandModel struct {
+	input  textinput.Model
+	closed bool
+	width  int
+}
+
+func newCommand(s *Styles) commandModel {
+	in := newInput(s)
+	in.Prompt = ":"
+	in.CharLimit = 200
+	in.Placeholder = commandList
+	return commandModel{input: in}
+}
+
+func (c commandModel) open() (commandModel, tea.Cmd) {
+	c.closed = false
+	c.input.SetValue("")
+	return c, c.input.Focus()
+}
+
+func (c commandModel) Update(msg tea.Msg, e env) (component, tea.Cmd) {
+	if k, ok := msg.(tea.KeyMsg); ok {
+		switch k.String() {
+		case "esc":
+			c.closed = true
+			c.input.Blur()
+			return c, nil
+		case "enter":
+			c.closed = true
+			c.input.Blur()
+			cmd, err := parseCommand(c.input.Value())
+			if err != nil {
+				return c, emit(bannerMsg{kind: bannerErr, text: ":" + c.input.Value() + " — " + err.Error()})
+			}
+			return c, emit(cmd)
+		}
+	}
+	var cmd tea.Cmd
+	c.input, cmd = c.input.Update(msg)
+	return c, cmd
+}
+
+// View is the bottom line while the command line is open.
+func (c commandModel) View(e env) string {
+	in := c.input
+	in.Width = max(c.width-3, 10)
+	return " " + in.View()
+}
+
+func (c commandModel) SetSize(e env, w, h int) (component, tea.Cmd) {
+	c.width = w
+	return c, nil
+}
+
+func (c commandModel) Keys(e env) keyMap {
+	short := []key.Binding{
+		key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "run")),
+		key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
+	}
+	return keyMap{short: short, full: [][]key.Binding{short}}
+}
+
+// runCommand carries out a command.
+func (m Model) runCommand(c commandMsg, e env) (Model, tea.Cmd) {
+	switch c.Name {
+	case "q":
+		return m.quit()
+	case "tenant":
+		return m.update(scopeMsg{Tenant: c.Arg})
+	case "state":
+		m.screen, m.overlay = screenList, overlayNone
+		tab := len(tabStates) - 1
+		for i, st := range tabStates {
+			if string(st) == c.Arg {
+				tab = i
+			}
+		}
+		var cmd tea.Cmd
+		m.list, cmd = m.list.setTab(e, tab)
+		return m, cmd
+	case "audit":
+		if m.screen == screenAudit {
+			return m, nil
+		}
+		m.auditFrom, m.screen = m.screen, screenAudit
+		var cmd tea.Cmd
+		m.audit, cmd = m.audit.open(e)
+		return m, cmd
+	case "sweep":
+		return m.requestSweep(e)
+	case "lab":
+		if m.cfg.Lab == nil {
+			m.banner = banner{kind: bannerErr, text: "No lab in this console.", at: e.now}
+			return m, nil
+		}
+		if m.screen != screenLab {
+			m.labFrom, m.screen = m.screen, screenLab
+		}
+		return m, nil
+	case "help":
+		m.helpOv = helpModel{keys: m.screenKeys(e), width: m.width, height: m.bodyHeight()}
+		m.overlay = overlayHelp
+		return m, nil
+	}
+	return m, nil
+}

@@ -1,0 +1,138 @@
+package ui
+
+import (
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// component is one screen or overlay of the console, as soft-serve's
+// Component: it takes the messages routed to it, draws itself at the size
+// it was given, and names its keys for the help line and the help screen.
+// The root model (ui.go) holds one of each and only routes: the keyboard
+// to whichever has the focus, a loaded answer to whichever asked for it.
+type component interface {
+	Update(msg tea.Msg, e env) (component, tea.Cmd)
+	View(e env) string
+	SetSize(e env, w, h int) (component, tea.Cmd)
+	Keys(e env) keyMap
+}
+
+var (
+	_ component = listModel{}
+	_ component = detailModel{}
+	_ component = labModel{}
+	_ component = pickerModel{}
+	_ component = actionModel{}
+	_ component = helpModel{}
+	_ component = auditModel{}
+	_ component = confirmModel{}
+	_ component = commandModel{}
+)
+
+// The list: keys, the mouse wheel, its pages and its search timer.
+func (l listModel) Update(msg tea.Msg, e env) (component, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.KeyMsg:
+		return l.key(msg, e)
+	case tea.MouseMsg:
+		return l.mouse(msg, e)
+	case pageMsg:
+		return l.loaded(msg, e)
+	}
+	return l.update(msg, e)
+}
+
+func (l listModel) View(e env) string { return l.view(e, l.width, l.viewHeight) }
+
+// SetSize sets the area the list draws in. The page length is set apart
+// (setPageLen): it must not change when a banner comes and goes.
+func (l listModel) SetSize(e env, w, h int) (component, tea.Cmd) {
+	l.width, l.viewHeight = w, h
+	return l, nil
+}
+
+func (l listModel) Keys(e env) keyMap { return l.keyMap(e) }
+
+// The detail: keys, the mouse wheel, the operation and provider checks.
+func (d detailModel) Update(msg tea.Msg, e env) (component, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.KeyMsg:
+		return d.key(msg, e)
+	case tea.MouseMsg:
+		return d.mouse(msg), nil
+	}
+	return d.update(msg, e)
+}
+
+func (d detailModel) View(e env) string { return d.view(e, d.width, d.height) }
+
+func (d detailModel) SetSize(e env, w, h int) (component, tea.Cmd) {
+	if w == d.width && h == d.height {
+		return d, nil
+	}
+	return d.resize(e, w, h), nil
+}
+
+func (d detailModel) Keys(e env) keyMap { return d.keyMap(e) }
+
+// The lab: keys and the run's messages.
+func (l labModel) Update(msg tea.Msg, e env) (component, tea.Cmd) {
+	if k, ok := msg.(tea.KeyMsg); ok {
+		return l.key(k, e)
+	}
+	return l.update(msg, e)
+}
+
+func (l labModel) View(e env) string { return l.view(e, l.width, l.height) }
+
+func (l labModel) SetSize(e env, w, h int) (component, tea.Cmd) {
+	l.width, l.height = w, h
+	return l, nil
+}
+
+func (l labModel) Keys(e env) keyMap { return l.keyMap(e) }
+
+// The tenant picker: keys and the tenant list.
+func (p pickerModel) Update(msg tea.Msg, e env) (component, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.KeyMsg:
+		return p.update(msg, e)
+	case tenantsMsg:
+		return p.loaded(msg), nil
+	}
+	return p, nil
+}
+
+func (p pickerModel) View(e env) string { return p.view(e, p.width, p.height) }
+
+func (p pickerModel) SetSize(e env, w, h int) (component, tea.Cmd) {
+	p.width, p.height = w, h
+	return p, nil
+}
+
+func (p pickerModel) Keys(e env) keyMap {
+	k := p.keys
+	short := []key.Binding{k.Up, k.Down, k.Choose, k.Cancel}
+	return keyMap{short: short, full: [][]key.Binding{short}}
+}
+
+// The decision form and its review.
+func (a actionModel) Update(msg tea.Msg, e env) (component, tea.Cmd) {
+	switch msg := msg.(type) {
+	case actionOpMsg:
+		if msg.Err == nil && msg.Seq == a.seq {
+			a = a.noticed(*msg.Op, msg.Last)
+		}
+		return a, nil
+	}
+	return a.update(msg, e)
+}
+
+func (a actionModel) View(e env) string { return a.view(e, a.width, a.height) }
+
+func (a actionModel) SetSize(e env, w, h int) (component, tea.Cmd) {
+	a.width, a.height = w, h
+	return a, nil
+}
+
+func (a actionModel) Keys(e env) keyMap { return a.keyMap() }

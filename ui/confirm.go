@@ -1,0 +1,143 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/retrysafe/retrysafe/reconcile"
+)
+
+// confirmModel asks one yes/no question before a write that is not a
+// decision (a sweep): y runs it, esc or n cancels. Like the decision
+// review, enter is not its key.
+type confirmModel struct {
+	title  string
+	lines  []string
+	run    tea.Cmd
+	closed bool
+
+	width, height int
+}
+
+func (c confirmModel) Update(msg tea.Msg, e env) (component, tea.Cmd) {
+	k, ok := msg.(tea.KeyMsg)
+	if !ok || k.Paste {
+		return c, nil
+	}
+	switch k.String() {
+	case "y":
+		c.closed = true
+		return c, c.run
+	case "esc", "n", "q":
+		c.closed = true
+	}
+	return c, nil
+}
+
+func (c confirmModel) View(e env) string {
+	s := e.styles
+	boxW := min(max(c.width-6, 30), 76)
+	var b strings.Builder
+	b.WriteString(s.Title.Render(c.title) + "\n\n")
+	for _, l := range c.lines {
+		b.WriteString(wrap(l, boxW-4, " ") + "\n")
+	}
+	b.WriteString("\n" + s.Key.Render("y") + s.Muted.Render(" yes     ") + s.Key.Render("esc") + s.Muted.Render(" cancel"))
+	return "\n" + lipgloss.PlaceHorizontal(c.width, lipgloss.Center, s.BoxDanger.Width(boxW).Render(b.String()))
+}
+
+func (c confirmModel) SetSize(e env, w, h int) (component, tea.Cmd) {
+	c.width, c.height = w, h
+	return c, nil
+}
+
+func (c confirmModel) Keys(e env) keyMap {
+	short := []key.Binding{
+		key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "yes")),
+		key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
+	}
+	return keyMap{short: short, full: [][]key.Binding{short}}
+}
+
+// sweepMsg is what a sweep did.
+type sweepMsg struct {
+	Report reconcile.SweepReport
+	Err    error
+}
+
+func sweep(ctx context.Context, svc *reconcile.Service) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, 6*ioTimeout)
+		defer cancel()
+		rep, err := svc.Sweep(ctx)
+		return sweepMsg{Report: rep, Err: err}
+	}
+}
+
+// requestSweep asks before sweeping: it changes the ledger.
+func (m Model) requestSweep(e env) (Model, tea.Cmd) {
+	if m.cfg.ReadOnly || m.cfg.Service == nil {
+		m.banner = banner{kind: bannerErr, text: "Read-only console: a sweep writes to the ledger. Use `retrysafe sweep` or reopen without --read-only.", at: e.now}
+		return m, nil
+	}
+	n := m.counts.ExpiredLeases
+	lines := []string{
+		fmt.Sprintf("%s in progress %s a lease that ended with no result: %s worker is gone.",
+			plural(n, "operation", "operations"), map[bool]string{true: "has", false: "have"}[n == 1], map[bool]string{true: "its", false: "their"}[n == 1]),
+		"A sweep makes each unknown (with a lease_expired attempt) — or re-sends it under the same downstream key where the provider honours keys — and compacts receipts past the replay window. Nothing leaves unknown by itself.",
+	}
+	if m.scope != "" {
+		lines = append(lines, "The sweep covers every tenant, not only "+m.scope+".")
+	}
+	m.confirm = confirmModel{title: "Sweep expired leases?", lines: lines, run: sweep(m.ctx, m.cfg.Service), width: m.width, height: m.bodyHeight()}
+	m.overlay = overlayConfirm
+	return m, nil
+}
+
+func (m Model) swept(msg sweepMsg) (Model, tea.Cmd) {
+	e := m.env()
+	if msg.Err != nil {
+		m.banner = banner{kind: bannerErr, text: "Sweep failed: " + oneLine(msg.Err.Error()), at: e.now}
+		return m, m.reloadAll()
+	}
+	r := msg.Report
+	m.log.Printf("sweep by %s: %+v", m.cfg.Operator, r)
+	m.banner = banner{kind: bannerOK, text: fmt.Sprintf("Swept: %s unknown, %s re-sent under the same key, %s compacted.",
+		plural(r.Unknown, "lease ended →", "leases ended →"), count(r.Redispatched), plural(r.Compacted, "receipt", "receipts")), at: e.now}
+	return m, m.reloadAll()
+}
+
+// askLab asks before the lab writes into a ledger that holds other
+// tenants' operations (a real one, or a demo shown to an audience): its
+// scenarios create operations, effects and decisions under the lab tenant.
+func (m Model) askLab(msg labLedgerMsg, e env) (Model, tea.Cmd) {
+	if msg.Err != nil {
+		m.banner = banner{kind: bannerErr, text: "Lab: cannot read the ledger's tenants: " + oneLine(msg.Err.Error()), at: e.now}
+		return m, nil
+	}
+	if len(msg.Others) == 0 {
+		return m.route(m.lab, labGoMsg{Scenario: msg.Scenario}, e)
+	}
+	shown := msg.Others
+	if len(shown) > 5 {
+		shown = append(append([]string{}, shown[:5]...), fmt.Sprintf("and %d more", len(msg.Others)-5))
+	}
+	m.confirm = confirmModel{
+		title: "Run the lab in this ledger?",
+		lines: []string{
+			fmt.Sprintf("%s is not a lab ledger: it holds operations of %s (%s).", m.cfg.Ledger,
+				plural(len(msg.Others), "other tenant", "other tenants"), strings.Join(shown, ", ")),
+			fmt.Sprintf("A scenario writes real operations, attempts, effects and decisions into it, under tenant %q, with worker processes that die on purpose. They stay in this ledger (and its audit log).", m.lab.tenant),
+			"`retrysafe lab` runs the same scenarios in throw-away ledgers instead.",
+		},
+		run:   emit(labGoMsg{Scenario: msg.Scenario}),
+		width: m.width, height: m.bodyHeight(),
+	}
+	m.overlay = overlayConfirm
+	return m, nil
+}

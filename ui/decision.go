@@ -1,0 +1,115 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/provider"
+	"github.com/retrysafe/retrysafe/reconcile"
+)
+
+// Decision policy of the console: whether a decision may be asked for at
+// all (read-only, legal from the state), what its form starts with (only
+// evidence that supports it), and what the banner says once it is written
+// or refused.
+
+// requestAction opens an action's form — if the console may write and the
+// operation's state allows it. Refusals say why in the banner.
+func (m Model) requestAction(req actionRequestMsg, e env) (Model, tea.Cmd) {
+	op := req.Op
+	ref := op.Tenant + "/" + op.Key
+	if m.cfg.ReadOnly {
+		m.banner = banner{kind: bannerErr, text: fmt.Sprintf("Read-only console: cannot %s %s. Reopen without --read-only to decide.", req.Action.Verb(), ref), at: e.now}
+		return m, nil
+	}
+	if !reconcile.AllowedFor(op, req.Action) {
+		m.banner = banner{kind: bannerErr, text: fmt.Sprintf("Cannot %s %s: it is %s, and %s allows %s.", req.Action.Verb(), ref, op.State, op.State, legalList(op)), at: e.now}
+		return m, nil
+	}
+	// The last provider check of this operation that answered is the
+	// decision's finding. Evidence is pre-filled only where it supports
+	// the decision: a found delivery's reference for "applied", never for
+	// "not applied" (and a lookup that found nothing is recorded by
+	// reconcile itself, not typed in for the operator).
+	var finding *provider.Evidence
+	if c := m.detail.check; m.screen == screenDetail && c != nil && c.err == nil && c.key == op.Key && c.tenant == op.Tenant {
+		ev := c.ev
+		finding = &ev
+	}
+	evidence := ""
+	if req.Action == model.ActionMarkApplied {
+		switch {
+		case finding != nil && finding.Found:
+			evidence = finding.Ref
+		case finding == nil:
+			// A late provider result named it: evidence it applied.
+			evidence = op.ProviderRef
+		}
+	}
+	m.action = openAction(req.Action, op, evidence, finding, m.styles, m.action.seq+1)
+	m.overlay = overlayAction
+	return m, nil
+}
+
+func legalList(op model.Operation) string {
+	l := reconcile.LegalFor(op)
+	if len(l) == 0 {
+		return "no decisions"
+	}
+	var parts []string
+	for _, a := range l {
+		parts = append(parts, a.Verb())
+	}
+	return "only: " + strings.Join(parts, ", ")
+}
+
+// decided turns a decision's outcome into a banner and a refresh. A stale
+// or refused decision wrote nothing; the banner says what changed and the
+// refresh shows it.
+func (m Model) decided(msg decisionMsg) (Model, tea.Cmd) {
+	if msg.Seq != m.action.seq || m.action.stage != stageRunning {
+		return m, nil
+	}
+	e := m.env()
+	ref := msg.Tenant + "/" + msg.Key
+	if msg.Err != nil {
+		m.log.Printf("decision %s on %s failed: %v", msg.Action, ref, msg.Err)
+		// The form stays, with what was typed: a refusal is news, not a
+		// reason to type it all again. reconcile's refusal says what
+		// changed; the refresh says who (the form's stale warning).
+		text := "Not written: " + oneLine(msg.Err.Error())
+		m.action.stage, m.action.problem = stageForm, oneLine(msg.Err.Error())
+		m.banner = banner{kind: bannerErr, text: text, at: e.now}
+		c := m.reloadAll()
+		return m, c
+	}
+	m.action = actionModel{keys: m.action.keys, closed: true, seq: m.action.seq}
+	m.overlay = overlayNone
+	m.log.Printf("decision %s on %s by %s: %s → %s", msg.Action, ref, m.cfg.Operator, msg.From, msg.Op.State)
+	text := fmt.Sprintf("%s: %s → %s (version %d), recorded for %s.", ref, msg.From, msg.Op.State, msg.Op.Version, m.cfg.Operator)
+	if msg.NewOp != nil {
+		text = fmt.Sprintf("%s: %s → superseded. New key %q is authorized; retries of the old key are told to use it.", ref, msg.From, msg.NewOp.Key)
+	}
+	m.banner = banner{kind: bannerOK, text: text, at: e.now}
+	c := m.reloadAll()
+	return m, c
+}
+
+// requestBulk opens the form of a decision on the marked rows, unless the
+// console is read-only.
+func (m Model) requestBulk(req bulkRequestMsg, e env) (Model, tea.Cmd) {
+	if m.cfg.ReadOnly {
+		m.banner = banner{kind: bannerErr, text: fmt.Sprintf("Read-only console: cannot %s %s. Reopen without --read-only to decide.",
+			req.Action.Verb(), plural(len(req.Ops), "marked operation", "marked operations")), at: e.now}
+		return m, nil
+	}
+	if len(req.Ops) == 0 {
+		return m, nil
+	}
+	m.action = openBulk(req.Action, req.Ops, m.styles, m.action.seq+1)
+	m.overlay = overlayAction
+	return m, nil
+}

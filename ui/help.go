@@ -1,0 +1,171 @@
+package ui
+
+import (
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// The help: the one-line key help at the bottom of every screen, and the
+// help screen (?) with every key of the screen it was opened over.
+
+// screenKeys is the help of the screen or overlay under the help screen:
+// its own keys, then the global ones that work there.
+func (m Model) screenKeys(e env) keyMap {
+	g := m.keys
+	km := m.focus().Keys(e)
+	switch {
+	case m.overlay != overlayNone:
+	case m.screen == screenLab:
+		km.full = append(km.full, []key.Binding{g.Refresh, g.Help, g.Quit, g.ForceQ})
+	default:
+		km.full = append(km.full, []key.Binding{g.Command, g.Tenant, g.Refresh, g.Audit, enabled(g.Sweep, !m.cfg.ReadOnly), enabled(g.Lab, m.cfg.Lab != nil), g.Help, g.Quit, g.ForceQ})
+	}
+	return km
+}
+
+func (m Model) helpLine() string {
+	if m.overlay == overlayHelp {
+		return truncate(m.styles.Muted.Render(" esc/?/q close help"), m.width)
+	}
+	if m.overlay == overlayCommand {
+		return truncate(m.command.View(m.env()), m.width)
+	}
+	if m.screen == screenList && m.list.typing && m.overlay == overlayNone {
+		return truncate(m.styles.Muted.Render(" type to search: key or subject contains it, or a trace id starts with it · enter apply · esc clear"), m.width)
+	}
+	h := m.help
+	short := m.screenKeys(m.env()).short
+	if m.empty() {
+		short = nil
+	}
+	var shown []key.Binding
+	for _, b := range short {
+		if b.Enabled() {
+			shown = append(shown, b)
+		}
+	}
+	// The screen's keys are in priority order: drop from their end until
+	// the line fits, and always keep help and quit.
+	global := []key.Binding{m.keys.Help, m.keys.Quit}
+	if m.overlay != overlayNone {
+		global = nil // a form or the picker has the keyboard: q is text there
+	}
+	for {
+		line := " " + h.ShortHelpView(append(append([]key.Binding{}, shown...), global...))
+		if len(shown) == 0 || ansi.StringWidth(line) <= m.width {
+			return truncate(line, m.width)
+		}
+		shown = shown[:len(shown)-1]
+	}
+}
+
+// helpModel is the help screen: every key of the screen it was opened
+// over, in columns, and what the states mean. esc, ? and q close it — q
+// never quits from here.
+type helpModel struct {
+	keys          keyMap // of the screen underneath
+	closed        bool
+	width, height int
+}
+
+func (h helpModel) Update(msg tea.Msg, e env) (component, tea.Cmd) {
+	if k, ok := msg.(tea.KeyMsg); ok {
+		switch k.String() {
+		case "esc", "?", "q":
+			h.closed = true
+		}
+	}
+	return h, nil
+}
+
+func (h helpModel) SetSize(e env, w, hgt int) (component, tea.Cmd) {
+	h.width, h.height = w, hgt
+	return h, nil
+}
+
+func (h helpModel) Keys(e env) keyMap {
+	b := key.NewBinding(key.WithKeys("esc", "?", "q"), key.WithHelp("esc/?/q", "close help"))
+	return keyMap{short: []key.Binding{b}, full: [][]key.Binding{{b}}}
+}
+
+func (h helpModel) View(e env) string {
+	s := e.styles
+	var b strings.Builder
+	b.WriteString(" " + s.Title.Render("Keys") + "\n\n")
+	b.WriteString(helpColumns(s, h.keys.full, h.width-2))
+	b.WriteString("\n")
+	text := "States, most urgent first: unknown (a person must decide) · in_progress · not_applied · failed · applied · " +
+		"superseded · authorized. ? marks an unknown operation; ! marks a contradicted one: a provider result arrived " +
+		"after a decision and disagrees with it."
+	for _, l := range strings.Split(wrap(text, max(h.width-3, 20), " "), "\n") {
+		b.WriteString(" " + s.Muted.Render(l) + "\n")
+	}
+	return b.String()
+}
+
+// helpColumns lays the key groups out side by side, starting a new band of
+// columns when the next would not fit the width (bubbles/help would cut it).
+func helpColumns(s *Styles, groups [][]key.Binding, width int) string {
+	type column struct {
+		lines []string
+		w     int
+	}
+	var cols []column
+	for _, g := range groups {
+		keyW := 0
+		for _, b := range g {
+			if b.Enabled() {
+				keyW = max(keyW, ansi.StringWidth(b.Help().Key))
+			}
+		}
+		var c column
+		for _, b := range g {
+			if !b.Enabled() {
+				continue
+			}
+			l := s.Help.FullKey.Render(fit(b.Help().Key, keyW)) + " " + s.Help.FullDesc.Render(b.Help().Desc)
+			c.lines = append(c.lines, l)
+			c.w = max(c.w, ansi.StringWidth(l))
+		}
+		if len(c.lines) > 0 {
+			cols = append(cols, c)
+		}
+	}
+	var out strings.Builder
+	for len(cols) > 0 {
+		n, used := 0, 0
+		for n < len(cols) && (n == 0 || used+3+cols[n].w <= width) {
+			if n > 0 {
+				used += 3
+			}
+			used += cols[n].w
+			n++
+		}
+		band := cols[:n]
+		cols = cols[n:]
+		rows := 0
+		for _, c := range band {
+			rows = max(rows, len(c.lines))
+		}
+		for r := 0; r < rows; r++ {
+			var line strings.Builder
+			line.WriteString(" ")
+			for i, c := range band {
+				cell := ""
+				if r < len(c.lines) {
+					cell = c.lines[r]
+				}
+				if i < len(band)-1 {
+					cell = padRight(cell, c.w) + "   "
+				}
+				line.WriteString(cell)
+			}
+			out.WriteString(strings.TrimRight(line.String(), " ") + "\n")
+		}
+		out.WriteString("\n")
+	}
+	return out.String()
+}
