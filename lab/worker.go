@@ -240,7 +240,9 @@ func (x *spawner) workerTimeout() time.Duration {
 func (x *spawner) start(c call) (*proc, error) {
 	ctx, cancel := context.WithTimeout(x.ctx, x.workerTimeout()+5*time.Second)
 	cmd := exec.CommandContext(ctx, x.r.Exe, x.args(c)...)
-	cmd.Env = append(os.Environ(), x.r.Env...)
+	// The scenarios call the built-in tools: without a --config of the
+	// lab's own, a $RETRYSAFE_CONFIG of the person's must not replace them.
+	cmd.Env = append(append(os.Environ(), "RETRYSAFE_CONFIG="), x.r.Env...)
 	p := &proc{cmd: cmd, cancel: cancel, stalled: make(chan struct{})}
 	cmd.Stdout = &capped{buf: &p.stdout}
 	errPipe, err := cmd.StderrPipe()

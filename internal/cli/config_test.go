@@ -22,6 +22,7 @@ func TestConfigErrorsExitTwoBeforeAnyFileIsOpened(t *testing.T) {
 		{"unknown key", "[[tools]]\nname = \"x\"\nlocl = \"tasks\"\n", ":3: unknown key \"tools.locl\""},
 		{"bad schema", "[[tools]]\nname = \"x\"\nlocal = \"local_effects\"\narguments = '{\"type\": '\n", ":4: tool x: arguments is not a JSON Schema"},
 		{"unknown provider", "[[tools]]\nname = \"x\"\nprovider = \"mailer\"\narguments = '{\"type\":\"object\"}'\n", ":3: tool x: unknown provider \"mailer\""},
+		{"missing secret", "[[providers]]\nname = \"mailer\"\nkind = \"http\"\n[providers.dispatch]\nurl = \"http://127.0.0.1:9/send\"\nheaders = { Authorization = \"Bearer ${RETRYSAFE_TEST_UNSET_TOKEN}\" }\n[[tools]]\nname = \"x\"\nprovider = \"mailer\"\narguments = '{\"type\":\"object\"}'\n", ":6: provider mailer: header Authorization needs $RETRYSAFE_TEST_UNSET_TOKEN, which is not set"},
 	}
 	db := filepath.Join(dir, "never.db")
 	for _, c := range cases {
