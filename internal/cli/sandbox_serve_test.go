@@ -239,3 +239,32 @@ func TestSandboxServeWorkerKilledAfterDispatchRedispatchesSafely(t *testing.T) {
 		t.Errorf("the provider holds %d deliveries for n-2, want 1", n)
 	}
 }
+
+// A busy answer (429) from a provider that ignores downstream keys: it did
+// not take the request, so the operation is not applied and the next call
+// of the same key sends it — once.
+func TestSandboxServeBusyWithoutKeysIsNotApplied(t *testing.T) {
+	dir := t.TempDir()
+	addr, _ := sandboxServe(t, "127.0.0.1:0", filepath.Join(dir, "sandbox.db"))
+	cfg := httpToolsConfig(t, addr, "sandbox", false)
+	db := filepath.Join(dir, "l.db")
+	queueFault(t, addr, "busy")
+	_, errText, code := cli(t, callArgs(db, "acme", "n-1", "notify", mailArgs, "--config", cfg)...)
+	if code != 4 || !strings.Contains(errText, "did not take it now") {
+		t.Fatalf("busy: exit %d %q; want 4", code, errText)
+	}
+	out, _, _ := cli(t, "ops", "show", "--db", db, "--tenant", "acme", "--key", "n-1", "--json")
+	if !strings.Contains(out, `"state": "not_applied"`) {
+		t.Errorf("state after a 429: %s", out)
+	}
+	dk := downstreamKeyOf(t, db, "acme", "n-1")
+	if n := deliveriesAt(t, addr, "sandbox", dk); n != 0 {
+		t.Fatalf("a 429 left %d deliveries", n)
+	}
+	if out, errText, code := cli(t, callArgs(db, "acme", "n-1", "notify", mailArgs, "--config", cfg)...); code != 0 || !strings.Contains(out, `"status":"created"`) {
+		t.Fatalf("next call: exit %d %q %q", code, out, errText)
+	}
+	if n := deliveriesAt(t, addr, "sandbox", dk); n != 1 {
+		t.Errorf("the provider holds %d deliveries, want 1", n)
+	}
+}
