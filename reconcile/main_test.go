@@ -279,8 +279,16 @@ func (l *ledger) reopen() {
 	l.open()
 }
 
+// spec describes a child process on this ledger. A ledger with a pinned
+// clock pins the child's to the same instant: on the real clock a child
+// that started slowly (a loaded machine) took a lease ending after the
+// parent's "lease + 1s", and the sweep found nothing to expire.
 func (l *ledger) spec(reqs ...model.Request) childSpec {
-	return childSpec{Ledger: l.path, ProviderDB: l.pdb, Requests: reqs}
+	s := childSpec{Ledger: l.path, ProviderDB: l.pdb, Requests: reqs}
+	if l.clock != nil {
+		s.Now = l.clock.Now().UnixMilli()
+	}
+	return s
 }
 
 func (l *ledger) call(r model.Request, opt reconcile.CallOptions) reconcile.Result {

@@ -189,6 +189,10 @@ func (d detailModel) key(msg tea.KeyMsg, e env) (detailModel, tea.Cmd) {
 		return d, d.request(model.ActionMarkNotApplied)
 	case key.Matches(msg, k.NewKey):
 		return d, d.request(model.ActionAuthorizeKey)
+	case key.Matches(msg, k.Page):
+		if d.d != nil {
+			return d, writePagerFile(d.d)
+		}
 	case key.Matches(msg, k.Check):
 		if d.d == nil || d.checking {
 			return d, nil
@@ -240,7 +244,7 @@ func (d detailModel) keyMap(e env) keyMap {
 		full: [][]key.Binding{
 			{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 			{k.Back, k.Newer, k.Older},
-			{enabled(k.Apply, !e.readOnly), enabled(k.NotApply, !e.readOnly), enabled(k.NewKey, !e.readOnly), enabled(k.Check, e.canCheck)},
+			{enabled(k.Apply, !e.readOnly), enabled(k.NotApply, !e.readOnly), enabled(k.NewKey, !e.readOnly), enabled(k.Check, e.canCheck), k.Page},
 		},
 	}
 }

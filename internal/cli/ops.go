@@ -21,6 +21,7 @@ const opsUsage = `Usage:
   retrysafe ops list      [--state S] [--tenant T] [--tool X] [--search TEXT] [--limit N] [--json]
   retrysafe ops show      --tenant T --key K [--json]
   retrysafe ops resolve   --tenant T --key K --as applied|not-applied --reason TEXT [--evidence REF] [--operator NAME] [--expect-version N]
+                          [--check [--provider-db F] [--against-finding]]
   retrysafe ops resolve   --tenant T --key K1[@V] --key K2[@V] ... | --state S [--tenant T] [--tool X] [--search TEXT]
                           --as ... --reason ... [--evidence ...] --dry-run | --yes [--json]
   retrysafe ops supersede --tenant T --key K --reason TEXT [--new-key K2] [--operator NAME] [--expect-version N]
@@ -339,6 +340,9 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	dryRun := fs.Bool("dry-run", false, "several operations: list each from → to and write nothing")
 	yes := fs.Bool("yes", false, "several operations: write them (after a --dry-run)")
 	asJSON := fs.Bool("json", false, "several operations: one JSON object per operation and result")
+	check := fs.Bool("check", false, "one key: ask the provider first; its finding is the evidence, or must be overridden")
+	against := fs.Bool("against-finding", false, "with --check: decide against what the provider check found (the second confirmation)")
+	pdb := fs.String("provider-db", "", "with --check: the sandbox provider file the calls used (default beside the ledger)")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
@@ -365,6 +369,10 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--dry-run lists, --yes writes: give one"))
 	case *expect != 0 && (len(keys) != 1 || filter):
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--expect-version is for one key; pin several with --key KEY@VERSION"))
+	case (*check || *against) && (len(keys) != 1 || *dryRun || *yes):
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--check and --against-finding are for one key"))
+	case *against && !*check:
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--against-finding needs --check (the finding it overrides)"))
 	}
 	var targets []reconcile.Target
 	for _, k := range keys {
@@ -387,9 +395,39 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			return fail(stderr, err)
 		}
 	}
-	d := reconcile.Decision{Tenant: *tenant, Key: "k", Operator: *operator, Reason: *reason, Evidence: *evidence}
+	d := reconcile.Decision{Tenant: *tenant, Key: "k", Operator: *operator, Reason: *reason, Evidence: *evidence, Override: *against}
 	if len(targets) > 0 {
 		d.Key = targets[0].Key
+	}
+	if *check {
+		// The same finding the console's c gives, under the same rule: a
+		// lookup that found nothing is evidence for not applied; deciding
+		// against a finding needs --against-finding. "Cannot tell" is no
+		// finding and stops here.
+		l, err := openForLookups(*db, *pdb, store.Options{})
+		if err != nil {
+			return fail(stderr, err)
+		}
+		_, ev, err := l.Svc.Check(ctx, d.Tenant, d.Key)
+		l.Close()
+		if err != nil {
+			return fail(stderr, err)
+		}
+		d.Finding = &ev
+		fmt.Fprintf(stderr, "provider check: %s\n", show(ev.Detail))
+		if action == model.ActionMarkApplied && ev.Found && strings.TrimSpace(d.Evidence) == "" {
+			d.Evidence = ev.Ref
+		}
+	}
+	if ps := d.Problems(action); len(ps) > 0 {
+		msg := ps[0].Message
+		if ps[0].Field == reconcile.FieldFinding {
+			msg += " (--against-finding)"
+		}
+		if err := model.ValidateIdentity(d.Tenant, d.Key); err != nil {
+			return fail(stderr, err)
+		}
+		return fail(stderr, model.Errorf(model.CodeInvalid, "%s", msg))
 	}
 	if err := d.Validate(action); err != nil {
 		return fail(stderr, err)

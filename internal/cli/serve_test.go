@@ -327,6 +327,9 @@ func TestMCPOverStdioDrivenByTheSDKClient(t *testing.T) {
 		json.Unmarshal(b, &s)
 		want := append([]string{}, fieldNames(tool.Name)...)
 		want = append(want, "idempotency_key")
+		if tool.Annotations == nil || !tool.Annotations.IdempotentHint {
+			t.Fatalf("%s: not marked idempotent", tool.Name)
+		}
 		if strings.Join(s.Required, ",") != strings.Join(want, ",") || s.Properties["idempotency_key"] == nil {
 			t.Fatalf("%s: schema %s, want required %v", tool.Name, b, want)
 		}

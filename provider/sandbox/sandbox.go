@@ -206,6 +206,10 @@ func (p *sandboxProvider) Lookup(ctx context.Context, downstreamKey string) (pro
 	if at.Valid {
 		ev.At = time.UnixMilli(at.Int64).UTC()
 	}
-	ev.Detail = fmt.Sprintf("%s delivered %s at %s (%d deliveries under this key)", p.name, ev.Ref, ev.At.Format(time.RFC3339), n)
+	under := "1 delivery"
+	if n != 1 {
+		under = fmt.Sprintf("%d deliveries", n)
+	}
+	ev.Detail = fmt.Sprintf("%s delivered %s at %s (%s under this key)", p.name, ev.Ref, ev.At.Format(time.RFC3339), under)
 	return ev, nil
 }
