@@ -404,7 +404,8 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 	field("tenant", op.Tenant)
 	field("key", op.Key)
 	kind := "local effect"
-	if t, err := model.LookupTool(op.Tool); err == nil && t.Kind == model.EffectExternal {
+	// The operation says itself: an external one recorded its provider.
+	if op.Provider != "" {
 		kind = "external effect"
 	}
 	field("tool", fmt.Sprintf("%s · %s · payload v%d", op.Tool, kind, op.PayloadVersion))
