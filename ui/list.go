@@ -53,6 +53,7 @@ type listModel struct {
 	// typing: the search field has the keyboard.
 	typing     bool
 	query      string
+	tool       string // :tool filter ("" = every tool)
 	contraOnly bool
 	tab        int
 	started    bool
@@ -110,13 +111,13 @@ func (l listModel) selected() (model.Operation, bool) {
 func (l listModel) state() model.State { return tabStates[l.tab] }
 
 func (l listModel) query_(e env) store.ListQuery {
-	return store.ListQuery{Tenant: e.scope, State: l.state(), Search: l.query, Contradicted: l.contraOnly}
+	return store.ListQuery{Tenant: e.scope, State: l.state(), Search: l.query, Tool: l.tool, Contradicted: l.contraOnly}
 }
 
 // total is how many operations match the filters, when the counts say so
 // (a search does not have a count: that would mean scanning for it).
 func (l listModel) total(e env) int {
-	if !e.countsOK || l.query != "" {
+	if !e.countsOK || l.query != "" || l.tool != "" {
 		return -1
 	}
 	if l.contraOnly {
@@ -298,6 +299,13 @@ func (l listModel) pageUp(e env) (listModel, tea.Cmd) {
 	}
 	first := l.rows[0].ID
 	return l.load(e, anchor{kind: anchorAfter, id: first}, max(0, l.offset-l.limit), cursorIntent{kind: intentIndex, index: l.cursor})
+}
+
+// setTool filters by tool ("" = every tool) and reads the newest page.
+func (l listModel) setTool(e env, tool string) (listModel, tea.Cmd) {
+	l.tool = tool
+	l.rows, l.cursor = nil, 0
+	return l.load(e, anchor{kind: anchorTop}, 0, cursorIntent{kind: intentIndex})
 }
 
 // setTab switches the state filter and reads its newest page.
@@ -724,6 +732,9 @@ func (l listModel) statusLine(e env, w int) string {
 	}
 	if l.contraOnly {
 		left = append(left, s.Contra.Render("! contradicted only (! shows all)"))
+	}
+	if l.tool != "" {
+		left = append(left, fmt.Sprintf("tool %s (:tool clears)", l.tool))
 	}
 	if n := l.marked.len(); n > 0 {
 		left = append(left, s.Bold.Render(count(n)+" marked"))
