@@ -394,6 +394,10 @@ func (l listModel) key(msg tea.KeyMsg, e env) (listModel, tea.Cmd) {
 		return l, emit(actionRequestMsg{Action: model.ActionMarkNotApplied, Op: op})
 	case key.Matches(msg, k.Check):
 		return l, emit(openDetailMsg{Target: detailTarget{Tenant: op.Tenant, Key: op.Key}, Check: true})
+	case key.Matches(msg, k.Copy):
+		return l, emit(copyRequestMsg{Tenant: op.Tenant, Key: op.Key})
+	case key.Matches(msg, k.CopyCmd):
+		return l, emit(copyRequestMsg{Tenant: op.Tenant, Key: op.Key, Command: true, Unknown: op.State == model.StateUnknown})
 	}
 	return l, nil
 }
@@ -509,7 +513,7 @@ func (l listModel) keyMap(e env) keyMap {
 		{k.NextTab, k.PrevTab, k.Tab, k.Search, k.Clear, k.Contradicted},
 		{k.Open, enabled(k.Apply, !e.readOnly), enabled(k.NotApply, !e.readOnly), enabled(k.Check, e.canCheck)},
 		{k.Mark, k.MarkRange, k.MarkAll, relabel(k.Clear, "clear marks / search")},
-		{k.Export, k.ExportJSON},
+		{k.Export, k.ExportJSON, k.Copy, k.CopyCmd},
 	}
 	if n := l.marked.len(); n > 0 {
 		// With marks, a and n decide on all of them.
@@ -644,9 +648,9 @@ func (c columns) row(s *Styles, op model.Operation, now time.Time, selected, mar
 func (l listModel) view(e env, w, h int) string {
 	s := e.styles
 	st := l.state()
-	// STUCK on the tabs of waiting operations; on "all" only where it
-	// costs no key its ends.
-	cols := layout(w, l.rows, st == model.StateUnknown || st == model.StateInProgress || (st == "" && w >= 100))
+	// STUCK on the tabs of waiting operations; only where it costs no key
+	// its ends (keys differ at their ends; at 80 columns they come first).
+	cols := layout(w, l.rows, (w >= 90 && (st == model.StateUnknown || st == model.StateInProgress)) || (st == "" && w >= 100))
 	var b strings.Builder
 	b.WriteString(cols.header(s))
 	b.WriteByte('\n')
