@@ -189,6 +189,11 @@ func (d detailModel) key(msg tea.KeyMsg, e env) (detailModel, tea.Cmd) {
 		return d, d.request(model.ActionMarkNotApplied)
 	case key.Matches(msg, k.NewKey):
 		return d, d.request(model.ActionAuthorizeKey)
+	case key.Matches(msg, k.Copy) && d.d != nil:
+		return d, emit(copyRequestMsg{Tenant: d.d.Operation.Tenant, Key: d.d.Operation.Key})
+	case key.Matches(msg, k.CopyCmd) && d.d != nil:
+		op := d.d.Operation
+		return d, emit(copyRequestMsg{Tenant: op.Tenant, Key: op.Key, Command: true, Unknown: op.State == model.StateUnknown})
 	case key.Matches(msg, k.Page):
 		if d.d != nil {
 			return d, writePagerFile(d.d)
@@ -244,7 +249,7 @@ func (d detailModel) keyMap(e env) keyMap {
 		full: [][]key.Binding{
 			{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 			{k.Back, k.Newer, k.Older},
-			{enabled(k.Apply, !e.readOnly), enabled(k.NotApply, !e.readOnly), enabled(k.NewKey, !e.readOnly), enabled(k.Check, e.canCheck), k.Page},
+			{enabled(k.Apply, !e.readOnly), enabled(k.NotApply, !e.readOnly), enabled(k.NewKey, !e.readOnly), enabled(k.Check, e.canCheck), k.Page, k.Copy, k.CopyCmd},
 		},
 	}
 }

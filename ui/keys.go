@@ -38,6 +38,7 @@ type listKeys struct {
 	Apply, NotApply, Check                  key.Binding
 	Mark, MarkRange, MarkAll                key.Binding
 	Export, ExportJSON                      key.Binding
+	Copy, CopyCmd                           key.Binding
 }
 
 func newListKeys() listKeys {
@@ -63,6 +64,8 @@ func newListKeys() listKeys {
 		MarkAll:      key.NewBinding(key.WithKeys("*"), key.WithHelp("*", "mark all in view")),
 		Export:       key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "export view to CSV")),
 		ExportJSON:   key.NewBinding(key.WithKeys("E"), key.WithHelp("E", "export view to JSON Lines")),
+		Copy:         key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy key")),
+		CopyCmd:      key.NewBinding(key.WithKeys("Y"), key.WithHelp("Y", "copy ops command")),
 	}
 }
 
@@ -72,7 +75,7 @@ type detailKeys struct {
 	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
 	Back, Newer, Older                      key.Binding
 	Apply, NotApply, NewKey, Check          key.Binding
-	Page                                    key.Binding
+	Page, Copy, CopyCmd                     key.Binding
 }
 
 func newDetailKeys() detailKeys {
@@ -91,6 +94,8 @@ func newDetailKeys() detailKeys {
 		NewKey:   key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "supersede: authorize new key")),
 		Check:    key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "check provider")),
 		Page:     key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "open in $PAGER")),
+		Copy:     key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy key")),
+		CopyCmd:  key.NewBinding(key.WithKeys("Y"), key.WithHelp("Y", "copy ops command")),
 	}
 }
 

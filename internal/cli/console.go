@@ -82,7 +82,7 @@ func openConsole(ctx context.Context, l *ledger, o consoleOptions, stderr io.Wri
 	cfg := ui.Config{
 		Store: l.Store, Service: l.Svc, Ledger: l.Store.Path(),
 		Tenant: o.Tenant, Operator: o.Operator, ReadOnly: o.ReadOnly || l.Store.ReadOnly(),
-		Renderer: renderer, Log: logger, Context: ctx, Pager: os.Getenv("PAGER"),
+		Renderer: renderer, Log: logger, Context: ctx, Pager: os.Getenv("PAGER"), Clipboard: os.Stdout,
 	}
 	// Read-only keeps the Lab screen (it shows the scenarios) but it
 	// refuses to run them: they write.

@@ -36,7 +36,7 @@ func commandHelp() []help {
 	exitsCommon := commonExits()
 	return []help{
 		{name: "", summary: "open the console to look at operations and settle unknown outcomes",
-			synopsis: "retrysafe [--db FILE] [--tenant T] [--operator NAME] [--read-only] [--log FILE]",
+			synopsis: "retrysafe [--db FILE] [--provider-db FILE] [--tenant T] [--operator NAME] [--read-only] [--log FILE]",
 			examples: []string{"retrysafe --db ledger.db", "retrysafe --db ledger.db --tenant acme --read-only"},
 			exits:    exitsCommon},
 		{name: "call", summary: "make one idempotent tool call (the same key is safe to send again)",

@@ -131,7 +131,9 @@ func (s *Store) Counts(ctx context.Context, tenant string) (store.Counts, error)
 	}
 	// Claims whose lease ended with no result (the worker is gone): on the
 	// partial index of in_progress leases, which holds only claims.
-	eq := `SELECT COUNT(*) FROM operations WHERE state = 'in_progress' AND lease_until < ?`
+	// INDEXED BY: left to itself the planner walks the state index and
+	// reads every in_progress row (220 ms at a million, against 0.08 ms).
+	eq := `SELECT COUNT(*) FROM operations INDEXED BY operations_lease WHERE state = 'in_progress' AND lease_until < ?`
 	eargs := []any{ms(s.now())}
 	if tenant != "" {
 		eq += ` AND +tenant = ?`
