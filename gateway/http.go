@@ -25,33 +25,33 @@ func (g *Gateway) postTool(w http.ResponseWriter, r *http.Request) {
 	info := infoOf(ctx)
 	tool := r.PathValue("tool")
 	if _, ok := g.cfg.Tools.Schema(tool); !ok {
-		g.metrics.refused(KindInvalid)
+		g.metrics.refused("", KindInvalid)
 		p := newProblem(KindInvalid, "unknown tool "+strconv.Quote(tool)+" (want one of "+strings.Join(g.cfg.Tools.Names(), ", ")+"); nothing was written")
 		p.Status = http.StatusNotFound
 		p.write(w)
 		return
 	}
 	if p := checkContentType(r.Header.Get("Content-Type")); p != nil {
-		g.metrics.refused(KindInvalid)
+		g.metrics.refused(tool, KindInvalid)
 		w.Header().Set("Accept-Post", "application/json")
 		p.write(w)
 		return
 	}
 	key, err := idempotencyKey(r.Header)
 	if err != nil {
-		g.metrics.refused(KindInvalid)
+		g.metrics.refused(tool, KindInvalid)
 		newProblem(KindInvalid, err.Error()).write(w)
 		return
 	}
 	info.key = key
 	if r.ContentLength > g.cfg.MaxBody {
-		g.metrics.refused(KindInvalid)
+		g.metrics.refused(tool, KindInvalid)
 		tooLarge(r.ContentLength, g.cfg.MaxBody).write(w)
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.cfg.MaxBody))
 	if err != nil {
-		g.metrics.refused(KindInvalid)
+		g.metrics.refused(tool, KindInvalid)
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			tooLarge(-1, g.cfg.MaxBody).write(w)

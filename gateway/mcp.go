@@ -36,7 +36,12 @@ func (g *Gateway) MCPServer(tenant string) (*mcp.Server, error) {
 		if err != nil {
 			return nil, model.Errorf(model.CodeInvalid, "tool %s: %v", name, err)
 		}
-		s.AddTool(&mcp.Tool{Name: name, Description: g.cfg.Tools.Description(name), InputSchema: in}, g.mcpHandler(tenant, name))
+		// Idempotent: a call with the same idempotency_key has no further
+		// effect (the hint speaks of same arguments; the key is one of
+		// them). Whether a tool is destructive is the tool's business: the
+		// hint is left to its default.
+		s.AddTool(&mcp.Tool{Name: name, Description: g.cfg.Tools.Description(name), InputSchema: in,
+			Annotations: &mcp.ToolAnnotations{IdempotentHint: true}}, g.mcpHandler(tenant, name))
 	}
 	return s, nil
 }
@@ -78,7 +83,7 @@ func (g *Gateway) mcpHandler(tenant, tool string) mcp.ToolHandler {
 		log := g.log.With("trace_id", trace)
 		key, args, err := splitKey(req.Params.Arguments)
 		if err != nil {
-			g.metrics.refused(KindInvalid)
+			g.metrics.refused(tool, KindInvalid)
 			log.Info("mcp call", "tenant", tenant, "tool", tool, "class", model.ClassInvalid)
 			return toolError(reconcile.Result{Class: model.ClassInvalid, Message: err.Error()}, ""), nil
 		}

@@ -98,8 +98,8 @@ func (m *metrics) observeCall(tool string, res reconcile.Result, d time.Duration
 }
 
 // refused counts a request turned away before its call (HTTP-level checks).
-func (m *metrics) refused(k Kind) {
-	m.calls.WithLabelValues("other", string(k), "").Inc()
+func (m *metrics) refused(tool string, k Kind) {
+	m.calls.WithLabelValues(m.toolLabel(tool), string(k), "").Inc()
 }
 
 // ledgerCollector reads the gauges that live in the ledger when scraped,

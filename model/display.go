@@ -45,6 +45,14 @@ func (d *Detail) Visible() *Detail {
 	return out
 }
 
+// Visible returns a copy of e for a person's screen (the audit log).
+func (e AuditEntry) Visible() AuditEntry {
+	e.Tenant, e.Key, e.Tool = textsafe.Visible(e.Tenant), textsafe.Visible(e.Key), textsafe.Visible(e.Tool)
+	e.Operator, e.Reason = textsafe.Visible(e.Operator), textsafe.Visible(e.Reason)
+	e.Evidence, e.NewKey = textsafe.Visible(e.Evidence), textsafe.Visible(e.NewKey)
+	return e
+}
+
 func (l *LinkRef) visible() *LinkRef {
 	if l == nil {
 		return nil

@@ -35,6 +35,9 @@ func loadAudit(ctx context.Context, st store.Ledger, seq int, q store.DecisionQu
 		defer cancel()
 		q.Limit = auditPage
 		rows, err := st.Decisions(ctx, q)
+		for i := range rows {
+			rows[i] = rows[i].Visible() // the one sanitizer
+		}
 		return auditMsg{Seq: seq, Append: appendRows, Rows: rows, Err: err}
 	}
 }

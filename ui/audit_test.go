@@ -1,8 +1,12 @@
 package ui
 
 import (
+	"context"
 	"strings"
 	"testing"
+
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/store"
 )
 
 // The audit log lists every decision newest first, filters by action,
@@ -50,4 +54,30 @@ func TestAuditLogAt80Columns(t *testing.T) {
 			t.Fatalf("line of %d cells: %q", w, l)
 		}
 	}
+}
+
+// What an operator typed reaches the audit log's screen only through the
+// sanitizer: no escape sequence from a stored reason gets to the terminal.
+func TestAuditLogShowsStoredTextSanitized(t *testing.T) {
+	l := newLedger(t)
+	l.unknown(t, "acme", "k1", "a@acme.example")
+	// Written below the decision rule (which refuses control characters
+	// today): a ledger from an older version, or another writer.
+	err := l.st.WithTx(context.Background(), func(tx store.Tx) error {
+		op, err := tx.GetOperation("acme", "k1")
+		if err != nil {
+			return err
+		}
+		return tx.InsertDecision(&model.Decision{OperationID: op.ID, Operator: "eve\x1b[2J", Action: model.ActionMarkApplied,
+			Reason: "ok\x1b]52;c;aGVsbG8=\x07", Evidence: "sbx_1", FromState: model.StateUnknown, ToState: model.StateApplied, FromVersion: 2})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := open(t, config(l), 120, 30)
+	h.keys("D")
+	if v := h.m.View(); strings.Contains(v, "\x1b[2J") || strings.Contains(v, "\x1b]52") {
+		t.Fatalf("a stored escape sequence reached the screen: %q", v)
+	}
+	h.contains("eve")
 }

@@ -15,7 +15,7 @@ import (
 // one of commandNames, esc leaves it.
 
 // commandList is every command, for the prompt and the error on a typo.
-const commandList = "tenant [NAME|all], state STATE|all, audit, sweep, lab, help, q"
+const commandList = "tenant [NAME|all], state STATE|all, tool [NAME], audit, sweep, lab, help, q"
 
 // commandMsg is a parsed command for the root to carry out.
 type commandMsg struct {
@@ -54,6 +54,15 @@ func parseCommand(text string) (commandMsg, error) {
 		}
 		if c.Arg == "" {
 			c.Arg = "all"
+		}
+	case "tool":
+		if c.Arg == "all" {
+			c.Arg = ""
+		}
+		if c.Arg != "" {
+			if _, err := model.LookupTool(c.Arg); err != nil {
+				return c, err
+			}
 		}
 	case "audit", "decisions", "d":
 		c.Name = "audit"
@@ -143,6 +152,11 @@ func (m Model) runCommand(c commandMsg, e env) (Model, tea.Cmd) {
 		}
 		var cmd tea.Cmd
 		m.list, cmd = m.list.setTab(e, tab)
+		return m, cmd
+	case "tool":
+		m.screen, m.overlay = screenList, overlayNone
+		var cmd tea.Cmd
+		m.list, cmd = m.list.setTool(e, c.Arg)
 		return m, cmd
 	case "audit":
 		if m.screen == screenAudit {

@@ -232,22 +232,6 @@ func loadDetail(ctx context.Context, st store.Ledger, seq int, t detailTarget) t
 	}
 }
 
-// tenantsMsg lists the tenants present.
-type tenantsMsg struct {
-	Seq     int
-	Tenants []string
-	Err     error
-}
-
-func loadTenants(ctx context.Context, st store.Ledger, seq int) tea.Cmd {
-	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(ctx, ioTimeout)
-		defer cancel()
-		ts, err := st.Tenants(ctx)
-		return tenantsMsg{Seq: seq, Tenants: ts, Err: err}
-	}
-}
-
 // watchMsg hands over the pinned connection that notices other writers.
 type watchMsg struct {
 	Watcher store.Watcher

@@ -131,6 +131,13 @@ func (m Model) tabsLine(e env) string {
 	}
 	// A wide gap reads better than a long label: shorten labels first. The
 	// contradicted count goes only when nothing else makes room for it.
+	line, _ := m.tabsLayout(active)
+	return line
+}
+
+// tabsLayout is the tabs line and where each tab starts (its first cell),
+// for mouse clicks.
+func (m Model) tabsLayout(active int) (string, []int) {
 	tries := []struct {
 		tier  int
 		short bool
@@ -138,15 +145,30 @@ func (m Model) tabsLine(e env) string {
 	}{{0, false, "  "}, {0, true, "  "}, {1, false, "  "}, {1, true, "  "}, {1, true, " "}, {2, true, "  "}, {2, true, " "}}
 	for _, contra := range []bool{true, false} {
 		for _, try := range tries {
-			if line := m.renderTabs(active, try.tier, try.short, try.gap, contra); ansi.StringWidth(line) <= m.width {
-				return line
+			if line, at := m.renderTabs(active, try.tier, try.short, try.gap, contra); ansi.StringWidth(line) <= m.width {
+				return line, at
 			}
 		}
 	}
-	return truncate(m.renderTabs(active, 2, true, " ", false), m.width)
+	line, at := m.renderTabs(active, 2, true, " ", false)
+	return truncate(line, m.width), at
 }
 
-func (m Model) renderTabs(active, tier int, short bool, gap string, contra bool) string {
+// tabAt is the tab under column x of the tabs line, or -1.
+func (m Model) tabAt(x int) int {
+	_, at := m.tabsLayout(m.list.tab)
+	for i := len(at) - 1; i >= 0; i-- {
+		if x >= at[i] {
+			if i == len(at)-1 || x < at[i+1]-1 {
+				return i
+			}
+			return -1
+		}
+	}
+	return -1
+}
+
+func (m Model) renderTabs(active, tier int, short bool, gap string, contra bool) (string, []int) {
 	s := m.styles
 	num := count
 	if short {
@@ -154,6 +176,8 @@ func (m Model) renderTabs(active, tier int, short bool, gap string, contra bool)
 	}
 	unknown := m.counts.ByState[model.StateUnknown]
 	var parts []string
+	var at []int
+	x := 1
 	for i, st := range tabStates {
 		label := "all"
 		n := m.counts.Total
@@ -178,6 +202,8 @@ func (m Model) renderTabs(active, tier int, short bool, gap string, contra bool)
 		if i == active {
 			text = "[" + text + "]"
 		}
+		at = append(at, x)
+		x += ansi.StringWidth(text) + len(gap)
 		parts = append(parts, style.Render(text))
 	}
 	line := " " + strings.Join(parts, gap)
@@ -188,7 +214,7 @@ func (m Model) renderTabs(active, tier int, short bool, gap string, contra bool)
 		}
 		line += gap + s.Contra.Render(label)
 	}
-	return line
+	return line, at
 }
 
 // bannerLines is the banner, wrapped: a refusal that says what changed is

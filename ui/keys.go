@@ -37,6 +37,8 @@ type listKeys struct {
 	Open, Search, Clear, Contradicted       key.Binding
 	Apply, NotApply, Check                  key.Binding
 	Mark, MarkRange, MarkAll                key.Binding
+	Export, ExportJSON                      key.Binding
+	Copy, CopyCmd                           key.Binding
 }
 
 func newListKeys() listKeys {
@@ -60,6 +62,10 @@ func newListKeys() listKeys {
 		Mark:         key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "mark row")),
 		MarkRange:    key.NewBinding(key.WithKeys("v"), key.WithHelp("v", "mark range")),
 		MarkAll:      key.NewBinding(key.WithKeys("*"), key.WithHelp("*", "mark all in view")),
+		Export:       key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "export view to CSV")),
+		ExportJSON:   key.NewBinding(key.WithKeys("E"), key.WithHelp("E", "export view to JSON Lines")),
+		Copy:         key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy key")),
+		CopyCmd:      key.NewBinding(key.WithKeys("Y"), key.WithHelp("Y", "copy ops command")),
 	}
 }
 
@@ -69,6 +75,7 @@ type detailKeys struct {
 	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
 	Back, Newer, Older                      key.Binding
 	Apply, NotApply, NewKey, Check          key.Binding
+	Page, Copy, CopyCmd                     key.Binding
 }
 
 func newDetailKeys() detailKeys {
@@ -86,6 +93,9 @@ func newDetailKeys() detailKeys {
 		NotApply: key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "mark not applied")),
 		NewKey:   key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "supersede: authorize new key")),
 		Check:    key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "check provider")),
+		Page:     key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "open in $PAGER")),
+		Copy:     key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy key")),
+		CopyCmd:  key.NewBinding(key.WithKeys("Y"), key.WithHelp("Y", "copy ops command")),
 	}
 }
 
@@ -111,10 +121,11 @@ type pickerKeys struct {
 
 func newPickerKeys() pickerKeys {
 	return pickerKeys{
-		Up:     key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
-		Down:   key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
+		// Letters are the type-ahead here: the arrows move.
+		Up:     key.NewBinding(key.WithKeys("up", "ctrl+p"), key.WithHelp("↑", "up")),
+		Down:   key.NewBinding(key.WithKeys("down", "ctrl+n"), key.WithHelp("↓", "down")),
 		Choose: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "choose")),
-		Cancel: key.NewBinding(key.WithKeys("esc", "t"), key.WithHelp("esc", "cancel")),
+		Cancel: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear / cancel")),
 	}
 }
 

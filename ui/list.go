@@ -53,6 +53,7 @@ type listModel struct {
 	// typing: the search field has the keyboard.
 	typing     bool
 	query      string
+	tool       string // :tool filter ("" = every tool)
 	contraOnly bool
 	tab        int
 	started    bool
@@ -110,13 +111,13 @@ func (l listModel) selected() (model.Operation, bool) {
 func (l listModel) state() model.State { return tabStates[l.tab] }
 
 func (l listModel) query_(e env) store.ListQuery {
-	return store.ListQuery{Tenant: e.scope, State: l.state(), Search: l.query, Contradicted: l.contraOnly}
+	return store.ListQuery{Tenant: e.scope, State: l.state(), Search: l.query, Tool: l.tool, Contradicted: l.contraOnly}
 }
 
 // total is how many operations match the filters, when the counts say so
 // (a search does not have a count: that would mean scanning for it).
 func (l listModel) total(e env) int {
-	if !e.countsOK || l.query != "" {
+	if !e.countsOK || l.query != "" || l.tool != "" {
 		return -1
 	}
 	if l.contraOnly {
@@ -300,6 +301,13 @@ func (l listModel) pageUp(e env) (listModel, tea.Cmd) {
 	return l.load(e, anchor{kind: anchorAfter, id: first}, max(0, l.offset-l.limit), cursorIntent{kind: intentIndex, index: l.cursor})
 }
 
+// setTool filters by tool ("" = every tool) and reads the newest page.
+func (l listModel) setTool(e env, tool string) (listModel, tea.Cmd) {
+	l.tool = tool
+	l.rows, l.cursor = nil, 0
+	return l.load(e, anchor{kind: anchorTop}, 0, cursorIntent{kind: intentIndex})
+}
+
 // setTab switches the state filter and reads its newest page.
 func (l listModel) setTab(e env, tab int) (listModel, tea.Cmd) {
 	l.tab = (tab + len(tabStates)) % len(tabStates)
@@ -322,6 +330,12 @@ func (l listModel) key(msg tea.KeyMsg, e env) (listModel, tea.Cmd) {
 	}
 	if l, c, ok := l.markKey(msg.String(), e); ok {
 		return l, c
+	}
+	switch {
+	case key.Matches(msg, k.Export):
+		return l, exportView(e.ctx, e.st, l.query_(e), e.export, "csv", e.now)
+	case key.Matches(msg, k.ExportJSON):
+		return l, exportView(e.ctx, e.st, l.query_(e), e.export, "jsonl", e.now)
 	}
 	if l.marked.len() > 0 {
 		switch {
@@ -380,6 +394,10 @@ func (l listModel) key(msg tea.KeyMsg, e env) (listModel, tea.Cmd) {
 		return l, emit(actionRequestMsg{Action: model.ActionMarkNotApplied, Op: op})
 	case key.Matches(msg, k.Check):
 		return l, emit(openDetailMsg{Target: detailTarget{Tenant: op.Tenant, Key: op.Key}, Check: true})
+	case key.Matches(msg, k.Copy):
+		return l, emit(copyRequestMsg{Tenant: op.Tenant, Key: op.Key})
+	case key.Matches(msg, k.CopyCmd):
+		return l, emit(copyRequestMsg{Tenant: op.Tenant, Key: op.Key, Command: true, Unknown: op.State == model.StateUnknown})
 	}
 	return l, nil
 }
@@ -449,8 +467,35 @@ func (l listModel) mouse(msg tea.MouseMsg, e env) (listModel, tea.Cmd) {
 		return l.up(e)
 	case tea.MouseButtonWheelDown:
 		return l.down(e)
+	case tea.MouseButtonLeft:
+		// A click puts the cursor on the row; a click on the row under the
+		// cursor opens it.
+		i, ok := l.rowAt(msg.Y)
+		if !ok {
+			return l, nil
+		}
+		if i == l.cursor {
+			op := l.rows[i]
+			return l, emit(openDetailMsg{Target: detailTarget{Tenant: op.Tenant, Key: op.Key}})
+		}
+		l.cursor = i
 	}
 	return l, nil
+}
+
+// rowAt is the row drawn on line y of the list (0 is the heading), as view
+// draws them.
+func (l listModel) rowAt(y int) (int, bool) {
+	visible := max(l.viewHeight-2, 1)
+	start := 0
+	if l.cursor >= visible {
+		start = l.cursor - visible + 1
+	}
+	i := start + y - 1
+	if y < 1 || y > visible || i >= len(l.rows) {
+		return 0, false
+	}
+	return i, true
 }
 
 func (l listModel) keyMap(e env) keyMap {
@@ -468,6 +513,7 @@ func (l listModel) keyMap(e env) keyMap {
 		{k.NextTab, k.PrevTab, k.Tab, k.Search, k.Clear, k.Contradicted},
 		{k.Open, enabled(k.Apply, !e.readOnly), enabled(k.NotApply, !e.readOnly), enabled(k.Check, e.canCheck)},
 		{k.Mark, k.MarkRange, k.MarkAll, relabel(k.Clear, "clear marks / search")},
+		{k.Export, k.ExportJSON, k.Copy, k.CopyCmd},
 	}
 	if n := l.marked.len(); n > 0 {
 		// With marks, a and n decide on all of them.
@@ -482,7 +528,13 @@ func (l listModel) keyMap(e env) keyMap {
 type columns struct {
 	tenant, key, tool, summary, ref int
 	fullTool                        bool
+	// stuck: a STUCK column beside AGE — how long an operation has waited
+	// in unknown or in_progress since its last change (shown on tabs that
+	// hold such operations).
+	stuck bool
 }
+
+const colStuck = 5
 
 const (
 	colMark  = 2 // cursor and flag
@@ -491,7 +543,7 @@ const (
 	colAtt   = 3
 )
 
-func layout(w int, rows []model.Operation) columns {
+func layout(w int, rows []model.Operation, stuck bool) columns {
 	widest := func(get func(model.Operation) string, floor, ceil int) int {
 		n := floor
 		for _, r := range rows {
@@ -506,7 +558,14 @@ func layout(w int, rows []model.Operation) columns {
 		ref:    widest(func(o model.Operation) string { return o.ProviderRef }, 3, 12),
 	}
 	const seps = 8
-	fixed := func() int { return colMark + colAge + c.tenant + c.key + c.tool + colState + colAtt + c.ref + seps }
+	c.stuck = stuck
+	fixed := func() int {
+		n := colMark + colAge + c.tenant + c.key + c.tool + colState + colAtt + c.ref + seps
+		if c.stuck {
+			n += colStuck + 1
+		}
+		return n
+	}
 	c.summary = w - fixed()
 	// Give up space in the order people miss it least, until the summary
 	// has a readable width: long tenant names first, then long provider
@@ -534,7 +593,7 @@ func layout(w int, rows []model.Operation) columns {
 
 func (c columns) header(s *Styles) string {
 	cells := []string{
-		fit("", colMark) + fitRight("AGE", colAge), fit("TENANT", c.tenant), fit("KEY", c.key), fit("TOOL", c.tool),
+		fit("", colMark) + fitRight("AGE", colAge) + c.stuckCell("STUCK"), fit("TENANT", c.tenant), fit("KEY", c.key), fit("TOOL", c.tool),
 		fit("SUMMARY", c.summary), fit("STATE", colState), fitRight("ATT", colAtt), fit("REF", c.ref),
 	}
 	return s.TableHead.Render(strings.Join(cells, " "))
@@ -562,7 +621,7 @@ func (c columns) row(s *Styles, op model.Operation, now time.Time, selected, mar
 	if c.fullTool {
 		tool = op.Tool
 	}
-	lead := mark + flag + fitRight(age(now, op.CreatedAt), colAge)
+	lead := mark + flag + fitRight(age(now, op.CreatedAt), colAge) + c.stuckCell(stuckFor(op, now))
 	cells := []string{fit(op.Tenant, c.tenant), fit(clipMiddle(op.Key, c.key), c.key), fit(tool, c.tool), fit(op.Summary, c.summary)}
 	st := fit(string(op.State), colState)
 	if leaseEnded(op, now) {
@@ -580,7 +639,7 @@ func (c columns) row(s *Styles, op model.Operation, now time.Time, selected, mar
 	if flag == "?" {
 		flagStyled = s.State(model.StateUnknown).Render(flag)
 	}
-	return mark + flagStyled + s.Muted.Render(fitRight(age(now, op.CreatedAt), colAge)) + " " +
+	return mark + flagStyled + s.Muted.Render(fitRight(age(now, op.CreatedAt), colAge)) + s.Contra.Render(c.stuckCell(stuckFor(op, now))) + " " +
 		strings.Join(cells, " ") + " " + s.State(op.State).Render(st) + " " +
 		s.Muted.Render(tail[0]) + " " + tail[1]
 }
@@ -588,7 +647,10 @@ func (c columns) row(s *Styles, op model.Operation, now time.Time, selected, mar
 // view draws the table and its status line in h lines.
 func (l listModel) view(e env, w, h int) string {
 	s := e.styles
-	cols := layout(w, l.rows)
+	st := l.state()
+	// STUCK on the tabs of waiting operations; only where it costs no key
+	// its ends (keys differ at their ends; at 80 columns they come first).
+	cols := layout(w, l.rows, (w >= 90 && (st == model.StateUnknown || st == model.StateInProgress)) || (st == "" && w >= 100))
 	var b strings.Builder
 	b.WriteString(cols.header(s))
 	b.WriteByte('\n')
@@ -675,6 +737,9 @@ func (l listModel) statusLine(e env, w int) string {
 	if l.contraOnly {
 		left = append(left, s.Contra.Render("! contradicted only (! shows all)"))
 	}
+	if l.tool != "" {
+		left = append(left, fmt.Sprintf("tool %s (:tool clears)", l.tool))
+	}
 	if n := l.marked.len(); n > 0 {
 		left = append(left, s.Bold.Render(count(n)+" marked"))
 	}
@@ -686,4 +751,20 @@ func (l listModel) statusLine(e env, w int) string {
 		right = s.Contra.Render("! a late provider result contradicts this one")
 	}
 	return spread(" "+s.Muted.Render(strings.Join(left, " · ")), right+" ", w)
+}
+
+func (c columns) stuckCell(v string) string {
+	if !c.stuck {
+		return ""
+	}
+	return " " + fitRight(v, colStuck)
+}
+
+// stuckFor is how long op has waited for a person (unknown) or a worker
+// (in_progress) since it last changed; "" for any other state.
+func stuckFor(op model.Operation, now time.Time) string {
+	if (op.State != model.StateUnknown && op.State != model.StateInProgress) || op.UpdatedAt.IsZero() {
+		return ""
+	}
+	return age(now, op.UpdatedAt)
 }

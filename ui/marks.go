@@ -86,6 +86,9 @@ func loadMarkAll(ctx context.Context, st store.Ledger, seq int, q store.ListQuer
 		defer cancel()
 		q.Limit = reconcile.MaxBulk + 1
 		ops, err := st.List(ctx, q)
+		for i := range ops {
+			ops[i] = ops[i].Visible() // the one sanitizer (tenant and key come back unchanged)
+		}
 		msg := markAllMsg{Seq: seq, Err: err}
 		if len(ops) > reconcile.MaxBulk {
 			ops, msg.Truncated = ops[:reconcile.MaxBulk], true

@@ -1,20 +1,63 @@
 package ui
 
 import (
+	"context"
+	"fmt"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+
+	"github.com/retrysafe/retrysafe/internal/textsafe"
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/store"
 )
 
-// The tenant picker: the tenants present in the ledger (from the counts
-// table, so it is cheap at any size), and "all tenants".
+// The tenant picker: the tenants present in the ledger, each with its
+// unknown and total counts (from the counts table, so it is cheap at any
+// size), and "all tenants". Typing narrows the list (type-ahead: the
+// tenants whose name contains what was typed); the arrows move.
+
+// tenantCount is one tenant's line.
+type tenantCount struct {
+	Tenant  string
+	Unknown int
+	Total   int
+}
+
+// tenantsMsg lists the tenants present with their counts.
+type tenantsMsg struct {
+	Seq     int
+	Tenants []tenantCount
+	Err     error
+}
+
+func loadTenants(ctx context.Context, st store.Ledger, seq int) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, ioTimeout)
+		defer cancel()
+		ts, err := st.Tenants(ctx)
+		if err != nil {
+			return tenantsMsg{Seq: seq, Err: err}
+		}
+		out := make([]tenantCount, 0, len(ts))
+		for _, t := range ts {
+			c, err := st.Counts(ctx, t)
+			if err != nil {
+				return tenantsMsg{Seq: seq, Err: err}
+			}
+			out = append(out, tenantCount{Tenant: textsafe.Visible(t), Unknown: c.ByState[model.StateUnknown], Total: c.Total})
+		}
+		return tenantsMsg{Seq: seq, Tenants: out}
+	}
+}
 
 type pickerModel struct {
 	keys    pickerKeys
-	tenants []string // "" first: all tenants
-	cursor  int
+	tenants []tenantCount // every tenant present
+	typed   string        // type-ahead
+	cursor  int           // in shown()
 	current string
 	seq     int
 	loading bool
@@ -28,10 +71,24 @@ func newPicker() pickerModel { return pickerModel{keys: newPickerKeys()} }
 
 func (p pickerModel) open(current string, e env) (pickerModel, tea.Cmd) {
 	p.seq++
-	p.loading, p.err, p.closed, p.current = true, nil, false, current
-	p.tenants = []string{""}
+	p.loading, p.err, p.closed, p.current, p.typed = true, nil, false, current, ""
+	p.tenants = nil
 	p.cursor = 0
 	return p, loadTenants(e.ctx, e.st, p.seq)
+}
+
+// shown is "all tenants" (as "") and the tenants matching the type-ahead.
+func (p pickerModel) shown() []tenantCount {
+	var out []tenantCount
+	if p.typed == "" {
+		out = append(out, tenantCount{Tenant: ""})
+	}
+	for _, t := range p.tenants {
+		if strings.Contains(strings.ToLower(t.Tenant), strings.ToLower(p.typed)) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 func (p pickerModel) loaded(msg tenantsMsg) pickerModel {
@@ -43,10 +100,10 @@ func (p pickerModel) loaded(msg tenantsMsg) pickerModel {
 		p.err = msg.Err
 		return p
 	}
-	p.tenants = append([]string{""}, msg.Tenants...)
+	p.tenants = msg.Tenants
 	p.cursor = 0
-	for i, t := range p.tenants {
-		if t == p.current {
+	for i, t := range p.shown() {
+		if t.Tenant == p.current {
 			p.cursor = i
 		}
 	}
@@ -54,16 +111,31 @@ func (p pickerModel) loaded(msg tenantsMsg) pickerModel {
 }
 
 func (p pickerModel) update(msg tea.KeyMsg, e env) (pickerModel, tea.Cmd) {
+	shown := p.shown()
 	switch {
 	case key.Matches(msg, p.keys.Up):
 		p.cursor = max(p.cursor-1, 0)
 	case key.Matches(msg, p.keys.Down):
-		p.cursor = min(p.cursor+1, len(p.tenants)-1)
+		p.cursor = min(p.cursor+1, len(shown)-1)
 	case key.Matches(msg, p.keys.Choose):
+		if p.cursor >= len(shown) {
+			return p, nil
+		}
 		p.closed = true
-		return p, emit(scopeMsg{Tenant: p.tenants[p.cursor]})
+		return p, emit(scopeMsg{Tenant: shown[p.cursor].Tenant})
 	case key.Matches(msg, p.keys.Cancel):
+		if p.typed != "" {
+			p.typed, p.cursor = "", 0
+			return p, nil
+		}
 		p.closed = true
+	case msg.Type == tea.KeyBackspace:
+		if r := []rune(p.typed); len(r) > 0 {
+			p.typed, p.cursor = string(r[:len(r)-1]), 0
+		}
+	case msg.Type == tea.KeyRunes && !msg.Alt:
+		p.typed += string(msg.Runes)
+		p.cursor = 0
 	}
 	return p, nil
 }
@@ -72,24 +144,38 @@ func (p pickerModel) view(e env, w, h int) string {
 	s := e.styles
 	var b strings.Builder
 	b.WriteString(s.Title.Render("Tenant scope") + "\n")
-	b.WriteString(s.Muted.Render("which tenant's operations to show") + "\n\n")
+	if p.typed != "" {
+		b.WriteString(s.Bold.Render("▸ "+p.typed) + s.Muted.Render("  (backspace edits, esc clears)") + "\n\n")
+	} else {
+		b.WriteString(s.Muted.Render("type to narrow · which tenant's operations to show") + "\n\n")
+	}
+	shown := p.shown()
 	rows := max(h-8, 3)
 	start := 0
 	if p.cursor >= rows {
 		start = p.cursor - rows + 1
 	}
-	for i := start; i < len(p.tenants) && i < start+rows; i++ {
-		name := p.tenants[i]
+	const nameW = 28
+	for i := start; i < len(shown) && i < start+rows; i++ {
+		t := shown[i]
+		name := t.Tenant
 		if name == "" {
 			name = "all tenants"
 		}
 		mark := "  "
-		if name == p.current || (p.tenants[i] == "" && p.current == "") {
+		if t.Tenant == p.current {
 			mark = "• "
 		}
-		line := fit(mark+name, 36)
+		counts := ""
+		if t.Tenant != "" {
+			counts = fmt.Sprintf("%8s %s", count(t.Total), "total")
+			if t.Unknown > 0 {
+				counts = fmt.Sprintf("%s  %s", counts, plural(t.Unknown, "unknown", "unknown"))
+			}
+		}
+		line := fit(mark+name, nameW) + " " + counts
 		if i == p.cursor {
-			line = s.Selected.Render("› " + line)
+			line = s.Selected.Render("› " + fit(line, nameW+30))
 		} else {
 			line = "  " + line
 		}
@@ -100,9 +186,11 @@ func (p pickerModel) view(e env, w, h int) string {
 		b.WriteString(s.Muted.Render("  reading tenants…") + "\n")
 	case p.err != nil:
 		b.WriteString(s.BannerErr.Render("  "+oneLine(p.err.Error())) + "\n")
+	case len(shown) == 0:
+		b.WriteString(s.Muted.Render(fmt.Sprintf("  no tenant contains %q", p.typed)) + "\n")
 	}
-	if len(p.tenants) > rows {
-		b.WriteString(s.Muted.Render(strings.Repeat(" ", 2)+"↑/↓ for more") + "\n")
+	if len(shown) > rows {
+		b.WriteString(s.Muted.Render("  ↑/↓ for more") + "\n")
 	}
 	b.WriteString("\n" + s.Muted.Render("enter choose · esc cancel"))
 	return "\n" + lipgloss.PlaceHorizontal(w, lipgloss.Center, s.Box.Render(b.String()))

@@ -15,6 +15,7 @@ package ui
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log"
 	"strings"
@@ -51,7 +52,14 @@ type Config struct {
 	Ledger   string // ledger as the header shows it; default Store.Path()
 	Tenant   string // initial tenant scope; "" = all tenants
 	Operator string // recorded on every decision
-	ReadOnly bool   // no decisions, no lab runs, no provider checks
+	// ExportDir is where e/E write the current view; default ".".
+	ExportDir string
+	// Pager reads an operation in full (o in the detail); default "less".
+	Pager string
+	// Clipboard is the terminal y and Y copy to (OSC 52); nil turns
+	// copying off.
+	Clipboard io.Writer
+	ReadOnly  bool // no decisions, no lab runs, no provider checks
 
 	// Renderer decides the colour profile (NO_COLOR, a pinned profile in
 	// tests); default lipgloss.DefaultRenderer().
@@ -157,6 +165,12 @@ func New(cfg Config) Model {
 	if cfg.Ledger == "" && cfg.Store != nil {
 		cfg.Ledger = cfg.Store.Path()
 	}
+	if cfg.Pager == "" {
+		cfg.Pager = "less"
+	}
+	if cfg.ExportDir == "" {
+		cfg.ExportDir = "."
+	}
 	if cfg.LabTenant == "" {
 		cfg.LabTenant = "lab"
 	}
@@ -220,6 +234,7 @@ type env struct {
 	canCheck bool
 	operator string
 	ledger   string
+	export   string // ExportDir
 	timers   bool
 	spin     string // the spinner's frame, for screens that show progress
 }
@@ -229,7 +244,7 @@ func (m Model) env() env {
 		ctx: m.ctx, st: m.cfg.Store, svc: m.cfg.Service, styles: m.styles, now: m.cfg.Now(), loc: m.cfg.Location,
 		scope: m.scope, counts: m.counts, countsOK: m.countsOK, readOnly: m.cfg.ReadOnly,
 		canCheck: !m.cfg.ReadOnly && m.cfg.Service != nil && len(m.cfg.Service.Providers) > 0,
-		operator: m.cfg.Operator, ledger: m.cfg.Ledger, timers: !m.cfg.NoTimers, spin: m.spin.View(),
+		operator: m.cfg.Operator, ledger: m.cfg.Ledger, export: m.cfg.ExportDir, timers: !m.cfg.NoTimers, spin: m.spin.View(),
 	}
 }
 
@@ -297,6 +312,17 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		if m.overlay != overlayNone {
 			return m, nil
 		}
+		if msg.Action == tea.MouseActionPress && msg.Button == tea.MouseButtonLeft && msg.Y == 1 && m.screen == screenList && !m.empty() {
+			// A click on the tabs line picks that state.
+			if i := m.tabAt(msg.X); i >= 0 {
+				var c tea.Cmd
+				m.list, c = m.list.setTab(e, i)
+				return m, c
+			}
+			return m, nil
+		}
+		// The screen sees the pointer relative to its own top line.
+		msg.Y -= m.chromeHeight() - 1
 		return m.route(m.focus(), msg, e)
 
 	case countsMsg:
@@ -358,6 +384,39 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 
 	case commandMsg:
 		return m.runCommand(msg, e)
+
+	case copyRequestMsg:
+		return m, m.copyOp(msg)
+
+	case copiedMsg:
+		if msg.Err != nil {
+			m.banner = banner{kind: bannerErr, text: "Cannot copy " + msg.What + ": " + oneLine(msg.Err.Error()), at: e.now}
+		} else {
+			m.banner = banner{kind: bannerOK, text: "Copied " + msg.What + " to the clipboard (OSC 52).", at: e.now}
+		}
+		return m, nil
+
+	case pagerFileMsg:
+		if msg.Err != nil {
+			m.banner = banner{kind: bannerErr, text: "Cannot open the pager: " + oneLine(msg.Err.Error()), at: e.now}
+			return m, nil
+		}
+		return m, page(m.cfg.Pager, msg.Path)
+
+	case pagerDoneMsg:
+		if msg.Err != nil {
+			m.banner = banner{kind: bannerErr, text: fmt.Sprintf("The pager (%s) failed: %s", m.cfg.Pager, oneLine(msg.Err.Error())), at: e.now}
+		}
+		return m, nil
+
+	case exportMsg:
+		if msg.Err != nil {
+			m.banner = banner{kind: bannerErr, text: "Export failed: " + oneLine(msg.Err.Error()), at: e.now}
+			return m, nil
+		}
+		m.log.Printf("export: %d operations to %s", msg.Rows, msg.Path)
+		m.banner = banner{kind: bannerOK, text: fmt.Sprintf("Exported %s to %s", plural(msg.Rows, "operation", "operations"), msg.Path), at: e.now}
+		return m, nil
 
 	case bulkRequestMsg:
 		return m.requestBulk(msg, e)

@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"fmt"
+	toolconfig "github.com/retrysafe/retrysafe/config"
 	"strings"
 	"testing"
 
@@ -217,7 +218,7 @@ func TestCheckShowsWhatTheProviderHoldsAndChangesNothing(t *testing.T) {
 	l := fixture(t)
 	h := open(t, config(l), 120, 40)
 	h.keys("enter", "c")
-	h.contains("sandbox delivered sbx_", "(1 deliveries under this key)", "changes nothing")
+	h.contains("sandbox delivered sbx_", "(1 delivery under this key)", "; changes")
 	if d := l.get(t, "acme", "notify-1"); d.Operation.State != model.StateUnknown || d.Operation.Version != 2 || len(d.Decisions) != 0 {
 		t.Fatalf("check changed the operation: %+v", d.Operation)
 	}
@@ -330,7 +331,7 @@ func TestReadOnlyRefusesEveryWrite(t *testing.T) {
 	}
 	defer ro.Close()
 	cfg := config(l)
-	cfg.Store, cfg.Service, cfg.ReadOnly = ro, reconcile.New(ro, provider.Registry{}), true
+	cfg.Store, cfg.Service, cfg.ReadOnly = ro, reconcile.New(ro, toolconfig.Default().Tools, provider.Registry{}), true
 	cfg.Lab, cfg.LabScenarios = &lab.Runner{Exe: "/nonexistent"}, []lab.Scenario{{ID: "s", Name: "a scenario"}}
 	h := open(t, cfg, 120, 30)
 	h.contains("READ-ONLY", "[unknown 2]")
@@ -517,7 +518,7 @@ func TestTenantPicker(t *testing.T) {
 	h.contains("[applied 1]", "report-7")
 	h.keys("t", "esc", "4")
 	h.contains("[failed 0]", "No failed operations in tenant globex.")
-	h.keys("t", "k", "k", "k", "enter")
+	h.keys("t", "up", "up", "up", "enter")
 	h.contains("all tenants", "all 12")
 }
 

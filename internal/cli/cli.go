@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/retrysafe/retrysafe/provider/sandbox"
 	"io"
 	"os"
 	"os/signal"
@@ -16,38 +17,19 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/retrysafe/retrysafe/config"
 	msqlite "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/retrysafe/retrysafe/internal/textsafe"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
+	"github.com/retrysafe/retrysafe/provider/httpapi"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
 	"github.com/retrysafe/retrysafe/store/postgres"
 	"github.com/retrysafe/retrysafe/store/sqlite"
 )
-
-const usage = `retrysafe — safe retries for agent write tools, and a console to settle unknown outcomes
-
-Usage:
-  retrysafe [--db FILE] [--tenant T] [--operator NAME] [--read-only]   open the console
-  retrysafe demo [--db FILE] [--fresh] [--no-console]                  build a demo ledger and open it
-  retrysafe call --tenant T --key K --tool NAME --args JSON [...]      one idempotent tool call
-  retrysafe ops list|show|resolve|supersede|check|decisions [...]     inspect and settle operations
-  retrysafe sweep [--db FILE]                                          expire leases, compact receipts
-  retrysafe lab [--json] [--keep DIR]                                  reproduce lost replies and crashes
-  retrysafe bench --db FILE [--workers W] [--ops N] [--mix M]          measure the call path
-  retrysafe gen --db FILE --ops N [--tenants T]                        bulk ledger for console benchmarks
-  retrysafe serve [--db FILE] [--listen ADDR]                          the gateway: HTTP (Idempotency-Key) and MCP at /mcp
-  retrysafe mcp --tenant T [--db FILE]                                 MCP over stdio for one tenant
-  retrysafe tokens create|list|revoke [...]                            the gateway's bearer tokens
-
-The ledger is --db, else $RETRYSAFE_DB, else ./retrysafe.db. FILE may be a
-postgres://USER@HOST/DB?search_path=SCHEMA URL: the ledger then lives in
-that PostgreSQL schema (workers on many hosts share it).
-Run 'retrysafe COMMAND -h' for a command's flags.
-`
 
 // Run dispatches a command line (without the program name) and returns the
 // process's exit code.
@@ -55,6 +37,13 @@ func Run(args []string, stdout, stderr io.Writer) int {
 	cmd := ""
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		cmd, args = args[0], args[1:]
+	}
+	if cmd == "" && len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
+		// The commands first, then the console's flags.
+		return runConsole(context.Background(), []string{"-h"}, stdout, textsafe.Writer(stdout))
+	}
+	if jsonRequested(args) {
+		stderr = &jsonErrors{stderr: stderr, stdout: stdout}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -75,6 +64,8 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		return runBench(ctx, args, stdout, stderr)
 	case "gen":
 		return runGen(ctx, args, stdout, stderr)
+	case "sandbox":
+		return runSandbox(ctx, args, stdout, stderr)
 	case "serve":
 		return runServe(ctx, args, stdout, stderr)
 	case "mcp":
@@ -83,12 +74,20 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		return runTokens(ctx, args, stdout, stderr)
 	case workerCommand:
 		return runWorker(ctx, args, stdout, stderr)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-		return 0
+	case "version":
+		return runVersion(ctx, args, stdout, stderr)
+	case "completion":
+		return runCompletion(ctx, args, stdout, stderr)
+	case "help":
+		if len(args) > 0 {
+			// retrysafe help ops list == retrysafe ops list -h
+			return Run(append(append([]string{}, args...), "-h"), stdout, stdout)
+		}
+		fmt.Fprint(stdout, topUsage())
+		return exitOK
 	default:
-		fmt.Fprintf(stderr, "retrysafe: unknown command %q\n\n%s", cmd, usage)
-		return 2
+		fmt.Fprintf(stderr, "retrysafe: unknown command %q\n\n%s", cmd, topUsage())
+		return exitInvalid
 	}
 }
 
@@ -102,7 +101,7 @@ const (
 // newFlags makes a FlagSet that reports errors once, on stderr, without
 // printing usage twice.
 func newFlags(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("retrysafe "+name, flag.ContinueOnError)
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	// The flag package quotes a bad flag's name as typed.
 	fs.SetOutput(textsafe.Writer(stderr))
 	// A bad flag gets the flag package's one line; -h gets the full list
@@ -116,14 +115,16 @@ func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (int, bool) {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(fs.Output(), "Usage of %s:\n", fs.Name())
-			fs.PrintDefaults()
+			printHelp(fs.Output(), fs, fs.Name())
 			return exitOK, false
 		}
+		reportJSON(stderr, model.CodeInvalid, err.Error(), exitInvalid)
 		return exitInvalid, false
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "%s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+		msg := fmt.Sprintf("unexpected argument %q", fs.Arg(0))
+		reportJSON(stderr, model.CodeInvalid, msg, exitInvalid)
+		fmt.Fprintf(stderr, "retrysafe %s: %s\n", fs.Name(), msg)
 		return exitInvalid, false
 	}
 	return 0, true
@@ -164,11 +165,10 @@ func providerPath(ledger string) string {
 	return strings.TrimSuffix(ledger, ".db") + ".provider.db"
 }
 
-// ledger is an open store with its sandbox provider and the service over
-// both.
+// ledger is an open store with its providers and the service over both.
 type ledger struct {
 	Store   store.Ledger
-	Sandbox *provider.Sandbox
+	Sandbox *sandbox.Sandbox // the sandbox providers' file, when one is open
 	// ProviderDB is the sandbox provider's file, open or not (a missing
 	// one is never created to be asked).
 	ProviderDB string
@@ -185,92 +185,78 @@ func (l *ledger) Close() {
 	l.Store.Close()
 }
 
-// openLedger opens the ledger (and its sandbox provider unless read-only).
-func openLedger(path, providerDB string, o store.Options) (*ledger, error) {
-	return openLedgerCtx(context.Background(), path, providerDB, o, !o.ReadOnly)
+// providerUse says what a command will do with its providers.
+type providerUse int
+
+const (
+	// noProviders: reads and decisions ask no provider.
+	noProviders providerUse = iota
+	// lookupOnly: asks providers (ops check, the console's c) but never
+	// creates a provider's store to do so: a sandbox file that does not
+	// exist answers "cannot tell".
+	lookupOnly
+	// dispatching: calls and sweeps send; the sandbox file is created if
+	// need be.
+	dispatching
+)
+
+// openLedger opens the ledger with cfg's providers ready to dispatch
+// (unless read-only).
+func openLedger(path, providerDB string, cfg *config.Config, o store.Options) (*ledger, error) {
+	return openLedgerCtx(context.Background(), path, providerDB, cfg, o, !o.ReadOnly)
 }
 
-// openLedgerCtx opens the ledger, and its sandbox provider only when
+// openLedgerCtx opens the ledger, and its providers only when
 // withProvider: a call of a local tool, a decision or a read needs none,
 // and must not pay for it — nor fail on it. A sandbox file that another
 // process is creating at the same moment is waited for within ctx (and at
 // most sandboxOpenWait): racing first calls on a new ledger all succeed.
-func openLedgerCtx(ctx context.Context, path, providerDB string, o store.Options, withProvider bool) (*ledger, error) {
+func openLedgerCtx(ctx context.Context, path, providerDB string, cfg *config.Config, o store.Options, withProvider bool) (*ledger, error) {
+	use := noProviders
+	if withProvider {
+		use = dispatching
+	}
+	return openWith(ctx, path, providerDB, cfg, o, use)
+}
+
+// openForLookups opens a ledger whose providers are only asked, never sent
+// anything: the console and ops check. A sandbox provider's file must exist
+// already: opening a missing one would create an empty store, whose lookup
+// "holds no delivery" would read as evidence that nothing was sent. When it
+// is missing, the sandbox providers answer every lookup "cannot tell"
+// instead (and nothing is created); an HTTP provider that does not answer
+// cannot tell either. A read-only ledger opens no provider at all.
+func openForLookups(path, providerDB string, cfg *config.Config, o store.Options) (*ledger, error) {
+	use := lookupOnly
+	if o.ReadOnly {
+		use = noProviders
+	}
+	return openWith(context.Background(), path, providerDB, cfg, o, use)
+}
+
+func openWith(ctx context.Context, path, providerDB string, cfg *config.Config, o store.Options, use providerUse) (*ledger, error) {
 	st, err := openStore(path, o)
 	if err != nil {
 		return nil, err
 	}
 	l := &ledger{Store: st, Where: path}
 	providers := provider.Registry{}
-	if withProvider {
+	if use != noProviders && !o.ReadOnly {
 		if providerDB == "" {
 			providerDB = providerPath(path)
 		}
-		sb, err := openSandbox(ctx, providerDB)
-		if err != nil {
-			st.Close()
-			return nil, model.Wrap(model.CodeUnavailable, err, "cannot open sandbox provider %s: %v", providerDB, err)
+		l.ProviderDB = providerDB
+		for _, p := range cfg.Providers {
+			built, err := l.buildProvider(ctx, p, providerDB, use)
+			if err != nil {
+				l.Close()
+				return nil, err
+			}
+			providers[p.Name] = built
 		}
-		l.Sandbox, l.ProviderDB = sb, providerDB
-		providers = sb.Providers()
 	}
-	l.Svc = reconcile.New(st, providers)
+	l.Svc = reconcile.New(st, cfg.Tools, providers)
 	return l, nil
-}
-
-// openForLookups opens a ledger whose provider is only asked, never sent
-// anything: the console and ops check. The provider's file must exist
-// already: opening a missing one would create an empty store, whose lookup
-// "holds no delivery" would read as evidence that nothing was sent. When it
-// is missing, the providers answer every lookup "cannot tell" instead (and
-// nothing is created). A read-only ledger opens no provider at all.
-func openForLookups(path, providerDB string, o store.Options) (*ledger, error) {
-	if o.ReadOnly {
-		return openLedger(path, "", o)
-	}
-	st, err := openStore(path, o)
-	if err != nil {
-		return nil, err
-	}
-	if providerDB == "" {
-		providerDB = providerPath(path)
-	}
-	if _, err := os.Stat(providerDB); err != nil {
-		l := &ledger{Store: st, ProviderDB: providerDB, Where: path}
-		l.Svc = reconcile.New(st, unreachableSandbox(providerDB, unwrapPath(err)))
-		return l, nil
-	}
-	sb, err := provider.OpenSandbox(providerDB)
-	if err != nil {
-		st.Close()
-		return nil, model.Wrap(model.CodeUnavailable, err, "cannot open sandbox provider %s: %v", providerDB, err)
-	}
-	return &ledger{Store: st, Sandbox: sb, ProviderDB: providerDB, Svc: reconcile.New(st, sb.Providers()), Where: path}, nil
-}
-
-// unreachable is a provider whose store cannot be reached: it answers
-// every lookup "cannot tell" and sends nothing.
-type unreachable struct {
-	name, why string
-}
-
-func unreachableSandbox(path string, err error) provider.Registry {
-	why := fmt.Sprintf("cannot tell: the sandbox provider's file %s is not there (%v); pass --provider-db with the file the calls used (nothing was created: an empty one would prove nothing)", path, err)
-	return provider.Registry{
-		"sandbox":      unreachable{name: "sandbox", why: why},
-		"sandbox-idem": unreachable{name: "sandbox-idem", why: why},
-	}
-}
-
-func (u unreachable) Name() string      { return u.name }
-func (u unreachable) HonoursKeys() bool { return false }
-
-func (u unreachable) Dispatch(context.Context, provider.Request) (provider.Response, error) {
-	return provider.Response{}, fmt.Errorf("%s", u.why)
-}
-
-func (u unreachable) Lookup(_ context.Context, downstreamKey string) (provider.Evidence, error) {
-	return provider.Evidence{Provider: u.name, DownstreamKey: downstreamKey}, model.Errorf(model.CodeUnavailable, "%s", u.why)
 }
 
 // sandboxOpenWait bounds how long opening the sandbox waits out another
@@ -280,12 +266,12 @@ const sandboxOpenWait = 10 * time.Second
 // openSandbox opens the sandbox provider's file, retrying while SQLite says
 // another connection holds it (a brand-new file being set up by a
 // concurrent first call reports "database is locked" without waiting).
-func openSandbox(ctx context.Context, path string) (*provider.Sandbox, error) {
+func openSandbox(ctx context.Context, path string) (*sandbox.Sandbox, error) {
 	ctx, cancel := context.WithTimeout(ctx, sandboxOpenWait)
 	defer cancel()
 	pause := 5 * time.Millisecond
 	for {
-		sb, err := provider.OpenSandbox(path)
+		sb, err := sandbox.Open(path)
 		if err == nil || !isBusy(err) {
 			return sb, err
 		}
@@ -319,6 +305,54 @@ func openStore(where string, o store.Options) (store.Ledger, error) {
 	return sqlite.OpenLedger(where, o)
 }
 
+func (l *ledger) buildProvider(ctx context.Context, p config.Provider, providerDB string, use providerUse) (provider.Provider, error) {
+	switch p.Kind {
+	case config.KindSandbox:
+		if l.Sandbox == nil {
+			if _, err := os.Stat(providerDB); err != nil && use == lookupOnly {
+				// Opening would create an empty provider file, whose lookup
+				// "holds no delivery" would read as evidence that nothing
+				// was sent.
+				return provider.Unreachable(p.Name, p.HonoursKeys, fmt.Sprintf(
+					"the sandbox provider's file %s is not there (%v); pass --provider-db with the file the calls used (nothing was created: an empty one would prove nothing)", providerDB, unwrapPathErr(err))), nil
+			}
+			sb, err := openSandbox(ctx, providerDB)
+			if err != nil {
+				return nil, model.Wrap(model.CodeUnavailable, err, "cannot open sandbox provider %s: %v", providerDB, err)
+			}
+			l.Sandbox = sb
+		}
+		return l.Sandbox.Provider(p.Name, p.HonoursKeys), nil
+	case config.KindHTTP:
+		// Opens nothing: a connection is made per request, and a provider
+		// that does not answer a lookup cannot tell.
+		hp, err := httpapi.New(p.HTTP.Config)
+		if err != nil {
+			return nil, model.Errorf(model.CodeInvalid, "provider %s: %v", p.Name, err)
+		}
+		return hp, nil
+	}
+	return nil, model.Errorf(model.CodeInvalid, "provider %s: kind %q cannot be built", p.Name, p.Kind)
+}
+
+// loadConfig resolves the config a command runs with (--config, else
+// $RETRYSAFE_CONFIG, else the built-in default). A config error prints
+// FILE:LINE: what is wrong, and the command exits 2 before any file is
+// opened.
+func loadConfig(path string, stderr io.Writer) (*config.Config, int, bool) {
+	cfg, err := config.Resolve(path, os.LookupEnv)
+	if err != nil {
+		fmt.Fprintln(stderr, oneLine(err.Error()))
+		return nil, exitInvalid, false
+	}
+	return cfg, 0, true
+}
+
+// configFlag registers --config on fs.
+func configFlag(fs *flag.FlagSet) *string {
+	return fs.String("config", "", "tools and providers config file (TOML; default $"+config.EnvVar+", else the built-in demo tools)")
+}
+
 // exitFor maps an error to the exit code of the non-call commands.
 func exitFor(err error) int {
 	switch model.CodeOf(err) {
@@ -331,18 +365,81 @@ func exitFor(err error) int {
 	return exitInternal
 }
 
-// fail prints one line for err and returns its exit code.
+// fail prints one line for err and returns its exit code; under --json the
+// error is also one JSON object on stdout (see jsonErrors).
 func fail(stderr io.Writer, err error) int {
+	code := exitFor(err)
+	reportJSON(stderr, model.CodeOf(err), err.Error(), code)
 	fmt.Fprintf(stderr, "retrysafe: %s\n", oneLine(err.Error()))
-	return exitFor(err)
+	return code
+}
+
+// jsonErrors is stderr when a command line asks for --json: every error is
+// then also written to stdout as one JSON object, so a script reading
+// stdout always gets JSON — the result, or
+//
+//	{"error":{"code":"not_found","message":"…","exit":2}}
+//
+// (call reports its errors in its own result shape, with a class).
+type jsonErrors struct {
+	stderr, stdout io.Writer
+	call           bool // written by call: its result shape
+}
+
+func (j *jsonErrors) Write(p []byte) (int, error) { return j.stderr.Write(p) }
+
+// errorJSON is the shape of an error under --json.
+type errorJSON struct {
+	Error struct {
+		Code    model.Code `json:"code"`
+		Message string     `json:"message"`
+		Exit    int        `json:"exit"`
+	} `json:"error"`
+}
+
+// reportJSON writes an error to stdout as JSON when stderr is a
+// jsonErrors; otherwise it does nothing.
+func reportJSON(stderr io.Writer, code model.Code, msg string, exit int) {
+	j, ok := stderr.(*jsonErrors)
+	if !ok {
+		return
+	}
+	if j.call {
+		class := model.ClassInternal
+		if code == model.CodeInvalid {
+			class = model.ClassInvalid
+		}
+		fmt.Fprintln(j.stdout, jsonLine(callOutput{Class: class, Message: collapse(msg)}))
+		return
+	}
+	var e errorJSON
+	e.Error.Code, e.Error.Message, e.Error.Exit = code, collapse(msg), exit
+	fmt.Fprintln(j.stdout, jsonLine(e))
+}
+
+// jsonRequested reports whether a command line asks for JSON output.
+func jsonRequested(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--json", "-json", "--json=true", "-json=true":
+			return true
+		case "--":
+			return false
+		}
+	}
+	return false
 }
 
 // oneLine is s for a person's terminal on one line: whitespace runs become
 // one space and every control, format or bidirectional character is shown
 // as an inert escape (textsafe.Visible).
 func oneLine(s string) string {
-	return textsafe.Visible(strings.Join(strings.Fields(s), " "))
+	return textsafe.Visible(collapse(s))
 }
+
+// collapse turns every run of whitespace into one space: a message on one
+// line, its text otherwise as it is (JSON escapes it its own way).
+func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // show is a stored value for a person's terminal: every character that
 // could act on it is shown as an inert escape. Every value the text output

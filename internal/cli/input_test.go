@@ -104,31 +104,18 @@ func TestSignalEndsACallWaitingForItsInput(t *testing.T) {
 				}
 				src = "@" + fifo
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
-			cmd := binaryCmd(ctx, t, callArgs(db, "acme", "k", "create_support_task", src)...)
-			stdin, err := cmd.StdinPipe() // held open, never written
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer stdin.Close()
+			// A signal that lands before the process has set up its handler
+			// kills it outright (no message, killed by the signal): on a
+			// loaded machine start-up can take longer than the first pause,
+			// so that case alone is tried again after a longer one.
+			var cmd *exec.Cmd
 			var errb bytes.Buffer
-			cmd.Stderr = &errb
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			time.Sleep(300 * time.Millisecond) // let it block in the read
-			if err := cmd.Process.Signal(c.sig); err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			select {
-			case <-done:
-			case <-time.After(5 * time.Second):
-				cmd.Process.Kill()
-				<-done
-				t.Fatalf("%v was ignored while the call read its input", c.sig)
+			for _, settle := range []time.Duration{300 * time.Millisecond, time.Second, 3 * time.Second} {
+				errb.Reset()
+				cmd = interruptedCall(t, db, src, c.sig, settle, &errb)
+				if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
+					break
+				}
 			}
 			if code := cmd.ProcessState.ExitCode(); code != 1 {
 				t.Errorf("exit %d, stderr %q; want 1", code, errb.String())
@@ -139,4 +126,36 @@ func TestSignalEndsACallWaitingForItsInput(t *testing.T) {
 			}
 		})
 	}
+}
+
+// interruptedCall starts a call that reads its arguments from src (held
+// open, never written), sends sig after settle, and waits for it to end.
+func interruptedCall(t *testing.T, db, src string, sig os.Signal, settle time.Duration, errb *bytes.Buffer) *exec.Cmd {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := binaryCmd(ctx, t, callArgs(db, "acme", "k", "create_support_task", src)...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	cmd.Stderr = errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(settle) // let it block in the read
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("%v was ignored while the call read its input", sig)
+	}
+	return cmd
 }

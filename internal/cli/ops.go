@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/retrysafe/retrysafe/config"
 	"github.com/retrysafe/retrysafe/internal/textsafe"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/reconcile"
@@ -17,9 +18,10 @@ import (
 )
 
 const opsUsage = `Usage:
-  retrysafe ops list      [--state S] [--tenant T] [--tool X] [--search TEXT] [--limit N] [--json]
+  retrysafe ops list      [--state S] [--tenant T] [--tool X] [--search TEXT] [--limit N] [--before ID] [--json]
   retrysafe ops show      --tenant T --key K [--json]
   retrysafe ops resolve   --tenant T --key K --as applied|not-applied --reason TEXT [--evidence REF] [--operator NAME] [--expect-version N]
+                          [--check [--provider-db F] [--against-finding]]
   retrysafe ops resolve   --tenant T --key K1[@V] --key K2[@V] ... | --state S [--tenant T] [--tool X] [--search TEXT]
                           --as ... --reason ... [--evidence ...] --dry-run | --yes [--json]
   retrysafe ops supersede --tenant T --key K --reason TEXT [--new-key K2] [--operator NAME] [--expect-version N]
@@ -58,12 +60,8 @@ func runOps(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // opsOpen opens an existing ledger; ops never creates one.
 // Decisions and reads need no provider, so none is opened (or created).
-func opsOpen(db string, readOnly bool) (*ledger, error) {
-	st, err := openStore(db, store.Options{ReadOnly: readOnly})
-	if err != nil {
-		return nil, err
-	}
-	return &ledger{Store: st, Svc: reconcile.New(st, nil)}, nil
+func opsOpen(db string, cfg *config.Config, readOnly bool) (*ledger, error) {
+	return openWith(context.Background(), db, "", cfg, store.Options{ReadOnly: readOnly}, noProviders)
 }
 
 func opsList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -72,13 +70,15 @@ func opsList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	state := fs.String("state", "", "only this state (unknown, in_progress, not_applied, failed, applied, superseded, authorized)")
 	tenant := fs.String("tenant", "", "only this tenant")
 	tool := fs.String("tool", "", "only this tool")
+	cfgPath := configFlag(fs)
 	search := fs.String("search", "", "key, subject/report/recipient or trace id contains TEXT")
 	limit := fs.Int("limit", 50, "at most N operations, newest first")
-	asJSON := fs.Bool("json", false, "JSON array, stable for scripts")
+	before := fs.Int64("before", 0, "the cursor: only operations older than this id (the next page's --before is printed when a page is full)")
+	asJSON := fs.Bool("json", false, `one JSON object {"operations":[…],"truncated":bool,"next_before":id}, stable for scripts`)
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
-	q := store.ListQuery{Tenant: *tenant, Tool: *tool, Search: *search, Limit: *limit}
+	q := store.ListQuery{Tenant: *tenant, Tool: *tool, Search: *search, BeforeID: *before}
 	if *state != "" {
 		st, err := model.ParseState(*state)
 		if err != nil {
@@ -86,45 +86,71 @@ func opsList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		q.State = st
 	}
+	cfg, code, ok := loadConfig(*cfgPath, stderr)
+	if !ok {
+		return code
+	}
 	if *tool != "" {
-		if _, err := model.LookupTool(*tool); err != nil {
+		if _, err := cfg.Tools.Lookup(*tool); err != nil {
 			return fail(stderr, err)
 		}
 	}
 	if *limit < 1 || *limit > 10000 {
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--limit must be between 1 and 10000"))
 	}
-	l, err := opsOpen(*db, true)
+	if *before < 0 {
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--before must be an operation id (from a previous page), got %d", *before))
+	}
+	l, err := opsOpen(*db, cfg, true)
 	if err != nil {
 		return fail(stderr, err)
 	}
 	defer l.Close()
+	// One row more than the page says whether there is a next page.
+	q.Limit = *limit + 1
 	ops, err := l.Store.List(ctx, q)
 	if err != nil {
 		return fail(stderr, err)
 	}
-	if *asJSON {
-		if ops == nil {
-			ops = []model.Operation{}
-		}
-		return printJSON(stdout, stderr, ops)
+	page := listPage{Operations: ops}
+	if len(ops) > *limit {
+		page.Operations, page.Truncated = ops[:*limit], true
+		page.NextBefore = page.Operations[*limit-1].ID
 	}
-	if len(ops) == 0 {
+	if *asJSON {
+		if page.Operations == nil {
+			page.Operations = []model.Operation{}
+		}
+		return printJSON(stdout, stderr, page)
+	}
+	if len(page.Operations) == 0 {
 		fmt.Fprintln(stdout, "no operations match")
 		return exitOK
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "CREATED\tTENANT\tKEY\tTOOL\tSTATE\tATTEMPTS\tPROVIDER REF\tSUMMARY")
-	for _, op := range ops {
+	fmt.Fprintln(tw, "ID\tCREATED\tTENANT\tKEY\tTOOL\tSTATE\tATTEMPTS\tPROVIDER REF\tSUMMARY")
+	for _, op := range page.Operations {
 		st := string(op.State)
 		if op.Contradicted {
 			st += " (contradicted)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", op.CreatedAt.Local().Format("2006-01-02 15:04:05"),
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", op.ID, op.CreatedAt.Local().Format("2006-01-02 15:04:05"),
 			show(op.Tenant), show(op.Key), show(op.Tool), st, op.AttemptCount, show(dash(op.ProviderRef)), show(clip(op.Summary, 40)))
 	}
 	tw.Flush()
+	if page.Truncated {
+		fmt.Fprintf(stdout, "\nshowing the newest %d; more match — the next page: the same command with --before %d\n", len(page.Operations), page.NextBefore)
+	}
 	return exitOK
+}
+
+// listPage is `ops list --json`: one page, and where the next begins.
+type listPage struct {
+	Operations []model.Operation `json:"operations"`
+	// Truncated says more operations match than the page holds.
+	Truncated bool `json:"truncated"`
+	// NextBefore is the --before of the next page (0 when there is none).
+	NextBefore int64 `json:"next_before,omitempty"`
 }
 
 func dash(s string) string {
@@ -190,7 +216,7 @@ func opsShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := k.validate(); err != nil {
 		return fail(stderr, err)
 	}
-	l, err := opsOpen(k.db, true)
+	l, err := opsOpen(k.db, config.Default(), true)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -337,7 +363,15 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	dryRun := fs.Bool("dry-run", false, "several operations: list each from → to and write nothing")
 	yes := fs.Bool("yes", false, "several operations: write them (after a --dry-run)")
 	asJSON := fs.Bool("json", false, "several operations: one JSON object per operation and result")
+	check := fs.Bool("check", false, "one key: ask the provider first; its finding is the evidence, or must be overridden")
+	against := fs.Bool("against-finding", false, "with --check: decide against what the provider check found (the second confirmation)")
+	pdb := fs.String("provider-db", "", "with --check: the sandbox provider file the calls used (default beside the ledger)")
+	cfgPath := configFlag(fs)
 	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
+	}
+	cfg, code, ok := loadConfig(*cfgPath, stderr)
+	if !ok {
 		return code
 	}
 	var action model.Action
@@ -363,6 +397,10 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--dry-run lists, --yes writes: give one"))
 	case *expect != 0 && (len(keys) != 1 || filter):
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--expect-version is for one key; pin several with --key KEY@VERSION"))
+	case (*check || *against) && (len(keys) != 1 || *dryRun || *yes):
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--check and --against-finding are for one key"))
+	case *against && !*check:
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--against-finding needs --check (the finding it overrides)"))
 	}
 	var targets []reconcile.Target
 	for _, k := range keys {
@@ -385,9 +423,39 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			return fail(stderr, err)
 		}
 	}
-	d := reconcile.Decision{Tenant: *tenant, Key: "k", Operator: *operator, Reason: *reason, Evidence: *evidence}
+	d := reconcile.Decision{Tenant: *tenant, Key: "k", Operator: *operator, Reason: *reason, Evidence: *evidence, Override: *against}
 	if len(targets) > 0 {
 		d.Key = targets[0].Key
+	}
+	if *check {
+		// The same finding the console's c gives, under the same rule: a
+		// lookup that found nothing is evidence for not applied; deciding
+		// against a finding needs --against-finding. "Cannot tell" is no
+		// finding and stops here.
+		l, err := openForLookups(*db, *pdb, cfg, store.Options{})
+		if err != nil {
+			return fail(stderr, err)
+		}
+		_, ev, err := l.Svc.Check(ctx, d.Tenant, d.Key)
+		l.Close()
+		if err != nil {
+			return fail(stderr, err)
+		}
+		d.Finding = &ev
+		fmt.Fprintf(stderr, "provider check: %s\n", show(ev.Detail))
+		if action == model.ActionMarkApplied && ev.Found && strings.TrimSpace(d.Evidence) == "" {
+			d.Evidence = ev.Ref
+		}
+	}
+	if ps := d.Problems(action); len(ps) > 0 {
+		msg := ps[0].Message
+		if ps[0].Field == reconcile.FieldFinding {
+			msg += " (--against-finding)"
+		}
+		if err := model.ValidateIdentity(d.Tenant, d.Key); err != nil {
+			return fail(stderr, err)
+		}
+		return fail(stderr, model.Errorf(model.CodeInvalid, "%s", msg))
 	}
 	if err := d.Validate(action); err != nil {
 		return fail(stderr, err)
@@ -396,7 +464,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if !single && !*dryRun && !*yes {
 		return fail(stderr, model.Errorf(model.CodeInvalid, "several operations: run with --dry-run to list each from → to, then with --yes to write them"))
 	}
-	l, err := opsOpen(*db, *dryRun)
+	l, err := opsOpen(*db, cfg, *dryRun)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -565,7 +633,7 @@ func opsSupersede(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err := d.Validate(model.ActionAuthorizeKey); err != nil {
 		return fail(stderr, err)
 	}
-	l, err := opsOpen(f.db, false)
+	l, err := opsOpen(f.db, config.Default(), false)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -584,6 +652,7 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	var k keyFlags
 	k.register(fs)
 	pdb := fs.String("provider-db", "", "sandbox provider file (default beside the ledger)")
+	cfgPath := configFlag(fs)
 	asJSON := fs.Bool("json", false, "JSON, stable for scripts")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
@@ -591,9 +660,13 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err := k.validate(); err != nil {
 		return fail(stderr, err)
 	}
+	cfg, code, ok := loadConfig(*cfgPath, stderr)
+	if !ok {
+		return code
+	}
 	// A missing provider file is never created to be asked: the lookup
 	// says "cannot tell" (exit 2), never "no delivery".
-	l, err := openForLookups(k.db, *pdb, store.Options{})
+	l, err := openForLookups(k.db, *pdb, cfg, store.Options{})
 	if err != nil {
 		return fail(stderr, err)
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -94,5 +95,35 @@ func TestOpsDecisionsListsTheAuditLog(t *testing.T) {
 	}
 	if _, errText, code := cli(t, "ops", "decisions", "--db", db, "--action", "delete"); code != 2 {
 		t.Fatalf("bad --action: exit %d %q", code, errText)
+	}
+}
+
+// ops resolve --check: the provider's finding under the console's rule. A
+// lookup that found the delivery blocks "not applied" unless
+// --against-finding; it is the evidence of "applied".
+func TestOpsResolveCheckUsesTheFinding(t *testing.T) {
+	db := newLedgerFile(t)
+	for _, k := range []string{"c-1", "c-2"} {
+		if _, _, code := cli(t, callArgs(db, "acme", k, "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
+			t.Fatalf("setup: exit %d", code)
+		}
+	}
+	base := []string{"ops", "resolve", "--db", db, "--tenant", "acme", "--check", "--operator", "alice"}
+	_, errText, code := cli(t, append(base, "--key", "c-1", "--as", "not-applied", "--reason", "customer says no", "--evidence", "ticket 1")...)
+	if code != 2 || !strings.Contains(errText, "the provider check found the effect") || !strings.Contains(errText, "--against-finding") {
+		t.Fatalf("not applied against a delivery: exit %d %q", code, errText)
+	}
+	out, errText, code := cli(t, append(base, "--key", "c-1", "--as", "not-applied", "--reason", "customer says no", "--evidence", "ticket 1", "--against-finding")...)
+	if code != 0 || !strings.Contains(out, "unknown → not_applied") {
+		t.Fatalf("with --against-finding: exit %d %q %q", code, out, errText)
+	}
+	out, errText, code = cli(t, append(base, "--key", "c-2", "--as", "applied", "--reason", "provider has it")...)
+	if code != 0 || !strings.Contains(out, "unknown → applied") {
+		t.Fatalf("applied on the finding: exit %d %q %q", code, out, errText)
+	}
+	_, errText, code = cli(t, "ops", "resolve", "--db", db, "--tenant", "acme", "--key", "c-2", "--as", "applied", "--reason", "r",
+		"--check", "--provider-db", filepath.Join(t.TempDir(), "missing.db"))
+	if code != 2 || !strings.Contains(errText, "cannot tell") {
+		t.Fatalf("no provider file: exit %d %q", code, errText)
 	}
 }

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/store"
 )
 
 const opColumns = `id, tenant, op_key, tool, payload_version, args, summary, fingerprint,
@@ -257,9 +259,9 @@ func (t *Tx) InsertDecision(d *model.Decision) error {
 		string(d.ToState), d.FromVersion, nullStr(d.NewKey), ms(d.At)).Scan(&d.ID)
 }
 
-// InsertLocalEffect performs a local tool's effect — a row in tasks or
-// report_jobs — and returns the result a receipt carries.
-func (t *Tx) InsertLocalEffect(tool, tenant string, opID int64, args map[string]any) (json.RawMessage, error) {
+// InsertLocalEffect performs a local tool's effect — a row in the table
+// the registry names — and returns the result a receipt carries.
+func (t *Tx) InsertLocalEffect(e store.LocalEffect) (json.RawMessage, error) {
 	if err := t.durableOnly(); err != nil {
 		return nil, err
 	}
@@ -268,25 +270,48 @@ func (t *Tx) InsertLocalEffect(tool, tenant string, opID int64, args map[string]
 		key   string
 		rowID int64
 	)
-	switch tool {
-	case "create_support_task":
-		subject, _ := args["subject"].(string)
+	switch e.Table {
+	case model.TableTasks:
 		err = t.queryRow(`INSERT INTO tasks (tenant, subject, operation_id, created_at) VALUES ($1,$2,$3,$4) RETURNING id`,
-			tenant, subject, opID, ms(t.now)).Scan(&rowID)
+			e.Tenant, e.Text, e.OperationID, ms(t.now)).Scan(&rowID)
 		key = "task_id"
-	case "create_report_job":
-		report, _ := args["report"].(string)
+	case model.TableReportJobs:
 		err = t.queryRow(`INSERT INTO report_jobs (tenant, report, operation_id, created_at) VALUES ($1,$2,$3,$4) RETURNING id`,
-			tenant, report, opID, ms(t.now)).Scan(&rowID)
+			e.Tenant, e.Text, e.OperationID, ms(t.now)).Scan(&rowID)
 		key = "job_id"
+	case model.TableLocalEffects:
+		err = t.queryRow(`INSERT INTO local_effects (tenant, tool, args, operation_id, created_at) VALUES ($1,$2,$3,$4,$5) RETURNING id`,
+			e.Tenant, e.Tool, string(e.Args), e.OperationID, ms(t.now)).Scan(&rowID)
+		key = "effect_id"
 	default:
-		return nil, model.Errorf(model.CodeInvalid, "tool %q has no local effect", tool)
+		return nil, model.Errorf(model.CodeInvalid, "tool %q: no local table %q", e.Tool, e.Table)
 	}
 	if err != nil {
 		return nil, err
 	}
 	return json.Marshal(map[string]any{key: rowID, "status": "created"})
 }
+
+// Exec runs an embedding program's statement (PostgreSQL's $n
+// placeholders) in this transaction. LastInsertId is not available on
+// PostgreSQL: use RETURNING through your own tables' design.
+func (t *Tx) Exec(query string, args ...any) (sql.Result, error) {
+	if err := t.durableOnly(); err != nil {
+		return nil, err
+	}
+	tag, err := t.exec(query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgResult{tag.RowsAffected()}, nil
+}
+
+type pgResult struct{ rows int64 }
+
+func (r pgResult) LastInsertId() (int64, error) {
+	return 0, model.Errorf(model.CodeUnsupported, "PostgreSQL has no last insert id; use RETURNING")
+}
+func (r pgResult) RowsAffected() (int64, error) { return r.rows, nil }
 
 const tombstoneQuery = `SELECT tenant, op_key, tool, fingerprint, final_state, expired_at, forget_at
 	FROM tombstones WHERE tenant = $1 AND op_key = $2 AND forget_at > $3`

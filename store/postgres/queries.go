@@ -269,18 +269,23 @@ func (s *Store) detail(ctx context.Context, where string, args ...any) (*model.D
 	return d, nil
 }
 
-// EffectCount counts the local effect rows of a tool (tasks or report jobs),
-// in one tenant or all ("").
-func (s *Store) EffectCount(ctx context.Context, tool, tenant string) (int, error) {
-	table := map[string]string{"create_support_task": "tasks", "create_report_job": "report_jobs"}[tool]
-	if table == "" {
-		return 0, model.Errorf(model.CodeInvalid, "tool %q has no local effect table", tool)
-	}
-	q := `SELECT COUNT(*) FROM ` + table
+// EffectCount counts the rows of a local effect table, in one tenant or
+// all (""); in the generic local_effects table, tool's rows only.
+func (s *Store) EffectCount(ctx context.Context, table model.LocalTable, tool, tenant string) (int, error) {
+	var q string
 	var args []any
+	switch table {
+	case model.TableTasks, model.TableReportJobs:
+		q = `SELECT COUNT(*) FROM ` + string(table) + ` WHERE true`
+	case model.TableLocalEffects:
+		q = `SELECT COUNT(*) FROM local_effects WHERE tool = $1`
+		args = append(args, tool)
+	default:
+		return 0, model.Errorf(model.CodeInvalid, "no local effect table %q", table)
+	}
 	if tenant != "" {
-		q += ` WHERE tenant = $1`
 		args = append(args, tenant)
+		q += ` AND tenant = $` + strconv.Itoa(len(args))
 	}
 	var n int
 	err := s.pool.QueryRow(ctx, q, args...).Scan(&n)

@@ -190,7 +190,7 @@ func createApplied(tx store.Tx, tenant, key string) (created bool, err error) {
 	if err := tx.InsertOperation(op); err != nil {
 		return false, err
 	}
-	res, err := tx.InsertLocalEffect(op.Tool, tenant, op.ID, map[string]any{"subject": key})
+	res, err := tx.InsertLocalEffect(store.LocalEffect{Table: model.TableTasks, Tool: op.Tool, Tenant: tenant, OperationID: op.ID, Text: key, Args: op.Args})
 	if err != nil {
 		return false, err
 	}

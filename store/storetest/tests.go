@@ -36,7 +36,7 @@ func testSeedLostResponseAfterCommit(t *testing.T, h *harness) {
 	if op.State != model.StateApplied || json.Unmarshal(op.Receipt, &rec) != nil || rec.Result.TaskID == 0 {
 		t.Errorf("operation %s with receipt %s; want applied with the task's id", op.State, op.Receipt)
 	}
-	if n, err := l.EffectCount(ctxT(t), "create_support_task", "acme"); err != nil || n != 1 {
+	if n, err := l.EffectCount(ctxT(t), model.TableTasks, "create_support_task", "acme"); err != nil || n != 1 {
 		t.Errorf("%d tasks (%v); want 1", n, err)
 	}
 	// The retry finds it and creates nothing.
@@ -81,7 +81,7 @@ func testSeedTwoKeysAreTwoEffects(t *testing.T, h *harness) {
 	for _, k := range []string{"a", "b"} {
 		h.tx(t, func(tx store.Tx) error { _, err := createApplied(tx, "acme", k); return err })
 	}
-	if n, _ := h.L.EffectCount(ctxT(t), "create_support_task", ""); n != 2 {
+	if n, _ := h.L.EffectCount(ctxT(t), model.TableTasks, "create_support_task", ""); n != 2 {
 		t.Errorf("%d tasks; want 2", n)
 	}
 	h.audit(t)
@@ -113,7 +113,7 @@ func testSeedTenantScope(t *testing.T, h *harness) {
 	if err != nil || len(ops) != 1 || ops[0].Tenant != "globex" {
 		t.Errorf("globex's list: %v %v", ops, err)
 	}
-	if n, _ := h.L.EffectCount(ctx, "create_support_task", "globex"); n != 1 {
+	if n, _ := h.L.EffectCount(ctx, model.TableTasks, "create_support_task", "globex"); n != 1 {
 		t.Errorf("globex has %d tasks; want 1", n)
 	}
 	c, _ := h.L.Counts(ctx, "globex")
@@ -177,7 +177,7 @@ func testConcurrentProcessesOneKeyOneEffect(t *testing.T, h *harness) {
 			t.Errorf("key %s created by %d workers; want exactly 1", k, created[k])
 		}
 	}
-	if n, _ := h.L.EffectCount(ctxT(t), "create_support_task", "acme"); n != len(ks) {
+	if n, _ := h.L.EffectCount(ctxT(t), model.TableTasks, "create_support_task", "acme"); n != len(ks) {
 		t.Errorf("%d tasks for %d keys", n, len(ks))
 	}
 	h.audit(t)
@@ -437,7 +437,7 @@ func testRetention(t *testing.T, h *harness) {
 		}
 		return nil
 	})
-	if n, _ := h.L.EffectCount(ctx, "create_support_task", "acme"); n != 2 {
+	if n, _ := h.L.EffectCount(ctx, model.TableTasks, "create_support_task", "acme"); n != 2 {
 		t.Errorf("%d tasks after compaction; effects are never deleted (want 2)", n)
 	}
 	if c, _ := h.L.Counts(ctx, "acme"); c.Total != 2 {

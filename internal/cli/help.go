@@ -1,0 +1,254 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// help is what `retrysafe COMMAND -h` says beside the flags: one line of
+// what it does, how it is called, examples and its exit codes. It is the
+// one home of that text: the top-level usage and the shell completions are
+// made from the same table.
+type help struct {
+	name     string // "call", "ops list"; "" is the console
+	summary  string // one line
+	synopsis string
+	examples []string
+	exits    []string
+}
+
+// commonExits are the exit codes of every command but call and lab.
+func commonExits() []string {
+	return []string{
+		"0  done",
+		"1  internal or storage failure (disk full, I/O error, ledger locked past the deadline): try again later",
+		"2  refused: bad flags or input, no such ledger or operation, an illegal or stale decision — nothing was written",
+	}
+}
+
+// commandHelp lists every command, in the order `retrysafe --help` shows
+// them. It is a function, not a package variable: nothing at package level
+// changes at run time, and nothing is built until someone asks for help.
+func commandHelp() []help {
+	exitsCommon := commonExits()
+	return []help{
+		{name: "", summary: "open the console to look at operations and settle unknown outcomes",
+			synopsis: "retrysafe [--db FILE] [--provider-db FILE] [--tenant T] [--operator NAME] [--read-only] [--log FILE]",
+			examples: []string{"retrysafe --db ledger.db", "retrysafe --db ledger.db --tenant acme --read-only"},
+			exits:    exitsCommon},
+		{name: "call", summary: "make one idempotent tool call (the same key is safe to send again)",
+			synopsis: "retrysafe call --tenant T --key K --tool NAME --args JSON|@FILE|- [flags]",
+			examples: []string{
+				`retrysafe call --tenant acme --key op-42 --tool create_support_task --args '{"subject":"printer on fire"}'`,
+				`retrysafe call --tenant acme --key op-43 --tool send_notification --args @notify.json --retry`,
+				`echo '{"report":"weekly"}' | retrysafe call --tenant acme --key op-44 --tool create_report_job --args -`,
+			},
+			exits: []string{
+				"0  done: use the receipt (created or replayed)",
+				"1  internal: the machine failed (disk full, I/O error, locked); retry the same key later",
+				"2  invalid: fix the request (nothing was written)",
+				"3  conflict: the key was used with other arguments; use the original arguments or a new key",
+				"4  in progress: another attempt holds the key; retry the same key later",
+				"5  unknown: stop; a person reconciles it (retrysafe ops check / the console)",
+				"6  superseded: an operator authorized a new key; use new_key",
+				"7  expired: past the replay window; reconcile, do not retry under a fresh key",
+				"8  failed: the provider rejected it for good; the stored failure replays",
+			}},
+		{name: "ops", summary: "inspect and settle operations: list, show, resolve, supersede, check, decisions",
+			synopsis: "retrysafe ops list|show|resolve|supersede|check|decisions [flags]",
+			examples: []string{"retrysafe ops list --state unknown", "retrysafe ops show --tenant acme --key op-42"},
+			exits:    exitsCommon},
+		{name: "ops list", summary: "list operations, newest first, a page at a time",
+			synopsis: "retrysafe ops list [--state S] [--tenant T] [--tool X] [--search TEXT] [--limit N] [--before ID] [--json]",
+			examples: []string{"retrysafe ops list --state unknown --tenant acme", "retrysafe ops list --limit 100 --before 5120 --json"},
+			exits:    exitsCommon},
+		{name: "ops show", summary: "show one operation with its attempts, decisions and links",
+			synopsis: "retrysafe ops show --tenant T --key K [--json]",
+			examples: []string{"retrysafe ops show --tenant acme --key op-42"},
+			exits:    exitsCommon},
+		{name: "ops resolve", summary: "record an operator's decision (one operation, several keys or a filter): the effect was applied, or was not",
+			synopsis: "retrysafe ops resolve --tenant T (--key K[@V]... | --state S [--tool X] [--search TEXT]) --as applied|not-applied --reason TEXT [--evidence REF] [--check [--against-finding]] [--dry-run | --yes] [--operator NAME] [--expect-version N] [--json]",
+			examples: []string{
+				`retrysafe ops resolve --tenant acme --key op-43 --as applied --evidence msg-7781 --reason "provider log shows delivery"`,
+				`retrysafe ops resolve --tenant acme --key op-43 --as not-applied --evidence "INC-4471: provider dropped the batch" --reason "never sent" --expect-version 3`,
+				`retrysafe ops resolve --tenant acme --key op-43 --as applied --reason "provider has it" --check`,
+				`retrysafe ops resolve --tenant acme --state unknown --as not-applied --evidence INC-7 --reason "outage, nothing left" --dry-run   # then --yes`,
+			},
+			exits: []string{
+				"0  done: every decision written (or, with --dry-run, listed)",
+				"1  internal or storage failure: try again later",
+				"2  refused: bad flags or input, an illegal or stale decision, a decision against the provider's finding without --against-finding, or (several operations) not every one was written — see the RESULT column",
+			}},
+		{name: "ops supersede", summary: "authorize a new key in place of an operation that must be sent again deliberately",
+			synopsis: "retrysafe ops supersede --tenant T --key K --reason TEXT [--new-key K2] [--operator NAME] [--expect-version N]",
+			examples: []string{`retrysafe ops supersede --tenant acme --key op-43 --reason "customer asked for a resend"`},
+			exits:    exitsCommon},
+		{name: "ops check", summary: "ask the provider what it holds under an operation's downstream key (changes nothing)",
+			synopsis: "retrysafe ops check --tenant T --key K [--provider-db FILE] [--json]",
+			examples: []string{"retrysafe ops check --tenant acme --key op-43"},
+			exits:    exitsCommon},
+		{name: "ops decisions", summary: "the audit log: every operator decision, newest first",
+			synopsis: "retrysafe ops decisions [--tenant T] [--operator NAME] [--action applied|not-applied|new-key] [--limit N] [--json]",
+			examples: []string{"retrysafe ops decisions --tenant acme", "retrysafe ops decisions --operator dana --json"},
+			exits:    exitsCommon},
+		{name: "sweep", summary: "end expired leases (unknown, or re-sent under the same downstream key) and compact old receipts",
+			synopsis: "retrysafe sweep [--db FILE] [--replay-window D] [--tombstone-window D] [--json]",
+			examples: []string{"retrysafe sweep --db ledger.db", "retrysafe sweep --tombstone-window 720h --json"},
+			exits:    exitsCommon},
+		{name: "lab", summary: "reproduce lost replies and crashes with real worker processes and check the ledger after each",
+			synopsis: "retrysafe lab [--json] [--keep DIR] [--quiet]",
+			examples: []string{"retrysafe lab", "retrysafe lab --keep ./lab-ledgers --json"},
+			exits:    []string{"0  every scenario held", "1  a scenario did not hold, or the lab could not run", "2  bad flags"}},
+		{name: "demo", summary: "build a demo ledger through the real code paths and open the console on it",
+			synopsis: "retrysafe demo [--db FILE] [--fresh] [--no-console]",
+			examples: []string{"retrysafe demo", "retrysafe demo --db /tmp/demo.db --fresh --no-console"},
+			exits:    exitsCommon},
+		{name: "bench", summary: "measure the call path against bare SQLite on the same disk",
+			synopsis: "retrysafe bench --db FILE [--workers W] [--ops N] [--mix new|replay|conflict] [--json]",
+			examples: []string{"retrysafe bench --db /tmp/bench.db --workers 8 --ops 5000"},
+			exits:    exitsCommon},
+		{name: "gen", summary: "generate a large ledger for console benchmarks",
+			synopsis: "retrysafe gen --db FILE --ops N [--tenants T] [--seed S]",
+			examples: []string{"retrysafe gen --db /tmp/big.db --ops 1000000"},
+			exits:    exitsCommon},
+		{name: "serve", summary: "the gateway: tool calls over HTTP with Idempotency-Key semantics, and MCP at /mcp",
+			synopsis: "retrysafe serve [--db FILE] [--listen ADDR] [--max-in-flight N] [--call-timeout D] [--shutdown-timeout D]",
+			examples: []string{
+				"retrysafe serve --db ledger.db --listen 127.0.0.1:8080",
+				`curl -H "Authorization: Bearer $TOKEN" -H "Idempotency-Key: op-42" -H "Content-Type: application/json" -d '{"subject":"printer on fire"}' http://127.0.0.1:8080/v1/tools/create_support_task`,
+			},
+			exits: []string{"0  stopped on SIGTERM or SIGINT after the calls in flight were answered", "1  the listener or the ledger failed", "2  bad flags, no such ledger directory"}},
+		{name: "mcp", summary: "an MCP server over stdio for one tenant (an MCP client starts it)",
+			synopsis: "retrysafe mcp --tenant T [--db FILE] [--call-timeout D]",
+			examples: []string{"retrysafe mcp --db /srv/retrysafe/ledger.db --tenant acme"},
+			exits:    exitsCommon},
+		{name: "tokens", summary: "the gateway's bearer tokens: create (printed once), list, revoke",
+			synopsis: "retrysafe tokens create|list|revoke [flags]",
+			examples: []string{`retrysafe tokens create --tenant acme --name "support agent"`, "retrysafe tokens list", "retrysafe tokens revoke --id 3"},
+			exits:    exitsCommon},
+		{name: "tokens create", summary: "make a bearer token for one tenant; it is printed once, the ledger keeps only its hash",
+			synopsis: "retrysafe tokens create --tenant T [--name N] [--db FILE] [--json]",
+			examples: []string{`retrysafe tokens create --tenant acme --name "support agent"`},
+			exits:    exitsCommon},
+		{name: "tokens list", summary: "list the gateway's tokens (never the tokens themselves)",
+			synopsis: "retrysafe tokens list [--tenant T] [--db FILE] [--json]",
+			examples: []string{"retrysafe tokens list --tenant acme"},
+			exits:    exitsCommon},
+		{name: "tokens revoke", summary: "revoke a token: the gateway answers 401 to it from then on",
+			synopsis: "retrysafe tokens revoke --id N [--db FILE]",
+			examples: []string{"retrysafe tokens revoke --id 3"},
+			exits:    exitsCommon},
+		{name: "sandbox", summary: "the sandbox provider: a stand-in third party that takes idempotency keys",
+			synopsis: "retrysafe sandbox serve [flags]",
+			examples: []string{"retrysafe sandbox serve --listen 127.0.0.1:8025 --db sandbox.db"},
+			exits:    exitsCommon},
+		{name: "sandbox serve", summary: "serve the sandbox provider over HTTP, with fault switches for demos and tests",
+			synopsis: "retrysafe sandbox serve [--listen ADDR] [--db FILE] [--fault drop-after-apply|delay=D|reject|5xx|busy] [--honour-keys NAMES]",
+			examples: []string{"retrysafe sandbox serve --listen 127.0.0.1:8025", "retrysafe sandbox serve --fault drop-after-apply"},
+			exits:    []string{"0  stopped on SIGTERM or SIGINT", "1  the listener or its file failed", "2  bad flags"}},
+		{name: "version", summary: "print the version, commit and Go toolchain of this binary",
+			synopsis: "retrysafe version [--json]", examples: []string{"retrysafe version"}, exits: exitsCommon},
+		{name: "completion", summary: "print a shell completion script (bash or zsh)",
+			synopsis: "retrysafe completion bash|zsh",
+			examples: []string{`source <(retrysafe completion bash)`, `retrysafe completion zsh > "${fpath[1]}/_retrysafe"`},
+			exits:    exitsCommon},
+	}
+}
+
+// helpFor returns the help of a command ("ops list"), or false.
+func helpFor(name string) (help, bool) {
+	for _, h := range commandHelp() {
+		if h.name == name {
+			return h, true
+		}
+	}
+	return help{}, false
+}
+
+// topUsage is `retrysafe --help`: every command with its one line.
+func topUsage() string {
+	var b strings.Builder
+	b.WriteString("retrysafe — safe retries for agent write tools, and a console to settle unknown outcomes\n\nUsage:\n")
+	b.WriteString("  retrysafe [flags]            open the console\n")
+	b.WriteString("  retrysafe COMMAND [flags]\n\nCommands:\n")
+	for _, h := range commandHelp() {
+		if h.name == "" || strings.Contains(h.name, " ") {
+			continue // the console, and subcommands (listed by their group's -h)
+		}
+		fmt.Fprintf(&b, "  %-11s %s\n", h.name, h.summary)
+	}
+	b.WriteString("\nThe ledger is --db, else $RETRYSAFE_DB, else ./retrysafe.db. The tools and providers\n")
+	b.WriteString("are --config FILE, else $RETRYSAFE_CONFIG, else the built-in demo tools.\n")
+	b.WriteString("Run 'retrysafe COMMAND -h' for a command's flags, examples and exit codes;\n")
+	b.WriteString("'retrysafe -h' alone lists these commands and the console's flags below.\n")
+	return b.String()
+}
+
+// printHelp writes a command's help with its flags, each default once.
+func printHelp(w io.Writer, fs *flag.FlagSet, name string) {
+	if name == "console" {
+		name = ""
+	}
+	h, ok := helpFor(name)
+	switch {
+	case name == "":
+		fmt.Fprint(w, topUsage())
+	case ok:
+		fmt.Fprintf(w, "retrysafe %s — %s\n\nUsage:\n  %s\n", name, h.summary, h.synopsis)
+	}
+	if flags := flagLines(fs); len(flags) > 0 {
+		title := "Flags"
+		if name == "" {
+			title = "Console flags (retrysafe [flags])"
+		}
+		fmt.Fprintf(w, "\n%s:\n%s", title, strings.Join(flags, ""))
+	}
+	if !ok {
+		return
+	}
+	if len(h.examples) > 0 {
+		fmt.Fprint(w, "\nExamples:\n")
+		for _, e := range h.examples {
+			fmt.Fprintf(w, "  %s\n", e)
+		}
+	}
+	fmt.Fprint(w, "\nExit codes:\n")
+	for _, e := range h.exits {
+		fmt.Fprintf(w, "  %s\n", e)
+	}
+}
+
+// flagLines formats a flag set's flags, "--name TYPE  usage (default X)",
+// saying the default once: only when the usage does not already.
+func flagLines(fs *flag.FlagSet) []string {
+	var out []string
+	fs.VisitAll(func(f *flag.Flag) {
+		typ, usage := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		if typ != "" {
+			line += " " + typ
+		}
+		line += "\n      " + usage
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" && !strings.Contains(usage, "default") {
+			line += fmt.Sprintf(" (default %s)", f.DefValue)
+		}
+		out = append(out, line+"\n")
+	})
+	sort.Strings(out)
+	return out
+}
+
+// flagNames lists a command's flags for completion, by parsing its help
+// (the one place flags are declared is the command itself).
+func flagNames(helpText string) []string {
+	var out []string
+	for _, l := range strings.Split(helpText, "\n") {
+		if strings.HasPrefix(l, "  --") {
+			out = append(out, strings.Fields(l)[0])
+		}
+	}
+	return out
+}

@@ -1,0 +1,122 @@
+package ui
+
+import (
+	"bufio"
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/retrysafe/retrysafe/model"
+)
+
+// e and E write the current view — here the unknown tab of one tenant —
+// to a new file, and say where.
+func TestExportWritesTheCurrentViewAndSaysWhere(t *testing.T) {
+	l := fixture(t)
+	dir := t.TempDir()
+	cfg := config(l)
+	cfg.ExportDir, cfg.Tenant = dir, "acme"
+	h := open(t, cfg, 120, 40)
+	h.keys("e")
+	h.contains("Exported 2 operations to", filepath.Base(dir)+"/retrysafe-unknown-")
+	csvs, _ := filepath.Glob(filepath.Join(dir, "retrysafe-unknown-*.csv"))
+	if len(csvs) != 1 {
+		t.Fatalf("csv files: %v", csvs)
+	}
+	f, err := os.Open(csvs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(recs) != 3 || recs[0][2] != "key" || recs[1][2] != "notify-1" || recs[2][2] != "notify-2" || recs[1][4] != "unknown" {
+		t.Fatalf("csv: %v %v", err, recs)
+	}
+	h.keys("8", "E")
+	jsonl, _ := filepath.Glob(filepath.Join(dir, "retrysafe-all-*.jsonl"))
+	if len(jsonl) != 1 {
+		t.Fatalf("jsonl files: %v", jsonl)
+	}
+	jf, err := os.Open(jsonl[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer jf.Close()
+	n := 0
+	for sc := bufio.NewScanner(jf); sc.Scan(); n++ {
+		var op model.Operation
+		if err := json.Unmarshal(sc.Bytes(), &op); err != nil || op.Tenant != "acme" {
+			t.Fatalf("line %d: %v %q", n, err, sc.Text())
+		}
+	}
+	if n != 5 { // acme's operations in the fixture
+		t.Fatalf("%d lines", n)
+	}
+	// A second export in the same second never overwrites the first.
+	h.keys("E")
+	h.contains("Export failed")
+	if !strings.Contains(h.view(), "file exists") {
+		t.Fatalf("want a clear refusal:\n%s", h.view())
+	}
+}
+
+// A cell a spreadsheet would run as a formula is defused.
+func TestExportDefusesFormulaCells(t *testing.T) {
+	row := exportRow(model.Operation{Tenant: "acme", Key: "k", Summary: "=HYPERLINK(\"x\")"})
+	if got := row[len(row)-1]; got != "'=HYPERLINK(\"x\")" {
+		t.Fatalf("summary cell %q", got)
+	}
+}
+
+// o writes the whole operation as JSON for the pager; control characters
+// in stored text arrive escaped, never raw at the terminal.
+func TestPagerFileHoldsTheWholeOperation(t *testing.T) {
+	l := fixture(t)
+	h := open(t, config(l), 120, 40)
+	h.keys("enter")
+	msg := writePagerFile(h.m.detail.d)().(pagerFileMsg)
+	if msg.Err != nil {
+		t.Fatal(msg.Err)
+	}
+	defer os.Remove(msg.Path)
+	b, err := os.ReadFile(msg.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d model.Detail
+	if err := json.Unmarshal(b, &d); err != nil || d.Operation.Key != "notify-1" || len(d.Attempts) == 0 {
+		t.Fatalf("pager file: %v %s", err, b)
+	}
+	for _, c := range string(b) {
+		if c < 0x20 && c != '\n' {
+			t.Fatalf("a raw control character %q in the pager file", c)
+		}
+	}
+}
+
+// y copies the key and Y a ready command, as OSC 52 to the terminal.
+func TestCopyKeyAndCommandWithOSC52(t *testing.T) {
+	l := fixture(t)
+	var term strings.Builder
+	cfg := config(l)
+	cfg.Clipboard = &term
+	h := open(t, cfg, 120, 40)
+	h.keys("y")
+	if want := osc52("notify-1"); term.String() != want {
+		t.Fatalf("wrote %q, want %q", term.String(), want)
+	}
+	h.contains("Copied the key acme/notify-1 to the clipboard (OSC 52).")
+	term.Reset()
+	h.keys("Y")
+	want := "retrysafe ops check --db " + l.st.Path() + " --tenant acme --key notify-1"
+	if term.String() != osc52(want) {
+		t.Fatalf("wrote %q, want the OSC 52 of %q", term.String(), want)
+	}
+	cfg.Clipboard = nil
+	off := open(t, cfg, 120, 40)
+	off.keys("y")
+	off.contains("Cannot copy the key acme/notify-1: no terminal to copy to")
+}
