@@ -22,8 +22,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retrysafe/retrysafe/config"
 	"github.com/retrysafe/retrysafe/model"
-	"github.com/retrysafe/retrysafe/provider"
+	"github.com/retrysafe/retrysafe/provider/sandbox"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
 	"github.com/retrysafe/retrysafe/store/postgres"
@@ -68,13 +69,13 @@ func runHost(specJSON string) int {
 		return 3
 	}
 	defer st.Close()
-	sb, err := provider.OpenSandbox(spec.ProviderDB)
+	sb, err := sandbox.Open(spec.ProviderDB)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "host sandbox:", err)
 		return 3
 	}
 	defer sb.Close()
-	svc := reconcile.New(st, sb.Providers())
+	svc := reconcile.New(st, config.Default().Tools, sb.Providers())
 	time.Sleep(time.Until(time.UnixMilli(spec.StartAt)))
 	out := bufio.NewWriter(os.Stdout)
 	for _, r := range spec.Requests {
@@ -158,7 +159,7 @@ func TestManyHostsOnPostgreSQLSurviveKilledWorkersAndAServerCrash(t *testing.T) 
 	}
 	st.Close()
 	pdb := t.TempDir() + "/provider.db"
-	sb, err := provider.OpenSandbox(pdb)
+	sb, err := sandbox.Open(pdb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +226,7 @@ func TestManyHostsOnPostgreSQLSurviveKilledWorkersAndAServerCrash(t *testing.T) 
 		t.Fatal(err)
 	}
 	defer st.Close()
-	sb, err = provider.OpenSandbox(pdb)
+	sb, err = sandbox.Open(pdb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,7 +311,7 @@ func TestManyHostsOnPostgreSQLSurviveKilledWorkersAndAServerCrash(t *testing.T) 
 	}
 
 	// The next attempt of every key, from a fresh process's service.
-	svc := reconcile.New(st, sb.Providers())
+	svc := reconcile.New(st, config.Default().Tools, sb.Providers())
 	for key, r := range all {
 		before, gerr := st.Get(ctx, "acme", key)
 		res, err := svc.Call(ctx, r, reconcile.CallOptions{Provider: "sandbox"})
