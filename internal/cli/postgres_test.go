@@ -48,9 +48,9 @@ func TestCommandsOnPostgreSQL(t *testing.T) {
 	// ops through $RETRYSAFE_DB, tenant-scoped.
 	t.Setenv("RETRYSAFE_DB", url)
 	out, errText, code := cli(t, "ops", "list", "--tenant", "acme", "--json")
-	var listed []model.Operation
-	if err := json.Unmarshal([]byte(out), &listed); code != 0 || err != nil || len(listed) != 2 {
-		t.Fatalf("ops list: exit %d, %d operations, %v %s", code, len(listed), err, errText)
+	var page struct{ Operations []model.Operation }
+	if err := json.Unmarshal([]byte(out), &page); code != 0 || err != nil || len(page.Operations) != 2 {
+		t.Fatalf("ops list: exit %d, %d operations, %v %s", code, len(page.Operations), err, errText)
 	}
 	if _, _, code := cli(t, "ops", "show", "--tenant", "globex", "--key", "op-lost"); code != 2 {
 		t.Errorf("globex sees acme's key: exit %d", code)
