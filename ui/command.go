@@ -24,7 +24,8 @@ type commandMsg struct {
 }
 
 // parseCommand reads "tenant acme", "state unknown", "q".
-func parseCommand(text string) (commandMsg, error) {
+// tools, when known, checks a :tool name.
+func parseCommand(text string, tools *model.Registry) (commandMsg, error) {
 	f := strings.Fields(text)
 	if len(f) == 0 {
 		return commandMsg{}, fmt.Errorf("empty command")
@@ -59,8 +60,8 @@ func parseCommand(text string) (commandMsg, error) {
 		if c.Arg == "all" {
 			c.Arg = ""
 		}
-		if c.Arg != "" {
-			if _, err := model.LookupTool(c.Arg); err != nil {
+		if c.Arg != "" && tools != nil {
+			if _, err := tools.Lookup(c.Arg); err != nil {
 				return c, err
 			}
 		}
@@ -103,7 +104,11 @@ func (c commandModel) Update(msg tea.Msg, e env) (component, tea.Cmd) {
 		case "enter":
 			c.closed = true
 			c.input.Blur()
-			cmd, err := parseCommand(c.input.Value())
+			var tools *model.Registry
+			if e.svc != nil {
+				tools = e.svc.Tools
+			}
+			cmd, err := parseCommand(c.input.Value(), tools)
 			if err != nil {
 				return c, emit(bannerMsg{kind: bannerErr, text: ":" + c.input.Value() + " — " + err.Error()})
 			}
