@@ -52,6 +52,8 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		return runOps(ctx, args, stdout, stderr)
 	case "sweep":
 		return runSweep(ctx, args, stdout, stderr)
+	case "triage":
+		return runTriage(ctx, args, stdout, stderr)
 	case "lab":
 		return runLab(ctx, args, stdout, stderr)
 	case "demo":
@@ -197,6 +199,7 @@ func openLedgerCtx(ctx context.Context, path, providerDB string, o store.Options
 		providers = sb.Providers()
 	}
 	l.Svc = reconcile.New(st, providers)
+	l.Svc.AuthoritativeLookups = sandboxAuthoritative()
 	return l, nil
 }
 
@@ -210,6 +213,15 @@ func openForLookups(path, providerDB string, o store.Options) (*ledger, error) {
 	if o.ReadOnly {
 		return openLedger(path, "", o)
 	}
+	return openAsking(path, providerDB, o)
+}
+
+// openAsking opens the ledger (read-only if o says so) and its provider to
+// be asked, as openForLookups does for a writable ledger: ops check and
+// triage ask even with --read-only — they show the findings then, and
+// record nothing. The provider's file is the provider's, not the ledger:
+// asking opens it as it is.
+func openAsking(path, providerDB string, o store.Options) (*ledger, error) {
 	st, err := openStore(path, o)
 	if err != nil {
 		return nil, err
@@ -227,7 +239,16 @@ func openForLookups(path, providerDB string, o store.Options) (*ledger, error) {
 		st.Close()
 		return nil, model.Wrap(model.CodeUnavailable, err, "cannot open sandbox provider %s: %v", providerDB, err)
 	}
-	return &ledger{Store: st, Sandbox: sb, ProviderDB: providerDB, Svc: reconcile.New(st, sb.Providers())}, nil
+	l := &ledger{Store: st, Sandbox: sb, ProviderDB: providerDB, Svc: reconcile.New(st, sb.Providers())}
+	l.Svc.AuthoritativeLookups = sandboxAuthoritative()
+	return l, nil
+}
+
+// sandboxAuthoritative declares the sandbox providers' lookups
+// authoritative: the sandbox keeps every delivery it ever made in its one
+// file, so "holds nothing" there means it never took the request.
+func sandboxAuthoritative() map[string]bool {
+	return map[string]bool{"sandbox": true, "sandbox-idem": true}
 }
 
 // unreachable is a provider whose store cannot be reached: it answers
