@@ -170,3 +170,62 @@ func (s *Service) CheckAndRecord(ctx context.Context, tenant, key, by string) (*
 	l, err := s.Look(ctx, op, by)
 	return op, l, err
 }
+
+// FindingReview is one review of many operations by their findings: what
+// each finding lets a person propose in bulk, and what stays with a person
+// one by one. It proposes; the person confirms; DecideMany writes each as
+// its own compare-and-set.
+type FindingReview struct {
+	// Apply: a fresh "has it" — mark applied, with the provider's
+	// reference as the evidence.
+	Apply []Target
+	// NotApplied: a fresh "has nothing" from a provider whose lookup is
+	// declared authoritative — mark not applied.
+	NotApplied []Target
+	// OneByOne: a fresh "has nothing" from a provider whose lookup is not
+	// authoritative — shown, and decided one by one.
+	OneByOne []model.Operation
+	// Left: cannot tell, stale, never checked, or not unknown — nothing is
+	// proposed.
+	Left []model.Operation
+}
+
+// ReviewByFinding sorts ops (as the screen showed them, with their
+// findings) into a review.
+func (s *Service) ReviewByFinding(ops []model.Operation) FindingReview {
+	var r FindingReview
+	for _, op := range ops {
+		f := op.Finding
+		if op.State != model.StateUnknown || !f.Conclusive() {
+			r.Left = append(r.Left, op)
+			continue
+		}
+		t := TargetOf(op)
+		fc := *f
+		t.Finding = &fc
+		switch {
+		case f.Kind == model.FindingHasIt:
+			t.Evidence = f.Ref
+			if t.Evidence == "" {
+				t.Evidence = clipEvidence("provider lookup found it: " + f.Detail)
+			}
+			r.Apply = append(r.Apply, t)
+		case s.LookupAuthoritative(op.Provider):
+			r.NotApplied = append(r.NotApplied, t)
+		default:
+			r.OneByOne = append(r.OneByOne, op)
+		}
+	}
+	return r
+}
+
+func clipEvidence(s string) string {
+	if len(s) <= MaxReasonLen {
+		return s
+	}
+	cut := MaxReasonLen
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
+}
