@@ -116,12 +116,20 @@ func (s *Service) Look(ctx context.Context, op *model.Operation, by string) (Loo
 		if _, err := tx.GetOperationByID(op.ID); err != nil {
 			return err
 		}
-		return tx.InsertAttempt(a)
+		if err := tx.InsertAttempt(a); err != nil {
+			return err
+		}
+		// Its number, as every reader will see it.
+		f, err := tx.LatestFinding(op.ID)
+		if err == nil && f != nil {
+			l.Finding.Seq = f.Seq
+		}
+		return err
 	})
 	if err != nil {
 		return l, err
 	}
-	l.Recorded, l.Finding.Seq = true, a.Seq
+	l.Recorded = true
 	return l, nil
 }
 
