@@ -7,6 +7,7 @@ import (
 
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
+	"github.com/retrysafe/retrysafe/reconcile"
 )
 
 // nothingThere makes an unknown operation the provider never applied: the
@@ -128,4 +129,31 @@ func TestConsoleFindingInDetailAndReadOnly(t *testing.T) {
 	if n := len(d.Attempts); d.Attempts[n-1].Outcome != model.OutcomeLookup || d.Attempts[n-1].WorkerID != "console by alice" {
 		t.Errorf("c did not record its finding: %+v", d.Attempts[n-1])
 	}
+}
+
+// A recorded finding is the decision's finding too: "has it" fills in the
+// reference for "mark applied", and "mark not applied" against it needs
+// the typed override, as after a check on screen.
+func TestRecordedFindingIsTheDecisionsFinding(t *testing.T) {
+	l := findingsLedger(t)
+	if _, err := l.svc.Triage(t.Context(), reconcileTriageFast()); err != nil {
+		t.Fatal(err)
+	}
+	h := open(t, config(l), 140, 40)
+	for h.selected() != "acme/found-1" {
+		h.keys("down")
+	}
+	h.keys("enter", "a")
+	ref := l.get(t, "acme", "found-1").Operation.Finding.Ref
+	h.contains("Mark applied", "› "+ref)
+	h.keys("esc", "n")
+	h.typeText("it was never sent")
+	h.keys("tab")
+	h.typeText("a ticket")
+	h.keys("enter")
+	h.contains("found the effect (" + ref + ")")
+}
+
+func reconcileTriageFast() reconcile.TriageOptions {
+	return reconcile.TriageOptions{Rate: 10000, By: "triage by bob"}
 }
