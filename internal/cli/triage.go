@@ -31,7 +31,6 @@ const (
 	// 2: bad flags, no such ledger.
 )
 
-
 // triageFinding is one operation's finding in --json (and, read-only, in
 // the text output: nothing else keeps it).
 type triageFinding struct {
