@@ -10,6 +10,8 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"github.com/retrysafe/retrysafe/config"
+	"github.com/retrysafe/retrysafe/provider/sandbox"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -56,7 +58,7 @@ type env struct {
 	t      *testing.T
 	path   string
 	st     *sqlite.Store
-	sb     *provider.Sandbox
+	sb     *sandbox.Sandbox
 	svc    *reconcile.Service
 	srv    *httptest.Server
 	offset atomic.Int64 // added to the real clock, in ms (expiry tests)
@@ -71,12 +73,12 @@ func newEnv(t *testing.T, tune ...func(*gateway.Config)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sb, err := provider.OpenSandbox(filepath.Join(filepath.Dir(e.path), "provider.db"))
+	sb, err := sandbox.Open(filepath.Join(filepath.Dir(e.path), "provider.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.st, e.sb = st, sb
-	e.svc = reconcile.New(st, sb.Providers())
+	e.svc = reconcile.New(st, config.Default().Tools, sb.Providers())
 	cfg := gateway.Config{Service: e.svc, Tools: catalog{}, Worker: "gateway-test",
 		CallTimeout: 700 * time.Millisecond, MaxInFlight: 64}
 	for _, f := range tune {
@@ -452,7 +454,7 @@ func TestSixteenConcurrentRequestsWithOneKeyMakeOneEffect(t *testing.T) {
 	if count[201] != 1 || count[200]+count[409] != n-1 {
 		t.Fatalf("statuses %v: want one 201 and the rest 200 or 409", count)
 	}
-	if n, _ := e.st.EffectCount(context.Background(), "create_support_task", "acme"); n != 1 {
+	if n, _ := e.st.EffectCount(context.Background(), model.TableTasks, "create_support_task", "acme"); n != 1 {
 		t.Fatalf("%d effects, want 1", n)
 	}
 	// The external path too: one delivery at the provider.
@@ -514,7 +516,7 @@ func TestTenantsSeeOnlyTheirOwnOperations(t *testing.T) {
 	if r.status != 201 || r.receipt(t).Tenant != "globex" {
 		t.Fatalf("globex call: %d %s", r.status, r.body)
 	}
-	if n, _ := e.st.EffectCount(context.Background(), "create_support_task", "acme"); n != 1 {
+	if n, _ := e.st.EffectCount(context.Background(), model.TableTasks, "create_support_task", "acme"); n != 1 {
 		t.Fatalf("acme has %d effects", n)
 	}
 	// Without a token, every endpoint is 401.

@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"context"
+	"github.com/retrysafe/retrysafe/model"
 	"net/http"
 	"strings"
 	"testing"
@@ -65,7 +66,7 @@ func TestMCPOverHTTPTheTokenPicksTheTenant(t *testing.T) {
 		t.Fatalf("acme conflict: %+v", r.Content[0])
 	}
 	for tenant, want := range map[string]int{"acme": 1, "globex": 1} {
-		if n, _ := e.st.EffectCount(ctx, "create_support_task", tenant); n != want {
+		if n, _ := e.st.EffectCount(ctx, model.TableTasks, "create_support_task", tenant); n != want {
 			t.Fatalf("%s: %d effects", tenant, n)
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/retrysafe/retrysafe/config"
+	"github.com/retrysafe/retrysafe/provider/sandbox"
 	"math/rand/v2"
 	"sort"
 	"strings"
@@ -203,14 +205,14 @@ func BuildDemo(ctx context.Context, path, providerDB string, r *Runner, progress
 	} else if c.Total > 0 {
 		return nil, model.Errorf(model.CodeConflict, "%s already holds %d operations; the demo builds a fresh ledger", path, c.Total)
 	}
-	sb, err := provider.OpenSandbox(providerDB)
+	sb, err := sandbox.Open(providerDB)
 	if err != nil {
 		return nil, model.Wrap(model.CodeUnavailable, err, "cannot open sandbox provider %s: %v", providerDB, err)
 	}
 	defer sb.Close()
 	sb.SetClock(clock.Now)
 	b := &builder{
-		ctx: ctx, st: st, sb: sb, svc: reconcile.New(st, sb.Providers()),
+		ctx: ctx, st: st, sb: sb, svc: reconcile.New(st, config.Default().Tools, sb.Providers()),
 		spawn: spawner{r: r, ctx: ctx, ledger: path, providerDB: providerDB, clock: clock.Now},
 		rng:   rand.New(rand.NewPCG(2024, 6)),
 		used:  map[string]bool{},
@@ -275,7 +277,7 @@ func BuildDemo(ctx context.Context, path, providerDB string, r *Runner, progress
 type builder struct {
 	ctx   context.Context
 	st    store.Ledger
-	sb    *provider.Sandbox
+	sb    *sandbox.Sandbox
 	svc   *reconcile.Service
 	spawn spawner
 	rng   *rand.Rand
@@ -584,7 +586,7 @@ func (b *builder) lostReply(req model.Request, opt reconcile.CallOptions) error 
 // timeout: the provider is slower than the dispatch deadline; nothing is
 // delivered, and nobody can know that yet: unknown.
 func (b *builder) timeout(req model.Request, opt reconcile.CallOptions) error {
-	short := reconcile.New(b.st, b.svc.Providers)
+	short := reconcile.New(b.st, b.svc.Tools, b.svc.Providers)
 	short.DispatchTimeout = 20 * time.Millisecond
 	opt.Faults.Delay = 150 * time.Millisecond
 	_, err := b.call(short, req, opt, model.ClassUnknown)
@@ -598,7 +600,7 @@ func (b *builder) timeout(req model.Request, opt reconcile.CallOptions) error {
 // result is recorded and flags the operation contradicted. The request
 // hangs on the timeline, minutes, while the rest of the traffic goes on.
 func (b *builder) contradicted(r *opRun, req model.Request) error {
-	slow := reconcile.New(b.st, b.svc.Providers)
+	slow := reconcile.New(b.st, b.svc.Tools, b.svc.Providers)
 	slow.Lease = 30 * time.Second
 	var hookErr error
 	slow.At = func(p reconcile.Point) {

@@ -15,13 +15,13 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"github.com/retrysafe/retrysafe/provider/sandbox"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/retrysafe/retrysafe/model"
-	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
 )
@@ -76,6 +76,10 @@ type Runner struct {
 	WorkerArgs []string
 	// Env is added to the worker's environment (tests set their re-exec switch).
 	Env []string
+	// ServeArgs start the sandbox server with Exe; nil means "sandbox serve".
+	// The external scenarios reach it over a real socket through the HTTP
+	// provider.
+	ServeArgs []string
 	// Open opens a ledger by path or URL; the command line's wiring sets it,
 	// so the lab runs on whatever driver the ledger uses.
 	Open OpenFunc
@@ -178,7 +182,7 @@ func (r *Runner) RunIn(ctx context.Context, ledgerPath, tenant, scenarioID strin
 	if pdb == "" {
 		pdb = ProviderPathFor(ledgerPath)
 	}
-	sb, err := provider.OpenSandbox(pdb)
+	sb, err := sandbox.Open(pdb)
 	if err != nil {
 		return Row{}, model.Wrap(model.CodeUnavailable, err, "lab: cannot open sandbox provider %s: %v", pdb, err)
 	}
@@ -186,9 +190,21 @@ func (r *Runner) RunIn(ctx context.Context, ledgerPath, tenant, scenarioID strin
 	if progress == nil {
 		progress = func(Step) {}
 	}
+	// The provider is a server in a process of its own, over the same
+	// provider file; the workers and this run reach it through the HTTP
+	// provider. sb above only counts the deliveries it holds.
+	srv, err := r.startSandboxServer(ctx, pdb)
+	if err != nil {
+		return Row{}, err
+	}
+	defer srv.stop()
+	providers, err := srv.providers()
+	if err != nil {
+		return Row{}, err
+	}
 	x := &run{
-		spawner: spawner{r: r, ctx: ctx, ledger: ledgerPath, providerDB: pdb, tenant: tenant}, sc: sc, id: runID(),
-		st: st, sb: sb, svc: reconcile.New(st, sb.Providers()), progress: progress,
+		spawner: spawner{r: r, ctx: ctx, ledger: ledgerPath, providerDB: pdb, config: srv.config, tenant: tenant}, sc: sc, id: runID(),
+		st: st, sb: sb, svc: reconcile.New(st, srv.cfg.Tools, providers), progress: progress,
 	}
 	start := time.Now()
 	row := Row{Scenario: sc.ID, Name: sc.Name, FirstCall: sc.FirstCall, NextAttempt: sc.NextAttempt,

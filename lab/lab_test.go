@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/retrysafe/retrysafe/config"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -165,7 +166,7 @@ func TestScenariosHaveUniqueIDsAndSayWhatTheyExpect(t *testing.T) {
 		if sc.Name == "" || sc.FirstCall == "" || sc.NextAttempt == "" || !strings.Contains(sc.Expected, "→") {
 			t.Errorf("%s: incomplete: %+v", sc.ID, sc)
 		}
-		if _, err := model.LookupTool(sc.Tool); err != nil {
+		if _, err := config.Default().Tools.Lookup(sc.Tool); err != nil {
 			t.Errorf("%s: %v", sc.ID, err)
 		}
 		if got, ok := Lookup(sc.ID); !ok || got != sc {

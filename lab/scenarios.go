@@ -3,12 +3,12 @@ package lab
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/retrysafe/retrysafe/provider/sandbox"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/retrysafe/retrysafe/model"
-	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
 )
@@ -25,7 +25,7 @@ type run struct {
 	sc       *scenario
 	id       string
 	st       store.Ledger
-	sb       *provider.Sandbox
+	sb       *sandbox.Sandbox
 	svc      *reconcile.Service
 	progress func(Step)
 	baseline int // the tenant's local effect rows when the run began
@@ -70,8 +70,8 @@ func (x *run) lease() time.Duration {
 }
 
 func (x *run) local() bool {
-	t, err := model.LookupTool(x.sc.Tool)
-	return err == nil && t.Kind == model.EffectLocal
+	t, err := x.svc.Tools.Lookup(x.sc.Tool)
+	return err == nil && t.Kind() == model.EffectLocal
 }
 
 // localEffects is the tenant's effect rows of the scenario's tool.
@@ -79,7 +79,7 @@ func (x *run) localEffects() (int, error) {
 	if !x.local() {
 		return 0, nil
 	}
-	return x.st.EffectCount(x.ctx, x.sc.Tool, x.tenant)
+	return x.svc.EffectCount(x.ctx, x.sc.Tool, x.tenant)
 }
 
 // effects counts the scenario's own effects: for a local tool the effect

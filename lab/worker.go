@@ -131,6 +131,8 @@ type spawner struct {
 	r                          *Runner
 	ctx                        context.Context
 	ledger, providerDB, tenant string
+	// config is the workers' --config ("" = the built-in registry).
+	config string
 	// clock, when set, is the clock the workers run on (the demo's); nil
 	// is real time.
 	clock func() time.Time
@@ -191,6 +193,9 @@ func (x *spawner) args(c call) []string {
 	a := append([]string{}, x.r.WorkerArgs...)
 	a = append(a, "--db", x.ledger, "--provider-db", x.providerDB, "--tenant", tenant, "--key", c.key,
 		"--tool", c.tool, "--args", c.args, "--timeout", x.workerTimeout().String())
+	if x.config != "" {
+		a = append(a, "--config", x.config)
+	}
 	if c.provider != "" {
 		a = append(a, "--provider", c.provider)
 	}
@@ -235,7 +240,9 @@ func (x *spawner) workerTimeout() time.Duration {
 func (x *spawner) start(c call) (*proc, error) {
 	ctx, cancel := context.WithTimeout(x.ctx, x.workerTimeout()+5*time.Second)
 	cmd := exec.CommandContext(ctx, x.r.Exe, x.args(c)...)
-	cmd.Env = append(os.Environ(), x.r.Env...)
+	// The scenarios call the built-in tools: without a --config of the
+	// lab's own, a $RETRYSAFE_CONFIG of the person's must not replace them.
+	cmd.Env = append(append(os.Environ(), "RETRYSAFE_CONFIG="), x.r.Env...)
 	p := &proc{cmd: cmd, cancel: cancel, stalled: make(chan struct{})}
 	cmd.Stdout = &capped{buf: &p.stdout}
 	errPipe, err := cmd.StderrPipe()

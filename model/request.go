@@ -38,16 +38,18 @@ type Request struct {
 // Prepared is a validated request: canonical args and fingerprint computed.
 type Prepared struct {
 	Request
-	Tool        Tool
+	Tool        *Tool
 	Canonical   []byte
 	Fingerprint string
 	Summary     string
 	Decoded     map[string]any
 }
 
-// Prepare validates req and computes its canonical form and fingerprint. It
-// touches nothing: a request that fails here must not be written anywhere.
-func Prepare(req Request) (*Prepared, error) {
+// Prepare validates req against the registry's tool and computes its
+// canonical form and fingerprint. It touches nothing: a request that fails
+// here must not be written anywhere. A payload version of 0 means the
+// tool's.
+func (r *Registry) Prepare(req Request) (*Prepared, error) {
 	if err := ValidateIdentity(req.Tenant, req.Key); err != nil {
 		return nil, err
 	}
@@ -58,9 +60,12 @@ func Prepare(req Request) (*Prepared, error) {
 	if len(req.WorkerID) > MaxTraceLen || !utf8.ValidString(req.WorkerID) || hasControl(req.WorkerID) {
 		return nil, Errorf(CodeInvalid, "worker id must be printable UTF-8, at most %d bytes", MaxTraceLen)
 	}
-	tool, err := LookupTool(req.Tool)
+	tool, err := r.Lookup(req.Tool)
 	if err != nil {
 		return nil, err
+	}
+	if req.PayloadVersion == 0 {
+		req.PayloadVersion = tool.PayloadVersion
 	}
 	if req.PayloadVersion < 1 || req.PayloadVersion > MaxPayloadVers {
 		return nil, Errorf(CodeInvalid, "payload version must be between 1 and %d, got %d", MaxPayloadVers, req.PayloadVersion)
@@ -69,7 +74,7 @@ func Prepare(req Request) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := tool.checkArgs(decoded); err != nil {
+	if err := tool.checkArgs(canonical); err != nil {
 		return nil, err
 	}
 	return &Prepared{

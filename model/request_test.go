@@ -1,6 +1,7 @@
 package model_test
 
 import (
+	"github.com/retrysafe/retrysafe/config"
 	"strings"
 	"testing"
 
@@ -38,7 +39,7 @@ func TestPrepareRejectsInvalidInput(t *testing.T) {
 		{"over-long worker id", func(r *model.Request) { r.WorkerID = strings.Repeat("w", model.MaxTraceLen+1) }, "worker id"},
 		{"unknown tool", func(r *model.Request) { r.Tool = "delete_everything" }, `unknown tool "delete_everything"`},
 		{"empty tool", func(r *model.Request) { r.Tool = "" }, "unknown tool"},
-		{"payload version 0", func(r *model.Request) { r.PayloadVersion = 0 }, "payload version"},
+		{"payload version above the maximum", func(r *model.Request) { r.PayloadVersion = model.MaxPayloadVers + 1 }, "payload version"},
 		{"negative payload version", func(r *model.Request) { r.PayloadVersion = -3 }, "payload version"},
 		{"args not JSON", func(r *model.Request) { r.Args = []byte(`subject=x`) }, "not valid JSON"},
 		{"args empty", func(r *model.Request) { r.Args = nil }, "not valid JSON"},
@@ -75,7 +76,7 @@ func TestPrepareRejectsInvalidInput(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := validRequest()
 			c.mutate(&r)
-			p, err := model.Prepare(r)
+			p, err := config.Default().Tools.Prepare(r)
 			if err == nil {
 				t.Fatalf("Prepare accepted it: canonical %s", p.Canonical)
 			}
@@ -117,7 +118,7 @@ func TestPrepareAcceptsTheEdgesOfValid(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := validRequest()
 			c.mutate(&r)
-			p, err := model.Prepare(r)
+			p, err := config.Default().Tools.Prepare(r)
 			if err != nil {
 				t.Fatalf("Prepare refused a valid request: %v", err)
 			}
@@ -132,7 +133,7 @@ func fingerprint(t *testing.T, tool string, version int, args string) string {
 	t.Helper()
 	r := validRequest()
 	r.Tool, r.PayloadVersion, r.Args = tool, version, []byte(args)
-	p, err := model.Prepare(r)
+	p, err := config.Default().Tools.Prepare(r)
 	if err != nil {
 		t.Fatalf("Prepare(%s %s): %v", tool, args, err)
 	}
@@ -219,7 +220,7 @@ func TestCanonicalFormIsRFC8785(t *testing.T) {
 func TestSummaryIsOneShortLine(t *testing.T) {
 	r := validRequest()
 	r.Args = []byte(`{"subject":"line one\nline two\t\ttabbed ` + strings.Repeat("long ", 50) + `"}`)
-	p, err := model.Prepare(r)
+	p, err := config.Default().Tools.Prepare(r)
 	if err != nil {
 		t.Fatal(err)
 	}

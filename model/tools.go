@@ -1,9 +1,13 @@
 package model
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // EffectKind says whether a tool's effect commits with the ledger or lives
@@ -15,74 +19,312 @@ const (
 	EffectExternal EffectKind = "external"
 )
 
-// Field is one required string argument of a tool.
-type Field struct {
-	Name   string
-	MaxLen int
+// LocalTable names the ledger table a local tool's effect is a row of. The
+// list is complete: a local effect is a row the ledger's own schema knows,
+// so it commits in the same transaction as the operation record.
+type LocalTable string
+
+const (
+	// TableTasks is the demo's support tasks: the summary argument is the
+	// task's subject.
+	TableTasks LocalTable = "tasks"
+	// TableReportJobs is the demo's report jobs: the summary argument is
+	// the report's name.
+	TableReportJobs LocalTable = "report_jobs"
+	// TableLocalEffects is the generic table for a team's own local tools:
+	// one row per operation with the tool, tenant and canonical arguments,
+	// for the team's code to read (or, from Go, an Apply function runs in
+	// the same transaction).
+	TableLocalEffects LocalTable = "local_effects"
+	// TableCustom: the effect is a Go function the embedding program
+	// registers with the service (the ledger package); it writes the
+	// program's own tables in the operation's transaction. Not for config
+	// files: a file cannot carry the function.
+	TableCustom LocalTable = "custom"
+)
+
+// LocalTables is every local table, in a stable order.
+var LocalTables = []LocalTable{TableTasks, TableReportJobs, TableLocalEffects, TableCustom}
+
+// Effect is where a tool's effect happens.
+type Effect struct {
+	Kind EffectKind
+	// Table is the local table (local effects only).
+	Table LocalTable
+	// Provider names the provider (external effects only); a call may name
+	// another configured provider, an existing operation keeps its own.
+	Provider string
 }
 
-// Tool describes one write tool retrysafe knows how to run.
+// Tool describes one write tool: what it is called, what its arguments
+// must look like, and where its effect happens.
 type Tool struct {
-	Name   string
-	Kind   EffectKind
-	Fields []Field
-	// SummaryField is the argument shown on one line in lists and searched.
-	SummaryField string
+	Name        string
+	Description string
+	// PayloadVersion is the version a call gets when it names none; it is
+	// part of the fingerprint.
+	PayloadVersion int
+	// Schema is the JSON Schema every call's arguments must satisfy.
+	Schema *jsonschema.Schema
+	// SummaryArg is the argument shown on one line in lists and searched.
+	SummaryArg string
+	Effect     Effect
+
+	resolved *jsonschema.Resolved
 }
 
-// Tools is every tool, by name.
-var Tools = map[string]Tool{
-	"create_support_task": {Name: "create_support_task", Kind: EffectLocal,
-		Fields: []Field{{"subject", 1000}}, SummaryField: "subject"},
-	"create_report_job": {Name: "create_report_job", Kind: EffectLocal,
-		Fields: []Field{{"report", 200}}, SummaryField: "report"},
-	"send_notification": {Name: "send_notification", Kind: EffectExternal,
-		Fields: []Field{{"to", 320}, {"body", 10000}}, SummaryField: "to"},
+// Kind is the tool's effect kind.
+func (t *Tool) Kind() EffectKind { return t.Effect.Kind }
+
+// Registry is the set of tools one service knows, by name. It is a value:
+// built once (from a config file or in Go), passed to whoever needs it,
+// never changed after NewRegistry returns.
+type Registry struct {
+	tools map[string]*Tool
+	names []string
 }
 
-// ToolNames lists the tools in a stable order.
-func ToolNames() []string {
-	return []string{"create_support_task", "create_report_job", "send_notification"}
+// maxToolName bounds a tool's name (it is stored with every operation).
+const maxToolName = 128
+
+// NewRegistry checks every tool and returns the registry, or an invalid
+// error naming the first tool that is wrong.
+func NewRegistry(tools ...Tool) (*Registry, error) {
+	r := &Registry{tools: make(map[string]*Tool, len(tools))}
+	for i := range tools {
+		t := tools[i]
+		if err := validateName("tool name", t.Name, maxToolName); err != nil {
+			return nil, err
+		}
+		if strings.ContainsAny(t.Name, " \t") {
+			return nil, Errorf(CodeInvalid, "tool name %q must not contain spaces", t.Name)
+		}
+		if _, dup := r.tools[t.Name]; dup {
+			return nil, Errorf(CodeInvalid, "tool %q is declared twice", t.Name)
+		}
+		if t.PayloadVersion == 0 {
+			t.PayloadVersion = 1
+		}
+		if t.PayloadVersion < 1 || t.PayloadVersion > MaxPayloadVers {
+			return nil, Errorf(CodeInvalid, "tool %s: payload version must be between 1 and %d", t.Name, MaxPayloadVers)
+		}
+		if t.Schema == nil {
+			return nil, Errorf(CodeInvalid, "tool %s: an arguments schema is required", t.Name)
+		}
+		rs, err := t.Schema.Resolve(nil)
+		if err != nil {
+			return nil, Errorf(CodeInvalid, "tool %s: arguments schema: %v", t.Name, err)
+		}
+		t.resolved = rs
+		if t.Schema.Type != "object" {
+			return nil, Errorf(CodeInvalid, "tool %s: arguments schema must have \"type\": \"object\" (arguments are one JSON object)", t.Name)
+		}
+		if t.SummaryArg != "" {
+			if _, ok := t.Schema.Properties[t.SummaryArg]; !ok {
+				return nil, Errorf(CodeInvalid, "tool %s: summary argument %q is not a property of its schema", t.Name, t.SummaryArg)
+			}
+		}
+		switch t.Effect.Kind {
+		case EffectLocal:
+			if !validTable(t.Effect.Table) {
+				return nil, Errorf(CodeInvalid, "tool %s: local table %q is not one of %s", t.Name, t.Effect.Table, tableList())
+			}
+			if t.Effect.Provider != "" {
+				return nil, Errorf(CodeInvalid, "tool %s: a local tool names no provider", t.Name)
+			}
+			if t.Effect.Table != TableLocalEffects && t.SummaryArg == "" {
+				return nil, Errorf(CodeInvalid, "tool %s: table %s stores the summary argument; name one", t.Name, t.Effect.Table)
+			}
+		case EffectExternal:
+			if t.Effect.Provider == "" {
+				return nil, Errorf(CodeInvalid, "tool %s: an external tool names its provider", t.Name)
+			}
+			if t.Effect.Table != "" {
+				return nil, Errorf(CodeInvalid, "tool %s: an external tool writes no local table", t.Name)
+			}
+		default:
+			return nil, Errorf(CodeInvalid, "tool %s: effect must be local or external, got %q", t.Name, t.Effect.Kind)
+		}
+		r.tools[t.Name] = &t
+		r.names = append(r.names, t.Name)
+	}
+	if len(r.names) == 0 {
+		return nil, Errorf(CodeInvalid, "no tools are declared")
+	}
+	return r, nil
 }
 
-// LookupTool returns the named tool or an invalid-input error.
-func LookupTool(name string) (Tool, error) {
-	t, ok := Tools[name]
+func validTable(t LocalTable) bool {
+	for _, x := range LocalTables {
+		if t == x {
+			return true
+		}
+	}
+	return false
+}
+
+func tableList() string {
+	s := make([]string, len(LocalTables))
+	for i, t := range LocalTables {
+		s[i] = string(t)
+	}
+	return strings.Join(s, ", ")
+}
+
+// Names lists the tools in declaration order.
+func (r *Registry) Names() []string { return append([]string(nil), r.names...) }
+
+// Providers lists the providers the tools name, sorted, once each.
+func (r *Registry) Providers() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, n := range r.names {
+		if p := r.tools[n].Effect.Provider; p != "" && !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Lookup returns the named tool or an invalid-input error.
+func (r *Registry) Lookup(name string) (*Tool, error) {
+	t, ok := r.tools[name]
 	if !ok {
-		return Tool{}, Errorf(CodeInvalid, "unknown tool %q (want one of %s)", name, strings.Join(ToolNames(), ", "))
+		return nil, Errorf(CodeInvalid, "unknown tool %q (want one of %s)", name, strings.Join(r.names, ", "))
 	}
 	return t, nil
 }
 
-// Summary renders the one-line summary of canonical args for this tool.
-func (t Tool) Summary(args map[string]any) string {
-	s, _ := args[t.SummaryField].(string)
-	s = strings.Join(strings.Fields(s), " ")
+// SummaryText is the summary argument's value as it was sent (a string
+// as is, any other JSON value in its JSON spelling; "" when absent).
+func (t *Tool) SummaryText(args map[string]any) string {
+	switch v := args[t.SummaryArg].(type) {
+	case string:
+		return v
+	case json.Number:
+		return v.String()
+	case nil:
+		return ""
+	default:
+		b, _ := json.Marshal(v)
+		return string(b)
+	}
+}
+
+// Summary renders the one-line summary of decoded args for this tool.
+func (t *Tool) Summary(args map[string]any) string {
+	s := strings.Join(strings.Fields(t.SummaryText(args)), " ")
 	if r := []rune(s); len(r) > 120 {
 		s = string(r[:119]) + "…"
 	}
 	return s
 }
 
-// checkArgs verifies the required fields of a decoded argument object.
-func (t Tool) checkArgs(args map[string]any) error {
-	for _, f := range t.Fields {
-		v, ok := args[f.Name]
-		if !ok {
-			return Errorf(CodeInvalid, "%s: missing required argument %q", t.Name, f.Name)
+// checkArgs validates canonical arguments against the tool's schema.
+func (t *Tool) checkArgs(canonical []byte) error {
+	// The schema library validates encoding/json's plain decoding (numbers
+	// as float64); the canonical form's numbers are within ±2^53, so the
+	// doubles are exact.
+	var v any
+	if err := json.NewDecoder(bytes.NewReader(canonical)).Decode(&v); err != nil {
+		return Errorf(CodeInvalid, "%s: arguments: %v", t.Name, err)
+	}
+	if err := t.resolved.Validate(v); err != nil {
+		if msg := t.explain(v.(map[string]any)); msg != "" {
+			return Errorf(CodeInvalid, "%s: %s", t.Name, msg)
 		}
-		s, ok := v.(string)
-		if !ok {
-			return Errorf(CodeInvalid, "%s: argument %q must be a string, got %s", t.Name, f.Name, jsonKind(v))
-		}
-		if strings.TrimSpace(s) == "" {
-			return Errorf(CodeInvalid, "%s: argument %q must not be empty", t.Name, f.Name)
-		}
-		if n := len([]rune(s)); n > f.MaxLen {
-			return Errorf(CodeInvalid, "%s: argument %q is %d characters; at most %d", t.Name, f.Name, n, f.MaxLen)
-		}
+		return Errorf(CodeInvalid, "%s: arguments do not match the tool's schema: %s", t.Name, clip(err.Error(), 300))
 	}
 	return nil
+}
+
+// explain says in plain words why args fail the schema, for the failures a
+// person meets most (a missing, ill-typed, empty or over-long argument at
+// the top level); "" leaves it to the schema library's message. It never
+// echoes an argument's value: that may be long, or not fit for a terminal.
+func (t *Tool) explain(args map[string]any) string {
+	for _, name := range t.Schema.Required {
+		if _, ok := args[name]; !ok {
+			return fmt.Sprintf("missing required argument %q", name)
+		}
+	}
+	names := make([]string, 0, len(t.Schema.Properties))
+	for name := range t.Schema.Properties {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		ps := t.Schema.Properties[name]
+		v, ok := args[name]
+		if !ok || ps == nil {
+			continue
+		}
+		if want := ps.Type; want != "" && !hasType(v, want) {
+			return fmt.Sprintf("argument %q must be %s, got %s", name, article(want), jsonKind(v))
+		}
+		s, isString := v.(string)
+		if !isString {
+			continue
+		}
+		n := len([]rune(s))
+		if ps.MinLength != nil && n < *ps.MinLength || ps.Pattern == `\S` && strings.TrimSpace(s) == "" {
+			if strings.TrimSpace(s) == "" {
+				return fmt.Sprintf("argument %q must not be empty", name)
+			}
+			return fmt.Sprintf("argument %q is %d characters; at least %d", name, n, *ps.MinLength)
+		}
+		if ps.MaxLength != nil && n > *ps.MaxLength {
+			return fmt.Sprintf("argument %q is %d characters; at most %d", name, n, *ps.MaxLength)
+		}
+	}
+	return ""
+}
+
+func hasType(v any, want string) bool {
+	switch want {
+	case "string":
+		_, ok := v.(string)
+		return ok
+	case "number":
+		_, ok := v.(float64)
+		return ok
+	case "integer":
+		f, ok := v.(float64)
+		return ok && f == float64(int64(f))
+	case "boolean":
+		_, ok := v.(bool)
+		return ok
+	case "object":
+		_, ok := v.(map[string]any)
+		return ok
+	case "array":
+		_, ok := v.([]any)
+		return ok
+	case "null":
+		return v == nil
+	}
+	return true
+}
+
+func article(typ string) string {
+	switch typ {
+	case "integer", "array", "object":
+		return "an " + typ
+	case "null":
+		return "null"
+	}
+	return "a " + typ
+}
+
+// clip keeps a message on one line of at most n characters.
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		s = string(r[:n-1]) + "…"
+	}
+	return s
 }
 
 func jsonKind(v any) string {

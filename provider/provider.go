@@ -23,6 +23,10 @@ const (
 	// NotApplied: the provider guarantees nothing happened and nothing will
 	// (for example it refused before accepting); the same key may try again.
 	NotApplied Status = "not_applied"
+	// Busy: the provider did not take the request now (429, 503, a request
+	// under the same key still in flight) and asks for the same key again
+	// later, after RetryAfter if it said.
+	Busy Status = "busy"
 )
 
 // Request is one dispatch.
@@ -39,6 +43,8 @@ type Response struct {
 	Status Status
 	Ref    string
 	Detail string
+	// RetryAfter is the provider's Retry-After (Busy only; 0 if it said none).
+	RetryAfter time.Duration
 }
 
 // Evidence is what the provider's status path says about a downstream key.
@@ -98,4 +104,27 @@ func (r Registry) Get(name string) (Provider, error) {
 		return nil, fmt.Errorf("no provider %q is configured", name)
 	}
 	return p, nil
+}
+
+// Unreachable is a provider that could not be opened for asking (its file
+// does not exist, its address does not answer). Its lookups answer "cannot
+// tell" — an error, never evidence — and a dispatch sends nothing, which
+// is a definite not-applied.
+func Unreachable(name string, honoursKeys bool, why string) Provider {
+	return &unreachable{name: name, honours: honoursKeys, why: why}
+}
+
+type unreachable struct {
+	name    string
+	honours bool
+	why     string
+}
+
+func (u *unreachable) Name() string      { return u.name }
+func (u *unreachable) HonoursKeys() bool { return u.honours }
+func (u *unreachable) Dispatch(context.Context, Request) (Response, error) {
+	return Response{Status: NotApplied, Detail: "not sent: " + u.why}, nil
+}
+func (u *unreachable) Lookup(_ context.Context, key string) (Evidence, error) {
+	return Evidence{Provider: u.name, DownstreamKey: key}, fmt.Errorf("cannot tell: %s", u.why)
 }

@@ -23,11 +23,11 @@ import (
 // worker leaves it when it dies right after its claim. lease is how long the
 // claim holds; 0 means it has already ended (a sweep would find it).
 func (s *Service) ClaimTx(tx store.Tx, p *model.Prepared, providerName string, lease time.Duration, start time.Time) (*model.Operation, error) {
-	if p.Tool.Kind != model.EffectExternal {
+	if p.Tool.Kind() != model.EffectExternal {
 		return nil, model.Errorf(model.CodeInvalid, "%s has a local effect: it is never claimed", p.Tool.Name)
 	}
 	if providerName == "" {
-		providerName = DefaultProvider
+		providerName = p.Tool.Effect.Provider
 	}
 	if _, err := s.Providers.Get(providerName); err != nil {
 		return nil, model.Errorf(model.CodeInvalid, "%v", err)
@@ -147,7 +147,7 @@ func (s *Service) Bulk(ctx context.Context, spec BulkSpec, progress func(done, t
 				case roll < 7:
 					req.Tool = "send_notification"
 					req.Args = notifyArgs(req.Tenant, i)
-					p, err := model.Prepare(req)
+					p, err := s.Tools.Prepare(req)
 					if err != nil {
 						return err
 					}
@@ -171,7 +171,7 @@ func (s *Service) Bulk(ctx context.Context, spec BulkSpec, progress func(done, t
 						byState[string(model.StateInProgress)]++
 					}
 				default:
-					p, err := model.Prepare(req)
+					p, err := s.Tools.Prepare(req)
 					if err != nil {
 						return err
 					}
@@ -188,8 +188,8 @@ func (s *Service) Bulk(ctx context.Context, spec BulkSpec, progress func(done, t
 					}
 					if roll >= 990 {
 						changed := req
-						changed.Args = []byte(fmt.Sprintf(`{%q:%q}`, p.Tool.SummaryField, "changed "+p.Summary))
-						cp, err := model.Prepare(changed)
+						changed.Args = []byte(fmt.Sprintf(`{%q:%q}`, p.Tool.SummaryArg, "changed "+p.Summary))
+						cp, err := s.Tools.Prepare(changed)
 						if err != nil {
 							return err
 						}

@@ -2,6 +2,8 @@ package reconcile_test
 
 import (
 	"context"
+	"github.com/retrysafe/retrysafe/config"
+	"github.com/retrysafe/retrysafe/provider/sandbox"
 	"path/filepath"
 	"testing"
 	"time"
@@ -23,12 +25,12 @@ func TestBulkBuildsALedgerThatPassesTheAuditWithEveryState(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	sb, err := provider.OpenSandbox(filepath.Join(dir, "bulk.provider.db"))
+	sb, err := sandbox.Open(filepath.Join(dir, "bulk.provider.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sb.Close()
-	svc := reconcile.New(st, sb.Providers())
+	svc := reconcile.New(st, config.Default().Tools, sb.Providers())
 	ctx := context.Background()
 	rep, err := svc.Bulk(ctx, reconcile.BulkSpec{Ops: 6000, Tenants: 4, Seed: 7, Batch: 1000, RealCalls: 30}, nil)
 	if err != nil {
@@ -83,7 +85,7 @@ func TestBulkBuildsALedgerThatPassesTheAuditWithEveryState(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st2.Close()
-	rep2, err := reconcile.New(st2, sb.Providers()).Bulk(ctx, reconcile.BulkSpec{Ops: 6000, Tenants: 4, Seed: 7, Batch: 1000, RealCalls: 30}, nil)
+	rep2, err := reconcile.New(st2, config.Default().Tools, sb.Providers()).Bulk(ctx, reconcile.BulkSpec{Ops: 6000, Tenants: 4, Seed: 7, Batch: 1000, RealCalls: 30}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,8 +101,8 @@ func TestClaimTxRefusesALocalTool(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	svc := reconcile.New(st, provider.Registry{})
-	p, err := model.Prepare(model.Request{Tenant: "t", Key: "k", Tool: "create_support_task", PayloadVersion: 1, Args: []byte(`{"subject":"s"}`)})
+	svc := reconcile.New(st, config.Default().Tools, provider.Registry{})
+	p, err := config.Default().Tools.Prepare(model.Request{Tenant: "t", Key: "k", Tool: "create_support_task", PayloadVersion: 1, Args: []byte(`{"subject":"s"}`)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,11 +25,11 @@ type CallOptions struct {
 // invalid input (Class invalid, nothing written) and internal failures;
 // every other outcome — replay, conflict, unknown, … — is a Result.
 func (s *Service) Call(ctx context.Context, req model.Request, opt CallOptions) (Result, error) {
-	p, err := model.Prepare(req)
+	p, err := s.Tools.Prepare(req)
 	if err != nil {
 		return errorResult(err), err
 	}
-	if p.Tool.Kind == model.EffectLocal {
+	if p.Tool.Kind() == model.EffectLocal {
 		return s.callLocal(ctx, p)
 	}
 	return s.callExternal(ctx, p, opt)
@@ -92,7 +92,14 @@ func (s *Service) newOperation(tx store.Tx, p *model.Prepared) *model.Operation 
 }
 
 func (s *Service) applyLocal(tx store.Tx, op *model.Operation, p *model.Prepared, start time.Time, isNew bool) (Result, error) {
-	result, err := tx.InsertLocalEffect(op.Tool, op.Tenant, op.ID, p.Decoded)
+	var result json.RawMessage
+	var err error
+	if p.Tool.Effect.Table == model.TableCustom {
+		result, err = s.applyCustom(tx, op, p)
+	} else {
+		result, err = tx.InsertLocalEffect(store.LocalEffect{Table: p.Tool.Effect.Table, Tool: op.Tool, Tenant: op.Tenant,
+			OperationID: op.ID, Text: p.Tool.SummaryText(p.Decoded), Args: p.Canonical})
+	}
 	if err != nil {
 		return Result{}, err
 	}
@@ -225,7 +232,7 @@ func (s *Service) callExternal(ctx context.Context, p *model.Prepared, opt CallO
 	start := s.Store.Now()
 	name := opt.Provider
 	if name == "" {
-		name = DefaultProvider
+		name = p.Tool.Effect.Provider
 	}
 	if _, err := s.Providers.Get(name); err != nil {
 		err = model.Errorf(model.CodeInvalid, "%v", err)
@@ -418,6 +425,21 @@ func (s *Service) finish(ctx context.Context, cl *claim, resp provider.Response,
 			op.State, op.ExpiresAt = model.StateFailed, tx.Now().Add(s.ReplayWindow)
 			a.Outcome, a.Error = model.OutcomeFailed, resp.Detail
 			res = Result{Class: model.ClassFailed, Outcome: a.Outcome, Receipt: &rc, Message: "the provider rejected the request: " + resp.Detail}
+		case resp.Status == provider.Busy && cl.prov.HonoursKeys():
+			// The provider will answer the same downstream key with one
+			// result: keep the claim open, released, so the next call (or
+			// sweep) sends it again under that key.
+			op.LeaseOwner, op.LeaseUntil = "released", tx.Now()
+			a.Outcome, a.Error = model.OutcomeInProgress, resp.Detail
+			res = Result{Class: model.ClassInProgress, Outcome: a.Outcome, Message: fmt.Sprintf(
+				"provider %s is busy (%s)%s; retry the same key", cl.prov.Name(), resp.Detail, retryAfter(resp.RetryAfter))}
+		case resp.Status == provider.Busy:
+			// It did not take the request: nothing was applied, and the
+			// same key may try again.
+			op.State = model.StateNotApplied
+			a.Outcome, a.Error = model.OutcomeNotApplied, resp.Detail
+			res = Result{Class: model.ClassInProgress, Outcome: a.Outcome, Message: fmt.Sprintf(
+				"provider %s did not take it now (%s)%s; retry the same key", cl.prov.Name(), resp.Detail, retryAfter(resp.RetryAfter))}
 		case resp.Status == provider.NotApplied:
 			op.State = model.StateNotApplied
 			a.Outcome, a.Error = model.OutcomeNotApplied, resp.Detail
@@ -459,7 +481,7 @@ func (s *Service) lateResult(tx store.Tx, op *model.Operation, a *model.Attempt,
 	// A definite answer for an operation still waiting on a person is new
 	// evidence: it goes on the operation (its reference, a new version), so
 	// a decision taken on the screen from before it is refused as stale.
-	evidence := derr == nil && op.State == model.StateUnknown
+	evidence := derr == nil && resp.Status != provider.Busy && op.State == model.StateUnknown
 	if (contradicts && !op.Contradicted) || evidence {
 		from, ver := op.State, op.Version
 		if contradicts {
@@ -511,6 +533,9 @@ func contradictedMsg(op *model.Operation) string {
 // contradiction: a definite provider answer that disagrees with the state a
 // decision (or another path) put the operation in.
 func contradiction(st model.State, said provider.Status) bool {
+	if said == provider.Busy {
+		return false // "not now" says nothing about an earlier attempt
+	}
 	applied := said == provider.Applied
 	switch st {
 	case model.StateApplied:
@@ -519,4 +544,31 @@ func contradiction(st model.State, said provider.Status) bool {
 		return applied
 	}
 	return false
+}
+
+func retryAfter(d time.Duration) string {
+	if d <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(", it asks to wait %v", d)
+}
+
+// applyCustom runs a custom local effect in tx; the receipt carries what it
+// returned as "effect".
+func (s *Service) applyCustom(tx store.Tx, op *model.Operation, p *model.Prepared) (json.RawMessage, error) {
+	fn := s.LocalFuncs[op.Tool]
+	if fn == nil {
+		return nil, model.Errorf(model.CodeInvalid, "tool %s has a custom local effect, but no function is registered for it", op.Tool)
+	}
+	out, err := fn(tx, LocalCall{Tenant: op.Tenant, Key: op.Key, Tool: op.Tool, OperationID: op.ID, Args: p.Decoded, Canonical: p.Canonical})
+	if err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		out = json.RawMessage(`null`)
+	}
+	if !json.Valid(out) {
+		return nil, fmt.Errorf("tool %s: its local effect returned invalid JSON", op.Tool)
+	}
+	return json.Marshal(map[string]any{"effect": out, "status": "created"})
 }

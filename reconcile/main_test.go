@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/retrysafe/retrysafe/config"
+	"github.com/retrysafe/retrysafe/provider/sandbox"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -84,13 +86,13 @@ func runChild(specJSON string) int {
 		return 3
 	}
 	defer st.Close()
-	sb, err := provider.OpenSandbox(spec.ProviderDB)
+	sb, err := sandbox.Open(spec.ProviderDB)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child sandbox:", err)
 		return 3
 	}
 	defer sb.Close()
-	svc := reconcile.New(st, sb.Providers())
+	svc := reconcile.New(st, config.Default().Tools, sb.Providers())
 	if spec.Lease > 0 {
 		svc.Lease = spec.Lease
 	}
@@ -217,7 +219,7 @@ type ledger struct {
 	dir        string
 	path, pdb  string
 	st         store.Ledger
-	sb         *provider.Sandbox
+	sb         *sandbox.Sandbox
 	svc        *reconcile.Service
 	clock      *clock // nil: the real clock
 	durability store.Durability
@@ -254,12 +256,12 @@ func (l *ledger) open() {
 	if err != nil {
 		l.t.Fatal(err)
 	}
-	sb, err := provider.OpenSandbox(l.pdb)
+	sb, err := sandbox.Open(l.pdb)
 	if err != nil {
 		l.t.Fatal(err)
 	}
 	l.st, l.sb = st, sb
-	l.svc = reconcile.New(st, sb.Providers())
+	l.svc = reconcile.New(st, config.Default().Tools, sb.Providers())
 }
 
 func (l *ledger) close() {
@@ -311,7 +313,7 @@ func (l *ledger) snapshot(skip ...string) string {
 
 func (l *ledger) effects(tool string) int {
 	l.t.Helper()
-	n, err := l.st.EffectCount(context.Background(), tool, "")
+	n, err := l.svc.EffectCount(context.Background(), tool, "")
 	if err != nil {
 		l.t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package reconcile_test
 import (
 	"context"
 	"fmt"
+	"github.com/retrysafe/retrysafe/config"
 	"testing"
 
 	"github.com/retrysafe/retrysafe/model"
@@ -18,7 +19,7 @@ func (l *ledger) unknowns(tenant string, n int) []model.Operation {
 	err := l.st.WithTx(context.Background(), func(tx store.Tx) error {
 		ops = ops[:0]
 		for i := 0; i < n; i++ {
-			p, err := model.Prepare(notify(tenant, fmt.Sprintf("bulk-%05d", i), "ops@example.com"))
+			p, err := config.Default().Tools.Prepare(notify(tenant, fmt.Sprintf("bulk-%05d", i), "ops@example.com"))
 			if err != nil {
 				return err
 			}

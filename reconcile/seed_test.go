@@ -165,7 +165,7 @@ func TestSeedTenantScope(t *testing.T) {
 		}
 	}
 	for tenant, want := range map[string]int{"tenant-a": 1, "tenant-b": 1, "tenant-c": 1} {
-		if n, _ := l.st.EffectCount(t.Context(), tool, tenant); n != want {
+		if n, _ := l.svc.EffectCount(t.Context(), tool, tenant); n != want {
 			t.Errorf("%s has %d tasks, want %d", tenant, n, want)
 		}
 		if d := l.detail(tenant, "op-1"); len(d.Attempts) != 1 {

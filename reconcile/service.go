@@ -5,8 +5,10 @@
 package reconcile
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"time"
 
 	"github.com/retrysafe/retrysafe/model"
@@ -20,7 +22,6 @@ const (
 	DefaultTombstoneWindow = 30 * 24 * time.Hour
 	DefaultLease           = 30 * time.Second
 	DefaultDispatchTimeout = 10 * time.Second
-	DefaultProvider        = "sandbox"
 )
 
 // Point names a place in the call path where the lab (and crash tests) can
@@ -39,10 +40,15 @@ const (
 	PointAfterDispatch Point = "after-dispatch"
 )
 
-// Service runs calls, sweeps and decisions over one ledger.
+// Service runs calls, sweeps and decisions over one ledger, for the tools
+// of one registry.
 type Service struct {
 	Store     store.Ledger
+	Tools     *model.Registry
 	Providers provider.Registry
+	// LocalFuncs are the effects of the registry's custom local tools (an
+	// embedding program's Go functions), by tool name.
+	LocalFuncs map[string]LocalFunc
 
 	Lease           time.Duration
 	ReplayWindow    time.Duration
@@ -62,9 +68,9 @@ type Service struct {
 }
 
 // New returns a Service with the documented defaults.
-func New(st store.Ledger, providers provider.Registry) *Service {
+func New(st store.Ledger, tools *model.Registry, providers provider.Registry) *Service {
 	return &Service{
-		Store: st, Providers: providers,
+		Store: st, Tools: tools, Providers: providers,
 		Lease: DefaultLease, ReplayWindow: DefaultReplayWindow,
 		TombstoneWindow: DefaultTombstoneWindow, DispatchTimeout: DefaultDispatchTimeout,
 		LookupTimeout: DefaultLookupTimeout,
@@ -101,4 +107,34 @@ func errorResult(err error) Result {
 		class = model.ClassInvalid
 	}
 	return Result{Class: class, Message: err.Error()}
+}
+
+// LocalFunc is a custom local effect: it runs inside the operation's
+// transaction (tx.Exec on the program's own tables) and returns what the
+// receipt carries as "effect". An error rolls the whole call back. It may
+// run more than once (a busy database is retried) and must have no effect
+// outside tx.
+type LocalFunc func(tx store.Tx, c LocalCall) (json.RawMessage, error)
+
+// LocalCall is what a custom local effect is told.
+type LocalCall struct {
+	Tenant, Key, Tool string
+	OperationID       int64
+	// Args are the arguments as decoded (numbers as json.Number), Canonical
+	// their canonical JSON.
+	Args      map[string]any
+	Canonical []byte
+}
+
+// EffectCount counts the local effect rows of a local tool, in one tenant
+// or all (""), in the table the registry names for it.
+func (s *Service) EffectCount(ctx context.Context, tool, tenant string) (int, error) {
+	t, err := s.Tools.Lookup(tool)
+	if err != nil {
+		return 0, err
+	}
+	if t.Kind() != model.EffectLocal {
+		return 0, model.Errorf(model.CodeInvalid, "tool %q has no local effect table", tool)
+	}
+	return s.Store.EffectCount(ctx, t.Effect.Table, t.Name, tenant)
 }

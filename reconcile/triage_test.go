@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retrysafe/retrysafe/config"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/reconcile"
@@ -232,7 +233,7 @@ func TestTriageOnAReadOnlyLedgerRecordsNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ro.Close()
-	svc := reconcile.New(ro, l.sb.Providers())
+	svc := reconcile.New(ro, config.Default().Tools, l.sb.Providers())
 	var seen []reconcile.TriageEvent
 	rep := triage(t, svc, reconcile.TriageOptions{Progress: func(ev reconcile.TriageEvent) { seen = append(seen, ev) }})
 	if rep.Recorded || len(seen) != 1 || seen[0].Looked.Recorded || seen[0].Looked.Finding.Kind != model.FindingHasIt || seen[0].Err != nil {

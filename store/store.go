@@ -13,6 +13,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"time"
@@ -68,8 +69,9 @@ type Reader interface {
 	// Decisions lists operator decisions, newest first, with the operation
 	// each was about: the audit log.
 	Decisions(ctx context.Context, q DecisionQuery) ([]model.AuditEntry, error)
-	// EffectCount counts a local tool's effect rows, in one tenant or all.
-	EffectCount(ctx context.Context, tool, tenant string) (int, error)
+	// EffectCount counts the rows of a local effect table, in one tenant
+	// or all (""); in the generic local_effects table, tool's rows only.
+	EffectCount(ctx context.Context, table model.LocalTable, tool, tenant string) (int, error)
 	// Audit checks the ledger's invariants and returns one line per
 	// violation.
 	Audit(ctx context.Context) ([]string, error)
@@ -142,9 +144,14 @@ type Tx interface {
 	LatestFinding(opID int64) (*model.Finding, error)
 	UpdateAttempt(a *model.Attempt) error
 	InsertDecision(d *model.Decision) error
-	// InsertLocalEffect writes a local tool's effect row and returns the
-	// result that goes into the receipt.
-	InsertLocalEffect(tool, tenant string, opID int64, args map[string]any) (json.RawMessage, error)
+	// InsertLocalEffect writes a local tool's effect row in the table the
+	// registry names and returns the result that goes into the receipt.
+	InsertLocalEffect(e LocalEffect) (json.RawMessage, error)
+	// Exec runs a statement of an embedding program on its own tables, in
+	// this transaction: how a local effect registered from Go commits with
+	// its operation. The transaction may be retried (a busy database), so
+	// the statement must have no effect outside it.
+	Exec(query string, args ...any) (sql.Result, error)
 
 	GetTombstone(tenant, key string) (*model.Tombstone, error)
 	// ExpiredLeases lists in-progress operations whose lease has ended.
@@ -223,3 +230,17 @@ type Options struct {
 // WithAttemptTx transaction when fn tries to write more than an attempt
 // row; the driver then reruns fn durably. fn passes it through unchanged.
 var ErrNeedsDurable = errors.New("store: this transaction changes more than attempts; it must be durable")
+
+// LocalEffect is one local tool's effect, written in the operation's own
+// transaction.
+type LocalEffect struct {
+	Table       model.LocalTable
+	Tool        string
+	Tenant      string
+	OperationID int64
+	// Text is the summary argument's value: the task's subject or the
+	// report's name in the demo's tables.
+	Text string
+	// Args is the canonical arguments (the generic table keeps them whole).
+	Args []byte
+}

@@ -2,6 +2,8 @@ package ui
 
 import (
 	"context"
+	toolconfig "github.com/retrysafe/retrysafe/config"
+	"github.com/retrysafe/retrysafe/provider/sandbox"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -54,13 +56,13 @@ func benchLedger(b *testing.B) string {
 			return
 		}
 		defer st.Close()
-		sb, err := provider.OpenSandbox(filepath.Join(dir, "bench.provider.db"))
+		sb, err := sandbox.Open(filepath.Join(dir, "bench.provider.db"))
 		if err != nil {
 			benchErr = err
 			return
 		}
 		defer sb.Close()
-		_, benchErr = reconcile.New(st, sb.Providers()).Bulk(context.Background(), reconcile.BulkSpec{Ops: 20_000, Tenants: 20, Seed: 1}, nil)
+		_, benchErr = reconcile.New(st, toolconfig.Default().Tools, sb.Providers()).Bulk(context.Background(), reconcile.BulkSpec{Ops: 20_000, Tenants: 20, Seed: 1}, nil)
 	})
 	if benchErr != nil {
 		b.Fatal(benchErr)
@@ -75,7 +77,7 @@ func openBenchStore(b *testing.B, path string) (store.Ledger, *reconcile.Service
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { st.Close() })
-	return st, reconcile.New(st, provider.Registry{})
+	return st, reconcile.New(st, toolconfig.Default().Tools, provider.Registry{})
 }
 
 func benchConfig(st store.Ledger, svc *reconcile.Service) Config {
@@ -110,7 +112,7 @@ func BenchmarkFirstScreen(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		h := open(b, benchConfig(st, reconcile.New(st, provider.Registry{})), 120, 40)
+		h := open(b, benchConfig(st, reconcile.New(st, toolconfig.Default().Tools, provider.Registry{})), 120, 40)
 		if v := h.view(); !strings.Contains(v, "UNKNOWN") || len(h.m.list.rows) == 0 {
 			b.Fatalf("first screen is not drawn:\n%s", v)
 		}
@@ -265,12 +267,12 @@ func BenchmarkKeystrokeDuringTriage(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer st.Close()
-	sb, err := provider.OpenSandbox(filepath.Join(dir, "triage.provider.db"))
+	sb, err := sandbox.Open(filepath.Join(dir, "triage.provider.db"))
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer sb.Close()
-	svc := reconcile.New(st, sb.Providers())
+	svc := reconcile.New(st, toolconfig.Default().Tools, sb.Providers())
 	const n = 2000
 	var wg sync.WaitGroup
 	work := make(chan int)

@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"fmt"
+	toolconfig "github.com/retrysafe/retrysafe/config"
 	"testing"
 
 	"github.com/retrysafe/retrysafe/model"
@@ -81,7 +82,7 @@ func BenchmarkMarkAllAndDecide1000(b *testing.B) {
 		l := newLedger(b)
 		err := l.st.WithTx(context.Background(), func(tx store.Tx) error {
 			for j := 0; j < 1000; j++ {
-				p, err := model.Prepare(model.Request{Tenant: "acme", Key: fmt.Sprintf("k-%04d", j), Tool: "send_notification",
+				p, err := toolconfig.Default().Tools.Prepare(model.Request{Tenant: "acme", Key: fmt.Sprintf("k-%04d", j), Tool: "send_notification",
 					PayloadVersion: 1, Args: []byte(`{"to":"a@b.example","body":"x"}`)})
 				if err != nil {
 					return err

@@ -15,7 +15,7 @@ import (
 // one of commandNames, esc leaves it.
 
 // commandList is every command, for the prompt and the error on a typo.
-const commandList = "tenant [NAME|all], state STATE|all, audit, sweep, lab, help, q"
+const commandList = "tenant [NAME|all], state STATE|all, tool [NAME], audit, sweep, lab, help, q"
 
 // commandMsg is a parsed command for the root to carry out.
 type commandMsg struct {
@@ -55,6 +55,11 @@ func parseCommand(text string) (commandMsg, error) {
 		if c.Arg == "" {
 			c.Arg = "all"
 		}
+	case "tool":
+		if c.Arg == "all" {
+			c.Arg = ""
+		}
+		// The tool is checked against the registry when the command runs.
 	case "audit", "decisions", "d":
 		c.Name = "audit"
 	case "sweep", "lab", "help":
@@ -143,6 +148,17 @@ func (m Model) runCommand(c commandMsg, e env) (Model, tea.Cmd) {
 		}
 		var cmd tea.Cmd
 		m.list, cmd = m.list.setTab(e, tab)
+		return m, cmd
+	case "tool":
+		if c.Arg != "" && e.svc != nil && e.svc.Tools != nil {
+			if _, err := e.svc.Tools.Lookup(c.Arg); err != nil {
+				m.banner = banner{kind: bannerErr, text: oneLine(err.Error()), at: e.now}
+				return m, nil
+			}
+		}
+		m.screen, m.overlay = screenList, overlayNone
+		var cmd tea.Cmd
+		m.list, cmd = m.list.setTool(e, c.Arg)
 		return m, cmd
 	case "audit":
 		if m.screen == screenAudit {

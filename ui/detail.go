@@ -191,6 +191,11 @@ func (d detailModel) key(msg tea.KeyMsg, e env) (detailModel, tea.Cmd) {
 		return d, d.request(model.ActionMarkNotApplied)
 	case key.Matches(msg, k.NewKey):
 		return d, d.request(model.ActionAuthorizeKey)
+	case key.Matches(msg, k.Copy) && d.d != nil:
+		return d, emit(copyRequestMsg{Tenant: d.d.Operation.Tenant, Key: d.d.Operation.Key})
+	case key.Matches(msg, k.CopyCmd) && d.d != nil:
+		op := d.d.Operation
+		return d, emit(copyRequestMsg{Tenant: op.Tenant, Key: op.Key, Command: true, Unknown: op.State == model.StateUnknown})
 	case key.Matches(msg, k.Page):
 		if d.d != nil {
 			return d, writePagerFile(d.d)
@@ -246,7 +251,7 @@ func (d detailModel) keyMap(e env) keyMap {
 		full: [][]key.Binding{
 			{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 			{k.Back, k.Newer, k.Older},
-			{enabled(k.Apply, !e.readOnly), enabled(k.NotApply, !e.readOnly), enabled(k.NewKey, !e.readOnly), enabled(k.Check, e.canCheck), k.Page},
+			{enabled(k.Apply, !e.readOnly), enabled(k.NotApply, !e.readOnly), enabled(k.NewKey, !e.readOnly), enabled(k.Check, e.canCheck), k.Page, k.Copy, k.CopyCmd},
 		},
 	}
 }
@@ -410,7 +415,8 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 	field("tenant", op.Tenant)
 	field("key", op.Key)
 	kind := "local effect"
-	if t, err := model.LookupTool(op.Tool); err == nil && t.Kind == model.EffectExternal {
+	// The operation says itself: an external one recorded its provider.
+	if op.Provider != "" {
 		kind = "external effect"
 	}
 	field("tool", fmt.Sprintf("%s · %s · payload v%d", op.Tool, kind, op.PayloadVersion))

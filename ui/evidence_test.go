@@ -2,13 +2,14 @@ package ui
 
 import (
 	"context"
+	toolconfig "github.com/retrysafe/retrysafe/config"
+	"github.com/retrysafe/retrysafe/provider/sandbox"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/retrysafe/retrysafe/model"
-	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/reconcile"
 )
 
@@ -32,13 +33,13 @@ func (l *ledger) neverSent(t *testing.T, tenant, key string) {
 // never evidence for "not applied".
 func TestAProviderThatCannotBeAskedIsCannotTellNotNoDelivery(t *testing.T) {
 	l := fixture(t)
-	gone, err := provider.OpenSandbox(filepath.Join(t.TempDir(), "gone.provider.db"))
+	gone, err := sandbox.Open(filepath.Join(t.TempDir(), "gone.provider.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	gone.Close() // every lookup now fails
 	cfg := config(l)
-	cfg.Service = reconcile.New(l.st, gone.Providers())
+	cfg.Service = reconcile.New(l.st, toolconfig.Default().Tools, gone.Providers())
 	h := open(t, cfg, 120, 50)
 	h.keys("enter", "c")
 	h.contains("acme / notify-1", "Cannot tell — no evidence either way")

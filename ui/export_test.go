@@ -96,3 +96,27 @@ func TestPagerFileHoldsTheWholeOperation(t *testing.T) {
 		}
 	}
 }
+
+// y copies the key and Y a ready command, as OSC 52 to the terminal.
+func TestCopyKeyAndCommandWithOSC52(t *testing.T) {
+	l := fixture(t)
+	var term strings.Builder
+	cfg := config(l)
+	cfg.Clipboard = &term
+	h := open(t, cfg, 120, 40)
+	h.keys("y")
+	if want := osc52("notify-1"); term.String() != want {
+		t.Fatalf("wrote %q, want %q", term.String(), want)
+	}
+	h.contains("Copied the key acme/notify-1 to the clipboard (OSC 52).")
+	term.Reset()
+	h.keys("Y")
+	want := "retrysafe ops check --db " + l.st.Path() + " --tenant acme --key notify-1"
+	if term.String() != osc52(want) {
+		t.Fatalf("wrote %q, want the OSC 52 of %q", term.String(), want)
+	}
+	cfg.Clipboard = nil
+	off := open(t, cfg, 120, 40)
+	off.keys("y")
+	off.contains("Cannot copy the key acme/notify-1: no terminal to copy to")
+}

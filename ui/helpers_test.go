@@ -3,6 +3,8 @@ package ui
 import (
 	"context"
 	"encoding/json"
+	toolconfig "github.com/retrysafe/retrysafe/config"
+	"github.com/retrysafe/retrysafe/provider/sandbox"
 	"io"
 	"path/filepath"
 	"strings"
@@ -48,7 +50,7 @@ func (c *clock) Advance(d time.Duration) {
 type ledger struct {
 	path  string
 	st    store.Ledger
-	sb    *provider.Sandbox
+	sb    *sandbox.Sandbox
 	svc   *reconcile.Service
 	clock *clock
 }
@@ -62,12 +64,12 @@ func newLedger(t testing.TB) *ledger {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sb, err := provider.OpenSandbox(filepath.Join(dir, "ledger.provider.db"))
+	sb, err := sandbox.Open(filepath.Join(dir, "ledger.provider.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sb.Close(); st.Close() })
-	return &ledger{path: path, st: st, sb: sb, svc: reconcile.New(st, sb.Providers()), clock: c}
+	return &ledger{path: path, st: st, sb: sb, svc: reconcile.New(st, toolconfig.Default().Tools, sb.Providers()), clock: c}
 }
 
 // second opens the same ledger again: another process's view, for writes
@@ -79,7 +81,7 @@ func (l *ledger) second(t testing.TB) *reconcile.Service {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	return reconcile.New(st, l.sb.Providers())
+	return reconcile.New(st, toolconfig.Default().Tools, l.sb.Providers())
 }
 
 // call makes one real call through the call path.
@@ -115,7 +117,7 @@ func (l *ledger) unknown(t testing.TB, tenant, key, to string) {
 // worker that died right after its claim does.
 func (l *ledger) inFlight(t testing.TB, tenant, key, to string) {
 	t.Helper()
-	p, err := model.Prepare(model.Request{Tenant: tenant, Key: key, Tool: "send_notification", PayloadVersion: 1,
+	p, err := toolconfig.Default().Tools.Prepare(model.Request{Tenant: tenant, Key: key, Tool: "send_notification", PayloadVersion: 1,
 		Args: []byte(`{"to":` + quote(to) + `,"body":"disk full"}`), WorkerID: "worker-2"})
 	if err != nil {
 		t.Fatal(err)

@@ -39,6 +39,7 @@ type listKeys struct {
 	Mark, MarkRange, MarkAll                key.Binding
 	Export, ExportJSON                      key.Binding
 	Finding, Triage, Review                 key.Binding
+	Copy, CopyCmd                           key.Binding
 }
 
 func newListKeys() listKeys {
@@ -67,6 +68,8 @@ func newListKeys() listKeys {
 		Finding:      key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "filter by finding")),
 		Triage:       key.NewBinding(key.WithKeys("T"), key.WithHelp("T", "triage: ask the providers about every unknown")),
 		Review:       key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "review by finding (marked rows, else the view)")),
+		Copy:         key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy key")),
+		CopyCmd:      key.NewBinding(key.WithKeys("Y"), key.WithHelp("Y", "copy ops command")),
 	}
 }
 
@@ -76,7 +79,7 @@ type detailKeys struct {
 	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
 	Back, Newer, Older                      key.Binding
 	Apply, NotApply, NewKey, Check          key.Binding
-	Page                                    key.Binding
+	Page, Copy, CopyCmd                     key.Binding
 }
 
 func newDetailKeys() detailKeys {
@@ -95,6 +98,8 @@ func newDetailKeys() detailKeys {
 		NewKey:   key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "supersede: authorize new key")),
 		Check:    key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "check provider")),
 		Page:     key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "open in $PAGER")),
+		Copy:     key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy key")),
+		CopyCmd:  key.NewBinding(key.WithKeys("Y"), key.WithHelp("Y", "copy ops command")),
 	}
 }
 

@@ -53,6 +53,7 @@ type listModel struct {
 	// typing: the search field has the keyboard.
 	typing     bool
 	query      string
+	tool       string // :tool filter ("" = every tool)
 	contraOnly bool
 	// finding filters by the latest provider finding.
 	finding model.FindingFilter
@@ -112,13 +113,13 @@ func (l listModel) selected() (model.Operation, bool) {
 func (l listModel) state() model.State { return tabStates[l.tab] }
 
 func (l listModel) query_(e env) store.ListQuery {
-	return store.ListQuery{Tenant: e.scope, State: l.state(), Search: l.query, Contradicted: l.contraOnly, Finding: l.finding}
+	return store.ListQuery{Tenant: e.scope, State: l.state(), Search: l.query, Tool: l.tool, Contradicted: l.contraOnly, Finding: l.finding}
 }
 
 // total is how many operations match the filters, when the counts say so
 // (a search does not have a count: that would mean scanning for it).
 func (l listModel) total(e env) int {
-	if !e.countsOK || l.query != "" || l.finding != model.FilterAnyFinding {
+	if !e.countsOK || l.query != "" || l.tool != "" || l.finding != model.FilterAnyFinding {
 		return -1
 	}
 	if l.contraOnly {
@@ -302,6 +303,13 @@ func (l listModel) pageUp(e env) (listModel, tea.Cmd) {
 	return l.load(e, anchor{kind: anchorAfter, id: first}, max(0, l.offset-l.limit), cursorIntent{kind: intentIndex, index: l.cursor})
 }
 
+// setTool filters by tool ("" = every tool) and reads the newest page.
+func (l listModel) setTool(e env, tool string) (listModel, tea.Cmd) {
+	l.tool = tool
+	l.rows, l.cursor = nil, 0
+	return l.load(e, anchor{kind: anchorTop}, 0, cursorIntent{kind: intentIndex})
+}
+
 // setTab switches the state filter and reads its newest page.
 func (l listModel) setTab(e env, tab int) (listModel, tea.Cmd) {
 	l.tab = (tab + len(tabStates)) % len(tabStates)
@@ -398,6 +406,10 @@ func (l listModel) key(msg tea.KeyMsg, e env) (listModel, tea.Cmd) {
 		return l, emit(actionRequestMsg{Action: model.ActionMarkNotApplied, Op: op})
 	case key.Matches(msg, k.Check):
 		return l, emit(openDetailMsg{Target: detailTarget{Tenant: op.Tenant, Key: op.Key}, Check: true})
+	case key.Matches(msg, k.Copy):
+		return l, emit(copyRequestMsg{Tenant: op.Tenant, Key: op.Key})
+	case key.Matches(msg, k.CopyCmd):
+		return l, emit(copyRequestMsg{Tenant: op.Tenant, Key: op.Key, Command: true, Unknown: op.State == model.StateUnknown})
 	}
 	return l, nil
 }
@@ -513,7 +525,7 @@ func (l listModel) keyMap(e env) keyMap {
 		{k.NextTab, k.PrevTab, k.Tab, k.Search, k.Clear, k.Contradicted},
 		{k.Open, enabled(k.Apply, !e.readOnly), enabled(k.NotApply, !e.readOnly), enabled(k.Check, e.canCheck)},
 		{k.Mark, k.MarkRange, k.MarkAll, relabel(k.Clear, "clear marks / search")},
-		{k.Export, k.ExportJSON},
+		{k.Export, k.ExportJSON, k.Copy, k.CopyCmd},
 		{k.Finding, enabled(k.Triage, e.canCheck), enabled(k.Review, !e.readOnly)},
 	}
 	if n := l.marked.len(); n > 0 {
@@ -656,9 +668,9 @@ func (c columns) row(s *Styles, op model.Operation, now time.Time, selected, mar
 func (l listModel) view(e env, w, h int) string {
 	s := e.styles
 	st := l.state()
-	// STUCK on the tabs of waiting operations; on "all" only where it
-	// costs no key its ends.
-	cols := layout(w, l.rows, st == model.StateUnknown || st == model.StateInProgress || (st == "" && w >= 100))
+	// STUCK on the tabs of waiting operations; only where it costs no key
+	// its ends (keys differ at their ends; at 80 columns they come first).
+	cols := layout(w, l.rows, (w >= 90 && (st == model.StateUnknown || st == model.StateInProgress)) || (st == "" && w >= 100))
 	var b strings.Builder
 	b.WriteString(cols.header(s))
 	b.WriteByte('\n')
@@ -749,6 +761,9 @@ func (l listModel) statusLine(e env, w int) string {
 	}
 	if l.finding != model.FilterAnyFinding {
 		left = append(left, s.Bold.Render("finding: "+l.finding.Words()+" (f cycles, esc clears)"))
+	}
+	if l.tool != "" {
+		left = append(left, fmt.Sprintf("tool %s (:tool clears)", l.tool))
 	}
 	if n := l.marked.len(); n > 0 {
 		left = append(left, s.Bold.Render(count(n)+" marked"))

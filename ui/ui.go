@@ -55,8 +55,11 @@ type Config struct {
 	// ExportDir is where e/E write the current view; default ".".
 	ExportDir string
 	// Pager reads an operation in full (o in the detail); default "less".
-	Pager    string
-	ReadOnly bool // no decisions, no lab runs, no provider checks
+	Pager string
+	// Clipboard is the terminal y and Y copy to (OSC 52); nil turns
+	// copying off.
+	Clipboard io.Writer
+	ReadOnly  bool // no decisions, no lab runs, no provider checks
 
 	// Renderer decides the colour profile (NO_COLOR, a pinned profile in
 	// tests); default lipgloss.DefaultRenderer().
@@ -386,6 +389,17 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 
 	case commandMsg:
 		return m.runCommand(msg, e)
+
+	case copyRequestMsg:
+		return m, m.copyOp(msg)
+
+	case copiedMsg:
+		if msg.Err != nil {
+			m.banner = banner{kind: bannerErr, text: "Cannot copy " + msg.What + ": " + oneLine(msg.Err.Error()), at: e.now}
+		} else {
+			m.banner = banner{kind: bannerOK, text: "Copied " + msg.What + " to the clipboard (OSC 52).", at: e.now}
+		}
+		return m, nil
 
 	case pagerFileMsg:
 		if msg.Err != nil {

@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"fmt"
+	toolconfig "github.com/retrysafe/retrysafe/config"
 	"strings"
 	"testing"
 
@@ -330,7 +331,7 @@ func TestReadOnlyRefusesEveryWrite(t *testing.T) {
 	}
 	defer ro.Close()
 	cfg := config(l)
-	cfg.Store, cfg.Service, cfg.ReadOnly = ro, reconcile.New(ro, provider.Registry{}), true
+	cfg.Store, cfg.Service, cfg.ReadOnly = ro, reconcile.New(ro, toolconfig.Default().Tools, provider.Registry{}), true
 	cfg.Lab, cfg.LabScenarios = &lab.Runner{Exe: "/nonexistent"}, []lab.Scenario{{ID: "s", Name: "a scenario"}}
 	h := open(t, cfg, 120, 30)
 	h.contains("READ-ONLY", "[unknown 2]")

@@ -11,6 +11,7 @@ import (
 	"runtime/pprof"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,6 +30,8 @@ type benchReport struct {
 	Workers    int     `json:"workers"`
 	Ops        int     `json:"ops"`
 	Durability string  `json:"durability"`
+	Tool       string  `json:"tool"`
+	args       string  // the arguments' template
 	Seconds    float64 `json:"seconds"`
 	OpsPerSec  float64 `json:"ops_per_sec"`
 	P50Ms      float64 `json:"p50_ms"`
@@ -65,11 +68,27 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	httpURL := fs.String("http", "", "drive a running gateway (retrysafe serve) at URL over HTTP instead of an in-process ledger; --db is then not used")
 	token := fs.String("token", os.Getenv("RETRYSAFE_TOKEN"), "with --http: the bearer token (default $RETRYSAFE_TOKEN)")
 	baselineDir := fs.String("baseline-dir", ".", "with --http: where the bare SQLite baseline writes its file (put it on the gateway ledger's file system)")
+	cfgPath := configFlag(fs)
+	tool := fs.String("tool", "create_support_task", "tool to call (from --config)")
+	argsTmpl := fs.String("args", "", `arguments of each call, {i} replaced by the call's number (default for create_support_task: {"subject":"delayed delivery #{i}"})`)
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
 	if *httpURL != "" {
 		return runBenchHTTP(ctx, *httpURL, *token, *baselineDir, *workers, *ops, *mix, *asJSON, *baseline, stdout, stderr)
+	}
+	cfg, code, ok := loadConfig(*cfgPath, stderr)
+	if !ok {
+		return code
+	}
+	if *argsTmpl == "" {
+		if *tool != "create_support_task" {
+			return fail(stderr, model.Errorf(model.CodeInvalid, "--args is required for --tool %s (a JSON object; {i} is replaced by the call's number)", *tool))
+		}
+		*argsTmpl = defaultBenchArgs
+	}
+	if _, err := cfg.Tools.Prepare(model.Request{Tenant: "t", Key: "k", Tool: *tool, Args: benchArgs(*argsTmpl, 0, false)}); err != nil {
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--tool/--args: %v", err))
 	}
 	var d store.Durability
 	switch *durability {
@@ -102,13 +121,13 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	} else if _, err := os.Stat(*db); err == nil {
 		return fail(stderr, model.Errorf(model.CodeInvalid, "%s exists; the bench wants a new ledger (add --fresh to replace it)", *db))
 	}
-	l, err := openLedger(*db, pdb, store.Options{Create: true, Durability: d})
+	l, err := openLedger(*db, pdb, cfg, store.Options{Create: true, Durability: d})
 	if err != nil {
 		return fail(stderr, err)
 	}
 	defer l.Close()
 
-	rep := benchReport{Ledger: *db, Mix: *mix, Workers: *workers, Ops: *ops, Durability: *durability}
+	rep := benchReport{Ledger: *db, Mix: *mix, Workers: *workers, Ops: *ops, Durability: *durability, Tool: *tool, args: *argsTmpl}
 	if *baseline {
 		path := filepath.Join(filepath.Dir(*db), "."+filepath.Base(*db)+".baseline-"+strconv.Itoa(os.Getpid()))
 		b, err := sqlite.Baseline(ctx, path, *ops, *workers, d)
@@ -138,8 +157,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		b, _ := json.Marshal(rep)
 		fmt.Fprintln(stdout, string(b))
 	} else {
-		fmt.Fprintf(stdout, "bench: %d %s calls, %d workers, %s (synchronous=%s), ledger %s\n",
-			rep.Ops, rep.Mix, rep.Workers, rep.Durability, map[store.Durability]string{store.Durable: "FULL", store.Fast: "OFF"}[d], rep.Ledger)
+		fmt.Fprintf(stdout, "bench: %d %s calls of %s, %d workers, %s (synchronous=%s), ledger %s\n",
+			rep.Ops, rep.Mix, rep.Tool, rep.Workers, rep.Durability, map[store.Durability]string{store.Durable: "FULL", store.Fast: "OFF"}[d], rep.Ledger)
 		fmt.Fprintf(stdout, "  call path    %9.0f calls/s  p50 %6.2f ms  p99 %6.2f ms  errors %d\n", rep.OpsPerSec, rep.P50Ms, rep.P99Ms, rep.Errors)
 		if rep.Baseline != nil {
 			fmt.Fprintf(stdout, "  bare SQLite  %9.0f tx/s     p50 %6.2f ms  p99 %6.2f ms  (%d single-row write transactions, same durability and directory)\n",
@@ -162,7 +181,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 // end as the mix expects: new → created, replay → replayed, conflict →
 // conflict.
 func benchCalls(ctx context.Context, svc *reconcile.Service, rep *benchReport) error {
-	const tool = "create_support_task"
+	tool := rep.Tool
 	run := strconv.FormatInt(time.Now().UnixNano(), 36)
 	// Replay and conflict need stored keys: a pool the calls cycle through,
 	// made before the clock starts.
@@ -170,7 +189,7 @@ func benchCalls(ctx context.Context, svc *reconcile.Service, rep *benchReport) e
 	if rep.Mix != "new" {
 		for i := 0; i < pool; i++ {
 			req := model.Request{Tenant: benchTenant(i), Key: fmt.Sprintf("bench-%s-%d", run, i), Tool: tool,
-				PayloadVersion: 1, Args: benchArgs(i, false), WorkerID: "bench-setup"}
+				PayloadVersion: 1, Args: benchArgs(rep.args, i, false), WorkerID: "bench-setup"}
 			if res, err := svc.Call(ctx, req, reconcile.CallOptions{}); err != nil || res.Outcome != model.OutcomeCreated {
 				return model.Errorf(model.CodeInternal, "bench setup: key %s: %v %s", req.Key, err, res.Message)
 			}
@@ -197,10 +216,10 @@ func benchCalls(ctx context.Context, svc *reconcile.Service, rep *benchReport) e
 				}
 				req := model.Request{Tool: tool, PayloadVersion: 1, WorkerID: worker, TraceID: "call-" + strconv.Itoa(i)}
 				if rep.Mix == "new" {
-					req.Tenant, req.Key, req.Args = benchTenant(i), fmt.Sprintf("bench-%s-new-%d", run, i), benchArgs(i, false)
+					req.Tenant, req.Key, req.Args = benchTenant(i), fmt.Sprintf("bench-%s-new-%d", run, i), benchArgs(rep.args, i, false)
 				} else {
 					j := i % pool
-					req.Tenant, req.Key, req.Args = benchTenant(j), fmt.Sprintf("bench-%s-%d", run, j), benchArgs(j, rep.Mix == "conflict")
+					req.Tenant, req.Key, req.Args = benchTenant(j), fmt.Sprintf("bench-%s-%d", run, j), benchArgs(rep.args, j, rep.Mix == "conflict")
 				}
 				t0 := time.Now()
 				res, err := svc.Call(ctx, req, reconcile.CallOptions{})
@@ -234,11 +253,16 @@ func benchCalls(ctx context.Context, svc *reconcile.Service, rep *benchReport) e
 
 func benchTenant(i int) string { return "bench-t" + strconv.Itoa(i%8) }
 
-func benchArgs(i int, changed bool) []byte {
-	subject := "delayed delivery #" + strconv.Itoa(i)
+// defaultBenchArgs are create_support_task's arguments (the HTTP gateway
+// bench calls that tool).
+const defaultBenchArgs = `{"subject":"delayed delivery #{i}"}`
+
+// benchArgs fills the template: {i} becomes the call's number ("N-changed"
+// for the conflict mix, so the fingerprint differs).
+func benchArgs(tmpl string, i int, changed bool) []byte {
+	n := strconv.Itoa(i)
 	if changed {
-		subject += " (changed)"
+		n += "-changed"
 	}
-	b, _ := json.Marshal(map[string]string{"subject": subject})
-	return b
+	return []byte(strings.ReplaceAll(tmpl, "{i}", n))
 }

@@ -104,7 +104,7 @@ func benchHTTPCalls(ctx context.Context, client *http.Client, base, token string
 	pool := min(rep.Ops, 1000)
 	if rep.Mix != "new" {
 		for i := 0; i < pool; i++ {
-			if code, err := post(fmt.Sprintf("hbench-%s-%d", run, i), benchArgs(i, false), "setup"); err != nil || code != http.StatusCreated {
+			if code, err := post(fmt.Sprintf("hbench-%s-%d", run, i), benchArgs(defaultBenchArgs, i, false), "setup"); err != nil || code != http.StatusCreated {
 				return model.Errorf(model.CodeInternal, "bench setup: %d %v (is the token right? is the gateway up?)", code, err)
 			}
 		}
@@ -127,10 +127,10 @@ func benchHTTPCalls(ctx context.Context, client *http.Client, base, token string
 				if i >= rep.Ops || ctx.Err() != nil {
 					return
 				}
-				key, body := fmt.Sprintf("hbench-%s-new-%d", run, i), benchArgs(i, false)
+				key, body := fmt.Sprintf("hbench-%s-new-%d", run, i), benchArgs(defaultBenchArgs, i, false)
 				if rep.Mix != "new" {
 					j := i % pool
-					key, body = fmt.Sprintf("hbench-%s-%d", run, j), benchArgs(j, rep.Mix == "conflict")
+					key, body = fmt.Sprintf("hbench-%s-%d", run, j), benchArgs(defaultBenchArgs, j, rep.Mix == "conflict")
 				}
 				t0 := time.Now()
 				code, err := post(key, body, "bench-"+strconv.Itoa(i))

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/retrysafe/retrysafe/config"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/reconcile"
@@ -18,10 +20,10 @@ import (
 
 // callFlags are the flags of `retrysafe call` (and of the lab's worker).
 type callFlags struct {
-	db, providerDB, tenant, key, tool, args, trace, worker, prov, fault string
-	payloadVersion                                                      int
-	retry                                                               bool
-	timeout, lease                                                      time.Duration
+	db, providerDB, config, tenant, key, tool, args, trace, worker, prov, fault string
+	payloadVersion                                                              int
+	retry                                                                       bool
+	timeout, lease                                                              time.Duration
 }
 
 func (c *callFlags) register(fs interface {
@@ -34,12 +36,13 @@ func (c *callFlags) register(fs interface {
 	fs.StringVar(&c.providerDB, "provider-db", "", "sandbox provider file (default: beside the ledger, NAME.provider.db)")
 	fs.StringVar(&c.tenant, "tenant", "", "tenant (required)")
 	fs.StringVar(&c.key, "key", "", "operation id, the idempotency key (required; same key for every retry)")
-	fs.StringVar(&c.tool, "tool", "", "tool: "+strings.Join(model.ToolNames(), ", "))
+	fs.StringVar(&c.config, "config", "", "tools and providers config file (TOML; default $RETRYSAFE_CONFIG, else the built-in demo tools)")
+	fs.StringVar(&c.tool, "tool", "", "tool name from the config (the built-in ones: create_support_task, create_report_job, send_notification)")
 	fs.StringVar(&c.args, "args", "", "arguments as one JSON object (use @FILE to read a file, - for stdin)")
 	fs.StringVar(&c.trace, "trace-id", "", "caller's trace id, e.g. the model's tool-call id (recorded, never identity)")
 	fs.StringVar(&c.worker, "worker", "", "worker id recorded with the attempt (default host:pid)")
-	fs.IntVar(&c.payloadVersion, "payload-version", 1, "payload version (part of the fingerprint)")
-	fs.StringVar(&c.prov, "provider", "", "provider for an external tool (sandbox, sandbox-idem; default sandbox)")
+	fs.IntVar(&c.payloadVersion, "payload-version", 0, "payload version (part of the fingerprint; default the tool's)")
+	fs.StringVar(&c.prov, "provider", "", "provider for a new external operation (default the tool's; the built-in config also has sandbox-idem)")
 	fs.StringVar(&c.fault, "fault", "", "sandbox fault for this dispatch: lose-reply, fail-before, reject, delay=DURATION")
 	fs.BoolVar(&c.retry, "retry", false, "retry retryable outcomes with backoff and jitter, same key (5 attempts within 30s)")
 	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "overall deadline of the call (waits out a busy ledger within it)")
@@ -72,7 +75,7 @@ func (c *callFlags) request(ctx context.Context) (model.Request, error) {
 		return model.Request{}, model.Errorf(model.CodeInvalid, "--key is required (the operation id; reuse it on every retry)")
 	}
 	if c.tool == "" {
-		return model.Request{}, model.Errorf(model.CodeInvalid, "--tool is required (%s)", strings.Join(model.ToolNames(), ", "))
+		return model.Request{}, model.Errorf(model.CodeInvalid, "--tool is required")
 	}
 	worker := c.worker
 	if worker == "" {
@@ -183,13 +186,20 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
+	if err := explicitPayloadVersion(fs, c.payloadVersion); err != nil {
+		return fail(stderr, err)
+	}
+	cfg, code, ok := loadConfig(c.config, stderr)
+	if !ok {
+		return code
+	}
 	req, faults, err := c.parse(ctx)
 	if err != nil {
 		return fail(stderr, err)
 	}
 	// Validate before opening (let alone creating) anything: bad input
 	// writes nothing, not even a new empty ledger file.
-	prep, err := model.Prepare(req)
+	prep, err := cfg.Tools.Prepare(req)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -205,15 +215,12 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return fail(stderr, model.Errorf(model.CodeUnavailable, "cannot open sandbox provider %s: directory %s does not exist", c.providerDB, dir))
 		}
 	}
-	if c.prov != "" {
-		// The sandbox's provider names, checked without opening its file.
-		if _, err := (&provider.Sandbox{}).Providers().Get(c.prov); err != nil {
-			return fail(stderr, model.Errorf(model.CodeInvalid, "--provider: %v (sandbox, sandbox-idem)", err))
-		}
+	if err := checkProviderName(cfg, c.prov); err != nil {
+		return fail(stderr, err)
 	}
 	// From here on the request is valid: whatever goes wrong is the
 	// machine's (class internal, retry the same key), never invalid.
-	l, err := openLedgerCtx(ctx, c.db, c.providerDB, store.Options{Create: true}, prep.Tool.Kind == model.EffectExternal)
+	l, err := openLedgerCtx(ctx, c.db, c.providerDB, cfg, store.Options{Create: true}, prep.Tool.Kind() == model.EffectExternal)
 	if err != nil {
 		return printResult(reconcile.Result{}, err, stdout, stderr, *asJSON)
 	}
@@ -264,6 +271,7 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := newFlags("sweep", stderr)
 	db := fs.String("db", defaultDB(), "ledger file")
 	pdb := fs.String("provider-db", "", "sandbox provider file (default beside the ledger)")
+	cfgPath := configFlag(fs)
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	replay := fs.Duration("replay-window", reconcile.DefaultReplayWindow,
 		"the replay window calls settle receipts with (each operation records its expiry when settled; the sweep compacts a receipt once that has passed): the tombstone window must be at least this long")
@@ -272,10 +280,14 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
+	cfg, code, ok := loadConfig(*cfgPath, stderr)
+	if !ok {
+		return code
+	}
 	if err := reconcile.ValidateRetention(*replay, *tomb); err != nil {
 		return fail(stderr, err) // before the ledger is opened: nothing touched
 	}
-	l, err := openLedger(*db, *pdb, store.Options{})
+	l, err := openLedger(*db, *pdb, cfg, store.Options{})
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -297,4 +309,31 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 func isDir(path string) bool {
 	st, err := os.Stat(path)
 	return err == nil && st.IsDir()
+}
+
+// checkProviderName checks --provider against the config, opening nothing.
+func checkProviderName(cfg *config.Config, name string) error {
+	if name == "" {
+		return nil
+	}
+	var names []string
+	for _, p := range cfg.Providers {
+		if p.Name == name {
+			return nil
+		}
+		names = append(names, p.Name)
+	}
+	return model.Errorf(model.CodeInvalid, "--provider: no provider %q in %s (declared: %s)", name, cfg.File, strings.Join(names, ", "))
+}
+
+// explicitPayloadVersion refuses a --payload-version given below 1 (left
+// out, it is the tool's).
+func explicitPayloadVersion(fs *flag.FlagSet, v int) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "payload-version" && v < 1 {
+			err = model.Errorf(model.CodeInvalid, "--payload-version must be between 1 and %d, got %d", model.MaxPayloadVers, v)
+		}
+	})
+	return err
 }

@@ -3,51 +3,49 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/retrysafe/retrysafe/model"
 )
 
 // toolCatalog adapts the tool registry to the gateway's Catalog: the one
-// seam between where tools are declared and what the gateway serves.
-type toolCatalog struct{}
+// seam between where tools are declared (the config) and what the gateway
+// serves.
+type toolCatalog struct{ tools *model.Registry }
 
-func (toolCatalog) Names() []string { return model.ToolNames() }
+func (c toolCatalog) Names() []string { return c.tools.Names() }
 
-// Schema is the JSON Schema of a tool's arguments, derived from the
-// registry's field list: the same rules model.Prepare enforces (required,
-// non-empty strings of bounded length).
-func (toolCatalog) Schema(name string) (json.RawMessage, bool) {
-	t, ok := model.Tools[name]
-	if !ok {
+// Schema is the tool's JSON Schema from its declaration: the one
+// Prepare validates every call against.
+func (c toolCatalog) Schema(name string) (json.RawMessage, bool) {
+	t, err := c.tools.Lookup(name)
+	if err != nil {
 		return nil, false
 	}
-	props := map[string]any{}
-	required := []string{}
-	for _, f := range t.Fields {
-		props[f.Name] = map[string]any{"type": "string", "minLength": 1, "maxLength": f.MaxLen}
-		required = append(required, f.Name)
-	}
-	b, _ := json.Marshal(map[string]any{"type": "object", "properties": props, "required": required})
-	return b, true
+	b, err := json.Marshal(t.Schema)
+	return b, err == nil
 }
 
-func (toolCatalog) Description(name string) string {
-	t, ok := model.Tools[name]
-	if !ok {
+func (c toolCatalog) Description(name string) string {
+	t, err := c.tools.Lookup(name)
+	if err != nil {
 		return ""
 	}
-	var fields []string
-	for _, f := range t.Fields {
-		fields = append(fields, f.Name)
-	}
 	effect := "writes a row in the ledger's database in the same transaction as its record"
-	if t.Kind == model.EffectExternal {
+	if t.Kind() == model.EffectExternal {
 		effect = "sends a request to an external provider (two phases: claim recorded before dispatch)"
 	}
-	return fmt.Sprintf("%s: %s. Arguments: %s. Safe to call again with the same idempotency_key.",
-		strings.ReplaceAll(name, "_", " "), effect, strings.Join(fields, ", "))
+	desc := t.Description
+	if desc == "" {
+		desc = t.Name
+	}
+	return fmt.Sprintf("%s It %s. Safe to call again with the same idempotency_key.", desc, effect)
 }
 
-// PayloadVersion: the built-in tools are all at version 1.
-func (toolCatalog) PayloadVersion(string) int { return 1 }
+// PayloadVersion is the tool's declared payload version.
+func (c toolCatalog) PayloadVersion(name string) int {
+	t, err := c.tools.Lookup(name)
+	if err != nil {
+		return 1
+	}
+	return t.PayloadVersion
+}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/retrysafe/retrysafe/provider/sandbox"
 	"io"
 	"os"
 	"os/signal"
@@ -16,12 +17,14 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/retrysafe/retrysafe/config"
 	msqlite "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/retrysafe/retrysafe/internal/textsafe"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
+	"github.com/retrysafe/retrysafe/provider/httpapi"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
 	"github.com/retrysafe/retrysafe/store/sqlite"
@@ -62,6 +65,8 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		return runBench(ctx, args, stdout, stderr)
 	case "gen":
 		return runGen(ctx, args, stdout, stderr)
+	case "sandbox":
+		return runSandbox(ctx, args, stdout, stderr)
 	case "serve":
 		return runServe(ctx, args, stdout, stderr)
 	case "mcp":
@@ -151,11 +156,10 @@ func providerPath(ledger string) string {
 	return strings.TrimSuffix(ledger, ".db") + ".provider.db"
 }
 
-// ledger is an open store with its sandbox provider and the service over
-// both.
+// ledger is an open store with its providers and the service over both.
 type ledger struct {
 	Store   store.Ledger
-	Sandbox *provider.Sandbox
+	Sandbox *sandbox.Sandbox // the sandbox providers' file, when one is open
 	// ProviderDB is the sandbox provider's file, open or not (a missing
 	// one is never created to be asked).
 	ProviderDB string
@@ -169,111 +173,103 @@ func (l *ledger) Close() {
 	l.Store.Close()
 }
 
-// openLedger opens the ledger (and its sandbox provider unless read-only).
-func openLedger(path, providerDB string, o store.Options) (*ledger, error) {
-	return openLedgerCtx(context.Background(), path, providerDB, o, !o.ReadOnly)
+// providerUse says what a command will do with its providers.
+type providerUse int
+
+const (
+	// noProviders: reads and decisions ask no provider.
+	noProviders providerUse = iota
+	// lookupOnly: asks providers (ops check, the console's c) but never
+	// creates a provider's store to do so: a sandbox file that does not
+	// exist answers "cannot tell".
+	lookupOnly
+	// dispatching: calls and sweeps send; the sandbox file is created if
+	// need be.
+	dispatching
+)
+
+// openLedger opens the ledger with cfg's providers ready to dispatch
+// (unless read-only).
+func openLedger(path, providerDB string, cfg *config.Config, o store.Options) (*ledger, error) {
+	return openLedgerCtx(context.Background(), path, providerDB, cfg, o, !o.ReadOnly)
 }
 
-// openLedgerCtx opens the ledger, and its sandbox provider only when
+// openLedgerCtx opens the ledger, and its providers only when
 // withProvider: a call of a local tool, a decision or a read needs none,
 // and must not pay for it — nor fail on it. A sandbox file that another
 // process is creating at the same moment is waited for within ctx (and at
 // most sandboxOpenWait): racing first calls on a new ledger all succeed.
-func openLedgerCtx(ctx context.Context, path, providerDB string, o store.Options, withProvider bool) (*ledger, error) {
+func openLedgerCtx(ctx context.Context, path, providerDB string, cfg *config.Config, o store.Options, withProvider bool) (*ledger, error) {
+	use := noProviders
+	if withProvider {
+		use = dispatching
+	}
+	return openWith(ctx, path, providerDB, cfg, o, use)
+}
+
+// openForLookups opens a ledger whose providers are only asked, never sent
+// anything: the console and ops check. A sandbox provider's file must exist
+// already: opening a missing one would create an empty store, whose lookup
+// "holds no delivery" would read as evidence that nothing was sent. When it
+// is missing, the sandbox providers answer every lookup "cannot tell"
+// instead (and nothing is created); an HTTP provider that does not answer
+// cannot tell either. A read-only ledger opens no provider at all.
+func openForLookups(path, providerDB string, cfg *config.Config, o store.Options) (*ledger, error) {
+	use := lookupOnly
+	if o.ReadOnly {
+		use = noProviders
+	}
+	return openWith(context.Background(), path, providerDB, cfg, o, use)
+}
+
+func openWith(ctx context.Context, path, providerDB string, cfg *config.Config, o store.Options, use providerUse) (*ledger, error) {
 	st, err := openStore(path, o)
 	if err != nil {
 		return nil, err
 	}
 	l := &ledger{Store: st}
 	providers := provider.Registry{}
-	if withProvider {
+	// Read-only ledgers open providers only to be asked (openAsking).
+	if use != noProviders {
 		if providerDB == "" {
 			providerDB = providerPath(path)
 		}
-		sb, err := openSandbox(ctx, providerDB)
-		if err != nil {
-			st.Close()
-			return nil, model.Wrap(model.CodeUnavailable, err, "cannot open sandbox provider %s: %v", providerDB, err)
+		l.ProviderDB = providerDB
+		for _, p := range cfg.Providers {
+			built, err := l.buildProvider(ctx, p, providerDB, use)
+			if err != nil {
+				l.Close()
+				return nil, err
+			}
+			providers[p.Name] = built
 		}
-		l.Sandbox, l.ProviderDB = sb, providerDB
-		providers = sb.Providers()
 	}
-	l.Svc = reconcile.New(st, providers)
-	l.Svc.AuthoritativeLookups = sandboxAuthoritative()
+	l.Svc = reconcile.New(st, cfg.Tools, providers)
+	l.Svc.AuthoritativeLookups = authoritativeLookups(cfg)
 	return l, nil
 }
 
-// openForLookups opens a ledger whose provider is only asked, never sent
-// anything: the console and ops check. The provider's file must exist
-// already: opening a missing one would create an empty store, whose lookup
-// "holds no delivery" would read as evidence that nothing was sent. When it
-// is missing, the providers answer every lookup "cannot tell" instead (and
-// nothing is created). A read-only ledger opens no provider at all.
-func openForLookups(path, providerDB string, o store.Options) (*ledger, error) {
-	if o.ReadOnly {
-		return openLedger(path, "", o)
-	}
-	return openAsking(path, providerDB, o)
+// openAsking opens the ledger (read-only if o says so) with its providers
+// ready to be asked, never sent anything, as openForLookups does for a
+// writable ledger: ops check and triage ask even with --read-only — they
+// show the findings then, and record nothing.
+func openAsking(path, providerDB string, cfg *config.Config, o store.Options) (*ledger, error) {
+	return openWith(context.Background(), path, providerDB, cfg, o, lookupOnly)
 }
 
-// openAsking opens the ledger (read-only if o says so) and its provider to
-// be asked, as openForLookups does for a writable ledger: ops check and
-// triage ask even with --read-only — they show the findings then, and
-// record nothing. The provider's file is the provider's, not the ledger:
-// asking opens it as it is.
-func openAsking(path, providerDB string, o store.Options) (*ledger, error) {
-	st, err := openStore(path, o)
-	if err != nil {
-		return nil, err
-	}
-	if providerDB == "" {
-		providerDB = providerPath(path)
-	}
-	if _, err := os.Stat(providerDB); err != nil {
-		l := &ledger{Store: st, ProviderDB: providerDB}
-		l.Svc = reconcile.New(st, unreachableSandbox(providerDB, unwrapPath(err)))
-		return l, nil
-	}
-	sb, err := provider.OpenSandbox(providerDB)
-	if err != nil {
-		st.Close()
-		return nil, model.Wrap(model.CodeUnavailable, err, "cannot open sandbox provider %s: %v", providerDB, err)
-	}
-	l := &ledger{Store: st, Sandbox: sb, ProviderDB: providerDB, Svc: reconcile.New(st, sb.Providers())}
-	l.Svc.AuthoritativeLookups = sandboxAuthoritative()
-	return l, nil
-}
-
-// sandboxAuthoritative declares the sandbox providers' lookups
+// authoritativeLookups declares which providers' lookups are
 // authoritative: the sandbox keeps every delivery it ever made in its one
-// file, so "holds nothing" there means it never took the request.
-func sandboxAuthoritative() map[string]bool {
-	return map[string]bool{"sandbox": true, "sandbox-idem": true}
-}
-
-// unreachable is a provider whose store cannot be reached: it answers
-// every lookup "cannot tell" and sends nothing.
-type unreachable struct {
-	name, why string
-}
-
-func unreachableSandbox(path string, err error) provider.Registry {
-	why := fmt.Sprintf("cannot tell: the sandbox provider's file %s is not there (%v); pass --provider-db with the file the calls used (nothing was created: an empty one would prove nothing)", path, err)
-	return provider.Registry{
-		"sandbox":      unreachable{name: "sandbox", why: why},
-		"sandbox-idem": unreachable{name: "sandbox-idem", why: why},
+// file, so "holds nothing" there means it never took the request. (An
+// HTTP provider's declaration belongs in its config entry; until the
+// config has one, none is.)
+func authoritativeLookups(cfg *config.Config) map[string]bool {
+	out := map[string]bool{}
+	for _, p := range cfg.Providers {
+		if p.Kind == "sandbox" {
+			out[p.Name] = true
+		}
 	}
-}
-
-func (u unreachable) Name() string      { return u.name }
-func (u unreachable) HonoursKeys() bool { return false }
-
-func (u unreachable) Dispatch(context.Context, provider.Request) (provider.Response, error) {
-	return provider.Response{}, fmt.Errorf("%s", u.why)
-}
-
-func (u unreachable) Lookup(_ context.Context, downstreamKey string) (provider.Evidence, error) {
-	return provider.Evidence{Provider: u.name, DownstreamKey: downstreamKey}, model.Errorf(model.CodeUnavailable, "%s", u.why)
+	return out
 }
 
 // sandboxOpenWait bounds how long opening the sandbox waits out another
@@ -283,12 +279,12 @@ const sandboxOpenWait = 10 * time.Second
 // openSandbox opens the sandbox provider's file, retrying while SQLite says
 // another connection holds it (a brand-new file being set up by a
 // concurrent first call reports "database is locked" without waiting).
-func openSandbox(ctx context.Context, path string) (*provider.Sandbox, error) {
+func openSandbox(ctx context.Context, path string) (*sandbox.Sandbox, error) {
 	ctx, cancel := context.WithTimeout(ctx, sandboxOpenWait)
 	defer cancel()
 	pause := 5 * time.Millisecond
 	for {
-		sb, err := provider.OpenSandbox(path)
+		sb, err := sandbox.Open(path)
 		if err == nil || !isBusy(err) {
 			return sb, err
 		}
@@ -315,6 +311,54 @@ func isBusy(err error) bool {
 // command opens through it.
 func openStore(where string, o store.Options) (store.Ledger, error) {
 	return sqlite.OpenLedger(where, o)
+}
+
+func (l *ledger) buildProvider(ctx context.Context, p config.Provider, providerDB string, use providerUse) (provider.Provider, error) {
+	switch p.Kind {
+	case config.KindSandbox:
+		if l.Sandbox == nil {
+			if _, err := os.Stat(providerDB); err != nil && use == lookupOnly {
+				// Opening would create an empty provider file, whose lookup
+				// "holds no delivery" would read as evidence that nothing
+				// was sent.
+				return provider.Unreachable(p.Name, p.HonoursKeys, fmt.Sprintf(
+					"the sandbox provider's file %s is not there (%v); pass --provider-db with the file the calls used (nothing was created: an empty one would prove nothing)", providerDB, unwrapPathErr(err))), nil
+			}
+			sb, err := openSandbox(ctx, providerDB)
+			if err != nil {
+				return nil, model.Wrap(model.CodeUnavailable, err, "cannot open sandbox provider %s: %v", providerDB, err)
+			}
+			l.Sandbox = sb
+		}
+		return l.Sandbox.Provider(p.Name, p.HonoursKeys), nil
+	case config.KindHTTP:
+		// Opens nothing: a connection is made per request, and a provider
+		// that does not answer a lookup cannot tell.
+		hp, err := httpapi.New(p.HTTP.Config)
+		if err != nil {
+			return nil, model.Errorf(model.CodeInvalid, "provider %s: %v", p.Name, err)
+		}
+		return hp, nil
+	}
+	return nil, model.Errorf(model.CodeInvalid, "provider %s: kind %q cannot be built", p.Name, p.Kind)
+}
+
+// loadConfig resolves the config a command runs with (--config, else
+// $RETRYSAFE_CONFIG, else the built-in default). A config error prints
+// FILE:LINE: what is wrong, and the command exits 2 before any file is
+// opened.
+func loadConfig(path string, stderr io.Writer) (*config.Config, int, bool) {
+	cfg, err := config.Resolve(path, os.LookupEnv)
+	if err != nil {
+		fmt.Fprintln(stderr, oneLine(err.Error()))
+		return nil, exitInvalid, false
+	}
+	return cfg, 0, true
+}
+
+// configFlag registers --config on fs.
+func configFlag(fs *flag.FlagSet) *string {
+	return fs.String("config", "", "tools and providers config file (TOML; default $"+config.EnvVar+", else the built-in demo tools)")
 }
 
 // exitFor maps an error to the exit code of the non-call commands.

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"github.com/retrysafe/retrysafe/config"
 	"os"
 	"path/filepath"
 	"strings"
@@ -82,7 +83,7 @@ func TestTheConsoleNeverCreatesAProviderStoreToAskIt(t *testing.T) {
 		{"a copied ledger", copied, ""},
 		{"a wrong --provider-db", db, filepath.Join(t.TempDir(), "wrong.provider.db")},
 	} {
-		l, err := openForLookups(c.ledger, c.providerDB, store.Options{})
+		l, err := openForLookups(c.ledger, c.providerDB, config.Default(), store.Options{})
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -100,7 +101,7 @@ func TestTheConsoleNeverCreatesAProviderStoreToAskIt(t *testing.T) {
 		}
 	}
 	// With the right file, the same check finds the delivery.
-	l, err := openForLookups(db, "", store.Options{})
+	l, err := openForLookups(db, "", config.Default(), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

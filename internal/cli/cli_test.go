@@ -10,6 +10,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/retrysafe/retrysafe/config"
+	"github.com/retrysafe/retrysafe/provider/sandbox"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -56,7 +58,7 @@ func digest(t *testing.T, path string, skip ...string) string {
 	}
 	n := 0
 	if _, err := os.Stat(providerPath(path)); err == nil {
-		sb, err := provider.OpenSandbox(providerPath(path))
+		sb, err := sandbox.Open(providerPath(path))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,7 +70,7 @@ func digest(t *testing.T, path string, skip ...string) string {
 
 func deliveries(t *testing.T, ledgerPath, tenant, key string) int {
 	t.Helper()
-	sb, err := provider.OpenSandbox(providerPath(ledgerPath))
+	sb, err := sandbox.Open(providerPath(ledgerPath))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +133,7 @@ func asBinary(t *testing.T, args ...string) (stdout, stderr string, code int, si
 func newLedgerFile(t *testing.T) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "ledger.db")
-	l, err := openLedger(path, "", store.Options{Create: true})
+	l, err := openLedger(path, "", config.Default(), store.Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +217,7 @@ func TestCallExitCodesAndOutput(t *testing.T) {
 
 	// 7: expired — a receipt older than the replay window, before and after
 	// the sweep compacts it; nothing is created either way.
-	old, err := openLedger(db, "", store.Options{Now: func() time.Time { return time.Now().Add(-48 * time.Hour) }})
+	old, err := openLedger(db, "", config.Default(), store.Options{Now: func() time.Time { return time.Now().Add(-48 * time.Hour) }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,12 @@ func runConsole(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	pdb := fs.String("provider-db", "", "sandbox provider file the calls used (default beside the ledger); never created to be asked")
 	readOnly := fs.Bool("read-only", false, "look without changing anything: no decisions, no lab runs, no provider checks")
 	logFile := fs.String("log", "", "append the console's log to FILE (it never writes to the terminal)")
+	cfgPath := configFlag(fs)
 	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
+	}
+	cfg, code, ok := loadConfig(*cfgPath, stderr)
+	if !ok {
 		return code
 	}
 	if *tenant != "" {
@@ -42,7 +47,7 @@ func runConsole(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	// Read-only opens the ledger with mode=ro and no provider: the sandbox
 	// provider's opener creates its schema, so opening it would write. A
 	// missing provider file is never created: checks say "cannot tell".
-	l, err := openForLookups(*db, *pdb, store.Options{ReadOnly: *readOnly})
+	l, err := openForLookups(*db, *pdb, cfg, store.Options{ReadOnly: *readOnly})
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -77,7 +82,7 @@ func openConsole(ctx context.Context, l *ledger, o consoleOptions, stderr io.Wri
 	cfg := ui.Config{
 		Store: l.Store, Service: l.Svc, Ledger: l.Store.Path(),
 		Tenant: o.Tenant, Operator: o.Operator, ReadOnly: o.ReadOnly || l.Store.ReadOnly(),
-		Renderer: renderer, Log: logger, Context: ctx, Pager: os.Getenv("PAGER"),
+		Renderer: renderer, Log: logger, Context: ctx, Pager: os.Getenv("PAGER"), Clipboard: os.Stdout,
 	}
 	// Read-only keeps the Lab screen (it shows the scenarios) but it
 	// refuses to run them: they write.

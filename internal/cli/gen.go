@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/retrysafe/retrysafe/config"
 	"io"
 	"os"
 	"time"
@@ -41,7 +42,7 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if _, err := os.Stat(*db); err == nil {
 		return fail(stderr, model.Errorf(model.CodeInvalid, "%s exists; gen writes a new ledger (remove it first)", *db))
 	}
-	l, err := openLedger(*db, "", store.Options{Create: true, Durability: store.Fast})
+	l, err := openLedger(*db, "", config.Default(), store.Options{Create: true, Durability: store.Fast})
 	if err != nil {
 		return fail(stderr, err)
 	}

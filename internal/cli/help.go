@@ -36,7 +36,7 @@ func commandHelp() []help {
 	exitsCommon := commonExits()
 	return []help{
 		{name: "", summary: "open the console to look at operations and settle unknown outcomes",
-			synopsis: "retrysafe [--db FILE] [--tenant T] [--operator NAME] [--read-only] [--log FILE]",
+			synopsis: "retrysafe [--db FILE] [--provider-db FILE] [--tenant T] [--operator NAME] [--read-only] [--log FILE]",
 			examples: []string{"retrysafe --db ledger.db", "retrysafe --db ledger.db --tenant acme --read-only"},
 			exits:    exitsCommon},
 		{name: "call", summary: "make one idempotent tool call (the same key is safe to send again)",
@@ -155,6 +155,14 @@ func commandHelp() []help {
 			synopsis: "retrysafe tokens revoke --id N [--db FILE]",
 			examples: []string{"retrysafe tokens revoke --id 3"},
 			exits:    exitsCommon},
+		{name: "sandbox", summary: "the sandbox provider: a stand-in third party that takes idempotency keys",
+			synopsis: "retrysafe sandbox serve [flags]",
+			examples: []string{"retrysafe sandbox serve --listen 127.0.0.1:8025 --db sandbox.db"},
+			exits:    exitsCommon},
+		{name: "sandbox serve", summary: "serve the sandbox provider over HTTP, with fault switches for demos and tests",
+			synopsis: "retrysafe sandbox serve [--listen ADDR] [--db FILE] [--fault drop-after-apply|delay=D|reject|5xx|busy] [--honour-keys NAMES]",
+			examples: []string{"retrysafe sandbox serve --listen 127.0.0.1:8025", "retrysafe sandbox serve --fault drop-after-apply"},
+			exits:    []string{"0  stopped on SIGTERM or SIGINT", "1  the listener or its file failed", "2  bad flags"}},
 		{name: "version", summary: "print the version, commit and Go toolchain of this binary",
 			synopsis: "retrysafe version [--json]", examples: []string{"retrysafe version"}, exits: exitsCommon},
 		{name: "completion", summary: "print a shell completion script (bash or zsh)",
@@ -186,7 +194,8 @@ func topUsage() string {
 		}
 		fmt.Fprintf(&b, "  %-11s %s\n", h.name, h.summary)
 	}
-	b.WriteString("\nThe ledger is --db, else $RETRYSAFE_DB, else ./retrysafe.db.\n")
+	b.WriteString("\nThe ledger is --db, else $RETRYSAFE_DB, else ./retrysafe.db. The tools and providers\n")
+	b.WriteString("are --config FILE, else $RETRYSAFE_CONFIG, else the built-in demo tools.\n")
 	b.WriteString("Run 'retrysafe COMMAND -h' for a command's flags, examples and exit codes;\n")
 	b.WriteString("'retrysafe -h' alone lists these commands and the console's flags below.\n")
 	return b.String()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/retrysafe/retrysafe/config"
 	"io"
 	"os"
 	"strings"
@@ -140,6 +141,10 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if *calls < 1 || *calls > 64 {
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--%s must be between 1 and 64", lab.FlagCalls))
 	}
+	cfg, code, ok := loadConfig(c.config, stderr)
+	if !ok {
+		return code
+	}
 	req, faults, err := c.parse(ctx)
 	if err != nil {
 		return fail(stderr, err)
@@ -150,8 +155,8 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if off := *clockOffset; off != 0 {
 		opts.Now = func() time.Time { return time.Now().Add(off) }
 	}
-	tool, _ := model.LookupTool(req.Tool) // checked by parse
-	l, err := openLedgerCtx(ctx, c.db, c.providerDB, opts, tool.Kind == model.EffectExternal)
+	tool, _ := cfg.Tools.Lookup(req.Tool) // checked by parse
+	l, err := openLedgerCtx(ctx, c.db, c.providerDB, cfg, opts, tool != nil && tool.Kind() == model.EffectExternal)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -216,7 +221,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *noConsole {
 		return exitOK
 	}
-	l, err := openForLookups(path, "", store.Options{})
+	l, err := openForLookups(path, "", config.Default(), store.Options{})
 	if err != nil {
 		return fail(stderr, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/retrysafe/retrysafe/config"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -437,7 +438,7 @@ func checkDemoTimeline(t *testing.T, path string, built time.Time) {
 func checkDemoLedger(t *testing.T, path string) {
 	t.Helper()
 	ctx := context.Background()
-	l, err := openLedger(path, "", store.Options{})
+	l, err := openLedger(path, "", config.Default(), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -486,10 +487,10 @@ func checkDemoLedger(t *testing.T, path string) {
 	if problems, err := l.Store.Audit(ctx); err != nil || len(problems) > 0 {
 		t.Errorf("audit: %v %v", problems, err)
 	}
-	if n, _ := l.Store.EffectCount(ctx, "create_support_task", ""); n != demoTasks {
+	if n, _ := l.Svc.EffectCount(ctx, "create_support_task", ""); n != demoTasks {
 		t.Errorf("%d tasks, want %d", n, demoTasks)
 	}
-	if n, _ := l.Store.EffectCount(ctx, "create_report_job", ""); n != demoReportJobs {
+	if n, _ := l.Svc.EffectCount(ctx, "create_report_job", ""); n != demoReportJobs {
 		t.Errorf("%d report jobs, want %d", n, demoReportJobs)
 	}
 	if n, _ := l.Sandbox.Deliveries(ctx, ""); n != demoDeliveries {

@@ -22,7 +22,12 @@ func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	tenant := fs.String("tenant", "", "the tenant every call acts for (required)")
 	callTimeout := fs.Duration("call-timeout", 30*time.Second, "deadline of one call, a busy ledger included")
 	logLevel := fs.String("log-level", "warn", "debug, info, warn or error (on stderr)")
+	cfgPath := configFlag(fs)
 	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
+	}
+	cfg, code, ok := loadConfig(*cfgPath, stderr)
+	if !ok {
 		return code
 	}
 	if err := model.ValidateTenant(*tenant); err != nil {
@@ -32,7 +37,7 @@ func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, err)
 	}
-	l, err := openLedger(*db, *pdb, store.Options{Create: true})
+	l, err := openLedger(*db, *pdb, cfg, store.Options{Create: true})
 	if err != nil {
 		return fail(stderr, err)
 	}

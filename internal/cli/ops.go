@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/retrysafe/retrysafe/config"
 	"github.com/retrysafe/retrysafe/internal/textsafe"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/reconcile"
@@ -59,12 +60,8 @@ func runOps(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // opsOpen opens an existing ledger; ops never creates one.
 // Decisions and reads need no provider, so none is opened (or created).
-func opsOpen(db string, readOnly bool) (*ledger, error) {
-	st, err := openStore(db, store.Options{ReadOnly: readOnly})
-	if err != nil {
-		return nil, err
-	}
-	return &ledger{Store: st, Svc: reconcile.New(st, nil)}, nil
+func opsOpen(db string, cfg *config.Config, readOnly bool) (*ledger, error) {
+	return openWith(context.Background(), db, "", cfg, store.Options{ReadOnly: readOnly}, noProviders)
 }
 
 func opsList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -73,6 +70,7 @@ func opsList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	state := fs.String("state", "", "only this state (unknown, in_progress, not_applied, failed, applied, superseded, authorized)")
 	tenant := fs.String("tenant", "", "only this tenant")
 	tool := fs.String("tool", "", "only this tool")
+	cfgPath := configFlag(fs)
 	search := fs.String("search", "", "key, subject/report/recipient or trace id contains TEXT")
 	limit := fs.Int("limit", 50, "at most N operations, newest first")
 	before := fs.Int64("before", 0, "the cursor: only operations older than this id (the next page's --before is printed when a page is full)")
@@ -88,8 +86,12 @@ func opsList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		q.State = st
 	}
+	cfg, code, ok := loadConfig(*cfgPath, stderr)
+	if !ok {
+		return code
+	}
 	if *tool != "" {
-		if _, err := model.LookupTool(*tool); err != nil {
+		if _, err := cfg.Tools.Lookup(*tool); err != nil {
 			return fail(stderr, err)
 		}
 	}
@@ -99,7 +101,7 @@ func opsList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *before < 0 {
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--before must be an operation id (from a previous page), got %d", *before))
 	}
-	l, err := opsOpen(*db, true)
+	l, err := opsOpen(*db, cfg, true)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -214,7 +216,7 @@ func opsShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := k.validate(); err != nil {
 		return fail(stderr, err)
 	}
-	l, err := opsOpen(k.db, true)
+	l, err := opsOpen(k.db, config.Default(), true)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -364,7 +366,12 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	check := fs.Bool("check", false, "one key: ask the provider first; its finding is the evidence, or must be overridden")
 	against := fs.Bool("against-finding", false, "with --check: decide against what the provider check found (the second confirmation)")
 	pdb := fs.String("provider-db", "", "with --check: the sandbox provider file the calls used (default beside the ledger)")
+	cfgPath := configFlag(fs)
 	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
+	}
+	cfg, code, ok := loadConfig(*cfgPath, stderr)
+	if !ok {
 		return code
 	}
 	var action model.Action
@@ -425,7 +432,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		// lookup that found nothing is evidence for not applied; deciding
 		// against a finding needs --against-finding. "Cannot tell" is no
 		// finding and stops here.
-		l, err := openForLookups(*db, *pdb, store.Options{})
+		l, err := openForLookups(*db, *pdb, cfg, store.Options{})
 		if err != nil {
 			return fail(stderr, err)
 		}
@@ -457,7 +464,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if !single && !*dryRun && !*yes {
 		return fail(stderr, model.Errorf(model.CodeInvalid, "several operations: run with --dry-run to list each from → to, then with --yes to write them"))
 	}
-	l, err := opsOpen(*db, *dryRun)
+	l, err := opsOpen(*db, cfg, *dryRun)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -626,7 +633,7 @@ func opsSupersede(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err := d.Validate(model.ActionAuthorizeKey); err != nil {
 		return fail(stderr, err)
 	}
-	l, err := opsOpen(f.db, false)
+	l, err := opsOpen(f.db, config.Default(), false)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -647,6 +654,7 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	pdb := fs.String("provider-db", "", "sandbox provider file (default beside the ledger)")
 	operator := fs.String("operator", defaultOperator(), "recorded with the finding (default $USER)")
 	readOnly := fs.Bool("read-only", false, "ask and show; record nothing")
+	cfgPath := configFlag(fs)
 	asJSON := fs.Bool("json", false, "JSON, stable for scripts")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
@@ -657,9 +665,13 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err := model.ValidateText("operator name", *operator, reconcile.MaxOperatorLen); err != nil || strings.TrimSpace(*operator) == "" {
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--operator must be a printable name: findings record who asked"))
 	}
+	cfg, code, ok := loadConfig(*cfgPath, stderr)
+	if !ok {
+		return code
+	}
 	// A missing provider file is never created to be asked: the lookup
 	// says "cannot tell" (exit 2), never "no delivery".
-	l, err := openAsking(k.db, *pdb, store.Options{ReadOnly: *readOnly})
+	l, err := openAsking(k.db, *pdb, cfg, store.Options{ReadOnly: *readOnly})
 	if err != nil {
 		return fail(stderr, err)
 	}

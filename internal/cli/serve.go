@@ -34,7 +34,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	grace := fs.Duration("shutdown-timeout", 30*time.Second, "on SIGTERM, how long in-flight requests may take to finish")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to FILE (go tool pprof)")
+	cfgPath := configFlag(fs)
 	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
+	}
+	cfg, code, ok := loadConfig(*cfgPath, stderr)
+	if !ok {
 		return code
 	}
 	if *cpuProfile != "" {
@@ -55,7 +60,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if *maxInFlight < 1 || *queueWait <= 0 || *callTimeout <= 0 || *grace <= 0 || *tokenTTL < 0 {
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--max-in-flight, --queue-wait, --call-timeout and --shutdown-timeout must be positive, --token-ttl not negative"))
 	}
-	l, err := openLedger(*db, *pdb, store.Options{Create: true})
+	l, err := openLedger(*db, *pdb, cfg, store.Options{Create: true})
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -75,7 +80,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	// The one line on stdout: scripts (and the tests) read the address.
 	fmt.Fprintf(stdout, "retrysafe serve: listening on http://%s (ledger %s)\n", ln.Addr(), *db)
-	log.Info("listening", "addr", ln.Addr().String(), "ledger", *db, "tools", len(toolCatalog{}.Names()))
+	log.Info("listening", "addr", ln.Addr().String(), "ledger", *db, "tools", len(l.Svc.Tools.Names()))
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {
@@ -102,7 +107,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 // newGateway wires a gateway to an open ledger and the tool registry.
 func newGateway(l *ledger, log *slog.Logger, cfg gateway.Config) (*gateway.Gateway, error) {
 	host, _ := os.Hostname()
-	cfg.Service, cfg.Tools, cfg.Logger = l.Svc, toolCatalog{}, log
+	cfg.Service, cfg.Tools, cfg.Logger = l.Svc, toolCatalog{l.Svc.Tools}, log
 	cfg.Worker = fmt.Sprintf("gateway:%s:%d", host, os.Getpid())
 	return gateway.New(cfg)
 }

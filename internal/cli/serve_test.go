@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/retrysafe/retrysafe/config"
 	"io"
 	"net/http"
 	"os"
@@ -220,7 +221,7 @@ func checkOneEffectEach(t *testing.T, db, tenant string, acks []ack) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	effects, err := st.EffectCount(ctx, "create_support_task", tenant)
+	effects, err := st.EffectCount(ctx, model.TableTasks, "create_support_task", tenant)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,8 +315,8 @@ func TestMCPOverStdioDrivenByTheSDKClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tools.Tools) != len(model.ToolNames()) {
-		t.Fatalf("%d tools, want %d", len(tools.Tools), len(model.ToolNames()))
+	if len(tools.Tools) != len(config.Default().Tools.Names()) {
+		t.Fatalf("%d tools, want %d", len(tools.Tools), len(config.Default().Tools.Names()))
 	}
 	for _, tool := range tools.Tools {
 		b, _ := json.Marshal(tool.InputSchema)
@@ -400,15 +401,16 @@ func TestMCPOverStdioDrivenByTheSDKClient(t *testing.T) {
 	if d.Attempts[0].TraceID != "toolu_01ABC" {
 		t.Fatalf("the tool-call id is not the attempt's trace id: %+v", d.Attempts[0])
 	}
-	if n, _ := st.EffectCount(context.Background(), "create_support_task", "agents"); n != 1 {
+	if n, _ := st.EffectCount(context.Background(), model.TableTasks, "create_support_task", "agents"); n != 1 {
 		t.Fatalf("%d effects, want 1", n)
 	}
 }
 
 func fieldNames(tool string) []string {
 	var out []string
-	for _, f := range model.Tools[tool].Fields {
-		out = append(out, f.Name)
+	t, err := config.Default().Tools.Lookup(tool)
+	if err != nil {
+		return nil
 	}
-	return out
+	return append(out, t.Schema.Required...)
 }

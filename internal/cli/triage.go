@@ -54,6 +54,7 @@ func runTriage(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	operator := fs.String("operator", defaultOperator(), "recorded with each finding (default $USER)")
 	pdb := fs.String("provider-db", "", "sandbox provider file the calls used (default beside the ledger); never created to be asked")
 	readOnly := fs.Bool("read-only", false, "ask and show, record nothing")
+	cfgPath := configFlag(fs)
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
@@ -75,7 +76,11 @@ func runTriage(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			return fail(stderr, model.Errorf(model.CodeInvalid, "--tenant: %v", err))
 		}
 	}
-	l, err := openAsking(*db, *pdb, store.Options{ReadOnly: *readOnly})
+	cfg, code, ok := loadConfig(*cfgPath, stderr)
+	if !ok {
+		return code
+	}
+	l, err := openAsking(*db, *pdb, cfg, store.Options{ReadOnly: *readOnly})
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -111,7 +116,7 @@ func runTriage(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err != nil {
 		return fail(stderr, err)
 	}
-	code := triageExit(rep)
+	code = triageExit(rep)
 	if *asJSON {
 		if findings == nil {
 			findings = []triageFinding{}

@@ -144,16 +144,16 @@ func TestFindingsAreLatestLookupsStaleAfterAnotherAttemptAndFilterable(t *testin
 	}
 }
 
-// A ledger made before findings existed (schema 3) keeps every attempt,
-// with its id and number, when 0004 rebuilds the table.
+// A ledger made before findings existed (schema 4) keeps every attempt,
+// with its id and number, when 0005 rebuilds the table.
 func TestFindingsMigrationKeepsEveryAttempt(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "old.db")
 	ms := migrations()
 	stmts := []string{}
-	for _, m := range ms[:3] {
+	for _, m := range ms[:4] {
 		stmts = append(stmts, m.sql)
 	}
-	stmts = append(stmts, "PRAGMA user_version = 3",
+	stmts = append(stmts, "PRAGMA user_version = 4",
 		`INSERT INTO operations (id, tenant, op_key, tool, payload_version, args, fingerprint, state, created_at, updated_at)
 			VALUES (7, 't', 'k', 'send_notification', 1, '{}', '`+fmt.Sprintf("%064d", 0)+`', 'unknown', 1, 1)`,
 		`INSERT INTO attempts (id, operation_id, seq, outcome, fingerprint, trace_id, started_at, duration_us) VALUES (40, 7, 1, 'dispatched', 'f', 'trace-1', 5, 6)`,

@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"github.com/retrysafe/retrysafe/store"
 	"time"
 
 	"github.com/retrysafe/retrysafe/model"
@@ -259,9 +260,9 @@ func (t *Tx) InsertDecision(d *model.Decision) error {
 	return err
 }
 
-// InsertLocalEffect performs a local tool's effect — a row in tasks or
-// report_jobs — and returns the result a receipt carries.
-func (t *Tx) InsertLocalEffect(tool, tenant string, opID int64, args map[string]any) (json.RawMessage, error) {
+// InsertLocalEffect performs a local tool's effect — a row in the table the
+// registry names — and returns the result a receipt carries.
+func (t *Tx) InsertLocalEffect(e store.LocalEffect) (json.RawMessage, error) {
 	if err := t.durableOnly(); err != nil {
 		return nil, err
 	}
@@ -270,19 +271,21 @@ func (t *Tx) InsertLocalEffect(tool, tenant string, opID int64, args map[string]
 		err error
 		key string
 	)
-	switch tool {
-	case "create_support_task":
-		subject, _ := args["subject"].(string)
+	switch e.Table {
+	case model.TableTasks:
 		res, err = t.exec(`INSERT INTO tasks (tenant, subject, operation_id, created_at) VALUES (?,?,?,?)`,
-			tenant, subject, opID, ms(t.now))
+			e.Tenant, e.Text, e.OperationID, ms(t.now))
 		key = "task_id"
-	case "create_report_job":
-		report, _ := args["report"].(string)
+	case model.TableReportJobs:
 		res, err = t.exec(`INSERT INTO report_jobs (tenant, report, operation_id, created_at) VALUES (?,?,?,?)`,
-			tenant, report, opID, ms(t.now))
+			e.Tenant, e.Text, e.OperationID, ms(t.now))
 		key = "job_id"
+	case model.TableLocalEffects:
+		res, err = t.exec(`INSERT INTO local_effects (tenant, tool, args, operation_id, created_at) VALUES (?,?,?,?,?)`,
+			e.Tenant, e.Tool, string(e.Args), e.OperationID, ms(t.now))
+		key = "effect_id"
 	default:
-		return nil, model.Errorf(model.CodeInvalid, "tool %q has no local effect", tool)
+		return nil, model.Errorf(model.CodeInvalid, "tool %q: no local table %q", e.Tool, e.Table)
 	}
 	if err != nil {
 		return nil, err

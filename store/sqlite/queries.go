@@ -173,7 +173,9 @@ func (s *Store) Counts(ctx context.Context, tenant string) (store.Counts, error)
 	}
 	// Claims whose lease ended with no result (the worker is gone): on the
 	// partial index of in_progress leases, which holds only claims.
-	eq := `SELECT COUNT(*) FROM operations WHERE state = 'in_progress' AND lease_until < ?`
+	// INDEXED BY: left to itself the planner walks the state index and
+	// reads every in_progress row (220 ms at a million, against 0.08 ms).
+	eq := `SELECT COUNT(*) FROM operations INDEXED BY operations_lease WHERE state = 'in_progress' AND lease_until < ?`
 	eargs := []any{ms(s.now())}
 	if tenant != "" {
 		eq += ` AND +tenant = ?`
@@ -298,17 +300,23 @@ func (s *Store) detail(ctx context.Context, where string, args ...any) (*model.D
 	return d, nil
 }
 
-// EffectCount counts the local effect rows of a tool (tasks or report jobs),
-// in one tenant or all ("").
-func (s *Store) EffectCount(ctx context.Context, tool, tenant string) (int, error) {
-	table := map[string]string{"create_support_task": "tasks", "create_report_job": "report_jobs"}[tool]
-	if table == "" {
-		return 0, model.Errorf(model.CodeInvalid, "tool %q has no local effect table", tool)
-	}
-	q := `SELECT COUNT(*) FROM ` + table
+// EffectCount counts the rows of a local effect table in one tenant or all
+// (""). In the generic local_effects table it counts tool's rows; the
+// demo's tables (tasks, report_jobs) hold every tool that writes them.
+func (s *Store) EffectCount(ctx context.Context, table model.LocalTable, tool, tenant string) (int, error) {
+	var q string
 	var args []any
+	switch table {
+	case model.TableTasks, model.TableReportJobs:
+		q = `SELECT COUNT(*) FROM ` + string(table) + ` WHERE 1`
+	case model.TableLocalEffects:
+		q = `SELECT COUNT(*) FROM local_effects WHERE tool = ?`
+		args = append(args, tool)
+	default:
+		return 0, model.Errorf(model.CodeInvalid, "no local effect table %q", table)
+	}
 	if tenant != "" {
-		q += ` WHERE tenant = ?`
+		q += ` AND tenant = ?`
 		args = append(args, tenant)
 	}
 	var n int
@@ -317,18 +325,25 @@ func (s *Store) EffectCount(ctx context.Context, tool, tenant string) (int, erro
 }
 
 // Audit checks the ledger's invariants and returns one line per violation:
-// every applied local operation has exactly one effect whose id its receipt
-// names, no effect lacks its operation (unless compacted to a tombstone),
+// every applied local operation (one without a provider) has exactly one
+// effect whose id its receipt names, no effect lacks its operation (unless
+// compacted to a tombstone),
 // and SQLite's own integrity_check passes.
 func (s *Store) Audit(ctx context.Context) ([]string, error) {
 	var problems []string
 	checks := []struct{ what, q string }{
-		{"applied task operations without exactly one task", `SELECT COUNT(*) FROM operations o WHERE o.tool = 'create_support_task' AND o.state = 'applied'
+		{"applied local operations whose receipt names no effect", `SELECT COUNT(*) FROM operations o WHERE o.state = 'applied' AND o.provider IS NULL
+			AND json_extract(o.receipt, '$.result.task_id') IS NULL AND json_extract(o.receipt, '$.result.job_id') IS NULL
+			AND json_extract(o.receipt, '$.result.effect_id') IS NULL AND json_type(o.receipt, '$.result.effect') IS NULL`},
+		{"applied task operations without exactly one task", `SELECT COUNT(*) FROM operations o WHERE o.state = 'applied' AND json_extract(o.receipt, '$.result.task_id') IS NOT NULL
 			AND (SELECT COUNT(*) FROM tasks t WHERE t.operation_id = o.id AND t.id = json_extract(o.receipt, '$.result.task_id')) <> 1`},
-		{"applied report operations without exactly one job", `SELECT COUNT(*) FROM operations o WHERE o.tool = 'create_report_job' AND o.state = 'applied'
+		{"applied report operations without exactly one job", `SELECT COUNT(*) FROM operations o WHERE o.state = 'applied' AND json_extract(o.receipt, '$.result.job_id') IS NOT NULL
 			AND (SELECT COUNT(*) FROM report_jobs j WHERE j.operation_id = o.id AND j.id = json_extract(o.receipt, '$.result.job_id')) <> 1`},
+		{"applied local-effect operations without exactly one effect", `SELECT COUNT(*) FROM operations o WHERE o.state = 'applied' AND json_extract(o.receipt, '$.result.effect_id') IS NOT NULL
+			AND (SELECT COUNT(*) FROM local_effects e WHERE e.operation_id = o.id AND e.id = json_extract(o.receipt, '$.result.effect_id')) <> 1`},
 		{"tasks whose operation is not applied", `SELECT COUNT(*) FROM tasks t JOIN operations o ON o.id = t.operation_id WHERE o.state <> 'applied'`},
 		{"report jobs whose operation is not applied", `SELECT COUNT(*) FROM report_jobs j JOIN operations o ON o.id = j.operation_id WHERE o.state <> 'applied'`},
+		{"local effects whose operation is not applied", `SELECT COUNT(*) FROM local_effects e JOIN operations o ON o.id = e.operation_id WHERE o.state <> 'applied'`},
 		{"state counts out of step", `SELECT COUNT(*) FROM (SELECT tenant, state, COUNT(*) n FROM operations GROUP BY tenant, state) x
 			LEFT JOIN state_counts c USING (tenant, state) WHERE c.n IS NOT x.n`},
 	}

@@ -195,7 +195,7 @@ func TestRolledBackTransactionLeavesNothing(t *testing.T) {
 		if err := tx.InsertOperation(op); err != nil {
 			return err
 		}
-		if _, err := tx.InsertLocalEffect(op.Tool, op.Tenant, op.ID, map[string]any{"subject": "s"}); err != nil {
+		if _, err := tx.InsertLocalEffect(store.LocalEffect{Table: model.TableTasks, Tool: op.Tool, Tenant: op.Tenant, OperationID: op.ID, Text: "s"}); err != nil {
 			return err
 		}
 		return model.Errorf(model.CodeInvalid, "changed my mind")
@@ -236,7 +236,7 @@ func TestAuditFindsBrokenInvariants(t *testing.T) {
 		if err := tx.InsertOperation(op); err != nil {
 			return err
 		}
-		res, err := tx.InsertLocalEffect(op.Tool, op.Tenant, op.ID, map[string]any{"subject": "s"})
+		res, err := tx.InsertLocalEffect(store.LocalEffect{Table: model.TableTasks, Tool: op.Tool, Tenant: op.Tenant, OperationID: op.ID, Text: "s"})
 		if err != nil {
 			return err
 		}

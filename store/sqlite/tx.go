@@ -92,6 +92,14 @@ func (t *Tx) queryRow(q string, args ...any) scanner { return t.tx.QueryRowConte
 // Now is the time fixed for this transaction: every row it writes agrees.
 func (t *Tx) Now() time.Time { return t.now }
 
+// Exec runs an embedding program's statement in this (durable) transaction.
+func (t *Tx) Exec(query string, args ...any) (sql.Result, error) {
+	if err := t.durableOnly(); err != nil {
+		return nil, err
+	}
+	return t.exec(query, args...)
+}
+
 func (t *Tx) durableOnly() error {
 	if t.relaxed {
 		return store.ErrNeedsDurable

@@ -1,10 +1,15 @@
-package provider
+// Package sandbox is a stand-in third party for retrysafe's external
+// effects: deliveries kept in its own SQLite file. In process for unit
+// tests (Open), and over HTTP for everything else (`retrysafe sandbox
+// serve`, Server), reached through the generic HTTP provider.
+package sandbox
 
 import (
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/retrysafe/retrysafe/provider"
 	"net/url"
 	"strconv"
 	"sync/atomic"
@@ -34,8 +39,8 @@ type Sandbox struct {
 // caller's deadline, which then gets no answer): a slow provider.
 func (s *Sandbox) SetLookupDelay(d time.Duration) { s.lookupDelay.Store(int64(d)) }
 
-// OpenSandbox opens or creates the sandbox provider's file.
-func OpenSandbox(path string) (*Sandbox, error) {
+// Open opens or creates the sandbox provider's file.
+func Open(path string) (*Sandbox, error) {
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "journal_mode(WAL)")
@@ -81,12 +86,19 @@ func (s *Sandbox) Close() error { return s.db.Close() }
 // Path is the sandbox's file.
 func (s *Sandbox) Path() string { return s.path }
 
-// Providers returns the sandbox's two providers, by name.
-func (s *Sandbox) Providers() Registry {
-	return Registry{
-		"sandbox":      &sandboxProvider{s: s, name: "sandbox", honours: false},
-		"sandbox-idem": &sandboxProvider{s: s, name: "sandbox-idem", honours: true},
+// Providers returns the sandbox's two usual providers, by name: "sandbox"
+// (ignores downstream keys) and "sandbox-idem" (honours them).
+func (s *Sandbox) Providers() provider.Registry {
+	return provider.Registry{
+		"sandbox":      s.Provider("sandbox", false),
+		"sandbox-idem": s.Provider("sandbox-idem", true),
 	}
+}
+
+// Provider returns a provider over this sandbox file under name; its
+// deliveries are kept apart from other names' in the same file.
+func (s *Sandbox) Provider(name string, honoursKeys bool) provider.Provider {
+	return &sandboxProvider{s: s, name: name, honours: honoursKeys}
 }
 
 // Deliveries counts the effects the sandbox holds, for one downstream key
@@ -113,16 +125,16 @@ func (p *sandboxProvider) HonoursKeys() bool { return p.honours }
 
 func ref(id int64) string { return "sbx_" + strconv.FormatInt(id, 10) }
 
-func (p *sandboxProvider) Dispatch(ctx context.Context, req Request) (Response, error) {
+func (p *sandboxProvider) Dispatch(ctx context.Context, req provider.Request) (provider.Response, error) {
 	if req.DownstreamKey == "" {
-		return Response{Status: Rejected, Detail: "missing downstream key"}, nil
+		return provider.Response{Status: provider.Rejected, Detail: "missing downstream key"}, nil
 	}
 	if d := req.Faults.Delay; d > 0 {
 		t := time.NewTimer(d)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return Response{}, Ambiguous("no reply within the deadline (%v)", ctx.Err())
+			return provider.Response{}, provider.Ambiguous("no reply within the deadline (%v)", ctx.Err())
 		case <-t.C:
 		}
 	}
@@ -135,18 +147,18 @@ func (p *sandboxProvider) Dispatch(ctx context.Context, req Request) (Response, 
 			p.name, req.DownstreamKey).Scan(&id)
 		switch {
 		case err == nil && req.Faults.LoseReply:
-			return Response{}, Ambiguous("reply lost: connection reset after the request was sent")
+			return provider.Response{}, provider.Ambiguous("reply lost: connection reset after the request was sent")
 		case err == nil:
-			return Response{Status: Applied, Ref: ref(id)}, nil
+			return provider.Response{Status: provider.Applied, Ref: ref(id)}, nil
 		case !errors.Is(err, sql.ErrNoRows):
-			return Response{}, Ambiguous("sandbox: %v", err)
+			return provider.Response{}, provider.Ambiguous("sandbox: %v", err)
 		}
 	}
 	if req.Faults.FailBefore {
-		return Response{Status: NotApplied, Detail: "503 not accepted: nothing was applied"}, nil
+		return provider.Response{Status: provider.NotApplied, Detail: "503 not accepted: nothing was applied"}, nil
 	}
 	if req.Faults.Reject {
-		return Response{Status: Rejected, Detail: "422 recipient refused"}, nil
+		return provider.Response{Status: provider.Rejected, Detail: "422 recipient refused"}, nil
 	}
 	var id int64
 	err := func() error {
@@ -176,16 +188,16 @@ func (p *sandboxProvider) Dispatch(ctx context.Context, req Request) (Response, 
 		return tx.Commit()
 	}()
 	if err != nil {
-		return Response{}, Ambiguous("sandbox: %v", err)
+		return provider.Response{}, provider.Ambiguous("sandbox: %v", err)
 	}
 	if req.Faults.LoseReply {
-		return Response{}, Ambiguous("reply lost: connection reset after the request was sent")
+		return provider.Response{}, provider.Ambiguous("reply lost: connection reset after the request was sent")
 	}
-	return Response{Status: Applied, Ref: ref(id)}, nil
+	return provider.Response{Status: provider.Applied, Ref: ref(id)}, nil
 }
 
-func (p *sandboxProvider) Lookup(ctx context.Context, downstreamKey string) (Evidence, error) {
-	ev := Evidence{Provider: p.name, DownstreamKey: downstreamKey}
+func (p *sandboxProvider) Lookup(ctx context.Context, downstreamKey string) (provider.Evidence, error) {
+	ev := provider.Evidence{Provider: p.name, DownstreamKey: downstreamKey}
 	if d := time.Duration(p.s.lookupDelay.Load()); d > 0 {
 		t := time.NewTimer(d)
 		select {

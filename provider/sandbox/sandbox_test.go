@@ -1,4 +1,4 @@
-package provider_test
+package sandbox_test
 
 import (
 	"context"
@@ -9,12 +9,13 @@ import (
 	"time"
 
 	"github.com/retrysafe/retrysafe/provider"
+	"github.com/retrysafe/retrysafe/provider/sandbox"
 )
 
-func openSandbox(t *testing.T) (*provider.Sandbox, string) {
+func openSandbox(t *testing.T) (*sandbox.Sandbox, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "provider.db")
-	sb, err := provider.OpenSandbox(path)
+	sb, err := sandbox.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,7 +23,7 @@ func openSandbox(t *testing.T) (*provider.Sandbox, string) {
 	return sb, path
 }
 
-func deliveries(t *testing.T, sb *provider.Sandbox, key string) int {
+func deliveries(t *testing.T, sb *sandbox.Sandbox, key string) int {
 	t.Helper()
 	n, err := sb.Deliveries(context.Background(), key)
 	if err != nil {
@@ -152,7 +153,7 @@ func TestLookupIsTheAuthoritativeStatusPathAndChangesNothing(t *testing.T) {
 func TestSandboxIsSharedThroughItsFile(t *testing.T) {
 	sb, path := openSandbox(t)
 	sb.Providers()["sandbox-idem"].Dispatch(context.Background(), req("k", provider.Faults{}))
-	other, err := provider.OpenSandbox(path)
+	other, err := sandbox.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}

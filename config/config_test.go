@@ -1,0 +1,171 @@
+package config_test
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/retrysafe/retrysafe/config"
+	"github.com/retrysafe/retrysafe/model"
+)
+
+func noEnv(string) (string, bool) { return "", false }
+
+// The embedded default is the demo's registry: three tools, two providers.
+func TestDefaultConfigIsTheDemoRegistry(t *testing.T) {
+	c := config.Default()
+	if got := strings.Join(c.Tools.Names(), ","); got != "create_support_task,create_report_job,send_notification" {
+		t.Fatalf("tools %s", got)
+	}
+	want := map[string]model.Effect{
+		"create_support_task": {Kind: model.EffectLocal, Table: model.TableTasks},
+		"create_report_job":   {Kind: model.EffectLocal, Table: model.TableReportJobs},
+		"send_notification":   {Kind: model.EffectExternal, Provider: "sandbox"},
+	}
+	for name, eff := range want {
+		tool, err := c.Tools.Lookup(name)
+		if err != nil || tool.Effect != eff || tool.PayloadVersion != 1 || tool.Description == "" {
+			t.Errorf("%s: %+v, %v", name, tool, err)
+		}
+	}
+	if len(c.Providers) != 2 || c.Providers[0].Name != "sandbox" || c.Providers[0].HonoursKeys ||
+		c.Providers[1].Name != "sandbox-idem" || !c.Providers[1].HonoursKeys {
+		t.Errorf("providers %+v", c.Providers)
+	}
+}
+
+const goodTool = `
+[[tools]]
+name = "open_ticket"
+description = "Open a ticket"
+summary = "title"
+local = "local_effects"
+arguments = '''
+{"type": "object", "properties": {"title": {"type": "string", "maxLength": 10}}, "required": ["title"]}
+'''
+`
+
+// Every config error is one line naming the file and the line at fault.
+func TestConfigErrorsNameFileAndLine(t *testing.T) {
+	cases := []struct {
+		name, doc string
+		line      int
+		want      string
+	}{
+		{"syntax", "[[tools]\nname = \"x\"\n", 1, "expected"},
+		{"unknown top-level key", "colour = \"red\"\n" + goodTool, 1, `unknown key "colour"`},
+		{"unknown tool key", goodTool + "locl = \"tasks\"\n", 10, `unknown key "tools.locl"`},
+		{"unknown key in the second tool", goodTool + goodTool[:len(goodTool)-1] + "\nsumary = \"x\"\n", 19, `unknown key "tools.sumary"`},
+		{"wrong type", "[[tools]]\nname = 3\n", 2, "name"},
+		{"tool without name", "[[tools]]\nlocal = \"tasks\"\n", 1, "has no name"},
+		{"no effect", "[[tools]]\nname = \"x\"\narguments = '{\"type\":\"object\"}'\n", 1, "say where its effect happens"},
+		{"both effects", "[[providers]]\nname = \"p\"\nkind = \"sandbox\"\n[[tools]]\nname = \"x\"\nlocal = \"local_effects\"\nprovider = \"p\"\n", 7, "either local"},
+		{"unknown provider", "[[tools]]\nname = \"x\"\nprovider = \"mailer\"\narguments = '{\"type\":\"object\"}'\n", 3, `unknown provider "mailer"`},
+		{"unknown local table", "[[tools]]\nname = \"x\"\nlocal = \"users\"\narguments = '{\"type\":\"object\"}'\n", 3, `local table "users"`},
+		{"schema not JSON", "[[tools]]\nname = \"x\"\nlocal = \"local_effects\"\n\narguments = '{\"type\": '\n", 5, "not a JSON Schema"},
+		{"schema not an object schema", "[[tools]]\nname = \"x\"\nlocal = \"local_effects\"\narguments = '{\"type\": \"string\"}'\n", 4, `"type": "object"`},
+		{"schema with a bad keyword value", "[[tools]]\nname = \"x\"\nlocal = \"local_effects\"\narguments = '{\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"string\", \"pattern\": \"(\"}}}'\n", 4, "arguments schema"},
+		{"schema missing", "[[tools]]\nname = \"x\"\nlocal = \"local_effects\"\n", 1, "arguments (its JSON Schema) is required"},
+		{"summary not a property", "[[tools]]\nname = \"x\"\nlocal = \"local_effects\"\nsummary = \"nope\"\narguments = '{\"type\":\"object\"}'\n", 4, `summary argument "nope"`},
+		{"duplicate tool", goodTool + goodTool, 12, "declared twice"},
+		{"duplicate provider", "[[providers]]\nname = \"p\"\nkind = \"sandbox\"\n[[providers]]\nname = \"p\"\nkind = \"sandbox\"\n" + goodTool, 5, "declared twice"},
+		{"provider without kind", "[[providers]]\nname = \"p\"\n" + goodTool, 1, "kind is required"},
+		{"provider of unknown kind", "[[providers]]\nname = \"p\"\nkind = \"smtp\"\n" + goodTool, 3, `unknown kind "smtp"`},
+		{"no tools", "[[providers]]\nname = \"p\"\nkind = \"sandbox\"\n", 1, "no tools"},
+		{"http: missing ${ENV}", httpProvider("headers = { Authorization = \"Bearer ${MAIL_TOKEN}\" }\n"), 6, "header Authorization needs $MAIL_TOKEN, which is not set"},
+		{"http: malformed ${", httpProvider("headers = { Authorization = \"Bearer ${MAIL-TOKEN}\" }\n"), 6, "${NAME}"},
+		{"http: no dispatch", "[[providers]]\nname = \"mail\"\nkind = \"http\"\n" + goodTool, 1, "needs [providers.dispatch]"},
+		{"http: relative url", "[[providers]]\nname = \"mail\"\nkind = \"http\"\n[providers.dispatch]\nurl = \"/send\"\n" + goodTool, 4, "absolute http"},
+		{"http: bad timeout", "[[providers]]\nname = \"mail\"\nkind = \"http\"\ntimeout = \"soon\"\n[providers.dispatch]\nurl = \"http://h/send\"\n" + goodTool, 4, "timeout"},
+		{"http: bad class", httpProvider("[providers.classify]\n409 = \"maybe\"\n"), 7, "unknown class"},
+		{"http: unknown key in dispatch", httpProvider("retries = 3\n"), 6, `unknown key "providers.dispatch.retries"`},
+		{"http: url needs an argument the tool does not require", "[[providers]]\nname = \"mail\"\nkind = \"http\"\n[providers.dispatch]\nurl = \"http://h/{account}/send\"\n[[tools]]\nname = \"x\"\nprovider = \"mail\"\narguments = '{\"type\":\"object\"}'\n", 8, "needs {account}"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := config.Parse("tools.toml", []byte(c.doc), noEnv)
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			msg := err.Error()
+			prefix := "tools.toml:" + itoa(c.line) + ": "
+			if !strings.HasPrefix(msg, prefix) || !strings.Contains(msg, c.want) || strings.Contains(msg, "\n") {
+				t.Errorf("got %q; want one line starting %q containing %q", msg, prefix, c.want)
+			}
+		})
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func TestRegistryFromConfigValidatesArguments(t *testing.T) {
+	c, err := config.Parse("t.toml", []byte(goodTool), noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := c.Tools.Prepare(model.Request{Tenant: "a", Key: "k", Tool: "open_ticket", Args: []byte(`{"title":"hi"}`)})
+	if err != nil || p.PayloadVersion != 1 || p.Summary != "hi" {
+		t.Fatalf("%+v %v", p, err)
+	}
+	for args, want := range map[string]string{
+		`{}`:                        `missing required argument "title"`,
+		`{"title": 3}`:              `argument "title" must be a string, got a number`,
+		`{"title": "far too long"}`: `argument "title" is 12 characters; at most 10`,
+	} {
+		_, err := c.Tools.Prepare(model.Request{Tenant: "a", Key: "k", Tool: "open_ticket", Args: []byte(args)})
+		if !model.IsCode(err, model.CodeInvalid) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v; want %q", args, err, want)
+		}
+	}
+}
+
+func TestResolveOrder(t *testing.T) {
+	env := func(k string) (string, bool) {
+		if k == config.EnvVar {
+			return "/nonexistent/from-env.toml", true
+		}
+		return "", false
+	}
+	if _, err := config.Resolve("/nonexistent/from-flag.toml", env); err == nil || !strings.Contains(err.Error(), "from-flag.toml") {
+		t.Errorf("the flag does not come first: %v", err)
+	}
+	if _, err := config.Resolve("", env); err == nil || !strings.Contains(err.Error(), "from-env.toml") {
+		t.Errorf("$%s is not read: %v", config.EnvVar, err)
+	}
+	c, err := config.Resolve("", noEnv)
+	if err != nil || c.File != config.DefaultName {
+		t.Errorf("without either: %v, %v", c, err)
+	}
+}
+
+// httpProvider is an http provider whose [providers.dispatch] table starts
+// on line 4 and takes extra lines from line 6 on, and a tool using it.
+func httpProvider(extra string) string {
+	return "[[providers]]\nname = \"mail\"\nkind = \"http\"\n[providers.dispatch]\nurl = \"http://127.0.0.1:9/send\"\n" + extra +
+		"[[tools]]\nname = \"notify\"\nprovider = \"mail\"\narguments = '{\"type\":\"object\"}'\n"
+}
+
+// A secret comes from the environment into the header, and appears in no
+// error and nowhere but the provider's request.
+func TestHTTPProviderSecretFromTheEnvironment(t *testing.T) {
+	env := func(k string) (string, bool) {
+		if k == "MAIL_TOKEN" {
+			return "tok-123", true
+		}
+		return "", false
+	}
+	c, err := config.Parse("t.toml", []byte(httpProvider("headers = { Authorization = \"Bearer ${MAIL_TOKEN}\" }\n")), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := c.Providers[0].HTTP
+	if h == nil || h.Config.Dispatch.Headers["Authorization"] != "Bearer tok-123" || h.Config.KeyHeader != "" {
+		t.Fatalf("%+v", h)
+	}
+	// The same config with the secret unset: the error names the variable,
+	// never a value.
+	_, err = config.Parse("t.toml", []byte(httpProvider("headers = { Authorization = \"Bearer ${MAIL_TOKEN}\" }\n")), noEnv)
+	if err == nil || strings.Contains(err.Error(), "tok-123") {
+		t.Fatalf("%v", err)
+	}
+}

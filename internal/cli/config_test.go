@@ -1,0 +1,111 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A config error is one line FILE:LINE: …, exit 2, and nothing is created:
+// not the ledger, not a provider file.
+func TestConfigErrorsExitTwoBeforeAnyFileIsOpened(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, doc string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	cases := []struct{ name, doc, want string }{
+		{"unknown key", "[[tools]]\nname = \"x\"\nlocl = \"tasks\"\n", ":3: unknown key \"tools.locl\""},
+		{"bad schema", "[[tools]]\nname = \"x\"\nlocal = \"local_effects\"\narguments = '{\"type\": '\n", ":4: tool x: arguments is not a JSON Schema"},
+		{"unknown provider", "[[tools]]\nname = \"x\"\nprovider = \"mailer\"\narguments = '{\"type\":\"object\"}'\n", ":3: tool x: unknown provider \"mailer\""},
+		{"missing secret", "[[providers]]\nname = \"mailer\"\nkind = \"http\"\n[providers.dispatch]\nurl = \"http://127.0.0.1:9/send\"\nheaders = { Authorization = \"Bearer ${RETRYSAFE_TEST_UNSET_TOKEN}\" }\n[[tools]]\nname = \"x\"\nprovider = \"mailer\"\narguments = '{\"type\":\"object\"}'\n", ":6: provider mailer: header Authorization needs $RETRYSAFE_TEST_UNSET_TOKEN, which is not set"},
+	}
+	db := filepath.Join(dir, "never.db")
+	for _, c := range cases {
+		cfg := write(strings.ReplaceAll(c.name, " ", "-")+".toml", c.doc)
+		for _, args := range [][]string{
+			callArgs(db, "t", "k", "x", `{}`, "--config", cfg),
+			{"ops", "check", "--db", db, "--tenant", "t", "--key", "k", "--config", cfg},
+			{"ops", "list", "--db", db, "--config", cfg},
+			{"sweep", "--db", db, "--config", cfg},
+			{"--db", db, "--config", cfg},
+		} {
+			out, errText, code := cli(t, args...)
+			if code != 2 || out != "" {
+				t.Errorf("%s %v: exit %d, stdout %q; want 2 and nothing", c.name, args[:2], code, out)
+			}
+			line := oneErrorLine(t, c.name, errText)
+			if !strings.HasPrefix(line, cfg+c.want) {
+				t.Errorf("%s: %q; want it to start %q", c.name, line, cfg+c.want)
+			}
+		}
+	}
+	// $RETRYSAFE_CONFIG is read when --config is not given.
+	t.Setenv("RETRYSAFE_CONFIG", filepath.Join(dir, "unknown-key.toml"))
+	if _, errText, code := cli(t, callArgs(db, "t", "k", "x", `{}`)...); code != 2 || !strings.Contains(errText, "unknown-key.toml:3:") {
+		t.Errorf("$RETRYSAFE_CONFIG: exit %d, %q", code, errText)
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".toml") {
+			t.Errorf("a refused command left %s behind", e.Name())
+		}
+	}
+}
+
+// A tool of one's own, from a config file: its arguments are checked
+// against its schema (exit 2, nothing written), and its local effect is a
+// row of the generic local_effects table committed with the operation.
+func TestOwnLocalToolFromAConfigFile(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "tools.toml")
+	doc := `
+[[tools]]
+name = "open_ticket"
+description = "Open a ticket in our tracker"
+payload_version = 2
+summary = "title"
+local = "local_effects"
+arguments = '''
+{"type": "object", "properties": {"title": {"type": "string", "minLength": 1, "maxLength": 80},
+ "priority": {"type": "integer", "minimum": 1, "maximum": 4}}, "required": ["title"]}
+'''
+`
+	if err := os.WriteFile(cfg, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "l.db")
+	for args, want := range map[string]string{
+		`{"priority": 2}`:               `missing required argument "title"`,
+		`{"title": "x", "priority": 9}`: `open_ticket: arguments do not match the tool's schema`,
+	} {
+		out, errText, code := cli(t, callArgs(db, "acme", "t-1", "open_ticket", args, "--config", cfg)...)
+		if code != 2 || out != "" || !strings.Contains(errText, want) {
+			t.Errorf("%s: exit %d %q %q; want 2 and %q", args, code, out, errText, want)
+		}
+		if _, err := os.Stat(db); err == nil {
+			t.Fatalf("%s: a refused call created the ledger", args)
+		}
+	}
+	out, errText, code := cli(t, callArgs(db, "acme", "t-1", "open_ticket", `{"title":"printer on fire","priority":1}`, "--config", cfg)...)
+	if code != 0 || !strings.Contains(out, `"effect_id":1`) {
+		t.Fatalf("exit %d %q %q", code, out, errText)
+	}
+	out, _, code = cli(t, callArgs(db, "acme", "t-1", "open_ticket", `{"priority":1, "title":"printer on fire"}`, "--config", cfg)...)
+	if code != 0 || !strings.Contains(out, `"status":"replayed"`) || !strings.Contains(out, `"effect_id":1`) {
+		t.Fatalf("replay: exit %d %q", code, out)
+	}
+	// The tool is unknown to the built-in registry: the config is what
+	// made it callable.
+	if _, errText, code := cli(t, callArgs(db, "acme", "t-2", "open_ticket", `{"title":"x"}`)...); code != 2 || !strings.Contains(errText, `unknown tool "open_ticket"`) {
+		t.Errorf("without --config: exit %d %q", code, errText)
+	}
+	out, _, _ = cli(t, "ops", "show", "--db", db, "--tenant", "acme", "--key", "t-1", "--json")
+	if !strings.Contains(out, `"payload_version": 2`) {
+		t.Errorf("the tool's payload version is not recorded: %s", out)
+	}
+}

@@ -1,0 +1,541 @@
+// Package httpapi is the generic HTTP provider: any API that takes an
+// idempotency key. It sends a call's arguments as a JSON body with the
+// downstream key in a header, classifies the answer by its status code
+// (a documented table with per-provider overrides), and, when a lookup URL
+// is configured, asks the API what it holds under a downstream key.
+//
+// Header values may carry secrets; they are kept in this provider's memory
+// only: never in an error, a Detail, the ledger or a log.
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/retrysafe/retrysafe/provider"
+)
+
+// Class is what a status code means for an operation.
+type Class string
+
+const (
+	// Applied: the effect happened (2xx); the reference comes from the
+	// response through RefPointer.
+	Applied Class = "applied"
+	// Failed: a definite rejection, final: stored and replayed.
+	Failed Class = "failed"
+	// Retry: not taken now (busy, rate-limited, the same key in flight):
+	// retry the same key.
+	Retry Class = "retry"
+	// NotApplied: the provider guarantees nothing happened.
+	NotApplied Class = "not_applied"
+	// Unknown: the effect may or may not have happened (a 5xx, a timeout,
+	// a connection that broke after the request was written).
+	Unknown Class = "unknown"
+)
+
+// Classes is every class, in the order the README's table lists them.
+var Classes = []Class{Applied, Failed, Retry, NotApplied, Unknown}
+
+// ParseClass reads a class name.
+func ParseClass(s string) (Class, error) {
+	for _, c := range Classes {
+		if string(c) == s {
+			return c, nil
+		}
+	}
+	return "", fmt.Errorf("unknown class %q (want applied, failed, retry, not_applied or unknown)", s)
+}
+
+// DefaultClass is the default classification of a status code.
+func DefaultClass(status int) Class {
+	switch {
+	case status >= 200 && status <= 299:
+		return Applied
+	case status == 409, status == 425, status == 429, status == 503:
+		return Retry
+	case status == 408:
+		// The server gave up waiting for the request; whether it had
+		// started on it is not said.
+		return Unknown
+	case status >= 400 && status <= 499:
+		return Failed
+	}
+	// 1xx, 3xx (redirects are not followed: a write is not re-sent to
+	// another address), 5xx: nobody knows.
+	return Unknown
+}
+
+// Defaults of a provider's limits.
+const (
+	DefaultTimeout          = 10 * time.Second
+	DefaultMaxResponseBytes = 1 << 20
+	DefaultKeyHeader        = "Idempotency-Key"
+)
+
+// Endpoint is one request template.
+type Endpoint struct {
+	Method string
+	// URL may hold {downstream_key} and, for a dispatch, {NAME} for a
+	// top-level argument; values are path-escaped.
+	URL string
+	// Headers are sent as given; values were expanded from ${ENV} when the
+	// config was read and are never shown.
+	Headers map[string]string
+	// RefPointer is a JSON pointer (RFC 6901) to the provider's reference
+	// in a 2xx response body ("" = none).
+	RefPointer string
+}
+
+// Config is one HTTP provider.
+type Config struct {
+	Name        string
+	HonoursKeys bool
+	// Timeout bounds each request, connection to last byte.
+	Timeout time.Duration
+	// MaxResponseBytes caps how much of a response is read.
+	MaxResponseBytes int64
+	// KeyHeader carries the downstream key (default Idempotency-Key).
+	KeyHeader string
+	Dispatch  Endpoint
+	// Lookup, when set, asks what the API holds under a downstream key:
+	// 2xx found, 404 not found, anything else cannot tell.
+	Lookup *Endpoint
+	// Classify overrides DefaultClass for exact status codes.
+	Classify map[int]Class
+	// Transport, when set, replaces the default transport (tests).
+	Transport http.RoundTripper
+}
+
+// Provider is an HTTP provider.
+type Provider struct {
+	c      Config
+	client *http.Client
+}
+
+// New checks c and returns the provider. It opens nothing.
+func New(c Config) (*Provider, error) {
+	if c.Name == "" {
+		return nil, errors.New("a provider name is required")
+	}
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.Timeout < 0 {
+		return nil, errors.New("timeout must be positive")
+	}
+	if c.MaxResponseBytes == 0 {
+		c.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if c.MaxResponseBytes < 0 {
+		return nil, errors.New("max_response_bytes must be positive")
+	}
+	if c.KeyHeader == "" {
+		c.KeyHeader = DefaultKeyHeader
+	}
+	if err := checkEndpoint(&c.Dispatch, "POST", true); err != nil {
+		return nil, fmt.Errorf("dispatch: %w", err)
+	}
+	if c.Lookup != nil {
+		if err := checkEndpoint(c.Lookup, "GET", false); err != nil {
+			return nil, fmt.Errorf("lookup: %w", err)
+		}
+	}
+	for code, cl := range c.Classify {
+		if code < 100 || code > 599 {
+			return nil, fmt.Errorf("classify: %d is not an HTTP status code", code)
+		}
+		if _, err := ParseClass(string(cl)); err != nil {
+			return nil, fmt.Errorf("classify %d: %w", code, err)
+		}
+	}
+	tr := c.Transport
+	if tr == nil {
+		tr = &http.Transport{
+			Proxy:                 http.ProxyFromEnvironment,
+			DialContext:           (&net.Dialer{Timeout: c.Timeout, KeepAlive: 30 * time.Second}).DialContext,
+			MaxIdleConnsPerHost:   64,
+			IdleConnTimeout:       90 * time.Second,
+			TLSHandshakeTimeout:   c.Timeout,
+			ResponseHeaderTimeout: c.Timeout,
+		}
+	}
+	client := &http.Client{
+		Transport: tr,
+		Timeout:   c.Timeout,
+		// A write is never re-sent to another address behind our back.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	return &Provider{c: c, client: client}, nil
+}
+
+func checkEndpoint(e *Endpoint, method string, dispatch bool) error {
+	if e.Method == "" {
+		e.Method = method
+	}
+	e.Method = strings.ToUpper(e.Method)
+	switch e.Method {
+	case "GET", "POST", "PUT", "PATCH", "DELETE":
+	default:
+		return fmt.Errorf("method %q is not one of GET, POST, PUT, PATCH, DELETE", e.Method)
+	}
+	names, err := templateNames(e.URL)
+	if err != nil {
+		return err
+	}
+	probe := e.URL
+	for _, n := range names {
+		if !dispatch && n != "downstream_key" {
+			return fmt.Errorf("url: {%s}: a lookup URL knows only {downstream_key}", n)
+		}
+		probe = strings.ReplaceAll(probe, "{"+n+"}", "x")
+	}
+	u, err := url.Parse(probe)
+	if err != nil {
+		return fmt.Errorf("url: %v", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return fmt.Errorf("url %q must be an absolute http:// or https:// URL", e.URL)
+	}
+	if e.RefPointer != "" && !strings.HasPrefix(e.RefPointer, "/") {
+		return fmt.Errorf("ref_pointer %q must be a JSON pointer starting with /", e.RefPointer)
+	}
+	for k := range e.Headers {
+		if k == "" || strings.ContainsAny(k, " :\r\n") {
+			return fmt.Errorf("header name %q is not valid", k)
+		}
+	}
+	return nil
+}
+
+// TemplateNames lists the {names} a URL template uses, or says why it is
+// malformed.
+func TemplateNames(tmpl string) ([]string, error) { return templateNames(tmpl) }
+
+func templateNames(tmpl string) ([]string, error) {
+	var names []string
+	rest := tmpl
+	for {
+		i := strings.IndexAny(rest, "{}")
+		if i < 0 {
+			return names, nil
+		}
+		if rest[i] == '}' {
+			return nil, fmt.Errorf("url: unmatched } in %q", tmpl)
+		}
+		j := strings.IndexByte(rest[i:], '}')
+		if j < 0 {
+			return nil, fmt.Errorf("url: unclosed { in %q", tmpl)
+		}
+		name := rest[i+1 : i+j]
+		if name == "" || strings.ContainsAny(name, "{ /") {
+			return nil, fmt.Errorf("url: bad placeholder {%s} in %q", name, tmpl)
+		}
+		names = append(names, name)
+		rest = rest[i+j+1:]
+	}
+}
+
+// Name is the provider's name.
+func (p *Provider) Name() string { return p.c.Name }
+
+// HonoursKeys reports whether the API is declared to answer a repeated
+// downstream key with its first result.
+func (p *Provider) HonoursKeys() bool { return p.c.HonoursKeys }
+
+// Classify returns the class of a status code: the override if declared,
+// else DefaultClass.
+func (p *Provider) Classify(status int) Class {
+	if c, ok := p.c.Classify[status]; ok {
+		return c
+	}
+	return DefaultClass(status)
+}
+
+// expand fills a URL template.
+func expand(tmpl, downstreamKey string, args map[string]any) (string, error) {
+	names, err := templateNames(tmpl)
+	if err != nil {
+		return "", err
+	}
+	out := tmpl
+	for _, n := range names {
+		var v string
+		switch {
+		case n == "downstream_key":
+			v = downstreamKey
+		default:
+			a, ok := args[n]
+			if !ok {
+				return "", fmt.Errorf("the URL needs argument %q, which this call does not have", n)
+			}
+			switch x := a.(type) {
+			case string:
+				v = x
+			case json.Number:
+				v = x.String()
+			case bool:
+				v = strconv.FormatBool(x)
+			default:
+				return "", fmt.Errorf("argument %q is not a string, number or boolean and cannot go in the URL", n)
+			}
+		}
+		out = strings.ReplaceAll(out, "{"+n+"}", url.PathEscape(v))
+	}
+	return out, nil
+}
+
+// exchange is one request's outcome at the transport level.
+type exchange struct {
+	status   int
+	header   http.Header
+	body     []byte
+	overCap  bool
+	bodyErr  error
+	sentNone bool // the request failed before a byte of it was written
+}
+
+func (p *Provider) do(ctx context.Context, e *Endpoint, target string, body []byte, key string) (*exchange, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.c.Timeout)
+	defer cancel()
+	// The transport writes from its own goroutine.
+	var wrote atomic.Bool
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		WroteHeaderField: func(string, []string) { wrote.Store(true) },
+	})
+	req, err := http.NewRequestWithContext(ctx, e.Method, target, rd)
+	if err != nil {
+		return &exchange{sentNone: true}, fmt.Errorf("cannot build the request: %v", err)
+	}
+	for k, v := range e.Headers {
+		req.Header.Set(k, v)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	if key != "" {
+		req.Header.Set(p.c.KeyHeader, key)
+	}
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return &exchange{sentNone: !wrote.Load() && refusedBeforeSending(err)}, transportError(err)
+	}
+	defer resp.Body.Close()
+	x := &exchange{status: resp.StatusCode, header: resp.Header}
+	x.body, x.bodyErr = io.ReadAll(io.LimitReader(resp.Body, p.c.MaxResponseBytes+1))
+	if int64(len(x.body)) > p.c.MaxResponseBytes {
+		x.body, x.overCap = x.body[:p.c.MaxResponseBytes], true
+	}
+	return x, nil
+}
+
+// refusedBeforeSending: the connection was never made (refused, no route,
+// no such host), so no byte of the request left this process.
+func refusedBeforeSending(err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return true
+	}
+	var dns *net.DNSError
+	return errors.As(err, &dns) || errors.Is(err, syscall.ECONNREFUSED)
+}
+
+// transportError describes a failed exchange without the request's
+// headers (url.Error carries the URL, which holds no secret: secrets live
+// only in headers).
+func transportError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		if ue.Timeout() {
+			return fmt.Errorf("%s %s: no answer within the timeout", ue.Op, ue.URL)
+		}
+		return fmt.Errorf("%s %s: %v", ue.Op, ue.URL, ue.Err)
+	}
+	return err
+}
+
+// Dispatch sends the call. See the package documentation for the table.
+func (p *Provider) Dispatch(ctx context.Context, req provider.Request) (provider.Response, error) {
+	var args map[string]any
+	dec := json.NewDecoder(bytes.NewReader(req.Args))
+	dec.UseNumber()
+	if err := dec.Decode(&args); err != nil {
+		return provider.Response{Status: provider.Rejected, Detail: "arguments are not a JSON object: " + err.Error()}, nil
+	}
+	target, err := expand(p.c.Dispatch.URL, req.DownstreamKey, args)
+	if err != nil {
+		// Nothing was sent, and the same arguments can never be sent:
+		// a final failure.
+		return provider.Response{Status: provider.Rejected, Detail: "not sent: " + err.Error()}, nil
+	}
+	x, err := p.do(ctx, &p.c.Dispatch, target, req.Args, req.DownstreamKey)
+	if err != nil {
+		if x.sentNone {
+			return provider.Response{Status: provider.NotApplied, Detail: "not sent: " + err.Error()}, nil
+		}
+		return provider.Response{}, provider.Ambiguous("%v", err)
+	}
+	detail := fmt.Sprintf("HTTP %d", x.status)
+	if s := snippet(x.body); s != "" && p.Classify(x.status) != Applied {
+		detail += ": " + s
+	}
+	switch p.Classify(x.status) {
+	case Applied:
+		ref, why := pointer(x, p.c.Dispatch.RefPointer)
+		if why != "" {
+			detail += " (" + why + ")"
+		}
+		return provider.Response{Status: provider.Applied, Ref: ref, Detail: detail}, nil
+	case Failed:
+		return provider.Response{Status: provider.Rejected, Detail: detail}, nil
+	case Retry:
+		return provider.Response{Status: provider.Busy, Detail: detail, RetryAfter: retryAfter(x.header.Get("Retry-After"), time.Now())}, nil
+	case NotApplied:
+		return provider.Response{Status: provider.NotApplied, Detail: detail}, nil
+	}
+	return provider.Response{}, provider.Ambiguous("%s", detail)
+}
+
+// Lookup asks the API what it holds under a downstream key: 2xx found,
+// 404 not found, anything else (or no lookup configured) cannot tell — an
+// error, never evidence.
+func (p *Provider) Lookup(ctx context.Context, downstreamKey string) (provider.Evidence, error) {
+	ev := provider.Evidence{Provider: p.c.Name, DownstreamKey: downstreamKey}
+	if p.c.Lookup == nil {
+		return ev, fmt.Errorf("cannot tell: provider %s has no lookup configured", p.c.Name)
+	}
+	target, err := expand(p.c.Lookup.URL, downstreamKey, nil)
+	if err != nil {
+		return ev, fmt.Errorf("cannot tell: %v", err)
+	}
+	x, err := p.do(ctx, p.c.Lookup, target, nil, "")
+	if err != nil {
+		return ev, fmt.Errorf("cannot tell: %v", err)
+	}
+	switch {
+	case x.status >= 200 && x.status <= 299:
+		ref, why := pointer(x, p.c.Lookup.RefPointer)
+		ev.Found, ev.Effects, ev.Ref, ev.Status = true, 1, ref, "found"
+		ev.Detail = fmt.Sprintf("%s holds %s under %s (HTTP %d)", p.c.Name, orDash(ref), downstreamKey, x.status)
+		if why != "" {
+			ev.Detail += " (" + why + ")"
+		}
+		return ev, nil
+	case x.status == http.StatusNotFound:
+		ev.Detail = fmt.Sprintf("%s holds nothing under %s (HTTP 404)", p.c.Name, downstreamKey)
+		return ev, nil
+	}
+	return ev, fmt.Errorf("cannot tell: %s answered the lookup with HTTP %d", p.c.Name, x.status)
+}
+
+// pointer reads the reference at ptr in a response body; why says why
+// there is none.
+func pointer(x *exchange, ptr string) (string, string) {
+	if ptr == "" {
+		return "", ""
+	}
+	if x.overCap {
+		return "", "response over the size cap; no reference read"
+	}
+	if x.bodyErr != nil {
+		return "", "response body broke off; no reference read"
+	}
+	var doc any
+	dec := json.NewDecoder(bytes.NewReader(x.body))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil {
+		return "", "response is not JSON; no reference read"
+	}
+	v, ok := resolvePointer(doc, ptr)
+	if !ok {
+		return "", fmt.Sprintf("nothing at %s in the response", ptr)
+	}
+	switch r := v.(type) {
+	case string:
+		return r, ""
+	case json.Number:
+		return r.String(), ""
+	}
+	return "", fmt.Sprintf("%s in the response is not a string or number", ptr)
+}
+
+// resolvePointer follows an RFC 6901 JSON pointer.
+func resolvePointer(doc any, ptr string) (any, bool) {
+	if ptr == "" {
+		return doc, true
+	}
+	cur := doc
+	for _, tok := range strings.Split(ptr[1:], "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		switch c := cur.(type) {
+		case map[string]any:
+			v, ok := c[tok]
+			if !ok {
+				return nil, false
+			}
+			cur = v
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(c) {
+				return nil, false
+			}
+			cur = c[i]
+		default:
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+// retryAfter reads a Retry-After header: seconds or an HTTP date.
+func retryAfter(h string, now time.Time) time.Duration {
+	if h == "" {
+		return 0
+	}
+	if n, err := strconv.Atoi(strings.TrimSpace(h)); err == nil && n >= 0 {
+		return time.Duration(n) * time.Second
+	}
+	if t, err := http.ParseTime(h); err == nil && t.After(now) {
+		return t.Sub(now).Round(time.Second)
+	}
+	return 0
+}
+
+// snippet is the start of a response body for a Detail: one line, at most
+// 200 characters, valid UTF-8.
+func snippet(b []byte) string {
+	if !utf8.Valid(b) {
+		return "(binary body)"
+	}
+	s := strings.Join(strings.Fields(string(b)), " ")
+	if r := []rune(s); len(r) > 200 {
+		s = string(r[:199]) + "…"
+	}
+	return s
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "a record"
+	}
+	return s
+}

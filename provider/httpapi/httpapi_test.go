@@ -1,0 +1,238 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/retrysafe/retrysafe/provider"
+	"github.com/retrysafe/retrysafe/provider/httpapi"
+)
+
+// seen is what the test server received.
+type seen struct {
+	method, path, key, auth, contentType string
+	body                                 string
+}
+
+// One row per class of the classification table, against a real server.
+func TestDispatchClassifiesEveryAnswer(t *testing.T) {
+	type want struct {
+		status     provider.Status
+		ambiguous  bool
+		ref        string
+		detail     string
+		retryAfter time.Duration
+	}
+	cases := []struct {
+		name     string
+		handler  http.HandlerFunc
+		classify map[int]httpapi.Class
+		honours  bool
+		want     want
+	}{
+		{"201 applied, reference from the JSON pointer", func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(201)
+			io.WriteString(w, `{"delivery":{"id":"msg_42"},"status":"queued"}`)
+		}, nil, false, want{status: provider.Applied, ref: "msg_42"}},
+		{"200 applied without a reference in the body", func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, `{"ok":true}`)
+		}, nil, false, want{status: provider.Applied, detail: "nothing at /delivery/id"}},
+		{"200 applied, body over the size cap", func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, `{"delivery":{"id":"msg_1"},"pad":"`+strings.Repeat("x", 5000)+`"}`)
+		}, nil, false, want{status: provider.Applied, detail: "over the size cap"}},
+		{"400 failed", status(400, `{"error":"bad address"}`), nil, false, want{status: provider.Rejected, detail: "HTTP 400: {\"error\":\"bad address\"}"}},
+		{"401 failed", status(401, ""), nil, false, want{status: provider.Rejected, detail: "HTTP 401"}},
+		{"403 failed", status(403, ""), nil, false, want{status: provider.Rejected, detail: "HTTP 403"}},
+		{"404 failed", status(404, ""), nil, false, want{status: provider.Rejected, detail: "HTTP 404"}},
+		{"422 failed", status(422, "recipient refused"), nil, false, want{status: provider.Rejected, detail: "HTTP 422: recipient refused"}},
+		{"409 retry the same key", status(409, "in flight"), nil, true, want{status: provider.Busy, detail: "HTTP 409"}},
+		{"425 retry the same key", status(425, ""), nil, true, want{status: provider.Busy}},
+		{"429 with Retry-After", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Retry-After", "3")
+			w.WriteHeader(429)
+		}, nil, false, want{status: provider.Busy, retryAfter: 3 * time.Second}},
+		{"503 retry the same key", status(503, ""), nil, false, want{status: provider.Busy}},
+		{"500 unknown", status(500, "boom"), nil, false, want{ambiguous: true, detail: "HTTP 500: boom"}},
+		{"502 unknown", status(502, ""), nil, false, want{ambiguous: true, detail: "HTTP 502"}},
+		{"302 unknown: a write is not followed elsewhere", func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "/elsewhere", http.StatusFound)
+		}, nil, false, want{ambiguous: true, detail: "HTTP 302"}},
+		{"timeout unknown", func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-time.After(2 * time.Second):
+			case <-r.Context().Done():
+			}
+		}, nil, false, want{ambiguous: true, detail: "no answer within the timeout"}},
+		{"connection broken after the request was written: unknown", func(w http.ResponseWriter, r *http.Request) {
+			io.ReadAll(r.Body)
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+		}, nil, false, want{ambiguous: true, detail: "EOF"}},
+		{"override: 409 is a failure for this provider", status(409, ""), map[int]httpapi.Class{409: httpapi.Failed}, false, want{status: provider.Rejected}},
+		{"override: 500 guarantees nothing was applied for this provider", status(500, ""), map[int]httpapi.Class{500: httpapi.NotApplied}, false, want{status: provider.NotApplied}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := make(chan seen, 1)
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				b, _ := io.ReadAll(r.Body)
+				select {
+				case got <- seen{r.Method, r.URL.Path, r.Header.Get("X-Request-Key"), r.Header.Get("Authorization"), r.Header.Get("Content-Type"), string(b)}:
+				default:
+				}
+				r.Body = io.NopCloser(strings.NewReader(string(b)))
+				c.handler(w, r)
+			}))
+			defer srv.Close()
+			p, err := httpapi.New(httpapi.Config{
+				Name: "mail", HonoursKeys: c.honours, Timeout: 300 * time.Millisecond, MaxResponseBytes: 1024,
+				KeyHeader: "X-Request-Key", Classify: c.classify,
+				Dispatch: httpapi.Endpoint{URL: srv.URL + "/v1/{to}/messages", RefPointer: "/delivery/id",
+					Headers: map[string]string{"Authorization": "Bearer s3cret"}},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			args := json.RawMessage(`{"body":"hello","to":"ops@example.com"}`)
+			resp, err := p.Dispatch(context.Background(), provider.Request{DownstreamKey: "rs-abc", Tool: "send", Args: args})
+			if c.want.ambiguous {
+				if !errors.Is(err, provider.ErrAmbiguous) {
+					t.Fatalf("got %+v, %v; want an ambiguous outcome", resp, err)
+				}
+				if !strings.Contains(err.Error(), c.want.detail) {
+					t.Errorf("error %q does not say %q", err, c.want.detail)
+				}
+			} else {
+				if err != nil {
+					t.Fatalf("error %v; want %s", err, c.want.status)
+				}
+				if resp.Status != c.want.status || resp.Ref != c.want.ref || !strings.Contains(resp.Detail, c.want.detail) || resp.RetryAfter != c.want.retryAfter {
+					t.Errorf("got %+v; want %+v", resp, c.want)
+				}
+			}
+			if e := errString(err) + resp.Detail; strings.Contains(e, "s3cret") {
+				t.Errorf("the secret header leaked into %q", e)
+			}
+			s := <-got
+			if s.method != "POST" || s.path != "/v1/ops@example.com/messages" || s.key != "rs-abc" ||
+				s.auth != "Bearer s3cret" || s.contentType != "application/json" || s.body != string(args) {
+				t.Errorf("the server saw %+v", s)
+			}
+		})
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+func status(code int, body string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(code)
+		io.WriteString(w, body)
+	}
+}
+
+// A provider that is down: the connection is refused before a byte is
+// sent, so nothing was applied — the one transport failure that is
+// evidence. Its lookup cannot tell.
+func TestConnectionRefusedIsNotApplied(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there now
+	p, err := httpapi.New(httpapi.Config{Name: "down", Timeout: time.Second,
+		Dispatch: httpapi.Endpoint{URL: "http://" + addr + "/send"},
+		Lookup:   &httpapi.Endpoint{URL: "http://" + addr + "/send/{downstream_key}"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := p.Dispatch(context.Background(), provider.Request{DownstreamKey: "k", Args: json.RawMessage(`{}`)})
+	if err != nil || resp.Status != provider.NotApplied || !strings.Contains(resp.Detail, "not sent") {
+		t.Fatalf("got %+v, %v; want not applied", resp, err)
+	}
+	if ev, err := p.Lookup(context.Background(), "k"); err == nil || ev.Found || !strings.Contains(err.Error(), "cannot tell") {
+		t.Errorf("lookup of a provider that is down: %+v, %v; want cannot tell", ev, err)
+	}
+}
+
+// Lookup: 2xx found (with the reference), 404 not found, anything else
+// cannot tell; no lookup configured cannot tell either.
+func TestLookupFoundNotFoundCannotTell(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/messages/rs-1":
+			io.WriteString(w, `{"id":"msg_1"}`)
+		case "/messages/rs-2":
+			w.WriteHeader(404)
+		default:
+			w.WriteHeader(500)
+		}
+	}))
+	defer srv.Close()
+	p, err := httpapi.New(httpapi.Config{Name: "mail",
+		Dispatch: httpapi.Endpoint{URL: srv.URL + "/messages"},
+		Lookup:   &httpapi.Endpoint{URL: srv.URL + "/messages/{downstream_key}", RefPointer: "/id"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if ev, err := p.Lookup(ctx, "rs-1"); err != nil || !ev.Found || ev.Ref != "msg_1" {
+		t.Errorf("found: %+v, %v", ev, err)
+	}
+	if ev, err := p.Lookup(ctx, "rs-2"); err != nil || ev.Found {
+		t.Errorf("not found: %+v, %v", ev, err)
+	}
+	if ev, err := p.Lookup(ctx, "rs-3"); err == nil || ev.Found || !strings.Contains(err.Error(), "cannot tell") {
+		t.Errorf("500: %+v, %v; want cannot tell", ev, err)
+	}
+	noLookup, _ := httpapi.New(httpapi.Config{Name: "blind", Dispatch: httpapi.Endpoint{URL: srv.URL + "/messages"}})
+	if _, err := noLookup.Lookup(ctx, "rs-1"); err == nil || !strings.Contains(err.Error(), "cannot tell") {
+		t.Errorf("no lookup configured: %v; want cannot tell", err)
+	}
+}
+
+func TestDefaultClassTable(t *testing.T) {
+	for code, want := range map[int]httpapi.Class{
+		200: httpapi.Applied, 201: httpapi.Applied, 202: httpapi.Applied, 204: httpapi.Applied,
+		400: httpapi.Failed, 401: httpapi.Failed, 403: httpapi.Failed, 404: httpapi.Failed, 422: httpapi.Failed, 405: httpapi.Failed,
+		409: httpapi.Retry, 425: httpapi.Retry, 429: httpapi.Retry, 503: httpapi.Retry,
+		408: httpapi.Unknown, 500: httpapi.Unknown, 502: httpapi.Unknown, 504: httpapi.Unknown, 301: httpapi.Unknown,
+	} {
+		if got := httpapi.DefaultClass(code); got != want {
+			t.Errorf("%d: %s, want %s", code, got, want)
+		}
+	}
+}
+
+func TestConfigRefusesBadTemplates(t *testing.T) {
+	for _, c := range []httpapi.Config{
+		{Name: "x", Dispatch: httpapi.Endpoint{URL: "ftp://h/x"}},
+		{Name: "x", Dispatch: httpapi.Endpoint{URL: "/relative"}},
+		{Name: "x", Dispatch: httpapi.Endpoint{URL: "http://h/{unclosed"}},
+		{Name: "x", Dispatch: httpapi.Endpoint{URL: "http://h/x", Method: "TRACE"}},
+		{Name: "x", Dispatch: httpapi.Endpoint{URL: "http://h/x", RefPointer: "id"}},
+		{Name: "x", Dispatch: httpapi.Endpoint{URL: "http://h/x"}, Lookup: &httpapi.Endpoint{URL: "http://h/{to}"}},
+		{Name: "x", Dispatch: httpapi.Endpoint{URL: "http://h/x"}, Classify: map[int]httpapi.Class{700: httpapi.Failed}},
+		{Name: "x", Dispatch: httpapi.Endpoint{URL: "http://h/x"}, Classify: map[int]httpapi.Class{500: "maybe"}},
+	} {
+		if _, err := httpapi.New(c); err == nil {
+			t.Errorf("accepted %+v", c)
+		}
+	}
+}

@@ -1,0 +1,103 @@
+package sandbox_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/retrysafe/retrysafe/provider"
+	"github.com/retrysafe/retrysafe/provider/httpapi"
+	"github.com/retrysafe/retrysafe/provider/sandbox"
+)
+
+// Every fault switch of the server, seen through the HTTP provider: what
+// the caller is told, and what the sandbox really holds afterwards.
+func TestServerFaultSwitches(t *testing.T) {
+	cases := []struct {
+		fault      string
+		honours    bool
+		status     provider.Status
+		ambiguous  bool
+		deliveries int
+	}{
+		{"", false, provider.Applied, false, 1},
+		{"drop-after-apply", false, "", true, 1},
+		{"reject", false, provider.Rejected, false, 0},
+		{"5xx", false, "", true, 0},
+		{"busy", false, provider.Busy, false, 0},
+		{"delay=400ms", false, "", true, 1}, // the caller gives up at 200ms; the server applies anyway
+	}
+	for _, c := range cases {
+		t.Run("fault "+c.fault, func(t *testing.T) {
+			sb, err := sandbox.Open(filepath.Join(t.TempDir(), "sandbox.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sb.Close()
+			f, err := sandbox.ParseFault(c.fault)
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := httptest.NewServer(sandbox.NewServer(sb, []string{"sandbox-idem"}, f).Handler())
+			defer srv.Close()
+			p, err := httpapi.New(httpapi.Config{Name: "s", Timeout: 200 * time.Millisecond,
+				Dispatch: httpapi.Endpoint{URL: srv.URL + "/v1/sandbox/deliveries", RefPointer: "/id"},
+				Lookup:   &httpapi.Endpoint{URL: srv.URL + "/v1/sandbox/deliveries/{downstream_key}", RefPointer: "/id"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := p.Dispatch(context.Background(), provider.Request{DownstreamKey: "k1", Args: json.RawMessage(`{"to":"x"}`)})
+			if c.ambiguous != errors.Is(err, provider.ErrAmbiguous) || !c.ambiguous && resp.Status != c.status {
+				t.Fatalf("got %+v, %v", resp, err)
+			}
+			time.Sleep(300 * time.Millisecond * time.Duration(boolInt(strings.HasPrefix(c.fault, "delay"))))
+			if n, _ := sb.Deliveries(context.Background(), "k1"); n != c.deliveries {
+				t.Errorf("the sandbox holds %d deliveries, want %d", n, c.deliveries)
+			}
+			ev, err := p.Lookup(context.Background(), "k1")
+			if err != nil || ev.Found != (c.deliveries > 0) {
+				t.Errorf("lookup %+v, %v", ev, err)
+			}
+		})
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// A provider name that honours keys answers a repeated key with the first
+// delivery; another name makes a second one.
+func TestServerHonoursKeysByName(t *testing.T) {
+	sb, err := sandbox.Open(filepath.Join(t.TempDir(), "sandbox.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	srv := httptest.NewServer(sandbox.NewServer(sb, []string{"sandbox-idem"}, sandbox.Fault{}).Handler())
+	defer srv.Close()
+	for _, c := range []struct {
+		name string
+		want [2]string
+	}{{"sandbox-idem", [2]string{"sbx_1", "sbx_1"}}, {"sandbox", [2]string{"sbx_2", "sbx_3"}}} {
+		name, want := c.name, c.want
+		p, err := httpapi.New(httpapi.Config{Name: name, Dispatch: httpapi.Endpoint{URL: srv.URL + "/v1/" + name + "/deliveries", RefPointer: "/id"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 2 {
+			resp, err := p.Dispatch(context.Background(), provider.Request{DownstreamKey: "same-" + name, Args: json.RawMessage(`{}`)})
+			if err != nil || resp.Ref != want[i] {
+				t.Errorf("%s dispatch %d: %+v %v; want %s", name, i+1, resp, err, want[i])
+			}
+		}
+	}
+}

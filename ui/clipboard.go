@@ -1,0 +1,55 @@
+package ui
+
+import (
+	"encoding/base64"
+	"fmt"
+	"io"
+
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// y copies the operation's key, Y a ready command line for it, to the
+// terminal's clipboard with OSC 52 (it works over ssh and in tmux with
+// set-clipboard on). The sequence is written in a command, never in
+// Update; the terminal is Config.Clipboard (nil: copying is off and says
+// so).
+
+// copiedMsg says what was copied, or why not.
+type copiedMsg struct {
+	What string
+	Err  error
+}
+
+// osc52 is the sequence that puts text on the system clipboard.
+func osc52(text string) string {
+	return "\x1b]52;c;" + base64.StdEncoding.EncodeToString([]byte(text)) + "\a"
+}
+
+func copyText(w io.Writer, what, text string) tea.Cmd {
+	return func() tea.Msg {
+		if w == nil {
+			return copiedMsg{What: what, Err: fmt.Errorf("no terminal to copy to")}
+		}
+		_, err := io.WriteString(w, osc52(text))
+		return copiedMsg{What: what, Err: err}
+	}
+}
+
+// copyRequestMsg asks the root to copy an operation's key or command.
+type copyRequestMsg struct {
+	Tenant, Key string
+	Command     bool // a ready CLI command instead of the key
+	Unknown     bool // the command checks the provider first
+}
+
+func (m Model) copyOp(req copyRequestMsg) tea.Cmd {
+	if req.Command {
+		sub := "show"
+		if req.Unknown {
+			sub = "check"
+		}
+		cmd := fmt.Sprintf("retrysafe ops %s --db %s --tenant %s --key %s", sub, shellQuote(m.cfg.Store.Path()), shellQuote(req.Tenant), shellQuote(req.Key))
+		return copyText(m.cfg.Clipboard, "the command `"+cmd+"`", cmd)
+	}
+	return copyText(m.cfg.Clipboard, "the key "+req.Tenant+"/"+req.Key, req.Key)
+}
