@@ -24,8 +24,7 @@ type commandMsg struct {
 }
 
 // parseCommand reads "tenant acme", "state unknown", "q".
-// tools, when known, checks a :tool name.
-func parseCommand(text string, tools *model.Registry) (commandMsg, error) {
+func parseCommand(text string) (commandMsg, error) {
 	f := strings.Fields(text)
 	if len(f) == 0 {
 		return commandMsg{}, fmt.Errorf("empty command")
@@ -60,11 +59,7 @@ func parseCommand(text string, tools *model.Registry) (commandMsg, error) {
 		if c.Arg == "all" {
 			c.Arg = ""
 		}
-		if c.Arg != "" && tools != nil {
-			if _, err := tools.Lookup(c.Arg); err != nil {
-				return c, err
-			}
-		}
+		// The tool is checked against the registry when the command runs.
 	case "audit", "decisions", "d":
 		c.Name = "audit"
 	case "sweep", "lab", "help":
@@ -104,11 +99,7 @@ func (c commandModel) Update(msg tea.Msg, e env) (component, tea.Cmd) {
 		case "enter":
 			c.closed = true
 			c.input.Blur()
-			var tools *model.Registry
-			if e.svc != nil {
-				tools = e.svc.Tools
-			}
-			cmd, err := parseCommand(c.input.Value(), tools)
+			cmd, err := parseCommand(c.input.Value())
 			if err != nil {
 				return c, emit(bannerMsg{kind: bannerErr, text: ":" + c.input.Value() + " — " + err.Error()})
 			}
@@ -159,6 +150,12 @@ func (m Model) runCommand(c commandMsg, e env) (Model, tea.Cmd) {
 		m.list, cmd = m.list.setTab(e, tab)
 		return m, cmd
 	case "tool":
+		if c.Arg != "" && e.svc != nil && e.svc.Tools != nil {
+			if _, err := e.svc.Tools.Lookup(c.Arg); err != nil {
+				m.banner = banner{kind: bannerErr, text: oneLine(err.Error()), at: e.now}
+				return m, nil
+			}
+		}
 		m.screen, m.overlay = screenList, overlayNone
 		var cmd tea.Cmd
 		m.list, cmd = m.list.setTool(e, c.Arg)
