@@ -234,7 +234,7 @@ func TestOpenRefusesDevNull(t *testing.T) {
 }
 
 // A ledger made before ledgers marked themselves (application_id 0, schema
-// version 2) is still recognised by its tables, and marked when first
+// version 3) is still recognised by its tables, and marked when first
 // opened for writing.
 func TestOpenMarksALedgerMadeBeforeTheApplicationID(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "old.db")

@@ -202,7 +202,7 @@ func (s *Store) Tenants(ctx context.Context) ([]string, error) {
 		}
 		out = append(out, t)
 	}
-	return out, rows.Err()
+	return out, s.translate(rows.Err(), "list tenants")
 }
 
 // Get reads one operation of a tenant. Another tenant's key is simply not
@@ -263,6 +263,12 @@ func (s *Store) detail(ctx context.Context, where string, args ...any) (*model.D
 		a.Duration = time.Duration(dur) * time.Microsecond
 		d.Attempts = append(d.Attempts, a)
 	}
+	// An error that ended the loop early (I/O, a damaged page) must not
+	// pass for a shorter history.
+	if err := rows.Err(); err != nil {
+		rows.Close()
+		return nil, s.translate(err, "read attempts")
+	}
 	rows.Close()
 	d.Operation.AttemptCount = len(d.Attempts)
 	d.Operation.Finding = model.LatestFinding(op.Provider, d.Attempts)
@@ -284,19 +290,33 @@ func (s *Store) detail(ctx context.Context, where string, args ...any) (*model.D
 		dc.At = time.UnixMilli(at).UTC()
 		d.Decisions = append(d.Decisions, dc)
 	}
+	if err := rows.Err(); err != nil {
+		rows.Close()
+		return nil, s.translate(err, "read decisions")
+	}
 	rows.Close()
-	link := func(id int64) *model.LinkRef {
+	// A link whose row is gone (compacted with its chain) is no link; any
+	// other error is an error, not a missing link.
+	link := func(id int64) (*model.LinkRef, error) {
 		if id == 0 {
-			return nil
+			return nil, nil
 		}
 		var l model.LinkRef
-		if err := tx.QueryRowContext(ctx, `SELECT id, op_key, state FROM operations WHERE id = ?`, id).Scan(&l.ID, &l.Key, &l.State); err != nil {
-			return nil
+		err := tx.QueryRowContext(ctx, `SELECT id, op_key, state FROM operations WHERE id = ?`, id).Scan(&l.ID, &l.Key, &l.State)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, nil
 		}
-		return &l
+		if err != nil {
+			return nil, s.translate(err, "read linked operation")
+		}
+		return &l, nil
 	}
-	d.Supersedes = link(op.SupersedesID)
-	d.SupersededBy = link(op.SupersededByID)
+	if d.Supersedes, err = link(op.SupersedesID); err != nil {
+		return nil, err
+	}
+	if d.SupersededBy, err = link(op.SupersededByID); err != nil {
+		return nil, err
+	}
 	return d, nil
 }
 

@@ -52,10 +52,10 @@ type Store struct {
 	stmts map[string]*sql.Stmt
 	wsync string // the writer connection's synchronous level now ("" unknown)
 
-	// Relaxed transactions waiting to be combined into one (see combined).
+	// Transactions waiting to share one commit (see groupCommit).
 	qmu       sync.Mutex
 	queue     []*pendingTx
-	lastBatch int // size of the last combined commit
+	lastBatch int // size of the last group commit
 
 	// onBatch, when set, hears the size of every committed batch (the
 	// gateway's group-commit histogram).
@@ -294,7 +294,7 @@ func precheck(path string, o options) error {
 	case app != 0:
 		return model.Errorf(model.CodeUnsupported, "%s is another application's SQLite database (application_id %#x), not a retrysafe ledger; refusing to touch it", path, app)
 	case uv >= 1 && uv <= legacyVersions && hasLedgerTables(path):
-		return nil // a ledger from before the mark; migration 3 marks it
+		return nil // a ledger from before the mark; migration 4 marks it
 	}
 	return model.Errorf(model.CodeUnsupported, "%s is a SQLite database but not a retrysafe ledger (no retrysafe mark, schema version %d); refusing to touch it", path, uv)
 }
