@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -651,5 +652,42 @@ func TestStoredEscapeSequencesLeaveAsInertJSONEscapes(t *testing.T) {
 	op, err := e.st.Get(context.Background(), "acme", "esc")
 	if err != nil || !strings.Contains(op.Summary, "\u202e") {
 		t.Fatalf("not stored faithfully: %+v %v", op, err)
+	}
+}
+
+func TestOperationListsPageNewestFirst(t *testing.T) {
+	e := newEnv(t)
+	for _, k := range []string{"p1", "p2", "p3"} {
+		if r := e.call("acme", "create_support_task", k, `{"subject":"`+k+`"}`); r.status != 201 {
+			t.Fatalf("%s: %d", k, r.status)
+		}
+	}
+	type page struct {
+		Operations []struct{ Key string } `json:"operations"`
+		NextBefore int64                  `json:"next_before"`
+	}
+	read := func(path string) page {
+		t.Helper()
+		r := e.get("acme", path)
+		var p page
+		if r.status != 200 || json.Unmarshal(r.body, &p) != nil {
+			t.Fatalf("%s: %d %s", path, r.status, r.body)
+		}
+		return p
+	}
+	first := read("/v1/operations?limit=2")
+	if len(first.Operations) != 2 || first.Operations[0].Key != "p3" || first.Operations[1].Key != "p2" || first.NextBefore == 0 {
+		t.Fatalf("first page %+v", first)
+	}
+	second := read("/v1/operations?limit=2&before=" + strconv.FormatInt(first.NextBefore, 10))
+	if len(second.Operations) != 1 || second.Operations[0].Key != "p1" || second.NextBefore != 0 {
+		t.Fatalf("second page %+v", second)
+	}
+	for _, bad := range []string{"?limit=0", "?limit=501", "?before=x", "?state=nope"} {
+		if r := e.get("acme", "/v1/operations"+bad); r.status != 400 {
+			t.Fatalf("%s: %d", bad, r.status)
+		} else {
+			r.problem(t)
+		}
 	}
 }

@@ -24,6 +24,8 @@ func (g *Gateway) postTool(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	info := infoOf(ctx)
 	tool := r.PathValue("tool")
+	// A refusal before the call is class invalid in the log line too.
+	info.class = string(model.ClassInvalid)
 	if _, ok := g.cfg.Tools.Schema(tool); !ok {
 		g.metrics.refused("", KindInvalid)
 		p := newProblem(KindInvalid, "unknown tool "+strconv.Quote(tool)+" (want one of "+strings.Join(g.cfg.Tools.Names(), ", ")+"); nothing was written")

@@ -17,7 +17,20 @@ func (op Operation) Visible() Operation {
 	op.Provider, op.DownstreamKey = textsafe.Visible(op.Provider), textsafe.Visible(op.DownstreamKey)
 	op.ProviderRef, op.LeaseOwner = textsafe.Visible(op.ProviderRef), textsafe.Visible(op.LeaseOwner)
 	op.Args, op.Receipt = visibleJSON(op.Args), visibleJSON(op.Receipt)
+	op.Finding = op.Finding.Visible()
 	return op
+}
+
+// Visible returns a copy of f for a person's screen (the provider's words
+// are outside text); nil stays nil.
+func (f *Finding) Visible() *Finding {
+	if f == nil {
+		return nil
+	}
+	c := *f
+	c.Provider, c.Ref = textsafe.Visible(c.Provider), textsafe.Visible(c.Ref)
+	c.Detail, c.By = textsafe.Visible(c.Detail), textsafe.Visible(c.By)
+	return &c
 }
 
 // Visible returns a copy of d for a person's screen (see Operation.Visible).
@@ -32,6 +45,7 @@ func (d *Detail) Visible() *Detail {
 	for i, a := range d.Attempts {
 		a.Fingerprint, a.TraceID, a.WorkerID = textsafe.Visible(a.Fingerprint), textsafe.Visible(a.TraceID), textsafe.Visible(a.WorkerID)
 		a.ProviderRef, a.Error = textsafe.Visible(a.ProviderRef), textsafe.Visible(a.Error)
+		a.Detail = textsafe.Visible(a.Detail)
 		out.Attempts[i] = a
 	}
 	if d.Decisions != nil {

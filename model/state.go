@@ -91,6 +91,10 @@ const (
 	OutcomeExpired      Outcome = "expired"       // past the replay window: reconcile
 	OutcomeLeaseExpired Outcome = "lease_expired" // sweep: claim outlived its lease → unknown
 	OutcomeRedispatched Outcome = "redispatched"  // sweep: re-sent under the same downstream key
+	// OutcomeLookup is a provider lookup by downstream key (ops check, the
+	// console's c, a triage run): its finding is evidence for a person. It
+	// never changes the operation's state or version.
+	OutcomeLookup Outcome = "lookup"
 )
 
 // AllOutcomes is every attempt outcome.
@@ -98,7 +102,7 @@ var AllOutcomes = []Outcome{
 	OutcomeCreated, OutcomeReplayed, OutcomeConflict, OutcomeInProgress,
 	OutcomeDispatched, OutcomeApplied, OutcomeFailed, OutcomeNotApplied,
 	OutcomeTimedOut, OutcomeLateResult, OutcomeRefused, OutcomeExpired,
-	OutcomeLeaseExpired, OutcomeRedispatched,
+	OutcomeLeaseExpired, OutcomeRedispatched, OutcomeLookup,
 }
 
 // Valid reports whether o is one of AllOutcomes.

@@ -189,7 +189,11 @@ func checkListsMatch(t *testing.T, lists map[string][]string) {
 	for _, a := range model.AllActions {
 		actions = append(actions, string(a))
 	}
-	for col, want := range map[string][]string{"state": states, "final_state": states, "outcome": outcomes, "action": actions} {
+	var findings []string
+	for _, f := range model.AllFindingKinds {
+		findings = append(findings, string(f))
+	}
+	for col, want := range map[string][]string{"state": states, "final_state": states, "outcome": outcomes, "action": actions, "finding": findings} {
 		got, ok := lists[col]
 		if !ok {
 			t.Errorf("no CHECK (%s IN (...)) found in the migrations", col)

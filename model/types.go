@@ -28,24 +28,31 @@ type Operation struct {
 	SupersedesID   int64           `json:"supersedes_id,omitempty"`
 	SupersededByID int64           `json:"superseded_by_id,omitempty"`
 	AttemptCount   int             `json:"attempt_count"`
-	CreatedAt      time.Time       `json:"created_at"`
-	UpdatedAt      time.Time       `json:"updated_at"`
-	ExpiresAt      time.Time       `json:"expires_at,omitzero"` // end of the replay window
+	// Finding is the latest provider lookup recorded for it (nil: not
+	// checked). Lists and details fill it; a write path does not.
+	Finding   *Finding  `json:"finding,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+	ExpiresAt time.Time `json:"expires_at,omitzero"` // end of the replay window
 }
 
 // Attempt is one transport attempt against a key (or one sweep of it).
 type Attempt struct {
-	ID          int64         `json:"id"`
-	OperationID int64         `json:"operation_id"`
-	Seq         int           `json:"seq"`
-	Outcome     Outcome       `json:"outcome"`
-	Fingerprint string        `json:"fingerprint"`
-	TraceID     string        `json:"trace_id,omitempty"`
-	WorkerID    string        `json:"worker_id,omitempty"`
-	ProviderRef string        `json:"provider_ref,omitempty"`
-	Error       string        `json:"error,omitempty"`
-	StartedAt   time.Time     `json:"started_at"`
-	Duration    time.Duration `json:"duration_ns"`
+	ID          int64   `json:"id"`
+	OperationID int64   `json:"operation_id"`
+	Seq         int     `json:"seq"`
+	Outcome     Outcome `json:"outcome"`
+	Fingerprint string  `json:"fingerprint"`
+	TraceID     string  `json:"trace_id,omitempty"`
+	WorkerID    string  `json:"worker_id,omitempty"`
+	ProviderRef string  `json:"provider_ref,omitempty"`
+	Error       string  `json:"error,omitempty"`
+	// Finding and Detail: what a lookup attempt found (OutcomeLookup only);
+	// Detail is the provider's words, or why it cannot tell.
+	Finding   FindingKind   `json:"finding,omitempty"`
+	Detail    string        `json:"detail,omitempty"`
+	StartedAt time.Time     `json:"started_at"`
+	Duration  time.Duration `json:"duration_ns"`
 }
 
 // Decision is one operator action on an operation.

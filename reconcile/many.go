@@ -19,6 +19,26 @@ type Target struct {
 	Tenant, Key   string
 	ExpectState   model.State
 	ExpectVersion int64 // 0: whatever it is now
+	// Finding, when set, is the provider finding the operator decided on
+	// for this operation (a review by finding): it is the decision's
+	// finding, and the decision is refused as stale if another lookup or
+	// attempt was recorded since.
+	Finding *model.Finding `json:"finding,omitempty"`
+	// Evidence, when set, is this operation's own evidence (a "has it"
+	// review: the provider's reference), in place of the decision's.
+	Evidence string `json:"evidence,omitempty"`
+}
+
+// apply is d for this target: its own finding and evidence, if it has them.
+func (t Target) apply(d Decision) Decision {
+	d.Tenant, d.Key = t.Tenant, t.Key
+	if t.Finding != nil {
+		d.Finding = EvidenceOf(t.Finding)
+	}
+	if t.Evidence != "" {
+		d.Evidence = t.Evidence
+	}
+	return d
 }
 
 // TargetOf is the target an operation on screen makes.
@@ -73,9 +93,7 @@ func (s *Service) DecideMany(ctx context.Context, action model.Action, d Decisio
 		return nil, model.Errorf(model.CodeInvalid, "a bulk new key cannot be named: each operation gets its own")
 	}
 	for _, t := range targets {
-		one := d
-		one.Tenant, one.Key = t.Tenant, t.Key
-		if err := one.Validate(action); err != nil {
+		if err := t.apply(d).Validate(action); err != nil {
 			return nil, err
 		}
 	}
@@ -102,7 +120,17 @@ func (s *Service) DecideMany(ctx context.Context, action model.Action, d Decisio
 // decideOne is one target's decision inside tx. A refusal is an outcome; an
 // error is returned only when the transaction itself must not commit.
 func (s *Service) decideOne(tx store.Tx, action model.Action, d Decision, t Target) (Outcome, error) {
-	d.Tenant, d.Key, d.ExpectState, d.ExpectVersion = t.Tenant, t.Key, t.ExpectState, t.ExpectVersion
+	d = t.apply(d)
+	d.ExpectState, d.ExpectVersion = t.ExpectState, t.ExpectVersion
+	o := Outcome{Target: t}
+	if t.Finding != nil {
+		if stale, err := findingMoved(tx, t); err != nil || stale != nil {
+			if stale != nil {
+				o.Verdict, o.Err = VerdictStale, stale
+			}
+			return o, err
+		}
+	}
 	var newOp *model.Operation
 	var apply applyFunc
 	switch action {
@@ -114,7 +142,6 @@ func (s *Service) decideOne(tx store.Tx, action model.Action, d Decision, t Targ
 		d.NewKey = NewKeyFor(d.Key)
 		apply = authorize(d, &newOp)
 	}
-	o := Outcome{Target: t}
 	op, err := decideTx(tx, d, action, apply)
 	if op != nil {
 		o.State, o.Version = op.State, op.Version
@@ -138,4 +165,33 @@ func (s *Service) decideOne(tx store.Tx, action model.Action, d Decision, t Targ
 		return o, fmt.Errorf("%s/%s: %w", t.Tenant, t.Key, err)
 	}
 	return o, nil
+}
+
+// findingMoved refuses a decision made on a finding that is no longer the
+// operation's latest fresh one: another lookup answered since, or another
+// attempt made it stale. A refusal is the first result; the second is the
+// ledger's error.
+func findingMoved(tx store.Tx, t Target) (error, error) {
+	op, err := tx.GetOperation(t.Tenant, t.Key)
+	if model.IsCode(err, model.CodeNotFound) {
+		return nil, nil // decideTx says so
+	}
+	if err != nil {
+		return nil, err
+	}
+	latest, err := tx.LatestFinding(op.ID)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case latest == nil:
+		return model.Errorf(model.CodeStale, "%s/%s has no recorded finding any more — nothing was written; look again", t.Tenant, t.Key), nil
+	case latest.Seq != t.Finding.Seq:
+		return model.Errorf(model.CodeStale, "%s/%s was looked up again since you saw \"%s\": the provider now says %s — nothing was written; look again",
+			t.Tenant, t.Key, t.Finding.Kind.Words(), latest.Kind.Words()), nil
+	case latest.Stale:
+		return model.Errorf(model.CodeStale, "%s/%s had another attempt after the finding you saw, so the provider may know more — nothing was written; check it again",
+			t.Tenant, t.Key), nil
+	}
+	return nil, nil
 }

@@ -9,7 +9,9 @@ package reconcile_test
 //   - at most one effect per applied operation;
 //   - no effect without its operation;
 //   - a stored receipt never changes;
-//   - nothing leaves unknown except by an operator decision.
+//   - nothing leaves unknown except by an operator decision;
+//   - a triage run records findings that agree with the provider and
+//     changes no operation's state or version.
 //
 // 100 checks of ~30 steps by default (-rapid.checks, -rapid.steps for more).
 
@@ -602,6 +604,52 @@ func (m *propMachine) Decide(t *rapid.T) {
 	}
 }
 
+// Triage: a triage run over the whole ledger. Every operation keeps its
+// state and version (a finding is never a decision), each candidate gets a
+// finding, and the finding says what the provider holds.
+func (m *propMachine) Triage(t *rapid.T) {
+	ctx := context.Background()
+	before, err := m.l.st.List(ctx, storeAll())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := m.l.svc.Triage(ctx, reconcile.TriageOptions{Rate: 100000, By: "property"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := m.l.st.List(ctx, storeAll())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != len(before) {
+		t.Fatalf("triage changed the number of operations: %d → %d", len(before), len(after))
+	}
+	now := m.now()
+	candidates := 0
+	for i, op := range after {
+		was := before[i]
+		if op.ID != was.ID || op.State != was.State || op.Version != was.Version || op.Contradicted != was.Contradicted {
+			t.Fatalf("triage moved %s/%s: %s v%d → %s v%d", op.Tenant, op.Key, was.State, was.Version, op.State, op.Version)
+		}
+		candidate := op.Provider != "" && (op.State == model.StateUnknown || op.State == model.StateInProgress && op.LeaseUntil.Before(now))
+		if !candidate {
+			continue
+		}
+		candidates++
+		f := op.Finding
+		if f == nil || f.Stale || f.By != "property" {
+			t.Fatalf("triage candidate %s/%s has finding %+v; want a fresh one by this run", op.Tenant, op.Key, f)
+		}
+		holds := m.byProv[op.Provider+" "+reconcile.DownstreamKey(op.Tenant, op.Key)] > 0
+		if want := map[bool]model.FindingKind{true: model.FindingHasIt, false: model.FindingHasNothing}[holds]; f.Kind != want {
+			t.Fatalf("triage found %q for %s/%s; the provider holds %v", f.Kind, op.Tenant, op.Key, holds)
+		}
+	}
+	if rep.Candidates != candidates || rep.Checked != candidates {
+		t.Fatalf("triage report %+v; %d candidates in the ledger", rep, candidates)
+	}
+}
+
 // ---- the invariants -----------------------------------------------------
 
 func (m *propMachine) Check(t *rapid.T) {
@@ -694,6 +742,7 @@ func TestStateMachineProperty(t *testing.T) {
 			"advance": m.Advance,
 			"sweep":   m.Sweep,
 			"decide":  m.Decide,
+			"triage":  m.Triage,
 			"":        m.Check,
 		})
 	})

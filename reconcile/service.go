@@ -54,6 +54,13 @@ type Service struct {
 	ReplayWindow    time.Duration
 	TombstoneWindow time.Duration
 	DispatchTimeout time.Duration
+	// LookupTimeout bounds one provider lookup (default
+	// DefaultLookupTimeout): a slower provider "cannot tell".
+	LookupTimeout time.Duration
+	// AuthoritativeLookups names the providers whose lookup is declared
+	// authoritative: only their "has nothing" may lead to a bulk "mark not
+	// applied" (see LookupAuthoritative).
+	AuthoritativeLookups map[string]bool
 
 	// At, when set, is called at each Point; the lab's worker exits the
 	// process there. Production leaves it nil.
@@ -66,6 +73,7 @@ func New(st store.Ledger, tools *model.Registry, providers provider.Registry) *S
 		Store: st, Tools: tools, Providers: providers,
 		Lease: DefaultLease, ReplayWindow: DefaultReplayWindow,
 		TombstoneWindow: DefaultTombstoneWindow, DispatchTimeout: DefaultDispatchTimeout,
+		LookupTimeout: DefaultLookupTimeout,
 	}
 }
 

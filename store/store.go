@@ -136,7 +136,12 @@ type Tx interface {
 	// SupersedingKey is the key an operator authorized in place of opID.
 	SupersedingKey(opID int64) (string, error)
 
+	// InsertAttempt appends an attempt; a lookup attempt carries its
+	// finding (a.Finding, a.Detail) and changes nothing else.
 	InsertAttempt(a *model.Attempt) error
+	// LatestFinding is the operation's latest recorded provider finding
+	// (model.LatestFinding's rule), or nil if none.
+	LatestFinding(opID int64) (*model.Finding, error)
 	UpdateAttempt(a *model.Attempt) error
 	InsertDecision(d *model.Decision) error
 	// InsertLocalEffect writes a local tool's effect row in the table the
@@ -166,6 +171,9 @@ type ListQuery struct {
 	Search string
 	// Contradicted keeps only operations a late result contradicted.
 	Contradicted bool
+	// Finding keeps only operations whose latest provider finding is this
+	// one (model.FilterNotChecked: no lookup recorded).
+	Finding model.FindingFilter
 	// BeforeID is the keyset cursor: only ids below it (0 = from the newest).
 	BeforeID int64
 	// AfterID pages backwards: only ids above it, returned newest first.

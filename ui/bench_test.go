@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
@@ -263,4 +264,96 @@ func BenchmarkRefreshTick(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		h.send(tickMsg{At: time.Now()})
 	}
+}
+
+// BenchmarkKeystrokeDuringTriage: keys while a triage run asks the
+// provider about 2,000 unknown operations in the background (16 lookups at
+// once, 250 a second, each finding written to the ledger), and the page
+// the keys land on is re-read from the ledger as the findings arrive.
+//
+//	go test ./ui -run '^$' -bench KeystrokeDuringTriage -benchtime 2000x
+func BenchmarkKeystrokeDuringTriage(b *testing.B) {
+	dir := b.TempDir()
+	st, err := sqlite.Open(filepath.Join(dir, "triage.db"), store.Options{Create: true, Durability: store.Fast})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	sb, err := sandbox.Open(filepath.Join(dir, "triage.provider.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sb.Close()
+	svc := reconcile.New(st, toolconfig.Default().Tools, sb.Providers())
+	const n = 2000
+	var wg sync.WaitGroup
+	work := make(chan int)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				req := model.Request{Tenant: "acme", Key: "k" + strconv.Itoa(i), Tool: "send_notification", PayloadVersion: 1,
+					Args: []byte(`{"to":"a@example.com","body":"b"}`)}
+				if _, err := svc.Call(context.Background(), req, reconcile.CallOptions{Faults: provider.Faults{LoseReply: true}}); err != nil && !model.IsCode(err, model.CodeInternal) {
+					_ = err // an unknown outcome is what this setup wants
+				}
+			}
+		}()
+	}
+	for i := range n {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	var runs sync.WaitGroup
+	runs.Add(1)
+	go func() {
+		defer runs.Done()
+		for ctx.Err() == nil {
+			if _, err := svc.Triage(ctx, reconcile.TriageOptions{Concurrency: 16, Rate: benchTriageRate(), By: "bench"}); err != nil && ctx.Err() == nil {
+				b.Error(err)
+				return
+			}
+		}
+	}()
+	defer runs.Wait()
+	defer stop()
+
+	h := open(b, benchConfig(st, svc), 140, 40)
+	defer h.m.Close()
+	keys := []string{"j", "k"}
+	var worst time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		next, cmd := h.m.Update(keyMsg(keys[i%2]))
+		_ = next.View()
+		if d := time.Since(t0); d > worst {
+			worst = d
+		}
+		h.m = next.(Model)
+		_ = cmd
+		if i%100 == 99 {
+			// The rows follow the ledger: a reload as the watcher would
+			// start it, its page read outside the timed keystrokes.
+			b.StopTimer()
+			h.send(changedMsg{Changed: true})
+			b.StartTimer()
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/key")
+	b.ReportMetric(float64(worst.Microseconds())/1000, "worst-ms/key")
+}
+
+// benchTriageRate is RETRYSAFE_TRIAGE_RATE, default 250 lookups a second.
+func benchTriageRate() float64 {
+	if v, err := strconv.ParseFloat(os.Getenv("RETRYSAFE_TRIAGE_RATE"), 64); err == nil && v > 0 {
+		return v
+	}
+	return 250
 }

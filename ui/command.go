@@ -59,11 +59,7 @@ func parseCommand(text string) (commandMsg, error) {
 		if c.Arg == "all" {
 			c.Arg = ""
 		}
-		if c.Arg != "" {
-			if _, err := model.LookupTool(c.Arg); err != nil {
-				return c, err
-			}
-		}
+		// The tool is checked against the registry when the command runs.
 	case "audit", "decisions", "d":
 		c.Name = "audit"
 	case "sweep", "lab", "help":
@@ -154,6 +150,12 @@ func (m Model) runCommand(c commandMsg, e env) (Model, tea.Cmd) {
 		m.list, cmd = m.list.setTab(e, tab)
 		return m, cmd
 	case "tool":
+		if c.Arg != "" && e.svc != nil && e.svc.Tools != nil {
+			if _, err := e.svc.Tools.Lookup(c.Arg); err != nil {
+				m.banner = banner{kind: bannerErr, text: oneLine(err.Error()), at: e.now}
+				return m, nil
+			}
+		}
 		m.screen, m.overlay = screenList, overlayNone
 		var cmd tea.Cmd
 		m.list, cmd = m.list.setTool(e, c.Arg)

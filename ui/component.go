@@ -25,6 +25,7 @@ var (
 	_ component = actionModel{}
 	_ component = helpModel{}
 	_ component = auditModel{}
+	_ component = reviewModel{}
 	_ component = confirmModel{}
 	_ component = commandModel{}
 )

@@ -338,11 +338,17 @@ type checkMsg struct {
 	Err         error
 }
 
-func check(ctx context.Context, svc *reconcile.Service, seq int, tenant, key string) tea.Cmd {
+// check asks the provider and records the finding (the console never
+// checks read-only: it opens no provider then).
+func check(ctx context.Context, svc *reconcile.Service, seq int, tenant, key, operator string) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, ioTimeout)
 		defer cancel()
-		_, ev, err := svc.Check(ctx, tenant, key)
+		_, looked, err := svc.CheckAndRecord(ctx, tenant, key, "console by "+operator)
+		ev := looked.Evidence
+		if err == nil && looked.Err != nil {
+			err = model.Wrap(model.CodeUnavailable, looked.Err, "provider %s lookup failed: %v", ev.Provider, looked.Err)
+		}
 		// A provider's answer is outside text too.
 		ev.Provider, ev.DownstreamKey = textsafe.Visible(ev.Provider), textsafe.Visible(ev.DownstreamKey)
 		ev.Ref, ev.Status, ev.Detail = textsafe.Visible(ev.Ref), textsafe.Visible(ev.Status), textsafe.Visible(ev.Detail)

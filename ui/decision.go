@@ -39,6 +39,11 @@ func (m Model) requestAction(req actionRequestMsg, e env) (Model, tea.Cmd) {
 		ev := c.ev
 		finding = &ev
 	}
+	if finding == nil {
+		// No check on this screen: the latest recorded finding, if it is
+		// fresh and conclusive (a triage run's, another operator's).
+		finding = reconcile.EvidenceOf(op.Finding)
+	}
 	evidence := ""
 	if req.Action == model.ActionMarkApplied {
 		switch {

@@ -134,7 +134,9 @@ func (d detailModel) update(msg tea.Msg, e env) (detailModel, tea.Cmd) {
 		}
 		d.checking = false
 		d.check = &checkState{tenant: msg.Tenant, key: msg.Key, ev: msg.Evidence, err: msg.Err, at: e.now}
-		return d.render(e), nil
+		// The check was recorded as a finding: read it back with its
+		// lookup attempt.
+		return d.render(e).reload(e)
 	}
 	return d, nil
 }
@@ -150,7 +152,7 @@ func (d detailModel) shows(tenant, key string) bool {
 func (d detailModel) startCheck(e env, tenant, key string) (detailModel, tea.Cmd) {
 	d.checkSeq++
 	d.checking = true
-	return d, check(e.ctx, e.svc, d.checkSeq, tenant, key)
+	return d, check(e.ctx, e.svc, d.checkSeq, tenant, key, e.operator)
 }
 
 func (d detailModel) key(msg tea.KeyMsg, e env) (detailModel, tea.Cmd) {
@@ -402,6 +404,10 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 			text += " If nothing can still arrive, that is evidence to mark it not applied (n)."
 		}
 		para(s.State(model.StateNotApplied).Render, text)
+	case op.Finding != nil && (op.State == model.StateUnknown || op.State == model.StateInProgress):
+		// No check on this screen: the last one recorded, by whoever.
+		style := findingStyle(s, op.Finding)
+		para(style.Render, "Last finding: "+findingSentence(e, op.Finding))
 	}
 
 	line("")
@@ -433,6 +439,11 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 		field("provider", op.Provider)
 		field("downstream key", op.DownstreamKey)
 		field("provider ref", or(op.ProviderRef, "-"))
+		if op.Finding != nil {
+			field("finding", findingStyle(s, op.Finding).Render(findingSentence(e, op.Finding)))
+		} else if op.Provider != "" {
+			field("finding", s.Muted.Render("not checked"))
+		}
 		switch {
 		case checking:
 			field("check", s.Muted.Render("asking "+op.Provider+"…"))
@@ -539,6 +550,10 @@ func writeAttempts(b *strings.Builder, e env, atts []model.Attempt, w int) {
 		errText := a.Error
 		if a.ProviderRef != "" {
 			errText = strings.TrimSpace("ref " + a.ProviderRef + "  " + errText)
+		}
+		if a.Outcome == model.OutcomeLookup {
+			// A lookup's finding, then the provider's words.
+			errText = strings.TrimSpace(a.Finding.Words() + " " + or(strings.TrimSpace(errText), "") + " · " + a.Detail)
 		}
 		// An error too long for its column is written out under the row
 		// instead, in full.

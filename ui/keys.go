@@ -38,6 +38,7 @@ type listKeys struct {
 	Apply, NotApply, Check                  key.Binding
 	Mark, MarkRange, MarkAll                key.Binding
 	Export, ExportJSON                      key.Binding
+	Finding, Triage, Review                 key.Binding
 	Copy, CopyCmd                           key.Binding
 }
 
@@ -64,6 +65,9 @@ func newListKeys() listKeys {
 		MarkAll:      key.NewBinding(key.WithKeys("*"), key.WithHelp("*", "mark all in view")),
 		Export:       key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "export view to CSV")),
 		ExportJSON:   key.NewBinding(key.WithKeys("E"), key.WithHelp("E", "export view to JSON Lines")),
+		Finding:      key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "filter by finding")),
+		Triage:       key.NewBinding(key.WithKeys("T"), key.WithHelp("T", "triage: ask the providers about every unknown")),
+		Review:       key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "review by finding (marked rows, else the view)")),
 		Copy:         key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy key")),
 		CopyCmd:      key.NewBinding(key.WithKeys("Y"), key.WithHelp("Y", "copy ops command")),
 	}

@@ -55,8 +55,10 @@ type listModel struct {
 	query      string
 	tool       string // :tool filter ("" = every tool)
 	contraOnly bool
-	tab        int
-	started    bool
+	// finding filters by the latest provider finding.
+	finding model.FindingFilter
+	tab     int
+	started bool
 	// autoTab: the first tab is chosen from the counts (unknown if any
 	// operation is unknown, else all) until the user picks one.
 	autoTab bool
@@ -111,13 +113,13 @@ func (l listModel) selected() (model.Operation, bool) {
 func (l listModel) state() model.State { return tabStates[l.tab] }
 
 func (l listModel) query_(e env) store.ListQuery {
-	return store.ListQuery{Tenant: e.scope, State: l.state(), Search: l.query, Tool: l.tool, Contradicted: l.contraOnly}
+	return store.ListQuery{Tenant: e.scope, State: l.state(), Search: l.query, Tool: l.tool, Contradicted: l.contraOnly, Finding: l.finding}
 }
 
 // total is how many operations match the filters, when the counts say so
 // (a search does not have a count: that would mean scanning for it).
 func (l listModel) total(e env) int {
-	if !e.countsOK || l.query != "" || l.tool != "" {
+	if !e.countsOK || l.query != "" || l.tool != "" || l.finding != model.FilterAnyFinding {
 		return -1
 	}
 	if l.contraOnly {
@@ -371,15 +373,25 @@ func (l listModel) key(msg tea.KeyMsg, e env) (listModel, tea.Cmd) {
 		l.input.CursorEnd()
 		return l, l.input.Focus()
 	case key.Matches(msg, k.Clear):
-		if l.query == "" && !l.contraOnly {
+		if l.query == "" && !l.contraOnly && l.finding == model.FilterAnyFinding {
 			return l, nil
 		}
-		l.query, l.contraOnly = "", false
+		l.query, l.contraOnly, l.finding = "", false, model.FilterAnyFinding
 		l.input.SetValue("")
 		return l.load(e, anchor{kind: anchorTop}, 0, cursorIntent{kind: intentIndex})
 	case key.Matches(msg, k.Contradicted):
 		l.contraOnly = !l.contraOnly
 		return l.load(e, anchor{kind: anchorTop}, 0, cursorIntent{kind: intentIndex})
+	case key.Matches(msg, k.Finding):
+		l.finding = nextFindingFilter(l.finding)
+		return l.load(e, anchor{kind: anchorTop}, 0, cursorIntent{kind: intentIndex})
+	case key.Matches(msg, k.Triage):
+		return l, emit(triageRequestMsg{})
+	case key.Matches(msg, k.Review):
+		if l.marked.len() > 0 {
+			return l, emit(reviewRequestMsg{Ops: l.marked.list()})
+		}
+		return l, emit(reviewRequestMsg{Query: l.query_(e)})
 	}
 	op, ok := l.selected()
 	if !ok {
@@ -514,6 +526,7 @@ func (l listModel) keyMap(e env) keyMap {
 		{k.Open, enabled(k.Apply, !e.readOnly), enabled(k.NotApply, !e.readOnly), enabled(k.Check, e.canCheck)},
 		{k.Mark, k.MarkRange, k.MarkAll, relabel(k.Clear, "clear marks / search")},
 		{k.Export, k.ExportJSON, k.Copy, k.CopyCmd},
+		{k.Finding, enabled(k.Triage, e.canCheck), enabled(k.Review, !e.readOnly)},
 	}
 	if n := l.marked.len(); n > 0 {
 		// With marks, a and n decide on all of them.
@@ -526,8 +539,8 @@ func (l listModel) keyMap(e env) keyMap {
 
 // columns of the table at a width, fitted to the page's data.
 type columns struct {
-	tenant, key, tool, summary, ref int
-	fullTool                        bool
+	tenant, key, tool, summary, ref, finding int
+	fullTool                                 bool
 	// stuck: a STUCK column beside AGE — how long an operation has waited
 	// in unknown or in_progress since its last change (shown on tabs that
 	// hold such operations).
@@ -556,11 +569,13 @@ func layout(w int, rows []model.Operation, stuck bool) columns {
 		key:    widest(func(o model.Operation) string { return o.Key }, 10, 36),
 		tool:   6,
 		ref:    widest(func(o model.Operation) string { return o.ProviderRef }, 3, 12),
+		// "not checked" is the narrowest a finding says anything in.
+		finding: widest(func(o model.Operation) string { return findingCell(o.Finding, time.Time{}) }, 11, 26),
 	}
-	const seps = 8
+	const seps = 9
 	c.stuck = stuck
 	fixed := func() int {
-		n := colMark + colAge + c.tenant + c.key + c.tool + colState + colAtt + c.ref + seps
+		n := colMark + colAge + c.tenant + c.key + c.tool + colState + colAtt + c.ref + c.finding + seps
 		if c.stuck {
 			n += colStuck + 1
 		}
@@ -574,7 +589,7 @@ func layout(w int, rows []model.Operation, stuck bool) columns {
 	for _, step := range []struct {
 		col   *int
 		floor int
-	}{{&c.tenant, 10}, {&c.ref, 6}, {&c.key, 16}, {&c.key, 14}, {&c.tenant, 8}, {&c.ref, 3}} {
+	}{{&c.tenant, 10}, {&c.ref, 6}, {&c.finding, 16}, {&c.key, 16}, {&c.key, 14}, {&c.tenant, 8}, {&c.ref, 3}, {&c.finding, 11}} {
 		if c.summary >= 14 {
 			break
 		}
@@ -594,7 +609,7 @@ func layout(w int, rows []model.Operation, stuck bool) columns {
 func (c columns) header(s *Styles) string {
 	cells := []string{
 		fit("", colMark) + fitRight("AGE", colAge) + c.stuckCell("STUCK"), fit("TENANT", c.tenant), fit("KEY", c.key), fit("TOOL", c.tool),
-		fit("SUMMARY", c.summary), fit("STATE", colState), fitRight("ATT", colAtt), fit("REF", c.ref),
+		fit("SUMMARY", c.summary), fit("STATE", colState), fitRight("ATT", colAtt), fit("REF", c.ref), fit("FINDING", c.finding),
 	}
 	return s.TableHead.Render(strings.Join(cells, " "))
 }
@@ -628,6 +643,11 @@ func (c columns) row(s *Styles, op model.Operation, now time.Time, selected, mar
 		st = fit("lease ended", colState)
 	}
 	tail := []string{fitRight(strconv.Itoa(op.AttemptCount), colAtt), fit(or(op.ProviderRef, "-"), c.ref)}
+	finding := fit(findingCell(op.Finding, now), c.finding)
+	if op.Finding == nil && op.Provider == "" {
+		finding = fit("-", c.finding) // local: nothing to ask
+	}
+	tail = append(tail, finding)
 	if selected || op.Contradicted {
 		line := lead + " " + strings.Join(cells, " ") + " " + st + " " + strings.Join(tail, " ")
 		if selected {
@@ -641,7 +661,7 @@ func (c columns) row(s *Styles, op model.Operation, now time.Time, selected, mar
 	}
 	return mark + flagStyled + s.Muted.Render(fitRight(age(now, op.CreatedAt), colAge)) + s.Contra.Render(c.stuckCell(stuckFor(op, now))) + " " +
 		strings.Join(cells, " ") + " " + s.State(op.State).Render(st) + " " +
-		s.Muted.Render(tail[0]) + " " + tail[1]
+		s.Muted.Render(tail[0]) + " " + tail[1] + " " + findingStyle(s, op.Finding).Render(tail[2])
 }
 
 // view draws the table and its status line in h lines.
@@ -698,6 +718,8 @@ func (l listModel) emptyText(e env) []string {
 		return []string{"", s.Bold.Render(fmt.Sprintf("  No operation%s matches %q.", scope, l.query)), s.Muted.Render("  esc clears the search.")}
 	case l.contraOnly:
 		return []string{"", s.Bold.Render("  No contradicted operations" + scope + "."), s.Muted.Render("  ! shows everything again.")}
+	case l.finding != model.FilterAnyFinding:
+		return []string{"", s.Bold.Render(fmt.Sprintf("  No operations%s whose finding is %q here.", scope, l.finding.Words())), s.Muted.Render("  f shows the next finding; esc clears the filter.")}
 	case l.state() == model.StateUnknown:
 		return []string{"", s.AllClear.Render("  ✓ Nothing is unknown" + scope + ": no operation is waiting for a person."),
 			s.Muted.Render("  →/tab shows the other states.")}
@@ -736,6 +758,9 @@ func (l listModel) statusLine(e env, w int) string {
 	}
 	if l.contraOnly {
 		left = append(left, s.Contra.Render("! contradicted only (! shows all)"))
+	}
+	if l.finding != model.FilterAnyFinding {
+		left = append(left, s.Bold.Render("finding: "+l.finding.Words()+" (f cycles, esc clears)"))
 	}
 	if l.tool != "" {
 		left = append(left, fmt.Sprintf("tool %s (:tool clears)", l.tool))

@@ -95,6 +95,7 @@ const (
 	overlayAction
 	overlayConfirm
 	overlayCommand // the ":" command line on the bottom line
+	overlayReview  // the review by finding
 )
 
 // Model is the console's root model.
@@ -123,7 +124,11 @@ type Model struct {
 	helpOv  helpModel // the help screen
 	confirm confirmModel
 	command commandModel
+	review  reviewModel
 	help    help.Model
+
+	// triage is the background triage run (T), if one was started.
+	triage triageRun
 
 	spin     spinner.Model
 	spinning bool
@@ -424,6 +429,24 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 	case markAllMsg:
 		return m.route(m.list, msg, e)
 
+	case triageRequestMsg:
+		return m.toggleTriage(e)
+
+	case triageEventMsg:
+		return m.triageEvent(msg, e)
+
+	case triageDoneMsg:
+		return m.triageDone(msg, e)
+
+	case reviewRequestMsg:
+		return m.requestReview(msg, e)
+
+	case reviewOpsMsg:
+		return m.reviewLoaded(msg, e)
+
+	case reviewDoneMsg:
+		return m.reviewWritten(msg, e)
+
 	case watchMsg:
 		m.watcher, m.watchErr = msg.Watcher, msg.Err
 		if msg.Err != nil {
@@ -551,6 +574,8 @@ func (m Model) focus() component {
 		return m.confirm
 	case overlayCommand:
 		return m.command
+	case overlayReview:
+		return m.review
 	}
 	switch m.screen {
 	case screenDetail:
@@ -597,6 +622,11 @@ func (m Model) keep(c component) Model {
 		if c.closed && m.overlay == overlayCommand {
 			m.overlay = overlayNone
 		}
+	case reviewModel:
+		m.review = c
+		if c.closed && m.overlay == overlayReview {
+			m.overlay = overlayNone
+		}
 	case confirmModel:
 		m.confirm = c
 		if c.closed && m.overlay == overlayConfirm {
@@ -615,7 +645,7 @@ func (m Model) keep(c component) Model {
 func (m Model) sized() Model {
 	e := m.env()
 	w, h := m.width, m.bodyHeight()
-	for _, c := range []component{m.list, m.detail, m.lab, m.audit, m.picker, m.action, m.helpOv, m.confirm, m.command} {
+	for _, c := range []component{m.list, m.detail, m.lab, m.audit, m.picker, m.action, m.helpOv, m.confirm, m.command, m.review} {
 		c, _ = c.SetSize(e, w, h)
 		m = m.keep(c)
 	}
@@ -722,7 +752,7 @@ func (m *Model) startTicking() tea.Cmd {
 }
 
 func (m Model) busy() bool {
-	return m.lab.running || m.detail.checking || m.action.stage == stageRunning ||
+	return m.lab.running || m.detail.checking || m.action.stage == stageRunning || m.review.stage == reviewRunning ||
 		(m.list.loading && m.list.slow) || m.detail.loading
 }
 

@@ -56,6 +56,8 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		return runOps(ctx, args, stdout, stderr)
 	case "sweep":
 		return runSweep(ctx, args, stdout, stderr)
+	case "triage":
+		return runTriage(ctx, args, stdout, stderr)
 	case "lab":
 		return runLab(ctx, args, stdout, stderr)
 	case "demo":
@@ -241,7 +243,8 @@ func openWith(ctx context.Context, path, providerDB string, cfg *config.Config, 
 	}
 	l := &ledger{Store: st, Where: path}
 	providers := provider.Registry{}
-	if use != noProviders && !o.ReadOnly {
+	// Read-only ledgers open providers only to be asked (openAsking).
+	if use != noProviders {
 		if providerDB == "" {
 			providerDB = providerPath(path)
 		}
@@ -256,7 +259,31 @@ func openWith(ctx context.Context, path, providerDB string, cfg *config.Config, 
 		}
 	}
 	l.Svc = reconcile.New(st, cfg.Tools, providers)
+	l.Svc.AuthoritativeLookups = authoritativeLookups(cfg)
 	return l, nil
+}
+
+// openAsking opens the ledger (read-only if o says so) with its providers
+// ready to be asked, never sent anything, as openForLookups does for a
+// writable ledger: ops check and triage ask even with --read-only — they
+// show the findings then, and record nothing.
+func openAsking(path, providerDB string, cfg *config.Config, o store.Options) (*ledger, error) {
+	return openWith(context.Background(), path, providerDB, cfg, o, lookupOnly)
+}
+
+// authoritativeLookups declares which providers' lookups are
+// authoritative: the sandbox keeps every delivery it ever made in its one
+// file, so "holds nothing" there means it never took the request. (An
+// HTTP provider's declaration belongs in its config entry; until the
+// config has one, none is.)
+func authoritativeLookups(cfg *config.Config) map[string]bool {
+	out := map[string]bool{}
+	for _, p := range cfg.Providers {
+		if p.Kind == "sandbox" {
+			out[p.Name] = true
+		}
+	}
+	return out
 }
 
 // sandboxOpenWait bounds how long opening the sandbox waits out another

@@ -45,14 +45,14 @@ func oneErrorLine(t *testing.T, what, stderr string) string {
 
 // digest is a digest of every row of the ledger (and the provider's
 // deliveries), read without writing.
-func digest(t *testing.T, path string) string {
+func digest(t *testing.T, path string, skip ...string) string {
 	t.Helper()
 	st, err := sqlite.Open(path, store.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatalf("open %s: %v", path, err)
 	}
 	defer st.Close()
-	d, err := st.Snapshot(context.Background())
+	d, err := st.Snapshot(context.Background(), skip...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -435,18 +435,36 @@ func TestKilledWorkerSettledWithOpsCheckAndResolve(t *testing.T) {
 	if code != 5 {
 		t.Errorf("retry of the unknown outcome: exit %d %q; want 5", code, errText)
 	}
-	before := digest(t, db)
-	out, errText, code = cli(t, "ops", "check", "--db", db, "--tenant", "acme", "--key", "n-1", "--json")
+	before := digest(t, db, "attempts")
+	out, errText, code = cli(t, "ops", "check", "--db", db, "--tenant", "acme", "--key", "n-1", "--json", "--operator", "oncall")
 	var ev struct {
 		State    model.State       `json:"state"`
 		Version  int64             `json:"version"`
 		Evidence provider.Evidence `json:"evidence"`
+		Finding  model.Finding     `json:"finding"`
+		Recorded bool              `json:"recorded"`
 	}
 	if err := json.Unmarshal([]byte(out), &ev); code != 0 || err != nil || !ev.Evidence.Found || ev.Evidence.Ref == "" || ev.State != model.StateUnknown {
 		t.Fatalf("ops check: exit %d %q %q", code, out, errText)
 	}
-	if digest(t, db) != before {
-		t.Error("ops check changed something")
+	if ev.Finding.Kind != model.FindingHasIt || ev.Finding.Ref != ev.Evidence.Ref || !ev.Recorded {
+		t.Errorf("ops check finding %+v recorded=%v; want has it · %s, recorded", ev.Finding, ev.Recorded, ev.Evidence.Ref)
+	}
+	// The check is recorded as a lookup attempt, and nothing else changed.
+	if digest(t, db, "attempts") != before {
+		t.Error("ops check changed more than the attempt history")
+	}
+	out, _, _ = cli(t, "ops", "show", "--db", db, "--tenant", "acme", "--key", "n-1", "--json")
+	var shown model.Detail
+	if err := json.Unmarshal([]byte(out), &shown); err != nil {
+		t.Fatal(err)
+	}
+	last := shown.Attempts[len(shown.Attempts)-1]
+	if f := shown.Operation.Finding; last.Outcome != model.OutcomeLookup || f == nil || f.Kind != model.FindingHasIt || f.Stale || f.By != "ops check by oncall" {
+		t.Errorf("after ops check: last attempt %+v, finding %+v; want a fresh has-it lookup by oncall", last, f)
+	}
+	if shown.Operation.Version != ev.Version || shown.Operation.State != model.StateUnknown {
+		t.Errorf("ops check moved the operation to %s v%d", shown.Operation.State, shown.Operation.Version)
 	}
 	out, errText, code = cli(t, "ops", "resolve", "--db", db, "--tenant", "acme", "--key", "n-1", "--as", "applied",
 		"--evidence", ev.Evidence.Ref, "--reason", "provider lookup found the delivery", "--operator", "oncall",

@@ -291,3 +291,54 @@ func TestConsoleRefusesALedgerItCannotOpenInOneLine(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", code, stderr.String())
 	}
 }
+
+// Triage end to end: T asks the provider about every unknown in the
+// background, the FINDING column fills in, R reviews the "has it" rows in
+// one go (mark applied, the reference as evidence), and the audit log (D)
+// shows each decision with the finding's reference as its evidence.
+func TestConsoleTriageAndReviewByFindingUnderTmux(t *testing.T) {
+	requireTmux(t)
+	bin := buildRetrysafe(t)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "ops.db")
+	for _, k := range [][2]string{{"acme", "page-oncall"}, {"acme", "page-manager"}, {"globex", "late-page"}} {
+		if _, code := rs(t, bin, "call", "--db", db, "--tenant", k[0], "--key", k[1], "--tool", "send_notification",
+			"--args", `{"to":"oncall@example.com","body":"disk full"}`, "--fault", "lose-reply"); code != 5 {
+			t.Fatalf("lose-reply call exit %d, want 5 (unknown)", code)
+		}
+	}
+	c := startConsole(t, dir, nil, 130, 32, bin, "--db", db, "--operator", "e2e-operator")
+	c.waitFor("[unknown 3]", "FINDING", "not checked")
+	c.keys("T")
+	c.waitFor("Triage asked about 3 of 3 operations", "has it 3", "Nothing was decided")
+	c.waitFor("has it · sbx_")
+	c.keys("f")
+	c.waitFor("finding: has it")
+	c.keys("R")
+	c.waitFor("Review by finding", "Mark applied — the provider has it (3)", "evidence sbx_")
+	c.keys("Enter")
+	c.waitFor("Write 3 decisions, each its own compare-and-set")
+	c.keys("y")
+	c.waitFor("3 written")
+	c.keys("Escape")
+	c.waitFor("[unknown 0]", "Review by finding: 3 of 3 decisions written")
+	c.keys("D")
+	screen := c.waitFor("mark applied", "e2e-operator")
+	for _, k := range []string{"page-oncall", "page-manager", "late-page"} {
+		out, _ := rs(t, bin, "ops", "show", "--db", db, "--tenant", map[bool]string{true: "globex", false: "acme"}[k == "late-page"], "--key", k, "--json")
+		var d model.Detail
+		if err := json.Unmarshal([]byte(out), &d); err != nil {
+			t.Fatal(err)
+		}
+		f := d.Operation.Finding
+		if d.Operation.State != model.StateApplied || len(d.Decisions) != 1 || f == nil || d.Decisions[0].Evidence != f.Ref ||
+			!strings.HasPrefix(f.Ref, "sbx_") || !strings.Contains(f.By, "e2e-operator") {
+			t.Fatalf("%s after the review: %+v, finding %+v, decisions %+v", k, d.Operation.State, f, d.Decisions)
+		}
+		if !strings.Contains(screen, f.Ref+" ·") {
+			t.Errorf("the audit log does not show %s's evidence %s:\n%s", k, f.Ref, screen)
+		}
+	}
+	c.keys("q")
+	c.waitGone()
+}

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"io"
+	"os"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -50,12 +51,17 @@ func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, err)
 	}
-	// stdout is only ever the protocol's: the SDK's stdio transport writes
-	// to os.Stdout itself.
-	_ = stdout
-	if err := srv.Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil && err != io.EOF {
+	// stdout carries the protocol and nothing else (logs go to stderr).
+	transport := &mcp.IOTransport{Reader: os.Stdin, Writer: nopCloser{stdout}}
+	if err := srv.Run(ctx, transport); err != nil && ctx.Err() == nil && err != io.EOF {
 		log.Error("mcp", "err", err)
 		return fail(stderr, model.Wrap(model.CodeInternal, err, "mcp: %v", err))
 	}
 	return exitOK
 }
+
+// nopCloser lets the transport "close" the command's stdout without
+// closing the process's.
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }

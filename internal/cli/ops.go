@@ -25,7 +25,7 @@ const opsUsage = `Usage:
   retrysafe ops resolve   --tenant T --key K1[@V] --key K2[@V] ... | --state S [--tenant T] [--tool X] [--search TEXT]
                           --as ... --reason ... [--evidence ...] --dry-run | --yes [--json]
   retrysafe ops supersede --tenant T --key K --reason TEXT [--new-key K2] [--operator NAME] [--expect-version N]
-  retrysafe ops check     --tenant T --key K [--provider-db FILE] [--json]
+  retrysafe ops check     --tenant T --key K [--provider-db FILE] [--operator NAME] [--read-only] [--json]
   retrysafe ops decisions [--tenant T] [--operator NAME] [--action applied|not-applied|new-key] [--limit N] [--json]
 Every command takes --db FILE (default $RETRYSAFE_DB or ./retrysafe.db).
 `
@@ -652,6 +652,8 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	var k keyFlags
 	k.register(fs)
 	pdb := fs.String("provider-db", "", "sandbox provider file (default beside the ledger)")
+	operator := fs.String("operator", defaultOperator(), "recorded with the finding (default $USER)")
+	readOnly := fs.Bool("read-only", false, "ask and show; record nothing")
 	cfgPath := configFlag(fs)
 	asJSON := fs.Bool("json", false, "JSON, stable for scripts")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
@@ -660,32 +662,52 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err := k.validate(); err != nil {
 		return fail(stderr, err)
 	}
+	if err := model.ValidateText("operator name", *operator, reconcile.MaxOperatorLen); err != nil || strings.TrimSpace(*operator) == "" {
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--operator must be a printable name: findings record who asked"))
+	}
 	cfg, code, ok := loadConfig(*cfgPath, stderr)
 	if !ok {
 		return code
 	}
 	// A missing provider file is never created to be asked: the lookup
 	// says "cannot tell" (exit 2), never "no delivery".
-	l, err := openForLookups(k.db, *pdb, cfg, store.Options{})
+	l, err := openAsking(k.db, *pdb, cfg, store.Options{ReadOnly: *readOnly})
 	if err != nil {
 		return fail(stderr, err)
 	}
 	defer l.Close()
-	op, ev, err := l.Svc.Check(ctx, k.tenant, k.key)
+	op, looked, err := l.Svc.CheckAndRecord(ctx, k.tenant, k.key, "ops check by "+*operator)
 	if err != nil {
 		return fail(stderr, err)
 	}
+	ev := looked.Evidence
+	recorded := "recorded as a finding"
+	if !looked.Recorded {
+		recorded = "not recorded: the ledger is open read-only"
+	}
 	if *asJSON {
-		return printJSON(stdout, stderr, struct {
-			Tenant   string      `json:"tenant"`
-			Key      string      `json:"key"`
-			State    model.State `json:"state"`
-			Version  int64       `json:"version"`
-			Evidence any         `json:"evidence"`
-		}{op.Tenant, op.Key, op.State, op.Version, ev})
+		c := printJSON(stdout, stderr, struct {
+			Tenant   string        `json:"tenant"`
+			Key      string        `json:"key"`
+			State    model.State   `json:"state"`
+			Version  int64         `json:"version"`
+			Evidence any           `json:"evidence"`
+			Finding  model.Finding `json:"finding"`
+			Recorded bool          `json:"recorded"`
+		}{op.Tenant, op.Key, op.State, op.Version, ev, looked.Finding, looked.Recorded})
+		if c == exitOK && looked.Err != nil {
+			return exitInvalid
+		}
+		return c
+	}
+	if looked.Err != nil {
+		// Cannot tell: one line, exit 2, as before — and the finding says so.
+		fmt.Fprintf(stderr, "retrysafe: %s (%s)\n", oneLine(fmt.Sprintf("provider %s lookup failed: %v", op.Provider, looked.Err)), recorded)
+		return exitInvalid
 	}
 	fmt.Fprintf(stdout, "%s/%s is %s (version %d) in the ledger\n", show(op.Tenant), show(op.Key), op.State, op.Version)
 	fmt.Fprintf(stdout, "provider %s, downstream key %s: %s\n", show(ev.Provider), show(ev.DownstreamKey), show(ev.Detail))
+	fmt.Fprintf(stdout, "finding: %s (%s)\n", show(findingLine(looked.Finding)), recorded)
 	if ev.Found && op.State == model.StateUnknown {
 		fmt.Fprintf(stdout, "to settle: retrysafe ops resolve --tenant %s --key %s --as applied --evidence %s --reason \"provider lookup found it\"\n", show(op.Tenant), show(op.Key), show(ev.Ref))
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/retrysafe/retrysafe/provider"
 	"net/url"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	_ "modernc.org/sqlite" // the sandbox keeps its own SQLite file
@@ -29,7 +30,14 @@ type Sandbox struct {
 	db   *sql.DB
 	path string
 	now  func() time.Time // stamps deliveries; nil = time.Now
+	// lookupDelay slows every lookup down (a slow provider, for tests and
+	// measurements of what waits on it); nanoseconds.
+	lookupDelay atomic.Int64
 }
+
+// SetLookupDelay makes every lookup wait d before it answers (or until its
+// caller's deadline, which then gets no answer): a slow provider.
+func (s *Sandbox) SetLookupDelay(d time.Duration) { s.lookupDelay.Store(int64(d)) }
 
 // Open opens or creates the sandbox provider's file.
 func Open(path string) (*Sandbox, error) {
@@ -190,6 +198,15 @@ func (p *sandboxProvider) Dispatch(ctx context.Context, req provider.Request) (p
 
 func (p *sandboxProvider) Lookup(ctx context.Context, downstreamKey string) (provider.Evidence, error) {
 	ev := provider.Evidence{Provider: p.name, DownstreamKey: downstreamKey}
+	if d := time.Duration(p.s.lookupDelay.Load()); d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ev, fmt.Errorf("%s: no answer: %w", p.name, ctx.Err())
+		case <-t.C:
+		}
+	}
 	var first, n int64
 	var at sql.NullInt64
 	err := p.s.db.QueryRowContext(ctx, `SELECT COALESCE(MIN(id), 0), COUNT(*), MIN(created_at) FROM deliveries

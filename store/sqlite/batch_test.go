@@ -6,16 +6,17 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/store"
 )
 
-// Concurrent transactions are combined into shared commits (group commit);
+// Concurrent transactions share commits (group commit);
 // each caller must still see exactly its own outcome: its rows commit when
 // its fn succeeds, vanish when its fn fails or panics — whatever the others
 // in the same commit did — and its panic is raised in its own goroutine.
-func TestCombinedTransactionsKeepEachCallersOutcome(t *testing.T) {
+func TestGroupCommitKeepsEachCallersOutcome(t *testing.T) {
 	s, _ := openLedger(t, store.Options{})
 	ctx := context.Background()
 	const n = 96
@@ -111,5 +112,113 @@ func TestCombinedTransactionSkipsACallerWhoseDeadlinePassed(t *testing.T) {
 	err := s.WithTx(ctx, func(tx store.Tx) error { ran = true; return insertOp(tx, "late") })
 	if ran || !model.IsCode(err, model.CodeBusy) {
 		t.Errorf("ran %v, err %v; want not run and a deadline error", ran, err)
+	}
+}
+
+// queueBehindTheWriter holds the writer with one transaction until every fn
+// has queued behind it, then lets go: the queued fns run as one batch.
+func queueBehindTheWriter(t *testing.T, s *Store, fns []func(store.Tx) error) []error {
+	t.Helper()
+	ctx := context.Background()
+	release := make(chan struct{})
+	holding := make(chan struct{})
+	go s.WithTx(ctx, func(store.Tx) error {
+		close(holding)
+		<-release
+		return nil
+	})
+	<-holding
+	errs := make([]error, len(fns))
+	var wg sync.WaitGroup
+	for i, fn := range fns {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[i] = s.WithTx(ctx, fn) }()
+	}
+	for queued := 0; queued < len(fns); {
+		time.Sleep(time.Millisecond)
+		s.qmu.Lock()
+		queued = len(s.queue)
+		s.qmu.Unlock()
+	}
+	close(release)
+	wg.Wait()
+	return errs
+}
+
+// When SQLite rolls the whole batch back under one fn (here a trigger's
+// RAISE(ROLLBACK); a full disk or an I/O error does the same), that fn gets
+// its error and every other fn of the batch is run again, and commits: none
+// is lost, none half-written.
+func TestALostBatchRunsTheOthersAgain(t *testing.T) {
+	s, path := openLedger(t, store.Options{})
+	plainExec(t, path, `CREATE TRIGGER boom BEFORE INSERT ON operations WHEN NEW.op_key = 'boom'
+		BEGIN SELECT RAISE(ROLLBACK, 'boom rolls back the whole transaction'); END`)
+	keys := []string{"a", "b", "boom", "c", "d"}
+	var fns []func(store.Tx) error
+	runs := make([]int, len(keys))
+	for i, k := range keys {
+		fns = append(fns, func(tx store.Tx) error { runs[i]++; return insertOp(tx, k) })
+	}
+	errs := queueBehindTheWriter(t, s, fns)
+	for i, k := range keys {
+		_, getErr := s.Get(context.Background(), "t", k)
+		if k == "boom" {
+			if errs[i] == nil {
+				t.Error("boom: no error")
+			}
+			if getErr == nil {
+				t.Error("boom's row committed")
+			}
+			continue
+		}
+		if errs[i] != nil || getErr != nil {
+			t.Errorf("%s: err %v, read %v; want committed", k, errs[i], getErr)
+		}
+	}
+	again := 0
+	for i, k := range keys {
+		if k != "boom" && runs[i] > 1 {
+			again++
+		}
+	}
+	if again == 0 {
+		t.Error("no fn ran again: the batch was not lost (the test did not reach the branch)")
+	}
+}
+
+// A COMMIT that fails (here a deferred foreign key; a full disk does the
+// same) is the failure of every fn in the batch that had succeeded: each
+// gets the error, and none of their rows is there.
+func TestAFailedCommitFailsEveryCallerInTheBatch(t *testing.T) {
+	s, _ := openLedger(t, store.Options{})
+	keys := []string{"a", "b", "dangling", "c"}
+	var fns []func(store.Tx) error
+	for _, k := range keys {
+		fns = append(fns, func(tx store.Tx) error {
+			if err := insertOp(tx, k); err != nil {
+				return err
+			}
+			if k != "dangling" {
+				return nil
+			}
+			// Checked at COMMIT, not here: an attempt of an operation
+			// that does not exist.
+			raw := tx.(*Tx)
+			if _, err := raw.tx.ExecContext(raw.ctx, "PRAGMA defer_foreign_keys = ON"); err != nil {
+				return err
+			}
+			_, err := raw.tx.ExecContext(raw.ctx, `INSERT INTO attempts (operation_id, seq, outcome, fingerprint, started_at)
+				VALUES (999999, 1, 'created', 'f', 0)`)
+			return err
+		})
+	}
+	errs := queueBehindTheWriter(t, s, fns)
+	for i, k := range keys {
+		if errs[i] == nil || !strings.Contains(errs[i].Error(), "commit") {
+			t.Errorf("%s: err %v; want the failed commit", k, errs[i])
+		}
+		if _, err := s.Get(context.Background(), "t", k); !model.IsCode(err, model.CodeNotFound) {
+			t.Errorf("%s: its row is there after a failed commit (%v)", k, err)
+		}
 	}
 }

@@ -49,6 +49,10 @@ func dirState(t *testing.T, dir string) map[string][]byte {
 			out[e.Name()+"/"] = nil
 			continue
 		}
+		if !e.Type().IsRegular() {
+			out[e.Name()+" ("+e.Type().String()+")"] = nil // reading a FIFO would block
+			continue
+		}
 		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
 		if err != nil {
 			t.Fatal(err)
@@ -143,6 +147,41 @@ func TestOpenRefusesWhatIsNotItsLedgerAndTouchesNothing(t *testing.T) {
 			plainExec(t, p, "CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT)", "INSERT INTO customers (name) VALUES ('x')")
 			return p
 		}, store.Options{}, model.CodeUnsupported, "not a retrysafe ledger"},
+		// Another application's SQLite files, whatever their user_version
+		// or size: a schema version that happens to be 1 or 2 (the ledger's
+		// own before it marked itself), a single page, an application id.
+		{"another program's database at user_version 1", func(t *testing.T, dir string) string {
+			p := filepath.Join(dir, "other.db")
+			plainExec(t, p, "CREATE TABLE customers (id INTEGER PRIMARY KEY)", "PRAGMA user_version = 1")
+			return p
+		}, store.Options{Create: true}, model.CodeUnsupported, "not a retrysafe ledger"},
+		{"another program's database at user_version 2", func(t *testing.T, dir string) string {
+			p := filepath.Join(dir, "other.db")
+			plainExec(t, p, "CREATE TABLE operations (id INTEGER PRIMARY KEY)", "PRAGMA user_version = 2")
+			return p
+		}, store.Options{}, model.CodeUnsupported, "not a retrysafe ledger"},
+		{"another program's one-page database", func(t *testing.T, dir string) string {
+			p := filepath.Join(dir, "other.db")
+			plainExec(t, p, "PRAGMA user_version = 7")
+			return p
+		}, store.Options{}, model.CodeUnsupported, "not a retrysafe ledger"},
+		{"a one-page database without a version", func(t *testing.T, dir string) string {
+			p := filepath.Join(dir, "other.db")
+			plainExec(t, p, "PRAGMA journal_mode = WAL")
+			return p
+		}, store.Options{}, model.CodeUnsupported, "not a retrysafe ledger"},
+		{"another application's id", func(t *testing.T, dir string) string {
+			p := filepath.Join(dir, "other.db")
+			plainExec(t, p, "PRAGMA application_id = 1096045395", "PRAGMA user_version = 1")
+			return p
+		}, store.Options{}, model.CodeUnsupported, "application"},
+		{"a FIFO", func(t *testing.T, dir string) string {
+			p := filepath.Join(dir, "ledger.db")
+			if err := syscall.Mkfifo(p, 0o644); err != nil {
+				t.Skip(err)
+			}
+			return p
+		}, store.Options{Create: true}, model.CodeUnsupported, "not a regular file"},
 		{"a missing directory", func(t *testing.T, dir string) string {
 			return filepath.Join(dir, "no-such-dir", "ledger.db")
 		}, store.Options{Create: true}, model.CodeUnavailable, "does not exist"},
@@ -176,6 +215,50 @@ func TestOpenRefusesWhatIsNotItsLedgerAndTouchesNothing(t *testing.T) {
 			}
 			sameDir(t, before, dirState(t, dir))
 		})
+	}
+}
+
+// Special files are refused before SQLite sees them: /dev/null would
+// otherwise read as a new, empty file.
+func TestOpenRefusesDevNull(t *testing.T) {
+	for _, o := range []store.Options{{Create: true}, {}, {ReadOnly: true}} {
+		s, err := Open("/dev/null", o)
+		if err == nil {
+			s.Close()
+			t.Fatalf("Open(/dev/null, %+v) accepted it", o)
+		}
+		if !model.IsCode(err, model.CodeUnsupported) || !strings.Contains(oneLine(t, err), "not a regular file") {
+			t.Errorf("Open(/dev/null, %+v) = %v", o, err)
+		}
+	}
+}
+
+// A ledger made before ledgers marked themselves (application_id 0, schema
+// version 3) is still recognised by its tables, and marked when first
+// opened for writing.
+func TestOpenMarksALedgerMadeBeforeTheApplicationID(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	s, err := Open(path, store.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	plainExec(t, path, "PRAGMA application_id = 0", fmt.Sprintf("PRAGMA user_version = %d", legacyVersions))
+	s, err = Open(path, store.Options{})
+	if err != nil {
+		t.Fatalf("an old ledger is refused: %v", err)
+	}
+	s.Close()
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var app, uv int64
+	db.QueryRow("PRAGMA application_id").Scan(&app)
+	db.QueryRow("PRAGMA user_version").Scan(&uv)
+	if app != applicationID || uv != int64(SchemaVersion()) {
+		t.Errorf("after opening: application_id %d, user_version %d; want %d, %d", app, uv, applicationID, SchemaVersion())
 	}
 }
 

@@ -177,21 +177,57 @@ func (t *Tx) InsertAttempt(a *model.Attempt) error {
 	if !a.Outcome.Valid() {
 		return model.Errorf(model.CodeInvalid, "unknown attempt outcome %q", a.Outcome)
 	}
+	if (a.Outcome == model.OutcomeLookup) != a.Finding.Valid() {
+		return model.Errorf(model.CodeInvalid, "a lookup attempt needs a finding, and only a lookup has one (outcome %q, finding %q)", a.Outcome, a.Finding)
+	}
 	if a.StartedAt.IsZero() {
 		a.StartedAt = t.now
 	}
 	// Exec, not RETURNING: a statement that returns rows costs a query's
 	// machinery on the path every replay takes. seq is numbered in SQL.
 	res, err := t.exec(`INSERT INTO attempts (operation_id, seq, outcome, fingerprint,
-		trace_id, worker_id, provider_ref, error, started_at, duration_us)
-		VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM attempts WHERE operation_id = ?), ?,?,?,?,?,?,?,?)`,
+		trace_id, worker_id, provider_ref, error, started_at, duration_us, finding, detail)
+		VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM attempts WHERE operation_id = ?), ?,?,?,?,?,?,?,?,?,?)`,
 		a.OperationID, a.OperationID, string(a.Outcome), a.Fingerprint, nullStr(a.TraceID), nullStr(a.WorkerID),
-		nullStr(a.ProviderRef), nullStr(a.Error), ms(a.StartedAt), a.Duration.Microseconds())
+		nullStr(a.ProviderRef), nullStr(a.Error), ms(a.StartedAt), a.Duration.Microseconds(),
+		nullStr(string(a.Finding)), nullStr(a.Detail))
 	if err != nil {
 		return err
 	}
 	a.ID, err = res.LastInsertId()
 	return err
+}
+
+// latestFindingSQL reads the newest lookup attempt of an operation (one
+// step down attempts_lookup) and whether a non-lookup attempt came after
+// it: model.LatestFinding's rule in SQL.
+const latestFindingSQL = `SELECT a.finding, a.provider_ref, a.detail, a.started_at, a.seq, a.worker_id,
+	EXISTS (SELECT 1 FROM attempts b WHERE b.operation_id = a.operation_id AND b.seq > a.seq AND b.outcome <> 'lookup'),
+	o.provider
+	FROM attempts a JOIN operations o ON o.id = a.operation_id
+	WHERE a.id = (SELECT id FROM attempts WHERE operation_id = ? AND outcome = 'lookup' ORDER BY seq DESC LIMIT 1)`
+
+func scanFinding(sc scanner) (*model.Finding, error) {
+	var f model.Finding
+	var ref, detail, by, prov sql.NullString
+	var at int64
+	var stale int
+	if err := sc.Scan(&f.Kind, &ref, &detail, &at, &f.Seq, &by, &stale, &prov); err != nil {
+		return nil, err
+	}
+	f.Ref, f.Detail, f.By, f.Provider = ref.String, detail.String, by.String, prov.String
+	f.At = time.UnixMilli(at).UTC()
+	f.Stale = stale != 0
+	return &f, nil
+}
+
+// LatestFinding is the operation's latest recorded finding, or nil.
+func (t *Tx) LatestFinding(opID int64) (*model.Finding, error) {
+	f, err := scanFinding(t.queryRow(latestFindingSQL, opID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	return f, err
 }
 
 // UpdateAttempt records how a dispatched attempt ended.

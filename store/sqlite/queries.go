@@ -32,6 +32,18 @@ func (s *Store) List(ctx context.Context, q store.ListQuery) ([]model.Operation,
 	if q.Contradicted {
 		where = append(where, "contradicted = 1")
 	}
+	switch q.Finding {
+	case model.FilterAnyFinding:
+	case model.FilterNotChecked:
+		where = append(where, `NOT EXISTS (SELECT 1 FROM attempts WHERE operation_id = operations.id AND outcome = 'lookup')`)
+	default:
+		if !model.FindingKind(q.Finding).Valid() {
+			return nil, model.Errorf(model.CodeInvalid, "unknown finding filter %q", q.Finding)
+		}
+		where = append(where, `(SELECT finding FROM attempts WHERE operation_id = operations.id AND outcome = 'lookup'
+			ORDER BY seq DESC LIMIT 1) = ?`)
+		args = append(args, string(q.Finding))
+	}
 	if q.Search != "" {
 		like := "%" + escapeLike(q.Search) + "%"
 		// Trace ids are opaque: matched by exact id or prefix, through an
@@ -54,7 +66,8 @@ func (s *Store) List(ctx context.Context, q store.ListQuery) ([]model.Operation,
 		// and filter, rather than a tenant's or state's large one.
 		from = "operations INDEXED BY operations_contradicted"
 	}
-	sqlText := `SELECT ` + opColumns + `, (SELECT COUNT(*) FROM attempts a WHERE a.operation_id = operations.id)
+	sqlText := `SELECT ` + opColumns + `, (SELECT COUNT(*) FROM attempts a WHERE a.operation_id = operations.id),
+		EXISTS (SELECT 1 FROM attempts a WHERE a.operation_id = operations.id AND a.outcome = 'lookup')
 		FROM ` + from
 	if len(where) > 0 {
 		sqlText += " WHERE " + strings.Join(where, " AND ")
@@ -68,16 +81,24 @@ func (s *Store) List(ctx context.Context, q store.ListQuery) ([]model.Operation,
 	defer rows.Close()
 	var out []model.Operation
 	for rows.Next() {
-		var n int
-		op, err := scanOperation(rows, &n)
+		var n, checked int
+		op, err := scanOperation(rows, &n, &checked)
 		if err != nil {
 			return nil, s.translate(err, "list operations")
 		}
 		op.AttemptCount = n
+		if checked != 0 {
+			// Marked for fillFindings below; most rows were never checked.
+			op.Finding = &model.Finding{}
+		}
 		out = append(out, *op)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, s.translate(err, "list operations")
+	}
+	rows.Close()
+	if err := s.fillFindings(ctx, out); err != nil {
+		return nil, err
 	}
 	if order == "ASC" {
 		for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
@@ -85,6 +106,27 @@ func (s *Store) List(ctx context.Context, q store.ListQuery) ([]model.Operation,
 		}
 	}
 	return out, nil
+}
+
+// fillFindings reads the latest finding of every listed operation that has
+// one: a page is at most a few hundred index steps.
+func (s *Store) fillFindings(ctx context.Context, ops []model.Operation) error {
+	for i := range ops {
+		if ops[i].Finding == nil {
+			continue
+		}
+		f, err := scanFinding(s.r.QueryRowContext(ctx, latestFindingSQL, ops[i].ID))
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			// Compacted in between: shown as not checked.
+			ops[i].Finding = nil
+		case err != nil:
+			return s.translate(err, "read findings")
+		default:
+			ops[i].Finding = f
+		}
+	}
+	return nil
 }
 
 func escapeLike(s string) string {
@@ -160,7 +202,7 @@ func (s *Store) Tenants(ctx context.Context) ([]string, error) {
 		}
 		out = append(out, t)
 	}
-	return out, rows.Err()
+	return out, s.translate(rows.Err(), "list tenants")
 }
 
 // Get reads one operation of a tenant. Another tenant's key is simply not
@@ -202,26 +244,34 @@ func (s *Store) detail(ctx context.Context, where string, args ...any) (*model.D
 	}
 	d := &model.Detail{Operation: *op}
 	rows, err := tx.QueryContext(ctx, `SELECT id, operation_id, seq, outcome, fingerprint, trace_id, worker_id,
-		provider_ref, error, started_at, duration_us FROM attempts WHERE operation_id = ? ORDER BY seq`, op.ID)
+		provider_ref, error, started_at, duration_us, finding, detail FROM attempts WHERE operation_id = ? ORDER BY seq`, op.ID)
 	if err != nil {
 		return nil, s.translate(err, "read attempts")
 	}
 	for rows.Next() {
 		var a model.Attempt
-		var trace, worker, pref, errText sql.NullString
+		var trace, worker, pref, errText, finding, detail sql.NullString
 		var started, dur int64
 		if err := rows.Scan(&a.ID, &a.OperationID, &a.Seq, &a.Outcome, &a.Fingerprint, &trace, &worker, &pref,
-			&errText, &started, &dur); err != nil {
+			&errText, &started, &dur, &finding, &detail); err != nil {
 			rows.Close()
 			return nil, s.translate(err, "read attempts")
 		}
 		a.TraceID, a.WorkerID, a.ProviderRef, a.Error = trace.String, worker.String, pref.String, errText.String
+		a.Finding, a.Detail = model.FindingKind(finding.String), detail.String
 		a.StartedAt = time.UnixMilli(started).UTC()
 		a.Duration = time.Duration(dur) * time.Microsecond
 		d.Attempts = append(d.Attempts, a)
 	}
+	// An error that ended the loop early (I/O, a damaged page) must not
+	// pass for a shorter history.
+	if err := rows.Err(); err != nil {
+		rows.Close()
+		return nil, s.translate(err, "read attempts")
+	}
 	rows.Close()
 	d.Operation.AttemptCount = len(d.Attempts)
+	d.Operation.Finding = model.LatestFinding(op.Provider, d.Attempts)
 	rows, err = tx.QueryContext(ctx, `SELECT id, operation_id, operator, action, reason, evidence, from_state,
 		to_state, from_version, new_key, at FROM decisions WHERE operation_id = ? ORDER BY id`, op.ID)
 	if err != nil {
@@ -240,19 +290,33 @@ func (s *Store) detail(ctx context.Context, where string, args ...any) (*model.D
 		dc.At = time.UnixMilli(at).UTC()
 		d.Decisions = append(d.Decisions, dc)
 	}
+	if err := rows.Err(); err != nil {
+		rows.Close()
+		return nil, s.translate(err, "read decisions")
+	}
 	rows.Close()
-	link := func(id int64) *model.LinkRef {
+	// A link whose row is gone (compacted with its chain) is no link; any
+	// other error is an error, not a missing link.
+	link := func(id int64) (*model.LinkRef, error) {
 		if id == 0 {
-			return nil
+			return nil, nil
 		}
 		var l model.LinkRef
-		if err := tx.QueryRowContext(ctx, `SELECT id, op_key, state FROM operations WHERE id = ?`, id).Scan(&l.ID, &l.Key, &l.State); err != nil {
-			return nil
+		err := tx.QueryRowContext(ctx, `SELECT id, op_key, state FROM operations WHERE id = ?`, id).Scan(&l.ID, &l.Key, &l.State)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, nil
 		}
-		return &l
+		if err != nil {
+			return nil, s.translate(err, "read linked operation")
+		}
+		return &l, nil
 	}
-	d.Supersedes = link(op.SupersedesID)
-	d.SupersededBy = link(op.SupersededByID)
+	if d.Supersedes, err = link(op.SupersedesID); err != nil {
+		return nil, err
+	}
+	if d.SupersededBy, err = link(op.SupersededByID); err != nil {
+		return nil, err
+	}
 	return d, nil
 }
 

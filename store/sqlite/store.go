@@ -10,8 +10,10 @@ import (
 	"context"
 	"database/sql"
 	"embed"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/url"
 	"os"
@@ -50,10 +52,10 @@ type Store struct {
 	stmts map[string]*sql.Stmt
 	wsync string // the writer connection's synchronous level now ("" unknown)
 
-	// Relaxed transactions waiting to be combined into one (see combined).
+	// Transactions waiting to share one commit (see groupCommit).
 	qmu       sync.Mutex
 	queue     []*pendingTx
-	lastBatch int // size of the last combined commit
+	lastBatch int // size of the last group commit
 
 	// onBatch, when set, hears the size of every committed batch (the
 	// gateway's group-commit histogram).
@@ -228,8 +230,18 @@ func walEmpty(path string) bool {
 	return errors.Is(err, os.ErrNotExist) || (err == nil && st.Size() == 0)
 }
 
+// applicationID marks a retrysafe ledger in its SQLite header ("RSLG"; set
+// by migration 6): Open tells its own files from other programs' by it.
+const applicationID = 0x52534C47
+
+// legacyVersions are the schema versions of ledgers made before they
+// marked themselves: such a file is recognised by its tables instead.
+const legacyVersions = 5
+
 // precheck looks at the file before SQLite does, so a wrong path is refused
-// without being created, converted to WAL or otherwise modified.
+// without being created, converted to WAL or otherwise modified: no pragma
+// that writes runs before the header says this is a ledger (or an empty
+// file, or none at all).
 func precheck(path string, o options) error {
 	dir := filepath.Dir(path)
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
@@ -241,21 +253,15 @@ func precheck(path string, o options) error {
 		if !o.Create || o.ReadOnly {
 			return model.Errorf(model.CodeNotFound, "no ledger at %s (create one with `retrysafe call` or `retrysafe demo`)", path)
 		}
-		f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o644)
-		if errors.Is(err, os.ErrExist) {
-			// Another process created it a moment ago (concurrent first
-			// calls): it is that process's ledger to set up; look at it
-			// like any existing file.
-			return precheck(path, options{Options: store.Options{BusyTimeout: o.BusyTimeout}, immutable: o.immutable})
-		}
-		if err != nil {
-			return model.Wrap(model.CodeUnavailable, err, "cannot create ledger %s: %v", path, unwrapPathErr(err))
-		}
-		return f.Close()
+		return create(path, o)
 	case err != nil:
 		return model.Wrap(model.CodeUnavailable, err, "cannot open ledger %s: %v", path, unwrapPathErr(err))
 	case st.IsDir():
 		return model.Errorf(model.CodeUnavailable, "cannot open ledger %s: it is a directory", path)
+	case !st.Mode().IsRegular():
+		// /dev/null reads as an empty file, a FIFO blocks: neither is a
+		// ledger, and SQLite must not be pointed at them.
+		return model.Errorf(model.CodeUnsupported, "%s is not a regular file (%s); a ledger is a file", path, st.Mode().Type())
 	}
 	flag := os.O_RDWR
 	if o.ReadOnly {
@@ -270,27 +276,73 @@ func precheck(path string, o options) error {
 	}
 	defer f.Close()
 	head := make([]byte, 100)
-	n, _ := f.Read(head)
+	n, _ := io.ReadFull(f, head)
 	if n == 0 {
-		return nil // a new, empty file: SQLite makes it a database
+		return nil // an empty file someone made for the ledger: SQLite makes it one
 	}
 	if n < 100 || !bytes.Equal(head[:16], []byte(sqliteHeader)) {
 		return model.Errorf(model.CodeUnsupported, "%s is not a SQLite database (not a retrysafe ledger); refusing to touch it", path)
 	}
-	// user_version lives at offset 60 of the header, big-endian.
-	uv := int(head[60])<<24 | int(head[61])<<16 | int(head[62])<<8 | int(head[63])
-	if uv > SchemaVersion() {
-		return model.Errorf(model.CodeUnsupported, "ledger %s has schema version %d; this retrysafe knows up to %d — upgrade retrysafe", path, uv, SchemaVersion())
+	uv := int(binary.BigEndian.Uint32(head[60:64])) // user_version
+	app := binary.BigEndian.Uint32(head[68:72])     // application_id
+	switch {
+	case app == applicationID:
+		if uv > SchemaVersion() {
+			return model.Errorf(model.CodeUnsupported, "ledger %s has schema version %d; this retrysafe knows up to %d — upgrade retrysafe", path, uv, SchemaVersion())
+		}
+		return nil
+	case app != 0:
+		return model.Errorf(model.CodeUnsupported, "%s is another application's SQLite database (application_id %#x), not a retrysafe ledger; refusing to touch it", path, app)
+	case uv >= 1 && uv <= legacyVersions && hasLedgerTables(path):
+		return nil // a ledger from before the mark; migration 4 marks it
 	}
-	// Schema version 0 with more than the first page is another program's
-	// database (a ledger's first migration sets the version with its
-	// tables): migrating into it would change someone else's file.
-	pageSize := int64(head[16])<<8 | int64(head[17])
-	if pageSize == 1 {
-		pageSize = 65536
+	return model.Errorf(model.CodeUnsupported, "%s is a SQLite database but not a retrysafe ledger (no retrysafe mark, schema version %d); refusing to touch it", path, uv)
+}
+
+// hasLedgerTables reports whether the file holds the ledger's tables,
+// reading it as an immutable file: no lock, no -wal or -shm, nothing
+// written.
+func hasLedgerTables(path string) bool {
+	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?mode=ro&immutable=1")
+	if err != nil {
+		return false
 	}
-	if uv == 0 && st.Size() > pageSize {
-		return model.Errorf(model.CodeUnsupported, "%s is a SQLite database but not a retrysafe ledger (it has tables and no ledger schema version); refusing to touch it", path)
+	defer db.Close()
+	var n int
+	err = db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'table'
+		AND name IN ('operations', 'attempts', 'decisions', 'tombstones', 'state_counts')`).Scan(&n)
+	return err == nil && n == 5
+}
+
+// create makes a new ledger at path as one step: it is built beside it under
+// a name of its own — schema, mark and all — and linked into place. No
+// process ever sees a half-made ledger, and of several processes creating
+// the same ledger at once one wins the link and the others open the
+// winner's (a link never replaces a file, where a rename would).
+func create(path string, o options) error {
+	tmp := fmt.Sprintf("%s.new-%d-%d", path, os.Getpid(), time.Now().UnixNano())
+	defer func() {
+		for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+			os.Remove(tmp + suffix)
+		}
+	}()
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o644)
+	if err != nil {
+		return model.Wrap(model.CodeUnavailable, err, "cannot create ledger %s: %v", path, unwrapPathErr(err))
+	}
+	f.Close()
+	co := o
+	co.Create, co.ReadOnly = false, false
+	s, err := open(tmp, co)
+	if err != nil {
+		return err
+	}
+	// Closing checkpoints the WAL into the file: what is linked is whole.
+	if err := s.Close(); err != nil {
+		return model.Wrap(model.CodeInternal, err, "cannot create ledger %s: %v", path, err)
+	}
+	if err := os.Link(tmp, path); err != nil && !errors.Is(err, os.ErrExist) {
+		return model.Wrap(model.CodeUnavailable, err, "cannot create ledger %s: %v", path, unwrapPathErr(err))
 	}
 	return nil
 }

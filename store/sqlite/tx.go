@@ -135,11 +135,16 @@ func (s *Store) withTx(ctx context.Context, relaxed bool, fn func(*Tx) error) er
 	if s.ro {
 		return model.Errorf(model.CodeInvalid, "ledger is open read-only")
 	}
-	backoff := time.Millisecond
+	backoff := busyBackoffFirst
 	for {
-		err := s.combined(ctx, relaxed, fn)
-		if errors.Is(err, errBatchLost) && ctx.Err() == nil {
-			continue
+		err := s.groupCommit(ctx, relaxed, fn)
+		if errors.Is(err, errBatchLost) {
+			if ctx.Err() == nil {
+				continue
+			}
+			// Rolled back with its batch, and no time left to run again:
+			// nothing of it was written, like a busy ledger at the deadline.
+			return model.Wrap(model.CodeBusy, err, "ledger %s: the transaction was rolled back with another caller's and the deadline passed before it could run again; nothing was written", s.path)
 		}
 		if err == nil || !isBusy(err) {
 			return err
@@ -152,13 +157,11 @@ func (s *Store) withTx(ctx context.Context, relaxed bool, fn func(*Tx) error) er
 			return model.Wrap(model.CodeBusy, err, "ledger %s stayed locked by another writer until the deadline", s.path)
 		case <-time.After(backoff):
 		}
-		if backoff < 50*time.Millisecond {
-			backoff *= 2
-		}
+		backoff = min(2*backoff, busyBackoffMax)
 	}
 }
 
-// pendingTx is a transaction waiting to be combined with others.
+// pendingTx is a transaction waiting to share a commit with others.
 type pendingTx struct {
 	ctx     context.Context
 	fn      func(*Tx) error
@@ -166,7 +169,7 @@ type pendingTx struct {
 	done    chan txResult // buffered: the leader never blocks on it
 }
 
-// txResult is what a combined transaction hands back to its caller: its
+// txResult is what a group-committed transaction hands back to its caller: its
 // own fn's error, or the panic of its fn, re-raised in the caller.
 type txResult struct {
 	err      error
@@ -174,16 +177,26 @@ type txResult struct {
 	value    any
 }
 
-// errBatchLost tells a caller that its fn ran in a combined transaction
+// errBatchLost tells a caller that its fn ran in a group-committed transaction
 // that another fn's failure aborted: nothing of it committed, and WithTx
 // runs it again.
-var errBatchLost = errors.New("store: the combined transaction was aborted by another caller's failure")
+var errBatchLost = errors.New("store: the group-committed transaction was aborted by another caller's failure")
 
-// maxBatch bounds how many callers one commit carries, and so the wait of
-// the last of them.
-const maxBatch = 64
+// The group commit's numbers.
+const (
+	// maxBatch bounds how many callers one commit carries, and so the wait
+	// of the last of them.
+	maxBatch = 64
+	// joinYields is how many times a new leader yields for callers about
+	// to queue (their previous result just delivered) before it commits.
+	joinYields = 4
+	// busyBackoffFirst and busyBackoffMax bound the pause between retries
+	// of a transaction another process's lock refused.
+	busyBackoffFirst = time.Millisecond
+	busyBackoffMax   = 50 * time.Millisecond
+)
 
-// combined runs fn together with whatever other fns are waiting, in one
+// groupCommit runs fn together with whatever other fns are waiting, in one
 // transaction with a savepoint each (group commit): the caller that gets
 // the writer runs the queue, and every caller gets its own fn's result —
 // after the commit, so an acknowledgment still follows the fsync that made
@@ -191,7 +204,7 @@ const maxBatch = 64
 // only a batch of relaxed fns commits without the fsync. A replay then costs
 // a fraction of a commit, and concurrent new operations share their fsync
 // instead of queueing for one each.
-func (s *Store) combined(ctx context.Context, relaxed bool, fn func(*Tx) error) error {
+func (s *Store) groupCommit(ctx context.Context, relaxed bool, fn func(*Tx) error) error {
 	p := &pendingTx{ctx: ctx, fn: fn, relaxed: relaxed, done: make(chan txResult, 1)}
 	s.qmu.Lock()
 	s.queue = append(s.queue, p)
@@ -205,7 +218,7 @@ func (s *Store) combined(ctx context.Context, relaxed bool, fn func(*Tx) error) 
 			// just delivered) join this commit instead of waiting a whole
 			// one: a few yields, only while the queue is shorter than the
 			// last batch was.
-			for i := 0; i < 4; i++ {
+			for i := 0; i < joinYields; i++ {
 				s.qmu.Lock()
 				short := len(s.queue) < s.lastBatch
 				s.qmu.Unlock()
@@ -248,15 +261,37 @@ func (r txResult) unwrap() error {
 	return r.err
 }
 
-// runBatch runs queued transactions as one, holding the writer.
+// runBatch runs queued transactions as one, holding the writer: the
+// connection's safety level for this batch, BEGIN IMMEDIATE, each fn (in a
+// savepoint of its own when there are several), COMMIT, and every caller's
+// own result — after the commit.
 func (s *Store) runBatch(batch []*pendingTx) {
-	bg := context.Background()
-	c := &connTx{s: s, ctx: bg}
-	fail := func(err error) {
+	c := &connTx{s: s, ctx: context.Background()}
+	durable, err := s.setSynchronous(c, batch)
+	if err == nil {
+		err = s.begin(c, batch)
+	}
+	if err != nil {
 		for _, p := range batch {
 			p.done <- txResult{err: err}
 		}
+		return
 	}
+	results, ok := s.runFns(c, batch, durable)
+	if !ok {
+		return // rolled back; every caller has its answer
+	}
+	s.commit(c, batch, results)
+}
+
+// setSynchronous sets the writer connection's safety level for a batch:
+// FULL if any fn in it is durable, NORMAL if all are relaxed. The level is
+// per connection and cannot change inside a transaction, so it is set
+// before every one: a relaxed batch can never leave the connection relaxed
+// for the next, durable one. durable says whether the commit will be: in a
+// commit that is durable anyway, a relaxed fn may write what it likes (it
+// gets the fsync it would otherwise have gone back for).
+func (s *Store) setSynchronous(c *connTx, batch []*pendingTx) (durable bool, err error) {
 	sync := s.sync
 	if sync == "FULL" {
 		sync = "NORMAL"
@@ -267,23 +302,21 @@ func (s *Store) runBatch(batch []*pendingTx) {
 			}
 		}
 	}
-	// The safety level is per connection and cannot change inside a
-	// transaction, so it is set before every one: a relaxed batch can never
-	// leave the connection relaxed for the next, durable one.
 	if sync != s.wsync {
-		if _, err := c.ExecContext(bg, "PRAGMA synchronous = "+sync); err != nil {
+		if _, err := c.ExecContext(c.ctx, "PRAGMA synchronous = "+sync); err != nil {
 			s.wsync = ""
-			fail(s.translate(err, "set synchronous"))
-			return
+			return false, s.translate(err, "set synchronous")
 		}
 		s.wsync = sync
 	}
-	// In a commit that is durable anyway, a relaxed fn may write what it
-	// likes: it gets the fsync it would otherwise have gone back for.
-	durable := sync == s.sync
-	// Waiting for another process's write lock ends when SQLite's busy
-	// timeout does, or when no caller in the batch is waiting any more.
-	beginCtx, cancel := context.WithCancel(bg)
+	return sync == s.sync, nil
+}
+
+// begin opens the batch's write transaction. Waiting for another process's
+// write lock ends when SQLite's busy timeout does, or when no caller in the
+// batch is waiting any more.
+func (s *Store) begin(c *connTx, batch []*pendingTx) error {
+	beginCtx, cancel := context.WithCancel(c.ctx)
 	defer cancel()
 	var waiting atomic.Int64
 	waiting.Store(int64(len(batch)))
@@ -299,50 +332,59 @@ func (s *Store) runBatch(batch []*pendingTx) {
 		if beginCtx.Err() != nil {
 			err = context.DeadlineExceeded
 		}
-		fail(s.translate(err, "begin"))
-		return
+		return s.translate(err, "begin")
 	}
-	results := make([]txResult, len(batch))
+	return nil
+}
+
+// runFns runs every fn of the batch in the open transaction. ok false means
+// the transaction was rolled back and every caller already has its result:
+// a lone fn failed, or SQLite rolled the whole transaction back under one
+// of several (a full disk, an I/O error) — then the fns before it did not
+// commit either (errBatchLost: WithTx runs them again) and the ones after it
+// must not run in autocommit.
+func (s *Store) runFns(c *connTx, batch []*pendingTx, durable bool) (results []txResult, ok bool) {
+	results = make([]txResult, len(batch))
 	if len(batch) == 1 {
 		// Alone: no savepoint needed, a failure rolls the transaction back.
 		results[0] = s.runOne(batch[0], durable)
 		if results[0].err != nil || results[0].panicked {
-			_, _ = c.ExecContext(bg, "ROLLBACK")
+			_, _ = c.ExecContext(c.ctx, "ROLLBACK")
 			batch[0].done <- results[0]
-			return
+			return nil, false
 		}
-	} else {
-		for i, p := range batch {
-			var lost bool
-			results[i], lost = s.runSavepoint(c, p, durable)
-			if lost {
-				// SQLite rolled the whole transaction back under this fn
-				// (a full disk, an I/O error): the fns before it did not
-				// commit and the ones after it must not run in autocommit.
-				_, _ = c.ExecContext(bg, "ROLLBACK")
-				for j, q := range batch {
-					if j != i {
-						q.done <- txResult{err: errBatchLost}
-					}
+		return results, true
+	}
+	for i, p := range batch {
+		var lost bool
+		results[i], lost = s.runSavepoint(c, p, durable)
+		if lost {
+			_, _ = c.ExecContext(c.ctx, "ROLLBACK")
+			for j, q := range batch {
+				if j != i {
+					q.done <- txResult{err: errBatchLost}
 				}
-				p.done <- results[i]
-				return
 			}
+			p.done <- results[i]
+			return nil, false
 		}
 	}
-	if _, err := c.ExecContext(bg, "COMMIT"); err != nil {
-		_, _ = c.ExecContext(bg, "ROLLBACK")
+	return results, true
+}
+
+// commit commits the batch and hands every caller its result; a failed
+// COMMIT is every successful fn's failure (nothing of theirs was written).
+func (s *Store) commit(c *connTx, batch []*pendingTx, results []txResult) {
+	if _, err := c.ExecContext(c.ctx, "COMMIT"); err != nil {
+		_, _ = c.ExecContext(c.ctx, "ROLLBACK")
 		err = s.translate(err, "commit")
-		for i, p := range batch {
+		for i := range results {
 			if results[i].err == nil && !results[i].panicked {
 				results[i] = txResult{err: err}
 			}
-			p.done <- results[i]
 		}
-		return
-	}
-	if fn := s.onBatch.Load(); fn != nil {
-		(*fn)(len(batch))
+	} else if fn := s.onBatch.Load(); fn != nil {
+		(*fn)(len(batch)) // committed batches only
 	}
 	for i, p := range batch {
 		p.done <- results[i]

@@ -14,6 +14,7 @@ import (
 type Watcher struct {
 	conn *sql.Conn
 	last int64
+	s    *Store // translates its errors
 }
 
 // Watch pins a reader connection for change detection.
@@ -22,7 +23,7 @@ func (s *Store) Watch(ctx context.Context) (store.Watcher, error) {
 	if err != nil {
 		return nil, s.translate(err, "watch")
 	}
-	w := &Watcher{conn: c}
+	w := &Watcher{conn: c, s: s}
 	if err := c.QueryRowContext(ctx, `PRAGMA data_version`).Scan(&w.last); err != nil {
 		c.Close()
 		return nil, s.translate(err, "watch")
@@ -36,7 +37,7 @@ func (s *Store) Watch(ctx context.Context) (store.Watcher, error) {
 func (w *Watcher) Changed(ctx context.Context) (bool, error) {
 	var v int64
 	if err := w.conn.QueryRowContext(ctx, `PRAGMA data_version`).Scan(&v); err != nil {
-		return false, err
+		return false, w.s.translate(err, "watch for changes")
 	}
 	changed := v != w.last
 	w.last = v

@@ -1,0 +1,239 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/provider"
+	"github.com/retrysafe/retrysafe/store"
+)
+
+// Findings: the one place where a provider's lookup becomes a recorded
+// finding. A lookup that answered "found" is "has it" (with the provider's
+// reference), one that answered and found nothing is "has nothing", and
+// every error — the provider down, slow, without a lookup — is "cannot
+// tell", which is never evidence either way. Recording a finding appends a
+// lookup attempt and nothing else: the operation's state and version stay
+// as they are, whatever the provider said.
+
+// DefaultLookupTimeout bounds one provider lookup: a slower answer is
+// "cannot tell".
+const DefaultLookupTimeout = 5 * time.Second
+
+// maxFindingDetail bounds the provider's words kept with a finding.
+const maxFindingDetail = 1000
+
+// Looked is one provider lookup of one operation.
+type Looked struct {
+	Finding  model.Finding
+	Evidence provider.Evidence
+	// Err is why the provider cannot tell (Finding.Kind is cannot_tell).
+	Err error
+	// Recorded: the finding was written to the ledger as a lookup attempt
+	// (never in a read-only ledger).
+	Recorded bool
+}
+
+// findingOf reads a lookup's answer. An error is "cannot tell", whatever
+// Evidence says beside it.
+func findingOf(ev provider.Evidence, err error) (model.FindingKind, string, string) {
+	switch {
+	case err != nil:
+		return model.FindingCannotTell, "", clip(err.Error())
+	case ev.Found:
+		return model.FindingHasIt, ev.Ref, clip(ev.Detail)
+	default:
+		return model.FindingHasNothing, "", clip(ev.Detail)
+	}
+}
+
+func clip(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if len(s) <= maxFindingDetail {
+		return s
+	}
+	cut := maxFindingDetail
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// LookupAuthoritative reports whether provider name's lookup is declared
+// authoritative: its "has nothing" means the provider never took the
+// request, so a person may mark such operations not applied in bulk.
+// Every other provider's "has nothing" is shown, and decided one by one.
+func (s *Service) LookupAuthoritative(name string) bool { return s.AuthoritativeLookups[name] }
+
+// EvidenceOf is the provider evidence a recorded finding gives a decision
+// (Decision.Finding): a conclusive, fresh finding only — "cannot tell" and
+// stale findings are no evidence.
+func EvidenceOf(f *model.Finding) *provider.Evidence {
+	if !f.Conclusive() {
+		return nil
+	}
+	ev := &provider.Evidence{Provider: f.Provider, Found: f.Kind == model.FindingHasIt, Ref: f.Ref, At: f.At,
+		Detail: f.Detail}
+	if ev.Detail == "" {
+		ev.Detail = fmt.Sprintf("%s %s", f.Provider, f.Kind.Words())
+	}
+	return ev
+}
+
+// Look asks op's provider by its downstream key and, unless the ledger is
+// read-only, records the finding as a lookup attempt by `by` (who asked:
+// "triage by alice"). The error is the ledger's or the request's (a local
+// operation has no provider to ask); "cannot tell" is a finding, in
+// Looked.Err.
+func (s *Service) Look(ctx context.Context, op *model.Operation, by string) (Looked, error) {
+	if op.Provider == "" || op.DownstreamKey == "" {
+		return Looked{}, model.Errorf(model.CodeInvalid,
+			"%s/%s is a local %s operation: its effect commits with the ledger, there is no provider to ask", op.Tenant, op.Key, op.Tool)
+	}
+	start := time.Now()
+	ev, err := s.lookup(ctx, op)
+	kind, ref, detail := findingOf(ev, err)
+	at := s.Store.Now()
+	l := Looked{Evidence: ev, Err: err, Finding: model.Finding{Kind: kind, Provider: op.Provider, Ref: ref, Detail: detail,
+		At: at.UTC().Truncate(time.Millisecond), By: by}}
+	if ctx.Err() != nil && err != nil {
+		// The caller stopped (triage cancelled, the console closed): that
+		// is nobody's finding about the provider.
+		return l, ctx.Err()
+	}
+	if s.Store.ReadOnly() {
+		return l, nil
+	}
+	a := &model.Attempt{OperationID: op.ID, Outcome: model.OutcomeLookup, Fingerprint: op.Fingerprint,
+		WorkerID: clipWorker(by), ProviderRef: ref, Finding: kind, Detail: detail, StartedAt: at, Duration: time.Since(start)}
+	err = s.Store.WithAttemptTx(context.WithoutCancel(ctx), func(tx store.Tx) error {
+		// Still there (not compacted): a finding is about an operation.
+		if _, err := tx.GetOperationByID(op.ID); err != nil {
+			return err
+		}
+		if err := tx.InsertAttempt(a); err != nil {
+			return err
+		}
+		// Its number, as every reader will see it.
+		f, err := tx.LatestFinding(op.ID)
+		if err == nil && f != nil {
+			l.Finding.Seq = f.Seq
+		}
+		return err
+	})
+	if err != nil {
+		return l, err
+	}
+	l.Recorded = true
+	return l, nil
+}
+
+// lookup asks the provider within the lookup timeout.
+func (s *Service) lookup(ctx context.Context, op *model.Operation) (provider.Evidence, error) {
+	prov, err := s.Providers.Get(op.Provider)
+	if err != nil {
+		return provider.Evidence{Provider: op.Provider, DownstreamKey: op.DownstreamKey}, err
+	}
+	timeout := s.LookupTimeout
+	if timeout <= 0 {
+		timeout = DefaultLookupTimeout
+	}
+	lctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	ev, err := prov.Lookup(lctx, op.DownstreamKey)
+	if err != nil && errors.Is(lctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+		err = fmt.Errorf("no answer within %v: %w", timeout, err)
+	}
+	return ev, err
+}
+
+func clipWorker(s string) string {
+	if len(s) <= model.MaxTraceLen {
+		return s
+	}
+	cut := model.MaxTraceLen
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
+}
+
+// CheckAndRecord is Check that records its finding (ops check, the
+// console's c): the operation, what was looked up, and an error for bad
+// input, an operation that is not there or has no provider, or a ledger
+// that failed. "Cannot tell" is Looked.Err.
+func (s *Service) CheckAndRecord(ctx context.Context, tenant, key, by string) (*model.Operation, Looked, error) {
+	if err := model.ValidateIdentity(tenant, key); err != nil {
+		return nil, Looked{}, err
+	}
+	op, err := s.Store.Get(ctx, tenant, key)
+	if err != nil {
+		return nil, Looked{}, err
+	}
+	l, err := s.Look(ctx, op, by)
+	return op, l, err
+}
+
+// FindingReview is one review of many operations by their findings: what
+// each finding lets a person propose in bulk, and what stays with a person
+// one by one. It proposes; the person confirms; DecideMany writes each as
+// its own compare-and-set.
+type FindingReview struct {
+	// Apply: a fresh "has it" — mark applied, with the provider's
+	// reference as the evidence.
+	Apply []Target
+	// NotApplied: a fresh "has nothing" from a provider whose lookup is
+	// declared authoritative — mark not applied.
+	NotApplied []Target
+	// OneByOne: a fresh "has nothing" from a provider whose lookup is not
+	// authoritative — shown, and decided one by one.
+	OneByOne []model.Operation
+	// Left: cannot tell, stale, never checked, or not unknown — nothing is
+	// proposed.
+	Left []model.Operation
+}
+
+// ReviewByFinding sorts ops (as the screen showed them, with their
+// findings) into a review.
+func (s *Service) ReviewByFinding(ops []model.Operation) FindingReview {
+	var r FindingReview
+	for _, op := range ops {
+		f := op.Finding
+		if op.State != model.StateUnknown || !f.Conclusive() {
+			r.Left = append(r.Left, op)
+			continue
+		}
+		t := TargetOf(op)
+		fc := *f
+		t.Finding = &fc
+		switch {
+		case f.Kind == model.FindingHasIt:
+			t.Evidence = f.Ref
+			if t.Evidence == "" {
+				t.Evidence = clipEvidence("provider lookup found it: " + f.Detail)
+			}
+			r.Apply = append(r.Apply, t)
+		case s.LookupAuthoritative(op.Provider):
+			r.NotApplied = append(r.NotApplied, t)
+		default:
+			r.OneByOne = append(r.OneByOne, op)
+		}
+	}
+	return r
+}
+
+func clipEvidence(s string) string {
+	if len(s) <= MaxReasonLen {
+		return s
+	}
+	cut := MaxReasonLen
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
+}

@@ -1,0 +1,212 @@
+package reconcile
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/store"
+)
+
+// Triage asks the providers about every operation a person would otherwise
+// have to look up one by one — every unknown operation, and every
+// in-progress one whose lease has ended — and records each finding. It
+// decides nothing: findings are evidence for a person.
+
+// Triage defaults (documented in the README).
+const (
+	DefaultTriageConcurrency = 8
+	DefaultTriageRate        = 100.0 // lookups per second, per provider
+)
+
+// TriageOptions select and pace a triage run.
+type TriageOptions struct {
+	Tenant   string // "" = every tenant
+	Provider string // "" = every provider
+	// Concurrency is how many lookups run at once (default 8).
+	Concurrency int
+	// Rate is the most lookups per second sent to any one provider
+	// (default 100).
+	Rate float64
+	// By is who runs it, recorded with each finding ("triage by alice").
+	By string
+	// Progress, if set, hears each operation as its finding arrives, one
+	// call at a time. It must be quick: the next lookup's result waits.
+	Progress func(TriageEvent)
+}
+
+// TriageEvent is one operation's finding during a run.
+type TriageEvent struct {
+	Op     model.Operation
+	Looked Looked
+	Err    error // the finding could not be recorded
+	Done   int   // operations finished so far, this one included
+	Total  int
+}
+
+// TriageTally counts one provider's findings in a run.
+type TriageTally struct {
+	Provider   string        `json:"provider"`
+	Checked    int           `json:"checked"`
+	HasIt      int           `json:"has_it"`
+	HasNothing int           `json:"has_nothing"`
+	CannotTell int           `json:"cannot_tell"`
+	Errors     int           `json:"errors"` // findings the ledger could not record
+	Elapsed    time.Duration `json:"elapsed_ns"`
+}
+
+// TriageReport is a run's outcome.
+type TriageReport struct {
+	Candidates int           `json:"candidates"` // unknown + in progress past its lease, with a provider
+	Checked    int           `json:"checked"`
+	Providers  []TriageTally `json:"providers"` // by name
+	Recorded   bool          `json:"recorded"`  // false in a read-only ledger: shown, not recorded
+	Cancelled  bool          `json:"cancelled"`
+	Elapsed    time.Duration `json:"elapsed_ns"`
+}
+
+// Totals sums every provider's tally.
+func (r TriageReport) Totals() TriageTally {
+	t := TriageTally{Provider: "all", Elapsed: r.Elapsed}
+	for _, p := range r.Providers {
+		t.Checked += p.Checked
+		t.HasIt += p.HasIt
+		t.HasNothing += p.HasNothing
+		t.CannotTell += p.CannotTell
+		t.Errors += p.Errors
+	}
+	return t
+}
+
+// TriageCandidates lists what a triage run asks about: unknown operations
+// and in-progress ones whose lease ended, that have a provider, newest
+// first, in opt's tenant and provider.
+func (s *Service) TriageCandidates(ctx context.Context, opt TriageOptions) ([]model.Operation, error) {
+	var out []model.Operation
+	now := s.Store.Now()
+	for _, st := range []model.State{model.StateUnknown, model.StateInProgress} {
+		q := store.ListQuery{Tenant: opt.Tenant, State: st, Limit: 1000}
+		for {
+			page, err := s.Store.List(ctx, q)
+			if err != nil {
+				return nil, err
+			}
+			for _, op := range page {
+				if op.Provider == "" || op.DownstreamKey == "" || (opt.Provider != "" && op.Provider != opt.Provider) {
+					continue
+				}
+				if st == model.StateInProgress && !op.LeaseUntil.Before(now) {
+					continue
+				}
+				op.Args, op.Receipt = nil, nil // not needed to ask; keeps a big run small
+				out = append(out, op)
+			}
+			if len(page) < q.Limit {
+				break
+			}
+			q.BeforeID = page[len(page)-1].ID
+		}
+	}
+	return out, nil
+}
+
+// Triage runs one triage: it lists the candidates, asks their providers
+// with at most opt.Concurrency lookups at once and opt.Rate per second per
+// provider, and records each finding. Cancelling ctx stops it between
+// lookups; what was recorded stays. The error is for a run that could not
+// start (the candidates could not be listed); findings that could not be
+// recorded are counted as errors.
+func (s *Service) Triage(ctx context.Context, opt TriageOptions) (TriageReport, error) {
+	start := time.Now()
+	if opt.Concurrency <= 0 {
+		opt.Concurrency = DefaultTriageConcurrency
+	}
+	if opt.Rate <= 0 {
+		opt.Rate = DefaultTriageRate
+	}
+	if opt.Tenant != "" {
+		if err := model.ValidateIdentity(opt.Tenant, "-"); err != nil {
+			return TriageReport{}, err
+		}
+	}
+	ops, err := s.TriageCandidates(ctx, opt)
+	if err != nil {
+		return TriageReport{}, err
+	}
+	rep := TriageReport{Candidates: len(ops), Recorded: !s.Store.ReadOnly()}
+	limiters := map[string]*rate.Limiter{}
+	tallies := map[string]*TriageTally{}
+	provStart := map[string]time.Time{}
+	for _, op := range ops {
+		if limiters[op.Provider] == nil {
+			// A burst of one: the provider sees an even pace, never a spike.
+			limiters[op.Provider] = rate.NewLimiter(rate.Limit(opt.Rate), 1)
+			tallies[op.Provider] = &TriageTally{Provider: op.Provider}
+		}
+	}
+	var mu sync.Mutex // guards tallies, rep.Checked, provStart and Progress calls
+	work := make(chan model.Operation)
+	var wg sync.WaitGroup
+	for range min(opt.Concurrency, max(len(ops), 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for op := range work {
+				if err := limiters[op.Provider].Wait(ctx); err != nil {
+					continue // cancelled
+				}
+				mu.Lock()
+				if _, ok := provStart[op.Provider]; !ok {
+					provStart[op.Provider] = time.Now()
+				}
+				mu.Unlock()
+				l, err := s.Look(ctx, &op, opt.By)
+				if ctx.Err() != nil {
+					continue // stopped mid-lookup: no finding
+				}
+				mu.Lock()
+				t := tallies[op.Provider]
+				t.Checked++
+				rep.Checked++
+				if err != nil {
+					t.Errors++
+				} else {
+					switch l.Finding.Kind {
+					case model.FindingHasIt:
+						t.HasIt++
+					case model.FindingHasNothing:
+						t.HasNothing++
+					default:
+						t.CannotTell++
+					}
+				}
+				t.Elapsed = time.Since(provStart[op.Provider])
+				if opt.Progress != nil {
+					opt.Progress(TriageEvent{Op: op, Looked: l, Err: err, Done: rep.Checked, Total: len(ops)})
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+feed:
+	for _, op := range ops {
+		select {
+		case work <- op:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(work)
+	wg.Wait()
+	rep.Cancelled = ctx.Err() != nil
+	for _, t := range tallies {
+		rep.Providers = append(rep.Providers, *t)
+	}
+	sort.Slice(rep.Providers, func(i, j int) bool { return rep.Providers[i].Provider < rep.Providers[j].Provider })
+	rep.Elapsed = time.Since(start)
+	return rep, nil
+}

@@ -1,0 +1,570 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/cursor"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/reconcile"
+	"github.com/retrysafe/retrysafe/store"
+)
+
+// Provider findings in the console: the FINDING column and its filter, the
+// background triage run (T), and the review by finding (R) — one review of
+// the view's (or the marked) operations, proposing "mark applied" where the
+// provider has the effect and "mark not applied" where an authoritative
+// provider has nothing, each written as its own compare-and-set. Findings
+// are evidence for a person: nothing is written until the person presses y.
+
+// findingCell is the FINDING column: what the latest lookup found, the
+// provider's reference, and how long ago; a stale finding says so first.
+func findingCell(f *model.Finding, now time.Time) string {
+	if f == nil {
+		return "not checked"
+	}
+	s := f.Kind.Words()
+	if f.Kind == model.FindingHasIt && f.Ref != "" {
+		s += " · " + f.Ref
+	}
+	s += " " + age(now, f.At)
+	if f.Stale {
+		s = "stale: " + s
+	}
+	return s
+}
+
+// findingStyle colours a finding by what it supports; stale and "cannot
+// tell" support nothing.
+func findingStyle(s *Styles, f *model.Finding) lipgloss.Style {
+	switch {
+	case f == nil || f.Stale:
+		return s.Muted
+	case f.Kind == model.FindingHasIt:
+		return s.State(model.StateApplied)
+	case f.Kind == model.FindingHasNothing:
+		return s.State(model.StateNotApplied)
+	}
+	return s.State(model.StateUnknown)
+}
+
+// findingSentence is a finding in the detail: what, where, when, by whom.
+func findingSentence(e env, f *model.Finding) string {
+	text := f.Kind.Words()
+	if f.Ref != "" {
+		text += " · " + f.Ref
+	}
+	text += fmt.Sprintf(" — %s, %s (%s ago)", or(f.Provider, "provider"), f.At.In(e.loc).Format("2006-01-02 15:04:05"), age(e.now, f.At))
+	if f.By != "" {
+		text += ", " + f.By
+	}
+	if f.Detail != "" {
+		text += ": " + f.Detail
+	}
+	if f.Kind == model.FindingCannotTell {
+		text += " — no evidence either way"
+	}
+	if f.Stale {
+		text += " — stale: another attempt came after it; check again (c)"
+	}
+	return text
+}
+
+// nextFindingFilter is the filter after f in the f key's cycle.
+func nextFindingFilter(f model.FindingFilter) model.FindingFilter {
+	cycle := append([]model.FindingFilter{model.FilterAnyFinding}, model.AllFindingFilters...)
+	for i, x := range cycle {
+		if x == f {
+			return cycle[(i+1)%len(cycle)]
+		}
+	}
+	return model.FilterAnyFinding
+}
+
+// ---- the background triage run ------------------------------------------
+
+// triageRun is the console's triage in the background: it runs in its own
+// goroutine and reports through ch, which a tea.Cmd reads one message at
+// a time, so Update never waits for a provider.
+type triageRun struct {
+	seq     int
+	running bool
+	cancel  context.CancelFunc
+	ch      chan tea.Msg
+	done    int
+	total   int
+	n       map[model.FindingKind]int
+	errs    int
+}
+
+// triageRequestMsg asks the root to start (or stop) a triage run.
+type triageRequestMsg struct{}
+
+// triageEventMsg is one finding of the run.
+type triageEventMsg struct {
+	Seq         int
+	Done, Total int
+	Kind        model.FindingKind
+	Err         error
+}
+
+// triageDoneMsg ends the run.
+type triageDoneMsg struct {
+	Seq    int
+	Report reconcile.TriageReport
+	Err    error
+}
+
+func waitTriage(ch chan tea.Msg) tea.Cmd {
+	return func() tea.Msg { return <-ch }
+}
+
+// startTriage starts a run over the console's tenant scope.
+func startTriage(ctx context.Context, svc *reconcile.Service, seq int, scope, operator string) (triageRun, tea.Cmd) {
+	ctx, cancel := context.WithCancel(ctx)
+	ch := make(chan tea.Msg, 64)
+	run := triageRun{seq: seq, running: true, cancel: cancel, ch: ch, n: map[model.FindingKind]int{}}
+	go func() {
+		rep, err := svc.Triage(ctx, reconcile.TriageOptions{Tenant: scope, By: "console triage by " + operator,
+			Progress: func(ev reconcile.TriageEvent) {
+				msg := triageEventMsg{Seq: seq, Done: ev.Done, Total: ev.Total, Kind: ev.Looked.Finding.Kind, Err: ev.Err}
+				select {
+				case ch <- msg:
+				default:
+					// The screen is behind: this step's count arrives with
+					// the final report; the run never waits on the screen.
+				}
+			}})
+		ch <- triageDoneMsg{Seq: seq, Report: rep, Err: err}
+		cancel()
+	}()
+	return run, waitTriage(ch)
+}
+
+func (t triageRun) progressText() string {
+	return fmt.Sprintf("Triage: %s of %s asked · has it %s · has nothing %s · cannot tell %s%s · T stops",
+		count(t.done), count(t.total), count(t.n[model.FindingHasIt]), count(t.n[model.FindingHasNothing]),
+		count(t.n[model.FindingCannotTell]), errsText(t.errs))
+}
+
+func errsText(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" · %s not recorded", count(n))
+}
+
+// toggleTriage starts a triage run, or stops the one running.
+func (m Model) toggleTriage(e env) (Model, tea.Cmd) {
+	if m.triage.running {
+		m.triage.cancel()
+		m.banner = banner{kind: bannerInfo, text: "Stopping the triage run: what was recorded stays.", at: e.now}
+		return m, nil
+	}
+	if m.cfg.ReadOnly || !e.canCheck {
+		m.banner = banner{kind: bannerErr, text: "Triage is off in a read-only console: it opens no provider and records nothing. Run `retrysafe triage --read-only` to see findings without recording them.", at: e.now}
+		return m, nil
+	}
+	var c tea.Cmd
+	m.triage, c = startTriage(m.ctx, m.cfg.Service, m.triage.seq+1, m.scope, m.cfg.Operator)
+	m.log.Printf("triage started by %s (tenant %q)", m.cfg.Operator, m.scope)
+	m.banner = banner{kind: bannerInfo, text: "Triage: listing the unknown operations… (T stops)", at: e.now}
+	return m, c
+}
+
+// triageEvent counts one finding and waits for the next.
+func (m Model) triageEvent(msg triageEventMsg, e env) (Model, tea.Cmd) {
+	if msg.Seq != m.triage.seq || !m.triage.running {
+		return m, nil
+	}
+	t := &m.triage
+	t.done, t.total = msg.Done, msg.Total
+	if msg.Err != nil {
+		t.errs++
+	} else {
+		t.n[msg.Kind]++
+	}
+	m.banner = banner{kind: bannerInfo, text: t.progressText(), at: e.now}
+	return m, waitTriage(t.ch)
+}
+
+// triageDone shows the run's summary; the rows have been updating from the
+// ledger as findings were recorded, and are read once more now.
+func (m Model) triageDone(msg triageDoneMsg, e env) (Model, tea.Cmd) {
+	if msg.Seq != m.triage.seq {
+		return m, nil
+	}
+	m.triage.running = false
+	if msg.Err != nil {
+		m.banner = banner{kind: bannerErr, text: "Triage could not start: " + oneLine(msg.Err.Error()), at: e.now}
+		return m, nil
+	}
+	r, t := msg.Report, msg.Report.Totals()
+	text := fmt.Sprintf("Triage asked about %s of %s in %.1fs: has it %s · has nothing %s · cannot tell %s%s. Nothing was decided — f filters by finding, R reviews.",
+		count(r.Checked), plural(r.Candidates, "operation", "operations"), r.Elapsed.Seconds(), count(t.HasIt), count(t.HasNothing), count(t.CannotTell), errsText(t.Errors))
+	kind := bannerOK
+	if r.Cancelled {
+		text = "Triage stopped. " + text
+		kind = bannerInfo
+	}
+	if t.Errors > 0 {
+		kind = bannerErr
+	}
+	m.log.Printf("triage done: %+v", t)
+	m.banner = banner{kind: kind, text: text, at: e.now}
+	c := m.reloadAll()
+	return m, c
+}
+
+// ---- the review by finding ------------------------------------------------
+
+// reviewRequestMsg asks for a review of these operations (the marked
+// ones), or of the whole view when Ops is nil.
+type reviewRequestMsg struct {
+	Ops   []model.Operation
+	Query store.ListQuery
+}
+
+// reviewOpsMsg brings the view's operations for a review.
+type reviewOpsMsg struct {
+	Seq       int
+	Ops       []model.Operation
+	Truncated bool
+	Err       error
+}
+
+func loadReviewOps(ctx context.Context, st store.Ledger, seq int, q store.ListQuery) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, ioTimeout)
+		defer cancel()
+		q.Limit = reconcile.MaxBulk + 1
+		ops, err := st.List(ctx, q)
+		msg := reviewOpsMsg{Seq: seq, Err: err}
+		if len(ops) > reconcile.MaxBulk {
+			ops, msg.Truncated = ops[:reconcile.MaxBulk], true
+		}
+		for i := range ops {
+			ops[i] = ops[i].Visible()
+		}
+		msg.Ops = ops
+		return msg
+	}
+}
+
+// reviewDoneMsg is every proposed decision's result.
+type reviewDoneMsg struct {
+	Seq      int
+	Outcomes []reviewOutcome
+	Err      error
+}
+
+type reviewOutcome struct {
+	Action model.Action
+	reconcile.Outcome
+}
+
+func writeReview(ctx context.Context, svc *reconcile.Service, seq int, d reconcile.Decision, r reconcile.FindingReview) tea.Cmd {
+	return func() tea.Msg {
+		n := len(r.Apply) + len(r.NotApplied)
+		ctx, cancel := context.WithTimeout(ctx, ioTimeout*time.Duration(1+n/1000))
+		defer cancel()
+		var out []reviewOutcome
+		for _, part := range []struct {
+			action  model.Action
+			targets []reconcile.Target
+		}{{model.ActionMarkApplied, r.Apply}, {model.ActionMarkNotApplied, r.NotApplied}} {
+			if len(part.targets) == 0 {
+				continue
+			}
+			os, err := svc.DecideMany(ctx, part.action, d, part.targets)
+			for _, o := range os {
+				out = append(out, reviewOutcome{Action: part.action, Outcome: o})
+			}
+			if err != nil {
+				return reviewDoneMsg{Seq: seq, Outcomes: out, Err: err}
+			}
+		}
+		return reviewDoneMsg{Seq: seq, Outcomes: out}
+	}
+}
+
+type reviewStage int
+
+const (
+	reviewLoading reviewStage = iota
+	reviewForm
+	reviewConfirm
+	reviewRunning
+	reviewResults
+)
+
+// reviewModel is the review by finding, an overlay.
+type reviewModel struct {
+	seq       int
+	stage     reviewStage
+	review    reconcile.FindingReview
+	truncated bool
+	reason    textinput.Model
+	problem   string
+	outcomes  []reviewOutcome
+	closed    bool
+
+	width, height int
+}
+
+func newReview(seq int) reviewModel {
+	in := textinput.New()
+	in.Prompt = "› "
+	in.CharLimit = maxFieldLen
+	in.Cursor.SetMode(cursor.CursorStatic)
+	in.SetValue("provider lookup: the finding shown for each")
+	return reviewModel{seq: seq, reason: in}
+}
+
+// proposed is how many decisions the review would write.
+func (r reviewModel) proposed() int { return len(r.review.Apply) + len(r.review.NotApplied) }
+
+func (r reviewModel) Update(msg tea.Msg, e env) (component, tea.Cmd) {
+	k, ok := msg.(tea.KeyMsg)
+	if !ok {
+		if r.stage == reviewForm {
+			var c tea.Cmd
+			r.reason, c = r.reason.Update(msg)
+			return r, c
+		}
+		return r, nil
+	}
+	switch r.stage {
+	case reviewLoading, reviewRunning:
+		if k.String() == "esc" && r.stage == reviewLoading {
+			r.closed = true
+		}
+		return r, nil
+	case reviewResults:
+		if k.String() == "esc" || k.String() == "enter" || k.String() == "q" {
+			r.closed = true
+		}
+		return r, nil
+	case reviewConfirm:
+		switch k.String() {
+		case "y":
+			if k.Paste || r.proposed() == 0 {
+				return r, nil
+			}
+			r.stage = reviewRunning
+			d := reconcile.Decision{Operator: e.operator, Reason: strings.TrimSpace(r.reason.Value())}
+			return r, writeReview(e.ctx, e.svc, r.seq, d, r.review)
+		case "esc":
+			r.stage = reviewForm
+			return r, r.reason.Focus()
+		}
+		return r, nil
+	}
+	// The form: the reason, then enter reviews.
+	switch k.String() {
+	case "esc":
+		r.closed = true
+		return r, nil
+	case "enter":
+		d := reconcile.Decision{Operator: e.operator, Reason: strings.TrimSpace(r.reason.Value())}
+		for _, p := range d.Problems(model.ActionAuthorizeKey) {
+			if p.Field == reconcile.FieldReason || p.Field == reconcile.FieldOperator {
+				r.problem = p.Message
+				return r, nil
+			}
+		}
+		if r.proposed() == 0 {
+			r.problem = "No decision to propose: nothing here has a fresh finding a bulk decision may rest on. Decide them one by one (enter on a row)."
+			return r, nil
+		}
+		r.problem = ""
+		r.stage = reviewConfirm
+		r.reason.Blur()
+		return r, nil
+	}
+	var c tea.Cmd
+	r.reason, c = r.reason.Update(k)
+	return r, c
+}
+
+func (r reviewModel) View(e env) string {
+	s := e.styles
+	boxW := min(max(r.width-6, 30), 100)
+	inner := boxW - 4
+	var b strings.Builder
+	b.WriteString(s.Title.Render("Review by finding") + "\n")
+	if r.stage == reviewLoading {
+		b.WriteString("\n" + s.Muted.Render("reading the operations in view… (esc cancels)"))
+		return "\n" + lipgloss.PlaceHorizontal(r.width, lipgloss.Center, s.Box.Width(boxW).Render(b.String()))
+	}
+	rows := max((r.height-18)/3, 2)
+	section := func(title string, n int, style lipgloss.Style, lines []string) {
+		if n == 0 {
+			return
+		}
+		b.WriteString("\n" + style.Render(title) + "\n")
+		for i, l := range lines {
+			if i == rows && len(lines) > rows+1 {
+				b.WriteString(s.Muted.Render(fmt.Sprintf("  … and %s more", count(len(lines)-rows))) + "\n")
+				break
+			}
+			b.WriteString(truncate("  "+l, inner) + "\n")
+		}
+	}
+	targetLine := func(t reconcile.Target, what string) string {
+		return fmt.Sprintf("%s  %s (v%d) → %s", fit(t.Tenant+"/"+t.Key, max(inner-48, 16)), t.ExpectState, t.ExpectVersion, what)
+	}
+	opLine := func(op model.Operation) string {
+		return fmt.Sprintf("%s  %s · %s", fit(op.Tenant+"/"+op.Key, max(inner-48, 16)), op.State, findingCell(op.Finding, e.now))
+	}
+	if r.stage == reviewResults {
+		n := map[reconcile.Verdict]int{}
+		var lines []string
+		for _, o := range r.outcomes {
+			n[o.Verdict]++
+			if o.Verdict == reconcile.VerdictWritten {
+				lines = append(lines, s.BannerOK.Render("written ")+fmt.Sprintf(" %s/%s  %s → %s (v%d)", o.Tenant, o.Key, o.ExpectState, o.State, o.Version))
+			} else {
+				lines = append(lines, s.BannerErr.Render(fmt.Sprintf("%-8s", o.Verdict))+fmt.Sprintf(" %s/%s  %s", o.Tenant, o.Key, oneLine(errText(o.Err))))
+			}
+		}
+		summary := fmt.Sprintf("%s written", count(n[reconcile.VerdictWritten]))
+		for _, v := range []reconcile.Verdict{reconcile.VerdictStale, reconcile.VerdictIllegal, reconcile.VerdictFailed} {
+			if n[v] > 0 {
+				summary += fmt.Sprintf(" · %s refused as %s", count(n[v]), v)
+			}
+		}
+		section(summary, len(lines), s.Bold, lines)
+		if r.problem != "" {
+			b.WriteString("\n" + s.BannerErr.Render(wrap(r.problem, inner, " ")) + "\n")
+		}
+		b.WriteString("\n" + s.Key.Render("esc") + s.Muted.Render(" close"))
+		return "\n" + lipgloss.PlaceHorizontal(r.width, lipgloss.Center, s.Box.Width(boxW).Render(b.String()))
+	}
+	var apply, notApplied, oneByOne, left []string
+	for _, t := range r.review.Apply {
+		apply = append(apply, targetLine(t, "applied · evidence "+t.Evidence))
+	}
+	for _, t := range r.review.NotApplied {
+		notApplied = append(notApplied, targetLine(t, "not applied · "+or(t.Finding.Provider, "provider")+" has nothing"))
+	}
+	for _, op := range r.review.OneByOne {
+		oneByOne = append(oneByOne, opLine(op))
+	}
+	for _, op := range r.review.Left {
+		left = append(left, opLine(op))
+	}
+	if r.truncated {
+		b.WriteString(s.Muted.Render(fmt.Sprintf("The newest %s in view (a review takes at most that many).", count(reconcile.MaxBulk))) + "\n")
+	}
+	section(fmt.Sprintf("Mark applied — the provider has it (%s)", count(len(apply))), len(apply), s.State(model.StateApplied), apply)
+	section(fmt.Sprintf("Mark not applied — an authoritative provider has nothing (%s)", count(len(notApplied))), len(notApplied), s.State(model.StateNotApplied), notApplied)
+	section(fmt.Sprintf("Decide one by one — has nothing, but the provider's lookup is not declared authoritative (%s)", count(len(oneByOne))), len(oneByOne), s.State(model.StateUnknown), oneByOne)
+	section(fmt.Sprintf("Nothing proposed — cannot tell, stale, not checked, or not unknown (%s)", count(len(left))), len(left), s.Muted, left)
+	if r.proposed() == 0 && len(oneByOne)+len(left) == 0 {
+		b.WriteString("\n" + s.Muted.Render("Nothing in view.") + "\n")
+	}
+	b.WriteString("\n" + s.Label.Render("reason") + s.Muted.Render("  recorded with every decision") + "\n")
+	in := r.reason
+	in.Width = inner - 3
+	b.WriteString(in.View() + "\n")
+	if r.problem != "" {
+		b.WriteString(s.InputErr.Render("  ✗ "+r.problem) + "\n")
+	}
+	b.WriteString("\n")
+	switch r.stage {
+	case reviewForm:
+		b.WriteString(s.Muted.Render("enter review · esc cancel"))
+	case reviewConfirm:
+		b.WriteString(s.Bold.Render(fmt.Sprintf("Write %s, each its own compare-and-set with the version shown, by %s?", plural(r.proposed(), "decision", "decisions"), e.operator)) + "\n")
+		b.WriteString(s.Key.Render("y") + s.Muted.Render(" write them     ") + s.Key.Render("esc") + s.Muted.Render(" back"))
+	case reviewRunning:
+		b.WriteString(s.Muted.Render(fmt.Sprintf("%s writing %s…", e.spin, plural(r.proposed(), "decision", "decisions"))))
+	}
+	box := s.Box
+	if r.stage != reviewForm {
+		box = s.BoxDanger
+	}
+	return "\n" + lipgloss.PlaceHorizontal(r.width, lipgloss.Center, box.Width(boxW).Render(b.String()))
+}
+
+func (r reviewModel) SetSize(e env, w, h int) (component, tea.Cmd) {
+	r.width, r.height = w, h
+	return r, nil
+}
+
+func (r reviewModel) Keys(e env) keyMap {
+	var short []key.Binding
+	switch r.stage {
+	case reviewForm:
+		short = []key.Binding{key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "review")), key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel"))}
+	case reviewConfirm:
+		short = []key.Binding{key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "write them")), key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back"))}
+	default:
+		short = []key.Binding{key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close"))}
+	}
+	return keyMap{short: short, full: [][]key.Binding{short}}
+}
+
+// requestReview opens the review of the marked operations, or reads the
+// view's first.
+func (m Model) requestReview(msg reviewRequestMsg, e env) (Model, tea.Cmd) {
+	if m.cfg.ReadOnly {
+		m.banner = banner{kind: bannerErr, text: "Read-only console: no decisions. Reopen without --read-only to review findings.", at: e.now}
+		return m, nil
+	}
+	m.review = newReview(m.review.seq + 1)
+	m.review.width, m.review.height = m.width, m.bodyHeight()
+	m.overlay = overlayReview
+	if msg.Ops != nil {
+		return m.reviewLoaded(reviewOpsMsg{Seq: m.review.seq, Ops: msg.Ops}, e)
+	}
+	return m, loadReviewOps(m.ctx, m.cfg.Store, m.review.seq, msg.Query)
+}
+
+func (m Model) reviewLoaded(msg reviewOpsMsg, e env) (Model, tea.Cmd) {
+	if msg.Seq != m.review.seq || m.overlay != overlayReview || m.review.stage != reviewLoading {
+		return m, nil
+	}
+	if msg.Err != nil {
+		m.overlay = overlayNone
+		m.banner = banner{kind: bannerErr, text: "Cannot read the operations to review: " + oneLine(msg.Err.Error()), at: e.now}
+		return m, nil
+	}
+	m.review.review = m.cfg.Service.ReviewByFinding(msg.Ops)
+	m.review.truncated = msg.Truncated
+	m.review.stage = reviewForm
+	return m, m.review.reason.Focus()
+}
+
+func (m Model) reviewWritten(msg reviewDoneMsg, e env) (Model, tea.Cmd) {
+	if msg.Seq != m.review.seq || m.review.stage != reviewRunning {
+		return m, nil
+	}
+	m.review.stage, m.review.outcomes = reviewResults, msg.Outcomes
+	written := 0
+	for _, o := range msg.Outcomes {
+		if o.Verdict == reconcile.VerdictWritten {
+			written++
+		}
+	}
+	m.log.Printf("review by finding by %s: %d of %d written", m.cfg.Operator, written, m.review.proposed())
+	kind, text := bannerOK, fmt.Sprintf("Review by finding: %s of %s written, recorded for %s.", count(written), plural(m.review.proposed(), "decision", "decisions"), m.cfg.Operator)
+	if msg.Err != nil {
+		m.review.problem = "Then the ledger failed: " + oneLine(msg.Err.Error())
+		kind, text = bannerErr, text+" "+m.review.problem
+	} else if written < m.review.proposed() {
+		kind, text = bannerErr, text+" The others were refused per row: nothing was written for them."
+	}
+	m.list.marked = marks{ops: map[int64]model.Operation{}}
+	m.banner = banner{kind: kind, text: text, at: e.now}
+	c := m.reloadAll()
+	return m, c
+}
