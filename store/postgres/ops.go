@@ -223,15 +223,81 @@ func (t *Tx) InsertAttempt(a *model.Attempt) error {
 	if !a.Outcome.Valid() {
 		return model.Errorf(model.CodeInvalid, "unknown attempt outcome %q", a.Outcome)
 	}
+	if (a.Outcome == model.OutcomeLookup) != a.Finding.Valid() {
+		return model.Errorf(model.CodeInvalid, "a lookup attempt needs a finding, and only a lookup has one (outcome %q, finding %q)", a.Outcome, a.Finding)
+	}
 	if a.StartedAt.IsZero() {
 		a.StartedAt = t.now
 	}
 	return t.queryRow(`INSERT INTO attempts (operation_id, seq, outcome, fingerprint,
-		trace_id, worker_id, provider_ref, error, started_at, duration_us)
-		VALUES ($1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM attempts WHERE operation_id = $1), $2,$3,$4,$5,$6,$7,$8,$9)
+		trace_id, worker_id, provider_ref, error, started_at, duration_us, finding, detail)
+		VALUES ($1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM attempts WHERE operation_id = $1), $2,$3,$4,$5,$6,$7,$8,$9,$10,$11)
 		RETURNING id`,
 		a.OperationID, string(a.Outcome), a.Fingerprint, nullStr(a.TraceID), nullStr(a.WorkerID),
-		nullStr(a.ProviderRef), nullStr(a.Error), ms(a.StartedAt), a.Duration.Microseconds()).Scan(&a.ID)
+		nullStr(a.ProviderRef), nullStr(a.Error), ms(a.StartedAt), a.Duration.Microseconds(),
+		nullStr(string(a.Finding)), nullStr(a.Detail)).Scan(&a.ID)
+}
+
+// latestFindingJoin joins the newest lookup attempt of the operation whose
+// id is opID (an SQL expression; one step down attempts_lookup) and whether
+// a non-lookup attempt came after it: model.LatestFinding's rule in SQL. As
+// a LATERAL join it adds no round trip to a list; its column names do not
+// collide with operations'.
+func latestFindingJoin(opID string) string {
+	return `LEFT JOIN LATERAL (SELECT a.finding AS lf_kind, a.provider_ref AS lf_ref,
+	a.detail AS lf_detail, a.started_at AS lf_at, a.seq AS lf_seq, a.worker_id AS lf_by,
+	EXISTS (SELECT 1 FROM attempts b WHERE b.operation_id = a.operation_id AND b.seq > a.seq AND b.outcome <> 'lookup') AS lf_stale
+	FROM attempts a WHERE a.operation_id = ` + opID + ` AND a.outcome = 'lookup' ORDER BY a.seq DESC LIMIT 1) lf ON true`
+}
+
+// latestFindingColumnList is what scanFinding reads, in its order.
+const latestFindingColumnList = `lf_kind, lf_ref, lf_detail, lf_at, lf_seq, lf_by, lf_stale`
+
+// findingScan holds one row's latest-finding columns (all NULL: not checked).
+type findingScan struct {
+	kind, ref, detail, by *string
+	at                    *int64
+	seq                   *int32
+	stale                 *bool
+}
+
+func (f *findingScan) dest() []any {
+	return []any{&f.kind, &f.ref, &f.detail, &f.at, &f.seq, &f.by, &f.stale}
+}
+
+// finding is the scanned finding of an operation with provider, or nil.
+func (f *findingScan) finding(provider string) *model.Finding {
+	if f.kind == nil {
+		return nil
+	}
+	out := &model.Finding{Kind: model.FindingKind(*f.kind), Provider: provider, Ref: str(f.ref),
+		Detail: str(f.detail), By: str(f.by)}
+	if f.at != nil {
+		out.At = time.UnixMilli(*f.at).UTC()
+	}
+	if f.seq != nil {
+		out.Seq = int(*f.seq)
+	}
+	if f.stale != nil {
+		out.Stale = *f.stale
+	}
+	return out
+}
+
+// LatestFinding is the operation's latest recorded finding, or nil.
+func (t *Tx) LatestFinding(opID int64) (*model.Finding, error) {
+	var f findingScan
+	var provider *string
+	err := t.queryRow(`SELECT o.provider, `+latestFindingColumnList+` FROM operations o
+		`+latestFindingJoin("o.id")+` WHERE o.id = $1`, opID).
+		Scan(append([]any{&provider}, f.dest()...)...)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return f.finding(str(provider)), nil
 }
 
 // UpdateAttempt records how a dispatched attempt ended.

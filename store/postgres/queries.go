@@ -42,6 +42,18 @@ func (s *Store) List(ctx context.Context, q store.ListQuery) ([]model.Operation,
 	if q.Contradicted {
 		where = append(where, "contradicted")
 	}
+	switch q.Finding {
+	case model.FilterAnyFinding:
+	case model.FilterNotChecked:
+		// Every lookup attempt carries a finding (a CHECK), so no latest
+		// finding means no lookup recorded.
+		where = append(where, "lf.lf_kind IS NULL")
+	default:
+		if !model.FindingKind(q.Finding).Valid() {
+			return nil, model.Errorf(model.CodeInvalid, "unknown finding filter %q", q.Finding)
+		}
+		where = append(where, "lf.lf_kind = "+arg(string(q.Finding)))
+	}
 	if q.Search != "" {
 		like := arg("%" + escapeLike(q.Search) + "%")
 		// Trace ids are opaque: matched by exact id or prefix, through an
@@ -58,8 +70,9 @@ func (s *Store) List(ctx context.Context, q store.ListQuery) ([]model.Operation,
 		where = append(where, "id > "+arg(q.AfterID))
 		order = "ASC"
 	}
-	sqlText := `SELECT ` + opColumns + `, (SELECT COUNT(*) FROM attempts a WHERE a.operation_id = operations.id)
-		FROM operations`
+	sqlText := `SELECT ` + opColumns + `, (SELECT COUNT(*) FROM attempts a WHERE a.operation_id = operations.id),
+		` + latestFindingColumnList + `
+		FROM operations ` + latestFindingJoin("operations.id")
 	if len(where) > 0 {
 		sqlText += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -72,11 +85,13 @@ func (s *Store) List(ctx context.Context, q store.ListQuery) ([]model.Operation,
 	var out []model.Operation
 	for rows.Next() {
 		var n int
-		op, err := scanOperation(rows, &n)
+		var f findingScan
+		op, err := scanOperation(rows, append([]any{&n}, f.dest()...)...)
 		if err != nil {
 			return nil, s.translate(err, "list operations")
 		}
 		op.AttemptCount = n
+		op.Finding = f.finding(op.Provider)
 		out = append(out, *op)
 	}
 	if err := rows.Err(); err != nil {
@@ -203,22 +218,23 @@ func (s *Store) detail(ctx context.Context, where string, args ...any) (*model.D
 	}
 	d := &model.Detail{Operation: *op}
 	rows, err := tx.Query(ctx, `SELECT id, operation_id, seq, outcome, fingerprint, trace_id, worker_id,
-		provider_ref, error, started_at, duration_us FROM attempts WHERE operation_id = $1 ORDER BY seq`, op.ID)
+		provider_ref, error, started_at, duration_us, finding, detail FROM attempts WHERE operation_id = $1 ORDER BY seq`, op.ID)
 	if err != nil {
 		return nil, s.translate(err, "read attempts")
 	}
 	for rows.Next() {
 		var a model.Attempt
-		var trace, worker, pref, errText *string
+		var trace, worker, pref, errText, finding, detail *string
 		var started, dur int64
 		var outcome string
 		if err := rows.Scan(&a.ID, &a.OperationID, &a.Seq, &outcome, &a.Fingerprint, &trace, &worker, &pref,
-			&errText, &started, &dur); err != nil {
+			&errText, &started, &dur, &finding, &detail); err != nil {
 			rows.Close()
 			return nil, s.translate(err, "read attempts")
 		}
 		a.Outcome = model.Outcome(outcome)
 		a.TraceID, a.WorkerID, a.ProviderRef, a.Error = str(trace), str(worker), str(pref), str(errText)
+		a.Finding, a.Detail = model.FindingKind(str(finding)), str(detail)
 		a.StartedAt = time.UnixMilli(started).UTC()
 		a.Duration = time.Duration(dur) * time.Microsecond
 		d.Attempts = append(d.Attempts, a)
@@ -228,6 +244,7 @@ func (s *Store) detail(ctx context.Context, where string, args ...any) (*model.D
 		return nil, s.translate(err, "read attempts")
 	}
 	d.Operation.AttemptCount = len(d.Attempts)
+	d.Operation.Finding = model.LatestFinding(op.Provider, d.Attempts)
 	rows, err = tx.Query(ctx, `SELECT id, operation_id, operator, action, reason, evidence, from_state,
 		to_state, from_version, new_key, at FROM decisions WHERE operation_id = $1 ORDER BY id`, op.ID)
 	if err != nil {
@@ -252,20 +269,30 @@ func (s *Store) detail(ctx context.Context, where string, args ...any) (*model.D
 	if err := rows.Err(); err != nil {
 		return nil, s.translate(err, "read decisions")
 	}
-	link := func(id int64) *model.LinkRef {
+	// A link whose row is gone (compacted with its chain) is no link; any
+	// other error is an error, not a missing link.
+	link := func(id int64) (*model.LinkRef, error) {
 		if id == 0 {
-			return nil
+			return nil, nil
 		}
 		var l model.LinkRef
 		var st string
-		if err := tx.QueryRow(ctx, `SELECT id, op_key, state FROM operations WHERE id = $1`, id).Scan(&l.ID, &l.Key, &st); err != nil {
-			return nil
+		err := tx.QueryRow(ctx, `SELECT id, op_key, state FROM operations WHERE id = $1`, id).Scan(&l.ID, &l.Key, &st)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, s.translate(err, "read linked operation")
 		}
 		l.State = model.State(st)
-		return &l
+		return &l, nil
 	}
-	d.Supersedes = link(op.SupersedesID)
-	d.SupersededBy = link(op.SupersededByID)
+	if d.Supersedes, err = link(op.SupersedesID); err != nil {
+		return nil, err
+	}
+	if d.SupersededBy, err = link(op.SupersededByID); err != nil {
+		return nil, err
+	}
 	return d, nil
 }
 

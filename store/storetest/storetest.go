@@ -87,6 +87,7 @@ func Run(t *testing.T, d Driver) {
 		{"TokensKeepTheHashAndRevokeOnce", testTokens},
 		{"StateAgesCountEachTenantsOperationsInAState", testStateAges},
 		{"CompactExpiredRefusesANonPositiveTombstoneWindow", testCompactRefusesNonPositiveWindow},
+		{"FindingsAreLatestLookupsStaleAfterAnotherAttemptAndFilterable", testFindings},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

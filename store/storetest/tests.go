@@ -279,7 +279,11 @@ func testEnumsStorable(t *testing.T, h *harness) {
 	h.tx(t, func(tx store.Tx) error { return tx.InsertOperation(op) })
 	for _, o := range model.AllOutcomes {
 		if err := h.L.WithTx(ctxT(t), func(tx store.Tx) error {
-			return tx.InsertAttempt(&model.Attempt{OperationID: op.ID, Outcome: o, Fingerprint: op.Fingerprint})
+			a := &model.Attempt{OperationID: op.ID, Outcome: o, Fingerprint: op.Fingerprint}
+			if o == model.OutcomeLookup {
+				a.Finding = model.FindingCannotTell // a lookup always carries its finding
+			}
+			return tx.InsertAttempt(a)
 		}); err != nil {
 			t.Errorf("outcome %s refused: %v", o, err)
 		}
