@@ -11,3 +11,12 @@ func QueryRow(ctx context.Context, s *Store, q string, dest ...any) error {
 func Translate(err error) error {
 	return (&Store{where: "postgres://test"}).translate(err, "")
 }
+
+// MigrationSQL is the text of the first n migrations, in order.
+func MigrationSQL(n int) []string {
+	var out []string
+	for _, m := range migrations()[:n] {
+		out = append(out, m.sql)
+	}
+	return out
+}
