@@ -270,6 +270,13 @@ func benchCalls(ctx context.Context, svc *reconcile.Service, rep *benchReport) e
 	if err := ctx.Err(); err != nil {
 		return model.Wrap(model.CodeInternal, err, "bench interrupted: %v", err)
 	}
+	rep.finish(elapsed, lat, &errs, &firstErr)
+	return nil
+}
+
+// finish fills in a run's rate, latency percentiles and errors (the
+// in-process and the HTTP bench report alike).
+func (rep *benchReport) finish(elapsed time.Duration, lat []time.Duration, errs *atomic.Int64, firstErr *atomic.Value) {
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	rep.Seconds = elapsed.Seconds()
 	rep.OpsPerSec = float64(rep.Ops) / elapsed.Seconds()
@@ -278,7 +285,6 @@ func benchCalls(ctx context.Context, svc *reconcile.Service, rep *benchReport) e
 	if s, ok := firstErr.Load().(string); ok {
 		rep.FirstError = s
 	}
-	return nil
 }
 
 func benchTenant(i int) string { return "bench-t" + strconv.Itoa(i%8) }

@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -147,13 +146,6 @@ func benchHTTPCalls(ctx context.Context, client *http.Client, base, token string
 	if err := ctx.Err(); err != nil {
 		return model.Wrap(model.CodeInternal, err, "bench interrupted: %v", err)
 	}
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	rep.Seconds = elapsed.Seconds()
-	rep.OpsPerSec = float64(rep.Ops) / elapsed.Seconds()
-	rep.P50Ms, rep.P99Ms = ms(sqlite.Percentile(lat, 0.50)), ms(sqlite.Percentile(lat, 0.99))
-	rep.Errors = int(errs.Load())
-	if s, ok := firstErr.Load().(string); ok {
-		rep.FirstError = s
-	}
+	rep.finish(elapsed, lat, &errs, &firstErr)
 	return nil
 }
