@@ -83,6 +83,11 @@ type Runner struct {
 	// Open opens a ledger by path or URL; the command line's wiring sets it,
 	// so the lab runs on whatever driver the ledger uses.
 	Open OpenFunc
+	// NewLedger makes the fresh ledger one scenario of Run runs in and says
+	// where it is and how to remove it afterwards; nil means a file
+	// dir/ID.db. The command line sets it for a lab on PostgreSQL: a
+	// schema of its own per scenario.
+	NewLedger func(ctx context.Context, scenarioID string) (where string, remove func(), err error)
 
 	// ProviderDB is the sandbox provider's file; "" means beside the
 	// ledger (NAME.provider.db), where every retrysafe command looks.
@@ -269,6 +274,16 @@ func (r *Runner) Run(ctx context.Context, dir string, progress func(Step)) ([]Ro
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			path := filepath.Join(dir, sc.ID+".db")
+			pdb := ProviderPathFor(path)
+			if r.NewLedger != nil {
+				where, remove, err := r.NewLedger(ctx, sc.ID)
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				defer remove()
+				path = where
+			}
 			st, err := r.open(path, store.Options{Create: true})
 			if err != nil {
 				errs[i] = err
@@ -276,7 +291,7 @@ func (r *Runner) Run(ctx context.Context, dir string, progress func(Step)) ([]Ro
 			}
 			st.Close()
 			rr := *r
-			rr.ProviderDB = ProviderPathFor(path)
+			rr.ProviderDB = pdb
 			row, err := rr.RunIn(ctx, path, LabTenant, sc.ID, report)
 			if err != nil {
 				row.Scenario, row.Name, row.FirstCall, row.NextAttempt, row.Expected, row.Tenant =

@@ -35,6 +35,9 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(childEnv); spec != "" {
 		os.Exit(runChild(spec))
 	}
+	if spec := os.Getenv(hostEnv); spec != "" {
+		os.Exit(runHost(spec))
+	}
 	os.Exit(m.Run())
 }
 

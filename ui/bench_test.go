@@ -16,6 +16,7 @@ import (
 	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
+	"github.com/retrysafe/retrysafe/store/postgres"
 	"github.com/retrysafe/retrysafe/store/sqlite"
 )
 
@@ -31,6 +32,8 @@ import (
 //
 // Without RETRYSAFE_BENCH_DB the benchmarks build a 20,000-operation
 // ledger through the same generator, so they still run anywhere.
+// RETRYSAFE_BENCH_DB may be a postgres:// URL (gen --db URL builds it):
+// the same benchmarks then run on PostgreSQL.
 
 var (
 	benchOnce sync.Once
@@ -70,9 +73,18 @@ func benchLedger(b *testing.B) string {
 	return benchPath
 }
 
+// openBenchLedger opens a file or a postgres:// URL (tests may import
+// drivers; the console itself never does).
+func openBenchLedger(where string, o store.Options) (store.Ledger, error) {
+	if postgres.IsURL(where) {
+		return postgres.OpenLedger(where, o)
+	}
+	return sqlite.OpenLedger(where, o)
+}
+
 func openBenchStore(b *testing.B, path string) (store.Ledger, *reconcile.Service) {
 	b.Helper()
-	st, err := sqlite.Open(path, store.Options{})
+	st, err := openBenchLedger(path, store.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -108,7 +120,7 @@ func BenchmarkFirstScreen(b *testing.B) {
 	path := benchLedger(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		st, err := sqlite.Open(path, store.Options{})
+		st, err := openBenchLedger(path, store.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
+	"github.com/retrysafe/retrysafe/store/postgres"
 	"github.com/retrysafe/retrysafe/store/sqlite"
 )
 
@@ -63,7 +64,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	asJSON := fs.Bool("json", false, "print the report as one JSON object")
 	fresh := fs.Bool("fresh", false, "delete FILE (and its -wal, -shm and provider file) first")
 	durability := fs.String("durability", "durable", "durable (synchronous=FULL, what calls rely on) or fast (synchronous=OFF, throw-away ledgers only)")
-	baseline := fs.Bool("baseline", true, "also time bare SQLite (single-row write transactions, same durability, same directory) for the ratio")
+	baseline := fs.Bool("baseline", true, "also time the bare database for the ratio: SQLite single-row write transactions (same durability, same directory), or on PostgreSQL bare pgx transactions of a new call's writes")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the timed calls to FILE (go tool pprof)")
 	httpURL := fs.String("http", "", "drive a running gateway (retrysafe serve) at URL over HTTP instead of an in-process ledger; --db is then not used")
 	token := fs.String("token", os.Getenv("RETRYSAFE_TOKEN"), "with --http: the bearer token (default $RETRYSAFE_TOKEN)")
@@ -110,7 +111,23 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--mix must be new, replay or conflict"))
 	}
 	pdb := providerPath(*db)
-	if *fresh {
+	isPG := postgres.IsURL(*db)
+	if isPG && postgres.SchemaOf(*db) == "public" {
+		return fail(stderr, model.Errorf(model.CodeInvalid, "bench --db URL needs a schema of its own: add search_path=NAME to the URL"))
+	}
+	if isPG {
+		if *fresh {
+			if err := postgres.DropSchema(ctx, *db); err != nil {
+				return fail(stderr, err)
+			}
+			if err := os.Remove(pdb); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fail(stderr, model.Wrap(model.CodeUnavailable, err, "--fresh: %v", err))
+			}
+		} else if st, err := openStore(*db, store.Options{ReadOnly: true}); err == nil {
+			st.Close()
+			return fail(stderr, model.Errorf(model.CodeInvalid, "%s holds a ledger; the bench wants a new one (add --fresh to replace it)", postgres.Redact(*db)))
+		}
+	} else if *fresh {
 		for _, p := range []string{*db, pdb} {
 			for _, suffix := range []string{"", "-wal", "-shm"} {
 				if err := os.Remove(p + suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -127,8 +144,15 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	defer l.Close()
 
-	rep := benchReport{Ledger: *db, Mix: *mix, Workers: *workers, Ops: *ops, Durability: *durability, Tool: *tool, args: *argsTmpl}
-	if *baseline {
+	rep := benchReport{Ledger: l.Store.Path(), Mix: *mix, Workers: *workers, Ops: *ops, Durability: *durability, Tool: *tool, args: *argsTmpl}
+	if *baseline && isPG {
+		b, err := postgres.Baseline(ctx, *db, *ops, *workers, d)
+		if err != nil {
+			return fail(stderr, err)
+		}
+		rep.Baseline = &benchBaseline{Transactions: b.Transactions, TxPerSec: b.PerSecond,
+			P50Ms: ms(sqlite.Percentile(b.Latencies, 0.50)), P99Ms: ms(sqlite.Percentile(b.Latencies, 0.99))}
+	} else if *baseline {
 		path := filepath.Join(filepath.Dir(*db), "."+filepath.Base(*db)+".baseline-"+strconv.Itoa(os.Getpid()))
 		b, err := sqlite.Baseline(ctx, path, *ops, *workers, d)
 		if err != nil {
@@ -157,13 +181,19 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		b, _ := json.Marshal(rep)
 		fmt.Fprintln(stdout, string(b))
 	} else {
-		fmt.Fprintf(stdout, "bench: %d %s calls of %s, %d workers, %s (synchronous=%s), ledger %s\n",
-			rep.Ops, rep.Mix, rep.Tool, rep.Workers, rep.Durability, map[store.Durability]string{store.Durable: "FULL", store.Fast: "OFF"}[d], rep.Ledger)
+		level := map[store.Durability]string{store.Durable: "synchronous=FULL", store.Fast: "synchronous=OFF"}[d]
+		bare, bareWhat := "bare SQLite", "single-row write transactions, same durability and directory"
+		if isPG {
+			level = map[store.Durability]string{store.Durable: "synchronous_commit=on", store.Fast: "synchronous_commit=off"}[d]
+			bare, bareWhat = "bare pgx", "transactions of a new call's four writes, same durability and pool size"
+		}
+		fmt.Fprintf(stdout, "bench: %d %s calls of %s, %d workers, %s (%s), ledger %s\n",
+			rep.Ops, rep.Mix, rep.Tool, rep.Workers, rep.Durability, level, rep.Ledger)
 		fmt.Fprintf(stdout, "  call path    %9.0f calls/s  p50 %6.2f ms  p99 %6.2f ms  errors %d\n", rep.OpsPerSec, rep.P50Ms, rep.P99Ms, rep.Errors)
 		if rep.Baseline != nil {
-			fmt.Fprintf(stdout, "  bare SQLite  %9.0f tx/s     p50 %6.2f ms  p99 %6.2f ms  (%d single-row write transactions, same durability and directory)\n",
-				rep.Baseline.TxPerSec, rep.Baseline.P50Ms, rep.Baseline.P99Ms, rep.Baseline.Transactions)
-			fmt.Fprintf(stdout, "  ratio        %.2f× bare SQLite\n", rep.Ratio)
+			fmt.Fprintf(stdout, "  %-11s  %9.0f tx/s     p50 %6.2f ms  p99 %6.2f ms  (%d %s)\n",
+				bare, rep.Baseline.TxPerSec, rep.Baseline.P50Ms, rep.Baseline.P99Ms, rep.Baseline.Transactions, bareWhat)
+			fmt.Fprintf(stdout, "  ratio        %.2f× %s\n", rep.Ratio, bare)
 		}
 		if rep.FirstError != "" {
 			fmt.Fprintf(stdout, "  first error: %s\n", rep.FirstError)

@@ -27,6 +27,7 @@ import (
 	"github.com/retrysafe/retrysafe/provider/httpapi"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
+	"github.com/retrysafe/retrysafe/store/postgres"
 	"github.com/retrysafe/retrysafe/store/sqlite"
 )
 
@@ -151,8 +152,18 @@ func defaultOperator() string {
 	return "operator"
 }
 
-// providerPath is where the sandbox provider keeps its file beside a ledger.
+// providerPath is where the sandbox provider keeps its file: beside a
+// ledger file (NAME.provider.db), or — for a PostgreSQL ledger, which has no
+// directory — SCHEMA.provider.db in the current directory (public's is
+// retrysafe.provider.db). --provider-db chooses another.
 func providerPath(ledger string) string {
+	if postgres.IsURL(ledger) {
+		schema := postgres.SchemaOf(ledger)
+		if schema == "public" {
+			schema = "retrysafe"
+		}
+		return schema + ".provider.db"
+	}
 	return strings.TrimSuffix(ledger, ".db") + ".provider.db"
 }
 
@@ -164,6 +175,9 @@ type ledger struct {
 	// one is never created to be asked).
 	ProviderDB string
 	Svc        *reconcile.Service
+	// Where is the location it was opened at, password and all (Store.Path
+	// is for people and has none).
+	Where string
 }
 
 func (l *ledger) Close() {
@@ -227,7 +241,7 @@ func openWith(ctx context.Context, path, providerDB string, cfg *config.Config, 
 	if err != nil {
 		return nil, err
 	}
-	l := &ledger{Store: st}
+	l := &ledger{Store: st, Where: path}
 	providers := provider.Registry{}
 	// Read-only ledgers open providers only to be asked (openAsking).
 	if use != noProviders {
@@ -309,7 +323,12 @@ func isBusy(err error) bool {
 
 // openStore is the one place a ledger's location becomes a ledger: every
 // command opens through it.
+// A postgres:// or postgresql:// URL is a PostgreSQL ledger (in the schema
+// its search_path names first); anything else is a SQLite file.
 func openStore(where string, o store.Options) (store.Ledger, error) {
+	if postgres.IsURL(where) {
+		return postgres.OpenLedger(where, o)
+	}
 	return sqlite.OpenLedger(where, o)
 }
 

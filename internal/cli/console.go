@@ -89,7 +89,7 @@ func openConsole(ctx context.Context, l *ledger, o consoleOptions, stderr io.Wri
 	if exe, err := os.Executable(); err == nil {
 		runner := &lab.Runner{Exe: exe, WorkerArgs: []string{workerCommand}, Open: openStore}
 		runner.ProviderDB = l.ProviderDB
-		cfg.Lab, cfg.LabScenarios, cfg.LabTenant = runner, lab.Scenarios(), lab.LabTenant
+		cfg.Lab, cfg.LabScenarios, cfg.LabTenant = labAt{runner, l.Where}, lab.Scenarios(), lab.LabTenant
 	}
 	p := tea.NewProgram(ui.New(cfg), tea.WithAltScreen(), tea.WithMouseCellMotion(), tea.WithContext(ctx))
 	final, err := p.Run()
@@ -111,4 +111,20 @@ func unwrapPath(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// labAt runs the console's lab scenarios at the ledger's real location: the
+// console knows the location it shows (a URL without its password), which
+// the worker processes could not open.
+type labAt struct {
+	*lab.Runner
+	where string
+}
+
+func (r labAt) RunIn(ctx context.Context, _, tenant, scenarioID string, progress func(lab.Step)) (lab.Row, error) {
+	where := r.where
+	if where == "" {
+		return lab.Row{}, model.Errorf(model.CodeInvalid, "lab: the ledger's location is unknown")
+	}
+	return r.Runner.RunIn(ctx, where, tenant, scenarioID, progress)
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/retrysafe/retrysafe/config"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
+	"github.com/retrysafe/retrysafe/store/postgres"
 )
 
 // workerCommand is the internal subcommand the lab re-executes itself as.
@@ -35,12 +37,44 @@ func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "print the rows as JSON")
 	keep := fs.String("keep", "", "keep each scenario's ledger in DIR (DIR/SCENARIO.db) instead of a temporary directory")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	db := fs.String("db", "", "run each scenario in a fresh schema of this PostgreSQL database (a postgres:// URL; default $RETRYSAFE_DB if it is one, else SQLite files)")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
 	r, err := labRunner()
 	if err != nil {
 		return fail(stderr, err)
+	}
+	if *db == "" && postgres.IsURL(os.Getenv("RETRYSAFE_DB")) {
+		*db = os.Getenv("RETRYSAFE_DB")
+	}
+	var schemas []string
+	switch {
+	case *db == "":
+	case !postgres.IsURL(*db):
+		return fail(stderr, model.Errorf(model.CodeInvalid, "lab --db takes a postgres:// URL (a schema per scenario); SQLite scenarios get files of their own"))
+	default:
+		base := *db
+		var mu sync.Mutex
+		r.NewLedger = func(ctx context.Context, id string) (string, func(), error) {
+			schema := "lab_" + strings.ReplaceAll(id, "-", "_") + "_" + strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
+			where, err := postgres.WithSchema(base, schema)
+			if err != nil {
+				return "", nil, err
+			}
+			mu.Lock()
+			schemas = append(schemas, schema)
+			mu.Unlock()
+			return where, func() {
+				if *keep == "" {
+					dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+					defer cancel()
+					if err := postgres.DropSchema(dctx, where); err != nil {
+						fmt.Fprintf(stderr, "retrysafe: %s\n", oneLine(err.Error()))
+					}
+				}
+			}, nil
+		}
 	}
 	dir := *keep
 	if dir == "" {
@@ -83,7 +117,10 @@ func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			verdict = "FAIL"
 		}
 		fmt.Fprintf(stdout, "\n%s: %d scenarios with real worker processes in %.1fs", verdict, len(rows), elapsed.Seconds())
-		if *keep != "" {
+		switch {
+		case *keep != "" && *db != "":
+			fmt.Fprintf(stdout, "; ledgers kept in schemas %s of %s (provider files in %s)", strings.Join(schemas, ", "), postgres.Redact(*db), *keep)
+		case *keep != "":
 			fmt.Fprintf(stdout, "; ledgers kept in %s (retrysafe --db %s/SCENARIO.db)", *keep, *keep)
 		}
 		fmt.Fprintln(stdout)
@@ -203,14 +240,25 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
+	var err error
 	path := *db
+	if postgres.IsURL(path) && postgres.SchemaOf(path) == "public" {
+		// The demo is built beside and then renamed into place, which a
+		// public schema cannot be: it gets a schema of its own.
+		if path, err = postgres.WithSchema(path, "retrysafe_demo"); err != nil {
+			return fail(stderr, err)
+		}
+		fmt.Fprintf(stderr, "the demo ledger lives in schema retrysafe_demo: retrysafe --db '%s'\n", postgres.Redact(path))
+	}
 	exists, err := demoExists(ctx, path)
 	if err != nil {
 		return fail(stderr, err)
 	}
 	if *fresh || !exists {
-		if err := removeLedgerFiles(path); err != nil {
-			return fail(stderr, err)
+		if !postgres.IsURL(path) {
+			if err := removeLedgerFiles(path); err != nil {
+				return fail(stderr, err)
+			}
 		}
 		if err := buildDemo(ctx, path, stderr); err != nil {
 			return fail(stderr, err)
@@ -233,10 +281,13 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // operations. A file that is not a ledger is an error: the demo never
 // overwrites something it did not make.
 func demoExists(ctx context.Context, path string) (bool, error) {
-	if _, err := os.Stat(path); os.IsNotExist(err) {
+	if _, err := os.Stat(path); os.IsNotExist(err) && !postgres.IsURL(path) {
 		return false, nil
 	}
 	st, err := openStore(path, store.Options{ReadOnly: true})
+	if model.IsCode(err, model.CodeNotFound) && postgres.IsURL(path) {
+		return false, nil
+	}
 	if err != nil {
 		return false, err
 	}
@@ -289,6 +340,9 @@ func buildDemo(ctx context.Context, path string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if postgres.IsURL(path) {
+		return buildDemoPostgres(ctx, path, r, stderr)
+	}
 	tmp := strings.TrimSuffix(path, ".db") + fmt.Sprintf(".building-%d.db", os.Getpid())
 	defer removeLedgerFiles(tmp)
 	fmt.Fprintf(stderr, "building the demo ledger %s through the real code paths…\n", path)
@@ -307,5 +361,46 @@ func buildDemo(ctx context.Context, path string, stderr io.Writer) error {
 	fmt.Fprintf(stderr, "  waiting for a person (unknown): %s\n", strings.Join(rep.Unknown, ", "))
 	fmt.Fprintf(stderr, "  in flight (in_progress, leases held until %s; a sweep after that makes them unknown): %s\n",
 		rep.LeaseUntil.Local().Format("15:04"), strings.Join(rep.InFlight, ", "))
+	return nil
+}
+
+// buildDemoPostgres builds the demo in a schema of its own beside the
+// target and renames it into place in one transaction (dropping an older
+// demo ledger there), so an interrupted build is never what people open.
+// The sandbox provider's file follows the same steps in the current
+// directory.
+func buildDemoPostgres(ctx context.Context, path string, r *lab.Runner, stderr io.Writer) error {
+	target := postgres.SchemaOf(path)
+	building := target + "_building_" + strconv.Itoa(os.Getpid())
+	tmp, err := postgres.WithSchema(path, building)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		postgres.DropSchema(dctx, tmp)
+		removeLedgerFiles(providerPath(tmp))
+	}()
+	if err := removeLedgerFiles(providerPath(tmp)); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "building the demo ledger %s through the real code paths…\n", postgres.Redact(path))
+	rep, err := lab.BuildDemo(ctx, tmp, providerPath(tmp), r, func(s string) { fmt.Fprintf(stderr, "  %s\n", s) })
+	if err != nil {
+		return err
+	}
+	if err := removeLedgerFiles(providerPath(path)); err != nil {
+		return err
+	}
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if err := os.Rename(providerPath(tmp)+suffix, providerPath(path)+suffix); err != nil && !os.IsNotExist(err) {
+			return model.Wrap(model.CodeUnavailable, err, "cannot move the demo provider into place: %v", err)
+		}
+	}
+	if err := postgres.MoveSchema(ctx, path, building, target); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "built %s in %.1fs: %d operations in %d tenants\n", postgres.Redact(path), rep.Elapsed.Seconds(), rep.Operations, len(lab.DemoTenants())+1)
 	return nil
 }

@@ -1,0 +1,126 @@
+package cli
+
+// The commands on a PostgreSQL ledger: --db (and $RETRYSAFE_DB) take a
+// postgres:// URL; the contract is the one the SQLite tests check.
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/store/postgres"
+	"github.com/retrysafe/retrysafe/store/postgres/pgtest"
+)
+
+func TestCommandsOnPostgreSQL(t *testing.T) {
+	url := pgtest.URL(t)
+	pdb := filepath.Join(t.TempDir(), "provider.db")
+	call := func(tenant, key, tool, args string, extra ...string) (callLine, int) {
+		t.Helper()
+		out, errText, code := cli(t, callArgs(url, tenant, key, tool, args, append([]string{"--provider-db", pdb}, extra...)...)...)
+		if out == "" {
+			t.Fatalf("call %s: exit %d, %s", key, code, errText)
+		}
+		return parseCallLine(t, out), code
+	}
+	first, code := call("acme", "op-1", "create_support_task", taskArgs("printer on fire"))
+	if code != 0 || first.Status != "created" {
+		t.Fatalf("first call: %+v exit %d", first, code)
+	}
+	again, code := call("acme", "op-1", "create_support_task", taskArgs("printer on fire"))
+	if code != 0 || again.Status != "replayed" || string(again.Receipt.Result) != string(first.Receipt.Result) {
+		t.Errorf("retry: %+v exit %d; want the stored receipt replayed", again, code)
+	}
+	if out, errText, code := cli(t, callArgs(url, "acme", "op-1", "create_support_task", taskArgs("another subject"), "--provider-db", pdb)...); code != 3 || out != "" {
+		t.Errorf("changed arguments: exit %d %q %q; want a conflict (exit 3)", code, out, errText)
+	}
+	if _, errText, code := cli(t, callArgs(url, "acme", "op-lost", "send_notification", notifyArgs, "--provider-db", pdb, "--fault", "lose-reply")...); code != 5 {
+		t.Fatalf("lost reply: exit %d %s; want unknown (exit 5)", code, errText)
+	}
+	call("globex", "op-g", "create_support_task", taskArgs("theirs"))
+
+	// ops through $RETRYSAFE_DB, tenant-scoped.
+	t.Setenv("RETRYSAFE_DB", url)
+	out, errText, code := cli(t, "ops", "list", "--tenant", "acme", "--json")
+	var page struct{ Operations []model.Operation }
+	if err := json.Unmarshal([]byte(out), &page); code != 0 || err != nil || len(page.Operations) != 2 {
+		t.Fatalf("ops list: exit %d, %d operations, %v %s", code, len(page.Operations), err, errText)
+	}
+	if _, _, code := cli(t, "ops", "show", "--tenant", "globex", "--key", "op-lost"); code != 2 {
+		t.Errorf("globex sees acme's key: exit %d", code)
+	}
+	if _, errText, code := cli(t, "ops", "check", "--tenant", "acme", "--key", "op-lost", "--provider-db", pdb); code != 0 {
+		t.Errorf("ops check: exit %d %s", code, errText)
+	}
+	if _, errText, code := cli(t, "ops", "resolve", "--tenant", "acme", "--key", "op-lost", "--as", "applied",
+		"--reason", "provider has it", "--evidence", "sbx_1", "--operator", "ana"); code != 0 {
+		t.Fatalf("ops resolve: exit %d %s", code, errText)
+	}
+	out, _, _ = cli(t, "ops", "show", "--tenant", "acme", "--key", "op-lost", "--json")
+	var d model.Detail
+	if err := json.Unmarshal([]byte(out), &d); err != nil || d.Operation.State != model.StateApplied || len(d.Decisions) != 1 {
+		t.Errorf("after resolve: %+v %v", d.Operation, err)
+	}
+	if _, errText, code := cli(t, "sweep", "--provider-db", pdb); code != 0 {
+		t.Errorf("sweep: exit %d %s", code, errText)
+	}
+	// A read-only console-side open and a wrong URL: one line, no password.
+	_, errText, code = cli(t, "ops", "list", "--db", "postgres://ana:s3cret@127.0.0.1:1/nope?connect_timeout=2")
+	if code != 2 || strings.Contains(errText, "s3cret") {
+		t.Errorf("unreachable server: exit %d, %q", code, errText)
+	}
+	oneErrorLine(t, "unreachable server", errText)
+}
+
+func TestProviderFileOfAPostgreSQLLedgerIsNamedByItsSchema(t *testing.T) {
+	for url, want := range map[string]string{
+		"postgres://h/db?search_path=acme":       "acme.provider.db",
+		"postgresql://h/db":                      "retrysafe.provider.db",
+		"/var/lib/retrysafe/ledger.db":           "/var/lib/retrysafe/ledger.provider.db",
+		"postgres://h/db?search_path=b%2Cpublic": "b.provider.db",
+	} {
+		if got := providerPath(url); got != want {
+			t.Errorf("providerPath(%q) = %q, want %q", url, got, want)
+		}
+	}
+}
+
+// demo --db URL builds the demo in a schema beside the target and renames
+// it into place; a second run reuses it; --fresh rebuilds it.
+func TestDemoOnPostgreSQL(t *testing.T) {
+	url := pgtest.URL(t)
+	t.Chdir(t.TempDir()) // the provider file goes in the current directory
+	_, errText, code, _ := asBinary(t, "demo", "--db", url, "--no-console")
+	if code != 0 {
+		t.Fatalf("demo: exit %d\n%s", code, errText)
+	}
+	schema := postgres.SchemaOf(url)
+	if _, err := os.Stat(schema + ".provider.db"); err != nil {
+		t.Errorf("no provider file beside: %v", err)
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, pgtest.BaseURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var ops int
+	var leftovers int
+	if err := conn.QueryRow(ctx, `SELECT (SELECT SUM(n) FROM `+pgx.Identifier{schema}.Sanitize()+`.state_counts),
+		(SELECT COUNT(*) FROM pg_namespace WHERE nspname LIKE $1)`, schema+"_building_%").Scan(&ops, &leftovers); err != nil {
+		t.Fatal(err)
+	}
+	if ops < 200 || leftovers != 0 {
+		t.Errorf("demo ledger has %d operations, %d half-built schemas left", ops, leftovers)
+	}
+	_, errText, code, _ = asBinary(t, "demo", "--db", url, "--no-console")
+	if code != 0 || !strings.Contains(errText, "reusing the demo ledger") {
+		t.Errorf("second demo: exit %d %s", code, errText)
+	}
+}

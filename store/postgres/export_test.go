@@ -1,0 +1,22 @@
+package postgres
+
+import "context"
+
+// QueryRow runs one query on the store's pool.
+func QueryRow(ctx context.Context, s *Store, q string, dest ...any) error {
+	return s.pool.QueryRow(ctx, q).Scan(dest...)
+}
+
+// Translate is translate on a store with a placeholder location.
+func Translate(err error) error {
+	return (&Store{where: "postgres://test"}).translate(err, "")
+}
+
+// MigrationSQL is the text of the first n migrations, in order.
+func MigrationSQL(n int) []string {
+	var out []string
+	for _, m := range migrations()[:n] {
+		out = append(out, m.sql)
+	}
+	return out
+}

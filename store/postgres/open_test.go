@@ -1,0 +1,147 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/store"
+	"github.com/retrysafe/retrysafe/store/postgres"
+	"github.com/retrysafe/retrysafe/store/postgres/pgtest"
+)
+
+func TestOpenRefusesWhatIsNotItsLedgerAndTouchesNothing(t *testing.T) {
+	cases := []struct {
+		name  string
+		setup func(t *testing.T, url string)
+		opts  store.Options
+		code  model.Code
+		says  string
+	}{
+		{"a ledger written by a newer schema", func(t *testing.T, url string) {
+			s, err := postgres.Open(url, store.Options{Create: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Close()
+			pgtest.Exec(t, url, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (99, '0099_future.sql', 0)`)
+		}, store.Options{}, model.CodeUnsupported, "schema version 99; this retrysafe knows up to"},
+		{"another program's tables", func(t *testing.T, url string) {
+			if err := pgtest.Exec(t, url, fmt.Sprintf(`CREATE SCHEMA %s; CREATE TABLE %s.customers (id int)`, postgres.SchemaOf(url), postgres.SchemaOf(url))); err != nil {
+				t.Fatal(err)
+			}
+		}, store.Options{Create: true}, model.CodeUnsupported, "no retrysafe ledger"},
+		{"a missing ledger without create", func(t *testing.T, url string) {}, store.Options{}, model.CodeNotFound, "no ledger at"},
+		{"a missing ledger, read-only", func(t *testing.T, url string) {}, store.Options{ReadOnly: true, Create: true}, model.CodeNotFound, "no ledger at"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			url := pgtest.URL(t)
+			c.setup(t, url)
+			before := schemaTables(t, url)
+			_, err := postgres.Open(url, c.opts)
+			if !model.IsCode(err, c.code) || !strings.Contains(err.Error(), c.says) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("Open: %v; want %s saying %q in one line", err, c.code, c.says)
+			}
+			if after := schemaTables(t, url); after != before {
+				t.Errorf("tables before %q, after %q: a refused open changed the database", before, after)
+			}
+		})
+	}
+}
+
+func schemaTables(t *testing.T, url string) string {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), pgtest.BaseURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	rows, _ := conn.Query(context.Background(), `SELECT tablename FROM pg_tables WHERE schemaname = $1 ORDER BY tablename`, postgres.SchemaOf(url))
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(tables, ",")
+}
+
+// Two processes' worth of Opens at once on a new schema: the advisory lock
+// lets one migrate; every one opens a complete ledger.
+func TestConcurrentOpensMigrateOnce(t *testing.T) {
+	url := pgtest.URL(t)
+	errs := make(chan error, 6)
+	for i := 0; i < 6; i++ {
+		go func() {
+			s, err := postgres.Open(url, store.Options{Create: true})
+			if err == nil {
+				s.Close()
+			}
+			errs <- err
+		}()
+	}
+	for i := 0; i < 6; i++ {
+		if err := <-errs; err != nil {
+			t.Errorf("concurrent open: %v", err)
+		}
+	}
+	var n int
+	s, _ := postgres.Open(url, store.Options{})
+	defer s.Close()
+	if err := postgres.QueryRow(context.Background(), s, `SELECT COUNT(*) FROM schema_migrations`, &n); err != nil || n != postgres.SchemaVersion() {
+		t.Errorf("%d migrations recorded (%v); want %d, each once", n, err, postgres.SchemaVersion())
+	}
+}
+
+func TestPathHasNoPassword(t *testing.T) {
+	for _, raw := range []string{
+		"postgres://ana:s3cret@db.example:5432/ledger?search_path=acme",
+		"postgresql://ana@db.example/ledger?password=s3cret&sslmode=require",
+	} {
+		got := postgres.Redact(raw)
+		if strings.Contains(got, "s3cret") || !strings.Contains(got, "ana@db.example") {
+			t.Errorf("Redact(%q) = %q", raw, got)
+		}
+	}
+	_, err := postgres.Open("postgres://ana:s3cret@127.0.0.1:1/ledger?connect_timeout=2", store.Options{})
+	if err == nil || strings.Contains(err.Error(), "s3cret") || !model.IsCode(err, model.CodeUnavailable) {
+		t.Errorf("connecting to nothing: %v; want unavailable without the password", err)
+	}
+}
+
+// Errors are classed by SQLSTATE and by type, never by message text: the
+// messages below are nonsense on purpose.
+func TestErrorsAreClassedBySQLSTATE(t *testing.T) {
+	cases := []struct {
+		err  error
+		code model.Code
+	}{
+		{&pgconn.PgError{Code: "40001", Message: "x"}, model.CodeBusy},
+		{&pgconn.PgError{Code: "40P01", Message: "x"}, model.CodeBusy},
+		{&pgconn.PgError{Code: "55P03", Message: "x"}, model.CodeBusy},
+		{&pgconn.PgError{Code: "57014", Message: "x"}, model.CodeBusy},
+		{&pgconn.PgError{Code: "23505", Message: "x"}, model.CodeConflict},
+		{&pgconn.PgError{Code: "23514", Message: "x"}, model.CodeConflict},
+		{&pgconn.PgError{Code: "23503", Message: "x"}, model.CodeConflict},
+		{&pgconn.PgError{Code: "08006", Message: "x"}, model.CodeUnavailable},
+		{&pgconn.PgError{Code: "57P01", Message: "x"}, model.CodeUnavailable},
+		{&pgconn.PgError{Code: "53100", Message: "x"}, model.CodeUnavailable},
+		{&pgconn.PgError{Code: "22P05", Message: "x"}, model.CodeInvalid},
+		{&pgconn.PgError{Code: "42601", Message: "deadlock detected"}, model.CodeInternal},
+		{io.ErrUnexpectedEOF, model.CodeInternal},
+		{context.DeadlineExceeded, model.CodeBusy},
+		{fmt.Errorf("wrapped: %w", &pgconn.PgError{Code: "23505"}), model.CodeConflict},
+		{errors.New("serialization failure"), model.CodeInternal},
+	}
+	for _, c := range cases {
+		if got := model.CodeOf(postgres.Translate(c.err)); got != c.code {
+			t.Errorf("%v: %s; want %s", c.err, got, c.code)
+		}
+	}
+}

@@ -1,0 +1,523 @@
+// Package postgres is the ledger on PostgreSQL (github.com/jackc/pgx/v5,
+// pgxpool), implementing the store interfaces for workers on many hosts:
+// embedded numbered migrations applied under an advisory lock, one write
+// transaction at a time per operation key (an advisory lock on the key and
+// a row lock on the operation), compare-and-set state changes, driver
+// errors translated by SQLSTATE, change notification through LISTEN/NOTIFY,
+// and counts kept by triggers.
+//
+// A ledger lives in one schema of one database: the first entry of the
+// URL's search_path (default public). Several ledgers can share a database
+// in different schemas; the lab and the tests use that for a fresh ledger
+// each.
+package postgres
+
+import (
+	"context"
+	"crypto/md5"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/store"
+)
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// Store is an open ledger in one schema of a PostgreSQL database.
+type Store struct {
+	pool   *pgxpool.Pool
+	cfg    *pgxpool.Config
+	schema string
+	where  string // the URL without its password, for people
+	now    func() time.Time
+	ro     bool
+	sync   string // synchronous_commit of durable transactions: on, or off for Fast
+
+	// Commits wake the notifier, which tells the schema's LISTEN/NOTIFY
+	// channel once per wake-up (many commits, one notification).
+	notify     chan struct{}
+	stopNotify chan struct{}
+	notifyDone chan struct{}
+	closeOnce  sync.Once
+}
+
+// IsURL reports whether where names a PostgreSQL ledger rather than a file.
+func IsURL(where string) bool {
+	return strings.HasPrefix(where, "postgres://") || strings.HasPrefix(where, "postgresql://")
+}
+
+// SchemaVersion is the newest migration this binary knows.
+func SchemaVersion() int { return len(migrations()) }
+
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+func migrations() []migration {
+	entries, err := fs.ReadDir(migrationFS, "migrations")
+	if err != nil {
+		panic(err) // embedded at build time; cannot fail
+	}
+	var out []migration
+	for _, e := range entries {
+		n, err := strconv.Atoi(strings.SplitN(e.Name(), "_", 2)[0])
+		if err != nil {
+			panic("migration without a number: " + e.Name())
+		}
+		b, _ := migrationFS.ReadFile("migrations/" + e.Name())
+		out = append(out, migration{n, e.Name(), string(b)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
+	for i, m := range out {
+		if m.version != i+1 {
+			panic(fmt.Sprintf("migrations must be numbered 1..n without gaps; %s is #%d", m.name, i+1))
+		}
+	}
+	return out
+}
+
+// Redact returns the URL without its password (in the user part or the
+// query), for messages and Path.
+func Redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "postgres://(unparsable URL)"
+	}
+	if u.User != nil {
+		u.User = url.User(u.User.Username())
+	}
+	q := u.Query()
+	if q.Has("password") {
+		q.Del("password")
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
+
+// SchemaOf is the schema a URL's ledger lives in: the first entry of its
+// search_path, else public.
+func SchemaOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "public"
+	}
+	sp := u.Query().Get("search_path")
+	first := strings.TrimSpace(strings.SplitN(sp, ",", 2)[0])
+	first = strings.Trim(first, `"`)
+	if first == "" || first == "$user" {
+		return "public"
+	}
+	return first
+}
+
+// WithSchema returns raw with its search_path set to schema.
+func WithSchema(raw, schema string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", model.Errorf(model.CodeInvalid, "cannot parse PostgreSQL URL %s", Redact(raw))
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String(), nil
+}
+
+// quoteIdent quotes a name for SQL.
+func quoteIdent(s string) string { return pgx.Identifier{s}.Sanitize() }
+
+// channel is the LISTEN/NOTIFY channel of a schema's ledger (the triggers
+// of migration 1 compute the same name).
+func channel(schema string) string {
+	sum := md5.Sum([]byte(schema))
+	return "retrysafe_" + hex.EncodeToString(sum[:])[:16]
+}
+
+// countSlots is how many slots each count is split over (migration 1's
+// trigger falls back to pid % 32 for connections the driver did not set up).
+const countSlots = 32
+
+// Open connects to the ledger at a postgres:// URL and brings its schema up
+// to date (creating the schema with Options.Create). It refuses — with one
+// clear line, touching nothing — a schema written by a newer retrysafe, a
+// schema holding another program's tables, and a ledger that does not exist
+// without Create.
+func Open(raw string, o store.Options) (*Store, error) {
+	if o.BusyTimeout <= 0 {
+		o.BusyTimeout = 5 * time.Second
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if !IsURL(raw) {
+		return nil, model.Errorf(model.CodeInvalid, "%q is not a postgres:// URL", raw)
+	}
+	cfg, err := pgxpool.ParseConfig(raw)
+	if err != nil {
+		// pgx's message may quote the URL, password and all.
+		return nil, model.Errorf(model.CodeInvalid, "cannot parse PostgreSQL URL %s", Redact(raw))
+	}
+	schema := SchemaOf(raw)
+	s := &Store{cfg: cfg, schema: schema, where: Redact(raw), now: o.Now, ro: o.ReadOnly, sync: "on"}
+	if o.Durability == store.Fast {
+		s.sync = "off"
+	}
+	rp := cfg.ConnConfig.RuntimeParams
+	rp["search_path"] = quoteIdent(schema)
+	if rp["application_name"] == "" {
+		rp["application_name"] = "retrysafe"
+	}
+	// A lock held by another writer is waited for this long per statement;
+	// WithTx then retries inside the caller's deadline (SQLite's busy
+	// timeout, the same promise).
+	rp["lock_timeout"] = strconv.FormatInt(o.BusyTimeout.Milliseconds(), 10)
+	rp["synchronous_commit"] = s.sync
+	if o.ReadOnly {
+		rp["default_transaction_read_only"] = "on"
+	}
+	if !strings.Contains(raw, "pool_max_conns") {
+		cfg.MaxConns = 16
+	}
+	// Each connection of this pool writes its own slot of the counts.
+	base, next := rand.IntN(countSlots), atomic.Int64{}
+	cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
+		slot := (base + int(next.Add(1))) % countSlots
+		_, err := c.Exec(ctx, "SELECT set_config('retrysafe.count_slot', $1, false)", strconv.Itoa(slot))
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), o.BusyTimeout+10*time.Second)
+	defer cancel()
+	s.pool, err = pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, s.translate(err, "connect")
+	}
+	if err := s.migrate(ctx, o.Create); err != nil {
+		s.pool.Close()
+		return nil, err
+	}
+	if !s.ro {
+		s.notify, s.stopNotify, s.notifyDone = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
+		go s.notifier()
+	}
+	return s, nil
+}
+
+// notifier tells watchers that something committed: one pg_notify, in a
+// transaction of its own (no WAL flush to wait for), per wake-up. A
+// notification lost to a crash between a commit and this is caught up by
+// the next commit anyone makes.
+func (s *Store) notifier() {
+	defer close(s.notifyDone)
+	send := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, _ = s.pool.Exec(ctx, `SELECT pg_notify($1, '')`, channel(s.schema))
+		cancel()
+	}
+	for {
+		select {
+		case <-s.notify:
+			send()
+		case <-s.stopNotify:
+			// A commit just before Close is still announced.
+			select {
+			case <-s.notify:
+				send()
+			default:
+			}
+			return
+		}
+	}
+}
+
+// committed wakes the notifier without ever waiting for it.
+func (s *Store) committed() {
+	select {
+	case s.notify <- struct{}{}:
+	default:
+	}
+}
+
+// OpenLedger is Open returning the store interface, for wiring that picks
+// a driver by the ledger's location (lab.OpenFunc, the command line).
+func OpenLedger(raw string, o store.Options) (store.Ledger, error) {
+	s, err := Open(raw, o)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// schemaState reads what the schema holds: whether it exists, its schema
+// version (-1 without a migrations table) and how many tables it has.
+func (s *Store) schemaState(ctx context.Context, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}) (exists bool, version int, tables int, err error) {
+	var hasMigrations bool
+	err = q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1),
+		(SELECT COUNT(*) FROM pg_tables WHERE schemaname = $1),
+		EXISTS (SELECT 1 FROM pg_tables WHERE schemaname = $1 AND tablename = 'schema_migrations')`, s.schema).
+		Scan(&exists, &tables, &hasMigrations)
+	if err != nil {
+		return
+	}
+	version = -1
+	if hasMigrations {
+		err = q.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM `+quoteIdent(s.schema)+`.schema_migrations`).Scan(&version)
+	}
+	return
+}
+
+func (s *Store) migrate(ctx context.Context, create bool) error {
+	all := migrations()
+	check := func(exists bool, version, tables int) (done bool, err error) {
+		switch {
+		case !exists || (tables == 0 && version < 0):
+			if !create || s.ro {
+				return false, model.Errorf(model.CodeNotFound, "no ledger at %s (create one with `retrysafe call` or `retrysafe demo`)", s.where)
+			}
+			return false, nil
+		case version < 0:
+			return false, model.Errorf(model.CodeUnsupported, "schema %s of %s holds %d tables but no retrysafe ledger; refusing to touch it (choose another schema with search_path=NAME in the URL)", s.schema, s.where, tables)
+		case version > len(all):
+			return false, model.Errorf(model.CodeUnsupported, "ledger %s has schema version %d; this retrysafe knows up to %d — upgrade retrysafe", s.where, version, len(all))
+		case version == len(all):
+			return true, nil
+		case s.ro:
+			return false, model.Errorf(model.CodeUnsupported, "ledger %s has schema version %d and needs migrating to %d; open it once without --read-only", s.where, version, len(all))
+		}
+		return false, nil
+	}
+	exists, version, tables, err := s.schemaState(ctx, s.pool)
+	if err != nil {
+		return s.translate(err, "read schema version")
+	}
+	if done, err := check(exists, version, tables); done || err != nil {
+		return err
+	}
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return s.translate(err, "migrate")
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	// One migrator per schema at a time, across every host; the others
+	// wait here and then find the work done.
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('retrysafe migrate ' || $1, 0))`, s.schema); err != nil {
+		return s.translate(err, "migrate")
+	}
+	if exists, version, tables, err = s.schemaState(ctx, tx); err != nil {
+		return s.translate(err, "read schema version")
+	}
+	if done, err := check(exists, version, tables); done || err != nil {
+		return err
+	}
+	if !exists {
+		if _, err := tx.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+quoteIdent(s.schema)); err != nil {
+			return s.translate(err, "create schema "+s.schema)
+		}
+	}
+	if version < 0 {
+		version = 0
+	}
+	for _, m := range all[version:] {
+		if _, err := tx.Exec(ctx, m.sql); err != nil {
+			return model.Wrap(model.CodeInternal, err, "%s: migration %s: %v", s.where, m.name, s.translate(err, ""))
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)`,
+			m.version, m.name, time.Now().UnixMilli()); err != nil {
+			return s.translate(err, "migrate")
+		}
+	}
+	return s.translate(tx.Commit(ctx), "migrate")
+}
+
+// Path is the ledger's URL without its password.
+func (s *Store) Path() string { return s.where }
+
+// Schema is the schema the ledger lives in.
+func (s *Store) Schema() string { return s.schema }
+
+// ReadOnly reports whether the store was opened read-only.
+func (s *Store) ReadOnly() bool { return s.ro }
+
+// Now is the store's clock.
+func (s *Store) Now() time.Time { return s.now() }
+
+// Close closes the pool.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		if s.stopNotify != nil {
+			close(s.stopNotify)
+			<-s.notifyDone
+		}
+		s.pool.Close()
+	})
+	return nil
+}
+
+// DropSchema removes a ledger's whole schema (the lab's and the tests'
+// throw-away ledgers). It refuses the public schema.
+func DropSchema(ctx context.Context, raw string) error {
+	schema := SchemaOf(raw)
+	if schema == "public" {
+		return model.Errorf(model.CodeInvalid, "refusing to drop the public schema of %s", Redact(raw))
+	}
+	conn, err := pgx.Connect(ctx, raw)
+	if err != nil {
+		return model.Wrap(model.CodeUnavailable, err, "cannot connect to %s to drop schema %s", Redact(raw), schema)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	_, err = conn.Exec(ctx, `DROP SCHEMA IF EXISTS `+quoteIdent(schema)+` CASCADE`)
+	if err != nil {
+		return model.Wrap(model.CodeUnavailable, err, "drop schema %s of %s: %v", schema, Redact(raw), codeOf(err))
+	}
+	return nil
+}
+
+// codeOf names a PostgreSQL error by its SQLSTATE and class.
+func codeOf(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Severity + " " + pe.Code + ": " + pe.Message
+	}
+	return err.Error()
+}
+
+// retryable reports the errors WithTx runs the transaction again for, by
+// SQLSTATE: a serialization failure or deadlock (PostgreSQL aborted this
+// transaction so another could go on), and a lock wait that hit
+// lock_timeout.
+func retryable(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch pe.Code {
+		case "40001", "40P01", "55P03":
+			return true
+		}
+	}
+	return false
+}
+
+// connectionLost reports a broken or refused connection, by type and by
+// SQLSTATE class 08 and the shutdown codes — never by message text.
+func connectionLost(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch {
+		case strings.HasPrefix(pe.Code, "08"), pe.Code == "57P01", pe.Code == "57P02", pe.Code == "57P03",
+			pe.Code == "53300", pe.Code == "28000", pe.Code == "28P01", pe.Code == "3D000":
+			return true
+		}
+		return false
+	}
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		return true
+	}
+	var ne interface{ Timeout() bool }
+	if errors.As(err, &ne) && !pgconn.Timeout(err) {
+		return true // a net.Error: the socket broke
+	}
+	return pgconn.SafeToRetry(err) || errors.Is(err, pgx.ErrTxClosed)
+}
+
+// translate maps driver errors to model errors by SQLSTATE; model errors
+// pass through unchanged.
+func (s *Store) translate(err error, what string) error {
+	if err == nil {
+		return nil
+	}
+	var me *model.Error
+	if errors.As(err, &me) {
+		return err
+	}
+	prefix := s.where
+	if what != "" {
+		prefix += ": " + what
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || pgconn.Timeout(err) {
+		return model.Wrap(model.CodeBusy, err, "ledger %s: the deadline passed before the transaction finished", s.where)
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch {
+		case retryable(err):
+			return model.Wrap(model.CodeBusy, err, "ledger %s stayed locked by another writer until the deadline (SQLSTATE %s)", s.where, pe.Code)
+		case pe.Code == "57014": // query_canceled: our deadline, or an operator
+			return model.Wrap(model.CodeBusy, err, "ledger %s: the statement was cancelled before it finished (SQLSTATE %s)", s.where, pe.Code)
+		case strings.HasPrefix(pe.Code, "23"): // integrity constraint violation
+			return model.Wrap(model.CodeConflict, err, "%s: constraint violated (SQLSTATE %s, %s)", prefix, pe.Code, pe.ConstraintName)
+		case pe.Code == "22021" || pe.Code == "22P05": // bytes PostgreSQL text cannot hold (NUL)
+			return model.Wrap(model.CodeInvalid, err, "%s: text PostgreSQL cannot store (SQLSTATE %s)", prefix, pe.Code)
+		case pe.Code == "25006": // read_only_sql_transaction
+			return model.Wrap(model.CodeInvalid, err, "ledger %s is open read-only (SQLSTATE %s)", s.where, pe.Code)
+		case pe.Code == "42501": // insufficient_privilege
+			return model.Wrap(model.CodeUnavailable, err, "%s: permission denied (SQLSTATE %s)", prefix, pe.Code)
+		case pe.Code == "53100" || strings.HasPrefix(pe.Code, "58"): // disk full, I/O error
+			return model.Wrap(model.CodeUnavailable, err, "%s: server disk error (SQLSTATE %s)", prefix, pe.Code)
+		case connectionLost(err):
+			return model.Wrap(model.CodeUnavailable, err, "%s: PostgreSQL is unavailable (SQLSTATE %s)", prefix, pe.Code)
+		}
+		return model.Wrap(model.CodeInternal, err, "%s: SQLSTATE %s: %s", prefix, pe.Code, pe.Message)
+	}
+	if connectionLost(err) {
+		return model.Wrap(model.CodeUnavailable, err, "%s: PostgreSQL is unavailable: %v", prefix, err)
+	}
+	return model.Wrap(model.CodeInternal, err, "%s: %v", prefix, err)
+}
+
+// The PostgreSQL store and its transactions keep the ledger contract.
+var (
+	_ store.Ledger = (*Store)(nil)
+	_ store.Tx     = (*Tx)(nil)
+)
+
+// MoveSchema puts the ledger in schema from (of raw's database) in place
+// of schema to, in one transaction: a ledger already at to is dropped — only
+// if it is a retrysafe ledger — and from is renamed. A half-built ledger is
+// thereby never seen under the name people open.
+func MoveSchema(ctx context.Context, raw, from, to string) error {
+	if to == "public" || from == "public" {
+		return model.Errorf(model.CodeInvalid, "refusing to replace or move the public schema of %s", Redact(raw))
+	}
+	conn, err := pgx.Connect(ctx, raw)
+	if err != nil {
+		return model.Wrap(model.CodeUnavailable, err, "cannot connect to %s: %v", Redact(raw), err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		var tables int
+		var ledger bool
+		if err := tx.QueryRow(ctx, `SELECT (SELECT COUNT(*) FROM pg_tables WHERE schemaname = $1),
+			EXISTS (SELECT 1 FROM pg_tables WHERE schemaname = $1 AND tablename = 'schema_migrations')`, to).Scan(&tables, &ledger); err != nil {
+			return model.Wrap(model.CodeUnavailable, err, "%s: %v", Redact(raw), codeOf(err))
+		}
+		if tables > 0 && !ledger {
+			return model.Errorf(model.CodeUnsupported, "schema %s of %s holds tables that are not a retrysafe ledger; refusing to replace it", to, Redact(raw))
+		}
+		if _, err := tx.Exec(ctx, `DROP SCHEMA IF EXISTS `+quoteIdent(to)+` CASCADE`); err != nil {
+			return model.Wrap(model.CodeUnavailable, err, "%s: %v", Redact(raw), codeOf(err))
+		}
+		if _, err := tx.Exec(ctx, `ALTER SCHEMA `+quoteIdent(from)+` RENAME TO `+quoteIdent(to)); err != nil {
+			return model.Wrap(model.CodeUnavailable, err, "%s: %v", Redact(raw), codeOf(err))
+		}
+		return nil
+	})
+}

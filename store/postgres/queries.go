@@ -1,0 +1,421 @@
+package postgres
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/store"
+)
+
+// List returns one page of operations with their attempt counts, newest
+// first. It never reads more rows than the page needs (keyset pagination on
+// the id, over the same indexes as SQLite's).
+func (s *Store) List(ctx context.Context, q store.ListQuery) ([]model.Operation, error) {
+	if q.Limit <= 0 || q.Limit > 10000 {
+		q.Limit = 100
+	}
+	var where []string
+	var args []any
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	if q.Tenant != "" {
+		where = append(where, "tenant = "+arg(q.Tenant))
+	}
+	if q.State != "" {
+		where = append(where, "state = "+arg(string(q.State)))
+	}
+	if q.Tool != "" {
+		where = append(where, "tool = "+arg(q.Tool))
+	}
+	if q.Contradicted {
+		where = append(where, "contradicted")
+	}
+	switch q.Finding {
+	case model.FilterAnyFinding:
+	case model.FilterNotChecked:
+		// Every lookup attempt carries a finding (a CHECK), so no latest
+		// finding means no lookup recorded.
+		where = append(where, "lf.lf_kind IS NULL")
+	default:
+		if !model.FindingKind(q.Finding).Valid() {
+			return nil, model.Errorf(model.CodeInvalid, "unknown finding filter %q", q.Finding)
+		}
+		where = append(where, "lf.lf_kind = "+arg(string(q.Finding)))
+	}
+	if q.Search != "" {
+		like := arg("%" + escapeLike(q.Search) + "%")
+		// Trace ids are opaque: matched by exact id or prefix, through an
+		// index, on every attempt of the operation.
+		lo, hi := arg(q.Search), arg(q.Search+string(rune(0x10FFFF)))
+		where = append(where, `(op_key LIKE `+like+` ESCAPE '\' OR summary LIKE `+like+` ESCAPE '\'
+			OR id IN (SELECT operation_id FROM attempts WHERE trace_id >= `+lo+` AND trace_id < `+hi+`))`)
+	}
+	order := "DESC"
+	if q.BeforeID > 0 {
+		where = append(where, "id < "+arg(q.BeforeID))
+	}
+	if q.AfterID > 0 {
+		where = append(where, "id > "+arg(q.AfterID))
+		order = "ASC"
+	}
+	sqlText := `SELECT ` + opColumns + `, (SELECT COUNT(*) FROM attempts a WHERE a.operation_id = operations.id),
+		` + latestFindingColumnList + `
+		FROM operations ` + latestFindingJoin("operations.id")
+	if len(where) > 0 {
+		sqlText += " WHERE " + strings.Join(where, " AND ")
+	}
+	sqlText += " ORDER BY id " + order + " LIMIT " + arg(q.Limit)
+	rows, err := s.pool.Query(ctx, sqlText, args...)
+	if err != nil {
+		return nil, s.translate(err, "list operations")
+	}
+	defer rows.Close()
+	var out []model.Operation
+	for rows.Next() {
+		var n int
+		var f findingScan
+		op, err := scanOperation(rows, append([]any{&n}, f.dest()...)...)
+		if err != nil {
+			return nil, s.translate(err, "list operations")
+		}
+		op.AttemptCount = n
+		op.Finding = f.finding(op.Provider)
+		out = append(out, *op)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.translate(err, "list operations")
+	}
+	if order == "ASC" {
+		for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+			out[i], out[j] = out[j], out[i]
+		}
+	}
+	return out, nil
+}
+
+func escapeLike(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	return r.Replace(s)
+}
+
+// Counts sums the trigger-kept counts: a bounded number of rows whatever
+// the ledger's size. tenant "" counts every tenant. Contradicted operations
+// are rare and counted on their partial index.
+func (s *Store) Counts(ctx context.Context, tenant string) (store.Counts, error) {
+	c := store.Counts{ByState: map[model.State]int{}}
+	b := &pgx.Batch{}
+	// Claims whose lease ended with no result (the worker is gone) are
+	// counted on the partial index of in_progress leases.
+	now := ms(s.now())
+	if tenant == "" {
+		b.Queue(`SELECT state, SUM(n)::bigint FROM state_counts GROUP BY state`)
+		b.Queue(`SELECT COUNT(*) FROM operations WHERE contradicted`)
+		b.Queue(`SELECT COUNT(*) FROM operations WHERE state = 'in_progress' AND lease_until < $1`, now)
+	} else {
+		b.Queue(`SELECT state, SUM(n)::bigint FROM state_counts WHERE tenant = $1 GROUP BY state`, tenant)
+		b.Queue(`SELECT COUNT(*) FROM operations WHERE contradicted AND tenant = $1`, tenant)
+		b.Queue(`SELECT COUNT(*) FROM operations WHERE state = 'in_progress' AND lease_until < $1 AND tenant = $2`, now, tenant)
+	}
+	br := s.pool.SendBatch(ctx, b)
+	defer br.Close()
+	rows, err := br.Query()
+	if err != nil {
+		return c, s.translate(err, "count operations")
+	}
+	for rows.Next() {
+		var st string
+		var n int64
+		if err := rows.Scan(&st, &n); err != nil {
+			rows.Close()
+			return c, s.translate(err, "count operations")
+		}
+		c.ByState[model.State(st)] += int(n)
+		c.Total += int(n)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return c, s.translate(err, "count operations")
+	}
+	if err := br.QueryRow().Scan(&c.Contradicted); err != nil {
+		return c, s.translate(err, "count operations")
+	}
+	if err := br.QueryRow().Scan(&c.ExpiredLeases); err != nil {
+		return c, s.translate(err, "count operations")
+	}
+	return c, nil
+}
+
+// Tenants lists the tenants that have operations, sorted bytewise.
+func (s *Store) Tenants(ctx context.Context) ([]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT tenant FROM state_counts GROUP BY tenant HAVING SUM(n) > 0 ORDER BY tenant`)
+	if err != nil {
+		return nil, s.translate(err, "list tenants")
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			return nil, s.translate(err, "list tenants")
+		}
+		out = append(out, t)
+	}
+	return out, s.translate(rows.Err(), "list tenants")
+}
+
+// Get reads one operation of a tenant. Another tenant's key is simply not
+// found: the error never reveals that it exists elsewhere.
+func (s *Store) Get(ctx context.Context, tenant, key string) (*model.Operation, error) {
+	op, err := scanOperation(s.pool.QueryRow(ctx, `SELECT `+opColumns+` FROM operations WHERE tenant = $1 AND op_key = $2`, tenant, key))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, model.Errorf(model.CodeNotFound, "no operation %q in tenant %q", key, tenant)
+	}
+	return op, s.translate(err, "read operation")
+}
+
+// Detail reads an operation with its attempts, decisions and links, in one
+// read-only REPEATABLE READ transaction so the parts agree.
+func (s *Store) Detail(ctx context.Context, tenant, key string) (*model.Detail, error) {
+	return s.detail(ctx, `tenant = $1 AND op_key = $2`, tenant, key)
+}
+
+// DetailByID is Detail by row id (following links).
+func (s *Store) DetailByID(ctx context.Context, id int64) (*model.Detail, error) {
+	return s.detail(ctx, `id = $1`, id)
+}
+
+func (s *Store) readTx(ctx context.Context) (pgx.Tx, error) {
+	return s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+}
+
+func (s *Store) detail(ctx context.Context, where string, args ...any) (*model.Detail, error) {
+	tx, err := s.readTx(ctx)
+	if err != nil {
+		return nil, s.translate(err, "read operation")
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	op, err := scanOperation(tx.QueryRow(ctx, `SELECT `+opColumns+` FROM operations WHERE `+where, args...))
+	if errors.Is(err, pgx.ErrNoRows) {
+		if len(args) == 2 {
+			return nil, model.Errorf(model.CodeNotFound, "no operation %q in tenant %q", args[1], args[0])
+		}
+		return nil, model.Errorf(model.CodeNotFound, "no operation #%v", args[0])
+	}
+	if err != nil {
+		return nil, s.translate(err, "read operation")
+	}
+	d := &model.Detail{Operation: *op}
+	rows, err := tx.Query(ctx, `SELECT id, operation_id, seq, outcome, fingerprint, trace_id, worker_id,
+		provider_ref, error, started_at, duration_us, finding, detail FROM attempts WHERE operation_id = $1 ORDER BY seq`, op.ID)
+	if err != nil {
+		return nil, s.translate(err, "read attempts")
+	}
+	for rows.Next() {
+		var a model.Attempt
+		var trace, worker, pref, errText, finding, detail *string
+		var started, dur int64
+		var outcome string
+		if err := rows.Scan(&a.ID, &a.OperationID, &a.Seq, &outcome, &a.Fingerprint, &trace, &worker, &pref,
+			&errText, &started, &dur, &finding, &detail); err != nil {
+			rows.Close()
+			return nil, s.translate(err, "read attempts")
+		}
+		a.Outcome = model.Outcome(outcome)
+		a.TraceID, a.WorkerID, a.ProviderRef, a.Error = str(trace), str(worker), str(pref), str(errText)
+		a.Finding, a.Detail = model.FindingKind(str(finding)), str(detail)
+		a.StartedAt = time.UnixMilli(started).UTC()
+		a.Duration = time.Duration(dur) * time.Microsecond
+		d.Attempts = append(d.Attempts, a)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, s.translate(err, "read attempts")
+	}
+	d.Operation.AttemptCount = len(d.Attempts)
+	d.Operation.Finding = model.LatestFinding(op.Provider, d.Attempts)
+	rows, err = tx.Query(ctx, `SELECT id, operation_id, operator, action, reason, evidence, from_state,
+		to_state, from_version, new_key, at FROM decisions WHERE operation_id = $1 ORDER BY id`, op.ID)
+	if err != nil {
+		return nil, s.translate(err, "read decisions")
+	}
+	for rows.Next() {
+		var dc model.Decision
+		var evidence, newKey *string
+		var action, from, to string
+		var at int64
+		if err := rows.Scan(&dc.ID, &dc.OperationID, &dc.Operator, &action, &dc.Reason, &evidence, &from,
+			&to, &dc.FromVersion, &newKey, &at); err != nil {
+			rows.Close()
+			return nil, s.translate(err, "read decisions")
+		}
+		dc.Action, dc.FromState, dc.ToState = model.Action(action), model.State(from), model.State(to)
+		dc.Evidence, dc.NewKey = str(evidence), str(newKey)
+		dc.At = time.UnixMilli(at).UTC()
+		d.Decisions = append(d.Decisions, dc)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, s.translate(err, "read decisions")
+	}
+	// A link whose row is gone (compacted with its chain) is no link; any
+	// other error is an error, not a missing link.
+	link := func(id int64) (*model.LinkRef, error) {
+		if id == 0 {
+			return nil, nil
+		}
+		var l model.LinkRef
+		var st string
+		err := tx.QueryRow(ctx, `SELECT id, op_key, state FROM operations WHERE id = $1`, id).Scan(&l.ID, &l.Key, &st)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, s.translate(err, "read linked operation")
+		}
+		l.State = model.State(st)
+		return &l, nil
+	}
+	if d.Supersedes, err = link(op.SupersedesID); err != nil {
+		return nil, err
+	}
+	if d.SupersededBy, err = link(op.SupersededByID); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// EffectCount counts the rows of a local effect table, in one tenant or
+// all (""); in the generic local_effects table, tool's rows only.
+func (s *Store) EffectCount(ctx context.Context, table model.LocalTable, tool, tenant string) (int, error) {
+	var q string
+	var args []any
+	switch table {
+	case model.TableTasks, model.TableReportJobs:
+		q = `SELECT COUNT(*) FROM ` + string(table) + ` WHERE true`
+	case model.TableLocalEffects:
+		q = `SELECT COUNT(*) FROM local_effects WHERE tool = $1`
+		args = append(args, tool)
+	default:
+		return 0, model.Errorf(model.CodeInvalid, "no local effect table %q", table)
+	}
+	if tenant != "" {
+		args = append(args, tenant)
+		q += ` AND tenant = $` + strconv.Itoa(len(args))
+	}
+	var n int
+	err := s.pool.QueryRow(ctx, q, args...).Scan(&n)
+	return n, s.translate(err, "count effects")
+}
+
+// Audit checks the ledger's invariants and returns one line per violation:
+// every applied local operation has exactly one effect whose id its receipt
+// names, no effect belongs to an operation that is not applied, and the
+// trigger-kept counts agree with the rows.
+func (s *Store) Audit(ctx context.Context) ([]string, error) {
+	var problems []string
+	checks := []struct{ what, q string }{
+		{"applied task operations without exactly one task", `SELECT COUNT(*) FROM operations o WHERE o.tool = 'create_support_task' AND o.state = 'applied'
+			AND (SELECT COUNT(*) FROM tasks t WHERE t.operation_id = o.id AND t.id::text = (o.receipt::jsonb #>> '{result,task_id}')) <> 1`},
+		{"applied report operations without exactly one job", `SELECT COUNT(*) FROM operations o WHERE o.tool = 'create_report_job' AND o.state = 'applied'
+			AND (SELECT COUNT(*) FROM report_jobs j WHERE j.operation_id = o.id AND j.id::text = (o.receipt::jsonb #>> '{result,job_id}')) <> 1`},
+		{"tasks whose operation is not applied", `SELECT COUNT(*) FROM tasks t JOIN operations o ON o.id = t.operation_id WHERE o.state <> 'applied'`},
+		{"report jobs whose operation is not applied", `SELECT COUNT(*) FROM report_jobs j JOIN operations o ON o.id = j.operation_id WHERE o.state <> 'applied'`},
+		{"state counts out of step", `SELECT COUNT(*) FROM (SELECT tenant, state, COUNT(*) n FROM operations GROUP BY tenant, state) x
+			FULL JOIN (SELECT tenant, state, SUM(n) n FROM state_counts GROUP BY tenant, state HAVING SUM(n) <> 0) c
+			USING (tenant, state) WHERE x.n IS DISTINCT FROM c.n`},
+	}
+	tx, err := s.readTx(ctx)
+	if err != nil {
+		return nil, s.translate(err, "audit")
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	for _, c := range checks {
+		var n int
+		if err := tx.QueryRow(ctx, c.q).Scan(&n); err != nil {
+			return nil, s.translate(err, "audit")
+		}
+		if n > 0 {
+			problems = append(problems, c.what+": "+strconv.Itoa(n))
+		}
+	}
+	return problems, nil
+}
+
+// Snapshot returns a digest of every row of every table of the ledger's
+// schema, read in one REPEATABLE READ transaction: two equal digests mean
+// nothing was written in between. For small ledgers (tests, the lab).
+// The counts table is digested by its sums: which connection's slot a
+// count sits in is bookkeeping, not content.
+func (s *Store) Snapshot(ctx context.Context, skip ...string) (string, error) {
+	tx, err := s.readTx(ctx)
+	if err != nil {
+		return "", s.translate(err, "snapshot")
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	rows, err := tx.Query(ctx, `SELECT tablename FROM pg_tables WHERE schemaname = $1 ORDER BY tablename`, s.schema)
+	if err != nil {
+		return "", s.translate(err, "snapshot")
+	}
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return "", s.translate(err, "snapshot")
+	}
+	h := sha256.New()
+	skipped := map[string]bool{}
+	for _, t := range skip {
+		skipped[t] = true
+	}
+	for _, table := range tables {
+		if skipped[table] {
+			continue
+		}
+		q := `SELECT * FROM ` + quoteIdent(table)
+		if table == "state_counts" {
+			q = `SELECT tenant, state, SUM(n) FROM state_counts GROUP BY tenant, state HAVING SUM(n) <> 0`
+		}
+		digests, err := tableRows(ctx, tx, q)
+		if err != nil {
+			return "", s.translate(err, "snapshot "+table)
+		}
+		sort.Strings(digests)
+		fmt.Fprintf(h, "table %s %d\n", table, len(digests))
+		for _, d := range digests {
+			fmt.Fprintln(h, d)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func tableRows(ctx context.Context, tx pgx.Tx, q string) ([]string, error) {
+	rows, err := tx.Query(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	fields := rows.FieldDescriptions()
+	var out []string
+	for rows.Next() {
+		vals, err := rows.Values()
+		if err != nil {
+			return nil, err
+		}
+		rh := sha256.New()
+		for i, v := range vals {
+			fmt.Fprintf(rh, "%s=%T:%v\x00", fields[i].Name, v, v)
+		}
+		out = append(out, hex.EncodeToString(rh.Sum(nil)))
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,164 @@
+package storetest
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/store"
+)
+
+// Findings are lookup attempts: the latest one is an operation's finding in
+// lists, details and Tx.LatestFinding, stale once a non-lookup attempt
+// follows it, and the list filters on it. None of it touches the
+// operation's state or version.
+func testFindings(t *testing.T, h *harness) {
+	type attempt struct {
+		outcome model.Outcome
+		finding model.FindingKind
+		ref     string
+	}
+	lookup := func(f model.FindingKind, ref string) attempt { return attempt{model.OutcomeLookup, f, ref} }
+	other := func(o model.Outcome) attempt { return attempt{outcome: o} }
+	cases := []struct {
+		key      string
+		attempts []attempt
+		want     model.FindingFilter // the latest finding, FilterNotChecked if none
+		stale    bool
+		ref      string
+		seq      int // the latest lookup's number
+	}{
+		{"never-checked", []attempt{other(model.OutcomeDispatched), other(model.OutcomeTimedOut)}, model.FilterNotChecked, false, "", 0},
+		{"has-it", []attempt{other(model.OutcomeDispatched), lookup(model.FindingHasIt, "sbx_1")}, model.FilterHasIt, false, "sbx_1", 2},
+		{"changed-between-runs", []attempt{other(model.OutcomeDispatched), lookup(model.FindingCannotTell, ""), lookup(model.FindingHasNothing, ""), lookup(model.FindingHasIt, "sbx_9")}, model.FilterHasIt, false, "sbx_9", 4},
+		{"nothing", []attempt{other(model.OutcomeDispatched), lookup(model.FindingHasNothing, "")}, model.FilterHasNothing, false, "", 2},
+		{"stale", []attempt{other(model.OutcomeDispatched), lookup(model.FindingHasNothing, ""), other(model.OutcomeRefused)}, model.FilterHasNothing, true, "", 2},
+		{"down", []attempt{other(model.OutcomeDispatched), lookup(model.FindingCannotTell, "")}, model.FilterCannotTell, false, "", 2},
+	}
+	versions := map[string]int64{}
+	for _, c := range cases {
+		h.tx(t, func(tx store.Tx) error {
+			op := newOp("acme", c.key, model.StateUnknown)
+			op.Provider = "sandbox"
+			if err := tx.InsertOperation(op); err != nil {
+				return err
+			}
+			versions[c.key] = op.Version
+			for i, a := range c.attempts {
+				at := &model.Attempt{OperationID: op.ID, Outcome: a.outcome, Fingerprint: op.Fingerprint, Finding: a.finding,
+					ProviderRef: a.ref, Detail: fmt.Sprintf("step %d", i+1), WorkerID: "triage by test",
+					StartedAt: time.UnixMilli(int64(1000 * (i + 1))).UTC()}
+				if err := tx.InsertAttempt(at); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	ops, err := h.L.List(ctxT(t), store.ListQuery{State: model.StateUnknown})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byKey := map[string]model.Operation{}
+	for _, op := range ops {
+		byKey[op.Key] = op
+	}
+	for _, c := range cases {
+		t.Run(c.key, func(t *testing.T) {
+			op := byKey[c.key]
+			d, err := h.L.Detail(ctxT(t), "acme", c.key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var latest *model.Finding
+			h.tx(t, func(tx store.Tx) error {
+				var err error
+				latest, err = tx.LatestFinding(op.ID)
+				return err
+			})
+			for where, f := range map[string]*model.Finding{"list": op.Finding, "detail": d.Operation.Finding, "Tx.LatestFinding": latest} {
+				if c.want == model.FilterNotChecked {
+					if f != nil {
+						t.Errorf("%s: finding %+v; want none", where, f)
+					}
+					continue
+				}
+				if f == nil {
+					t.Fatalf("%s: no finding; want %s", where, c.want)
+				}
+				want := model.Finding{Kind: model.FindingKind(c.want), Provider: "sandbox", Ref: c.ref,
+					Detail: fmt.Sprintf("step %d", c.seq), At: time.UnixMilli(int64(1000 * c.seq)).UTC(),
+					Seq: c.seq, By: "triage by test", Stale: c.stale}
+				if *f != want {
+					t.Errorf("%s: finding %+v\nwant %+v", where, *f, want)
+				}
+			}
+			for _, a := range d.Attempts {
+				if a.Outcome == model.OutcomeLookup && (!a.Finding.Valid() || a.Detail != fmt.Sprintf("step %d", a.Seq)) ||
+					a.Outcome != model.OutcomeLookup && a.Finding != "" {
+					t.Errorf("detail attempt %d: %s finding %q detail %q", a.Seq, a.Outcome, a.Finding, a.Detail)
+				}
+			}
+			if op.Version != versions[c.key] || op.State != model.StateUnknown {
+				t.Errorf("lookups moved the operation: %s v%d, want unknown v%d", op.State, op.Version, versions[c.key])
+			}
+			got, err := h.L.List(ctxT(t), store.ListQuery{Finding: c.want})
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, o := range got {
+				found = found || o.Key == c.key
+				if c.want == model.FilterNotChecked && o.Finding != nil || c.want != model.FilterNotChecked && (o.Finding == nil || string(o.Finding.Kind) != string(c.want)) {
+					t.Errorf("filter %s listed %s with finding %+v", c.want, o.Key, o.Finding)
+				}
+			}
+			if !found {
+				t.Errorf("filter %s does not list %s", c.want, c.key)
+			}
+		})
+	}
+	// The filter combines with the others and pages like any list.
+	page, err := h.L.List(ctxT(t), store.ListQuery{Tenant: "acme", Finding: model.FilterHasIt, Limit: 1})
+	if err != nil || len(page) != 1 || page[0].Key != "changed-between-runs" {
+		t.Fatalf("first page of has it: %+v %v", page, err)
+	}
+	page, err = h.L.List(ctxT(t), store.ListQuery{Tenant: "acme", Finding: model.FilterHasIt, Limit: 1, BeforeID: page[0].ID})
+	if err != nil || len(page) != 1 || page[0].Key != "has-it" {
+		t.Fatalf("second page of has it: %+v %v", page, err)
+	}
+	if got, err := h.L.List(ctxT(t), store.ListQuery{Tenant: "other", Finding: model.FilterHasIt}); err != nil || len(got) != 0 {
+		t.Errorf("another tenant's has it: %+v %v", got, err)
+	}
+	_, err = h.L.List(ctxT(t), store.ListQuery{Finding: "bogus"})
+	mustCode(t, "a bogus finding filter", err, model.CodeInvalid)
+
+	// Only a lookup carries a finding, and a lookup always does.
+	op := byKey["has-it"]
+	for _, bad := range []model.Attempt{
+		{OperationID: op.ID, Outcome: model.OutcomeLookup, Fingerprint: op.Fingerprint},
+		{OperationID: op.ID, Outcome: model.OutcomeRefused, Fingerprint: op.Fingerprint, Finding: model.FindingHasIt},
+		{OperationID: op.ID, Outcome: model.OutcomeLookup, Fingerprint: op.Fingerprint, Finding: "maybe"},
+	} {
+		err := h.L.WithTx(ctxT(t), func(tx store.Tx) error { return tx.InsertAttempt(&bad) })
+		mustCode(t, fmt.Sprintf("InsertAttempt(%s, finding %q)", bad.Outcome, bad.Finding), err, model.CodeInvalid)
+	}
+	// The schema refuses the same when the Go checks are bypassed, and takes
+	// the well-formed row of the same shape.
+	for _, c := range []struct {
+		values string
+		ok     bool
+	}{
+		{"900, 'lookup', NULL", false},
+		{"901, 'refused', 'has_it'", false},
+		{"902, 'lookup', 'maybe'", false},
+		{"903, 'lookup', 'has_it'", true},
+		{"904, 'refused', NULL", true},
+	} {
+		q := fmt.Sprintf(`INSERT INTO attempts (operation_id, seq, outcome, finding, fingerprint, started_at) VALUES (%d, %s, 'f', 0)`, op.ID, c.values)
+		if err := h.d.Exec(t, h.loc, q); (err == nil) != c.ok {
+			t.Errorf("%s: %v; want accepted %v", q, err, c.ok)
+		}
+	}
+}
