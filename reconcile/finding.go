@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/retrysafe/retrysafe/internal/textsafe"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/store"
@@ -77,8 +78,10 @@ func EvidenceOf(f *model.Finding) *provider.Evidence {
 	if !f.Conclusive() {
 		return nil
 	}
+	// Detail becomes a decision's evidence text ("provider lookup: …"),
+	// which must be inert: the provider's words are made so.
 	ev := &provider.Evidence{Provider: f.Provider, Found: f.Kind == model.FindingHasIt, Ref: f.Ref, At: f.At,
-		Detail: f.Detail}
+		Detail: clip(textsafe.Visible(f.Detail))}
 	if ev.Detail == "" {
 		ev.Detail = fmt.Sprintf("%s %s", f.Provider, f.Kind.Words())
 	}
@@ -213,9 +216,12 @@ func (s *Service) ReviewByFinding(ops []model.Operation) FindingReview {
 		t.Finding = &fc
 		switch {
 		case f.Kind == model.FindingHasIt:
-			t.Evidence = f.Ref
-			if t.Evidence == "" {
-				t.Evidence = clipEvidence("provider lookup found it: " + f.Detail)
+			// The provider's words, made inert and bounded: a reference
+			// with escapes or longer than evidence may be must not fail
+			// every decision of the review.
+			t.Evidence = clipEvidence(textsafe.Visible(f.Ref))
+			if f.Ref == "" {
+				t.Evidence = clipEvidence(textsafe.Visible("provider lookup found it: " + f.Detail))
 			}
 			r.Apply = append(r.Apply, t)
 		case s.LookupAuthoritative(op.Provider):
