@@ -353,3 +353,32 @@ func TestReviewByFindingWritesEvenWhenAProviderReferenceIsHostile(t *testing.T) 
 		t.Errorf("hostile: decisions %+v; want the reference escaped and bounded as evidence", got.Decisions)
 	}
 }
+
+// A recorded finding binds every path to a decision, not only the console
+// that shows it: after triage found the effect, "not applied" — one key or
+// many, from ops resolve or the Go API — is refused without the explicit
+// second confirmation; the retry that follows would send it again.
+func TestADecisionAgainstTheRecordedFindingNeedsTheSecondConfirmation(t *testing.T) {
+	l := newLedger(t)
+	unknownWithDelivery(t, l, "one")
+	unknownWithDelivery(t, l, "many")
+	triage(t, l.svc, reconcile.TriageOptions{})
+	ctx := context.Background()
+	d := reconcile.Decision{Tenant: "acme", Key: "one", Operator: "oncall", Reason: "looks unsent", Evidence: "ticket 7"}
+	if _, err := l.svc.MarkNotApplied(ctx, d); !model.IsCode(err, model.CodeIllegal) || !strings.Contains(err.Error(), "found the effect") {
+		t.Errorf("one key against a has-it finding: %v; want refused, naming the finding", err)
+	}
+	out, err := l.svc.DecideMany(ctx, model.ActionMarkNotApplied, d, []reconcile.Target{reconcile.TargetOf(*l.op("acme", "many"))})
+	if err != nil || len(out) != 1 || out[0].Verdict != reconcile.VerdictIllegal {
+		t.Errorf("many against a has-it finding: %+v %v; want refused as illegal", out, err)
+	}
+	for _, k := range []string{"one", "many"} {
+		if op := l.op("acme", k); op.State != model.StateUnknown {
+			t.Errorf("%s is %s after refused decisions; want unknown", k, op.State)
+		}
+	}
+	d.Override = true
+	if _, err := l.svc.MarkNotApplied(ctx, d); err != nil {
+		t.Errorf("with the second confirmation: %v", err)
+	}
+}
