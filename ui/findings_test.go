@@ -157,3 +157,28 @@ func TestRecordedFindingIsTheDecisionsFinding(t *testing.T) {
 func reconcileTriageFast() reconcile.TriageOptions {
 	return reconcile.TriageOptions{Rate: 10000, By: "triage by bob"}
 }
+
+// Marked rows decided in bulk obey the recorded findings too: "not
+// applied" on rows whose provider has the effect is refused for those rows,
+// and each says why (against its finding), not that its state forbids it.
+func TestBulkNotAppliedOnMarkedRowsIsRefusedWhereTheProviderHasIt(t *testing.T) {
+	l := findingsLedger(t)
+	if _, err := l.svc.Triage(t.Context(), reconcileTriageFast()); err != nil {
+		t.Fatal(err)
+	}
+	h := open(t, config(l), 140, 40)
+	h.keys("*")
+	h.keys("n")
+	h.typeText("provider incident INC-7")
+	h.keys("tab")
+	h.typeText("INC-7")
+	h.keys("enter")
+	h.keys("y")
+	h.contains("1 written · 2 refused as illegal", "against its recorded finding")
+	h.lacks("no mark not applied from there")
+	for _, k := range []string{"found-1", "found-2"} {
+		if d := l.get(t, "acme", k); d.Operation.State != model.StateUnknown {
+			t.Errorf("%s, which the provider has, is %s after a bulk not applied; want unknown", k, d.Operation.State)
+		}
+	}
+}
