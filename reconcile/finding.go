@@ -219,7 +219,7 @@ func (s *Service) ReviewByFinding(ops []model.Operation) FindingReview {
 			// The provider's words, made inert and bounded: a reference
 			// with escapes or longer than evidence may be must not fail
 			// every decision of the review.
-			t.Evidence = clipEvidence(textsafe.Visible(f.Ref))
+			t.Evidence = RefEvidence(f.Ref)
 			if f.Ref == "" {
 				t.Evidence = clipEvidence(textsafe.Visible("provider lookup found it: " + f.Detail))
 			}
@@ -231,6 +231,25 @@ func (s *Service) ReviewByFinding(ops []model.Operation) FindingReview {
 		}
 	}
 	return r
+}
+
+// maxRefEvidence bounds the evidence a provider's reference fills in: a
+// real reference is a short id; anything longer is cut, with a mark.
+const maxRefEvidence = 256
+
+// RefEvidence is the evidence a provider's reference gives a "mark
+// applied": the reference, inert (escapes written out) and bounded — what
+// the review writes and the console's form fills in.
+func RefEvidence(ref string) string {
+	s := textsafe.Visible(ref)
+	if len(s) <= maxRefEvidence {
+		return s
+	}
+	cut := maxRefEvidence
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 func clipEvidence(s string) string {

@@ -8,6 +8,7 @@ import (
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/reconcile"
+	"github.com/retrysafe/retrysafe/store"
 )
 
 // nothingThere makes an unknown operation the provider never applied: the
@@ -181,4 +182,25 @@ func TestBulkNotAppliedOnMarkedRowsIsRefusedWhereTheProviderHasIt(t *testing.T) 
 			t.Errorf("%s, which the provider has, is %s after a bulk not applied; want unknown", k, d.Operation.State)
 		}
 	}
+}
+
+// A provider's reference is its own: one with escapes and thousands of
+// characters (an HTTP provider's ref_pointer picks any string) fills the
+// "mark applied" form inert and bounded, so the form still fits and its
+// reason field is still there to type in.
+func TestAHostileProviderReferenceFillsTheFormInertAndBounded(t *testing.T) {
+	l := newLedger(t)
+	l.unknown(t, "acme", "hostile", "a@acme.example")
+	op := l.get(t, "acme", "hostile").Operation
+	err := l.st.WithAttemptTx(t.Context(), func(tx store.Tx) error {
+		return tx.InsertAttempt(&model.Attempt{OperationID: op.ID, Outcome: model.OutcomeLookup, Fingerprint: op.Fingerprint,
+			WorkerID: "triage by bob", ProviderRef: "ref\x1b[31m" + strings.Repeat("Q", 3000), Finding: model.FindingHasIt,
+			Detail: "found", StartedAt: tx.Now()})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := open(t, config(l), 80, 24)
+	h.keys("a")
+	h.contains(`ref\x1b[31mQQQ`, "Reason")
 }
