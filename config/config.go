@@ -30,6 +30,10 @@ const DefaultName = "(built-in default config)"
 // --config is not given.
 const EnvVar = "RETRYSAFE_CONFIG"
 
+// maxProviderName bounds a provider's name (it is stored with every
+// operation sent to it).
+const maxProviderName = 128
+
 // Provider kinds.
 const (
 	KindSandbox = "sandbox"
@@ -170,6 +174,14 @@ func Parse(name string, doc []byte, lookupEnv func(string) (string, bool)) (*Con
 		}
 		if ps.Name == "" {
 			return nil, at()("provider %d has no name", i+1)
+		}
+		// A provider's name is stored with every operation sent to it and
+		// shown wherever it is: a plain word, like a tool's name.
+		if err := model.ValidateText("provider name", ps.Name, maxProviderName); err != nil {
+			return nil, at("name")("%v", err)
+		}
+		if strings.ContainsAny(ps.Name, " \t") {
+			return nil, at("name")("provider name %q must not contain spaces", ps.Name)
 		}
 		if byName[ps.Name] {
 			return nil, at("name")("provider %q is declared twice", ps.Name)

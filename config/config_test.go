@@ -69,6 +69,8 @@ func TestConfigErrorsNameFileAndLine(t *testing.T) {
 		{"summary not a property", "[[tools]]\nname = \"x\"\nlocal = \"local_effects\"\nsummary = \"nope\"\narguments = '{\"type\":\"object\"}'\n", 4, `summary argument "nope"`},
 		{"duplicate tool", goodTool + goodTool, 12, "declared twice"},
 		{"duplicate provider", "[[providers]]\nname = \"p\"\nkind = \"sandbox\"\n[[providers]]\nname = \"p\"\nkind = \"sandbox\"\n" + goodTool, 5, "declared twice"},
+		{"provider name with an escape", "[[providers]]\nname = \"sb\\u001b[31m\"\nkind = \"sandbox\"\n" + goodTool, 2, "provider name must be printable"},
+		{"provider name with spaces", "[[providers]]\nname = \"my mail\"\nkind = \"sandbox\"\n" + goodTool, 2, "must not contain spaces"},
 		{"provider without kind", "[[providers]]\nname = \"p\"\n" + goodTool, 1, "kind is required"},
 		{"provider of unknown kind", "[[providers]]\nname = \"p\"\nkind = \"smtp\"\n" + goodTool, 3, `unknown kind "smtp"`},
 		{"no tools", "[[providers]]\nname = \"p\"\nkind = \"sandbox\"\n", 1, "no tools"},

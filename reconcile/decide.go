@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/retrysafe/retrysafe/internal/textsafe"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/store"
@@ -132,6 +133,21 @@ func decideTx(tx store.Tx, d Decision, action model.Action, apply applyFunc) (*m
 	if !AllowedFor(*op, action) {
 		return op, model.Errorf(model.CodeIllegal, "cannot %s %s/%s: it is %s (allowed from %s: %s)",
 			action.Verb(), d.Tenant, d.Key, op.State, op.State, legalText(*op))
+	}
+	if !d.Override {
+		// The latest recorded finding (a triage run's, another
+		// operator's check) binds every path to a decision, not only the
+		// console that shows it: deciding against it — "not applied" when
+		// the provider has the effect — needs the explicit second
+		// confirmation, or the retry that follows sends it again.
+		f, err := tx.LatestFinding(op.ID)
+		if err != nil {
+			return nil, err
+		}
+		if ev := EvidenceOf(f); Against(action, ev) {
+			return op, model.Errorf(model.CodeIllegal, "cannot %s %s/%s: %s, recorded %s by %s — deciding against it needs the explicit second confirmation (ops resolve --check --against-finding, or the console); nothing was written",
+				action.Verb(), d.Tenant, d.Key, textsafe.Visible(clipEvidence(FindingText(ev))), f.At.UTC().Format(time.RFC3339), textsafe.Visible(f.By))
+		}
 	}
 	from, ver := op.State, op.Version
 	to, err := apply(tx, op)

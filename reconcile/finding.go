@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/retrysafe/retrysafe/internal/textsafe"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/store"
@@ -77,8 +78,10 @@ func EvidenceOf(f *model.Finding) *provider.Evidence {
 	if !f.Conclusive() {
 		return nil
 	}
+	// Detail becomes a decision's evidence text ("provider lookup: …"),
+	// which must be inert: the provider's words are made so.
 	ev := &provider.Evidence{Provider: f.Provider, Found: f.Kind == model.FindingHasIt, Ref: f.Ref, At: f.At,
-		Detail: f.Detail}
+		Detail: clip(textsafe.Visible(f.Detail))}
 	if ev.Detail == "" {
 		ev.Detail = fmt.Sprintf("%s %s", f.Provider, f.Kind.Words())
 	}
@@ -213,9 +216,12 @@ func (s *Service) ReviewByFinding(ops []model.Operation) FindingReview {
 		t.Finding = &fc
 		switch {
 		case f.Kind == model.FindingHasIt:
-			t.Evidence = f.Ref
-			if t.Evidence == "" {
-				t.Evidence = clipEvidence("provider lookup found it: " + f.Detail)
+			// The provider's words, made inert and bounded: a reference
+			// with escapes or longer than evidence may be must not fail
+			// every decision of the review.
+			t.Evidence = RefEvidence(f.Ref)
+			if f.Ref == "" {
+				t.Evidence = clipEvidence(textsafe.Visible("provider lookup found it: " + f.Detail))
 			}
 			r.Apply = append(r.Apply, t)
 		case s.LookupAuthoritative(op.Provider):
@@ -225,6 +231,25 @@ func (s *Service) ReviewByFinding(ops []model.Operation) FindingReview {
 		}
 	}
 	return r
+}
+
+// maxRefEvidence bounds the evidence a provider's reference fills in: a
+// real reference is a short id; anything longer is cut, with a mark.
+const maxRefEvidence = 256
+
+// RefEvidence is the evidence a provider's reference gives a "mark
+// applied": the reference, inert (escapes written out) and bounded — what
+// the review writes and the console's form fills in.
+func RefEvidence(ref string) string {
+	s := textsafe.Visible(ref)
+	if len(s) <= maxRefEvidence {
+		return s
+	}
+	cut := maxRefEvidence
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 func clipEvidence(s string) string {

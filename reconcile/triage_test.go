@@ -311,3 +311,74 @@ func TestReviewByFindingProposesOnlyWhatTheFindingsSupport(t *testing.T) {
 		t.Errorf("nothing: %s, decisions %+v; want not applied on the lookup's evidence", nothing.Operation.State, nothing.Decisions)
 	}
 }
+
+// A provider's answer is the provider's: a reference with escape sequences
+// or longer than evidence may be (an HTTP provider's ref_pointer can pick
+// any string) must not fail the whole review. Each "has it" still gets
+// written, with the reference as inert, bounded text for its evidence.
+func TestReviewByFindingWritesEvenWhenAProviderReferenceIsHostile(t *testing.T) {
+	l := newLedger(t)
+	unknownWithDelivery(t, l, "plain")
+	unknownWithDelivery(t, l, "hostile")
+	triage(t, l.svc, reconcile.TriageOptions{})
+	hostileRef := "ref\x1b]52;c;SGk=\x07\u202e" + strings.Repeat("Q", 3000)
+	op := l.op("acme", "hostile")
+	err := l.st.WithAttemptTx(context.Background(), func(tx store.Tx) error {
+		return tx.InsertAttempt(&model.Attempt{OperationID: op.ID, Outcome: model.OutcomeLookup, Fingerprint: op.Fingerprint,
+			WorkerID: "triage by test", ProviderRef: hostileRef, Finding: model.FindingHasIt, Detail: "found", StartedAt: tx.Now()})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops, err := l.st.List(context.Background(), store.ListQuery{State: model.StateUnknown})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := l.svc.ReviewByFinding(ops)
+	if len(r.Apply) != 2 {
+		t.Fatalf("review proposes %d to mark applied; want 2", len(r.Apply))
+	}
+	d := reconcile.Decision{Operator: "oncall", Reason: "triage findings reviewed"}
+	out, err := l.svc.DecideMany(context.Background(), model.ActionMarkApplied, d, r.Apply)
+	if err != nil {
+		t.Fatalf("one hostile reference failed the whole review: %v", err)
+	}
+	for _, o := range out {
+		if o.Verdict != reconcile.VerdictWritten {
+			t.Errorf("%s: %s (%v); want written", o.Key, o.Verdict, o.Err)
+		}
+	}
+	got := l.detail("acme", "hostile")
+	if len(got.Decisions) != 1 || !strings.HasPrefix(got.Decisions[0].Evidence, `ref\x1b]52;c;SGk=\x07\u202eQQ`) || len(got.Decisions[0].Evidence) > reconcile.MaxReasonLen {
+		t.Errorf("hostile: decisions %+v; want the reference escaped and bounded as evidence", got.Decisions)
+	}
+}
+
+// A recorded finding binds every path to a decision, not only the console
+// that shows it: after triage found the effect, "not applied" — one key or
+// many, from ops resolve or the Go API — is refused without the explicit
+// second confirmation; the retry that follows would send it again.
+func TestADecisionAgainstTheRecordedFindingNeedsTheSecondConfirmation(t *testing.T) {
+	l := newLedger(t)
+	unknownWithDelivery(t, l, "one")
+	unknownWithDelivery(t, l, "many")
+	triage(t, l.svc, reconcile.TriageOptions{})
+	ctx := context.Background()
+	d := reconcile.Decision{Tenant: "acme", Key: "one", Operator: "oncall", Reason: "looks unsent", Evidence: "ticket 7"}
+	if _, err := l.svc.MarkNotApplied(ctx, d); !model.IsCode(err, model.CodeIllegal) || !strings.Contains(err.Error(), "found the effect") {
+		t.Errorf("one key against a has-it finding: %v; want refused, naming the finding", err)
+	}
+	out, err := l.svc.DecideMany(ctx, model.ActionMarkNotApplied, d, []reconcile.Target{reconcile.TargetOf(*l.op("acme", "many"))})
+	if err != nil || len(out) != 1 || out[0].Verdict != reconcile.VerdictIllegal {
+		t.Errorf("many against a has-it finding: %+v %v; want refused as illegal", out, err)
+	}
+	for _, k := range []string{"one", "many"} {
+		if op := l.op("acme", k); op.State != model.StateUnknown {
+			t.Errorf("%s is %s after refused decisions; want unknown", k, op.State)
+		}
+	}
+	d.Override = true
+	if _, err := l.svc.MarkNotApplied(ctx, d); err != nil {
+		t.Errorf("with the second confirmation: %v", err)
+	}
+}

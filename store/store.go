@@ -59,6 +59,10 @@ type Reader interface {
 	Counts(ctx context.Context, tenant string) (Counts, error)
 	// Tenants lists the tenants that have operations, sorted.
 	Tenants(ctx context.Context) ([]string, error)
+	// SentTo reports whether any operation (of any tenant, in any state)
+	// names one of providers: a ledger that has sent to a provider has
+	// history that provider's store must hold.
+	SentTo(ctx context.Context, providers ...string) (bool, error)
 	// Get reads one operation of a tenant; another tenant's key is not
 	// found, exactly as a key that never existed.
 	Get(ctx context.Context, tenant, key string) (*model.Operation, error)

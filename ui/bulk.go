@@ -167,6 +167,11 @@ func (a actionModel) bulkView(e env, w, h int) string {
 					why = fmt.Sprintf("now %s v%d: changed since you looked", o.State, o.Version)
 				case reconcile.VerdictIllegal:
 					why = fmt.Sprintf("it is %s: no %s from there", o.State, a.action.Verb())
+					if reconcile.Allowed(o.State, a.action) {
+						// The state allows it: the ledger refused it as
+						// against the operation's recorded finding.
+						why = "against its recorded finding: open it and decide it alone"
+					}
 				}
 				line = s.BannerErr.Render(fmt.Sprintf("  %-8s", o.Verdict)) + " " + fit(clipMiddle(o.Tenant+"/"+o.Key, nameW), nameW) + " " + why
 			}

@@ -48,10 +48,10 @@ func (m Model) requestAction(req actionRequestMsg, e env) (Model, tea.Cmd) {
 	if req.Action == model.ActionMarkApplied {
 		switch {
 		case finding != nil && finding.Found:
-			evidence = finding.Ref
+			evidence = reconcile.RefEvidence(finding.Ref)
 		case finding == nil:
 			// A late provider result named it: evidence it applied.
-			evidence = op.ProviderRef
+			evidence = reconcile.RefEvidence(op.ProviderRef)
 		}
 	}
 	m.action = openAction(req.Action, op, evidence, finding, m.styles, m.action.seq+1)

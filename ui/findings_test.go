@@ -8,6 +8,7 @@ import (
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/reconcile"
+	"github.com/retrysafe/retrysafe/store"
 )
 
 // nothingThere makes an unknown operation the provider never applied: the
@@ -156,4 +157,50 @@ func TestRecordedFindingIsTheDecisionsFinding(t *testing.T) {
 
 func reconcileTriageFast() reconcile.TriageOptions {
 	return reconcile.TriageOptions{Rate: 10000, By: "triage by bob"}
+}
+
+// Marked rows decided in bulk obey the recorded findings too: "not
+// applied" on rows whose provider has the effect is refused for those rows,
+// and each says why (against its finding), not that its state forbids it.
+func TestBulkNotAppliedOnMarkedRowsIsRefusedWhereTheProviderHasIt(t *testing.T) {
+	l := findingsLedger(t)
+	if _, err := l.svc.Triage(t.Context(), reconcileTriageFast()); err != nil {
+		t.Fatal(err)
+	}
+	h := open(t, config(l), 140, 40)
+	h.keys("*")
+	h.keys("n")
+	h.typeText("provider incident INC-7")
+	h.keys("tab")
+	h.typeText("INC-7")
+	h.keys("enter")
+	h.keys("y")
+	h.contains("1 written · 2 refused as illegal", "against its recorded finding")
+	h.lacks("no mark not applied from there")
+	for _, k := range []string{"found-1", "found-2"} {
+		if d := l.get(t, "acme", k); d.Operation.State != model.StateUnknown {
+			t.Errorf("%s, which the provider has, is %s after a bulk not applied; want unknown", k, d.Operation.State)
+		}
+	}
+}
+
+// A provider's reference is its own: one with escapes and thousands of
+// characters (an HTTP provider's ref_pointer picks any string) fills the
+// "mark applied" form inert and bounded, so the form still fits and its
+// reason field is still there to type in.
+func TestAHostileProviderReferenceFillsTheFormInertAndBounded(t *testing.T) {
+	l := newLedger(t)
+	l.unknown(t, "acme", "hostile", "a@acme.example")
+	op := l.get(t, "acme", "hostile").Operation
+	err := l.st.WithAttemptTx(t.Context(), func(tx store.Tx) error {
+		return tx.InsertAttempt(&model.Attempt{OperationID: op.ID, Outcome: model.OutcomeLookup, Fingerprint: op.Fingerprint,
+			WorkerID: "triage by bob", ProviderRef: "ref\x1b[31m" + strings.Repeat("Q", 3000), Finding: model.FindingHasIt,
+			Detail: "found", StartedAt: tx.Now()})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := open(t, config(l), 80, 24)
+	h.keys("a")
+	h.contains(`ref\x1b[31mQQQ`, "Reason")
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"github.com/retrysafe/retrysafe/provider/sandbox"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"os/user"
@@ -178,6 +179,8 @@ type ledger struct {
 	// Where is the location it was opened at, password and all (Store.Path
 	// is for people and has none).
 	Where string
+	// sandboxNames are the config's sandbox providers (they share one file).
+	sandboxNames []string
 }
 
 func (l *ledger) Close() {
@@ -242,6 +245,11 @@ func openWith(ctx context.Context, path, providerDB string, cfg *config.Config, 
 		return nil, err
 	}
 	l := &ledger{Store: st, Where: path}
+	for _, p := range cfg.Providers {
+		if p.Kind == config.KindSandbox {
+			l.sandboxNames = append(l.sandboxNames, p.Name)
+		}
+	}
 	providers := provider.Registry{}
 	// Read-only ledgers open providers only to be asked (openAsking).
 	if use != noProviders {
@@ -343,6 +351,11 @@ func (l *ledger) buildProvider(ctx context.Context, p config.Provider, providerD
 				return provider.Unreachable(p.Name, p.HonoursKeys, fmt.Sprintf(
 					"the sandbox provider's file %s is not there (%v); pass --provider-db with the file the calls used (nothing was created: an empty one would prove nothing)", providerDB, unwrapPathErr(err))), nil
 			}
+			if use == dispatching {
+				if err := l.refuseNewSandboxWithHistory(ctx, providerDB); err != nil {
+					return nil, err
+				}
+			}
 			sb, err := openSandbox(ctx, providerDB)
 			if err != nil {
 				return nil, model.Wrap(model.CodeUnavailable, err, "cannot open sandbox provider %s: %v", providerDB, err)
@@ -360,6 +373,27 @@ func (l *ledger) buildProvider(ctx context.Context, p config.Provider, providerD
 		return hp, nil
 	}
 	return nil, model.Errorf(model.CodeInvalid, "provider %s: kind %q cannot be built", p.Name, p.Kind)
+}
+
+// refuseNewSandboxWithHistory refuses to create a sandbox provider's file
+// beside a ledger that already sent operations to a sandbox (a ledger moved
+// or restored without its provider file, or a wrong --provider-db): the
+// new, empty file would answer every later lookup of those operations
+// "has nothing" — an authoritative "not applied" for effects that may well
+// have happened. The ledger is asked first and the file looked for after:
+// a concurrent first call creates the file before it claims anything, so
+// a claim seen here means the file is there by now.
+func (l *ledger) refuseNewSandboxWithHistory(ctx context.Context, providerDB string) error {
+	sent, err := l.Store.SentTo(ctx, l.sandboxNames...)
+	if err != nil || !sent {
+		return err
+	}
+	if _, err := os.Stat(providerDB); err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return model.Errorf(model.CodeInvalid,
+		"the sandbox provider's file %s is not there, but this ledger has operations sent to the sandbox: pass --provider-db with the file the calls used (nothing was created: a new, empty one would answer their lookups \"has nothing\")",
+		providerDB)
 }
 
 // loadConfig resolves the config a command runs with (--config, else

@@ -110,3 +110,51 @@ func TestTheConsoleNeverCreatesAProviderStoreToAskIt(t *testing.T) {
 		t.Fatalf("check beside the ledger: %+v, %v", ev, err)
 	}
 }
+
+// A ledger copied without its provider file must not get a new, empty one
+// from a command that dispatches (sweep, a call, serve): every later lookup
+// of its earlier operations would then answer an authoritative "has
+// nothing", and triage and the console's review would propose marking
+// delivered e-mails not applied. Those commands refuse (exit 2, nothing
+// created); a local call still works, and triage still cannot tell.
+func TestADispatchingCommandNeverCreatesAnEmptyProviderFileBesideHistory(t *testing.T) {
+	db := newLedgerFile(t)
+	if _, _, code := cli(t, callArgs(db, "acme", "k", "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
+		t.Fatalf("setup call exit %d; want 5", code)
+	}
+	copied := filepath.Join(t.TempDir(), "copy.db")
+	data, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(copied, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		args []string
+	}{
+		{"sweep", []string{"sweep", "--db", copied}},
+		{"an external call", callArgs(copied, "acme", "k2", "send_notification", notifyArgs)},
+	}
+	for _, c := range cases {
+		_, errText, code := cli(t, c.args...)
+		if code == 0 || !strings.Contains(errText, "not there") {
+			t.Errorf("%s: exit %d, stderr %q; want a refusal naming the missing provider file", c.name, code, errText)
+		}
+		if _, err := os.Stat(providerPath(copied)); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("%s created %s beside a ledger with history", c.name, providerPath(copied))
+		}
+	}
+	if _, errText, code := cli(t, callArgs(copied, "acme", "t", "create_support_task", taskArgs("local"))...); code != 0 {
+		t.Errorf("a local call on the copy: exit %d, %s", code, errText)
+	}
+	out, _, code := cli(t, "triage", "--db", copied, "--json")
+	if code == 0 || strings.Contains(out, `"kind": "has_nothing"`) || !strings.Contains(out, `"kind": "cannot_tell"`) {
+		t.Errorf("triage on the copy: exit %d, %s; want cannot tell, never has nothing", code, out)
+	}
+	// The right file beside the original still dispatches.
+	if _, errText, code := cli(t, callArgs(db, "acme", "k3", "send_notification", notifyArgs)...); code != 0 {
+		t.Errorf("a call beside its provider file: exit %d, %s", code, errText)
+	}
+}

@@ -539,15 +539,22 @@ func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation,
 		Version int64       `json:"version"`
 		To      model.State `json:"to"`
 		Legal   bool        `json:"legal"`
+		// Against: the recorded finding this decision would go against
+		// (refused without the second confirmation).
+		Against string `json:"against_finding,omitempty"`
 	}
 	rows := make([]row, 0, len(ops))
 	legal := 0
 	for _, op := range ops {
 		ok := reconcile.AllowedFor(op, action)
+		against := ""
+		if ev := reconcile.EvidenceOf(op.Finding); ok && reconcile.Against(action, ev) {
+			ok, against = false, reconcile.FindingText(ev)
+		}
 		if ok {
 			legal++
 		}
-		rows = append(rows, row{op.Tenant, op.Key, op.State, op.Version, action.Target(), ok})
+		rows = append(rows, row{op.Tenant, op.Key, op.State, op.Version, action.Target(), ok, against})
 	}
 	if asJSON {
 		return printJSON(stdout, io.Discard, rows)
@@ -556,7 +563,10 @@ func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation,
 	fmt.Fprintln(tw, "TENANT\tKEY\tCHANGE\tNOTE")
 	for _, r := range rows {
 		note := ""
-		if !r.Legal {
+		switch {
+		case r.Against != "":
+			note = "would be refused: " + show(r.Against)
+		case !r.Legal:
 			note = fmt.Sprintf("would be refused: cannot %s from %s", action.Verb(), r.From)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s (v%d) → %s\t%s\n", show(r.Tenant), show(r.Key), r.From, r.Version, r.To, note)

@@ -158,6 +158,16 @@ func (s *Store) Counts(ctx context.Context, tenant string) (store.Counts, error)
 }
 
 // Tenants lists the tenants that have operations, sorted bytewise.
+// SentTo reports whether any operation names one of providers.
+func (s *Store) SentTo(ctx context.Context, providers ...string) (bool, error) {
+	if len(providers) == 0 {
+		return false, nil
+	}
+	var found bool
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM operations WHERE provider = ANY($1))`, providers).Scan(&found)
+	return found, s.translate(err, "look for operations sent to a provider")
+}
+
 func (s *Store) Tenants(ctx context.Context) ([]string, error) {
 	rows, err := s.pool.Query(ctx, `SELECT tenant FROM state_counts GROUP BY tenant HAVING SUM(n) > 0 ORDER BY tenant`)
 	if err != nil {

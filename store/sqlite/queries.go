@@ -205,6 +205,21 @@ func (s *Store) Tenants(ctx context.Context) ([]string, error) {
 	return out, s.translate(rows.Err(), "list tenants")
 }
 
+// SentTo reports whether any operation names one of providers.
+func (s *Store) SentTo(ctx context.Context, providers ...string) (bool, error) {
+	if len(providers) == 0 {
+		return false, nil
+	}
+	args := make([]any, len(providers))
+	for i, p := range providers {
+		args[i] = p
+	}
+	marks := strings.TrimSuffix(strings.Repeat("?,", len(providers)), ",")
+	var found bool
+	err := s.r.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM operations WHERE provider IN (`+marks+`))`, args...).Scan(&found)
+	return found, s.translate(err, "look for operations sent to a provider")
+}
+
 // Get reads one operation of a tenant. Another tenant's key is simply not
 // found: the error never reveals that it exists elsewhere.
 func (s *Store) Get(ctx context.Context, tenant, key string) (*model.Operation, error) {

@@ -88,6 +88,7 @@ func Run(t *testing.T, d Driver) {
 		{"StateAgesCountEachTenantsOperationsInAState", testStateAges},
 		{"CompactExpiredRefusesANonPositiveTombstoneWindow", testCompactRefusesNonPositiveWindow},
 		{"FindingsAreLatestLookupsStaleAfterAnotherAttemptAndFilterable", testFindings},
+		{"SentToFindsOperationsOfAnyTenantSentToAProvider", testSentTo},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

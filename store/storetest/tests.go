@@ -1008,3 +1008,31 @@ func testReopen(t *testing.T, h *harness) {
 		t.Errorf("after reopening: %v", ks)
 	}
 }
+
+// SentTo says whether a ledger has history with a provider, whatever the
+// operation's tenant or state: a command that would create that provider's
+// store empty must know.
+func testSentTo(t *testing.T, h *harness) {
+	ctx := ctxT(t)
+	h.tx(t, func(tx store.Tx) error { return tx.InsertOperation(newOp("acme", "local", model.StateApplied)) })
+	if sent, err := h.L.SentTo(ctx, "sandbox"); err != nil || sent {
+		t.Fatalf("a ledger of local operations: SentTo(sandbox) = %v, %v; want false", sent, err)
+	}
+	op := newOp("globex", "mail", model.StateUnknown)
+	op.Tool, op.Provider, op.DownstreamKey, op.ClaimNo = "send_notification", "sandbox", "rs-0123", 1
+	h.tx(t, func(tx store.Tx) error { return tx.InsertOperation(op) })
+	cases := []struct {
+		providers []string
+		want      bool
+	}{
+		{[]string{"sandbox"}, true},
+		{[]string{"mail", "sandbox"}, true},
+		{[]string{"mail"}, false},
+		{nil, false},
+	}
+	for _, c := range cases {
+		if sent, err := h.L.SentTo(ctx, c.providers...); err != nil || sent != c.want {
+			t.Errorf("SentTo(%v) = %v, %v; want %v", c.providers, sent, err, c.want)
+		}
+	}
+}
