@@ -16,7 +16,7 @@ func Translate(err error) error {
 func MigrationSQL(n int) []string {
 	var out []string
 	for _, m := range migrations()[:n] {
-		out = append(out, m.sql)
+		out = append(out, m.SQL)
 	}
 	return out
 }

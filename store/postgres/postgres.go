@@ -18,11 +18,8 @@ import (
 	"embed"
 	"encoding/hex"
 	"errors"
-	"fmt"
-	"io/fs"
 	"math/rand/v2"
 	"net/url"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -66,34 +63,7 @@ func IsURL(where string) bool {
 // SchemaVersion is the newest migration this binary knows.
 func SchemaVersion() int { return len(migrations()) }
 
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-func migrations() []migration {
-	entries, err := fs.ReadDir(migrationFS, "migrations")
-	if err != nil {
-		panic(err) // embedded at build time; cannot fail
-	}
-	var out []migration
-	for _, e := range entries {
-		n, err := strconv.Atoi(strings.SplitN(e.Name(), "_", 2)[0])
-		if err != nil {
-			panic("migration without a number: " + e.Name())
-		}
-		b, _ := migrationFS.ReadFile("migrations/" + e.Name())
-		out = append(out, migration{n, e.Name(), string(b)})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
-	for i, m := range out {
-		if m.version != i+1 {
-			panic(fmt.Sprintf("migrations must be numbered 1..n without gaps; %s is #%d", m.name, i+1))
-		}
-	}
-	return out
-}
+func migrations() []store.Migration { return store.Migrations(migrationFS, "migrations") }
 
 // Redact returns the URL without its password (in the user part or the
 // query), for messages and Path.
@@ -337,11 +307,11 @@ func (s *Store) migrate(ctx context.Context, create bool) error {
 		version = 0
 	}
 	for _, m := range all[version:] {
-		if _, err := tx.Exec(ctx, m.sql); err != nil {
-			return model.Wrap(model.CodeInternal, err, "%s: migration %s: %v", s.where, m.name, s.translate(err, ""))
+		if _, err := tx.Exec(ctx, m.SQL); err != nil {
+			return model.Wrap(model.CodeInternal, err, "%s: migration %s: %v", s.where, m.Name, s.translate(err, ""))
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)`,
-			m.version, m.name, time.Now().UnixMilli()); err != nil {
+			m.Version, m.Name, time.Now().UnixMilli()); err != nil {
 			return s.translate(err, "migrate")
 		}
 	}

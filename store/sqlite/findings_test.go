@@ -20,7 +20,7 @@ func TestFindingsMigrationKeepsEveryAttempt(t *testing.T) {
 	ms := migrations()
 	stmts := []string{}
 	for _, m := range ms[:4] {
-		stmts = append(stmts, m.sql)
+		stmts = append(stmts, m.SQL)
 	}
 	stmts = append(stmts, "PRAGMA user_version = 4",
 		`INSERT INTO operations (id, tenant, op_key, tool, payload_version, args, fingerprint, state, created_at, updated_at)

@@ -306,8 +306,8 @@ func TestMigrationsAreNumberedAndTrackedBySchemaVersion(t *testing.T) {
 		t.Errorf("%d files in migrations/, %d embedded", len(entries), len(ms))
 	}
 	for i, m := range ms {
-		if m.version != i+1 {
-			t.Errorf("migration %s is number %d at position %d", m.name, m.version, i+1)
+		if m.Version != i+1 {
+			t.Errorf("migration %s is number %d at position %d", m.Name, m.Version, i+1)
 		}
 	}
 

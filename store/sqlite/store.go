@@ -14,12 +14,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
-	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -71,34 +68,7 @@ const sqliteHeader = "SQLite format 3\x00"
 // SchemaVersion is the newest migration this binary knows.
 func SchemaVersion() int { return len(migrations()) }
 
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-func migrations() []migration {
-	entries, err := fs.ReadDir(migrationFS, "migrations")
-	if err != nil {
-		panic(err) // embedded at build time; cannot fail
-	}
-	var out []migration
-	for _, e := range entries {
-		n, err := strconv.Atoi(strings.SplitN(e.Name(), "_", 2)[0])
-		if err != nil {
-			panic("migration without a number: " + e.Name())
-		}
-		b, _ := migrationFS.ReadFile("migrations/" + e.Name())
-		out = append(out, migration{n, e.Name(), string(b)})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
-	for i, m := range out {
-		if m.version != i+1 {
-			panic(fmt.Sprintf("migrations must be numbered 1..n without gaps; %s is #%d", m.name, i+1))
-		}
-	}
-	return out
-}
+func migrations() []store.Migration { return store.Migrations(migrationFS, "migrations") }
 
 func dsn(path string, o options, reader bool) string {
 	q := url.Values{}
@@ -378,10 +348,10 @@ func (s *Store) migrate(ctx context.Context) error {
 			return err
 		}
 		for _, m := range all[current:] {
-			if _, err := tx.tx.ExecContext(ctx, m.sql); err != nil {
-				return fmt.Errorf("migration %s: %w", m.name, err)
+			if _, err := tx.tx.ExecContext(ctx, m.SQL); err != nil {
+				return fmt.Errorf("migration %s: %w", m.Name, err)
 			}
-			if _, err := tx.tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", m.version)); err != nil {
+			if _, err := tx.tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", m.Version)); err != nil {
 				return err
 			}
 		}
