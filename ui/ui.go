@@ -595,6 +595,14 @@ func (m Model) route(c component, msg tea.Msg, e env) (Model, tea.Cmd) {
 	return m, cmd
 }
 
+// closeOverlay gives the keyboard back to the screen when the overlay o
+// closed itself.
+func (m *Model) closeOverlay(closed bool, o overlayID) {
+	if closed && m.overlay == o {
+		m.overlay = overlayNone
+	}
+}
+
 // keep stores a component back in its place; an overlay that closed
 // itself gives the keyboard back to the screen.
 func (m Model) keep(c component) Model {
@@ -609,34 +617,22 @@ func (m Model) keep(c component) Model {
 		m.audit = c
 	case pickerModel:
 		m.picker = c
-		if c.closed && m.overlay == overlayPicker {
-			m.overlay = overlayNone
-		}
+		m.closeOverlay(c.closed, overlayPicker)
 	case actionModel:
 		m.action = c
-		if c.closed && m.overlay == overlayAction {
-			m.overlay = overlayNone
-		}
+		m.closeOverlay(c.closed, overlayAction)
 	case commandModel:
 		m.command = c
-		if c.closed && m.overlay == overlayCommand {
-			m.overlay = overlayNone
-		}
+		m.closeOverlay(c.closed, overlayCommand)
 	case reviewModel:
 		m.review = c
-		if c.closed && m.overlay == overlayReview {
-			m.overlay = overlayNone
-		}
+		m.closeOverlay(c.closed, overlayReview)
 	case confirmModel:
 		m.confirm = c
-		if c.closed && m.overlay == overlayConfirm {
-			m.overlay = overlayNone
-		}
+		m.closeOverlay(c.closed, overlayConfirm)
 	case helpModel:
 		m.helpOv = c
-		if c.closed && m.overlay == overlayHelp {
-			m.overlay = overlayNone
-		}
+		m.closeOverlay(c.closed, overlayHelp)
 	}
 	return m
 }
