@@ -10,8 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/retrysafe/retrysafe/config"
-	"github.com/retrysafe/retrysafe/provider/sandbox"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,8 +17,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retrysafe/retrysafe/config"
+	"github.com/retrysafe/retrysafe/internal/reexec"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
+	"github.com/retrysafe/retrysafe/provider/sandbox"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
 	"github.com/retrysafe/retrysafe/store/sqlite"
@@ -114,15 +115,10 @@ func callArgs(db, tenant, key, tool, args string, extra ...string) []string {
 // its own (TestMain's switch), for calls that must really die.
 func asBinary(t *testing.T, args ...string) (stdout, stderr string, code int, signaled bool) {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(exe, args...)
-	cmd.Env = append(os.Environ(), workerEnv+"=1")
+	cmd := reexec.Command(t, asCLI, nil, args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err = cmd.Run()
+	err := cmd.Run()
 	var ee *exec.ExitError
 	if err != nil && !errors.As(err, &ee) {
 		t.Fatal(err)

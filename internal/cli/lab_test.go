@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/retrysafe/retrysafe/config"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,16 +13,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retrysafe/retrysafe/config"
+	"github.com/retrysafe/retrysafe/internal/reexec"
 	"github.com/retrysafe/retrysafe/lab"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/store"
 	"github.com/retrysafe/retrysafe/store/sqlite"
 )
 
-// workerEnv switches the test binary into a retrysafe process: the lab
-// re-executes it as `__worker …` and it must then behave exactly like the
-// real binary, dying where it is told to.
-const workerEnv = "RETRYSAFE_TEST_AS_BINARY"
+// The re-executed test binary's workers (internal/reexec): asCLI is a
+// retrysafe process — the lab re-executes it as `__worker …` and it must
+// then behave exactly like the real binary, dying where it is told to;
+// loadWorker is the gateway's load generator (a loadSpec).
+const (
+	asCLI      = "cli"
+	loadWorker = "load"
+)
 
 // fileSizeEnv makes the re-executed binary's disk "full": no file may
 // grow past this many bytes (RLIMIT_FSIZE), so SQLite's writes fail the
@@ -31,26 +36,21 @@ const workerEnv = "RETRYSAFE_TEST_AS_BINARY"
 const fileSizeEnv = "RETRYSAFE_TEST_FILE_SIZE_LIMIT"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(workerEnv) == "1" {
-		if v := os.Getenv(fileSizeEnv); v != "" {
-			limitFileSize(v)
-		}
-		os.Exit(Run(os.Args[1:], os.Stdout, os.Stderr))
-	}
-	if spec := os.Getenv(loadEnv); spec != "" {
-		os.Exit(runLoad(spec))
-	}
-	os.Exit(m.Run())
+	reexec.Main(m, map[string]func(string) int{
+		asCLI: func(string) int {
+			if v := os.Getenv(fileSizeEnv); v != "" {
+				limitFileSize(v)
+			}
+			return Run(os.Args[1:], os.Stdout, os.Stderr)
+		},
+		loadWorker: runLoad,
+	})
 }
 
 // testRunner re-executes this test binary as the lab's workers.
 func testRunner(t *testing.T) *lab.Runner {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &lab.Runner{Exe: exe, WorkerArgs: []string{workerCommand}, Open: openStore, Env: []string{workerEnv + "=1"}, Operator: "lab-test"}
+	return &lab.Runner{Exe: reexec.Executable(t), WorkerArgs: []string{workerCommand}, Open: openStore, Env: reexec.Env(asCLI, nil), Operator: "lab-test"}
 }
 
 // want is one row of the lab's table as the seeds state it.
@@ -179,7 +179,7 @@ func TestRunInRefusesWhatCannotRun(t *testing.T) {
 }
 
 func TestLabCommandPrintsEveryRowAndExitsZero(t *testing.T) {
-	t.Setenv(workerEnv, "1") // the lab re-executes os.Executable(): this test binary
+	reexec.Setenv(t, asCLI, nil) // the lab re-executes os.Executable(): this test binary
 	keep := filepath.Join(t.TempDir(), "kept")
 	var out, errOut bytes.Buffer
 	start := time.Now()
@@ -296,7 +296,7 @@ const (
 )
 
 func TestDemoBuildsTheDesignedLedger(t *testing.T) {
-	t.Setenv(workerEnv, "1") // demo's lab scenarios re-execute this test binary
+	reexec.Setenv(t, asCLI, nil) // demo's lab scenarios re-execute this test binary
 	path := filepath.Join(t.TempDir(), "demo.db")
 	var out, errOut bytes.Buffer
 	start := time.Now()

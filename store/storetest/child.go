@@ -13,13 +13,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retrysafe/retrysafe/internal/reexec"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/store"
 )
 
-// childEnv carries a worker process's work (JSON) into the re-executed
-// test binary.
-const childEnv = "RETRYSAFE_STORETEST_CHILD"
+// childWorker is the re-executed test binary's name for a worker process
+// (internal/reexec); its spec is a childSpec.
+const childWorker = "storetest-child"
 
 // exitDied is the exit code of a worker that stopped where it was told to.
 const exitDied = 17
@@ -148,14 +149,7 @@ func runChild(d Driver, specJSON string) int {
 
 func childCmd(t *testing.T, spec childSpec) *exec.Cmd {
 	t.Helper()
-	b, _ := json.Marshal(spec)
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(exe, "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+string(b))
-	return cmd
+	return reexec.Command(t, childWorker, spec)
 }
 
 // runChild runs a worker to its end and returns its exit code and report.
