@@ -120,18 +120,43 @@ func TestLateWorkerResultFirstThenStaleDecision(t *testing.T) {
 	}
 }
 
-// The two really race, many times, with provider delays that put the
-// worker's answer before, during and after the sweep and decision. Whatever
-// the order: one of them decides, the other is refused or recorded, nothing
-// is lost, and a disagreement is flagged.
+// The worker and the operator run at once, on their own goroutines and
+// the same ledger, in each of the orders a race can take — the worker's
+// claim paused (through the service's hook, not by timing) before the
+// provider delivers, after it delivered, or not at all — with provider
+// delays on top. Whatever the order: one of them decides, the other is
+// refused or recorded, nothing is lost, a disagreement is flagged, and
+// each schedule ends the way it must.
 func TestDecisionRacingLateWorkerResult(t *testing.T) {
+	type schedule struct {
+		name    string
+		pauseAt reconcile.Point // "" : the worker runs to its end first
+		stale   bool            // the operator decides on the screen from before the worker's answer
+		want    string          // the order the outcome must show
+		// contradicted: the operator's decision (on an empty lookup, the
+		// delivery still in flight) disagrees with what the provider did.
+		contradicted bool
+	}
+	schedules := []schedule{
+		{"worker records before the sweep", "", false, "worker first", false},
+		{"decision while the delivery is in flight", reconcile.PointAfterClaim, false, "decision first", true},
+		{"decision after the delivery, before its record", reconcile.PointAfterDispatch, false, "decision first", false},
+		{"decision on a screen from before the record", reconcile.PointAfterDispatch, true, "decision refused", false},
+	}
 	clk := newClock()
 	l := newLedger(t, withClock(clk))
-	outcomes := map[string]int{}
+	seen := map[string]int{}
 	for i := 0; i < 40; i++ {
+		sc := schedules[i%len(schedules)]
 		key := fmt.Sprintf("race-%d", i)
-		delay := time.Duration(i%4) * 3 * time.Millisecond
-		pause := time.Duration((i/4)%5) * 1500 * time.Microsecond
+		delay := time.Duration(i%3) * 2 * time.Millisecond
+		paused, release := make(chan struct{}), make(chan struct{})
+		l.svc.At = func(p reconcile.Point) {
+			if sc.pauseAt != "" && p == sc.pauseAt {
+				close(paused)
+				<-release
+			}
+		}
 		var wg sync.WaitGroup
 		var workerRes reconcile.Result
 		wg.Add(1)
@@ -144,38 +169,44 @@ func TestDecisionRacingLateWorkerResult(t *testing.T) {
 			}
 			workerRes = res
 		}()
-		// The operator: once the claim is visible, the lease "ends", a
-		// sweep runs, and the operator decides on what the provider shows.
-		for {
-			if _, err := l.st.Get(context.Background(), "acme", key); err == nil {
-				break
-			}
-			time.Sleep(100 * time.Microsecond)
+		if sc.pauseAt == "" {
+			wg.Wait()
+		} else {
+			<-paused
 		}
-		time.Sleep(pause)
+		// The operator: the lease "ends", a sweep runs, and the operator
+		// decides on what the provider shows.
 		clk.Advance(reconcile.DefaultLease + time.Second)
 		if _, err := l.svc.Sweep(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		op := l.op("acme", key)
 		var decideErr error
-		var action model.Action
 		if op.State == model.StateUnknown {
 			_, ev, err := l.svc.Check(context.Background(), "acme", key)
 			if err != nil {
 				t.Fatal(err)
 			}
 			d := decision(op)
+			action := model.ActionMarkApplied
 			if ev.Found {
-				action, d.Evidence = model.ActionMarkApplied, ev.Ref
+				d.Evidence = ev.Ref
 			} else {
 				// The dangerous case the seeds warn of: an empty lookup is
 				// not proof, the delivery may still be in flight.
 				action, d.Evidence = model.ActionMarkNotApplied, "provider lookup empty"
 			}
+			if sc.stale {
+				close(release)
+				wg.Wait()
+			}
 			decideErr = l.decide(action, d)
 		}
+		if sc.pauseAt != "" && !sc.stale {
+			close(release)
+		}
 		wg.Wait()
+		l.svc.At = nil
 
 		d := l.detail("acme", key)
 		delivered := l.deliveries("acme", key)
@@ -185,22 +216,23 @@ func TestDecisionRacingLateWorkerResult(t *testing.T) {
 				late = &d.Attempts[i]
 			}
 		}
+		var order string
 		switch {
 		case op.State == model.StateApplied:
 			// The worker recorded first; no decision was possible.
-			outcomes["worker first"]++
+			order = "worker first"
 			if len(d.Decisions) != 0 || late != nil || workerRes.Outcome != model.OutcomeCreated {
 				t.Errorf("%s: worker won but decisions %v, late %v, worker told %+v", key, d.Decisions, late, workerRes)
 			}
 		case decideErr != nil:
 			// The operator's decision was refused because the worker's answer
 			// changed the operation first; the refusal says so.
-			outcomes["decision refused"]++
+			order = "decision refused"
 			if !model.IsCode(decideErr, model.CodeStale) || len(d.Decisions) != 0 || late == nil {
 				t.Errorf("%s: decision refused with %v; decisions %v, late %v", key, decideErr, d.Decisions, late)
 			}
 		default:
-			outcomes["decision first"]++
+			order = "decision first"
 			if len(d.Decisions) != 1 || late == nil {
 				t.Fatalf("%s: decision stands? %v; late result recorded? %v", key, d.Decisions, late)
 			}
@@ -215,12 +247,20 @@ func TestDecisionRacingLateWorkerResult(t *testing.T) {
 				t.Errorf("%s: flagged contradicted without a disagreement", key)
 			}
 		}
+		if order != sc.want || d.Operation.Contradicted != sc.contradicted {
+			t.Errorf("%s (%s): ended as %q, contradicted %v; want %q, contradicted %v", key, sc.name, order, d.Operation.Contradicted, sc.want, sc.contradicted)
+		}
+		seen[sc.name+" → "+order]++
 		if delivered != 1 {
 			t.Errorf("%s: %d deliveries", key, delivered)
 		}
 		l.audit()
 	}
-	t.Logf("orders seen: %v", outcomes)
+	for _, sc := range schedules {
+		if n := seen[sc.name+" → "+sc.want]; n != 40/len(schedules) {
+			t.Errorf("%s ended as %s %d times, want %d", sc.name, sc.want, n, 40/len(schedules))
+		}
+	}
 }
 
 // The order in between: the sweep makes the operation unknown, the
