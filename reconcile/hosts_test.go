@@ -95,7 +95,6 @@ func runHost(specJSON string) int {
 
 type host struct {
 	cmd   *exec.Cmd
-	out   bytes.Buffer
 	errb  bytes.Buffer
 	mu    sync.Mutex
 	lines []hostLine

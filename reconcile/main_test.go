@@ -215,8 +215,8 @@ type ledgerOpt = testledger.Option
 func withClock(c *clock) ledgerOpt { return testledger.WithClock(c) }
 func fast() ledgerOpt              { return testledger.Fast() }
 
-// realClock and provider.db beside the ledger: what these tests had before
-// the shared harness.
+// These tests run on the real clock unless they pin one (withClock), with
+// the provider's file named provider.db.
 var ledgerDefaults = []ledgerOpt{testledger.WithNow(time.Now), testledger.ProviderFile("provider.db")}
 
 func newLedger(t testing.TB, opts ...ledgerOpt) *ledger {
@@ -238,15 +238,9 @@ func (l *ledger) sync() {
 	}
 }
 
-func (l *ledger) open()  { l.tl.Open(); l.sync() }
-func (l *ledger) close() { l.tl.Close(); l.sync() }
-
-// reopen drops every connection and opens new ones: what a new worker
-// process, or a retry after a lost reply, sees.
-func (l *ledger) reopen() {
-	l.close()
-	l.open()
-}
+func (l *ledger) open()   { l.tl.Open(); l.sync() }
+func (l *ledger) close()  { l.tl.Close(); l.sync() }
+func (l *ledger) reopen() { l.tl.Reopen(); l.sync() }
 
 // spec describes a child process on this ledger. A ledger with a pinned
 // clock pins the child's to the same instant: on the real clock a child

@@ -152,7 +152,7 @@ func childCmd(t *testing.T, spec childSpec) *exec.Cmd {
 	return reexec.Command(t, childWorker, spec)
 }
 
-// runChild runs a worker to its end and returns its exit code and report.
+// runChildProcess runs a worker to its end and returns its exit code and report.
 func runChildProcess(t *testing.T, spec childSpec) (int, *childReport) {
 	t.Helper()
 	cmd := childCmd(t, spec)
@@ -178,7 +178,7 @@ func runChildProcess(t *testing.T, spec childSpec) (int, *childReport) {
 	return code, &rep
 }
 
-// startChildren starts n workers together and collects their reports.
+// runChildren starts the workers together and collects their reports.
 func runChildren(t *testing.T, specs []childSpec) []*childReport {
 	t.Helper()
 	start := time.Now().Add(1500 * time.Millisecond).UnixMilli()
