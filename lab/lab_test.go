@@ -7,15 +7,14 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/retrysafe/retrysafe/config"
 	"github.com/retrysafe/retrysafe/internal/reexec"
+	"github.com/retrysafe/retrysafe/internal/testledger"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/reconcile"
-	"github.com/retrysafe/retrysafe/store"
 	"github.com/retrysafe/retrysafe/store/sqlite"
 )
 
@@ -131,12 +130,7 @@ func TestScenariosFailWhenWorkersDoNotBehave(t *testing.T) {
 	r := &Runner{Exe: reexec.Executable(t), Env: reexec.Env(idleWorker, nil), Open: sqlite.OpenLedger}
 	for _, sc := range Scenarios() {
 		t.Run(sc.ID, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "l.db")
-			st, err := sqlite.Open(path, store.Options{Create: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			st.Close()
+			path := testledger.File(t, "l.db")
 			row, err := r.RunIn(context.Background(), path, LabTenant, sc.ID, nil)
 			if err == nil && row.OK {
 				t.Errorf("%s passed with idle workers: %+v", sc.ID, row)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/retrysafe/retrysafe/config"
 	"github.com/retrysafe/retrysafe/internal/reexec"
+	"github.com/retrysafe/retrysafe/internal/testledger"
 	"github.com/retrysafe/retrysafe/lab"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/store"
@@ -130,12 +131,7 @@ func TestLabScenariosWithRealWorkersHoldTheSeedsNumbers(t *testing.T) {
 // The console runs scenarios in the ledger it has open, again and again:
 // the numbers must not drift with what earlier runs left behind.
 func TestRunInTwiceInOneLedgerShowsTheSameNumbers(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "shared.db")
-	st, err := sqlite.Open(path, store.Options{Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st.Close()
+	path := testledger.File(t, "shared.db")
 	r := testRunner(t)
 	for round := 1; round <= 2; round++ {
 		var rows []lab.Row
@@ -155,12 +151,7 @@ func TestRunInTwiceInOneLedgerShowsTheSameNumbers(t *testing.T) {
 }
 
 func TestRunInRefusesWhatCannotRun(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "l.db")
-	st, err := sqlite.Open(path, store.Options{Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st.Close()
+	path := testledger.File(t, "l.db")
 	r := testRunner(t)
 	for _, tc := range []struct{ name, ledger, tenant, scenario string }{
 		{"unknown scenario", path, "lab", "no-such-scenario"},

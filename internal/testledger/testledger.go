@@ -172,3 +172,19 @@ func trimDB(file string) string {
 	}
 	return file
 }
+
+// File creates a new, empty ledger named file in a new t.TempDir(), closes
+// it and returns its path: for code under test that opens the ledger
+// itself (the lab's runner, a re-executed command).
+func File(t testing.TB, file string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), file)
+	st, err := sqlite.Open(path, store.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
