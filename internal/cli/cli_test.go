@@ -711,3 +711,34 @@ func TestADispatchingCommandNeverCreatesAnEmptyProviderFileBesideHistory(t *test
 		t.Errorf("a call beside its provider file: exit %d, %s", code, errText)
 	}
 }
+
+// A replayed call leaves its small WAL for the next call instead of
+// merging it into the file (store.Options.LeaveWAL: no fsync for a
+// replay); a call that made a new operation still merges it. Nothing is
+// lost: what reads the ledger afterwards sees every replay.
+func TestAReplayedCallLeavesItsWALAndLosesNothing(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "ledger.db")
+	args := callArgs(db, "acme", "k", "create_support_task", taskArgs("x"))
+	if _, errOut, code := cli(t, args...); code != 0 {
+		t.Fatalf("first call: exit %d: %s", code, errOut)
+	}
+	if _, err := os.Stat(db + "-wal"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the call that made the operation left its WAL (%v); want it merged into the file", err)
+	}
+	for i := 0; i < 3; i++ {
+		if out, errOut, code := cli(t, args...); code != 0 || !strings.Contains(out, `"status":"replayed"`) {
+			t.Fatalf("replay %d: exit %d, %s %s", i, code, out, errOut)
+		}
+	}
+	if st, err := os.Stat(db + "-wal"); err != nil || st.Size() == 0 {
+		t.Errorf("the replays merged their WAL into the file (%v); want it left for the next call", err)
+	}
+	out, errOut, code := cli(t, "ops", "show", "--db", db, "--tenant", "acme", "--key", "k", "--json")
+	var d model.Detail
+	if err := json.Unmarshal([]byte(out), &d); code != 0 || err != nil {
+		t.Fatalf("ops show: exit %d, %v: %s", code, err, errOut)
+	}
+	if len(d.Attempts) != 4 {
+		t.Errorf("%d attempts after a call and three replays, want 4", len(d.Attempts))
+	}
+}
