@@ -204,7 +204,7 @@ func TestSandboxServeWorkerKilledAfterDispatchRedispatchesSafely(t *testing.T) {
 	db := newLedgerFile(t)
 	worker := append([]string{workerCommand}, callArgs(db, "acme", "n-1", "notify", mailArgs,
 		"--config", cfg, "--lease", "200ms", "--"+lab.FlagDieAt, "after-dispatch", "--"+lab.FlagDieHow, lab.DieKill)[1:]...)
-	_, werr, code, killed := asBinary(t, worker...)
+	_, werr, _, killed := asBinary(t, worker...)
 	if !killed {
 		t.Fatalf("the worker did not die: %s", werr)
 	}
