@@ -231,7 +231,13 @@ func checkListsMatch(t *testing.T, lists map[string][]string) {
 	for _, f := range model.AllFindingKinds {
 		findings = append(findings, string(f))
 	}
-	for col, want := range map[string][]string{"state": states, "final_state": states, "outcome": outcomes, "action": actions, "finding": findings} {
+	wantLists := map[string][]string{"state": states, "final_state": states, "outcome": outcomes, "action": actions, "finding": findings}
+	for col, vals := range lists {
+		if _, ok := wantLists[col]; !ok && strings.Join(vals, ",") != "0,1" { // a boolean is no enum
+			t.Errorf("the migrations CHECK %s IN %v, which no model list is compared with", col, vals)
+		}
+	}
+	for col, want := range wantLists {
 		got, ok := lists[col]
 		if !ok {
 			t.Errorf("no CHECK (%s IN (...)) found in the migrations", col)
