@@ -10,12 +10,9 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"github.com/retrysafe/retrysafe/config"
-	"github.com/retrysafe/retrysafe/provider/sandbox"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,10 +21,11 @@ import (
 	"time"
 
 	"github.com/retrysafe/retrysafe/gateway"
+	"github.com/retrysafe/retrysafe/internal/testledger"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
+	"github.com/retrysafe/retrysafe/provider/sandbox"
 	"github.com/retrysafe/retrysafe/reconcile"
-	"github.com/retrysafe/retrysafe/store"
 	"github.com/retrysafe/retrysafe/store/sqlite"
 )
 
@@ -68,18 +66,10 @@ type env struct {
 
 func newEnv(t *testing.T, tune ...func(*gateway.Config)) *env {
 	t.Helper()
-	e := &env{t: t, path: filepath.Join(t.TempDir(), "ledger.db"), tokens: map[string]string{}}
+	e := &env{t: t, tokens: map[string]string{}}
 	now := func() time.Time { return time.Now().Add(time.Duration(e.offset.Load()) * time.Millisecond) }
-	st, err := sqlite.Open(e.path, store.Options{Create: true, Now: now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sb, err := sandbox.Open(filepath.Join(filepath.Dir(e.path), "provider.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.st, e.sb = st, sb
-	e.svc = reconcile.New(st, config.Default().Tools, sb.Providers())
+	l := testledger.New(t, testledger.WithNow(now), testledger.ProviderFile("provider.db"))
+	e.path, e.st, e.sb, e.svc = l.Path, l.Store, l.Sandbox, l.Svc
 	cfg := gateway.Config{Service: e.svc, Tools: catalog{}, Worker: "gateway-test",
 		CallTimeout: 700 * time.Millisecond, MaxInFlight: 64}
 	for _, f := range tune {
@@ -90,11 +80,7 @@ func newEnv(t *testing.T, tune ...func(*gateway.Config)) *env {
 		t.Fatal(err)
 	}
 	e.srv = httptest.NewServer(g.Handler())
-	t.Cleanup(func() {
-		e.srv.Close()
-		sb.Close()
-		st.Close()
-	})
+	t.Cleanup(e.srv.Close) // before the ledger closes
 	for _, tenant := range []string{"acme", "globex"} {
 		e.tokens[tenant] = e.token(tenant)
 	}

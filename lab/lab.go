@@ -129,16 +129,6 @@ func Scenarios() []Scenario {
 	return out
 }
 
-// Lookup returns the scenario with id.
-func Lookup(id string) (Scenario, bool) {
-	for _, s := range scenarios {
-		if s.ID == id {
-			return s.Scenario, true
-		}
-	}
-	return Scenario{}, false
-}
-
 // tenantLocks serialises scenarios on one tenant inside this process: the
 // local-effect counts are the tenant's effect rows before and after, which
 // only mean "this scenario's effects" while no other scenario writes there.

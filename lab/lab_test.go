@@ -5,64 +5,57 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/retrysafe/retrysafe/config"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/retrysafe/retrysafe/config"
+	"github.com/retrysafe/retrysafe/internal/reexec"
+	"github.com/retrysafe/retrysafe/internal/testledger"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/reconcile"
-	"github.com/retrysafe/retrysafe/store"
 	"github.com/retrysafe/retrysafe/store/sqlite"
 )
 
-// The test binary doubles as two kinds of child process:
-//   - hookEnv=POINT,HOW[,stall]: installs Hook and walks the call path's
-//     points in order, saying which it passed, so the parent sees exactly
-//     where the process ended and how;
-//   - idleEnv=1: a "worker" that does nothing and exits 0, to show that the
-//     scenarios' checks fail when the workers do not behave.
+// The test binary doubles as two kinds of child process (internal/reexec):
+//   - hookWorker, spec POINT,HOW[,stall]: installs Hook and walks the call
+//     path's points in order, saying which it passed, so the parent sees
+//     exactly where the process ended and how;
+//   - idleWorker: a "worker" that does nothing and exits 0, to show that
+//     the scenarios' checks fail when the workers do not behave.
 const (
-	hookEnv = "RETRYSAFE_LAB_TEST_HOOK"
-	idleEnv = "RETRYSAFE_LAB_TEST_IDLE"
+	hookWorker = "hook"
+	idleWorker = "idle"
 )
 
 var pathOrder = []reconcile.Point{reconcile.PointBeforeCommit, reconcile.PointAfterCommit,
 	reconcile.PointAfterClaim, reconcile.PointAfterDispatch}
 
 func TestMain(m *testing.M) {
-	if v := os.Getenv(hookEnv); v != "" {
-		parts := strings.Split(v, ",")
-		die, stall := reconcile.Point(parts[0]), reconcile.Point("")
-		if len(parts) == 3 {
-			die, stall = "", reconcile.Point(parts[0])
-		}
-		hook, err := Hook(die, parts[1], stall, os.Stderr)
-		if err != nil {
-			os.Stderr.WriteString(err.Error())
-			os.Exit(2)
-		}
-		for _, p := range pathOrder {
-			hook(p)
-			os.Stdout.WriteString("passed " + string(p) + "\n")
-		}
-		os.Exit(0)
-	}
-	if os.Getenv(idleEnv) == "1" {
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
+	reexec.Main(m, map[string]func(string) int{
+		hookWorker: runHook,
+		idleWorker: func(string) int { return 0 },
+	})
 }
 
-func self(t *testing.T) string {
-	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
+// runHook is hookWorker: spec POINT,HOW[,stall].
+func runHook(spec string) int {
+	parts := strings.Split(spec, ",")
+	die, stall := reconcile.Point(parts[0]), reconcile.Point("")
+	if len(parts) == 3 {
+		die, stall = "", reconcile.Point(parts[0])
 	}
-	return exe
+	hook, err := Hook(die, parts[1], stall, os.Stderr)
+	if err != nil {
+		os.Stderr.WriteString(err.Error())
+		return 2
+	}
+	for _, p := range pathOrder {
+		hook(p)
+		os.Stdout.WriteString("passed " + string(p) + "\n")
+	}
+	return 0
 }
 
 func TestHookEndsTheProcessForRealAtItsPoint(t *testing.T) {
@@ -80,8 +73,7 @@ func TestHookEndsTheProcessForRealAtItsPoint(t *testing.T) {
 		{reconcile.PointAfterDispatch, DieKill, -1, "passed before-commit\npassed after-commit\npassed after-claim\n"},
 	} {
 		t.Run(string(tc.point)+"/"+tc.how, func(t *testing.T) {
-			cmd := exec.Command(self(t))
-			cmd.Env = append(os.Environ(), hookEnv+"="+string(tc.point)+","+tc.how)
+			cmd := reexec.Command(t, hookWorker, string(tc.point)+","+tc.how)
 			var out bytes.Buffer
 			cmd.Stdout = &out
 			err := cmd.Run()
@@ -100,8 +92,7 @@ func TestHookEndsTheProcessForRealAtItsPoint(t *testing.T) {
 }
 
 func TestHookStallsUntilKilledAndSaysWhere(t *testing.T) {
-	cmd := exec.Command(self(t))
-	cmd.Env = append(os.Environ(), hookEnv+"=after-commit,exit,stall")
+	cmd := reexec.Command(t, hookWorker, "after-commit,exit,stall")
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	errPipe, err := cmd.StderrPipe()
@@ -136,15 +127,10 @@ func TestHookRefusesAnUnknownWayToDie(t *testing.T) {
 // A lab whose checks cannot fail proves nothing: with workers that do
 // nothing, every scenario must report failure (or refuse to go on).
 func TestScenariosFailWhenWorkersDoNotBehave(t *testing.T) {
-	r := &Runner{Exe: self(t), Env: []string{idleEnv + "=1"}, Open: sqlite.OpenLedger}
+	r := &Runner{Exe: reexec.Executable(t), Env: reexec.Env(idleWorker, nil), Open: sqlite.OpenLedger}
 	for _, sc := range Scenarios() {
 		t.Run(sc.ID, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "l.db")
-			st, err := sqlite.Open(path, store.Options{Create: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			st.Close()
+			path := testledger.File(t, "l.db")
 			row, err := r.RunIn(context.Background(), path, LabTenant, sc.ID, nil)
 			if err == nil && row.OK {
 				t.Errorf("%s passed with idle workers: %+v", sc.ID, row)
@@ -168,9 +154,6 @@ func TestScenariosHaveUniqueIDsAndSayWhatTheyExpect(t *testing.T) {
 		}
 		if _, err := config.Default().Tools.Lookup(sc.Tool); err != nil {
 			t.Errorf("%s: %v", sc.ID, err)
-		}
-		if got, ok := Lookup(sc.ID); !ok || got != sc {
-			t.Errorf("Lookup(%s) = %+v, %v", sc.ID, got, ok)
 		}
 	}
 	if len(seen) != 10 {

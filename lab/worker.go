@@ -224,7 +224,7 @@ func (x *spawner) args(c call) []string {
 	if x.clock != nil {
 		// Read at the start: the worker's clock is then the parent's, to
 		// the process's start-up.
-		a = append(a, "--"+FlagClockOffset, x.clock().Sub(time.Now()).String())
+		a = append(a, "--"+FlagClockOffset, time.Until(x.clock()).String())
 	}
 	return a
 }

@@ -1,10 +1,6 @@
 package model_test
 
 import (
-	"os"
-	"path/filepath"
-	"regexp"
-	"sort"
 	"strings"
 	"testing"
 
@@ -121,84 +117,5 @@ func TestClassExitCodesAndRetryability(t *testing.T) {
 		if c.ExitCode() != w.code || c.Retryable() != w.retryable {
 			t.Errorf("%s: exit %d retryable %v; want exit %d retryable %v", c, c.ExitCode(), c.Retryable(), w.code, w.retryable)
 		}
-	}
-}
-
-// sqlCheckLists reads the IN (...) list of every CHECK on column in one
-// driver's migrations (store/DRIVER/migrations); the last migration that
-// mentions it wins.
-func sqlCheckLists(t *testing.T, driver string) map[string][]string {
-	t.Helper()
-	files, err := filepath.Glob(filepath.Join(driver, "migrations", "*.sql"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no migrations found in %s: %v", driver, err)
-	}
-	sort.Strings(files)
-	re := regexp.MustCompile(`CHECK\s*\(\s*(\w+)\s+IN\s*\(([^)]*)\)`)
-	out := map[string][]string{}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range re.FindAllStringSubmatch(string(b), -1) {
-			var vals []string
-			for _, v := range strings.Split(m[2], ",") {
-				vals = append(vals, strings.Trim(strings.TrimSpace(v), "'"))
-			}
-			out[m[1]] = vals
-		}
-	}
-	return out
-}
-
-func sameSet(t *testing.T, what string, sqlVals []string, modelVals []string) {
-	t.Helper()
-	a := append([]string(nil), sqlVals...)
-	b := append([]string(nil), modelVals...)
-	sort.Strings(a)
-	sort.Strings(b)
-	if strings.Join(a, ",") != strings.Join(b, ",") {
-		t.Errorf("%s: SQL CHECK lists %v, the model lists %v", what, a, b)
-	}
-}
-
-// The SQL CHECK constraints and the Go lists must agree both ways: a state
-// the model can produce but SQL refuses fails at runtime; a state SQL allows
-// but the model does not know is data nobody can read. (store's tests insert
-// each value into a real ledger; this one reads the migration text.)
-// Every driver's migrations are checked.
-func TestSQLCheckListsMatchTheModel(t *testing.T) {
-	drivers, _ := filepath.Glob(filepath.Join("..", "store", "*", "migrations"))
-	if len(drivers) == 0 {
-		t.Fatal("no driver migrations found under store/")
-	}
-	for _, d := range drivers {
-		t.Run(filepath.Base(filepath.Dir(d)), func(t *testing.T) { checkListsMatch(t, sqlCheckLists(t, filepath.Dir(d))) })
-	}
-}
-
-func checkListsMatch(t *testing.T, lists map[string][]string) {
-	var states, outcomes, actions []string
-	for _, s := range model.AllStates {
-		states = append(states, string(s))
-	}
-	for _, o := range model.AllOutcomes {
-		outcomes = append(outcomes, string(o))
-	}
-	for _, a := range model.AllActions {
-		actions = append(actions, string(a))
-	}
-	var findings []string
-	for _, f := range model.AllFindingKinds {
-		findings = append(findings, string(f))
-	}
-	for col, want := range map[string][]string{"state": states, "final_state": states, "outcome": outcomes, "action": actions, "finding": findings} {
-		got, ok := lists[col]
-		if !ok {
-			t.Errorf("no CHECK (%s IN (...)) found in the migrations", col)
-			continue
-		}
-		sameSet(t, col, got, want)
 	}
 }

@@ -2,14 +2,13 @@ package reconcile_test
 
 import (
 	"context"
-	"github.com/retrysafe/retrysafe/config"
-	"github.com/retrysafe/retrysafe/provider/sandbox"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/retrysafe/retrysafe/config"
+	"github.com/retrysafe/retrysafe/internal/testledger"
 	"github.com/retrysafe/retrysafe/model"
-	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
 	"github.com/retrysafe/retrysafe/store/sqlite"
@@ -19,18 +18,8 @@ import (
 // ledger it builds keeps every invariant the store audits, its counts
 // agree with its report, and every state the console shows is in it.
 func TestBulkBuildsALedgerThatPassesTheAuditWithEveryState(t *testing.T) {
-	dir := t.TempDir()
-	st, err := sqlite.Open(filepath.Join(dir, "bulk.db"), store.Options{Create: true, Durability: store.Fast})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	sb, err := sandbox.Open(filepath.Join(dir, "bulk.provider.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sb.Close()
-	svc := reconcile.New(st, config.Default().Tools, sb.Providers())
+	l := testledger.New(t, testledger.Named("bulk.db"), testledger.Fast(), testledger.WithNow(time.Now))
+	dir, st, sb, svc := l.Dir, l.Store, l.Sandbox, l.Svc
 	ctx := context.Background()
 	rep, err := svc.Bulk(ctx, reconcile.BulkSpec{Ops: 6000, Tenants: 4, Seed: 7, Batch: 1000, RealCalls: 30}, nil)
 	if err != nil {
@@ -95,13 +84,8 @@ func TestBulkBuildsALedgerThatPassesTheAuditWithEveryState(t *testing.T) {
 }
 
 func TestClaimTxRefusesALocalTool(t *testing.T) {
-	dir := t.TempDir()
-	st, err := sqlite.Open(filepath.Join(dir, "l.db"), store.Options{Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	svc := reconcile.New(st, config.Default().Tools, provider.Registry{})
+	l := testledger.New(t, testledger.Named("l.db"), testledger.WithNow(time.Now), testledger.NoProviders())
+	st, svc := l.Store, l.Svc
 	p, err := config.Default().Tools.Prepare(model.Request{Tenant: "t", Key: "k", Tool: "create_support_task", PayloadVersion: 1, Args: []byte(`{"subject":"s"}`)})
 	if err != nil {
 		t.Fatal(err)

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/retrysafe/retrysafe/config"
+	"github.com/retrysafe/retrysafe/internal/reexec"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider/sandbox"
 	"github.com/retrysafe/retrysafe/reconcile"
@@ -30,10 +31,6 @@ import (
 	"github.com/retrysafe/retrysafe/store/postgres"
 	"github.com/retrysafe/retrysafe/store/postgres/pgtest"
 )
-
-// hostEnv switches the test binary into one "host": a worker process that
-// streams one JSON line per call as soon as the call returns.
-const hostEnv = "RETRYSAFE_RECONCILE_HOST"
 
 // Environment of the crash test: a PostgreSQL server of its own (the test
 // stops it), the script that controls it and its directory.
@@ -98,7 +95,6 @@ func runHost(specJSON string) int {
 
 type host struct {
 	cmd   *exec.Cmd
-	out   bytes.Buffer
 	errb  bytes.Buffer
 	mu    sync.Mutex
 	lines []hostLine
@@ -107,9 +103,7 @@ type host struct {
 
 func startHost(t *testing.T, spec hostSpec) *host {
 	t.Helper()
-	b, _ := json.Marshal(spec)
-	h := &host{cmd: exec.Command(os.Args[0], "-test.run=^$"), done: make(chan struct{})}
-	h.cmd.Env = append(os.Environ(), hostEnv+"="+string(b))
+	h := &host{cmd: reexec.Command(t, hostWorker, spec), done: make(chan struct{})}
 	h.cmd.Stderr = &h.errb
 	pipe, err := h.cmd.StdoutPipe()
 	if err != nil {

@@ -5,40 +5,37 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/retrysafe/retrysafe/config"
-	"github.com/retrysafe/retrysafe/provider/sandbox"
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/retrysafe/retrysafe/config"
+	"github.com/retrysafe/retrysafe/internal/reexec"
+	"github.com/retrysafe/retrysafe/internal/testledger"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
+	"github.com/retrysafe/retrysafe/provider/sandbox"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
 	"github.com/retrysafe/retrysafe/store/sqlite"
 )
 
-// childEnv switches the test binary into a worker process: TestMain runs
-// the spec it holds and exits, so crash tests kill a real process (os.Exit
-// at a Point), not a goroutine.
-const childEnv = "RETRYSAFE_RECONCILE_CHILD"
+// The re-executed test binary's workers (internal/reexec): "child" runs a
+// childSpec and exits, so crash tests kill a real process (os.Exit at a
+// Point), not a goroutine; "host" runs a hostSpec.
+const (
+	childWorker = "child"
+	hostWorker  = "host"
+)
 
 // exitDied is the exit code of a child that stopped at its Point.
 const exitDied = 17
 
 func TestMain(m *testing.M) {
-	if spec := os.Getenv(childEnv); spec != "" {
-		os.Exit(runChild(spec))
-	}
-	if spec := os.Getenv(hostEnv); spec != "" {
-		os.Exit(runHost(spec))
-	}
-	os.Exit(m.Run())
+	reexec.Main(m, map[string]func(string) int{childWorker: runChild, hostWorker: runHost})
 }
 
 // childSpec is what a worker process does.
@@ -165,12 +162,7 @@ type child struct {
 
 func startChild(t *testing.T, spec childSpec) *child {
 	t.Helper()
-	b, err := json.Marshal(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &child{cmd: exec.Command(os.Args[0], "-test.run=^$")}
-	c.cmd.Env = append(os.Environ(), childEnv+"="+string(b))
+	c := &child{cmd: reexec.Command(t, childWorker, spec)}
 	c.cmd.Stdout, c.cmd.Stderr = &c.stdout, &c.stderr
 	if err := c.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -201,86 +193,54 @@ func runChildProcess(t *testing.T, spec childSpec) (int, *childReport) {
 	return startChild(t, spec).wait(t)
 }
 
-// clock is a fake time source shared by a store and its service, in whole
-// milliseconds so stored times compare exactly.
-type clock struct{ ms atomic.Int64 }
+// clock is the tests' pinned clock (internal/testledger).
+type clock = testledger.Clock
 
-func newClock() *clock {
-	c := &clock{}
-	c.ms.Store(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC).UnixMilli())
-	return c
-}
+func newClock() *clock { return testledger.NewClock(testledger.Start) }
 
-func (c *clock) Now() time.Time                        { return time.UnixMilli(c.ms.Load()).UTC() }
-func (c *clock) Advance(d time.Duration)               { c.ms.Add(d.Milliseconds()) }
-func (c *clock) Set(t time.Time)                       { c.ms.Store(t.UnixMilli()) }
-func (c *clock) options(o store.Options) store.Options { o.Now = c.Now; return o }
-
-// ledger is one test's ledger file, sandbox provider and service.
+// ledger is one test's ledger file, sandbox provider and service
+// (internal/testledger), under the names these tests use.
 type ledger struct {
-	t          testing.TB
-	dir        string
-	path, pdb  string
-	st         store.Ledger
-	sb         *sandbox.Sandbox
-	svc        *reconcile.Service
-	clock      *clock // nil: the real clock
-	durability store.Durability
+	t         testing.TB
+	tl        *testledger.Ledger
+	path, pdb string
+	st        store.Ledger
+	sb        *sandbox.Sandbox
+	svc       *reconcile.Service
+	clock     *clock // nil: the real clock
 }
 
-type ledgerOpt func(*ledger)
+type ledgerOpt = testledger.Option
 
-func withClock(c *clock) ledgerOpt { return func(l *ledger) { l.clock = c } }
-func fast() ledgerOpt              { return func(l *ledger) { l.durability = store.Fast } }
+func withClock(c *clock) ledgerOpt { return testledger.WithClock(c) }
+func fast() ledgerOpt              { return testledger.Fast() }
+
+// These tests run on the real clock unless they pin one (withClock), with
+// the provider's file named provider.db.
+var ledgerDefaults = []ledgerOpt{testledger.WithNow(time.Now), testledger.ProviderFile("provider.db")}
 
 func newLedger(t testing.TB, opts ...ledgerOpt) *ledger {
 	t.Helper()
-	dir := t.TempDir()
-	l := &ledger{t: t, dir: dir, path: filepath.Join(dir, "ledger.db"), pdb: filepath.Join(dir, "provider.db")}
-	for _, o := range opts {
-		o(l)
-	}
-	l.open()
-	t.Cleanup(l.close)
+	return wrap(t, testledger.New(t, append(ledgerDefaults, opts...)...))
+}
+
+func wrap(t testing.TB, tl *testledger.Ledger) *ledger {
+	l := &ledger{t: t, tl: tl}
+	l.sync()
 	return l
 }
 
-func (l *ledger) options() store.Options {
-	o := store.Options{Create: true, Durability: l.durability}
-	if l.clock != nil {
-		o = l.clock.options(o)
-	}
-	return o
-}
-
-func (l *ledger) open() {
-	l.t.Helper()
-	st, err := sqlite.Open(l.path, l.options())
-	if err != nil {
-		l.t.Fatal(err)
-	}
-	sb, err := sandbox.Open(l.pdb)
-	if err != nil {
-		l.t.Fatal(err)
-	}
-	l.st, l.sb = st, sb
-	l.svc = reconcile.New(st, config.Default().Tools, sb.Providers())
-}
-
-func (l *ledger) close() {
-	if l.st != nil {
-		l.st.Close()
-		l.sb.Close()
-		l.st, l.sb = nil, nil
+func (l *ledger) sync() {
+	l.path, l.pdb, l.clock = l.tl.Path, l.tl.ProviderDB, l.tl.Clock
+	l.st, l.sb, l.svc = nil, nil, nil
+	if l.tl.Store != nil {
+		l.st, l.sb, l.svc = l.tl.Store, l.tl.Sandbox, l.tl.Svc
 	}
 }
 
-// reopen drops every connection and opens new ones: what a new worker
-// process, or a retry after a lost reply, sees.
-func (l *ledger) reopen() {
-	l.close()
-	l.open()
-}
+func (l *ledger) open()   { l.tl.Open(); l.sync() }
+func (l *ledger) close()  { l.tl.Close(); l.sync() }
+func (l *ledger) reopen() { l.tl.Reopen(); l.sync() }
 
 // spec describes a child process on this ledger. A ledger with a pinned
 // clock pins the child's to the same instant: on the real clock a child

@@ -26,10 +26,10 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/retrysafe/retrysafe/internal/testledger"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/reconcile"
-	"github.com/retrysafe/retrysafe/store"
 )
 
 const (
@@ -729,8 +729,7 @@ func TestStateMachineProperty(t *testing.T) {
 		}
 		defer os.RemoveAll(dir)
 		clk := newClock()
-		l := &ledger{t: t, dir: dir, path: dir + "/ledger.db", pdb: dir + "/provider.db", clock: clk, durability: fastDurability()}
-		l.open()
+		l := wrap(t, testledger.In(t, dir, testledger.ProviderFile("provider.db"), withClock(clk), fast()))
 		defer l.close()
 		l.svc.Lease, l.svc.ReplayWindow, l.svc.TombstoneWindow = propLease, propReplay, propTomb
 		m := &propMachine{t: t, l: l, clk: clk, ops: map[string]*propOp{}, tombs: map[string]time.Time{},
@@ -759,5 +758,3 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 func sortStrings(s []string) { slices.Sort(s) }
-
-func fastDurability() store.Durability { return store.Fast }

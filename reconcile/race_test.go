@@ -120,18 +120,43 @@ func TestLateWorkerResultFirstThenStaleDecision(t *testing.T) {
 	}
 }
 
-// The two really race, many times, with provider delays that put the
-// worker's answer before, during and after the sweep and decision. Whatever
-// the order: one of them decides, the other is refused or recorded, nothing
-// is lost, and a disagreement is flagged.
+// The worker and the operator run at once, on their own goroutines and
+// the same ledger, in each of the orders a race can take — the worker's
+// claim paused (through the service's hook, not by timing) before the
+// provider delivers, after it delivered, or not at all — with provider
+// delays on top. Whatever the order: one of them decides, the other is
+// refused or recorded, nothing is lost, a disagreement is flagged, and
+// each schedule ends the way it must.
 func TestDecisionRacingLateWorkerResult(t *testing.T) {
+	type schedule struct {
+		name    string
+		pauseAt reconcile.Point // "" : the worker runs to its end first
+		stale   bool            // the operator decides on the screen from before the worker's answer
+		want    string          // the order the outcome must show
+		// contradicted: the operator's decision (on an empty lookup, the
+		// delivery still in flight) disagrees with what the provider did.
+		contradicted bool
+	}
+	schedules := []schedule{
+		{"worker records before the sweep", "", false, "worker first", false},
+		{"decision while the delivery is in flight", reconcile.PointAfterClaim, false, "decision first", true},
+		{"decision after the delivery, before its record", reconcile.PointAfterDispatch, false, "decision first", false},
+		{"decision on a screen from before the record", reconcile.PointAfterDispatch, true, "decision refused", false},
+	}
 	clk := newClock()
 	l := newLedger(t, withClock(clk))
-	outcomes := map[string]int{}
+	seen := map[string]int{}
 	for i := 0; i < 40; i++ {
+		sc := schedules[i%len(schedules)]
 		key := fmt.Sprintf("race-%d", i)
-		delay := time.Duration(i%4) * 3 * time.Millisecond
-		pause := time.Duration((i/4)%5) * 1500 * time.Microsecond
+		delay := time.Duration(i%3) * 2 * time.Millisecond
+		paused, release := make(chan struct{}), make(chan struct{})
+		l.svc.At = func(p reconcile.Point) {
+			if sc.pauseAt != "" && p == sc.pauseAt {
+				close(paused)
+				<-release
+			}
+		}
 		var wg sync.WaitGroup
 		var workerRes reconcile.Result
 		wg.Add(1)
@@ -144,38 +169,44 @@ func TestDecisionRacingLateWorkerResult(t *testing.T) {
 			}
 			workerRes = res
 		}()
-		// The operator: once the claim is visible, the lease "ends", a
-		// sweep runs, and the operator decides on what the provider shows.
-		for {
-			if _, err := l.st.Get(context.Background(), "acme", key); err == nil {
-				break
-			}
-			time.Sleep(100 * time.Microsecond)
+		if sc.pauseAt == "" {
+			wg.Wait()
+		} else {
+			<-paused
 		}
-		time.Sleep(pause)
+		// The operator: the lease "ends", a sweep runs, and the operator
+		// decides on what the provider shows.
 		clk.Advance(reconcile.DefaultLease + time.Second)
 		if _, err := l.svc.Sweep(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		op := l.op("acme", key)
 		var decideErr error
-		var action model.Action
 		if op.State == model.StateUnknown {
 			_, ev, err := l.svc.Check(context.Background(), "acme", key)
 			if err != nil {
 				t.Fatal(err)
 			}
 			d := decision(op)
+			action := model.ActionMarkApplied
 			if ev.Found {
-				action, d.Evidence = model.ActionMarkApplied, ev.Ref
+				d.Evidence = ev.Ref
 			} else {
 				// The dangerous case the seeds warn of: an empty lookup is
 				// not proof, the delivery may still be in flight.
 				action, d.Evidence = model.ActionMarkNotApplied, "provider lookup empty"
 			}
+			if sc.stale {
+				close(release)
+				wg.Wait()
+			}
 			decideErr = l.decide(action, d)
 		}
+		if sc.pauseAt != "" && !sc.stale {
+			close(release)
+		}
 		wg.Wait()
+		l.svc.At = nil
 
 		d := l.detail("acme", key)
 		delivered := l.deliveries("acme", key)
@@ -185,22 +216,23 @@ func TestDecisionRacingLateWorkerResult(t *testing.T) {
 				late = &d.Attempts[i]
 			}
 		}
+		var order string
 		switch {
 		case op.State == model.StateApplied:
 			// The worker recorded first; no decision was possible.
-			outcomes["worker first"]++
+			order = "worker first"
 			if len(d.Decisions) != 0 || late != nil || workerRes.Outcome != model.OutcomeCreated {
 				t.Errorf("%s: worker won but decisions %v, late %v, worker told %+v", key, d.Decisions, late, workerRes)
 			}
 		case decideErr != nil:
 			// The operator's decision was refused because the worker's answer
 			// changed the operation first; the refusal says so.
-			outcomes["decision refused"]++
+			order = "decision refused"
 			if !model.IsCode(decideErr, model.CodeStale) || len(d.Decisions) != 0 || late == nil {
 				t.Errorf("%s: decision refused with %v; decisions %v, late %v", key, decideErr, d.Decisions, late)
 			}
 		default:
-			outcomes["decision first"]++
+			order = "decision first"
 			if len(d.Decisions) != 1 || late == nil {
 				t.Fatalf("%s: decision stands? %v; late result recorded? %v", key, d.Decisions, late)
 			}
@@ -215,12 +247,20 @@ func TestDecisionRacingLateWorkerResult(t *testing.T) {
 				t.Errorf("%s: flagged contradicted without a disagreement", key)
 			}
 		}
+		if order != sc.want || d.Operation.Contradicted != sc.contradicted {
+			t.Errorf("%s (%s): ended as %q, contradicted %v; want %q, contradicted %v", key, sc.name, order, d.Operation.Contradicted, sc.want, sc.contradicted)
+		}
+		seen[sc.name+" → "+order]++
 		if delivered != 1 {
 			t.Errorf("%s: %d deliveries", key, delivered)
 		}
 		l.audit()
 	}
-	t.Logf("orders seen: %v", outcomes)
+	for _, sc := range schedules {
+		if n := seen[sc.name+" → "+sc.want]; n != 40/len(schedules) {
+			t.Errorf("%s ended as %s %d times, want %d", sc.name, sc.want, n, 40/len(schedules))
+		}
+	}
 }
 
 // The order in between: the sweep makes the operation unknown, the
@@ -269,4 +309,91 @@ func TestLateResultBetweenTheOperatorsLookAndDecision(t *testing.T) {
 			}
 		})
 	}
+}
+
+// An operator marks an unknown operation not applied while the worker's
+// dispatch is still in flight; the provider then answers "applied". The
+// operation is flagged contradicted — and neither the late worker nor the
+// next call may dispatch it again to a provider that ignores downstream
+// keys: that would be a second delivery.
+func TestContradictedNotAppliedIsNotDispatchedAgain(t *testing.T) {
+	l, req := raceNotAppliedAgainstALateApplied(t)
+	late := l.call(req, reconcile.CallOptions{})
+	if op := l.op("acme", "k"); op.State != model.StateNotApplied || !op.Contradicted {
+		t.Fatalf("after the late result: %s contradicted=%v; want not_applied, contradicted", op.State, op.Contradicted)
+	}
+	if late.Class != model.ClassUnknown {
+		t.Errorf("the late worker was told %s (%s); it must stop, not retry", late.Class, late.Message)
+	}
+	res := l.call(req, reconcile.CallOptions{})
+	if res.Class != model.ClassUnknown {
+		t.Errorf("a retry of the contradicted key got %s (%s); want unknown", res.Class, res.Message)
+	}
+	if n := l.deliveries("acme", "k"); n != 1 {
+		t.Fatalf("the provider holds %d deliveries for one operation; want 1", n)
+	}
+	// The decision stands; a person can still authorize a deliberate new key.
+	d := decision(l.op("acme", "k"))
+	d.NewKey = "k2"
+	if err := l.decide(model.ActionAuthorizeKey, d); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A contradicted not_applied — the operator said "not applied", then the
+// provider's late answer said "applied" — can be marked applied: that agrees
+// with the provider, settles the contradiction, and the next retry replays
+// with no second effect. Without it the only way out was a new key, which
+// would send the effect again.
+func TestContradictedNotAppliedCanBeMarkedApplied(t *testing.T) {
+	l, req := raceNotAppliedAgainstALateApplied(t)
+	l.call(req, reconcile.CallOptions{})
+	op := l.op("acme", "k")
+	if op.State != model.StateNotApplied || !op.Contradicted {
+		t.Fatalf("setup: %s contradicted=%v; want not_applied, contradicted", op.State, op.Contradicted)
+	}
+	if !reconcile.AllowedFor(*op, model.ActionMarkApplied) || reconcile.Allowed(op.State, model.ActionMarkApplied) {
+		t.Fatal("mark applied must be legal for a contradicted not_applied, and only for a contradicted one")
+	}
+	d := decision(op)
+	d.Evidence = "sbx_1"
+	if err := l.decide(model.ActionMarkApplied, d); err != nil {
+		t.Fatal(err)
+	}
+	if op := l.op("acme", "k"); op.State != model.StateApplied || op.Contradicted {
+		t.Fatalf("after marking it applied: %s contradicted=%v; want applied, settled", op.State, op.Contradicted)
+	}
+	res := l.call(req, reconcile.CallOptions{})
+	if res.Class != model.ClassDone || res.Receipt == nil || res.Receipt.Status != "replayed" {
+		t.Fatalf("retry after the decision: %s %+v; want a replayed receipt", res.Class, res.Receipt)
+	}
+	if n := l.deliveries("acme", "k"); n != 1 {
+		t.Fatalf("the provider holds %d deliveries; want 1", n)
+	}
+}
+
+// raceNotAppliedAgainstALateApplied returns a ledger and a notification
+// request whose first call, once made, ends contradicted: while it is in
+// flight its lease ends, a sweep makes it unknown and an operator marks it
+// not applied; then the provider's answer "applied" arrives.
+func raceNotAppliedAgainstALateApplied(t *testing.T) (*ledger, model.Request) {
+	t.Helper()
+	clk := newClock()
+	l := newLedger(t, withClock(clk))
+	l.svc.At = func(p reconcile.Point) {
+		if p != reconcile.PointAfterDispatch {
+			return
+		}
+		l.svc.At = nil
+		clk.Advance(reconcile.DefaultLease + time.Second)
+		if _, err := l.svc.Sweep(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		d := decision(l.op("acme", "k"))
+		d.Evidence = "provider search showed nothing yet"
+		if err := l.decide(model.ActionMarkNotApplied, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return l, notify("acme", "k", "a@example.com")
 }

@@ -226,6 +226,13 @@ type Options struct {
 	// Default 5s.
 	BusyTimeout time.Duration
 	Durability  Durability
+	// LeaveWAL lets Close leave a small write-ahead log in place, not
+	// merged into the main file, when this store made no durable commit
+	// (a replay, a conflict, a refusal: attempt rows only). The next
+	// writer appends to it, and neither process pays the fsyncs of a
+	// checkpoint and of a new log. SQLite drivers only; the ledger is
+	// then the file together with its -wal.
+	LeaveWAL bool
 	// Now is the clock; tests and the lab pin it. Default time.Now.
 	Now func() time.Time
 }

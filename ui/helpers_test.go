@@ -3,12 +3,8 @@ package ui
 import (
 	"context"
 	"encoding/json"
-	toolconfig "github.com/retrysafe/retrysafe/config"
-	"github.com/retrysafe/retrysafe/provider/sandbox"
 	"io"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,37 +13,26 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/muesli/termenv"
 
+	toolconfig "github.com/retrysafe/retrysafe/config"
+	"github.com/retrysafe/retrysafe/internal/testledger"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
+	"github.com/retrysafe/retrysafe/provider/sandbox"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
-	"github.com/retrysafe/retrysafe/store/sqlite"
 )
 
-// clock is the ledger's and the console's time in tests: fixed, moved by
-// hand, so ages, "refreshed" times and decision times are the same on every
-// run.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
+// clock is the ledger's and the console's time in tests (internal/testledger):
+// fixed, moved by hand, so ages, "refreshed" times and decision times are
+// the same on every run.
+type clock = testledger.Clock
 
-func newClock() *clock { return &clock{t: time.Date(2026, 3, 14, 9, 26, 53, 0, time.UTC)} }
+func newClock() *clock { return testledger.NewClock(time.Date(2026, 3, 14, 9, 26, 53, 0, time.UTC)) }
 
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
-// ledger is a real ledger file with its sandbox provider in t.TempDir().
+// ledger is a real ledger file with its sandbox provider in t.TempDir()
+// (internal/testledger).
 type ledger struct {
+	tl    *testledger.Ledger
 	path  string
 	st    store.Ledger
 	sb    *sandbox.Sandbox
@@ -57,31 +42,15 @@ type ledger struct {
 
 func newLedger(t testing.TB) *ledger {
 	t.Helper()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "ledger.db")
-	c := newClock()
-	st, err := sqlite.Open(path, store.Options{Create: true, Durability: store.Fast, Now: c.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sb, err := sandbox.Open(filepath.Join(dir, "ledger.provider.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sb.Close(); st.Close() })
-	return &ledger{path: path, st: st, sb: sb, svc: reconcile.New(st, toolconfig.Default().Tools, sb.Providers()), clock: c}
+	tl := testledger.New(t, testledger.WithClock(newClock()), testledger.Fast())
+	return &ledger{tl: tl, path: tl.Path, st: tl.Store, sb: tl.Sandbox, svc: tl.Svc, clock: tl.Clock}
 }
 
 // second opens the same ledger again: another process's view, for writes
 // the console must notice (and decisions that race the console's).
 func (l *ledger) second(t testing.TB) *reconcile.Service {
 	t.Helper()
-	st, err := sqlite.Open(l.path, store.Options{Now: l.clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return reconcile.New(st, toolconfig.Default().Tools, l.sb.Providers())
+	return l.tl.Second(t)
 }
 
 // call makes one real call through the call path.

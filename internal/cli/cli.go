@@ -380,16 +380,22 @@ func (l *ledger) buildProvider(ctx context.Context, p config.Provider, providerD
 // or restored without its provider file, or a wrong --provider-db): the
 // new, empty file would answer every later lookup of those operations
 // "has nothing" — an authoritative "not applied" for effects that may well
-// have happened. The ledger is asked first and the file looked for after:
-// a concurrent first call creates the file before it claims anything, so
-// a claim seen here means the file is there by now.
+// have happened. A file that is there settles it without a query (every
+// call of an external tool comes here, and the query costs a connection of
+// its own). A missing one is looked for again after the ledger is asked: a
+// concurrent first call creates the file before it claims anything, so a
+// claim seen here means the file is there by now.
 func (l *ledger) refuseNewSandboxWithHistory(ctx context.Context, providerDB string) error {
-	sent, err := l.Store.SentTo(ctx, l.sandboxNames...)
-	if err != nil || !sent {
-		return err
+	missing := func() bool {
+		_, err := os.Stat(providerDB)
+		return errors.Is(err, fs.ErrNotExist)
 	}
-	if _, err := os.Stat(providerDB); err == nil || !errors.Is(err, fs.ErrNotExist) {
+	if !missing() {
 		return nil
+	}
+	sent, err := l.Store.SentTo(ctx, l.sandboxNames...)
+	if err != nil || !sent || !missing() {
+		return err
 	}
 	return model.Errorf(model.CodeInvalid,
 		"the sandbox provider's file %s is not there, but this ledger has operations sent to the sandbox: pass --provider-db with the file the calls used (nothing was created: a new, empty one would answer their lookups \"has nothing\")",

@@ -10,8 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/retrysafe/retrysafe/config"
-	"github.com/retrysafe/retrysafe/provider/sandbox"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,8 +17,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retrysafe/retrysafe/config"
+	"github.com/retrysafe/retrysafe/internal/reexec"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
+	"github.com/retrysafe/retrysafe/provider/sandbox"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
 	"github.com/retrysafe/retrysafe/store/sqlite"
@@ -114,15 +115,10 @@ func callArgs(db, tenant, key, tool, args string, extra ...string) []string {
 // its own (TestMain's switch), for calls that must really die.
 func asBinary(t *testing.T, args ...string) (stdout, stderr string, code int, signaled bool) {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(exe, args...)
-	cmd.Env = append(os.Environ(), workerEnv+"=1")
+	cmd := reexec.Command(t, asCLI, nil, args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err = cmd.Run()
+	err := cmd.Run()
 	var ee *exec.ExitError
 	if err != nil && !errors.As(err, &ee) {
 		t.Fatal(err)
@@ -566,5 +562,183 @@ func TestBenchReportsRateLatencyErrorsAndTheBaseline(t *testing.T) {
 	}
 	if out, _, code := cli(t, "bench", "--db", db, "--fresh", "--ops", "20", "--workers", "2", "--baseline=false"); code != 0 || !strings.Contains(out, "calls/s") {
 		t.Errorf("bench --fresh human output: exit %d %q", code, out)
+	}
+}
+
+// Flags that make no sense are refused before the ledger is opened: exit 2
+// and no file created, like every other bad input.
+func TestCallRefusesBadTimingAndProviderFlagsBeforeCreatingTheLedger(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		name  string
+		extra []string
+	}{
+		{"zero timeout", []string{"--timeout", "0s"}},
+		{"negative timeout", []string{"--timeout", "-1s"}},
+		{"zero lease", []string{"--lease", "0s"}},
+		{"provider file in a missing directory", []string{"--provider-db", filepath.Join(dir, "nowhere", "p.db")}},
+	}
+	for _, c := range cases {
+		db := filepath.Join(dir, "never.db")
+		out, errText, code := cli(t, callArgs(db, "acme", "k", "send_notification", notifyArgs, c.extra...)...)
+		if code != 2 || out != "" {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 2", c.name, code, out, errText)
+		}
+		oneErrorLine(t, c.name, errText)
+		for _, p := range []string{db, providerPath(db)} {
+			if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s: a refused call created %s", c.name, p)
+			}
+		}
+	}
+}
+
+// `ops check` must not answer from a provider file it just created: an empty
+// lookup there would read as "nothing was sent".
+func TestOpsCheckRefusesAMissingProviderFile(t *testing.T) {
+	db := newLedgerFile(t)
+	if _, _, code := cli(t, callArgs(db, "acme", "k", "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
+		t.Fatalf("setup call exit %d; want 5", code)
+	}
+	elsewhere := filepath.Join(t.TempDir(), "other.provider.db")
+	out, errText, code := cli(t, "ops", "check", "--db", db, "--tenant", "acme", "--key", "k", "--provider-db", elsewhere)
+	if code != 2 || out != "" || !strings.Contains(oneErrorLine(t, "check", errText), "cannot tell") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 2 and a line about the provider file", code, out, errText)
+	}
+	if _, err := os.Stat(elsewhere); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("ops check created %s", elsewhere)
+	}
+	out, _, code = cli(t, "ops", "check", "--db", db, "--tenant", "acme", "--key", "k")
+	if code != 0 || !strings.Contains(out, "delivered") {
+		t.Errorf("check beside the ledger: exit %d, %q", code, out)
+	}
+}
+
+// The console opens the provider only to ask it: a ledger copied without
+// its provider file (or pointed at the wrong --provider-db) gets "cannot
+// tell" from every check, and no file is created — asking a new, empty
+// provider store would answer "no delivery", a false reason to mark the
+// operation not applied.
+func TestTheConsoleNeverCreatesAProviderStoreToAskIt(t *testing.T) {
+	db := newLedgerFile(t)
+	if _, _, code := cli(t, callArgs(db, "acme", "k", "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
+		t.Fatalf("setup call exit %d; want 5", code)
+	}
+	copied := filepath.Join(t.TempDir(), "copy.db")
+	data, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(copied, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, ledger, providerDB string }{
+		{"a copied ledger", copied, ""},
+		{"a wrong --provider-db", db, filepath.Join(t.TempDir(), "wrong.provider.db")},
+	} {
+		l, err := openForLookups(c.ledger, c.providerDB, config.Default(), store.Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		_, ev, err := l.Svc.Check(context.Background(), "acme", "k")
+		l.Close()
+		if err == nil || !strings.Contains(err.Error(), "cannot tell") || ev.Found || strings.Contains(ev.Detail, "no delivery") {
+			t.Errorf("%s: check = %+v, %v; want cannot tell", c.name, ev, err)
+		}
+		want := c.providerDB
+		if want == "" {
+			want = providerPath(c.ledger)
+		}
+		if _, err := os.Stat(want); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s: asking created %s", c.name, want)
+		}
+	}
+	// With the right file, the same check finds the delivery.
+	l, err := openForLookups(db, "", config.Default(), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if _, ev, err := l.Svc.Check(context.Background(), "acme", "k"); err != nil || !ev.Found {
+		t.Fatalf("check beside the ledger: %+v, %v", ev, err)
+	}
+}
+
+// A ledger copied without its provider file must not get a new, empty one
+// from a command that dispatches (sweep, a call, serve): every later lookup
+// of its earlier operations would then answer an authoritative "has
+// nothing", and triage and the console's review would propose marking
+// delivered e-mails not applied. Those commands refuse (exit 2, nothing
+// created); a local call still works, and triage still cannot tell.
+func TestADispatchingCommandNeverCreatesAnEmptyProviderFileBesideHistory(t *testing.T) {
+	db := newLedgerFile(t)
+	if _, _, code := cli(t, callArgs(db, "acme", "k", "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
+		t.Fatalf("setup call exit %d; want 5", code)
+	}
+	copied := filepath.Join(t.TempDir(), "copy.db")
+	data, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(copied, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		args []string
+	}{
+		{"sweep", []string{"sweep", "--db", copied}},
+		{"an external call", callArgs(copied, "acme", "k2", "send_notification", notifyArgs)},
+	}
+	for _, c := range cases {
+		_, errText, code := cli(t, c.args...)
+		if code == 0 || !strings.Contains(errText, "not there") {
+			t.Errorf("%s: exit %d, stderr %q; want a refusal naming the missing provider file", c.name, code, errText)
+		}
+		if _, err := os.Stat(providerPath(copied)); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("%s created %s beside a ledger with history", c.name, providerPath(copied))
+		}
+	}
+	if _, errText, code := cli(t, callArgs(copied, "acme", "t", "create_support_task", taskArgs("local"))...); code != 0 {
+		t.Errorf("a local call on the copy: exit %d, %s", code, errText)
+	}
+	out, _, code := cli(t, "triage", "--db", copied, "--json")
+	if code == 0 || strings.Contains(out, `"kind": "has_nothing"`) || !strings.Contains(out, `"kind": "cannot_tell"`) {
+		t.Errorf("triage on the copy: exit %d, %s; want cannot tell, never has nothing", code, out)
+	}
+	// The right file beside the original still dispatches.
+	if _, errText, code := cli(t, callArgs(db, "acme", "k3", "send_notification", notifyArgs)...); code != 0 {
+		t.Errorf("a call beside its provider file: exit %d, %s", code, errText)
+	}
+}
+
+// A replayed call leaves its small WAL for the next call instead of
+// merging it into the file (store.Options.LeaveWAL: no fsync for a
+// replay); a call that made a new operation still merges it. Nothing is
+// lost: what reads the ledger afterwards sees every replay.
+func TestAReplayedCallLeavesItsWALAndLosesNothing(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "ledger.db")
+	args := callArgs(db, "acme", "k", "create_support_task", taskArgs("x"))
+	if _, errOut, code := cli(t, args...); code != 0 {
+		t.Fatalf("first call: exit %d: %s", code, errOut)
+	}
+	if _, err := os.Stat(db + "-wal"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the call that made the operation left its WAL (%v); want it merged into the file", err)
+	}
+	for i := 0; i < 3; i++ {
+		if out, errOut, code := cli(t, args...); code != 0 || !strings.Contains(out, `"status":"replayed"`) {
+			t.Fatalf("replay %d: exit %d, %s %s", i, code, out, errOut)
+		}
+	}
+	if st, err := os.Stat(db + "-wal"); err != nil || st.Size() == 0 {
+		t.Errorf("the replays merged their WAL into the file (%v); want it left for the next call", err)
+	}
+	out, errOut, code := cli(t, "ops", "show", "--db", db, "--tenant", "acme", "--key", "k", "--json")
+	var d model.Detail
+	if err := json.Unmarshal([]byte(out), &d); code != 0 || err != nil {
+		t.Fatalf("ops show: exit %d, %v: %s", code, err, errOut)
+	}
+	if len(d.Attempts) != 4 {
+		t.Errorf("%d attempts after a call and three replays, want 4", len(d.Attempts))
 	}
 }

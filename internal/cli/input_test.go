@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/retrysafe/retrysafe/internal/reexec"
 )
 
 // A file far over the 64 KiB limit is refused having read only one byte
@@ -71,13 +73,7 @@ func TestArgsFromAnEndlessFileIsRefused(t *testing.T) {
 // switch), for inputs and signals that need a process of their own.
 func binaryCmd(ctx context.Context, t *testing.T, args ...string) *exec.Cmd {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.CommandContext(ctx, exe, args...)
-	cmd.Env = append(os.Environ(), workerEnv+"=1")
-	return cmd
+	return reexec.CommandContext(ctx, t, asCLI, nil, args...)
 }
 
 // A call waiting for its arguments on a FIFO nobody writes, or on a stdin

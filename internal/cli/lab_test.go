@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/retrysafe/retrysafe/config"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,16 +13,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retrysafe/retrysafe/config"
+	"github.com/retrysafe/retrysafe/internal/reexec"
+	"github.com/retrysafe/retrysafe/internal/testledger"
 	"github.com/retrysafe/retrysafe/lab"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/store"
 	"github.com/retrysafe/retrysafe/store/sqlite"
 )
 
-// workerEnv switches the test binary into a retrysafe process: the lab
-// re-executes it as `__worker …` and it must then behave exactly like the
-// real binary, dying where it is told to.
-const workerEnv = "RETRYSAFE_TEST_AS_BINARY"
+// The re-executed test binary's workers (internal/reexec): asCLI is a
+// retrysafe process — the lab re-executes it as `__worker …` and it must
+// then behave exactly like the real binary, dying where it is told to;
+// loadWorker is the gateway's load generator (a loadSpec).
+const (
+	asCLI      = "cli"
+	loadWorker = "load"
+)
 
 // fileSizeEnv makes the re-executed binary's disk "full": no file may
 // grow past this many bytes (RLIMIT_FSIZE), so SQLite's writes fail the
@@ -31,26 +37,21 @@ const workerEnv = "RETRYSAFE_TEST_AS_BINARY"
 const fileSizeEnv = "RETRYSAFE_TEST_FILE_SIZE_LIMIT"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(workerEnv) == "1" {
-		if v := os.Getenv(fileSizeEnv); v != "" {
-			limitFileSize(v)
-		}
-		os.Exit(Run(os.Args[1:], os.Stdout, os.Stderr))
-	}
-	if spec := os.Getenv(loadEnv); spec != "" {
-		os.Exit(runLoad(spec))
-	}
-	os.Exit(m.Run())
+	reexec.Main(m, map[string]func(string) int{
+		asCLI: func(string) int {
+			if v := os.Getenv(fileSizeEnv); v != "" {
+				limitFileSize(v)
+			}
+			return Run(os.Args[1:], os.Stdout, os.Stderr)
+		},
+		loadWorker: runLoad,
+	})
 }
 
 // testRunner re-executes this test binary as the lab's workers.
 func testRunner(t *testing.T) *lab.Runner {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &lab.Runner{Exe: exe, WorkerArgs: []string{workerCommand}, Open: openStore, Env: []string{workerEnv + "=1"}, Operator: "lab-test"}
+	return &lab.Runner{Exe: reexec.Executable(t), WorkerArgs: []string{workerCommand}, Open: openStore, Env: reexec.Env(asCLI, nil), Operator: "lab-test"}
 }
 
 // want is one row of the lab's table as the seeds state it.
@@ -130,12 +131,7 @@ func TestLabScenariosWithRealWorkersHoldTheSeedsNumbers(t *testing.T) {
 // The console runs scenarios in the ledger it has open, again and again:
 // the numbers must not drift with what earlier runs left behind.
 func TestRunInTwiceInOneLedgerShowsTheSameNumbers(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "shared.db")
-	st, err := sqlite.Open(path, store.Options{Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st.Close()
+	path := testledger.File(t, "shared.db")
 	r := testRunner(t)
 	for round := 1; round <= 2; round++ {
 		var rows []lab.Row
@@ -155,12 +151,7 @@ func TestRunInTwiceInOneLedgerShowsTheSameNumbers(t *testing.T) {
 }
 
 func TestRunInRefusesWhatCannotRun(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "l.db")
-	st, err := sqlite.Open(path, store.Options{Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st.Close()
+	path := testledger.File(t, "l.db")
 	r := testRunner(t)
 	for _, tc := range []struct{ name, ledger, tenant, scenario string }{
 		{"unknown scenario", path, "lab", "no-such-scenario"},
@@ -179,7 +170,7 @@ func TestRunInRefusesWhatCannotRun(t *testing.T) {
 }
 
 func TestLabCommandPrintsEveryRowAndExitsZero(t *testing.T) {
-	t.Setenv(workerEnv, "1") // the lab re-executes os.Executable(): this test binary
+	reexec.Setenv(t, asCLI, nil) // the lab re-executes os.Executable(): this test binary
 	keep := filepath.Join(t.TempDir(), "kept")
 	var out, errOut bytes.Buffer
 	start := time.Now()
@@ -296,7 +287,7 @@ const (
 )
 
 func TestDemoBuildsTheDesignedLedger(t *testing.T) {
-	t.Setenv(workerEnv, "1") // demo's lab scenarios re-execute this test binary
+	reexec.Setenv(t, asCLI, nil) // demo's lab scenarios re-execute this test binary
 	path := filepath.Join(t.TempDir(), "demo.db")
 	var out, errOut bytes.Buffer
 	start := time.Now()

@@ -7,12 +7,12 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/retrysafe/retrysafe/internal/reexec"
 	"github.com/retrysafe/retrysafe/lab"
 )
 
@@ -21,12 +21,7 @@ import (
 // calling stop.
 func sandboxServe(t *testing.T, listen, db string) (addr string, stop func()) {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(exe, "sandbox", "serve", "--listen", listen, "--db", db)
-	cmd.Env = append(os.Environ(), workerEnv+"=1")
+	cmd := reexec.Command(t, asCLI, nil, "sandbox", "serve", "--listen", listen, "--db", db)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -209,7 +204,7 @@ func TestSandboxServeWorkerKilledAfterDispatchRedispatchesSafely(t *testing.T) {
 	db := newLedgerFile(t)
 	worker := append([]string{workerCommand}, callArgs(db, "acme", "n-1", "notify", mailArgs,
 		"--config", cfg, "--lease", "200ms", "--"+lab.FlagDieAt, "after-dispatch", "--"+lab.FlagDieHow, lab.DieKill)[1:]...)
-	_, werr, code, killed := asBinary(t, worker...)
+	_, werr, _, killed := asBinary(t, worker...)
 	if !killed {
 		t.Fatalf("the worker did not die: %s", werr)
 	}

@@ -10,7 +10,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/retrysafe/retrysafe/config"
 	"io"
 	"net/http"
 	"os"
@@ -23,14 +22,15 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/retrysafe/retrysafe/config"
+	"github.com/retrysafe/retrysafe/internal/reexec"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/store"
 	"github.com/retrysafe/retrysafe/store/sqlite"
 )
 
-// loadEnv switches the test binary into a load generator: another process
-// that calls the gateway and prints one line per acknowledged call.
-const loadEnv = "RETRYSAFE_TEST_LOAD"
+// The load generator (loadWorker) is another process that calls the
+// gateway and prints one line per acknowledged call.
 
 type loadSpec struct {
 	URL, Token, Prefix string
@@ -113,12 +113,7 @@ type server struct {
 
 func startServer(t *testing.T, db string) *server {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(exe, "serve", "--db", db, "--listen", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), workerEnv+"=1")
+	cmd := reexec.Command(t, asCLI, nil, "serve", "--db", db, "--listen", "127.0.0.1:0")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -148,10 +143,7 @@ func startServer(t *testing.T, db string) *server {
 // startLoad runs the load generator process; acks streams what it prints.
 func startLoad(t *testing.T, spec loadSpec) (cmd *exec.Cmd, acks <-chan ack) {
 	t.Helper()
-	exe, _ := os.Executable()
-	b, _ := json.Marshal(spec)
-	cmd = exec.Command(exe)
-	cmd.Env = append(os.Environ(), loadEnv+"="+string(b))
+	cmd = reexec.Command(t, loadWorker, spec)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -299,9 +291,7 @@ func TestMCPOverStdioDrivenByTheSDKClient(t *testing.T) {
 	if _, errOut, code := cli(t, callArgs(db, "agents", "lost-notice", "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
 		t.Fatalf("setup: %d %s", code, errOut)
 	}
-	exe, _ := os.Executable()
-	cmd := exec.Command(exe, "mcp", "--db", db, "--tenant", "agents")
-	cmd.Env = append(os.Environ(), workerEnv+"=1")
+	cmd := reexec.Command(t, asCLI, nil, "mcp", "--db", db, "--tenant", "agents")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	client := mcp.NewClient(&mcp.Implementation{Name: "retrysafe-test", Version: "1"}, nil)

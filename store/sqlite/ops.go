@@ -339,7 +339,7 @@ func (t *Tx) queryOps(q string, args ...any) ([]*model.Operation, error) {
 }
 
 // CompactExpired turns up to limit operations whose replay window ended into
-// tombstones kept until forgetAfter past now, and drops tombstones past
+// tombstones kept until tombstoneTTL past now, and drops tombstones past
 // their own window. Effects (tasks, report jobs) are never deleted.
 func (t *Tx) CompactExpired(tombstoneTTL time.Duration, limit int) (compacted, forgotten int, err error) {
 	if err := t.durableOnly(); err != nil {

@@ -57,6 +57,11 @@ type Store struct {
 	// onBatch, when set, hears the size of every committed batch (the
 	// gateway's group-commit histogram).
 	onBatch atomic.Pointer[func(size int)]
+
+	// leaveWALAsked is store.Options.LeaveWAL; madeDurable is set once a
+	// batch ran at synchronous=FULL (see leaveWAL).
+	leaveWALAsked bool
+	madeDurable   atomic.Bool
 }
 
 // ObserveBatches makes fn hear the number of callers every group commit
@@ -162,7 +167,7 @@ func open(path string, o options) (*Store, error) {
 	}
 	r.SetMaxOpenConns(4)
 	r.SetMaxIdleConns(4)
-	s := &Store{path: path, w: w, r: r, now: o.Now, ro: o.ReadOnly, sync: "FULL"}
+	s := &Store{path: path, w: w, r: r, now: o.Now, ro: o.ReadOnly, sync: "FULL", leaveWALAsked: o.LeaveWAL}
 	if o.Durability == store.Fast {
 		s.sync = "OFF"
 	}
@@ -302,7 +307,7 @@ func create(path string, o options) error {
 	}
 	f.Close()
 	co := o
-	co.Create, co.ReadOnly = false, false
+	co.Create, co.ReadOnly, co.LeaveWAL = false, false, false
 	s, err := open(tmp, co)
 	if err != nil {
 		return err
@@ -368,21 +373,26 @@ func (s *Store) ReadOnly() bool { return s.ro }
 // Now is the store's clock.
 func (s *Store) Now() time.Time { return s.now() }
 
-// Close closes both pools.
+// Close closes both pools, the readers first: the last connection to
+// close is the writer's, and it checkpoints the WAL into the file — unless
+// store.Options.LeaveWAL lets it leave a small log for the next writer.
 func (s *Store) Close() error {
 	var errs []error
 	for _, st := range s.stmts {
 		errs = append(errs, st.Close())
 	}
 	s.stmts = nil
+	if s.r != nil {
+		errs = append(errs, s.r.Close())
+	}
 	if s.wc != nil {
+		if s.leaveWAL() {
+			_ = noCheckpointOnClose(s.wc) // failing that, Close checkpoints
+		}
 		errs = append(errs, s.wc.Close())
 	}
 	if s.w != nil {
 		errs = append(errs, s.w.Close())
-	}
-	if s.r != nil {
-		errs = append(errs, s.r.Close())
 	}
 	return errors.Join(errs...)
 }

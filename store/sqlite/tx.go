@@ -302,6 +302,9 @@ func (s *Store) setSynchronous(c *connTx, batch []*pendingTx) (durable bool, err
 			}
 		}
 	}
+	if sync == "FULL" {
+		s.madeDurable.Store(true)
+	}
 	if sync != s.wsync {
 		if _, err := c.ExecContext(c.ctx, "PRAGMA synchronous = "+sync); err != nil {
 			s.wsync = ""

@@ -13,13 +13,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retrysafe/retrysafe/internal/reexec"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/store"
 )
 
-// childEnv carries a worker process's work (JSON) into the re-executed
-// test binary.
-const childEnv = "RETRYSAFE_STORETEST_CHILD"
+// childWorker is the re-executed test binary's name for a worker process
+// (internal/reexec); its spec is a childSpec.
+const childWorker = "storetest-child"
 
 // exitDied is the exit code of a worker that stopped where it was told to.
 const exitDied = 17
@@ -148,17 +149,10 @@ func runChild(d Driver, specJSON string) int {
 
 func childCmd(t *testing.T, spec childSpec) *exec.Cmd {
 	t.Helper()
-	b, _ := json.Marshal(spec)
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(exe, "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+string(b))
-	return cmd
+	return reexec.Command(t, childWorker, spec)
 }
 
-// runChild runs a worker to its end and returns its exit code and report.
+// runChildProcess runs a worker to its end and returns its exit code and report.
 func runChildProcess(t *testing.T, spec childSpec) (int, *childReport) {
 	t.Helper()
 	cmd := childCmd(t, spec)
@@ -184,7 +178,7 @@ func runChildProcess(t *testing.T, spec childSpec) (int, *childReport) {
 	return code, &rep
 }
 
-// startChildren starts n workers together and collects their reports.
+// runChildren starts the workers together and collects their reports.
 func runChildren(t *testing.T, specs []childSpec) []*childReport {
 	t.Helper()
 	start := time.Now().Add(1500 * time.Millisecond).UnixMilli()

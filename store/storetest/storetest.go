@@ -15,11 +15,11 @@ package storetest
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/retrysafe/retrysafe/internal/reexec"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/store"
 )
@@ -45,10 +45,7 @@ type Driver struct {
 // re-executed as one of the suite's worker processes does that work and
 // exits; otherwise the tests run.
 func Main(m *testing.M, d Driver) {
-	if spec := os.Getenv(childEnv); spec != "" {
-		os.Exit(runChild(d, spec))
-	}
-	os.Exit(m.Run())
+	reexec.Main(m, map[string]func(string) int{childWorker: func(spec string) int { return runChild(d, spec) }})
 }
 
 // Run runs the whole suite on d, each test on a ledger of its own, in

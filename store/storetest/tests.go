@@ -552,7 +552,6 @@ func testRollback(t *testing.T, h *harness) {
 
 func testList(t *testing.T, h *harness) {
 	ctx := ctxT(t)
-	var ids []int64
 	states := []model.State{model.StateUnknown, model.StateApplied, model.StateNotApplied}
 	for i := 0; i < 30; i++ {
 		tenant := "acme"
@@ -576,7 +575,6 @@ func testList(t *testing.T, h *harness) {
 			}
 			return nil
 		})
-		ids = append(ids, op.ID)
 	}
 	list := func(q store.ListQuery) []model.Operation {
 		t.Helper()
