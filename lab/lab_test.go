@@ -24,9 +24,12 @@ import (
 //     where the process ended and how;
 //   - idleEnv=1: a "worker" that does nothing and exits 0, to show that the
 //     scenarios' checks fail when the workers do not behave.
+//   - argvEnv=FILE: a "worker" that writes its arguments and the ledger it
+//     was given in its environment to FILE, and exits 0.
 const (
 	hookEnv = "RETRYSAFE_LAB_TEST_HOOK"
 	idleEnv = "RETRYSAFE_LAB_TEST_IDLE"
+	argvEnv = "RETRYSAFE_LAB_TEST_ARGV"
 )
 
 var pathOrder = []reconcile.Point{reconcile.PointBeforeCommit, reconcile.PointAfterCommit,
@@ -51,6 +54,18 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	if os.Getenv(idleEnv) == "1" {
+		os.Exit(0)
+	}
+	if f := os.Getenv(argvEnv); f != "" {
+		// The process's own command line, as ps and /proc show it to anyone.
+		cmdline, err := os.ReadFile("/proc/self/cmdline")
+		if err != nil {
+			cmdline = []byte(strings.Join(os.Args, "\x00"))
+		}
+		out := string(cmdline) + "\n" + os.Getenv(LedgerEnv)
+		if err := os.WriteFile(f, []byte(out), 0o600); err != nil {
+			os.Exit(2)
+		}
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
@@ -201,6 +216,41 @@ func TestWriteTableShowsEveryRowAndWhyOneFailed(t *testing.T) {
 	for _, want := range []string{"0 → 1", "ok", "1 → 1", "FAIL", "b FAILED:", "want 2, got 1"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("table lacks %q:\n%s", want, s)
+		}
+	}
+}
+
+// A PostgreSQL URL may hold a password, and a process's command line is
+// readable by every user of the host: the worker gets its ledger in its
+// environment, and its arguments hold no URL.
+func TestWorkerGetsTheLedgerInItsEnvironmentNotItsArguments(t *testing.T) {
+	for _, ledger := range []string{
+		"postgres://retrysafe:s3cret-pw@db.internal:5432/ops?search_path=ledger&sslmode=disable",
+		filepath.Join(t.TempDir(), "l.db"),
+	} {
+		out := filepath.Join(t.TempDir(), "argv")
+		r := &Runner{Exe: self(t), WorkerArgs: []string{"__worker"}, Env: []string{argvEnv + "=" + out}}
+		t.Setenv(LedgerEnv, "postgres://someone:else@elsewhere/db") // the parent's own is replaced
+		x := &spawner{r: r, ctx: context.Background(), ledger: ledger, providerDB: "p.db", tenant: "t"}
+		o, err := x.call(call{key: "k", tool: "create_support_task", args: `{"subject":"x"}`, worker: "w1", dieAt: reconcile.PointAfterCommit})
+		if err != nil || o.Exit != 0 {
+			t.Fatalf("worker: %+v, %v", o, err)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		argv, env, _ := strings.Cut(string(b), "\n")
+		for _, leak := range []string{ledger, "postgres", "s3cret", "--db"} {
+			if strings.Contains(argv, leak) {
+				t.Errorf("the worker's command line holds %q: %q", leak, strings.ReplaceAll(argv, "\x00", " "))
+			}
+		}
+		if !strings.Contains(argv, "--key\x00k\x00") {
+			t.Errorf("the worker's command line lacks its call: %q", strings.ReplaceAll(argv, "\x00", " "))
+		}
+		if env != ledger {
+			t.Errorf("the worker's $%s = %q, want %q", LedgerEnv, env, ledger)
 		}
 	}
 }
