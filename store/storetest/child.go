@@ -111,7 +111,10 @@ func runChild(d Driver, specJSON string) int {
 	case "die-after-commit":
 		// The commit is acknowledged to nobody: the process dies with its
 		// reply unsent and nothing closed.
-		if err := l.WithTx(ctx, func(tx store.Tx) error { _, err := createAppliedIn(tx, spec.table(), spec.Tenant, spec.Keys[0]); return err }); err != nil {
+		if err := l.WithTx(ctx, func(tx store.Tx) error {
+			_, err := createAppliedIn(tx, spec.table(), spec.Tenant, spec.Keys[0])
+			return err
+		}); err != nil {
 			fmt.Fprintln(os.Stderr, "child:", err)
 			return 4
 		}
