@@ -16,10 +16,12 @@ type TableSource interface {
 }
 
 // loadTables are the ledger's tables Load fills, each before the tables
-// whose rows point at it. The counts follow from the operations (the
-// triggers fire on COPY); tokens and schema_migrations are the ledger's
-// own.
+// whose rows point at it. The counts follow from the operations; tokens
+// and schema_migrations are the ledger's own.
 var loadTables = []string{"operations", "attempts", "decisions", "tombstones", "tasks", "report_jobs", "local_effects"}
+
+// countTriggers keep state_counts (migration 1).
+var countTriggers = []string{"operations_count_insert", "operations_count_update", "operations_count_delete"}
 
 // LoadReport says what Load copied.
 type LoadReport struct {
@@ -32,7 +34,7 @@ type LoadReport struct {
 // hold no operations yet: one transaction, one COPY per table (pgx
 // CopyFrom, streamed — the rows are never all in memory), the ids kept as
 // they were and each identity moved past its table's largest. The counts
-// triggers fire for every copied operation, so the counts are the rows'.
+// are computed from the copied operations in the same transaction.
 // Then VACUUM ANALYZE, so the planner and index-only scans know the new
 // rows. It is how `gen` builds a large PostgreSQL ledger: the rows are
 // generated on SQLite through the call path and moved here as they are.
@@ -47,7 +49,7 @@ func (s *Store) Load(ctx context.Context, src TableSource) (LoadReport, error) {
 		return rep, s.translate(err, "load")
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
-	if _, err := tx.Exec(ctx, `LOCK TABLE operations IN EXCLUSIVE MODE`); err != nil {
+	if _, err := tx.Exec(ctx, `LOCK TABLE operations IN ACCESS EXCLUSIVE MODE`); err != nil {
 		return rep, s.translate(err, "load")
 	}
 	var any bool
@@ -56,6 +58,18 @@ func (s *Store) Load(ctx context.Context, src TableSource) (LoadReport, error) {
 	}
 	if any {
 		return rep, model.Errorf(model.CodeInvalid, "ledger %s holds operations already; a load fills a new one", s.where)
+	}
+	// The counts triggers would update the same few rows once per copied
+	// operation, in one transaction: every update adds a row version that
+	// none can prune yet, and the next walks them all (a million
+	// operations did not finish in ten minutes). They are off for this
+	// transaction only — ALTER TABLE is transactional, and its lock keeps
+	// every other writer out until the commit — and the counts are then
+	// computed from the rows in one statement.
+	for _, trg := range countTriggers {
+		if _, err := tx.Exec(ctx, `ALTER TABLE operations DISABLE TRIGGER `+trg); err != nil {
+			return rep, s.translate(err, "load")
+		}
 	}
 	for _, table := range loadTables {
 		n, hasID, err := s.copyTable(ctx, tx, table, src)
@@ -67,6 +81,14 @@ func (s *Store) Load(ctx context.Context, src TableSource) (LoadReport, error) {
 			if err := s.moveIdentity(ctx, tx, table); err != nil {
 				return rep, err
 			}
+		}
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO state_counts (tenant, state, slot, n) SELECT tenant, state, 0, COUNT(*) FROM operations GROUP BY tenant, state`); err != nil {
+		return rep, s.translate(err, "load counts")
+	}
+	for _, trg := range countTriggers {
+		if _, err := tx.Exec(ctx, `ALTER TABLE operations ENABLE TRIGGER `+trg); err != nil {
+			return rep, s.translate(err, "load")
 		}
 	}
 	if err := tx.Commit(ctx); err != nil {
