@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -18,15 +19,18 @@ import (
 	"github.com/retrysafe/retrysafe/store/sqlite"
 )
 
-// The test binary doubles as two kinds of child process (internal/reexec):
+// The test binary doubles as three kinds of child process (internal/reexec):
 //   - hookWorker, spec POINT,HOW[,stall]: installs Hook and walks the call
 //     path's points in order, saying which it passed, so the parent sees
 //     exactly where the process ended and how;
 //   - idleWorker: a "worker" that does nothing and exits 0, to show that
-//     the scenarios' checks fail when the workers do not behave.
+//     the scenarios' checks fail when the workers do not behave;
+//   - argvWorker, spec FILE: a "worker" that writes its command line and the
+//     ledger it was given in its environment to FILE, and exits 0.
 const (
 	hookWorker = "hook"
 	idleWorker = "idle"
+	argvWorker = "argv"
 )
 
 var pathOrder = []reconcile.Point{reconcile.PointBeforeCommit, reconcile.PointAfterCommit,
@@ -36,7 +40,21 @@ func TestMain(m *testing.M) {
 	reexec.Main(m, map[string]func(string) int{
 		hookWorker: runHook,
 		idleWorker: func(string) int { return 0 },
+		argvWorker: runArgv,
 	})
+}
+
+// runArgv is argvWorker: the process's own command line, as ps and /proc
+// show it to anyone, and its $LedgerEnv, written to the file spec names.
+func runArgv(file string) int {
+	cmdline, err := os.ReadFile("/proc/self/cmdline")
+	if err != nil {
+		cmdline = []byte(strings.Join(os.Args, "\x00"))
+	}
+	if err := os.WriteFile(file, []byte(string(cmdline)+"\n"+os.Getenv(LedgerEnv)), 0o600); err != nil {
+		return 2
+	}
+	return 0
 }
 
 // runHook is hookWorker: spec POINT,HOW[,stall].
@@ -184,6 +202,41 @@ func TestWriteTableShowsEveryRowAndWhyOneFailed(t *testing.T) {
 	for _, want := range []string{"0 → 1", "ok", "1 → 1", "FAIL", "b FAILED:", "want 2, got 1"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("table lacks %q:\n%s", want, s)
+		}
+	}
+}
+
+// A PostgreSQL URL may hold a password, and a process's command line is
+// readable by every user of the host: the worker gets its ledger in its
+// environment, and its arguments hold no URL.
+func TestWorkerGetsTheLedgerInItsEnvironmentNotItsArguments(t *testing.T) {
+	for _, ledger := range []string{
+		"postgres://retrysafe:s3cret-pw@db.internal:5432/ops?search_path=ledger&sslmode=disable",
+		filepath.Join(t.TempDir(), "l.db"),
+	} {
+		out := filepath.Join(t.TempDir(), "argv")
+		r := &Runner{Exe: reexec.Executable(t), WorkerArgs: []string{"__worker"}, Env: reexec.Env(argvWorker, out)}
+		t.Setenv(LedgerEnv, "postgres://someone:else@elsewhere/db") // the parent's own is replaced
+		x := &spawner{r: r, ctx: context.Background(), ledger: ledger, providerDB: "p.db", tenant: "t"}
+		o, err := x.call(call{key: "k", tool: "create_support_task", args: `{"subject":"x"}`, worker: "w1", dieAt: reconcile.PointAfterCommit})
+		if err != nil || o.Exit != 0 {
+			t.Fatalf("worker: %+v, %v", o, err)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		argv, env, _ := strings.Cut(string(b), "\n")
+		for _, leak := range []string{ledger, "postgres", "s3cret", "--db"} {
+			if strings.Contains(argv, leak) {
+				t.Errorf("the worker's command line holds %q: %q", leak, strings.ReplaceAll(argv, "\x00", " "))
+			}
+		}
+		if !strings.Contains(argv, "--key\x00k\x00") {
+			t.Errorf("the worker's command line lacks its call: %q", strings.ReplaceAll(argv, "\x00", " "))
+		}
+		if env != ledger {
+			t.Errorf("the worker's $%s = %q, want %q", LedgerEnv, env, ledger)
 		}
 	}
 }

@@ -20,7 +20,8 @@ import (
 )
 
 // The worker's own flags, beside the call's (the retrysafe binary parses
-// both: `retrysafe __worker --db … --key … --die-at after-commit`).
+// both: `retrysafe __worker --key … --die-at after-commit`). The ledger is
+// not among them: it goes in the worker's environment (LedgerEnv).
 const (
 	FlagDieAt   = "die-at"   // a reconcile.Point where the process ends
 	FlagDieHow  = "die-how"  // exit (os.Exit with DieCode) or kill (SIGKILL)
@@ -31,6 +32,13 @@ const (
 	// a worker it starts must stamp its rows on that same clock.
 	FlagClockOffset = "clock-offset"
 )
+
+// LedgerEnv carries the ledger's path or URL to a worker, never its command
+// line: a PostgreSQL URL may hold a password, and a process's arguments are
+// readable by every user of the host (ps, /proc/PID/cmdline) while its
+// environment is readable only by its owner. A worker is a `retrysafe`
+// command, whose --db defaults to this variable.
+const LedgerEnv = "RETRYSAFE_DB"
 
 // How a worker dies.
 const (
@@ -191,7 +199,7 @@ func (x *spawner) args(c call) []string {
 		tenant = x.tenant
 	}
 	a := append([]string{}, x.r.WorkerArgs...)
-	a = append(a, "--db", x.ledger, "--provider-db", x.providerDB, "--tenant", tenant, "--key", c.key,
+	a = append(a, "--provider-db", x.providerDB, "--tenant", tenant, "--key", c.key,
 		"--tool", c.tool, "--args", c.args, "--timeout", x.workerTimeout().String())
 	if x.config != "" {
 		a = append(a, "--config", x.config)
@@ -242,7 +250,9 @@ func (x *spawner) start(c call) (*proc, error) {
 	cmd := exec.CommandContext(ctx, x.r.Exe, x.args(c)...)
 	// The scenarios call the built-in tools: without a --config of the
 	// lab's own, a $RETRYSAFE_CONFIG of the person's must not replace them.
-	cmd.Env = append(append(os.Environ(), "RETRYSAFE_CONFIG="), x.r.Env...)
+	// The ledger goes in the environment (LedgerEnv), after the parent's
+	// own value of it, which it replaces.
+	cmd.Env = append(append(os.Environ(), "RETRYSAFE_CONFIG=", LedgerEnv+"="+x.ledger), x.r.Env...)
 	p := &proc{cmd: cmd, cancel: cancel, stalled: make(chan struct{})}
 	cmd.Stdout = &capped{buf: &p.stdout}
 	errPipe, err := cmd.StderrPipe()

@@ -6,6 +6,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/store"
 	"github.com/retrysafe/retrysafe/store/postgres"
 	"github.com/retrysafe/retrysafe/store/postgres/pgtest"
 )
@@ -122,5 +124,80 @@ func TestDemoOnPostgreSQL(t *testing.T) {
 	_, errText, code, _ = asBinary(t, "demo", "--db", url, "--no-console")
 	if code != 0 || !strings.Contains(errText, "reusing the demo ledger") {
 		t.Errorf("second demo: exit %d %s", code, errText)
+	}
+}
+
+// gen on PostgreSQL builds, with COPY, the ledger SQLite's gen builds with
+// the same seed: the same operations in the same states, the same pages;
+// the invariants hold, the next call gets a new id, and a schema that
+// holds operations is refused.
+func TestGenOnPostgreSQLBuildsWhatSQLiteBuilds(t *testing.T) {
+	url := pgtest.URL(t)
+	t.Chdir(t.TempDir()) // the provider file goes in the current directory
+	file := filepath.Join(t.TempDir(), "gen.db")
+	for _, db := range []string{file, url} {
+		if _, errText, code := cli(t, "gen", "--db", db, "--ops", "3000", "--tenants", "5", "--batch", "700", "--quiet"); code != 0 {
+			t.Fatalf("gen --db %s: exit %d %s", db, code, errText)
+		}
+	}
+	ctx := context.Background()
+	lite, err := openStore(file, store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lite.Close()
+	pg, err := postgres.Open(url, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Close()
+	for _, tenant := range []string{"", "acme", "hooli"} {
+		want, err1 := lite.Counts(ctx, tenant)
+		got, err2 := pg.Counts(ctx, tenant)
+		nonZero := func(m map[model.State]int) string {
+			var b strings.Builder
+			for _, st := range model.AllStates {
+				if m[st] != 0 {
+					fmt.Fprintf(&b, "%s=%d ", st, m[st])
+				}
+			}
+			return b.String()
+		}
+		if err1 != nil || err2 != nil || got.Total != want.Total || nonZero(got.ByState) != nonZero(want.ByState) {
+			t.Errorf("counts of %q: PostgreSQL %+v (%v), SQLite %+v (%v)", tenant, got, err2, want, err1)
+		}
+	}
+	shape := func(ops []model.Operation) string {
+		var b strings.Builder
+		for _, o := range ops {
+			fmt.Fprintf(&b, "%d %s %s %s %s %s %d|", o.ID, o.Tenant, o.Key, o.Tool, o.State, o.Summary, o.Version)
+		}
+		return b.String()
+	}
+	for _, q := range []store.ListQuery{{Limit: 50}, {Tenant: "globex", State: model.StateUnknown, Limit: 20}, {BeforeID: 1500, Limit: 30}} {
+		want, err1 := lite.List(ctx, q)
+		got, err2 := pg.List(ctx, q)
+		if err1 != nil || err2 != nil || shape(got) != shape(want) {
+			t.Errorf("page %+v differs:\nPostgreSQL %s (%v)\nSQLite     %s (%v)", q, shape(got), err2, shape(want), err1)
+		}
+	}
+	if problems, err := pg.Audit(ctx); err != nil || len(problems) > 0 {
+		t.Errorf("audit: %v %v", problems, err)
+	}
+	// The identities moved past the copied rows: a new call is a new row.
+	out, errText, code := cli(t, callArgs(url, "acme", "after-gen", "create_support_task", taskArgs("after"))...)
+	if code != 0 {
+		t.Fatalf("a call after gen: exit %d %s %s", code, out, errText)
+	}
+	if op, err := pg.Get(ctx, "acme", "after-gen"); err != nil || op.ID <= 3000 {
+		t.Errorf("the call after gen: %+v %v; want a new id past the generated ones", op, err)
+	}
+	if problems, err := pg.Audit(ctx); err != nil || len(problems) > 0 {
+		t.Errorf("audit after a call: %v %v", problems, err)
+	}
+	// gen never adds to a ledger.
+	_, errText, code = cli(t, "gen", "--db", url, "--ops", "10", "--quiet")
+	if code != 2 || !strings.Contains(errText, "new ledger") {
+		t.Errorf("gen into a ledger with operations: exit %d %q; want refused", code, errText)
 	}
 }

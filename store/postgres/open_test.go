@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -143,5 +144,23 @@ func TestErrorsAreClassedBySQLSTATE(t *testing.T) {
 		if got := model.CodeOf(postgres.Translate(c.err)); got != c.code {
 			t.Errorf("%v: %s; want %s", c.err, got, c.code)
 		}
+	}
+}
+
+// Each pooled connection writes its own slot of the counts: the slot is a
+// start-up parameter of the connection, set before its first query.
+func TestEachConnectionHasItsCountSlot(t *testing.T) {
+	url := pgtest.URL(t)
+	s, err := postgres.Open(url, store.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var slot string
+	if err := postgres.QueryRow(context.Background(), s, `SELECT current_setting('retrysafe.count_slot', true)`, &slot); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := strconv.Atoi(slot); err != nil || n < 0 || n >= 32 {
+		t.Errorf("count slot %q; want 0..31", slot)
 	}
 }

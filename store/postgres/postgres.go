@@ -166,12 +166,15 @@ func Open(raw string, o store.Options) (*Store, error) {
 	if !strings.Contains(raw, "pool_max_conns") {
 		cfg.MaxConns = 16
 	}
-	// Each connection of this pool writes its own slot of the counts.
+	// Each connection of this pool writes its own slot of the counts. The
+	// slot travels in the connection's start-up parameters (BeforeConnect
+	// gets a copy of the config per connection): no statement of its own,
+	// no round trip before a new connection's first query.
 	base, next := rand.IntN(countSlots), atomic.Int64{}
-	cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
+	cfg.BeforeConnect = func(ctx context.Context, cc *pgx.ConnConfig) error {
 		slot := (base + int(next.Add(1))) % countSlots
-		_, err := c.Exec(ctx, "SELECT set_config('retrysafe.count_slot', $1, false)", strconv.Itoa(slot))
-		return err
+		cc.RuntimeParams["retrysafe.count_slot"] = strconv.Itoa(slot)
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), o.BusyTimeout+10*time.Second)
 	defer cancel()
@@ -275,6 +278,19 @@ func (s *Store) migrate(ctx context.Context, create bool) error {
 		}
 		return false, nil
 	}
+	// The usual case — a ledger exists — in one statement and one round
+	// trip (simple protocol: nothing to prepare), which every process
+	// start waits for; anything else is read in full below.
+	var current int
+	err := s.pool.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM `+quoteIdent(s.schema)+`.schema_migrations`,
+		pgx.QueryExecModeSimpleProtocol).Scan(&current)
+	if err == nil {
+		if done, err := check(true, current, 1); done || err != nil {
+			return err
+		}
+	} else if code := sqlState(err); code != "42P01" && code != "3F000" { // undefined table, invalid schema name
+		return s.translate(err, "read schema version")
+	}
 	exists, version, tables, err := s.schemaState(ctx, s.pool)
 	if err != nil {
 		return s.translate(err, "read schema version")
@@ -359,6 +375,15 @@ func DropSchema(ctx context.Context, raw string) error {
 		return model.Wrap(model.CodeUnavailable, err, "drop schema %s of %s: %v", schema, Redact(raw), codeOf(err))
 	}
 	return nil
+}
+
+// sqlState is err's SQLSTATE, or "" when PostgreSQL did not answer with one.
+func sqlState(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
 }
 
 // codeOf names a PostgreSQL error by its SQLSTATE and class.

@@ -329,19 +329,27 @@ func (s *Store) EffectCount(ctx context.Context, table model.LocalTable, tool, t
 	return n, s.translate(err, "count effects")
 }
 
-// Audit checks the ledger's invariants and returns one line per violation:
-// every applied local operation has exactly one effect whose id its receipt
-// names, no effect belongs to an operation that is not applied, and the
-// trigger-kept counts agree with the rows.
+// Audit checks the ledger's invariants and returns one line per violation
+// (SQLite's checks, but its integrity_check): every applied local operation
+// (one without a provider) has exactly one effect — task, report job or
+// local_effects row — whose id its receipt names, no effect belongs to an
+// operation that is not applied, and the trigger-kept counts agree with
+// the rows.
 func (s *Store) Audit(ctx context.Context) ([]string, error) {
 	var problems []string
 	checks := []struct{ what, q string }{
-		{"applied task operations without exactly one task", `SELECT COUNT(*) FROM operations o WHERE o.tool = 'create_support_task' AND o.state = 'applied'
+		{"applied local operations whose receipt names no effect", `SELECT COUNT(*) FROM operations o WHERE o.state = 'applied' AND o.provider IS NULL
+			AND (o.receipt::jsonb #>> '{result,task_id}') IS NULL AND (o.receipt::jsonb #>> '{result,job_id}') IS NULL
+			AND (o.receipt::jsonb #>> '{result,effect_id}') IS NULL AND (o.receipt::jsonb #> '{result,effect}') IS NULL`},
+		{"applied task operations without exactly one task", `SELECT COUNT(*) FROM operations o WHERE o.state = 'applied' AND (o.receipt::jsonb #>> '{result,task_id}') IS NOT NULL
 			AND (SELECT COUNT(*) FROM tasks t WHERE t.operation_id = o.id AND t.id::text = (o.receipt::jsonb #>> '{result,task_id}')) <> 1`},
-		{"applied report operations without exactly one job", `SELECT COUNT(*) FROM operations o WHERE o.tool = 'create_report_job' AND o.state = 'applied'
+		{"applied report operations without exactly one job", `SELECT COUNT(*) FROM operations o WHERE o.state = 'applied' AND (o.receipt::jsonb #>> '{result,job_id}') IS NOT NULL
 			AND (SELECT COUNT(*) FROM report_jobs j WHERE j.operation_id = o.id AND j.id::text = (o.receipt::jsonb #>> '{result,job_id}')) <> 1`},
+		{"applied local-effect operations without exactly one effect", `SELECT COUNT(*) FROM operations o WHERE o.state = 'applied' AND (o.receipt::jsonb #>> '{result,effect_id}') IS NOT NULL
+			AND (SELECT COUNT(*) FROM local_effects e WHERE e.operation_id = o.id AND e.id::text = (o.receipt::jsonb #>> '{result,effect_id}')) <> 1`},
 		{"tasks whose operation is not applied", `SELECT COUNT(*) FROM tasks t JOIN operations o ON o.id = t.operation_id WHERE o.state <> 'applied'`},
 		{"report jobs whose operation is not applied", `SELECT COUNT(*) FROM report_jobs j JOIN operations o ON o.id = j.operation_id WHERE o.state <> 'applied'`},
+		{"local effects whose operation is not applied", `SELECT COUNT(*) FROM local_effects e JOIN operations o ON o.id = e.operation_id WHERE o.state <> 'applied'`},
 		{"state counts out of step", `SELECT COUNT(*) FROM (SELECT tenant, state, COUNT(*) n FROM operations GROUP BY tenant, state) x
 			FULL JOIN (SELECT tenant, state, SUM(n) n FROM state_counts GROUP BY tenant, state HAVING SUM(n) <> 0) c
 			USING (tenant, state) WHERE x.n IS DISTINCT FROM c.n`},

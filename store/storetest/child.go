@@ -31,7 +31,10 @@ type childSpec struct {
 	Mode     string // create, bump, die-after-commit, die-before-commit, hang, write
 	Tenant   string
 	Keys     []string
-	Bumps    int
+	// Table is where die-after-commit and die-before-commit write their
+	// operation's local effect ("" = tasks).
+	Table model.LocalTable
+	Bumps int
 	// StartAt (Unix ms) holds every worker until the same moment, so the
 	// processes really contend.
 	StartAt int64
@@ -43,6 +46,13 @@ type childReport struct {
 	Bumps   int      `json:"bumps"`
 	Stale   int      `json:"stale"`
 	Errors  []string `json:"errors"`
+}
+
+func (s childSpec) table() model.LocalTable {
+	if s.Table == "" {
+		return model.TableTasks
+	}
+	return s.Table
 }
 
 func runChild(d Driver, specJSON string) int {
@@ -102,14 +112,17 @@ func runChild(d Driver, specJSON string) int {
 	case "die-after-commit":
 		// The commit is acknowledged to nobody: the process dies with its
 		// reply unsent and nothing closed.
-		if err := l.WithTx(ctx, func(tx store.Tx) error { _, err := createApplied(tx, spec.Tenant, spec.Keys[0]); return err }); err != nil {
+		if err := l.WithTx(ctx, func(tx store.Tx) error {
+			_, err := createAppliedIn(tx, spec.table(), spec.Tenant, spec.Keys[0])
+			return err
+		}); err != nil {
 			fmt.Fprintln(os.Stderr, "child:", err)
 			return 4
 		}
 		os.Exit(exitDied)
 	case "die-before-commit":
 		_ = l.WithTx(ctx, func(tx store.Tx) error {
-			if _, err := createApplied(tx, spec.Tenant, spec.Keys[0]); err != nil {
+			if _, err := createAppliedIn(tx, spec.table(), spec.Tenant, spec.Keys[0]); err != nil {
 				fmt.Fprintln(os.Stderr, "child:", err)
 				os.Exit(4)
 			}

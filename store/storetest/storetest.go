@@ -86,6 +86,7 @@ func Run(t *testing.T, d Driver) {
 		{"CompactExpiredRefusesANonPositiveTombstoneWindow", testCompactRefusesNonPositiveWindow},
 		{"FindingsAreLatestLookupsStaleAfterAnotherAttemptAndFilterable", testFindings},
 		{"SentToFindsOperationsOfAnyTenantSentToAProvider", testSentTo},
+		{"LocalEffectsCommitWithTheirOperationAndRollBackWithIt", testLocalEffects},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -180,16 +181,34 @@ func newOp(tenant, key string, st model.State) *model.Operation {
 // the key if nobody has, perform the local effect, store the receipt that
 // names it. created reports whether this call made the operation.
 func createApplied(tx store.Tx, tenant, key string) (created bool, err error) {
+	return createAppliedIn(tx, model.TableTasks, tenant, key)
+}
+
+// effectTool is the tool whose effect createAppliedIn writes in table: the
+// generic local_effects table keeps a team's own tool's rows.
+func effectTool(table model.LocalTable) string {
+	switch table {
+	case model.TableReportJobs:
+		return "create_report_job"
+	case model.TableLocalEffects:
+		return "team_local_tool"
+	}
+	return "create_support_task"
+}
+
+// createAppliedIn is createApplied with the effect in table.
+func createAppliedIn(tx store.Tx, table model.LocalTable, tenant, key string) (created bool, err error) {
 	if _, err := tx.GetOperation(tenant, key); err == nil {
 		return false, nil
 	} else if !model.IsCode(err, model.CodeNotFound) {
 		return false, err
 	}
 	op := newOp(tenant, key, model.StateApplied)
+	op.Tool = effectTool(table)
 	if err := tx.InsertOperation(op); err != nil {
 		return false, err
 	}
-	res, err := tx.InsertLocalEffect(store.LocalEffect{Table: model.TableTasks, Tool: op.Tool, Tenant: tenant, OperationID: op.ID, Text: key, Args: op.Args})
+	res, err := tx.InsertLocalEffect(store.LocalEffect{Table: table, Tool: op.Tool, Tenant: tenant, OperationID: op.ID, Text: key, Args: op.Args})
 	if err != nil {
 		return false, err
 	}
