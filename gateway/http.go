@@ -26,7 +26,8 @@ func (g *Gateway) postTool(w http.ResponseWriter, r *http.Request) {
 	tool := r.PathValue("tool")
 	// A refusal before the call is class invalid in the log line too.
 	info.class = string(model.ClassInvalid)
-	if _, ok := g.cfg.Tools.Schema(tool); !ok {
+	ti, ok := g.tools[tool]
+	if !ok {
 		g.metrics.refused("", KindInvalid)
 		p := newProblem(KindInvalid, "unknown tool "+strconv.Quote(tool)+" (want one of "+strings.Join(g.cfg.Tools.Names(), ", ")+"); nothing was written")
 		p.Status = http.StatusNotFound
@@ -62,7 +63,7 @@ func (g *Gateway) postTool(w http.ResponseWriter, r *http.Request) {
 		newProblem(KindInvalid, "cannot read the request body: "+err.Error()).write(w)
 		return
 	}
-	res, err := g.call(ctx, model.Request{Tenant: tenantOf(ctx), Key: key, Tool: tool, PayloadVersion: g.cfg.Tools.PayloadVersion(tool),
+	res, err := g.call(ctx, model.Request{Tenant: tenantOf(ctx), Key: key, Tool: tool, PayloadVersion: ti.payloadVersion,
 		Args: body, TraceID: traceOf(ctx)})
 	info.class = string(res.Class)
 	g.writeResult(w, res, err, key)

@@ -31,8 +31,7 @@ func (g *Gateway) MCPServer(tenant string) (*mcp.Server, error) {
 		Logger: g.log,
 	})
 	for _, name := range g.cfg.Tools.Names() {
-		schema, _ := g.cfg.Tools.Schema(name)
-		in, err := withKey(schema)
+		in, err := withKey(g.tools[name].schema)
 		if err != nil {
 			return nil, model.Errorf(model.CodeInvalid, "tool %s: %v", name, err)
 		}
@@ -87,7 +86,7 @@ func (g *Gateway) mcpHandler(tenant, tool string) mcp.ToolHandler {
 			log.Info("mcp call", "tenant", tenant, "tool", tool, "class", model.ClassInvalid)
 			return toolError(reconcile.Result{Class: model.ClassInvalid, Message: err.Error()}, ""), nil
 		}
-		res, err := g.call(ctx, model.Request{Tenant: tenant, Key: key, Tool: tool, PayloadVersion: g.cfg.Tools.PayloadVersion(tool), Args: args, TraceID: trace})
+		res, err := g.call(ctx, model.Request{Tenant: tenant, Key: key, Tool: tool, PayloadVersion: g.tools[tool].payloadVersion, Args: args, TraceID: trace})
 		log.Info("mcp call", "tenant", tenant, "tool", tool, "key", key, "class", res.Class, "outcome", res.Outcome)
 		if res.Class == model.ClassDone && res.Receipt != nil {
 			b, _ := json.Marshal(res.Receipt)

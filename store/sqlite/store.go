@@ -57,6 +57,10 @@ type Store struct {
 	// onBatch, when set, hears the size of every committed batch (the
 	// gateway's group-commit histogram).
 	onBatch atomic.Pointer[func(size int)]
+
+	// seen is Seen's statement on the reader pool, prepared on first use.
+	peekMu sync.Mutex
+	seen   *sql.Stmt
 }
 
 // ObserveBatches makes fn hear the number of callers every group commit
@@ -74,6 +78,10 @@ func dsn(path string, o options, reader bool) string {
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", o.BusyTimeout.Milliseconds()))
 	q.Add("_pragma", "foreign_keys(1)")
+	// Savepoint (statement) journals in memory: every caller of a group
+	// commit runs in a savepoint of its own, and with temporary files they
+	// spilled to disk (pwrite per page) past 64 KiB.
+	q.Add("_pragma", "temp_store(2)")
 	if !o.ReadOnly {
 		q.Add("_pragma", "journal_mode(WAL)")
 	}
@@ -375,6 +383,12 @@ func (s *Store) Close() error {
 		errs = append(errs, st.Close())
 	}
 	s.stmts = nil
+	s.peekMu.Lock()
+	if s.seen != nil {
+		errs = append(errs, s.seen.Close())
+		s.seen = nil
+	}
+	s.peekMu.Unlock()
 	if s.wc != nil {
 		errs = append(errs, s.wc.Close())
 	}
