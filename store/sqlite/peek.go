@@ -12,8 +12,18 @@ const seenQuery = `SELECT EXISTS (SELECT 1 FROM operations WHERE tenant = ?1 AND
 
 // Seen reports whether tenant has an operation or a tombstone under key. It
 // reads on the reader pool (never waiting for the writer) with a statement
-// prepared once: it runs before every call (store.Peeker).
+// prepared once: it runs before every call (store.Peeker). Keys found are
+// remembered (up to maxSeen, then it starts over): a key once seen stays
+// seen — an operation becomes a tombstone — until its tombstone is
+// forgotten, and a stale "seen" only costs that call its cheap first try.
 func (s *Store) Seen(ctx context.Context, tenant, key string) (bool, error) {
+	id := tenant + "\x00" + key
+	s.peekMu.Lock()
+	_, known := s.seenKeys[id]
+	s.peekMu.Unlock()
+	if known {
+		return true, nil
+	}
 	st, err := s.seenStmt(ctx)
 	if err != nil {
 		return false, err
@@ -22,8 +32,19 @@ func (s *Store) Seen(ctx context.Context, tenant, key string) (bool, error) {
 	if err := st.QueryRowContext(ctx, tenant, key).Scan(&seen); err != nil {
 		return false, s.translate(err, "read operation")
 	}
+	if seen {
+		s.peekMu.Lock()
+		if s.seenKeys == nil || len(s.seenKeys) >= maxSeen {
+			s.seenKeys = map[string]struct{}{}
+		}
+		s.seenKeys[id] = struct{}{}
+		s.peekMu.Unlock()
+	}
 	return seen, nil
 }
+
+// maxSeen bounds the keys Seen remembers.
+const maxSeen = 1 << 16
 
 func (s *Store) seenStmt(ctx context.Context) (*sql.Stmt, error) {
 	s.peekMu.Lock()

@@ -59,8 +59,10 @@ type Store struct {
 	onBatch atomic.Pointer[func(size int)]
 
 	// seen is Seen's statement on the reader pool, prepared on first use.
-	peekMu sync.Mutex
-	seen   *sql.Stmt
+	// seenKeys are keys Seen found (a hint, see Seen).
+	peekMu   sync.Mutex
+	seen     *sql.Stmt
+	seenKeys map[string]struct{}
 }
 
 // ObserveBatches makes fn hear the number of callers every group commit
