@@ -531,6 +531,39 @@ func TestTenantsSeeOnlyTheirOwnOperations(t *testing.T) {
 	}
 }
 
+// A compacted key reads as a call of it answers: 412 expired for its
+// tenant, with the same problem body as the POST; for another tenant,
+// exactly the 404 of a key that never existed.
+func TestAGetOfACompactedKeyIsExpiredForItsTenantOnly(t *testing.T) {
+	e := newEnv(t)
+	never := e.get("globex", "/v1/operations/k-compacted")
+	if r := e.call("acme", "create_support_task", "k-compacted", task); r.status != 201 {
+		t.Fatalf("setup: %d %s", r.status, r.body)
+	}
+	e.offset.Store((25 * time.Hour).Milliseconds())
+	rep, err := e.svc.Sweep(context.Background())
+	if err != nil || rep.Compacted != 1 {
+		t.Fatalf("sweep: %+v %v", rep, err)
+	}
+	if _, err := e.st.Get(context.Background(), "acme", "k-compacted"); !model.IsCode(err, model.CodeNotFound) {
+		t.Fatalf("the operation is still there: %v", err)
+	}
+	got := e.get("acme", "/v1/operations/k-compacted")
+	post := e.call("acme", "create_support_task", "k-compacted", task)
+	if got.status != 412 || post.status != 412 || !bytes.Equal(got.body, post.body) {
+		t.Fatalf("owner's GET: %d %s; its POST: %d %s", got.status, got.body, post.status, post.body)
+	}
+	p := got.problem(t)
+	if p.Type != gateway.TypeURI(gateway.KindExpired) || p.Class != model.ClassExpired || p.Key != "k-compacted" ||
+		p.State != model.StateApplied || p.Instance != "/v1/operations/k-compacted" || !strings.Contains(p.Detail, "reconcile") {
+		t.Fatalf("owner's problem %+v", p)
+	}
+	other := e.get("globex", "/v1/operations/k-compacted")
+	if never.status != 404 || other.status != 404 || !bytes.Equal(never.body, other.body) {
+		t.Fatalf("another tenant: %d %s; before the key existed: %d %s", other.status, other.body, never.status, never.body)
+	}
+}
+
 func TestTraceparentBecomesTheAttemptsTraceID(t *testing.T) {
 	e := newEnv(t)
 	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"

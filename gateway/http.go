@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -230,7 +231,17 @@ func (g *Gateway) getOperation(w http.ResponseWriter, r *http.Request) {
 	}
 	d, err := g.ledger.Detail(r.Context(), tenantOf(r.Context()), key)
 	if model.IsCode(err, model.CodeNotFound) {
-		notFound(key).write(w)
+		// A compacted key of this tenant answers as a call of it would:
+		// expired, reconcile. Another tenant's tombstone is not found.
+		ts, err := g.tombstone(r.Context(), tenantOf(r.Context()), key)
+		switch {
+		case err == nil:
+			g.writeResult(w, reconcile.TombstoneResult(key, ts), nil, key)
+		case model.IsCode(err, model.CodeNotFound):
+			notFound(key).write(w)
+		default:
+			g.storeProblem(err).write(w)
+		}
 		return
 	}
 	if err != nil {
@@ -249,6 +260,21 @@ func (g *Gateway) getOperation(w http.ResponseWriter, r *http.Request) {
 		v.Attempts = append(v.Attempts, attemptView{Seq: a.Seq, Outcome: a.Outcome, TraceID: a.TraceID, Error: a.Error, StartedAt: a.StartedAt})
 	}
 	writeJSON(w, http.StatusOK, v)
+}
+
+// tombstone reads tenant's tombstone under key: on the read side where the
+// driver offers it, else in a transaction that writes nothing.
+func (g *Gateway) tombstone(ctx context.Context, tenant, key string) (*model.Tombstone, error) {
+	if tr, ok := g.ledger.(store.TombstoneReader); ok {
+		return tr.Tombstone(ctx, tenant, key)
+	}
+	var ts *model.Tombstone
+	err := g.ledger.WithAttemptTx(ctx, func(tx store.Tx) error {
+		var err error
+		ts, err = tx.GetTombstone(tenant, key)
+		return err
+	})
+	return ts, err
 }
 
 // listOperations is GET /v1/operations?state=S&limit=N&before=ID: the

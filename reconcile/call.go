@@ -158,9 +158,15 @@ func (s *Service) tombstoned(tx store.Tx, p *model.Prepared) (Result, bool, erro
 	if err != nil {
 		return Result{}, false, err
 	}
+	return TombstoneResult(p.Key, ts), true, nil
+}
+
+// TombstoneResult is the answer for a key whose operation was compacted
+// into ts: expired, reconcile — a call's, and the gateway's read of it.
+func TombstoneResult(key string, ts *model.Tombstone) Result {
 	return Result{Class: model.ClassExpired, Outcome: model.OutcomeExpired, State: ts.FinalState,
 		Message: fmt.Sprintf("key %q expired on %s (it ended %s); its receipt is no longer kept — reconcile the outcome, do not retry under a fresh key",
-			p.Key, ts.ExpiredAt.Format(time.RFC3339), ts.FinalState)}, true, nil
+			key, ts.ExpiredAt.Format(time.RFC3339), ts.FinalState)}
 }
 
 // existing classifies a call on a key that has an operation. claim is true

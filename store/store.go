@@ -126,6 +126,15 @@ type Peeker interface {
 	Seen(ctx context.Context, tenant, key string) (bool, error)
 }
 
+// TombstoneReader is an optional read of a compacted key's tombstone on
+// the read side (SQLite has it). Without it the gateway reads the tombstone
+// in a transaction that writes nothing.
+type TombstoneReader interface {
+	// Tombstone is tenant's live tombstone under key; model.CodeNotFound
+	// if there is none (another tenant's included).
+	Tombstone(ctx context.Context, tenant, key string) (*model.Tombstone, error)
+}
+
 // Watcher notices commits by other connections cheaply (SQLite's
 // data_version, PostgreSQL's LISTEN/NOTIFY).
 type Watcher interface {

@@ -3,6 +3,10 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/retrysafe/retrysafe/model"
 )
 
 // seenQuery is Seen's one statement: an operation or a tombstone under the
@@ -57,4 +61,22 @@ func (s *Store) seenStmt(ctx context.Context) (*sql.Stmt, error) {
 		s.seen = st
 	}
 	return s.seen, nil
+}
+
+// Tombstone reads tenant's live tombstone under key on the reader pool
+// (store.TombstoneReader), as Tx.GetTombstone does in a transaction.
+func (s *Store) Tombstone(ctx context.Context, tenant, key string) (*model.Tombstone, error) {
+	var ts model.Tombstone
+	var exp, forget int64
+	err := s.r.QueryRowContext(ctx, `SELECT tenant, op_key, tool, fingerprint, final_state, expired_at, forget_at
+		FROM tombstones WHERE tenant = ? AND op_key = ? AND forget_at > ?`, tenant, key, ms(s.now())).
+		Scan(&ts.Tenant, &ts.Key, &ts.Tool, &ts.Fingerprint, &ts.FinalState, &exp, &forget)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, model.Errorf(model.CodeNotFound, "no tombstone")
+	}
+	if err != nil {
+		return nil, s.translate(err, "read tombstone")
+	}
+	ts.ExpiredAt, ts.ForgetAt = time.UnixMilli(exp).UTC(), time.UnixMilli(forget).UTC()
+	return &ts, nil
 }
