@@ -80,6 +80,8 @@ type Gateway struct {
 type toolInfo struct {
 	schema         json.RawMessage
 	payloadVersion int
+	// args is the schema decoded, for unknownArgument.
+	args map[string]any
 }
 
 // New checks cfg and builds a gateway.
@@ -124,7 +126,9 @@ func New(cfg Config) (*Gateway, error) {
 		if _, err := withKey(schema); err != nil {
 			return nil, model.Errorf(model.CodeInvalid, "gateway: tool %s: %v", name, err)
 		}
-		g.tools[name] = toolInfo{schema: schema, payloadVersion: cfg.Tools.PayloadVersion(name)}
+		var args map[string]any
+		json.Unmarshal(schema, &args) // an object: withKey read it
+		g.tools[name] = toolInfo{schema: schema, payloadVersion: cfg.Tools.PayloadVersion(name), args: args}
 	}
 	g.metrics = newMetrics(g.ledger, cfg.Tools.Names())
 	return g, nil

@@ -23,6 +23,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/retrysafe/retrysafe/gateway"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
@@ -388,6 +390,7 @@ func TestBadRequestsAre4xxWithOneProblemAndWriteNothing(t *testing.T) {
 		{"unknown token", "/v1/tools/create_support_task", task, []string{"Authorization", "Bearer rst_" + strings.Repeat("A", 43), "Content-Type", "application/json", "Idempotency-Key", "k1"}, 401},
 		{"revoked token", "/v1/tools/create_support_task", task, []string{"Authorization", "Bearer " + revoked, "Content-Type", "application/json", "Idempotency-Key", "k1"}, 401},
 		{"trace id with a control character", "/v1/tools/create_support_task", task, std("Idempotency-Key", "k1", "X-Trace-Id", "a\tb"), 400},
+		{"an argument the tool does not declare", "/v1/tools/create_support_task", `{"subject":"x","priority":"high"}`, std("Idempotency-Key", "k1"), 400},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -430,6 +433,52 @@ func TestBadRequestsAre4xxWithOneProblemAndWriteNothing(t *testing.T) {
 		}
 		r.problem(t)
 	})
+}
+
+// An argument the tool does not declare is refused by name, over HTTP and
+// MCP, though the tool's schema does not say additionalProperties: false;
+// nothing is written, and the key stays free for the corrected call.
+func TestUnknownArgumentsAreRefusedByName(t *testing.T) {
+	e := newEnv(t)
+	before := e.snapshot()
+	r := e.call("acme", "create_support_task", "k-extra", `{"subject":"printer on fire","priority":"high"}`)
+	if r.status != 400 {
+		t.Fatalf("status %d: %s", r.status, r.body)
+	}
+	p := r.problem(t)
+	if p.Type != gateway.TypeURI(gateway.KindInvalid) || p.Class != model.ClassInvalid ||
+		!strings.Contains(p.Detail, `unknown argument "priority"`) || !strings.Contains(p.Detail, "subject") || !strings.Contains(p.Detail, "nothing was written") {
+		t.Fatalf("problem %+v", p)
+	}
+	acme, err := mcpSession(t, e, e.tokens["acme"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer acme.Close()
+	res, err := acme.CallTool(context.Background(), &mcp.CallToolParams{Name: "create_support_task",
+		Arguments: map[string]any{"subject": "printer on fire", "priority": "high", "idempotency_key": "k-extra"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := res.Content[0].(*mcp.TextContent).Text; !res.IsError || !strings.HasPrefix(text, "Fix the arguments") || !strings.Contains(text, `unknown argument "priority"`) {
+		t.Fatalf("MCP: error=%v %q", res.IsError, text)
+	}
+	if e.snapshot() != before {
+		t.Fatal("the ledger changed")
+	}
+	// The published MCP schema says so too.
+	tools, err := acme.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range tools.Tools {
+		if b, _ := json.Marshal(tool.InputSchema); !strings.Contains(string(b), `"additionalProperties":false`) {
+			t.Fatalf("%s: %s", tool.Name, b)
+		}
+	}
+	if r := e.call("acme", "create_support_task", "k-extra", task); r.status != 201 {
+		t.Fatalf("the corrected call: %d %s", r.status, r.body)
+	}
 }
 
 func TestSixteenConcurrentRequestsWithOneKeyMakeOneEffect(t *testing.T) {

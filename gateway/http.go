@@ -64,6 +64,11 @@ func (g *Gateway) postTool(w http.ResponseWriter, r *http.Request) {
 		newProblem(KindInvalid, "cannot read the request body: "+err.Error()).write(w)
 		return
 	}
+	if path, known := unknownArgument(ti.args, body); path != "" {
+		g.metrics.refused(tool, KindInvalid)
+		g.writeResult(w, reconcile.Result{Class: model.ClassInvalid, Message: unknownArgumentMessage(tool, path, known)}, nil, key)
+		return
+	}
 	res, err := g.call(ctx, model.Request{Tenant: tenantOf(ctx), Key: key, Tool: tool, PayloadVersion: ti.payloadVersion,
 		Args: body, TraceID: traceOf(ctx)})
 	info.class = string(res.Class)
