@@ -611,6 +611,27 @@ func TestAGetOfACompactedKeyIsExpiredForItsTenantOnly(t *testing.T) {
 	if never.status != 404 || other.status != 404 || !bytes.Equal(never.body, other.body) {
 		t.Fatalf("another tenant: %d %s; before the key existed: %d %s", other.status, other.body, never.status, never.body)
 	}
+	// A driver without the read-side tombstone (store.TombstoneReader) is
+	// read in a transaction that writes nothing: the same answers.
+	bare := struct{ store.Ledger }{e.st}
+	g, err := gateway.New(gateway.Config{Service: reconcile.New(bare, config.Default().Tools, e.sb.Providers()), Tools: catalog{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(g.Handler())
+	defer srv.Close()
+	e.srv, srv = srv, e.srv
+	defer func() { e.srv = srv }()
+	before := e.snapshot()
+	if r := e.get("acme", "/v1/operations/k-compacted"); r.status != 412 || !bytes.Equal(r.body, got.body) {
+		t.Fatalf("without TombstoneReader, owner: %d %s", r.status, r.body)
+	}
+	if r := e.get("globex", "/v1/operations/k-compacted"); r.status != 404 || !bytes.Equal(r.body, never.body) {
+		t.Fatalf("without TombstoneReader, another tenant: %d %s", r.status, r.body)
+	}
+	if e.snapshot() != before {
+		t.Fatal("a GET wrote to the ledger")
+	}
 }
 
 func TestTraceparentBecomesTheAttemptsTraceID(t *testing.T) {
