@@ -70,6 +70,18 @@ type Gateway struct {
 	slots   chan struct{}
 	metrics *metrics
 	tokens  *tokenCache
+	// tools are the catalog's tools read once at New: a request looks its
+	// tool up here instead of asking the catalog (which may build a schema
+	// per call) every time.
+	tools map[string]toolInfo
+}
+
+// toolInfo is what the gateway keeps of one tool of the catalog.
+type toolInfo struct {
+	schema         json.RawMessage
+	payloadVersion int
+	// args is the schema decoded, for unknownArgument.
+	args map[string]any
 }
 
 // New checks cfg and builds a gateway.
@@ -105,7 +117,7 @@ func New(cfg Config) (*Gateway, error) {
 		cfg.TokenTTL = time.Second
 	}
 	g := &Gateway{cfg: cfg, svc: cfg.Service, ledger: cfg.Service.Store, log: cfg.Logger,
-		slots: make(chan struct{}, cfg.MaxInFlight), tokens: &tokenCache{ttl: cfg.TokenTTL}}
+		slots: make(chan struct{}, cfg.MaxInFlight), tokens: &tokenCache{ttl: cfg.TokenTTL}, tools: map[string]toolInfo{}}
 	for _, name := range cfg.Tools.Names() {
 		schema, ok := cfg.Tools.Schema(name)
 		if !ok {
@@ -114,6 +126,9 @@ func New(cfg Config) (*Gateway, error) {
 		if _, err := withKey(schema); err != nil {
 			return nil, model.Errorf(model.CodeInvalid, "gateway: tool %s: %v", name, err)
 		}
+		var args map[string]any
+		json.Unmarshal(schema, &args) // an object: withKey read it
+		g.tools[name] = toolInfo{schema: schema, payloadVersion: cfg.Tools.PayloadVersion(name), args: args}
 	}
 	g.metrics = newMetrics(g.ledger, cfg.Tools.Names())
 	return g, nil

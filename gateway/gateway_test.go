@@ -20,12 +20,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/retrysafe/retrysafe/config"
 	"github.com/retrysafe/retrysafe/gateway"
 	"github.com/retrysafe/retrysafe/internal/testledger"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/provider/sandbox"
 	"github.com/retrysafe/retrysafe/reconcile"
+	"github.com/retrysafe/retrysafe/store"
 	"github.com/retrysafe/retrysafe/store/sqlite"
 )
 
@@ -374,6 +378,7 @@ func TestBadRequestsAre4xxWithOneProblemAndWriteNothing(t *testing.T) {
 		{"unknown token", "/v1/tools/create_support_task", task, []string{"Authorization", "Bearer rst_" + strings.Repeat("A", 43), "Content-Type", "application/json", "Idempotency-Key", "k1"}, 401},
 		{"revoked token", "/v1/tools/create_support_task", task, []string{"Authorization", "Bearer " + revoked, "Content-Type", "application/json", "Idempotency-Key", "k1"}, 401},
 		{"trace id with a control character", "/v1/tools/create_support_task", task, std("Idempotency-Key", "k1", "X-Trace-Id", "a\tb"), 400},
+		{"an argument the tool does not declare", "/v1/tools/create_support_task", `{"subject":"x","priority":"high"}`, std("Idempotency-Key", "k1"), 400},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -416,6 +421,52 @@ func TestBadRequestsAre4xxWithOneProblemAndWriteNothing(t *testing.T) {
 		}
 		r.problem(t)
 	})
+}
+
+// An argument the tool does not declare is refused by name, over HTTP and
+// MCP, though the tool's schema does not say additionalProperties: false;
+// nothing is written, and the key stays free for the corrected call.
+func TestUnknownArgumentsAreRefusedByName(t *testing.T) {
+	e := newEnv(t)
+	before := e.snapshot()
+	r := e.call("acme", "create_support_task", "k-extra", `{"subject":"printer on fire","priority":"high"}`)
+	if r.status != 400 {
+		t.Fatalf("status %d: %s", r.status, r.body)
+	}
+	p := r.problem(t)
+	if p.Type != gateway.TypeURI(gateway.KindInvalid) || p.Class != model.ClassInvalid ||
+		!strings.Contains(p.Detail, `unknown argument "priority"`) || !strings.Contains(p.Detail, "subject") || !strings.Contains(p.Detail, "nothing was written") {
+		t.Fatalf("problem %+v", p)
+	}
+	acme, err := mcpSession(t, e, e.tokens["acme"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer acme.Close()
+	res, err := acme.CallTool(context.Background(), &mcp.CallToolParams{Name: "create_support_task",
+		Arguments: map[string]any{"subject": "printer on fire", "priority": "high", "idempotency_key": "k-extra"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := res.Content[0].(*mcp.TextContent).Text; !res.IsError || !strings.HasPrefix(text, "Fix the arguments") || !strings.Contains(text, `unknown argument "priority"`) {
+		t.Fatalf("MCP: error=%v %q", res.IsError, text)
+	}
+	if e.snapshot() != before {
+		t.Fatal("the ledger changed")
+	}
+	// The published MCP schema says so too.
+	tools, err := acme.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range tools.Tools {
+		if b, _ := json.Marshal(tool.InputSchema); !strings.Contains(string(b), `"additionalProperties":false`) {
+			t.Fatalf("%s: %s", tool.Name, b)
+		}
+	}
+	if r := e.call("acme", "create_support_task", "k-extra", task); r.status != 201 {
+		t.Fatalf("the corrected call: %d %s", r.status, r.body)
+	}
 }
 
 func TestSixteenConcurrentRequestsWithOneKeyMakeOneEffect(t *testing.T) {
@@ -514,6 +565,60 @@ func TestTenantsSeeOnlyTheirOwnOperations(t *testing.T) {
 	}
 	if r := e.get("acme", "/v1/operations?state=nonsense"); r.status != 400 {
 		t.Fatalf("bad state filter: %d", r.status)
+	}
+}
+
+// A compacted key reads as a call of it answers: 412 expired for its
+// tenant, with the same problem body as the POST; for another tenant,
+// exactly the 404 of a key that never existed.
+func TestAGetOfACompactedKeyIsExpiredForItsTenantOnly(t *testing.T) {
+	e := newEnv(t)
+	never := e.get("globex", "/v1/operations/k-compacted")
+	if r := e.call("acme", "create_support_task", "k-compacted", task); r.status != 201 {
+		t.Fatalf("setup: %d %s", r.status, r.body)
+	}
+	e.offset.Store((25 * time.Hour).Milliseconds())
+	rep, err := e.svc.Sweep(context.Background())
+	if err != nil || rep.Compacted != 1 {
+		t.Fatalf("sweep: %+v %v", rep, err)
+	}
+	if _, err := e.st.Get(context.Background(), "acme", "k-compacted"); !model.IsCode(err, model.CodeNotFound) {
+		t.Fatalf("the operation is still there: %v", err)
+	}
+	got := e.get("acme", "/v1/operations/k-compacted")
+	post := e.call("acme", "create_support_task", "k-compacted", task)
+	if got.status != 412 || post.status != 412 || !bytes.Equal(got.body, post.body) {
+		t.Fatalf("owner's GET: %d %s; its POST: %d %s", got.status, got.body, post.status, post.body)
+	}
+	p := got.problem(t)
+	if p.Type != gateway.TypeURI(gateway.KindExpired) || p.Class != model.ClassExpired || p.Key != "k-compacted" ||
+		p.State != model.StateApplied || p.Instance != "/v1/operations/k-compacted" || !strings.Contains(p.Detail, "reconcile") {
+		t.Fatalf("owner's problem %+v", p)
+	}
+	other := e.get("globex", "/v1/operations/k-compacted")
+	if never.status != 404 || other.status != 404 || !bytes.Equal(never.body, other.body) {
+		t.Fatalf("another tenant: %d %s; before the key existed: %d %s", other.status, other.body, never.status, never.body)
+	}
+	// A driver without the read-side tombstone (store.TombstoneReader) is
+	// read in a transaction that writes nothing: the same answers.
+	bare := struct{ store.Ledger }{e.st}
+	g, err := gateway.New(gateway.Config{Service: reconcile.New(bare, config.Default().Tools, e.sb.Providers()), Tools: catalog{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(g.Handler())
+	defer srv.Close()
+	e.srv, srv = srv, e.srv
+	defer func() { e.srv = srv }()
+	before := e.snapshot()
+	if r := e.get("acme", "/v1/operations/k-compacted"); r.status != 412 || !bytes.Equal(r.body, got.body) {
+		t.Fatalf("without TombstoneReader, owner: %d %s", r.status, r.body)
+	}
+	if r := e.get("globex", "/v1/operations/k-compacted"); r.status != 404 || !bytes.Equal(r.body, never.body) {
+		t.Fatalf("without TombstoneReader, another tenant: %d %s", r.status, r.body)
+	}
+	if e.snapshot() != before {
+		t.Fatal("a GET wrote to the ledger")
 	}
 }
 

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -26,7 +27,8 @@ func (g *Gateway) postTool(w http.ResponseWriter, r *http.Request) {
 	tool := r.PathValue("tool")
 	// A refusal before the call is class invalid in the log line too.
 	info.class = string(model.ClassInvalid)
-	if _, ok := g.cfg.Tools.Schema(tool); !ok {
+	ti, ok := g.tools[tool]
+	if !ok {
 		g.metrics.refused("", KindInvalid)
 		p := newProblem(KindInvalid, "unknown tool "+strconv.Quote(tool)+" (want one of "+strings.Join(g.cfg.Tools.Names(), ", ")+"); nothing was written")
 		p.Status = http.StatusNotFound
@@ -62,7 +64,12 @@ func (g *Gateway) postTool(w http.ResponseWriter, r *http.Request) {
 		newProblem(KindInvalid, "cannot read the request body: "+err.Error()).write(w)
 		return
 	}
-	res, err := g.call(ctx, model.Request{Tenant: tenantOf(ctx), Key: key, Tool: tool, PayloadVersion: g.cfg.Tools.PayloadVersion(tool),
+	if path, known := unknownArgument(ti.args, body); path != "" {
+		g.metrics.refused(tool, KindInvalid)
+		g.writeResult(w, reconcile.Result{Class: model.ClassInvalid, Message: unknownArgumentMessage(tool, path, known)}, nil, key)
+		return
+	}
+	res, err := g.call(ctx, model.Request{Tenant: tenantOf(ctx), Key: key, Tool: tool, PayloadVersion: ti.payloadVersion,
 		Args: body, TraceID: traceOf(ctx)})
 	info.class = string(res.Class)
 	g.writeResult(w, res, err, key)
@@ -229,7 +236,17 @@ func (g *Gateway) getOperation(w http.ResponseWriter, r *http.Request) {
 	}
 	d, err := g.ledger.Detail(r.Context(), tenantOf(r.Context()), key)
 	if model.IsCode(err, model.CodeNotFound) {
-		notFound(key).write(w)
+		// A compacted key of this tenant answers as a call of it would:
+		// expired, reconcile. Another tenant's tombstone is not found.
+		ts, err := g.tombstone(r.Context(), tenantOf(r.Context()), key)
+		switch {
+		case err == nil:
+			g.writeResult(w, reconcile.TombstoneResult(key, ts), nil, key)
+		case model.IsCode(err, model.CodeNotFound):
+			notFound(key).write(w)
+		default:
+			g.storeProblem(err).write(w)
+		}
 		return
 	}
 	if err != nil {
@@ -248,6 +265,21 @@ func (g *Gateway) getOperation(w http.ResponseWriter, r *http.Request) {
 		v.Attempts = append(v.Attempts, attemptView{Seq: a.Seq, Outcome: a.Outcome, TraceID: a.TraceID, Error: a.Error, StartedAt: a.StartedAt})
 	}
 	writeJSON(w, http.StatusOK, v)
+}
+
+// tombstone reads tenant's tombstone under key: on the read side where the
+// driver offers it, else in a transaction that writes nothing.
+func (g *Gateway) tombstone(ctx context.Context, tenant, key string) (*model.Tombstone, error) {
+	if tr, ok := g.ledger.(store.TombstoneReader); ok {
+		return tr.Tombstone(ctx, tenant, key)
+	}
+	var ts *model.Tombstone
+	err := g.ledger.WithAttemptTx(ctx, func(tx store.Tx) error {
+		var err error
+		ts, err = tx.GetTombstone(tenant, key)
+		return err
+	})
+	return ts, err
 }
 
 // listOperations is GET /v1/operations?state=S&limit=N&before=ID: the

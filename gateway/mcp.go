@@ -31,8 +31,7 @@ func (g *Gateway) MCPServer(tenant string) (*mcp.Server, error) {
 		Logger: g.log,
 	})
 	for _, name := range g.cfg.Tools.Names() {
-		schema, _ := g.cfg.Tools.Schema(name)
-		in, err := withKey(schema)
+		in, err := withKey(g.tools[name].schema)
 		if err != nil {
 			return nil, model.Errorf(model.CodeInvalid, "tool %s: %v", name, err)
 		}
@@ -59,6 +58,7 @@ func withKey(schema json.RawMessage) (map[string]any, error) {
 		return nil, fmt.Errorf("schema type must be object, got %v", t)
 	}
 	m["type"] = "object"
+	_, declared := m["properties"]
 	props, _ := m["properties"].(map[string]any)
 	if props == nil {
 		props = map[string]any{}
@@ -71,6 +71,13 @@ func withKey(schema json.RawMessage) (map[string]any, error) {
 		"description": "The operation id: new for each new action you intend, the same on every retry of that action. The same key never acts twice.",
 	}
 	m["properties"] = props
+	// The gateway refuses arguments the tool does not declare (see
+	// unknownArgument): say so to the model where the schema is silent.
+	_, extra := m["additionalProperties"]
+	_, patterns := m["patternProperties"]
+	if declared && !extra && !patterns {
+		m["additionalProperties"] = false
+	}
 	req, _ := m["required"].([]any)
 	m["required"] = append(append([]any{}, req...), keyArgument)
 	return m, nil
@@ -87,7 +94,12 @@ func (g *Gateway) mcpHandler(tenant, tool string) mcp.ToolHandler {
 			log.Info("mcp call", "tenant", tenant, "tool", tool, "class", model.ClassInvalid)
 			return toolError(reconcile.Result{Class: model.ClassInvalid, Message: err.Error()}, ""), nil
 		}
-		res, err := g.call(ctx, model.Request{Tenant: tenant, Key: key, Tool: tool, PayloadVersion: g.cfg.Tools.PayloadVersion(tool), Args: args, TraceID: trace})
+		if path, known := unknownArgument(g.tools[tool].args, args); path != "" {
+			g.metrics.refused(tool, KindInvalid)
+			log.Info("mcp call", "tenant", tenant, "tool", tool, "key", key, "class", model.ClassInvalid)
+			return toolError(reconcile.Result{Class: model.ClassInvalid, Message: unknownArgumentMessage(tool, path, known) + "; nothing was written"}, key), nil
+		}
+		res, err := g.call(ctx, model.Request{Tenant: tenant, Key: key, Tool: tool, PayloadVersion: g.tools[tool].payloadVersion, Args: args, TraceID: trace})
 		log.Info("mcp call", "tenant", tenant, "tool", tool, "key", key, "class", res.Class, "outcome", res.Outcome)
 		if res.Class == model.ClassDone && res.Receipt != nil {
 			b, _ := json.Marshal(res.Receipt)

@@ -10,8 +10,9 @@ import (
 )
 
 // Token is a bearer token that lets a caller act for one tenant. The ledger
-// keeps only its SHA-256 (Hash) and a short Hint to tell tokens apart in a
-// list; the secret itself is shown once, when it is made.
+// keeps only its SHA-256 (Hash) and a Hint to tell tokens apart in a list
+// (TokenHint: nothing of the secret); the secret itself is shown once, when
+// it is made.
 type Token struct {
 	ID        int64     `json:"id"`
 	Tenant    string    `json:"tenant"`
@@ -50,7 +51,18 @@ func NewToken(tenant, name string, now time.Time) (secret string, t Token, err e
 	}
 	secret = tokenPrefix + base64.RawURLEncoding.EncodeToString(b[:])
 	return secret, Token{Tenant: tenant, Name: name, Hash: HashToken(secret),
-		Hint: secret[:len(tokenPrefix)+6] + "…", CreatedAt: now}, nil
+		Hint: TokenHint(HashToken(secret)), CreatedAt: now}, nil
+}
+
+// TokenHint is how a token is named in lists: "rst_…" and the first 8 hex
+// digits of its hash — enough to match a list line to a token one holds
+// (HashToken), nothing of the secret. Ledgers made before it stored the
+// secret's first characters as the hint: lists show this instead.
+func TokenHint(hash string) string {
+	if len(hash) > 8 {
+		hash = hash[:8]
+	}
+	return tokenPrefix + "…" + hash
 }
 
 // HashToken is what the ledger stores and looks a presented token up by.

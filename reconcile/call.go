@@ -38,7 +38,7 @@ func (s *Service) Call(ctx context.Context, req model.Request, opt CallOptions) 
 func (s *Service) callLocal(ctx context.Context, p *model.Prepared) (Result, error) {
 	start := s.Store.Now()
 	var res Result
-	err := s.Store.WithAttemptTx(ctx, func(tx store.Tx) error {
+	err := s.callTx(ctx, p, func(tx store.Tx) error {
 		r, err := s.CallLocalTx(tx, p, start)
 		if err != nil {
 			return err
@@ -82,6 +82,22 @@ func (s *Service) CallLocalTx(tx store.Tx, p *model.Prepared, start time.Time) (
 	}
 	// not_applied or authorized: this call claims it and applies it now.
 	return s.applyLocal(tx, op, p, start, false)
+}
+
+// callTx runs a call's transaction. A key the ledger has seen usually only
+// gets an attempt row (a replay, a conflict, a refusal): the cheap
+// attempt-only transaction, which turns durable if it must write more. A key
+// it has not seen is a new operation: straight to one durable transaction,
+// not a relaxed one that stops at its first write and runs again. Only a
+// driver that can tell cheaply (store.Peeker) is asked; the transaction
+// reads again and decides either way.
+func (s *Service) callTx(ctx context.Context, p *model.Prepared, fn func(store.Tx) error) error {
+	if pk, ok := s.Store.(store.Peeker); ok {
+		if seen, err := pk.Seen(ctx, p.Tenant, p.Key); err == nil && !seen {
+			return s.Store.WithTx(ctx, fn)
+		}
+	}
+	return s.Store.WithAttemptTx(ctx, fn)
 }
 
 func (s *Service) newOperation(tx store.Tx, p *model.Prepared) *model.Operation {
@@ -142,9 +158,15 @@ func (s *Service) tombstoned(tx store.Tx, p *model.Prepared) (Result, bool, erro
 	if err != nil {
 		return Result{}, false, err
 	}
+	return TombstoneResult(p.Key, ts), true, nil
+}
+
+// TombstoneResult is the answer for a key whose operation was compacted
+// into ts: expired, reconcile — a call's, and the gateway's read of it.
+func TombstoneResult(key string, ts *model.Tombstone) Result {
 	return Result{Class: model.ClassExpired, Outcome: model.OutcomeExpired, State: ts.FinalState,
 		Message: fmt.Sprintf("key %q expired on %s (it ended %s); its receipt is no longer kept — reconcile the outcome, do not retry under a fresh key",
-			p.Key, ts.ExpiredAt.Format(time.RFC3339), ts.FinalState)}, true, nil
+			key, ts.ExpiredAt.Format(time.RFC3339), ts.FinalState)}
 }
 
 // existing classifies a call on a key that has an operation. claim is true
@@ -242,7 +264,7 @@ func (s *Service) callExternal(ctx context.Context, p *model.Prepared, opt CallO
 		res Result
 		cl  *claim
 	)
-	err := s.Store.WithAttemptTx(ctx, func(tx store.Tx) error {
+	err := s.callTx(ctx, p, func(tx store.Tx) error {
 		res, cl = Result{}, nil
 		op, err := tx.GetOperation(p.Tenant, p.Key)
 		if model.IsCode(err, model.CodeNotFound) {

@@ -114,6 +114,27 @@ type Tokens interface {
 	RevokeToken(ctx context.Context, id int64) (*model.Token, error)
 }
 
+// Peeker is an optional read-side fast path a driver may offer (SQLite
+// does; a driver without it loses only speed). reconcile asks it first and
+// sends a key never seen straight to one durable transaction — a new
+// operation — instead of trying the cheap attempt-only one, which would stop
+// at its first write and run again durably. The answer is only a hint: the
+// transaction reads again and decides.
+type Peeker interface {
+	// Seen reports whether tenant has an operation or a tombstone under
+	// key, read without waiting for the writer.
+	Seen(ctx context.Context, tenant, key string) (bool, error)
+}
+
+// TombstoneReader is an optional read of a compacted key's tombstone on
+// the read side (SQLite has it). Without it the gateway reads the tombstone
+// in a transaction that writes nothing.
+type TombstoneReader interface {
+	// Tombstone is tenant's live tombstone under key; model.CodeNotFound
+	// if there is none (another tenant's included).
+	Tombstone(ctx context.Context, tenant, key string) (*model.Tombstone, error)
+}
+
 // Watcher notices commits by other connections cheaply (SQLite's
 // data_version, PostgreSQL's LISTEN/NOTIFY).
 type Watcher interface {

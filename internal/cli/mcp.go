@@ -6,8 +6,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/retrysafe/retrysafe/gateway"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/store"
@@ -51,17 +49,13 @@ func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, err)
 	}
-	// stdout carries the protocol and nothing else (logs go to stderr).
-	transport := &mcp.IOTransport{Reader: os.Stdin, Writer: nopCloser{stdout}}
+	// stdout carries the protocol and nothing else (logs go to stderr). A
+	// malformed line is answered with a JSON-RPC error and the session
+	// goes on (see gateway.StdioTransport).
+	transport := gateway.StdioTransport(os.Stdin, stdout, 0)
 	if err := srv.Run(ctx, transport); err != nil && ctx.Err() == nil && err != io.EOF {
 		log.Error("mcp", "err", err)
 		return fail(stderr, model.Wrap(model.CodeInternal, err, "mcp: %v", err))
 	}
 	return exitOK
 }
-
-// nopCloser lets the transport "close" the command's stdout without
-// closing the process's.
-type nopCloser struct{ io.Writer }
-
-func (nopCloser) Close() error { return nil }

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -403,4 +404,102 @@ func fieldNames(tool string) []string {
 		return nil
 	}
 	return append(out, t.Schema.Required...)
+}
+
+// A malformed line on the MCP server's stdin is answered with a JSON-RPC
+// error and the session goes on: the next call still works, and the
+// process exits 0 when stdin ends. Raw pipes, so the lines are exactly the
+// bad ones (the SDK's client would never send them).
+func TestMCPOverStdioSurvivesMalformedLines(t *testing.T) {
+	db := newLedgerFile(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := binaryCmd(ctx, t, "mcp", "--db", db, "--tenant", "agents")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	out := bufio.NewReader(stdout)
+	type rpcReply struct {
+		ID     json.RawMessage `json:"id"`
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	send := func(line string) {
+		t.Helper()
+		if _, err := io.WriteString(stdin, line+"\n"); err != nil {
+			t.Fatalf("write %q: %v (stderr %s)", line, err, stderr.String())
+		}
+	}
+	recv := func() rpcReply {
+		t.Helper()
+		b, err := out.ReadBytes('\n')
+		if err != nil {
+			t.Fatalf("read: %v (stderr %s)", err, stderr.String())
+		}
+		var r rpcReply
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatalf("reply %s: %v", b, err)
+		}
+		return r
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if r := recv(); r.Error != nil || string(r.ID) != "1" {
+		t.Fatalf("initialize: %+v", r)
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	callLine := func(id int, key string) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"create_support_task","arguments":{"subject":"refund","idempotency_key":%q}}}`, id, key)
+	}
+	for i, c := range []struct {
+		name, line string
+		code       int
+		id         string
+	}{
+		{"not JSON", `this is not json`, -32700, "null"},
+		{"truncated JSON", `{"jsonrpc":"2.0","id":4,"method":"tools/li`, -32700, "null"},
+		{"JSON, not JSON-RPC", `{"id":7,"hello":"world"}`, -32600, "7"},
+		{"a bare number", `42`, -32600, "null"},
+		{"a batch", `[` + callLine(8, "batched") + `]`, -32600, "null"},
+	} {
+		send(c.line)
+		if r := recv(); r.Error == nil || r.Error.Code != c.code || string(r.ID) != c.id {
+			t.Fatalf("%s: %+v, want error %d with id %s", c.name, r, c.code, c.id)
+		}
+		// The session is still there: a call after each bad line works.
+		send(callLine(100+i, "after-bad-line"))
+		r := recv()
+		if r.Error != nil || string(r.ID) != strconv.Itoa(100+i) || !strings.Contains(string(r.Result), `"tenant":"agents"`) {
+			t.Fatalf("call after %s: %+v %s", c.name, r, r.Result)
+		}
+	}
+	send(``) // a blank line is skipped, not answered
+	send(callLine(200, "last"))
+	if r := recv(); r.Error != nil || string(r.ID) != "200" {
+		t.Fatalf("last call: %+v", r)
+	}
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("exit: %v (stderr %s)", err, stderr.String())
+	}
+	st, err := sqlite.Open(db, store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if n, _ := st.EffectCount(context.Background(), model.TableTasks, "create_support_task", "agents"); n != 2 {
+		t.Fatalf("%d effects, want 2 (after-bad-line once, last once; the batch never ran)", n)
+	}
 }

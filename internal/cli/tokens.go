@@ -68,8 +68,8 @@ func runTokensCreate(ctx context.Context, args []string, stdout, stderr io.Write
 		}{secret, tok})
 	}
 	fmt.Fprintln(stdout, secret)
-	fmt.Fprintf(stderr, "token #%d for tenant %s%s: shown once — the ledger keeps only its hash (revoke: retrysafe tokens revoke --id %d)\n",
-		tok.ID, show(tok.Tenant), show(nameSuffix(tok.Name)), tok.ID)
+	fmt.Fprintf(stderr, "token #%d (%s) for tenant %s%s: shown once — the ledger keeps only its hash (revoke: retrysafe tokens revoke --id %d)\n",
+		tok.ID, tok.Hint, show(tok.Tenant), show(nameSuffix(tok.Name)), tok.ID)
 	return exitOK
 }
 
@@ -96,6 +96,11 @@ func runTokensList(ctx context.Context, args []string, stdout, stderr io.Writer)
 	toks, err := st.ListTokens(ctx, *tenant)
 	if err != nil {
 		return fail(stderr, err)
+	}
+	for i := range toks {
+		// From the hash, never a stored hint: older ledgers kept the
+		// secret's first characters there.
+		toks[i].Hint = model.TokenHint(toks[i].Hash)
 	}
 	if *asJSON {
 		if toks == nil {

@@ -1,12 +1,16 @@
 package cli
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/store"
+	"github.com/retrysafe/retrysafe/store/sqlite"
 )
 
 func TestTokensAreShownOnceKeptAsHashesAndRevoked(t *testing.T) {
@@ -33,8 +37,14 @@ func TestTokensAreShownOnceKeptAsHashesAndRevoked(t *testing.T) {
 		t.Fatalf("create: %d %q %q", code, secret, errOut)
 	}
 	list, _, code := cli(t, "tokens", "list", "--db", db)
-	if code != 0 || !strings.Contains(list, "support-agent") || !strings.Contains(list, secret[:10]) || strings.Contains(list, secret) {
-		t.Fatalf("list shows %q", list)
+	hint := "rst_…" + model.HashToken(secret)[:8]
+	if code != 0 || !strings.Contains(list, "support-agent") || !strings.Contains(list, hint) || !strings.Contains(errOut, hint) {
+		t.Fatalf("list shows %q (create said %q), want the hint %s", list, errOut, hint)
+	}
+	for _, out := range []string{list, errOut} {
+		if leaked := secretPiece(secret, out); leaked != "" {
+			t.Fatalf("%q shows %q of the secret", out, leaked)
+		}
 	}
 	// The ledger file holds the hash, never the token.
 	raw, err := os.ReadFile(db)
@@ -61,5 +71,45 @@ func TestTokensAreShownOnceKeptAsHashesAndRevoked(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(list), "\n")
 	if len(lines) != 2 || strings.HasSuffix(strings.TrimSpace(lines[1]), "-") {
 		t.Fatalf("list after revoke shows no revocation time: %q", list)
+	}
+}
+
+// secretPiece is the first 5-character piece of the secret (after its
+// public "rst_" prefix) found in out, or "".
+func secretPiece(secret, out string) string {
+	body := strings.TrimPrefix(secret, "rst_")
+	for i := 0; i+5 <= len(body); i++ {
+		if strings.Contains(out, body[i:i+5]) {
+			return body[i : i+5]
+		}
+	}
+	return ""
+}
+
+// A ledger made when the hint was the secret's first characters: lists
+// (text and JSON) show the hash's hint instead.
+func TestTokensListNeverShowsAnOldStoredHint(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "ledger.db")
+	secret, tok, err := model.NewToken("acme", "old", time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok.Hint = secret[:10] + "…" // what older versions stored
+	st, err := sqlite.Open(db, store.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CreateToken(context.Background(), &tok); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	for _, args := range [][]string{{"tokens", "list", "--db", db}, {"tokens", "list", "--db", db, "--json"}} {
+		out, errOut, code := cli(t, args...)
+		if code != 0 || !strings.Contains(out, model.TokenHint(model.HashToken(secret))) {
+			t.Fatalf("%v: %d %q %q", args, code, out, errOut)
+		}
+		if leaked := secretPiece(secret, out); leaked != "" {
+			t.Fatalf("%v shows %q of the secret: %q", args, leaked, out)
+		}
 	}
 }

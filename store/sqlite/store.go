@@ -62,6 +62,12 @@ type Store struct {
 	// batch ran at synchronous=FULL (see leaveWAL).
 	leaveWALAsked bool
 	madeDurable   atomic.Bool
+
+	// seen is Seen's statement on the reader pool, prepared on first use.
+	// seenKeys are keys Seen found (a hint, see Seen).
+	peekMu   sync.Mutex
+	seen     *sql.Stmt
+	seenKeys map[string]struct{}
 }
 
 // ObserveBatches makes fn hear the number of callers every group commit
@@ -79,6 +85,10 @@ func dsn(path string, o options, reader bool) string {
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", o.BusyTimeout.Milliseconds()))
 	q.Add("_pragma", "foreign_keys(1)")
+	// Savepoint (statement) journals in memory: every caller of a group
+	// commit runs in a savepoint of its own, and with temporary files they
+	// spilled to disk (pwrite per page) past 64 KiB.
+	q.Add("_pragma", "temp_store(2)")
 	if !o.ReadOnly {
 		q.Add("_pragma", "journal_mode(WAL)")
 	}
@@ -382,6 +392,12 @@ func (s *Store) Close() error {
 		errs = append(errs, st.Close())
 	}
 	s.stmts = nil
+	s.peekMu.Lock()
+	if s.seen != nil {
+		errs = append(errs, s.seen.Close())
+		s.seen = nil
+	}
+	s.peekMu.Unlock()
 	if s.r != nil {
 		errs = append(errs, s.r.Close())
 	}

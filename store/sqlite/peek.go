@@ -1,0 +1,82 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/retrysafe/retrysafe/model"
+)
+
+// seenQuery is Seen's one statement: an operation or a tombstone under the
+// key, both found through their (tenant, op_key) keys.
+const seenQuery = `SELECT EXISTS (SELECT 1 FROM operations WHERE tenant = ?1 AND op_key = ?2)
+	OR EXISTS (SELECT 1 FROM tombstones WHERE tenant = ?1 AND op_key = ?2)`
+
+// Seen reports whether tenant has an operation or a tombstone under key. It
+// reads on the reader pool (never waiting for the writer) with a statement
+// prepared once: it runs before every call (store.Peeker). Keys found are
+// remembered (up to maxSeen, then it starts over): a key once seen stays
+// seen — an operation becomes a tombstone — until its tombstone is
+// forgotten, and a stale "seen" only costs that call its cheap first try.
+func (s *Store) Seen(ctx context.Context, tenant, key string) (bool, error) {
+	id := tenant + "\x00" + key
+	s.peekMu.Lock()
+	_, known := s.seenKeys[id]
+	s.peekMu.Unlock()
+	if known {
+		return true, nil
+	}
+	st, err := s.seenStmt(ctx)
+	if err != nil {
+		return false, err
+	}
+	var seen bool
+	if err := st.QueryRowContext(ctx, tenant, key).Scan(&seen); err != nil {
+		return false, s.translate(err, "read operation")
+	}
+	if seen {
+		s.peekMu.Lock()
+		if s.seenKeys == nil || len(s.seenKeys) >= maxSeen {
+			s.seenKeys = map[string]struct{}{}
+		}
+		s.seenKeys[id] = struct{}{}
+		s.peekMu.Unlock()
+	}
+	return seen, nil
+}
+
+// maxSeen bounds the keys Seen remembers.
+const maxSeen = 1 << 16
+
+func (s *Store) seenStmt(ctx context.Context) (*sql.Stmt, error) {
+	s.peekMu.Lock()
+	defer s.peekMu.Unlock()
+	if s.seen == nil {
+		st, err := s.r.PrepareContext(ctx, seenQuery)
+		if err != nil {
+			return nil, s.translate(err, "read operation")
+		}
+		s.seen = st
+	}
+	return s.seen, nil
+}
+
+// Tombstone reads tenant's live tombstone under key on the reader pool
+// (store.TombstoneReader), as Tx.GetTombstone does in a transaction.
+func (s *Store) Tombstone(ctx context.Context, tenant, key string) (*model.Tombstone, error) {
+	var ts model.Tombstone
+	var exp, forget int64
+	err := s.r.QueryRowContext(ctx, `SELECT tenant, op_key, tool, fingerprint, final_state, expired_at, forget_at
+		FROM tombstones WHERE tenant = ? AND op_key = ? AND forget_at > ?`, tenant, key, ms(s.now())).
+		Scan(&ts.Tenant, &ts.Key, &ts.Tool, &ts.Fingerprint, &ts.FinalState, &exp, &forget)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, model.Errorf(model.CodeNotFound, "no tombstone")
+	}
+	if err != nil {
+		return nil, s.translate(err, "read tombstone")
+	}
+	ts.ExpiredAt, ts.ForgetAt = time.UnixMilli(exp).UTC(), time.UnixMilli(forget).UTC()
+	return &ts, nil
+}
