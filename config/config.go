@@ -55,6 +55,13 @@ type Provider struct {
 	Name        string
 	Kind        string
 	HonoursKeys bool
+	// AuthoritativeLookup is the config's declaration that the provider's
+	// lookup is authoritative: its "has nothing" means it never took the
+	// request (not "not yet", not "elsewhere"). Only then may a "has
+	// nothing" lead to a bulk "mark not applied"; any other provider's is
+	// shown, and a person decides one by one. Declared, never assumed from
+	// the kind.
+	AuthoritativeLookup bool
 	// HTTP is set for kind "http".
 	HTTP *HTTP
 }
@@ -127,6 +134,7 @@ type providerSpec struct {
 	Name             string            `toml:"name"`
 	Kind             string            `toml:"kind"`
 	HonoursKeys      bool              `toml:"honours_keys"`
+	Authoritative    bool              `toml:"authoritative_lookup"`
 	Timeout          string            `toml:"timeout"`
 	MaxResponseBytes int64             `toml:"max_response_bytes"`
 	Dispatch         *endpointSpec     `toml:"dispatch"`
@@ -187,16 +195,21 @@ func Parse(name string, doc []byte, lookupEnv func(string) (string, bool)) (*Con
 			return nil, at("name")("provider %q is declared twice", ps.Name)
 		}
 		byName[ps.Name] = true
-		p := Provider{Name: ps.Name, Kind: ps.Kind, HonoursKeys: ps.HonoursKeys}
+		p := Provider{Name: ps.Name, Kind: ps.Kind, HonoursKeys: ps.HonoursKeys, AuthoritativeLookup: ps.Authoritative}
 		switch ps.Kind {
 		case KindSandbox:
 			if ps.Dispatch != nil || ps.Lookup != nil || ps.Classify != nil || ps.Timeout != "" || ps.MaxResponseBytes != 0 {
-				return nil, at("kind")("provider %s: a sandbox provider takes only name, kind and honours_keys", ps.Name)
+				return nil, at("kind")("provider %s: a sandbox provider takes only name, kind, honours_keys and authoritative_lookup", ps.Name)
 			}
 		case KindHTTP:
 			h, err := parseHTTP(ps, at, lookupEnv)
 			if err != nil {
 				return nil, err
+			}
+			// Nothing to be authoritative about without a lookup: the
+			// declaration would sit unused, and a reader would trust it.
+			if ps.Authoritative && h.Config.Lookup == nil {
+				return nil, at("authoritative_lookup")("provider %s: authoritative_lookup needs a lookup ([providers.lookup] with its url)", ps.Name)
 			}
 			p.HTTP = h
 		case "":

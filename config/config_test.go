@@ -29,7 +29,8 @@ func TestDefaultConfigIsTheDemoRegistry(t *testing.T) {
 		}
 	}
 	if len(c.Providers) != 2 || c.Providers[0].Name != "sandbox" || c.Providers[0].HonoursKeys ||
-		c.Providers[1].Name != "sandbox-idem" || !c.Providers[1].HonoursKeys {
+		c.Providers[1].Name != "sandbox-idem" || !c.Providers[1].HonoursKeys ||
+		!c.Providers[0].AuthoritativeLookup || !c.Providers[1].AuthoritativeLookup {
 		t.Errorf("providers %+v", c.Providers)
 	}
 }
@@ -81,6 +82,8 @@ func TestConfigErrorsNameFileAndLine(t *testing.T) {
 		{"http: bad timeout", "[[providers]]\nname = \"mail\"\nkind = \"http\"\ntimeout = \"soon\"\n[providers.dispatch]\nurl = \"http://h/send\"\n" + goodTool, 4, "timeout"},
 		{"http: bad class", httpProvider("[providers.classify]\n409 = \"maybe\"\n"), 7, "unknown class"},
 		{"http: unknown key in dispatch", httpProvider("retries = 3\n"), 6, `unknown key "providers.dispatch.retries"`},
+		{"http: authoritative without a lookup", "[[providers]]\nname = \"mail\"\nkind = \"http\"\nauthoritative_lookup = true\n[providers.dispatch]\nurl = \"http://h/send\"\n" + goodTool, 4, "authoritative_lookup needs a lookup"},
+		{"authoritative not a boolean", "[[providers]]\nname = \"p\"\nkind = \"sandbox\"\nauthoritative_lookup = \"yes\"\n" + goodTool, 4, "authoritative_lookup"},
 		{"http: url needs an argument the tool does not require", "[[providers]]\nname = \"mail\"\nkind = \"http\"\n[providers.dispatch]\nurl = \"http://h/{account}/send\"\n[[tools]]\nname = \"x\"\nprovider = \"mail\"\narguments = '{\"type\":\"object\"}'\n", 8, "needs {account}"},
 	}
 	for _, c := range cases {
@@ -169,5 +172,32 @@ func TestHTTPProviderSecretFromTheEnvironment(t *testing.T) {
 	_, err = config.Parse("t.toml", []byte(httpProvider("headers = { Authorization = \"Bearer ${MAIL_TOKEN}\" }\n")), noEnv)
 	if err == nil || strings.Contains(err.Error(), "tok-123") {
 		t.Fatalf("%v", err)
+	}
+}
+
+// Only a provider whose entry says so has an authoritative lookup: not the
+// kind, not the presence of a lookup.
+func TestAuthoritativeLookupIsDeclared(t *testing.T) {
+	lookup := "[providers.lookup]\nurl = \"http://127.0.0.1:9/d/{downstream_key}\"\n"
+	cases := []struct {
+		name, doc string
+		want      bool
+	}{
+		{"sandbox, undeclared", "[[providers]]\nname = \"p\"\nkind = \"sandbox\"\n" + goodTool, false},
+		{"sandbox, declared", "[[providers]]\nname = \"p\"\nkind = \"sandbox\"\nauthoritative_lookup = true\n" + goodTool, true},
+		{"sandbox, declared not", "[[providers]]\nname = \"p\"\nkind = \"sandbox\"\nauthoritative_lookup = false\n" + goodTool, false},
+		{"http with a lookup, undeclared", httpProvider(lookup), false},
+		{"http with a lookup, declared", "[[providers]]\nname = \"mail\"\nkind = \"http\"\nauthoritative_lookup = true\n[providers.dispatch]\nurl = \"http://127.0.0.1:9/send\"\n" + lookup + goodTool, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, err := config.Parse("t.toml", []byte(c.doc), noEnv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cfg.Providers[0].AuthoritativeLookup; got != c.want {
+				t.Fatalf("AuthoritativeLookup = %v, want %v", got, c.want)
+			}
+		})
 	}
 }

@@ -279,15 +279,14 @@ func openAsking(path, providerDB string, cfg *config.Config, o store.Options) (*
 	return openWith(context.Background(), path, providerDB, cfg, o, lookupOnly)
 }
 
-// authoritativeLookups declares which providers' lookups are
-// authoritative: the sandbox keeps every delivery it ever made in its one
-// file, so "holds nothing" there means it never took the request. (An
-// HTTP provider's declaration belongs in its config entry; until the
-// config has one, none is.)
+// authoritativeLookups names the providers whose config entry declares
+// their lookup authoritative (authoritative_lookup = true): only their "has
+// nothing" may lead to a bulk "mark not applied". Never assumed from the
+// kind.
 func authoritativeLookups(cfg *config.Config) map[string]bool {
 	out := map[string]bool{}
 	for _, p := range cfg.Providers {
-		if p.Kind == "sandbox" {
+		if p.AuthoritativeLookup {
 			out[p.Name] = true
 		}
 	}
