@@ -15,7 +15,7 @@ import (
 // one of commandNames, esc leaves it.
 
 // commandList is every command, for the prompt and the error on a typo.
-const commandList = "tenant [NAME|all], state STATE|all, tool [NAME], audit, sweep, lab, help, q"
+const commandList = "tenant [NAME|all], state STATE|all, tool [NAME], sort COLUMN [reverse], audit, sweep, lab, help, q"
 
 // commandMsg is a parsed command for the root to carry out.
 type commandMsg struct {
@@ -60,6 +60,24 @@ func parseCommand(text string) (commandMsg, error) {
 			c.Arg = ""
 		}
 		// The tool is checked against the registry when the command runs.
+	case "sort":
+		// sort COLUMN [reverse]; "sort" alone is the default order.
+		words := strings.Fields(strings.ToLower(c.Arg))
+		rev := len(words) > 0 && (words[len(words)-1] == "reverse" || words[len(words)-1] == "rev" || words[len(words)-1] == "desc")
+		if rev {
+			words = words[:len(words)-1]
+		}
+		if len(words) > 1 {
+			return c, fmt.Errorf("sort: one column, then optionally reverse (sort key reverse)")
+		}
+		col, err := model.ParseSortColumn(strings.Join(words, ""))
+		if err != nil {
+			return c, err
+		}
+		c.Arg = string(col)
+		if rev {
+			c.Arg += " reverse"
+		}
 	case "audit", "decisions", "d":
 		c.Name = "audit"
 	case "sweep", "lab", "help":
@@ -159,6 +177,12 @@ func (m Model) runCommand(c commandMsg, e env) (Model, tea.Cmd) {
 		m.screen, m.overlay = screenList, overlayNone
 		var cmd tea.Cmd
 		m.list, cmd = m.list.setTool(e, c.Arg)
+		return m, cmd
+	case "sort":
+		col, rev, _ := strings.Cut(c.Arg, " ")
+		m.screen, m.overlay = screenList, overlayNone
+		var cmd tea.Cmd
+		m.list, cmd = m.list.setSort(e, model.SortColumn(col), rev == "reverse")
 		return m, cmd
 	case "audit":
 		if m.screen == screenAudit {

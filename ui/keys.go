@@ -40,6 +40,7 @@ type listKeys struct {
 	Export, ExportJSON                      key.Binding
 	Finding, Triage, Review                 key.Binding
 	Copy, CopyCmd                           key.Binding
+	Sort                                    key.Binding
 }
 
 func newListKeys() listKeys {
@@ -70,6 +71,7 @@ func newListKeys() listKeys {
 		Review:       key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "review by finding (marked rows, else the view)")),
 		Copy:         key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy key")),
 		CopyCmd:      key.NewBinding(key.WithKeys("Y"), key.WithHelp("Y", "copy ops command")),
+		Sort:         key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort: age → key → state → tenant → tool → changed")),
 	}
 }
 

@@ -89,6 +89,7 @@ func Run(t *testing.T, d Driver) {
 		{"CompactExpiredRefusesANonPositiveTombstoneWindow", testCompactRefusesNonPositiveWindow},
 		{"FindingsAreLatestLookupsStaleAfterAnotherAttemptAndFilterable", testFindings},
 		{"SentToFindsOperationsOfAnyTenantSentToAProvider", testSentTo},
+		{"ListPagesInEverySortOrderBothWays", testListSortPaging},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
