@@ -51,13 +51,13 @@ type listModel struct {
 	keys  listKeys
 	input textinput.Model
 	// typing: the search field has the keyboard.
-	typing     bool
-	query      string
-	tool       string // :tool filter ("" = every tool)
+	typing bool
+	query  string
+	tool   string // :tool filter ("" = every tool)
 	// sort is the order the store reads the rows in (s cycles it,
 	// :sort sets it); reverse turns it round.
-	sort    model.SortColumn
-	reverse bool
+	sort       model.SortColumn
+	reverse    bool
 	contraOnly bool
 	// finding filters by the latest provider finding.
 	finding model.FindingFilter
