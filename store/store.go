@@ -179,6 +179,13 @@ type ListQuery struct {
 	// Finding keeps only operations whose latest provider finding is this
 	// one (model.FilterNotChecked: no lookup recorded).
 	Finding model.FindingFilter
+	// Provider keeps only operations sent to this provider ("" = any,
+	// local tools included).
+	Provider string
+	// CreatedBefore keeps only operations created before it (older than
+	// an age); CreatedAfter only those created at or after it. Zero: no
+	// bound.
+	CreatedBefore, CreatedAfter time.Time
 	// Sort is the order of the rows ("" = model.SortAge, newest first);
 	// Reverse turns it round. Every order ends on the id, so it is total.
 	Sort    model.SortColumn

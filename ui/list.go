@@ -54,6 +54,8 @@ type listModel struct {
 	typing bool
 	query  string
 	tool   string // :tool filter ("" = every tool)
+	provider string    // :provider filter ("" = any provider)
+	age      ageFilter // :age filter (zero = any age)
 	// sort is the order the store reads the rows in (s cycles it,
 	// :sort sets it); reverse turns it round.
 	sort       model.SortColumn
@@ -117,14 +119,16 @@ func (l listModel) selected() (model.Operation, bool) {
 func (l listModel) state() model.State { return tabStates[l.tab] }
 
 func (l listModel) query_(e env) store.ListQuery {
-	return store.ListQuery{Tenant: e.scope, State: l.state(), Search: l.query, Tool: l.tool, Contradicted: l.contraOnly, Finding: l.finding,
-		Sort: l.sort, Reverse: l.reverse}
+	q := store.ListQuery{Tenant: e.scope, State: l.state(), Search: l.query, Tool: l.tool, Contradicted: l.contraOnly, Finding: l.finding,
+		Sort: l.sort, Reverse: l.reverse, Provider: l.provider}
+	q.CreatedBefore, q.CreatedAfter = l.age.bounds(e.now)
+	return q
 }
 
 // total is how many operations match the filters, when the counts say so
 // (a search does not have a count: that would mean scanning for it).
 func (l listModel) total(e env) int {
-	if !e.countsOK || l.query != "" || l.tool != "" || l.finding != model.FilterAnyFinding {
+	if !e.countsOK || l.query != "" || l.tool != "" || l.provider != "" || l.age.d != 0 || l.finding != model.FilterAnyFinding {
 		return -1
 	}
 	if l.contraOnly {
@@ -313,6 +317,21 @@ func (l listModel) pageUp(e env) (listModel, tea.Cmd) {
 // setTool filters by tool ("" = every tool) and reads the newest page.
 func (l listModel) setTool(e env, tool string) (listModel, tea.Cmd) {
 	l.tool = tool
+	l.rows, l.cursor = nil, 0
+	return l.load(e, anchor{kind: anchorTop}, 0, cursorIntent{kind: intentIndex})
+}
+
+// setProvider filters by provider ("" = any) and reads the first page.
+func (l listModel) setProvider(e env, provider string) (listModel, tea.Cmd) {
+	l.provider = provider
+	l.rows, l.cursor = nil, 0
+	return l.load(e, anchor{kind: anchorTop}, 0, cursorIntent{kind: intentIndex})
+}
+
+// setAge filters by age (the zero filter: any age) and reads the first
+// page; the bounds move with the clock at every load.
+func (l listModel) setAge(e env, f ageFilter) (listModel, tea.Cmd) {
+	l.age = f
 	l.rows, l.cursor = nil, 0
 	return l.load(e, anchor{kind: anchorTop}, 0, cursorIntent{kind: intentIndex})
 }
@@ -779,6 +798,19 @@ func (l listModel) emptyText(e env) []string {
 		return []string{"", s.Bold.Render(fmt.Sprintf("  No operation%s matches %q.", scope, l.query)), s.Muted.Render("  esc clears the search.")}
 	case l.contraOnly:
 		return []string{"", s.Bold.Render("  No contradicted operations" + scope + "."), s.Muted.Render("  ! shows everything again.")}
+	case l.provider != "" || l.age.d != 0 || l.tool != "":
+		var f []string
+		if l.tool != "" {
+			f = append(f, "tool "+l.tool)
+		}
+		if l.provider != "" {
+			f = append(f, "provider "+l.provider)
+		}
+		if l.age.d != 0 {
+			f = append(f, "age "+l.age.String())
+		}
+		return []string{"", s.Bold.Render(fmt.Sprintf("  No %soperations%s with %s.", stateWord(l.state()), scope, strings.Join(f, ", "))),
+			s.Muted.Render("  :tool, :provider, :age all clear the filters.")}
 	case l.finding != model.FilterAnyFinding:
 		return []string{"", s.Bold.Render(fmt.Sprintf("  No operations%s whose finding is %q here.", scope, l.finding.Words())), s.Muted.Render("  f shows the next finding; esc clears the filter.")}
 	case l.state() == model.StateUnknown:
@@ -826,6 +858,12 @@ func (l listModel) statusLine(e env, w int) string {
 	if l.tool != "" {
 		left = append(left, fmt.Sprintf("tool %s (:tool clears)", l.tool))
 	}
+	if l.provider != "" {
+		left = append(left, fmt.Sprintf("provider %s (:provider clears)", l.provider))
+	}
+	if l.age.d != 0 {
+		left = append(left, fmt.Sprintf("age %s (:age all clears)", l.age))
+	}
 	if w := l.sortWords(); w != "" {
 		left = append(left, w+" (s cycles)")
 	}
@@ -856,4 +894,12 @@ func stuckFor(op model.Operation, now time.Time) string {
 		return ""
 	}
 	return age(now, op.UpdatedAt)
+}
+
+// stateWord is "unknown " for a state tab, "" for all.
+func stateWord(st model.State) string {
+	if st == "" {
+		return ""
+	}
+	return string(st) + " "
 }

@@ -39,6 +39,15 @@ func (s *Store) List(ctx context.Context, q store.ListQuery) ([]model.Operation,
 	if q.Tool != "" {
 		where = append(where, "tool = "+arg(q.Tool))
 	}
+	if q.Provider != "" {
+		where = append(where, "provider = "+arg(q.Provider))
+	}
+	if !q.CreatedBefore.IsZero() {
+		where = append(where, "created_at < "+arg(ms(q.CreatedBefore)))
+	}
+	if !q.CreatedAfter.IsZero() {
+		where = append(where, "created_at >= "+arg(ms(q.CreatedAfter)))
+	}
 	if q.Contradicted {
 		where = append(where, "contradicted")
 	}

@@ -30,6 +30,15 @@ func (s *Store) List(ctx context.Context, q store.ListQuery) ([]model.Operation,
 	if q.Tool != "" {
 		where, args = append(where, "tool = ?"), append(args, q.Tool)
 	}
+	if q.Provider != "" {
+		where, args = append(where, "provider = ?"), append(args, q.Provider)
+	}
+	if !q.CreatedBefore.IsZero() {
+		where, args = append(where, "created_at < ?"), append(args, ms(q.CreatedBefore))
+	}
+	if !q.CreatedAfter.IsZero() {
+		where, args = append(where, "created_at >= ?"), append(args, ms(q.CreatedAfter))
+	}
 	if q.Contradicted {
 		where = append(where, "contradicted = 1")
 	}

@@ -123,3 +123,52 @@ func testListSortPaging(t *testing.T, h *harness) {
 		t.Errorf("an unknown sort column: %v; want CodeInvalid", err)
 	}
 }
+
+// The list filters by provider and by age (created before / at or after a
+// time), with the other filters and in a sorted order.
+func testListProviderAndAge(t *testing.T, h *harness) {
+	ctx := ctxT(t)
+	base := h.now
+	for i := 0; i < 12; i++ {
+		h.now = base.Add(time.Duration(i) * time.Minute)
+		op := newOp([]string{"acme", "globex"}[i%2], fmt.Sprintf("p-%02d", i), model.StateUnknown)
+		switch i % 3 {
+		case 0:
+			op.Provider, op.DownstreamKey = "sandbox", fmt.Sprintf("ds-%d", i)
+		case 1:
+			op.Provider, op.DownstreamKey = "mailer", fmt.Sprintf("ds-%d", i)
+		}
+		h.tx(t, func(tx store.Tx) error { return tx.InsertOperation(op) })
+	}
+	h.now = base.Add(time.Hour)
+	keys := func(q store.ListQuery) string {
+		t.Helper()
+		ops, err := h.L.List(ctx, q)
+		if err != nil {
+			t.Fatalf("List(%+v): %v", q, err)
+		}
+		var s []string
+		for _, o := range ops {
+			s = append(s, o.Key)
+		}
+		return strings.Join(s, ",")
+	}
+	for _, c := range []struct {
+		q    store.ListQuery
+		want string
+	}{
+		{store.ListQuery{Provider: "sandbox"}, "p-09,p-06,p-03,p-00"},
+		{store.ListQuery{Provider: "mailer", Tenant: "globex"}, "p-07,p-01"},
+		{store.ListQuery{Provider: "nobody"}, ""},
+		// Created before 3 minutes past: older than that.
+		{store.ListQuery{CreatedBefore: base.Add(3 * time.Minute)}, "p-02,p-01,p-00"},
+		{store.ListQuery{CreatedAfter: base.Add(9 * time.Minute)}, "p-11,p-10,p-09"},
+		{store.ListQuery{CreatedAfter: base.Add(2 * time.Minute), CreatedBefore: base.Add(5 * time.Minute)}, "p-04,p-03,p-02"},
+		{store.ListQuery{Provider: "sandbox", CreatedBefore: base.Add(7 * time.Minute), Sort: model.SortKey, Reverse: true}, "p-03,p-06,p-00"}, // tenant, then key,
+		{store.ListQuery{Provider: "sandbox", Limit: 2, Sort: model.SortKey}, "p-00,p-06"},
+	} {
+		if got := keys(c.q); got != c.want {
+			t.Errorf("List(%+v) = %s; want %s", c.q, got, c.want)
+		}
+	}
+}

@@ -90,6 +90,7 @@ func Run(t *testing.T, d Driver) {
 		{"FindingsAreLatestLookupsStaleAfterAnotherAttemptAndFilterable", testFindings},
 		{"SentToFindsOperationsOfAnyTenantSentToAProvider", testSentTo},
 		{"ListPagesInEverySortOrderBothWays", testListSortPaging},
+		{"ListFiltersByProviderAndAge", testListProviderAndAge},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
