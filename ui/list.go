@@ -51,9 +51,9 @@ type listModel struct {
 	keys  listKeys
 	input textinput.Model
 	// typing: the search field has the keyboard.
-	typing bool
-	query  string
-	tool   string // :tool filter ("" = every tool)
+	typing   bool
+	query    string
+	tool     string    // :tool filter ("" = every tool)
 	provider string    // :provider filter ("" = any provider)
 	age      ageFilter // :age filter (zero = any age)
 	// sort is the order the store reads the rows in (s cycles it,
