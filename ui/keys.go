@@ -137,7 +137,7 @@ func newPickerKeys() pickerKeys {
 
 // labKeys are the Lab screen's.
 type labKeys struct {
-	Up, Down, Run, Open, Back key.Binding
+	Up, Down, Run, Step, Open, Back key.Binding
 }
 
 func newLabKeys() labKeys {
@@ -145,6 +145,7 @@ func newLabKeys() labKeys {
 		Up:   key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
 		Down: key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
 		Run:  key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "run scenario")),
+		Step: key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "run step by step")),
 		Open: key.NewBinding(key.WithKeys("1", "2", "3", "4", "5", "6", "7", "8", "9"), key.WithHelp("1-9", "open created op")),
 		Back: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
 	}
