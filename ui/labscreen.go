@@ -89,12 +89,12 @@ type labModel struct {
 	steps     []lab.Step
 	// gate holds a step-mode run between steps (nil: the run goes on its
 	// own); waiting: the run is held at the last step shown.
-	gate    *labGate
-	waiting bool
-	row       *lab.Row
-	err       error
-	started   time.Time
-	finished  time.Time
+	gate     *labGate
+	waiting  bool
+	row      *lab.Row
+	err      error
+	started  time.Time
+	finished time.Time
 
 	width, height int
 }
