@@ -100,7 +100,7 @@ func newDetailKeys() detailKeys {
 		NewKey:   key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "supersede: authorize new key")),
 		Check:    key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "check provider")),
 		Page:     key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "open in $PAGER")),
-		Copy:     key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy key")),
+		Copy:     key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy: key, command, trace ids")),
 		CopyCmd:  key.NewBinding(key.WithKeys("Y"), key.WithHelp("Y", "copy ops command")),
 	}
 }

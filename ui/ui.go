@@ -96,6 +96,7 @@ const (
 	overlayConfirm
 	overlayCommand // the ":" command line on the bottom line
 	overlayReview  // the review by finding
+	overlayCopy    // the copy menu (y in the detail)
 )
 
 // Model is the console's root model.
@@ -115,17 +116,18 @@ type Model struct {
 	auditFrom  screenID // where esc in the audit log returns to
 	overlay    overlayID
 
-	list    listModel
-	detail  detailModel
-	lab     labModel
-	audit   auditModel
-	picker  pickerModel
-	action  actionModel
-	helpOv  helpModel // the help screen
-	confirm confirmModel
-	command commandModel
-	review  reviewModel
-	help    help.Model
+	list     listModel
+	detail   detailModel
+	lab      labModel
+	audit    auditModel
+	picker   pickerModel
+	action   actionModel
+	helpOv   helpModel // the help screen
+	confirm  confirmModel
+	command  commandModel
+	review   reviewModel
+	copyMenu copyMenuModel
+	help     help.Model
 
 	// triage is the background triage run (T), if one was started.
 	triage triageRun
@@ -393,6 +395,15 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 	case copyRequestMsg:
 		return m, m.copyOp(msg)
 
+	case copyMenuMsg:
+		m.copyMenu = newCopyMenu(msg.Items)
+		c, _ := m.copyMenu.SetSize(e, m.width, m.bodyHeight())
+		m.copyMenu, m.overlay = c.(copyMenuModel), overlayCopy
+		return m, nil
+
+	case copyTextMsg:
+		return m, copyText(m.cfg.Clipboard, msg.What, msg.Text)
+
 	case copiedMsg:
 		if msg.Err != nil {
 			m.banner = banner{kind: bannerErr, text: "Cannot copy " + msg.What + ": " + oneLine(msg.Err.Error()), at: e.now}
@@ -576,6 +587,8 @@ func (m Model) focus() component {
 		return m.command
 	case overlayReview:
 		return m.review
+	case overlayCopy:
+		return m.copyMenu
 	}
 	switch m.screen {
 	case screenDetail:
@@ -633,6 +646,9 @@ func (m Model) keep(c component) Model {
 	case helpModel:
 		m.helpOv = c
 		m.closeOverlay(c.closed, overlayHelp)
+	case copyMenuModel:
+		m.copyMenu = c
+		m.closeOverlay(c.closed, overlayCopy)
 	}
 	return m
 }
@@ -641,7 +657,7 @@ func (m Model) keep(c component) Model {
 func (m Model) sized() Model {
 	e := m.env()
 	w, h := m.width, m.bodyHeight()
-	for _, c := range []component{m.list, m.detail, m.lab, m.audit, m.picker, m.action, m.helpOv, m.confirm, m.command, m.review} {
+	for _, c := range []component{m.list, m.detail, m.lab, m.audit, m.picker, m.action, m.helpOv, m.confirm, m.command, m.review, m.copyMenu} {
 		c, _ = c.SetSize(e, w, h)
 		m = m.keep(c)
 	}
