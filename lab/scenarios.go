@@ -249,7 +249,7 @@ func articleCase(die reconcile.Point, nextKey, nextReport string, wantBefore, wa
 		if row.Before, err = x.effects(); err != nil {
 			return err
 		}
-		x.step("after the first call: %d report job(s)", row.Before)
+		x.step("after the first call: %s", plural(row.Before, "report job", "report jobs"))
 		x.check(row.Before == wantBefore, "effects after the first call: want %d, got %d", wantBefore, row.Before)
 		stored := x.storedReceipt(a)
 		if die == reconcile.PointBeforeCommit {
@@ -322,7 +322,7 @@ func lostResponse(x *run, row *Row) error {
 	}
 	stored := x.storedReceipt(a)
 	x.tell("The agent does not know whether the task exists. The ledger does: the effect happened once, and its receipt is stored under the operation key.",
-		"after the timeout: %d task(s); the ledger holds the receipt of task %d", row.Before, resultID(stored))
+		"after the timeout: %s; the ledger holds the receipt of task %d", plural(row.Before, "task", "tasks"), resultID(stored))
 	x.check(row.Before == 1, "after the lost reply: want 1 task, got %d", row.Before)
 	x.check(stored != nil && resultID(stored) > 0, "the committed task must have its receipt stored")
 
@@ -451,7 +451,7 @@ func (x *run) externalCrash(row *Row, key, args, prov string, die reconcile.Poin
 	if row.Before, err = x.effects(); err != nil {
 		return err
 	}
-	x.step("the ledger says in_progress; the provider holds %d delivery", row.Before)
+	x.step("the ledger says in_progress; the provider holds %s", plural(row.Before, "delivery", "deliveries"))
 	return nil
 }
 
@@ -673,4 +673,12 @@ var scenarios = []scenario{
 	{Scenario{ID: "authorize-new-key", Name: "unknown outcome settled by authorizing a new key",
 		FirstCall: "killed after claim, before dispatch", NextAttempt: "new key authorized; old key, then new key", Expected: "0 → 1; old key told the new key", Tool: "send_notification"},
 		authorizeNewKey},
+}
+
+// plural is "1 task", "2 tasks", "0 tasks".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

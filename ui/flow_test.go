@@ -207,7 +207,7 @@ func TestFlowLabStepModeNarratesALostResponse(t *testing.T) {
 		t.Fatalf("the run went ahead of its first step: %d lab operations", len(ops))
 	}
 	press(tm, " ")
-	waitFor(t, tm, "✓ first call: the task commits", "▶ next: after the timeout: 1 task(s); the ledger holds the receipt")
+	waitFor(t, tm, "✓ first call: the task commits", "▶ next: after the timeout: 1 task; the ledger holds the receipt")
 	ops := labOps()
 	if len(ops) != 1 || ops[0].State != model.StateApplied || ops[0].AttemptCount != 1 {
 		t.Fatalf("after the first step the ledger holds %+v; want one applied operation, one attempt", ops)

@@ -321,6 +321,20 @@ func (l listModel) setTool(e env, tool string) (listModel, tea.Cmd) {
 	return l.load(e, anchor{kind: anchorTop}, 0, cursorIntent{kind: intentIndex})
 }
 
+// follow puts the cursor on op, on the tab of its state when the tab shown
+// no longer holds it (it moved on under a decision).
+func (l listModel) follow(e env, op model.Operation) (listModel, tea.Cmd) {
+	if st := l.state(); st != "" && st != op.State {
+		for i, s := range tabStates {
+			if s == op.State {
+				l.tab, l.autoTab, l.contraOnly = i, false, false
+			}
+		}
+	}
+	l.rows, l.cursor = nil, 0
+	return l.load(e, anchor{kind: anchorTop}, 0, cursorIntent{kind: intentKeep, id: op.ID})
+}
+
 // setProvider filters by provider ("" = any) and reads the first page.
 func (l listModel) setProvider(e env, provider string) (listModel, tea.Cmd) {
 	l.provider = provider

@@ -362,7 +362,10 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		if m.overlay != overlayAction {
 			return m, nil
 		}
-		return m.route(m.action, msg, e)
+		var c1, c2 tea.Cmd
+		m, c1 = m.route(m.action, msg, e)
+		m, c2 = m.staleNoticed(msg, e)
+		return m, tea.Batch(c1, c2)
 
 	case tenantsMsg:
 		return m.route(m.picker, msg, e)
