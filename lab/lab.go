@@ -40,6 +40,11 @@ type Scenario struct {
 type Step struct {
 	Scenario string
 	Text     string
+	// Why narrates the step for an audience (the console's step mode):
+	// what is about to happen and why it matters. Empty for bookkeeping.
+	Why string
+	// Final: the run's last step (its verdict); nothing runs after it.
+	Final bool
 }
 
 // Row is one scenario's result: the line of the lab's table.
@@ -216,7 +221,8 @@ func (r *Runner) RunIn(ctx context.Context, ledgerPath, tenant, scenarioID strin
 	if !row.OK {
 		row.Detail = strings.Join(x.failures, "; ")
 	}
-	x.step("done: %d → %d, %s", row.Before, row.After, map[bool]string{true: "ok", false: "FAILED"}[row.OK])
+	x.progress(Step{Scenario: sc.ID, Final: true,
+		Text: fmt.Sprintf("done: %d → %d, %s", row.Before, row.After, map[bool]string{true: "ok", false: "FAILED"}[row.OK])})
 	return row, nil
 }
 

@@ -37,6 +37,11 @@ func (x *run) step(format string, args ...any) {
 	x.progress(Step{Scenario: x.sc.ID, Text: fmt.Sprintf(format, args...)})
 }
 
+// tell is step with a narration for an audience (Step.Why).
+func (x *run) tell(why, format string, args ...any) {
+	x.progress(Step{Scenario: x.sc.ID, Text: fmt.Sprintf(format, args...), Why: why})
+}
+
 // key is the run's key for a name ("op-a"): unique per run, so a scenario
 // run again in the same tenant starts from nothing.
 func (x *run) key(name string) string {
@@ -226,7 +231,8 @@ func articleCase(die reconcile.Point, nextKey, nextReport string, wantBefore, wa
 	return func(x *run, row *Row) error {
 		const tool = "create_report_job"
 		a := x.key("op-a")
-		x.step("first call: %s with key %s%s", tool, label(a), map[bool]string{true: ", worker stops " + string(die), false: ""}[die != ""])
+		x.tell("A worker process makes the first call. If it dies, it dies at a real point of the protocol, in a real process.",
+			"first call: %s with key %s%s", tool, label(a), map[bool]string{true: ", worker stops " + string(die), false: ""}[die != ""])
 		first, err := x.call(call{key: a, tool: tool, args: reportArgs("weekly"), dieAt: die, how: DieExit})
 		if err != nil {
 			return err
@@ -243,7 +249,7 @@ func articleCase(die reconcile.Point, nextKey, nextReport string, wantBefore, wa
 		if row.Before, err = x.effects(); err != nil {
 			return err
 		}
-		x.step("after the first call: %d report job(s)", row.Before)
+		x.step("after the first call: %s", plural(row.Before, "report job", "report jobs"))
 		x.check(row.Before == wantBefore, "effects after the first call: want %d, got %d", wantBefore, row.Before)
 		stored := x.storedReceipt(a)
 		if die == reconcile.PointBeforeCommit {
@@ -257,7 +263,8 @@ func articleCase(die reconcile.Point, nextKey, nextReport string, wantBefore, wa
 		}
 
 		b := x.key(nextKey)
-		x.step("next attempt: key %s, report %q", label(b), nextReport)
+		x.tell("The next attempt: what the ledger does depends only on the key and the arguments, never on what the first caller remembers.",
+			"next attempt: key %s, report %q", label(b), nextReport)
 		next, err := x.call(call{key: b, tool: tool, args: reportArgs(nextReport)})
 		if err != nil {
 			return err
@@ -302,7 +309,8 @@ func lostResponse(x *run, row *Row) error {
 	const tool = "create_support_task"
 	args := `{"subject":"Check delayed delivery for order 1042"}`
 	a := x.key("op-a")
-	x.step("first call: the task commits, then the reply is held back")
+	x.tell("An agent calls create_support_task. The worker commits the task and its receipt in one transaction — then the reply is lost on the way back, as when a connection drops. The agent sees only a timeout.",
+		"first call: the task commits, then the reply is held back")
 	first, err := x.call(call{key: a, tool: tool, args: args, trace: "call_first", stallAt: reconcile.PointAfterCommit})
 	if err != nil {
 		return err
@@ -313,13 +321,15 @@ func lostResponse(x *run, row *Row) error {
 		return err
 	}
 	stored := x.storedReceipt(a)
-	x.step("after the timeout: %d task(s); the ledger holds the receipt of task %d", row.Before, resultID(stored))
+	x.tell("The agent does not know whether the task exists. The ledger does: the effect happened once, and its receipt is stored under the operation key.",
+		"after the timeout: %s; the ledger holds the receipt of task %d", plural(row.Before, "task", "tasks"), resultID(stored))
 	x.check(row.Before == 1, "after the lost reply: want 1 task, got %d", row.Before)
 	x.check(stored != nil && resultID(stored) > 0, "the committed task must have its receipt stored")
 
 	// A regenerated tool call gets a new trace id; the key is what makes it
 	// the same operation.
-	x.step("retry through a new connection: same key, new trace id")
+	x.tell("The agent retries, as agents do — a regenerated call with a new trace id, through a new connection. The same operation key makes it the same operation: the ledger replays the stored receipt instead of creating a second task.",
+		"retry through a new connection: same key, new trace id")
 	next, err := x.call(call{key: a, tool: tool, args: args, trace: "call_retry"})
 	if err != nil {
 		return err
@@ -423,7 +433,8 @@ func notificationArgs(to, body string) string {
 // externalCrash starts an external call whose worker is killed at die, and
 // checks it is left in_progress under a short lease.
 func (x *run) externalCrash(row *Row, key, args, prov string, die reconcile.Point) error {
-	x.step("first call: send_notification via %s; the worker is killed %s", prov, die)
+	x.tell("The worker claims the key in the ledger, sends the notification to the provider, and is killed before it can record the result.",
+		"first call: send_notification via %s; the worker is killed %s", prov, die)
 	first, err := x.call(call{key: key, tool: "send_notification", args: args, provider: prov,
 		lease: x.lease(), dieAt: die, how: DieKill})
 	if err != nil {
@@ -440,7 +451,7 @@ func (x *run) externalCrash(row *Row, key, args, prov string, die reconcile.Poin
 	if row.Before, err = x.effects(); err != nil {
 		return err
 	}
-	x.step("the ledger says in_progress; the provider holds %d delivery", row.Before)
+	x.step("the ledger says in_progress; the provider holds %s", plural(row.Before, "delivery", "deliveries"))
 	return nil
 }
 
@@ -456,7 +467,8 @@ func (x *run) sweepToUnknown(key string) error {
 	if err := x.waitLease(key); err != nil {
 		return err
 	}
-	x.step("sweep")
+	x.tell("The worker's lease has ended and nobody finished the claim. The sweep marks the operation unknown: it may or may not have happened, and only a person or the provider can say.",
+		"sweep")
 	if _, err := x.svc.Sweep(x.ctx); err != nil {
 		return err
 	}
@@ -488,7 +500,8 @@ func externalMarkApplied(x *run, row *Row) error {
 		return err
 	}
 	x.check(refused.first().Class == model.ClassUnknown && refused.Exit == 5, "retry of an unknown: want refused, exit 5, got %s", refused)
-	x.step("provider lookup by the downstream key")
+	x.tell("Ask the provider by the downstream key the worker sent: does it hold a delivery?",
+		"provider lookup by the downstream key")
 	_, ev, err := x.svc.Check(x.ctx, x.tenant, a)
 	if err != nil {
 		return err
@@ -498,7 +511,8 @@ func externalMarkApplied(x *run, row *Row) error {
 	if err != nil || op == nil {
 		return fmt.Errorf("lab: %s vanished: %v", a, err)
 	}
-	x.step("operator marks it applied, evidence %s", ev.Ref)
+	x.tell("An operator records the decision, with the provider's reference as evidence: a compare-and-set on the version they saw.",
+		"operator marks it applied, evidence %s", ev.Ref)
 	if _, err := x.svc.MarkApplied(x.ctx, reconcile.Decision{Tenant: x.tenant, Key: a, Operator: x.operator(),
 		Reason: "provider lookup found the delivery under the downstream key", Evidence: ev.Ref,
 		ExpectState: model.StateUnknown, ExpectVersion: op.Version}); err != nil {
@@ -659,4 +673,12 @@ var scenarios = []scenario{
 	{Scenario{ID: "authorize-new-key", Name: "unknown outcome settled by authorizing a new key",
 		FirstCall: "killed after claim, before dispatch", NextAttempt: "new key authorized; old key, then new key", Expected: "0 → 1; old key told the new key", Tool: "send_notification"},
 		authorizeNewKey},
+}
+
+// plural is "1 task", "2 tasks", "0 tasks".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

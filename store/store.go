@@ -186,7 +186,8 @@ type Tx interface {
 	CompactExpired(tombstoneTTL time.Duration, limit int) (compacted, forgotten int, err error)
 }
 
-// ListQuery selects one page of operations, newest first.
+// ListQuery selects one page of operations, newest first unless Sort says
+// otherwise.
 type ListQuery struct {
 	Tenant string      // "" = all tenants
 	State  model.State // "" = all states
@@ -199,11 +200,45 @@ type ListQuery struct {
 	// Finding keeps only operations whose latest provider finding is this
 	// one (model.FilterNotChecked: no lookup recorded).
 	Finding model.FindingFilter
-	// BeforeID is the keyset cursor: only ids below it (0 = from the newest).
+	// Provider keeps only operations sent to this provider ("" = any,
+	// local tools included).
+	Provider string
+	// CreatedBefore keeps only operations created before it (older than
+	// an age); CreatedAfter only those created at or after it. Zero: no
+	// bound.
+	CreatedBefore, CreatedAfter time.Time
+	// Sort is the order of the rows ("" = model.SortAge, newest first);
+	// Reverse turns it round. Every order ends on the id, so it is total.
+	Sort    model.SortColumn
+	Reverse bool
+	// BeforeID is the keyset cursor: only the rows that come after
+	// operation BeforeID in the chosen order (0 = from the first). In the
+	// default order, the ids below it. The operation must exist, except in
+	// the default order, where any id is a boundary.
 	BeforeID int64
-	// AfterID pages backwards: only ids above it, returned newest first.
+	// AfterID pages backwards: only the rows that come before operation
+	// AfterID in the chosen order, the nearest Limit of them, returned in
+	// that order.
 	AfterID int64
 	Limit   int
+}
+
+// SortColumns are the columns an order compares, in SQL, last the id:
+// what both drivers build their ORDER BY and keyset conditions from.
+func SortColumns(c model.SortColumn) []string {
+	switch c {
+	case model.SortKey:
+		return []string{"tenant", "op_key", "id"}
+	case model.SortState:
+		return []string{"state", "id"}
+	case model.SortTenant:
+		return []string{"tenant", "id"}
+	case model.SortTool:
+		return []string{"tool", "id"}
+	case model.SortChanged:
+		return []string{"updated_at", "id"}
+	}
+	return []string{"id"}
 }
 
 // DecisionQuery selects decisions for the audit log, newest first.

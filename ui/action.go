@@ -70,6 +70,9 @@ type actionModel struct {
 	// would be refused, and the box says so before anyone presses y.
 	changed   *model.Operation
 	changedBy *model.Decision
+	// refusedStale: the last write was refused because the operation had
+	// moved on; the fresh read that follows names who moved it.
+	refusedStale bool
 
 	width, height int
 
@@ -99,10 +102,7 @@ func (a actionModel) staleWarning(e env, width int) string {
 	if a.changed == nil {
 		return ""
 	}
-	who := ""
-	if d := a.changedBy; d != nil && d.FromVersion >= a.op.Version {
-		who = fmt.Sprintf(" — %s chose to %s at %s", d.Operator, d.Action.Verb(), d.At.In(e.loc).Format("2006-01-02 15:04:05"))
-	}
+	who := " — " + changedBy(*a.changed, a.changedBy, a.op.Version, e)
 	return e.styles.BannerErr.Render(wrap(fmt.Sprintf("Changed since you opened this: it is now %s (version %d)%s. Writing will be refused — esc and look again.",
 		a.changed.State, a.changed.Version, who), width, ""))
 }
@@ -440,4 +440,18 @@ func consequence(a model.Action) string {
 		return "Retries of this key are told the new key; its first call applies it."
 	}
 	return ""
+}
+
+// changedBy says who moved op on from the version seen: the operator of
+// the decision that did, else the worker (or sweep) that did, with when,
+// in the detail's time format.
+func changedBy(op model.Operation, last *model.Decision, seen int64, e env) string {
+	if d := last; d != nil && d.FromVersion >= seen {
+		return fmt.Sprintf("%s chose to %s at %s", d.Operator, d.Action.Verb(), clockTime(d.At, e))
+	}
+	who := "a worker or a sweep"
+	if op.LeaseOwner != "" {
+		who = "worker " + op.LeaseOwner
+	}
+	return fmt.Sprintf("%s moved it on at %s (no decision)", who, clockTime(op.UpdatedAt, e))
 }

@@ -2,7 +2,10 @@ package ui
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
+	"unicode"
 
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textinput"
@@ -15,7 +18,7 @@ import (
 // one of commandNames, esc leaves it.
 
 // commandList is every command, for the prompt and the error on a typo.
-const commandList = "tenant [NAME|all], state STATE|all, tool [NAME], audit, sweep, lab, help, q"
+const commandList = "tenant [NAME|all], state STATE|all, tool [NAME], provider [NAME], age >10m|<2h|all, sort COLUMN [reverse], audit, sweep, lab, help, q"
 
 // commandMsg is a parsed command for the root to carry out.
 type commandMsg struct {
@@ -60,6 +63,42 @@ func parseCommand(text string) (commandMsg, error) {
 			c.Arg = ""
 		}
 		// The tool is checked against the registry when the command runs.
+	case "provider", "p":
+		c.Name = "provider"
+		if c.Arg == "all" || c.Arg == "*" {
+			c.Arg = ""
+		}
+		if strings.ContainsFunc(c.Arg, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) }) {
+			return c, fmt.Errorf("provider: one name, printable, without spaces")
+		}
+	case "age":
+		if c.Arg == "all" || c.Arg == "" {
+			c.Arg = ""
+			break
+		}
+		f, err := parseAgeFilter(c.Arg)
+		if err != nil {
+			return c, err
+		}
+		c.Arg = f.String()
+	case "sort":
+		// sort COLUMN [reverse]; "sort" alone is the default order.
+		words := strings.Fields(strings.ToLower(c.Arg))
+		rev := len(words) > 0 && (words[len(words)-1] == "reverse" || words[len(words)-1] == "rev" || words[len(words)-1] == "desc")
+		if rev {
+			words = words[:len(words)-1]
+		}
+		if len(words) > 1 {
+			return c, fmt.Errorf("sort: one column, then optionally reverse (sort key reverse)")
+		}
+		col, err := model.ParseSortColumn(strings.Join(words, ""))
+		if err != nil {
+			return c, err
+		}
+		c.Arg = string(col)
+		if rev {
+			c.Arg += " reverse"
+		}
 	case "audit", "decisions", "d":
 		c.Name = "audit"
 	case "sweep", "lab", "help":
@@ -160,6 +199,23 @@ func (m Model) runCommand(c commandMsg, e env) (Model, tea.Cmd) {
 		var cmd tea.Cmd
 		m.list, cmd = m.list.setTool(e, c.Arg)
 		return m, cmd
+	case "provider":
+		m.screen, m.overlay = screenList, overlayNone
+		var cmd tea.Cmd
+		m.list, cmd = m.list.setProvider(e, c.Arg)
+		return m, cmd
+	case "age":
+		f, _ := parseAgeFilter(c.Arg) // parsed once already; "" clears
+		m.screen, m.overlay = screenList, overlayNone
+		var cmd tea.Cmd
+		m.list, cmd = m.list.setAge(e, f)
+		return m, cmd
+	case "sort":
+		col, rev, _ := strings.Cut(c.Arg, " ")
+		m.screen, m.overlay = screenList, overlayNone
+		var cmd tea.Cmd
+		m.list, cmd = m.list.setSort(e, model.SortColumn(col), rev == "reverse")
+		return m, cmd
 	case "audit":
 		if m.screen == screenAudit {
 			return m, nil
@@ -185,4 +241,79 @@ func (m Model) runCommand(c commandMsg, e env) (Model, tea.Cmd) {
 		return m, nil
 	}
 	return m, nil
+}
+
+// ageFilter keeps operations older (>) or younger (<) than an age; the
+// zero value keeps every operation.
+type ageFilter struct {
+	older bool
+	d     time.Duration
+}
+
+func (f ageFilter) String() string {
+	if f.d == 0 {
+		return ""
+	}
+	op := "<"
+	if f.older {
+		op = ">"
+	}
+	return op + shortDuration(f.d)
+}
+
+// bounds are the creation times the store filters on, at now.
+func (f ageFilter) bounds(now time.Time) (before, after time.Time) {
+	if f.d == 0 {
+		return
+	}
+	if f.older {
+		return now.Add(-f.d), time.Time{}
+	}
+	return time.Time{}, now.Add(-f.d)
+}
+
+// parseAgeFilter reads ">10m" (older than ten minutes), "<2h" (younger
+// than two hours), "> 3d"; "" and "all" clear it.
+func parseAgeFilter(s string) (ageFilter, error) {
+	s = strings.TrimSpace(s)
+	if s == "" || s == "all" {
+		return ageFilter{}, nil
+	}
+	var f ageFilter
+	switch s[0] {
+	case '>':
+		f.older = true
+	case '<':
+	default:
+		return f, fmt.Errorf("age: >DURATION (older than) or <DURATION (younger than), as >10m, <2h, >3d, or all")
+	}
+	num := strings.TrimSpace(s[1:])
+	var err error
+	if days, ok := strings.CutSuffix(num, "d"); ok {
+		var n int
+		n, err = strconv.Atoi(days)
+		f.d = time.Duration(n) * 24 * time.Hour
+	} else {
+		f.d, err = time.ParseDuration(num)
+	}
+	if err != nil || f.d <= 0 || f.d > 100*365*24*time.Hour {
+		return ageFilter{}, fmt.Errorf("age: %q is not a duration (10m, 2h, 3d)", num)
+	}
+	return f, nil
+}
+
+// shortDuration writes d as the filter was typed: 3d, 2h, 10m, 45s, or Go's
+// form for anything else.
+func shortDuration(d time.Duration) string {
+	switch {
+	case d%(24*time.Hour) == 0:
+		return strconv.Itoa(int(d/(24*time.Hour))) + "d"
+	case d%time.Hour == 0:
+		return strconv.Itoa(int(d/time.Hour)) + "h"
+	case d%time.Minute == 0:
+		return strconv.Itoa(int(d/time.Minute)) + "m"
+	case d%time.Second == 0:
+		return strconv.Itoa(int(d/time.Second)) + "s"
+	}
+	return d.String()
 }

@@ -121,7 +121,7 @@ func (m Model) askLab(msg labLedgerMsg, e env) (Model, tea.Cmd) {
 		return m, nil
 	}
 	if len(msg.Others) == 0 {
-		return m.route(m.lab, labGoMsg{Scenario: msg.Scenario}, e)
+		return m.route(m.lab, labGoMsg{Scenario: msg.Scenario, Step: msg.Step}, e)
 	}
 	shown := msg.Others
 	if len(shown) > 5 {
@@ -135,7 +135,7 @@ func (m Model) askLab(msg labLedgerMsg, e env) (Model, tea.Cmd) {
 			fmt.Sprintf("A scenario writes real operations, attempts, effects and decisions into it, under tenant %q, with worker processes that die on purpose. They stay in this ledger (and its audit log).", m.lab.tenant),
 			"`retrysafe lab` runs the same scenarios in throw-away ledgers instead.",
 		},
-		run:   emit(labGoMsg{Scenario: msg.Scenario}),
+		run:   emit(labGoMsg{Scenario: msg.Scenario, Step: msg.Step}),
 		width: m.width, height: m.bodyHeight(),
 	}
 	m.overlay = overlayConfirm

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -110,6 +111,13 @@ func fetchPage(ctx context.Context, st store.Ledger, req pageReq) ([]model.Opera
 	list := func(before, after int64, limit int) ([]model.Operation, error) {
 		q := q
 		q.BeforeID, q.AfterID, q.Limit = before, after, limit
+		if after < 0 {
+			// The last rows: the first of the opposite order, turned round.
+			q.AfterID, q.Reverse = 0, !q.Reverse
+			rows, err := st.List(ctx, q)
+			slices.Reverse(rows)
+			return rows, err
+		}
 		return st.List(ctx, q)
 	}
 	a, off := req.Anchor, req.Offset
@@ -142,8 +150,11 @@ func fetchPage(ctx context.Context, st store.Ledger, req pageReq) ([]model.Opera
 		return nil, req.Anchor, req.Offset, err
 	}
 	if req.KeepID != 0 && a.kind == anchorTop && !contains(rows, req.KeepID) {
-		// New rows pushed the selected operation off the newest page. Show
-		// the page that ends with it (if it still matches the filters).
+		// New rows pushed the selected operation off the first page. Show
+		// the page that holds it (if it still matches the filters).
+		if q.Sort != "" && q.Sort != model.SortAge {
+			return keepSorted(list, req, rows, a, off)
+		}
 		kept, err := list(0, req.KeepID-1, req.Limit)
 		if err != nil {
 			return nil, req.Anchor, req.Offset, err
@@ -165,23 +176,27 @@ func fetchPage(ctx context.Context, st store.Ledger, req pageReq) ([]model.Opera
 	return rows, a, off, nil
 }
 
-// fetchBottom reads the oldest page. ListQuery pages backwards only from an
-// id above zero, so it asks for the rows above id 1 and, separately, for id
-// 1 itself (if it matches the filters).
+// keepSorted is the page that starts with the kept operation in a sorted
+// list: anchored after the row just before it in that order.
+func keepSorted(list func(before, after int64, limit int) ([]model.Operation, error), req pageReq, rows []model.Operation, a anchor, off int) ([]model.Operation, anchor, int, error) {
+	prev, err := list(0, req.KeepID, 1)
+	if err != nil || len(prev) == 0 {
+		return rows, a, off, err
+	}
+	kept, err := list(prev[0].ID, 0, req.Limit)
+	if err != nil {
+		return nil, req.Anchor, req.Offset, err
+	}
+	if len(kept) == 0 || kept[0].ID != req.KeepID {
+		return rows, a, off, nil
+	}
+	return kept, anchor{kind: anchorBefore, id: prev[0].ID}, max(req.KeepPos, 1), nil
+}
+
+// fetchBottom reads the last page: the first rows of the opposite order,
+// turned round.
 func fetchBottom(list func(before, after int64, limit int) ([]model.Operation, error), limit int) ([]model.Operation, error) {
-	rows, err := list(0, 1, limit)
-	if err != nil {
-		return nil, err
-	}
-	first, err := list(2, 0, 1)
-	if err != nil {
-		return nil, err
-	}
-	rows = append(rows, first...)
-	if len(rows) > limit {
-		rows = rows[len(rows)-limit:]
-	}
-	return rows, nil
+	return list(0, -1, limit)
 }
 
 func bottomOffset(total, n, fallback int) int {

@@ -85,9 +85,16 @@ func (m Model) decided(msg decisionMsg) (Model, tea.Cmd) {
 		// The form stays, with what was typed: a refusal is news, not a
 		// reason to type it all again. reconcile's refusal says what
 		// changed; the refresh says who (the form's stale warning).
-		text := "Not written: " + oneLine(msg.Err.Error())
-		m.action.stage, m.action.problem = stageForm, oneLine(msg.Err.Error())
-		m.banner = banner{kind: bannerErr, text: text, at: e.now}
+		problem := oneLine(msg.Err.Error())
+		if model.IsCode(msg.Err, model.CodeStale) {
+			// Our words, not the store's (one time format on screen); the
+			// fresh read reloadAll asks for says who moved it on
+			// (staleNoticed).
+			problem = fmt.Sprintf("%s changed since you looked: you saw %s (version %d); nothing was written.", clipMiddle(ref, 44), msg.From, m.action.op.Version)
+			m.action.refusedStale = true
+		}
+		m.action.stage, m.action.problem = stageForm, problem
+		m.banner = banner{kind: bannerErr, text: "Not written: " + problem, at: e.now}
 		c := m.reloadAll()
 		return m, c
 	}
@@ -117,4 +124,25 @@ func (m Model) requestBulk(req bulkRequestMsg, e env) (Model, tea.Cmd) {
 	m.action = openBulk(req.Action, req.Ops, m.styles, m.action.seq+1)
 	m.overlay = overlayAction
 	return m, nil
+}
+
+// staleNoticed takes the fresh read after a write refused as stale: the
+// banner says what the operation is now and who moved it on, and the list
+// follows it (its state's tab, the cursor on it), so the operation the
+// operator was deciding on stays under the cursor.
+func (m Model) staleNoticed(msg actionOpMsg, e env) (Model, tea.Cmd) {
+	a := m.action
+	if !a.refusedStale || msg.Seq != a.seq || msg.Err != nil || msg.Op == nil || msg.Op.ID != a.op.ID {
+		return m, nil
+	}
+	m.action.refusedStale = false
+	op := *msg.Op
+	ref := op.Tenant + "/" + op.Key
+	// Who comes first: a long key is clipped in its middle so that the
+	// banner's few lines always reach it.
+	m.banner = banner{kind: bannerErr, at: e.now, text: fmt.Sprintf("Not written: %s changed since you looked — %s; it is now %s (version %d), you saw %s (version %d).",
+		clipMiddle(ref, 44), changedBy(op, msg.Last, a.op.Version, e), op.State, op.Version, a.op.State, a.op.Version)}
+	var c tea.Cmd
+	m.list, c = m.list.follow(e, op)
+	return m, c
 }

@@ -192,7 +192,7 @@ func (d detailModel) key(msg tea.KeyMsg, e env) (detailModel, tea.Cmd) {
 	case key.Matches(msg, k.NewKey):
 		return d, d.request(model.ActionAuthorizeKey)
 	case key.Matches(msg, k.Copy) && d.d != nil:
-		return d, emit(copyRequestMsg{Tenant: d.d.Operation.Tenant, Key: d.d.Operation.Key})
+		return d, emit(copyMenuMsg{Items: copyMenuItems(d.d, e.st.Path())})
 	case key.Matches(msg, k.CopyCmd) && d.d != nil:
 		op := d.d.Operation
 		return d, emit(copyRequestMsg{Tenant: op.Tenant, Key: op.Key, Command: true, Unknown: op.State == model.StateUnknown})
@@ -277,11 +277,14 @@ func (d detailModel) view(e env, w, h int) string {
 		return "\n" + s.Muted.Render("  loading "+or(d.target.Tenant+"/"+d.target.Key, "operation")+"…")
 	}
 	op := d.d.Operation
-	title := " " + s.Title.Render(op.Tenant+" / "+op.Key)
 	badge := s.State(op.State).Render(strings.ToUpper(string(op.State))) + s.Muted.Render(fmt.Sprintf(" · v%d", op.Version))
 	if op.Contradicted {
 		badge = s.Contra.Render("! CONTRADICTED") + "  " + badge
 	}
+	// The state badge is never cut: a long key gives way, in its middle
+	// (keys differ at their ends), and keeps a gap before the badge.
+	name := clipMiddle(op.Tenant+" / "+op.Key, max(w-ansi.StringWidth(badge)-4, 8))
+	title := " " + s.Title.Render(name)
 	var b strings.Builder
 	b.WriteString(spread(title, badge+" ", w))
 	b.WriteByte('\n')
@@ -328,7 +331,7 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 		if t.IsZero() {
 			return ""
 		}
-		return t.In(e.loc).Format("2006-01-02 15:04:05") + s.Muted.Render(" ("+age(e.now, t)+" ago)")
+		return clockTime(t, e) + s.Muted.Render(" ("+age(e.now, t)+" ago)")
 	}
 	para := func(style func(...string) string, text string) {
 		for _, l := range strings.Split(wrap(text, max(w-4, 20), " "), "\n") {
@@ -348,7 +351,7 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 		if leaseEnded(op, e.now) {
 			// Not "a worker holds the claim": the worker is gone.
 			text := fmt.Sprintf("The lease ended %s ago (%s, at %s) with no result: the worker is gone and nothing holds the claim. A sweep makes it unknown.",
-				age(e.now, op.LeaseUntil), or(op.LeaseOwner, "-"), op.LeaseUntil.In(e.loc).Format("2006-01-02 15:04:05"))
+				age(e.now, op.LeaseUntil), or(op.LeaseOwner, "-"), clockTime(op.LeaseUntil, e))
 			if !e.readOnly {
 				text += " S sweeps now."
 			}
@@ -356,7 +359,7 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 			break
 		}
 		para(s.State(op.State).Render, fmt.Sprintf("A worker holds the claim (lease %s until %s). If the lease ends without a result, a sweep makes it unknown.",
-			or(op.LeaseOwner, "-"), op.LeaseUntil.In(e.loc).Format("2006-01-02 15:04:05")))
+			or(op.LeaseOwner, "-"), clockTime(op.LeaseUntil, e)))
 	case model.StateNotApplied:
 		if op.Contradicted {
 			// reconcile refuses a retry here (unless the provider honours
@@ -427,10 +430,10 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 	field("created", when(op.CreatedAt))
 	field("updated", when(op.UpdatedAt))
 	if op.LeaseOwner != "" || !op.LeaseUntil.IsZero() {
-		field("lease", or(op.LeaseOwner, "-")+" until "+op.LeaseUntil.In(e.loc).Format("2006-01-02 15:04:05"))
+		field("lease", or(op.LeaseOwner, "-")+" until "+clockTime(op.LeaseUntil, e))
 	}
 	if !op.ExpiresAt.IsZero() {
-		field("replays until", op.ExpiresAt.In(e.loc).Format("2006-01-02 15:04:05"))
+		field("replays until", clockTime(op.ExpiresAt, e))
 	}
 
 	if op.Provider != "" || op.ProviderRef != "" || chk != nil || checking {
@@ -454,7 +457,7 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 			if chk.ev.Found {
 				style = s.BannerOK.Render
 			}
-			field("check", style(chk.ev.Detail)+s.Muted.Render(" (asked "+chk.at.In(e.loc).Format("15:04:05")+"; changes nothing)"))
+			field("check", style(chk.ev.Detail)+s.Muted.Render(" (asked "+clockTime(chk.at, e)+"; changes nothing)"))
 		}
 	}
 
@@ -486,7 +489,7 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 	}
 	for _, dc := range d.Decisions {
 		// Wrapped between its parts, not cut: the viewport would clip it.
-		head := pack([]string{dc.At.In(e.loc).Format("2006-01-02 15:04:05"), s.Bold.Render(dc.Operator), dc.Action.Verb(),
+		head := pack([]string{clockTime(dc.At, e), s.Bold.Render(dc.Operator), dc.Action.Verb(),
 			s.State(dc.FromState).Render(string(dc.FromState)) + " → " + s.State(dc.ToState).Render(string(dc.ToState)),
 			s.Muted.Render(fmt.Sprintf("(seen at v%d)", dc.FromVersion))}, "  ", max(w-4, 20))
 		for i, l := range head {
@@ -518,11 +521,9 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 // usually the most useful text on the screen.
 func writeAttempts(b *strings.Builder, e env, atts []model.Attempt, w int) {
 	s := e.styles
-	timeW := 8
-	timeFmt := "15:04:05"
-	if w >= 110 {
-		timeW, timeFmt = 19, "2006-01-02 15:04:05"
-	}
+	// The screen's one time format, at every width: the trace id has its
+	// own line under a narrow table.
+	timeW := len(timeLayout)
 	traceW, workerW := 12, 12
 	for _, a := range atts {
 		traceW = max(traceW, min(ansi.StringWidth(a.TraceID), 36))
@@ -544,7 +545,7 @@ func writeAttempts(b *strings.Builder, e env, atts []model.Attempt, w int) {
 	}
 	b.WriteString("  " + s.TableHead.Render(strings.Join(head, " ")) + "\n")
 	for _, a := range atts {
-		cells := []string{fitRight(strconv.Itoa(a.Seq), numW), fit(a.StartedAt.In(e.loc).Format(timeFmt), timeW),
+		cells := []string{fitRight(strconv.Itoa(a.Seq), numW), fit(clockTime(a.StartedAt, e), timeW),
 			outcomeStyle(s, a.Outcome).Render(fit(string(a.Outcome), outW)), fit(clipMiddle(or(a.TraceID, "-"), traceW), traceW),
 			fit(or(a.WorkerID, "-"), workerW), fitRight(dur(a.Duration), durW)}
 		errText := a.Error

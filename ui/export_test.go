@@ -120,3 +120,42 @@ func TestCopyKeyAndCommandWithOSC52(t *testing.T) {
 	off.keys("y")
 	off.contains("Cannot copy the key acme/notify-1: no terminal to copy to")
 }
+
+// y in the detail opens a copy menu: the key, ready commands, and every
+// attempt's trace id whole (never cut to fit a column).
+func TestCopyMenuInTheDetailCopiesWholeTraceIDs(t *testing.T) {
+	l := fixture(t)
+	long := "notify-with-a-long-key-0123456789-abcdefghij"
+	l.unknown(t, "acme", long, "oncall@acme.example")
+	var term strings.Builder
+	cfg := config(l)
+	cfg.Clipboard = &term
+	h := open(t, cfg, 120, 40)
+	if h.selected() != "acme/"+long {
+		t.Fatalf("cursor on %q", h.selected())
+	}
+	h.keys("enter", "y")
+	h.contains("Copy to the clipboard", "1 operation key", "2 show it", "3 check the provider", "4 trace id, attempt 1",
+		"trace-"+long, "retrysafe ops check --db")
+	if term.Len() != 0 {
+		t.Fatalf("opening the menu copied %q", term.String())
+	}
+	h.keys("4")
+	if want := osc52("trace-" + long); term.String() != want {
+		t.Fatalf("wrote %q, want the whole trace id %q", term.String(), want)
+	}
+	h.contains("Copied the trace id trace-" + long)
+	h.lacks("Copy to the clipboard")
+	term.Reset()
+	h.keys("y", "j", "enter") // the second item: the show command
+	if want := "retrysafe ops show --db " + l.st.Path() + " --tenant acme --key " + long; term.String() != osc52(want) {
+		t.Fatalf("wrote %q, want the OSC 52 of %q", term.String(), want)
+	}
+	term.Reset()
+	h.keys("y", "esc")
+	h.lacks("Copy to the clipboard")
+	h.contains("Operation") // back in the detail
+	if term.Len() != 0 {
+		t.Fatalf("esc copied %q", term.String())
+	}
+}

@@ -61,7 +61,7 @@ func findingSentence(e env, f *model.Finding) string {
 	if f.Ref != "" {
 		text += " · " + f.Ref
 	}
-	text += fmt.Sprintf(" — %s, %s (%s ago)", or(f.Provider, "provider"), f.At.In(e.loc).Format("2006-01-02 15:04:05"), age(e.now, f.At))
+	text += fmt.Sprintf(" — %s, %s (%s ago)", or(f.Provider, "provider"), clockTime(f.At, e), age(e.now, f.At))
 	if f.By != "" {
 		text += ", " + f.By
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/reconcile"
+	"github.com/retrysafe/retrysafe/store"
 	"github.com/retrysafe/retrysafe/store/sqlite"
 )
 
@@ -166,5 +167,63 @@ func TestFlowLabScreenRunsAScenarioAndShowsItsRow(t *testing.T) {
 	d := l.get(t, lab.LabTenant, m.lab.row.Keys[0])
 	if d.Operation.State != model.StateApplied {
 		t.Fatalf("the scenario's operation is %s", d.Operation.State)
+	}
+}
+
+// Step mode for a live demo: space starts the lost-response scenario held
+// before its first step; each space runs the step on screen, narrated; the
+// ledger shows that nothing ran ahead; enter runs the rest.
+func TestFlowLabStepModeNarratesALostResponse(t *testing.T) {
+	l := fixture(t)
+	cfg := liveConfig(l)
+	cfg.Lab = &lab.Runner{Exe: retrysafeBinary(t), WorkerArgs: []string{"__worker"}, ProviderDB: l.sb.Path(), Open: sqlite.OpenLedger}
+	cfg.LabScenarios, cfg.LabTenant = lab.Scenarios(), lab.LabTenant
+	tm := teatest.NewTestModel(t, New(cfg), teatest.WithInitialTermSize(120, 40))
+	waitFor(t, tm, "[unknown 2]")
+	press(tm, "L")
+	waitFor(t, tm, "Lab", "stops before commit, retried with the same key")
+	for _, sc := range lab.Scenarios() {
+		if sc.ID == "lost-response" {
+			break
+		}
+		press(tm, "j")
+	}
+	waitFor(t, tm, "lost-response", "enter runs it")
+	press(tm, " ")
+	waitFor(t, tm, "Run the lab in this ledger?", "not a lab ledger")
+	press(tm, "y")
+	waitFor(t, tm, "▶ next: first call: the task commits, then the reply is held back", "The agent sees only a timeout.",
+		"space runs this step · enter runs the rest", "step mode: space runs the next step")
+	// Held before the first step: the lab has written nothing yet.
+	labOps := func() []model.Operation {
+		t.Helper()
+		ops, err := l.st.List(context.Background(), store.ListQuery{Tenant: lab.LabTenant})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ops
+	}
+	if ops := labOps(); len(ops) != 0 {
+		t.Fatalf("the run went ahead of its first step: %d lab operations", len(ops))
+	}
+	press(tm, " ")
+	waitFor(t, tm, "✓ first call: the task commits", "▶ next: after the timeout: 1 task; the ledger holds the receipt")
+	ops := labOps()
+	if len(ops) != 1 || ops[0].State != model.StateApplied || ops[0].AttemptCount != 1 {
+		t.Fatalf("after the first step the ledger holds %+v; want one applied operation, one attempt", ops)
+	}
+	press(tm, " ")
+	waitFor(t, tm, "▶ next: retry through a new connection: same key, new trace id", "replays the stored receipt")
+	if ops := labOps(); len(ops) != 1 || ops[0].AttemptCount != 1 {
+		t.Fatalf("the retry ran before its step: %+v", ops)
+	}
+	press(tm, "enter") // the rest
+	waitFor(t, tm, "✓ holds", "effects     1 → 1")
+	m := finish(t, tm)
+	if m.lab.row == nil || !m.lab.row.OK || m.lab.row.Scenario != "lost-response" {
+		t.Fatalf("lab row: %+v", m.lab.row)
+	}
+	if ops := labOps(); len(ops) != 1 || ops[0].AttemptCount != 2 {
+		t.Fatalf("after the run: %+v; want one operation, two attempts", ops)
 	}
 }

@@ -180,21 +180,22 @@ func toolShort(tool string) string {
 }
 
 // stateLabel is how a state reads in a tab of the given tier (0 full, 1
-// short, 2 tiny). "unknown" is never shortened: it is the word the screen
-// exists for.
+// short). One abbreviation scheme on every screen: a narrow tabs line
+// drops the contradicted count before it invents shorter words.
+// "unknown" is never shortened: it is the word the screen exists for.
 func stateLabel(st model.State, tier int) string {
 	if tier == 0 || st == model.StateUnknown {
 		return string(st)
 	}
-	short := map[model.State][2]string{
-		model.StateInProgress: {"in-prog", "prog"},
-		model.StateNotApplied: {"not-appl", "n-appl"},
-		model.StateFailed:     {"failed", "fail"},
-		model.StateApplied:    {"applied", "appl"},
-		model.StateSuperseded: {"supersd", "supsd"},
-		model.StateAuthorized: {"authzd", "auth"},
+	short := map[model.State]string{
+		model.StateInProgress: "in-prog",
+		model.StateNotApplied: "n-appl",
+		model.StateFailed:     "failed",
+		model.StateApplied:    "applied",
+		model.StateSuperseded: "supsd",
+		model.StateAuthorized: "auth",
 	}
-	return short[st][tier-1]
+	return short[st]
 }
 
 // nbHyphen stands in for "-" while text is wrapped: ansi.Wrap always breaks
@@ -237,3 +238,11 @@ func plural(n int, one, many string) string {
 	}
 	return count(n) + " " + many
 }
+
+// timeLayout is the console's one format for a point in time (the audit
+// log, the detail, forms, banners); the header's clock alone is a bare
+// time of day.
+const timeLayout = "2006-01-02 15:04:05"
+
+// clockTime is t in the console's time zone and format.
+func clockTime(t time.Time, e env) string { return t.In(e.loc).Format(timeLayout) }

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -171,4 +172,42 @@ func TestGoldenSweepConfirmation(t *testing.T) {
 	h := open(t, config(l), 100, 24)
 	h.keys("S")
 	golden(t, "sweep_confirm", h.view())
+}
+
+// The console at 80×24 and 120×40 after the on-call items: a sorted,
+// filtered list; a long key's detail (the state badge whole, the key
+// clipped in its middle); the copy menu; a stale refusal naming who moved
+// the operation on, the cursor still on it.
+func TestGoldenSortFiltersCopyAndStaleAt80x24And120x40(t *testing.T) {
+	for _, size := range []struct{ w, h int }{{80, 24}, {120, 40}} {
+		name := func(what string) string { return fmt.Sprintf("%s_%dx%d", what, size.w, size.h) }
+		l := fixture(t)
+		l.unknown(t, "umbrella-logistics", "refund-notification-for-order-1042-second-attempt", "dana@umbrella.example")
+		h := open(t, config(l), size.w, size.h)
+		h.pin = pinAttempts
+		h.keys("8", ":")
+		h.typeText("sort key")
+		h.keys("enter", ":")
+		h.typeText("provider sandbox")
+		h.keys("enter")
+		golden(t, name("list_sorted_by_key_provider"), h.view())
+		h.keys("G", "enter")
+		h.contains("UNKNOWN · v2")
+		golden(t, name("detail_long_key"), h.view())
+		h.keys("y")
+		// The ledger's real path is a temporary directory: pinned.
+		for i, it := range h.m.copyMenu.items {
+			h.m.copyMenu.items[i].Text = strings.ReplaceAll(it.Text, l.st.Path(), "/var/lib/retrysafe/ledger.db")
+		}
+		golden(t, name("copy_menu"), h.view())
+		h.keys("esc", "esc", ":")
+		h.typeText("sort")
+		h.keys("enter", ":")
+		h.typeText("provider")
+		h.keys("enter", "1")
+		h.confirmMarkApplied("sbx_12", "seen it")
+		l.decide(t, model.ActionMarkNotApplied, "umbrella-logistics", "refund-notification-for-order-1042-second-attempt")
+		h.keys("y")
+		golden(t, name("stale_refusal"), h.view())
+	}
 }

@@ -142,7 +142,7 @@ func (m Model) tabsLayout(active int) (string, []int) {
 		tier  int
 		short bool
 		gap   string
-	}{{0, false, "  "}, {0, true, "  "}, {1, false, "  "}, {1, true, "  "}, {1, true, " "}, {2, true, "  "}, {2, true, " "}}
+	}{{0, false, "  "}, {0, true, "  "}, {1, false, "  "}, {1, true, "  "}, {1, true, " "}}
 	for _, contra := range []bool{true, false} {
 		for _, try := range tries {
 			if line, at := m.renderTabs(active, try.tier, try.short, try.gap, contra); ansi.StringWidth(line) <= m.width {
@@ -150,7 +150,7 @@ func (m Model) tabsLayout(active int) (string, []int) {
 			}
 		}
 	}
-	line, at := m.renderTabs(active, 2, true, " ", false)
+	line, at := m.renderTabs(active, 1, true, " ", false)
 	return truncate(line, m.width), at
 }
 

@@ -40,6 +40,7 @@ type listKeys struct {
 	Export, ExportJSON                      key.Binding
 	Finding, Triage, Review                 key.Binding
 	Copy, CopyCmd                           key.Binding
+	Sort                                    key.Binding
 }
 
 func newListKeys() listKeys {
@@ -70,6 +71,7 @@ func newListKeys() listKeys {
 		Review:       key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "review by finding (marked rows, else the view)")),
 		Copy:         key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy key")),
 		CopyCmd:      key.NewBinding(key.WithKeys("Y"), key.WithHelp("Y", "copy ops command")),
+		Sort:         key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort: age → key → state → tenant → tool → changed")),
 	}
 }
 
@@ -98,7 +100,7 @@ func newDetailKeys() detailKeys {
 		NewKey:   key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "supersede: authorize new key")),
 		Check:    key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "check provider")),
 		Page:     key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "open in $PAGER")),
-		Copy:     key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy key")),
+		Copy:     key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy: key, command, trace ids")),
 		CopyCmd:  key.NewBinding(key.WithKeys("Y"), key.WithHelp("Y", "copy ops command")),
 	}
 }
@@ -135,7 +137,7 @@ func newPickerKeys() pickerKeys {
 
 // labKeys are the Lab screen's.
 type labKeys struct {
-	Up, Down, Run, Open, Back key.Binding
+	Up, Down, Run, Step, Open, Back key.Binding
 }
 
 func newLabKeys() labKeys {
@@ -143,6 +145,7 @@ func newLabKeys() labKeys {
 		Up:   key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
 		Down: key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
 		Run:  key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "run scenario")),
+		Step: key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "run step by step")),
 		Open: key.NewBinding(key.WithKeys("1", "2", "3", "4", "5", "6", "7", "8", "9"), key.WithHelp("1-9", "open created op")),
 		Back: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
 	}

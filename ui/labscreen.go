@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -19,6 +20,38 @@ import (
 // before → after row. Worker processes that die are the point of the show;
 // the console keeps responding while they do, because the run lives in a
 // goroutine that only talks to the model through messages.
+
+// labGate holds a run in step mode between its steps: the run's progress
+// callback waits on it after reporting each step, so the step on screen is
+// the one about to run. Update only signals it (never blocks): space lets
+// one step through, enter (or leaving the screen) all the rest.
+type labGate struct {
+	next chan struct{} // one step; buffered, so a signal never waits
+	rest chan struct{} // closed: run the rest without stopping
+	once sync.Once
+}
+
+func newLabGate() *labGate { return &labGate{next: make(chan struct{}, 1), rest: make(chan struct{})} }
+
+// step lets the step on screen run.
+func (g *labGate) step() {
+	select {
+	case g.next <- struct{}{}:
+	default:
+	}
+}
+
+// release lets the run go on to its end.
+func (g *labGate) release() { g.once.Do(func() { close(g.rest) }) }
+
+// wait holds the run until a signal (or the console quits).
+func (g *labGate) wait(ctx context.Context) {
+	select {
+	case <-g.next:
+	case <-g.rest:
+	case <-ctx.Done():
+	}
+}
 
 // labStartedMsg hands the model the channel the run reports on.
 type labStartedMsg struct {
@@ -54,10 +87,14 @@ type labModel struct {
 	running   bool
 	scenario  lab.Scenario // running or last run
 	steps     []lab.Step
-	row       *lab.Row
-	err       error
-	started   time.Time
-	finished  time.Time
+	// gate holds a step-mode run between steps (nil: the run goes on its
+	// own); waiting: the run is held at the last step shown.
+	gate     *labGate
+	waiting  bool
+	row      *lab.Row
+	err      error
+	started  time.Time
+	finished time.Time
 
 	width, height int
 }
@@ -68,7 +105,7 @@ func newLab(r LabRunner, sc []lab.Scenario, tenant string) labModel {
 
 // startLab runs one scenario in the background. Its steps and its row come
 // back as messages read off one channel, one at a time.
-func startLab(ctx context.Context, r LabRunner, ledger, tenant, id string, seq int) tea.Cmd {
+func startLab(ctx context.Context, r LabRunner, ledger, tenant, id string, seq int, gate *labGate) tea.Cmd {
 	return func() tea.Msg {
 		events := make(chan tea.Msg, 64)
 		go func() {
@@ -77,6 +114,9 @@ func startLab(ctx context.Context, r LabRunner, ledger, tenant, id string, seq i
 				select {
 				case events <- labStepMsg{Seq: seq, Step: s}:
 				case <-ctx.Done():
+				}
+				if gate != nil && !s.Final {
+					gate.wait(ctx)
 				}
 			})
 			select {
@@ -118,15 +158,20 @@ func (l labModel) update(msg tea.Msg, e env) (labModel, tea.Cmd) {
 		if len(l.steps) > maxLabSteps {
 			l.steps = l.steps[len(l.steps)-maxLabSteps:]
 		}
+		l.waiting = l.gate != nil && !msg.Step.Final
 		return l, nextLabEvent(msg.Events)
 	case labGoMsg:
 		l.approved = true
-		return l.start(e, msg.Scenario)
+		return l.start(e, msg.Scenario, msg.Step)
 	case labDoneMsg:
 		if msg.Seq != l.seq {
 			return l, nil
 		}
-		l.running, l.finished = false, e.now
+		l.running, l.finished, l.waiting = false, e.now, false
+		if l.gate != nil {
+			l.gate.release()
+			l.gate = nil
+		}
 		row := msg.Row
 		l.row, l.err = &row, msg.Err
 		return l, nil
@@ -134,33 +179,50 @@ func (l labModel) update(msg tea.Msg, e env) (labModel, tea.Cmd) {
 	return l, nil
 }
 
-// start runs scenario i.
-func (l labModel) start(e env, i int) (labModel, tea.Cmd) {
+// start runs scenario i; in step mode it stops before each step until
+// space.
+func (l labModel) start(e env, i int, stepMode bool) (labModel, tea.Cmd) {
 	if l.running || i < 0 || i >= len(l.scenarios) {
 		return l, nil
 	}
 	l.seq++
 	l.running, l.scenario, l.steps, l.row, l.err = true, l.scenarios[i], nil, nil, nil
-	l.started = e.now
-	return l, startLab(e.ctx, l.runner, e.st.Path(), l.tenant, l.scenario.ID, l.seq)
+	l.started, l.gate, l.waiting = e.now, nil, false
+	if stepMode {
+		l.gate = newLabGate()
+	}
+	return l, startLab(e.ctx, l.runner, e.st.Path(), l.tenant, l.scenario.ID, l.seq, l.gate)
+}
+
+// leave lets a held run go on: nobody is left to press space.
+func (l labModel) leave() labModel {
+	if l.gate != nil {
+		l.gate.release()
+		l.gate, l.waiting = nil, false
+	}
+	return l
 }
 
 // labLedgerMsg says which tenants other than the lab's the ledger holds.
 type labLedgerMsg struct {
 	Scenario int
+	Step     bool // run it in step mode
 	Others   []string
 	Err      error
 }
 
 // labGoMsg runs a scenario once running it here is approved.
-type labGoMsg struct{ Scenario int }
+type labGoMsg struct {
+	Scenario int
+	Step     bool
+}
 
-func loadLabLedger(ctx context.Context, st store.Ledger, labTenant string, scenario int) tea.Cmd {
+func loadLabLedger(ctx context.Context, st store.Ledger, labTenant string, scenario int, step bool) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, ioTimeout)
 		defer cancel()
 		ts, err := st.Tenants(ctx)
-		msg := labLedgerMsg{Scenario: scenario, Err: err}
+		msg := labLedgerMsg{Scenario: scenario, Step: step, Err: err}
 		for _, t := range ts {
 			if t != labTenant {
 				msg.Others = append(msg.Others, t)
@@ -174,24 +236,34 @@ func (l labModel) key(msg tea.KeyMsg, e env) (labModel, tea.Cmd) {
 	k := l.keys
 	switch {
 	case key.Matches(msg, k.Back):
-		return l, emit(leaveLabMsg{})
+		return l.leave(), emit(leaveLabMsg{})
+	case l.running && l.gate != nil && key.Matches(msg, k.Step):
+		// Step mode: space runs the step on screen, enter all the rest.
+		if l.waiting {
+			l.gate.step()
+			l.waiting = false
+		}
+		return l, nil
+	case l.running && l.gate != nil && key.Matches(msg, k.Run):
+		return l.leave(), nil
 	case key.Matches(msg, k.Up):
 		l.cursor = max(l.cursor-1, 0)
 	case key.Matches(msg, k.Down):
 		l.cursor = min(l.cursor+1, len(l.scenarios)-1)
-	case key.Matches(msg, k.Run):
+	case key.Matches(msg, k.Run), key.Matches(msg, k.Step):
 		if l.running || len(l.scenarios) == 0 {
 			return l, nil
 		}
+		stepMode := key.Matches(msg, k.Step)
 		if e.readOnly {
 			return l, emit(bannerMsg{kind: bannerErr, text: "Read-only console: the lab writes to the ledger, so it cannot run here. Reopen without --read-only."})
 		}
 		if !l.approved {
 			// Asked once per session: is this a ledger the lab may write
 			// into? The root looks at its tenants first.
-			return l, loadLabLedger(e.ctx, e.st, l.tenant, l.cursor)
+			return l, loadLabLedger(e.ctx, e.st, l.tenant, l.cursor, stepMode)
 		}
-		return l.start(e, l.cursor)
+		return l.start(e, l.cursor, stepMode)
 	case key.Matches(msg, k.Open):
 		if l.row == nil {
 			return l, nil
@@ -207,8 +279,12 @@ func (l labModel) key(msg tea.KeyMsg, e env) (labModel, tea.Cmd) {
 func (l labModel) keyMap(e env) keyMap {
 	k := l.keys
 	run := enabled(k.Run, !e.readOnly && !l.running)
+	step := enabled(k.Step, !e.readOnly && !l.running)
 	open := enabled(k.Open, l.row != nil && len(l.row.Keys) > 0)
-	short := []key.Binding{k.Up, k.Down, run, open, k.Back}
+	short := []key.Binding{k.Up, k.Down, run, step, open, k.Back}
+	if l.running && l.gate != nil {
+		short = []key.Binding{enabled(relabel(k.Step, "run this step"), l.waiting), relabel(k.Run, "run the rest"), k.Back}
+	}
 	return keyMap{short: short, full: [][]key.Binding{short}}
 }
 
@@ -273,6 +349,8 @@ func (l labModel) view(e env, w, h int) string {
 	}
 	status := ""
 	switch {
+	case l.running && l.waiting:
+		status = s.Bold.Render("step mode: space runs the next step, enter the rest")
 	case l.running:
 		status = spin + " running " + e.now.Sub(l.started).Truncate(100*time.Millisecond).String()
 	case l.err != nil:
@@ -317,15 +395,38 @@ func (l labModel) view(e env, w, h int) string {
 			wrap(&result, "open        ", strings.Join(keys, "   "))
 		}
 	}
-	// Steps fill what the result leaves, newest last.
-	room := h - len(out) - len(result)
+	// In step mode the last step is the one about to run (or running),
+	// with its narration below it, for the audience.
+	var narration []string
 	steps := l.steps
+	if l.gate != nil && len(steps) > 0 {
+		cur := steps[len(steps)-1]
+		steps = steps[:len(steps)-1]
+		mark, state := "▶ ", "next: "
+		if !l.waiting {
+			mark, state = spin+" ", "running: "
+		}
+		narration = append(narration, "   "+s.Bold.Render(mark+state+truncate(cur.Text, w-14)))
+		if cur.Why != "" {
+			wrap(&narration, "  ", cur.Why)
+		}
+		if l.waiting {
+			narration = append(narration, "     "+s.Muted.Render("space runs this step · enter runs the rest"))
+		}
+	}
+	// Steps fill what the result and the narration leave, newest last.
+	room := h - len(out) - len(result) - len(narration)
 	if room < len(steps) {
 		steps = steps[len(steps)-max(room, 0):]
 	}
 	for _, st := range steps {
-		add("   " + s.Muted.Render("• "+truncate(st.Text, w-6)))
+		mark := "• "
+		if l.gate != nil {
+			mark = "✓ "
+		}
+		add("   " + s.Muted.Render(mark+truncate(st.Text, w-6)))
 	}
+	out = append(out, narration...)
 	out = append(out, result...)
 	return strings.Join(out, "\n")
 }

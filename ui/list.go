@@ -28,8 +28,8 @@ type intentKind int
 const (
 	intentIndex intentKind = iota // put the cursor on row index
 	intentKeep                    // stay on operation id (else on row index)
-	intentBelow                   // first row older than id
-	intentAbove                   // last row newer than id
+	intentBelow                   // the row after id in the list's order
+	intentAbove                   // the row before id in the list's order
 	intentLast                    // the last row
 )
 
@@ -51,9 +51,15 @@ type listModel struct {
 	keys  listKeys
 	input textinput.Model
 	// typing: the search field has the keyboard.
-	typing     bool
-	query      string
-	tool       string // :tool filter ("" = every tool)
+	typing   bool
+	query    string
+	tool     string    // :tool filter ("" = every tool)
+	provider string    // :provider filter ("" = any provider)
+	age      ageFilter // :age filter (zero = any age)
+	// sort is the order the store reads the rows in (s cycles it,
+	// :sort sets it); reverse turns it round.
+	sort       model.SortColumn
+	reverse    bool
 	contraOnly bool
 	// finding filters by the latest provider finding.
 	finding model.FindingFilter
@@ -113,13 +119,16 @@ func (l listModel) selected() (model.Operation, bool) {
 func (l listModel) state() model.State { return tabStates[l.tab] }
 
 func (l listModel) query_(e env) store.ListQuery {
-	return store.ListQuery{Tenant: e.scope, State: l.state(), Search: l.query, Tool: l.tool, Contradicted: l.contraOnly, Finding: l.finding}
+	q := store.ListQuery{Tenant: e.scope, State: l.state(), Search: l.query, Tool: l.tool, Contradicted: l.contraOnly, Finding: l.finding,
+		Sort: l.sort, Reverse: l.reverse, Provider: l.provider}
+	q.CreatedBefore, q.CreatedAfter = l.age.bounds(e.now)
+	return q
 }
 
 // total is how many operations match the filters, when the counts say so
 // (a search does not have a count: that would mean scanning for it).
 func (l listModel) total(e env) int {
-	if !e.countsOK || l.query != "" || l.tool != "" || l.finding != model.FilterAnyFinding {
+	if !e.countsOK || l.query != "" || l.tool != "" || l.provider != "" || l.age.d != 0 || l.finding != model.FilterAnyFinding {
 		return -1
 	}
 	if l.contraOnly {
@@ -233,19 +242,21 @@ func (l listModel) place(in cursorIntent) int {
 		}
 		return clamp(in.index)
 	case intentBelow:
+		// The row after id in the list's order: the page was read after it,
+		// or (the last page) holds it.
 		for i, r := range l.rows {
-			if r.ID < in.id {
-				return i
-			}
-		}
-		return n - 1
-	case intentAbove:
-		for i := n - 1; i >= 0; i-- {
-			if l.rows[i].ID > in.id {
-				return i
+			if r.ID == in.id {
+				return clamp(i + 1)
 			}
 		}
 		return 0
+	case intentAbove:
+		for i, r := range l.rows {
+			if r.ID == in.id {
+				return clamp(i - 1)
+			}
+		}
+		return n - 1
 	case intentLast:
 		return n - 1
 	}
@@ -308,6 +319,66 @@ func (l listModel) setTool(e env, tool string) (listModel, tea.Cmd) {
 	l.tool = tool
 	l.rows, l.cursor = nil, 0
 	return l.load(e, anchor{kind: anchorTop}, 0, cursorIntent{kind: intentIndex})
+}
+
+// follow puts the cursor on op, on the tab of its state when the tab shown
+// no longer holds it (it moved on under a decision).
+func (l listModel) follow(e env, op model.Operation) (listModel, tea.Cmd) {
+	if st := l.state(); st != "" && st != op.State {
+		for i, s := range tabStates {
+			if s == op.State {
+				l.tab, l.autoTab, l.contraOnly = i, false, false
+			}
+		}
+	}
+	l.rows, l.cursor = nil, 0
+	return l.load(e, anchor{kind: anchorTop}, 0, cursorIntent{kind: intentKeep, id: op.ID})
+}
+
+// setProvider filters by provider ("" = any) and reads the first page.
+func (l listModel) setProvider(e env, provider string) (listModel, tea.Cmd) {
+	l.provider = provider
+	l.rows, l.cursor = nil, 0
+	return l.load(e, anchor{kind: anchorTop}, 0, cursorIntent{kind: intentIndex})
+}
+
+// setAge filters by age (the zero filter: any age) and reads the first
+// page; the bounds move with the clock at every load.
+func (l listModel) setAge(e env, f ageFilter) (listModel, tea.Cmd) {
+	l.age = f
+	l.rows, l.cursor = nil, 0
+	return l.load(e, anchor{kind: anchorTop}, 0, cursorIntent{kind: intentIndex})
+}
+
+// setSort orders the list by col (reverse turns it round) and reads its
+// first page; the cursor stays on its operation when that page holds it.
+func (l listModel) setSort(e env, col model.SortColumn, reverse bool) (listModel, tea.Cmd) {
+	if col == "" {
+		col = model.SortAge
+	}
+	l.sort, l.reverse = col, reverse
+	in := cursorIntent{kind: intentIndex}
+	if op, ok := l.selected(); ok {
+		in = cursorIntent{kind: intentKeep, id: op.ID}
+	}
+	l.rows, l.cursor = nil, 0
+	return l.load(e, anchor{kind: anchorTop}, 0, in)
+}
+
+// order is the list's sort column (the default: age, newest first).
+func (l listModel) order() model.SortColumn {
+	if l.sort == "" {
+		return model.SortAge
+	}
+	return l.sort
+}
+
+// sortWords is the order for the status line, "" for the default.
+func (l listModel) sortWords() string {
+	if (l.sort == "" || l.sort == model.SortAge) && !l.reverse {
+		return ""
+	}
+	return "sorted " + l.sort.Words(l.reverse)
 }
 
 // setTab switches the state filter and reads its newest page.
@@ -385,6 +456,8 @@ func (l listModel) key(msg tea.KeyMsg, e env) (listModel, tea.Cmd) {
 	case key.Matches(msg, k.Finding):
 		l.finding = nextFindingFilter(l.finding)
 		return l.load(e, anchor{kind: anchorTop}, 0, cursorIntent{kind: intentIndex})
+	case key.Matches(msg, k.Sort):
+		return l.setSort(e, l.order().Next(), false)
 	case key.Matches(msg, k.Triage):
 		return l, emit(triageRequestMsg{})
 	case key.Matches(msg, k.Review):
@@ -526,7 +599,7 @@ func (l listModel) keyMap(e env) keyMap {
 		{k.Open, enabled(k.Apply, !e.readOnly), enabled(k.NotApply, !e.readOnly), enabled(k.Check, e.canCheck)},
 		{k.Mark, k.MarkRange, k.MarkAll, relabel(k.Clear, "clear marks / search")},
 		{k.Export, k.ExportJSON, k.Copy, k.CopyCmd},
-		{k.Finding, enabled(k.Triage, e.canCheck), enabled(k.Review, !e.readOnly)},
+		{k.Finding, k.Sort, enabled(k.Triage, e.canCheck), enabled(k.Review, !e.readOnly)},
 	}
 	if n := l.marked.len(); n > 0 {
 		// With marks, a and n decide on all of them.
@@ -545,6 +618,9 @@ type columns struct {
 	// in unknown or in_progress since its last change (shown on tabs that
 	// hold such operations).
 	stuck bool
+	// sort marks the heading of the column the list is ordered by.
+	sort    model.SortColumn
+	reverse bool
 }
 
 const colStuck = 5
@@ -607,9 +683,23 @@ func layout(w int, rows []model.Operation, stuck bool) columns {
 }
 
 func (c columns) header(s *Styles) string {
+	h := func(name string, col model.SortColumn) string {
+		if c.sort != col || col == model.SortAge && !c.reverse {
+			return name // the default order goes unmarked
+		}
+		// ↓: the column read downwards in its natural order (newest, A→Z).
+		if c.reverse {
+			return name + "↑"
+		}
+		return name + "↓"
+	}
+	stuck := c.stuckCell("STUCK")
+	if c.sort == model.SortChanged {
+		stuck = c.stuckCell(h("STUCK", model.SortChanged))
+	}
 	cells := []string{
-		fit("", colMark) + fitRight("AGE", colAge) + c.stuckCell("STUCK"), fit("TENANT", c.tenant), fit("KEY", c.key), fit("TOOL", c.tool),
-		fit("SUMMARY", c.summary), fit("STATE", colState), fitRight("ATT", colAtt), fit("REF", c.ref), fit("FINDING", c.finding),
+		fit("", colMark) + fitRight(h("AGE", model.SortAge), colAge) + stuck, fit(h("TENANT", model.SortTenant), c.tenant), fit(h("KEY", model.SortKey), c.key), fit(h("TOOL", model.SortTool), c.tool),
+		fit("SUMMARY", c.summary), fit(h("STATE", model.SortState), colState), fitRight("ATT", colAtt), fit("REF", c.ref), fit("FINDING", c.finding),
 	}
 	return s.TableHead.Render(strings.Join(cells, " "))
 }
@@ -671,6 +761,10 @@ func (l listModel) view(e env, w, h int) string {
 	// STUCK on the tabs of waiting operations; only where it costs no key
 	// its ends (keys differ at their ends; at 80 columns they come first).
 	cols := layout(w, l.rows, (w >= 90 && (st == model.StateUnknown || st == model.StateInProgress)) || (st == "" && w >= 100))
+	cols.sort, cols.reverse = l.order(), l.reverse
+	if cols.sort == model.SortTenant && cols.tenant < 7 && cols.summary > 4 {
+		cols.tenant, cols.summary = cols.tenant+1, cols.summary-1 // room for TENANT↓
+	}
 	var b strings.Builder
 	b.WriteString(cols.header(s))
 	b.WriteByte('\n')
@@ -718,6 +812,19 @@ func (l listModel) emptyText(e env) []string {
 		return []string{"", s.Bold.Render(fmt.Sprintf("  No operation%s matches %q.", scope, l.query)), s.Muted.Render("  esc clears the search.")}
 	case l.contraOnly:
 		return []string{"", s.Bold.Render("  No contradicted operations" + scope + "."), s.Muted.Render("  ! shows everything again.")}
+	case l.provider != "" || l.age.d != 0 || l.tool != "":
+		var f []string
+		if l.tool != "" {
+			f = append(f, "tool "+l.tool)
+		}
+		if l.provider != "" {
+			f = append(f, "provider "+l.provider)
+		}
+		if l.age.d != 0 {
+			f = append(f, "age "+l.age.String())
+		}
+		return []string{"", s.Bold.Render(fmt.Sprintf("  No %soperations%s with %s.", stateWord(l.state()), scope, strings.Join(f, ", "))),
+			s.Muted.Render("  :tool, :provider, :age all clear the filters.")}
 	case l.finding != model.FilterAnyFinding:
 		return []string{"", s.Bold.Render(fmt.Sprintf("  No operations%s whose finding is %q here.", scope, l.finding.Words())), s.Muted.Render("  f shows the next finding; esc clears the filter.")}
 	case l.state() == model.StateUnknown:
@@ -765,6 +872,15 @@ func (l listModel) statusLine(e env, w int) string {
 	if l.tool != "" {
 		left = append(left, fmt.Sprintf("tool %s (:tool clears)", l.tool))
 	}
+	if l.provider != "" {
+		left = append(left, fmt.Sprintf("provider %s (:provider clears)", l.provider))
+	}
+	if l.age.d != 0 {
+		left = append(left, fmt.Sprintf("age %s (:age all clears)", l.age))
+	}
+	if w := l.sortWords(); w != "" {
+		left = append(left, w+" (s cycles)")
+	}
 	if n := l.marked.len(); n > 0 {
 		left = append(left, s.Bold.Render(count(n)+" marked"))
 	}
@@ -792,4 +908,12 @@ func stuckFor(op model.Operation, now time.Time) string {
 		return ""
 	}
 	return age(now, op.UpdatedAt)
+}
+
+// stateWord is "unknown " for a state tab, "" for all.
+func stateWord(st model.State) string {
+	if st == "" {
+		return ""
+	}
+	return string(st) + " "
 }

@@ -96,6 +96,7 @@ const (
 	overlayConfirm
 	overlayCommand // the ":" command line on the bottom line
 	overlayReview  // the review by finding
+	overlayCopy    // the copy menu (y in the detail)
 )
 
 // Model is the console's root model.
@@ -115,17 +116,18 @@ type Model struct {
 	auditFrom  screenID // where esc in the audit log returns to
 	overlay    overlayID
 
-	list    listModel
-	detail  detailModel
-	lab     labModel
-	audit   auditModel
-	picker  pickerModel
-	action  actionModel
-	helpOv  helpModel // the help screen
-	confirm confirmModel
-	command commandModel
-	review  reviewModel
-	help    help.Model
+	list     listModel
+	detail   detailModel
+	lab      labModel
+	audit    auditModel
+	picker   pickerModel
+	action   actionModel
+	helpOv   helpModel // the help screen
+	confirm  confirmModel
+	command  commandModel
+	review   reviewModel
+	copyMenu copyMenuModel
+	help     help.Model
 
 	// triage is the background triage run (T), if one was started.
 	triage triageRun
@@ -360,7 +362,10 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		if m.overlay != overlayAction {
 			return m, nil
 		}
-		return m.route(m.action, msg, e)
+		var c1, c2 tea.Cmd
+		m, c1 = m.route(m.action, msg, e)
+		m, c2 = m.staleNoticed(msg, e)
+		return m, tea.Batch(c1, c2)
 
 	case tenantsMsg:
 		return m.route(m.picker, msg, e)
@@ -392,6 +397,15 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 
 	case copyRequestMsg:
 		return m, m.copyOp(msg)
+
+	case copyMenuMsg:
+		m.copyMenu = newCopyMenu(msg.Items)
+		c, _ := m.copyMenu.SetSize(e, m.width, m.bodyHeight())
+		m.copyMenu, m.overlay = c.(copyMenuModel), overlayCopy
+		return m, nil
+
+	case copyTextMsg:
+		return m, copyText(m.cfg.Clipboard, msg.What, msg.Text)
 
 	case copiedMsg:
 		if msg.Err != nil {
@@ -576,6 +590,8 @@ func (m Model) focus() component {
 		return m.command
 	case overlayReview:
 		return m.review
+	case overlayCopy:
+		return m.copyMenu
 	}
 	switch m.screen {
 	case screenDetail:
@@ -633,6 +649,9 @@ func (m Model) keep(c component) Model {
 	case helpModel:
 		m.helpOv = c
 		m.closeOverlay(c.closed, overlayHelp)
+	case copyMenuModel:
+		m.copyMenu = c
+		m.closeOverlay(c.closed, overlayCopy)
 	}
 	return m
 }
@@ -641,7 +660,7 @@ func (m Model) keep(c component) Model {
 func (m Model) sized() Model {
 	e := m.env()
 	w, h := m.width, m.bodyHeight()
-	for _, c := range []component{m.list, m.detail, m.lab, m.audit, m.picker, m.action, m.helpOv, m.confirm, m.command, m.review} {
+	for _, c := range []component{m.list, m.detail, m.lab, m.audit, m.picker, m.action, m.helpOv, m.confirm, m.command, m.review, m.copyMenu} {
 		c, _ = c.SetSize(e, w, h)
 		m = m.keep(c)
 	}

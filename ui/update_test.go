@@ -202,7 +202,7 @@ func TestDetailKeys(t *testing.T) {
 		t.Fatal("the mouse wheel did not scroll the detail")
 	}
 	h.keys("esc")
-	h.contains("[supersd 1]")
+	h.contains("[supsd 1]")
 	if h.m.screen != screenList {
 		t.Fatal("esc did not go back to the list")
 	}
@@ -376,8 +376,13 @@ func TestStaleDecisionWritesNothingSaysWhatChangedAndRefreshes(t *testing.T) {
 	h.keys("y")
 	// What changed, in reconcile's words: from the state and version the
 	// screen showed to the ones the ledger holds now.
-	h.contains("Not written: acme/notify-1 changed since you looked", "unknown (version 2)",
-		"not_applied (version 3)", "nothing was written", "[unknown 1]")
+	h.contains("Not written: acme/notify-1 changed since you looked — bob chose to mark not applied at 2026-03-14 09:28:08; it is",
+		"not_applied (version 3)", "you saw unknown (version 2).", "unknown 1 ")
+	// The cursor stays on the operation: the list follows it to its new
+	// state's tab.
+	if op, ok := h.m.list.selected(); !ok || op.Key != "notify-1" || h.m.list.state() != model.StateNotApplied {
+		t.Fatalf("after the refusal the cursor is on %+v in tab %q", op.Key, h.m.list.state())
+	}
 	d := l.get(t, "acme", "notify-1")
 	if d.Operation.State != model.StateNotApplied || len(d.Decisions) != 1 || d.Decisions[0].Operator != "bob" {
 		t.Fatalf("the stale decision wrote something: %+v %+v", d.Operation, d.Decisions)
@@ -391,8 +396,35 @@ func TestStaleDecisionWritesNothingSaysWhatChangedAndRefreshes(t *testing.T) {
 	if h.m.overlay != overlayNone {
 		t.Fatal("esc did not close the form")
 	}
+	if h.selected() != "acme/notify-1" {
+		t.Fatalf("behind the form the cursor is on %s", h.selected())
+	}
 	h.keys("esc") // and the banner
 	h.lacks("Not written")
+}
+
+// A refusal because a worker (not an operator) moved the operation on says
+// so.
+func TestStaleRefusalNamesTheWorkerWhenNoDecisionMovedIt(t *testing.T) {
+	l := fixture(t)
+	h := open(t, config(l), 140, 30)
+	h.keys("8")
+	for h.selected() != "acme/notify-inflight" {
+		if before := h.selected(); h.keys("j").selected() == before {
+			t.Fatal("no notify-inflight in the list")
+		}
+	}
+	op, _ := h.m.list.selected()
+	h.m.action = openAction(model.ActionMarkNotApplied, op, "", nil, h.m.styles, h.m.action.seq+1)
+	h.m.action.refusedStale, h.m.overlay = true, overlayAction
+	moved := op
+	moved.State, moved.Version, moved.LeaseOwner = model.StateUnknown, op.Version+1, "worker-7"
+	h.send(actionOpMsg{Seq: h.m.action.seq, Op: &moved})
+	h.contains("it is now unknown (version", "worker-7 moved it on at", "(no decision)")
+	// The all tab still holds it: the list stays there, on it.
+	if s, _ := h.m.list.selected(); s.Key != "notify-inflight" || h.m.list.state() != "" {
+		t.Fatalf("cursor on %s in %q", s.Key, h.m.list.state())
+	}
 }
 
 // The confirmation itself warns, once a refresh shows the operation moved

@@ -39,6 +39,15 @@ func (s *Store) List(ctx context.Context, q store.ListQuery) ([]model.Operation,
 	if q.Tool != "" {
 		where = append(where, "tool = "+arg(q.Tool))
 	}
+	if q.Provider != "" {
+		where = append(where, "provider = "+arg(q.Provider))
+	}
+	if !q.CreatedBefore.IsZero() {
+		where = append(where, "created_at < "+arg(ms(q.CreatedBefore)))
+	}
+	if !q.CreatedAfter.IsZero() {
+		where = append(where, "created_at >= "+arg(ms(q.CreatedAfter)))
+	}
 	if q.Contradicted {
 		where = append(where, "contradicted")
 	}
@@ -62,13 +71,52 @@ func (s *Store) List(ctx context.Context, q store.ListQuery) ([]model.Operation,
 		where = append(where, `(op_key LIKE `+like+` ESCAPE '\' OR summary LIKE `+like+` ESCAPE '\'
 			OR id IN (SELECT operation_id FROM attempts WHERE trace_id >= `+lo+` AND trace_id < `+hi+`))`)
 	}
-	order := "DESC"
+	if !q.Sort.Valid() {
+		return nil, model.Errorf(model.CodeInvalid, "unknown sort column %q", q.Sort)
+	}
+	// Keyset paging in the chosen order: the cursor row's own values bound
+	// the page (a row comparison against the row read by id). The tool
+	// compares bytewise, as in SQLite (tenant and key are COLLATE "C" in
+	// the table; the states' names order alike in every collation).
+	var cols []string
+	for _, c := range store.SortColumns(q.Sort) {
+		if c == "tool" {
+			c = `tool COLLATE "C"`
+		}
+		cols = append(cols, c)
+	}
+	desc := q.Sort.Descending() != q.Reverse
+	later, earlier := ">", "<"
+	if desc {
+		later, earlier = "<", ">"
+	}
+	keyset := func(cmp string, id int64) {
+		if len(cols) == 1 {
+			where = append(where, "operations.id "+cmp+" "+arg(id))
+			return
+		}
+		outer, inner := make([]string, len(cols)), make([]string, len(cols))
+		for i, c := range cols {
+			outer[i], inner[i] = "operations."+c, "c."+c
+		}
+		where = append(where, "("+strings.Join(outer, ", ")+") "+cmp+
+			" (SELECT "+strings.Join(inner, ", ")+" FROM operations c WHERE c.id = "+arg(id)+")")
+	}
+	flip := false
 	if q.BeforeID > 0 {
-		where = append(where, "id < "+arg(q.BeforeID))
+		keyset(later, q.BeforeID)
 	}
 	if q.AfterID > 0 {
-		where = append(where, "id > "+arg(q.AfterID))
-		order = "ASC"
+		keyset(earlier, q.AfterID)
+		flip = true
+	}
+	dir := "ASC"
+	if desc != flip {
+		dir = "DESC"
+	}
+	orderBy := make([]string, len(cols))
+	for i, c := range cols {
+		orderBy[i] = "operations." + c + " " + dir
 	}
 	sqlText := `SELECT ` + opColumns + `, (SELECT COUNT(*) FROM attempts a WHERE a.operation_id = operations.id),
 		` + latestFindingColumnList + `
@@ -76,7 +124,7 @@ func (s *Store) List(ctx context.Context, q store.ListQuery) ([]model.Operation,
 	if len(where) > 0 {
 		sqlText += " WHERE " + strings.Join(where, " AND ")
 	}
-	sqlText += " ORDER BY id " + order + " LIMIT " + arg(q.Limit)
+	sqlText += " ORDER BY " + strings.Join(orderBy, ", ") + " LIMIT " + arg(q.Limit)
 	rows, err := s.pool.Query(ctx, sqlText, args...)
 	if err != nil {
 		return nil, s.translate(err, "list operations")
@@ -97,7 +145,7 @@ func (s *Store) List(ctx context.Context, q store.ListQuery) ([]model.Operation,
 	if err := rows.Err(); err != nil {
 		return nil, s.translate(err, "list operations")
 	}
-	if order == "ASC" {
+	if flip {
 		for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
 			out[i], out[j] = out[j], out[i]
 		}

@@ -13,7 +13,8 @@ import (
 )
 
 // List returns one page of operations with their attempt counts. It never
-// reads more rows than the page needs (keyset pagination on the id).
+// reads more rows than the page needs (keyset pagination on the id, or on
+// the sort columns and the id).
 func (s *Store) List(ctx context.Context, q store.ListQuery) ([]model.Operation, error) {
 	if q.Limit <= 0 || q.Limit > 10000 {
 		q.Limit = 100
@@ -28,6 +29,15 @@ func (s *Store) List(ctx context.Context, q store.ListQuery) ([]model.Operation,
 	}
 	if q.Tool != "" {
 		where, args = append(where, "tool = ?"), append(args, q.Tool)
+	}
+	if q.Provider != "" {
+		where, args = append(where, "provider = ?"), append(args, q.Provider)
+	}
+	if !q.CreatedBefore.IsZero() {
+		where, args = append(where, "created_at < ?"), append(args, ms(q.CreatedBefore))
+	}
+	if !q.CreatedAfter.IsZero() {
+		where, args = append(where, "created_at >= ?"), append(args, ms(q.CreatedAfter))
 	}
 	if q.Contradicted {
 		where = append(where, "contradicted = 1")
@@ -52,13 +62,42 @@ func (s *Store) List(ctx context.Context, q store.ListQuery) ([]model.Operation,
 			OR id IN (SELECT operation_id FROM attempts WHERE trace_id >= ? AND trace_id < ?))`)
 		args = append(args, like, like, q.Search, q.Search+string(rune(0x10FFFF)))
 	}
-	order := "DESC"
+	if !q.Sort.Valid() {
+		return nil, model.Errorf(model.CodeInvalid, "unknown sort column %q", q.Sort)
+	}
+	// Keyset paging in the chosen order: the cursor row's own values bound
+	// the page (a row value against the row read by id), so a page deep in
+	// a sorted list costs what the first one does.
+	cols := store.SortColumns(q.Sort)
+	desc := q.Sort.Descending() != q.Reverse
+	later, earlier := ">", "<"
+	if desc {
+		later, earlier = "<", ">"
+	}
+	keyset := func(cmp string, id int64) {
+		if len(cols) == 1 {
+			where, args = append(where, "id "+cmp+" ?"), append(args, id)
+			return
+		}
+		list := strings.Join(cols, ", ")
+		where = append(where, "("+list+") "+cmp+" (SELECT "+list+" FROM operations WHERE id = ?)")
+		args = append(args, id)
+	}
+	flip := false
 	if q.BeforeID > 0 {
-		where, args = append(where, "id < ?"), append(args, q.BeforeID)
+		keyset(later, q.BeforeID)
 	}
 	if q.AfterID > 0 {
-		where, args = append(where, "id > ?"), append(args, q.AfterID)
-		order = "ASC"
+		keyset(earlier, q.AfterID)
+		flip = true
+	}
+	dir := "ASC"
+	if desc != flip {
+		dir = "DESC"
+	}
+	orderBy := make([]string, len(cols))
+	for i, c := range cols {
+		orderBy[i] = c + " " + dir
 	}
 	from := "operations"
 	if q.Contradicted {
@@ -72,7 +111,7 @@ func (s *Store) List(ctx context.Context, q store.ListQuery) ([]model.Operation,
 	if len(where) > 0 {
 		sqlText += " WHERE " + strings.Join(where, " AND ")
 	}
-	sqlText += " ORDER BY id " + order + " LIMIT ?"
+	sqlText += " ORDER BY " + strings.Join(orderBy, ", ") + " LIMIT ?"
 	args = append(args, q.Limit)
 	rows, err := s.r.QueryContext(ctx, sqlText, args...)
 	if err != nil {
@@ -100,7 +139,7 @@ func (s *Store) List(ctx context.Context, q store.ListQuery) ([]model.Operation,
 	if err := s.fillFindings(ctx, out); err != nil {
 		return nil, err
 	}
-	if order == "ASC" {
+	if flip {
 		for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
 			out[i], out[j] = out[j], out[i]
 		}

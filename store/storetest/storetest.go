@@ -87,6 +87,8 @@ func Run(t *testing.T, d Driver) {
 		{"FindingsAreLatestLookupsStaleAfterAnotherAttemptAndFilterable", testFindings},
 		{"SentToFindsOperationsOfAnyTenantSentToAProvider", testSentTo},
 		{"LocalEffectsCommitWithTheirOperationAndRollBackWithIt", testLocalEffects},
+		{"ListPagesInEverySortOrderBothWays", testListSortPaging},
+		{"ListFiltersByProviderAndAge", testListProviderAndAge},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
