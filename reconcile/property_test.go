@@ -564,6 +564,12 @@ func (m *propMachine) Decide(t *rapid.T) {
 		}
 		d.NewKey = newKey
 	}
+	// A recorded finding (a triage run's) binds the decision: against it,
+	// only the explicit second confirmation passes. The provider may hold
+	// an effect under this key from before the operation existed (a
+	// forgotten key made again), so the finding can differ from effect.
+	d.Override = rapid.Bool().Draw(t, "second confirmation")
+	against := !d.Override && reconcile.Against(action, reconcile.EvidenceOf(cur.Finding))
 	err := m.l.decide(action, d)
 	to, legal := legalDecisions[op.state][action]
 	_, taken := m.ops[op.tenant+"/"+newKey]
@@ -582,6 +588,10 @@ func (m *propMachine) Decide(t *rapid.T) {
 	case !legal:
 		if !model.IsCode(err, model.CodeIllegal) {
 			t.Fatalf("%s on %s (%s): %v; want CodeIllegal", action, op.id(), op.state, err)
+		}
+	case against:
+		if !model.IsCode(err, model.CodeIllegal) {
+			t.Fatalf("%s on %s against its finding %+v without the second confirmation: %v; want CodeIllegal", action, op.id(), cur.Finding, err)
 		}
 	case action == model.ActionAuthorizeKey && taken:
 		if !model.IsCode(err, model.CodeConflict) {
