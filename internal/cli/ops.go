@@ -363,7 +363,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	dryRun := fs.Bool("dry-run", false, "several operations: list each from → to and write nothing")
 	yes := fs.Bool("yes", false, "several operations: write them (after a --dry-run)")
 	asJSON := fs.Bool("json", false, "several operations: one JSON object per operation and result")
-	check := fs.Bool("check", false, "one key: ask the provider first; its finding is the evidence, or must be overridden")
+	check := fs.Bool("check", false, "one key: ask the provider first and record its finding; it is the evidence, or must be overridden")
 	against := fs.Bool("against-finding", false, "with --check: decide against what the provider check found (the second confirmation)")
 	pdb := fs.String("provider-db", "", "with --check: the sandbox provider file the calls used (default beside the ledger)")
 	cfgPath := configFlag(fs)
@@ -428,23 +428,45 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		d.Key = targets[0].Key
 	}
 	if *check {
+		// Nothing is asked (or recorded) for a command line that is wrong
+		// whatever the provider says: the key, the operator, the reason,
+		// evidence that is not printable text.
+		if err := model.ValidateIdentity(d.Tenant, d.Key); err != nil {
+			return fail(stderr, err)
+		}
+		for _, p := range d.Problems(action) {
+			if p.Field == reconcile.FieldOperator || p.Field == reconcile.FieldReason ||
+				(p.Field == reconcile.FieldEvidence && strings.TrimSpace(d.Evidence) != "") {
+				return fail(stderr, model.Errorf(model.CodeInvalid, "%s", p.Message))
+			}
+		}
 		// The same finding the console's c gives, under the same rule: a
 		// lookup that found nothing is evidence for not applied; deciding
-		// against a finding needs --against-finding. "Cannot tell" is no
-		// finding and stops here.
+		// against a finding needs --against-finding. It is recorded as a
+		// lookup attempt, as ops check and triage record theirs, so the
+		// audit trail shows what was known when the decision was made.
+		// "Cannot tell" is no finding and stops here (recorded too).
 		l, err := openForLookups(*db, *pdb, cfg, store.Options{})
 		if err != nil {
 			return fail(stderr, err)
 		}
-		_, ev, err := l.Svc.Check(ctx, d.Tenant, d.Key)
+		op, looked, err := l.Svc.CheckAndRecord(ctx, d.Tenant, d.Key, "ops resolve --check by "+*operator)
 		l.Close()
 		if err != nil {
 			return fail(stderr, err)
 		}
+		recorded := "recorded as a finding"
+		if !looked.Recorded {
+			recorded = "not recorded"
+		}
+		if looked.Err != nil {
+			return fail(stderr, model.Wrap(model.CodeUnavailable, looked.Err, "provider %s lookup failed: %v (%s: cannot tell)", op.Provider, looked.Err, recorded))
+		}
+		ev := looked.Evidence
 		d.Finding = &ev
-		fmt.Fprintf(stderr, "provider check: %s\n", show(ev.Detail))
+		fmt.Fprintf(stderr, "provider check: %s (%s)\n", show(ev.Detail), recorded)
 		if action == model.ActionMarkApplied && ev.Found && strings.TrimSpace(d.Evidence) == "" {
-			d.Evidence = ev.Ref
+			d.Evidence = reconcile.RefEvidence(ev.Ref)
 		}
 	}
 	if ps := d.Problems(action); len(ps) > 0 {

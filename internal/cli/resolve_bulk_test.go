@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/store"
 )
 
@@ -125,5 +126,89 @@ func TestOpsResolveCheckUsesTheFinding(t *testing.T) {
 		"--check", "--provider-db", filepath.Join(t.TempDir(), "missing.db"))
 	if code != 2 || !strings.Contains(errText, "cannot tell") {
 		t.Fatalf("no provider file: exit %d %q", code, errText)
+	}
+}
+
+// ops resolve --check records its finding, as ops check and triage do: the
+// audit trail shows what the provider said when the decision was made —
+// the lookup, then the decision resting on it. A check that cannot tell is
+// recorded as such and decides nothing; a command line that is wrong
+// whatever the provider says asks nothing and records nothing.
+func TestOpsResolveCheckRecordsItsFinding(t *testing.T) {
+	db := newLedgerFile(t)
+	for _, k := range []string{"r-1", "r-2"} {
+		if _, _, code := cli(t, callArgs(db, "acme", k, "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
+			t.Fatalf("setup: exit %d", code)
+		}
+	}
+	detail := func(key string) (d model.Detail, lookups []model.Attempt) {
+		t.Helper()
+		out, _, code := cli(t, "ops", "show", "--db", db, "--tenant", "acme", "--key", key, "--json")
+		if err := json.Unmarshal([]byte(out), &d); err != nil || code != 0 {
+			t.Fatalf("ops show %s: exit %d %v", key, code, err)
+		}
+		for _, a := range d.Attempts {
+			if a.Outcome == model.OutcomeLookup {
+				lookups = append(lookups, a)
+			}
+		}
+		return d, lookups
+	}
+	base := []string{"ops", "resolve", "--db", db, "--tenant", "acme", "--check", "--operator", "alice"}
+
+	// Wrong whatever the provider says: nothing asked, nothing recorded.
+	for _, c := range [][]string{
+		{"--key", "r-1", "--as", "applied"},                                          // no reason
+		{"--key", "r-1", "--as", "applied", "--reason", "r", "--operator", "a\x1bb"}, // operator not printable
+		{"--key", "r-1", "--as", "applied", "--reason", "r", "--evidence", "e\x07v"}, // evidence not printable
+		{"--key", "nope", "--as", "applied", "--reason", "r"},                        // no such operation
+	} {
+		before := digest(t, db)
+		if _, errText, code := cli(t, append(base, c...)...); code != 2 {
+			t.Errorf("%q: exit %d %q; want 2", c, code, errText)
+		}
+		if digest(t, db) != before {
+			t.Errorf("%q: a refused resolve --check wrote something", c)
+		}
+	}
+
+	// Cannot tell: recorded as such, exit 2, the state untouched.
+	_, errText, code := cli(t, append(base, "--key", "r-1", "--as", "applied", "--reason", "r",
+		"--provider-db", filepath.Join(t.TempDir(), "missing.db"))...)
+	if code != 2 || !strings.Contains(errText, "cannot tell") || !strings.Contains(errText, "recorded as a finding") {
+		t.Fatalf("no provider file: exit %d %q", code, errText)
+	}
+	d, lookups := detail("r-1")
+	if d.Operation.State != model.StateUnknown || len(d.Decisions) != 0 || len(lookups) != 1 ||
+		lookups[0].Finding != model.FindingCannotTell || lookups[0].WorkerID != "ops resolve --check by alice" {
+		t.Fatalf("after cannot tell: %s, %d decisions, lookups %+v", d.Operation.State, len(d.Decisions), lookups)
+	}
+
+	// Has it: recorded, then the decision rests on it (its reference is
+	// the evidence), the lookup before the decision.
+	out, errText, code := cli(t, append(base, "--key", "r-1", "--as", "applied", "--reason", "provider has it")...)
+	if code != 0 || !strings.Contains(out, "unknown → applied") || !strings.Contains(errText, "recorded as a finding") {
+		t.Fatalf("applied on the finding: exit %d %q %q", code, out, errText)
+	}
+	d, lookups = detail("r-1")
+	if len(lookups) != 2 || lookups[1].Finding != model.FindingHasIt || lookups[1].ProviderRef == "" || len(d.Decisions) != 1 {
+		t.Fatalf("after has it: lookups %+v, decisions %+v", lookups, d.Decisions)
+	}
+	if dc := d.Decisions[0]; dc.Evidence != lookups[1].ProviderRef || dc.At.Before(lookups[1].StartedAt) {
+		t.Errorf("decision %+v; want the evidence %q, decided after the lookup at %v", dc, lookups[1].ProviderRef, lookups[1].StartedAt)
+	}
+
+	// Refused against the finding: the lookup is recorded all the same
+	// (it is what the provider said), the state is not touched.
+	_, errText, code = cli(t, append(base, "--key", "r-2", "--as", "not-applied", "--reason", "customer says no", "--evidence", "ticket 1")...)
+	if code != 2 || !strings.Contains(errText, "--against-finding") {
+		t.Fatalf("against the finding: exit %d %q", code, errText)
+	}
+	d, lookups = detail("r-2")
+	if d.Operation.State != model.StateUnknown || len(d.Decisions) != 0 || len(lookups) != 1 || lookups[0].Finding != model.FindingHasIt {
+		t.Fatalf("after a refusal: %s, decisions %d, lookups %+v", d.Operation.State, len(d.Decisions), lookups)
+	}
+	if d.Operation.Finding == nil || d.Operation.Finding.Kind != model.FindingHasIt || d.Operation.Finding.Stale {
+		t.Errorf("r-2's finding %+v; want a fresh has it", d.Operation.Finding)
 	}
 }
