@@ -18,7 +18,7 @@ import (
 )
 
 const opsUsage = `Usage:
-  retrysafe ops list      [--state S] [--tenant T] [--tool X] [--search TEXT] [--limit N] [--before ID] [--json]
+  retrysafe ops list      [--state S] [--tenant T] [--tool X] [--search TEXT] [--finding F] [--limit N] [--before ID] [--json]
   retrysafe ops show      --tenant T --key K [--json]
   retrysafe ops resolve   --tenant T --key K --as applied|not-applied --reason TEXT [--evidence REF] [--operator NAME] [--expect-version N]
                           [--check [--provider-db F] [--against-finding]]
@@ -72,6 +72,7 @@ func opsList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	tool := fs.String("tool", "", "only this tool")
 	cfgPath := configFlag(fs)
 	search := fs.String("search", "", "key, subject/report/recipient or trace id contains TEXT")
+	finding := fs.String("finding", "", "only operations whose latest provider finding is this: has-it, has-nothing, cannot-tell or not-checked")
 	limit := fs.Int("limit", 50, "at most N operations, newest first")
 	before := fs.Int64("before", 0, "the cursor: only operations older than this id (the next page's --before is printed when a page is full)")
 	asJSON := fs.Bool("json", false, `one JSON object {"operations":[…],"truncated":bool,"next_before":id}, stable for scripts`)
@@ -86,6 +87,11 @@ func opsList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		q.State = st
 	}
+	ff, err := model.ParseFindingFilter(*finding)
+	if err != nil {
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--finding: %v", err))
+	}
+	q.Finding = ff
 	cfg, code, ok := loadConfig(*cfgPath, stderr)
 	if !ok {
 		return code
@@ -128,20 +134,64 @@ func opsList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tCREATED\tTENANT\tKEY\tTOOL\tSTATE\tATTEMPTS\tPROVIDER REF\tSUMMARY")
+	fmt.Fprintln(tw, "ID\tCREATED\tTENANT\tKEY\tTOOL\tSTATE\tFINDING\tATTEMPTS\tPROVIDER REF\tSUMMARY")
+	now := time.Now()
 	for _, op := range page.Operations {
 		st := string(op.State)
 		if op.Contradicted {
 			st += " (contradicted)"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", op.ID, op.CreatedAt.Local().Format("2006-01-02 15:04:05"),
-			show(op.Tenant), show(op.Key), show(op.Tool), st, op.AttemptCount, show(dash(op.ProviderRef)), show(clip(op.Summary, 40)))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", op.ID, op.CreatedAt.Local().Format("2006-01-02 15:04:05"),
+			show(op.Tenant), show(op.Key), show(op.Tool), st, findingCell(op, now), op.AttemptCount, show(dash(op.ProviderRef)), show(clip(op.Summary, 40)))
 	}
 	tw.Flush()
 	if page.Truncated {
 		fmt.Fprintf(stdout, "\nshowing the newest %d; more match — the next page: the same command with --before %d\n", len(page.Operations), page.NextBefore)
 	}
 	return exitOK
+}
+
+// findingCell is ops list's FINDING column, in the console's words: what
+// the operation's latest provider lookup found (has it · its reference, has
+// nothing, cannot tell), and how long ago; "stale:" first when another
+// attempt came after it; "not checked" when no lookup was recorded; "-"
+// for a local operation (there is no provider to ask). The provider's
+// reference is outside text: made inert, then cut short.
+func findingCell(op model.Operation, now time.Time) string {
+	f := op.Finding
+	switch {
+	case f == nil && op.Provider == "":
+		return "-"
+	case f == nil:
+		return "not checked"
+	}
+	s := f.Kind.Words()
+	if f.Kind == model.FindingHasIt && f.Ref != "" {
+		s += " · " + clip(show(f.Ref), 24)
+	}
+	s += " " + ago(now, f.At)
+	if f.Stale {
+		s = "stale: " + s
+	}
+	return s
+}
+
+// ago is how long before now t was, in one unit: 45s, 12m, 3h, 2d.
+func ago(now, t time.Time) string {
+	d := now.Sub(t)
+	switch {
+	case t.IsZero():
+		return ""
+	case d < time.Second:
+		return "now"
+	case d < time.Minute:
+		return strconv.Itoa(int(d/time.Second)) + "s ago"
+	case d < time.Hour:
+		return strconv.Itoa(int(d/time.Minute)) + "m ago"
+	case d < 48*time.Hour:
+		return strconv.Itoa(int(d/time.Hour)) + "h ago"
+	}
+	return strconv.Itoa(int(d/(24*time.Hour))) + "d ago"
 }
 
 // listPage is `ops list --json`: one page, and where the next begins.
