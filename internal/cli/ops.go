@@ -22,7 +22,7 @@ const opsUsage = `Usage:
   retrysafe ops show      --tenant T --key K [--json]
   retrysafe ops resolve   --tenant T --key K --as applied|not-applied --reason TEXT [--evidence REF] [--operator NAME] [--expect-version N]
                           [--check [--provider-db F] [--against-finding]]
-  retrysafe ops resolve   --tenant T --key K1[@V] --key K2[@V] ... | --state S [--tenant T] [--tool X] [--search TEXT]
+  retrysafe ops resolve   --tenant T --key K1[@V] --key K2[@V] ... | --state S [--tenant T] [--tool X] [--search TEXT] [--finding F]
                           --as ... --reason ... [--evidence ...] --dry-run | --yes [--json]
   retrysafe ops supersede --tenant T --key K --reason TEXT [--new-key K2] [--operator NAME] [--expect-version N]
   retrysafe ops check     --tenant T --key K [--provider-db FILE] [--operator NAME] [--read-only] [--json]
@@ -405,6 +405,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	state := fs.String("state", "", "filter: every operation in this state (with --tenant, --tool, --search)")
 	tool := fs.String("tool", "", "filter: only this tool")
 	search := fs.String("search", "", "filter: key, subject or trace id contains TEXT")
+	finding := fs.String("finding", "", "filter: the latest provider finding is this (has-it, has-nothing, cannot-tell, not-checked); has-it with --as applied, or has-nothing with --as not-applied, without --evidence: each is decided on its own finding, as the console's review does")
 	reason := fs.String("reason", "", "why (required; kept in every decision row)")
 	evidence := fs.String("evidence", "", "evidence: a provider reference, a ticket, a log line")
 	operator := fs.String("operator", defaultOperator(), "who decides (default $USER)")
@@ -435,12 +436,21 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	default:
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--as must be applied or not-applied"))
 	}
-	filter := *state != "" || *tool != "" || *search != ""
+	filter := *state != "" || *tool != "" || *search != "" || *finding != ""
+	ff, err := model.ParseFindingFilter(*finding)
+	if err != nil {
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--finding: %v", err))
+	}
+	// By finding: each operation's own fresh finding is its evidence (the
+	// provider's reference for "applied"; an authoritative "has nothing"
+	// for "not applied"), and only what that finding supports is decided.
+	byFinding := strings.TrimSpace(*evidence) == "" &&
+		((ff == model.FilterHasIt && action == model.ActionMarkApplied) || (ff == model.FilterHasNothing && action == model.ActionMarkNotApplied))
 	switch {
 	case len(keys) == 0 && !filter:
-		return fail(stderr, model.Errorf(model.CodeInvalid, "--tenant and --key are required (or a filter: --state, --tool, --search)"))
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--tenant and --key are required (or a filter: --state, --tool, --search, --finding)"))
 	case len(keys) > 0 && filter:
-		return fail(stderr, model.Errorf(model.CodeInvalid, "give --key or a filter (--state, --tool, --search), not both"))
+		return fail(stderr, model.Errorf(model.CodeInvalid, "give --key or a filter (--state, --tool, --search, --finding), not both"))
 	case len(keys) > 0 && *tenant == "":
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--tenant and --key are required"))
 	case *dryRun && *yes:
@@ -460,7 +470,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		}
 		targets = append(targets, t)
 	}
-	q := store.ListQuery{Tenant: *tenant, Tool: *tool, Search: *search, Limit: reconcile.MaxBulk + 1}
+	q := store.ListQuery{Tenant: *tenant, Tool: *tool, Search: *search, Finding: ff, Limit: reconcile.MaxBulk + 1}
 	if *state != "" {
 		st, err := model.ParseState(*state)
 		if err != nil {
@@ -519,18 +529,33 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			d.Evidence = reconcile.RefEvidence(ev.Ref)
 		}
 	}
-	if ps := d.Problems(action); len(ps) > 0 {
+	ps := d.Problems(action)
+	if byFinding {
+		// Each operation's evidence is its finding, checked per operation.
+		kept := ps[:0]
+		for _, p := range ps {
+			if p.Field != reconcile.FieldEvidence {
+				kept = append(kept, p)
+			}
+		}
+		ps = kept
+	}
+	if len(ps) > 0 {
 		msg := ps[0].Message
 		if ps[0].Field == reconcile.FieldFinding {
 			msg += " (--against-finding)"
 		}
-		if err := model.ValidateIdentity(d.Tenant, d.Key); err != nil {
+		if err := model.ValidateIdentity(d.Tenant, d.Key); err != nil && (d.Tenant != "" || len(keys) > 0) {
 			return fail(stderr, err)
 		}
 		return fail(stderr, model.Errorf(model.CodeInvalid, "%s", msg))
 	}
-	if err := d.Validate(action); err != nil {
-		return fail(stderr, err)
+	// A filter may span every tenant (--tenant is optional there, as in
+	// the console); keys and a given tenant were checked above.
+	if d.Tenant != "" {
+		if err := model.ValidateIdentity(d.Tenant, d.Key); err != nil {
+			return fail(stderr, err)
+		}
 	}
 	single := len(targets) == 1 && !*dryRun && !*yes
 	if !single && !*dryRun && !*yes {
@@ -591,19 +616,93 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	for _, op := range ops {
 		targets = append(targets, reconcile.TargetOf(op))
 	}
-	if *dryRun {
-		return printBulkPlan(stdout, action, ops, *asJSON)
+	var left []string
+	if byFinding {
+		targets, left = targetsByFinding(l.Svc, action, ops)
 	}
-	out, err := l.Svc.DecideMany(ctx, action, d, targets)
-	if err != nil {
-		return fail(stderr, err)
+	if *dryRun {
+		return printBulkPlan(stdout, action, ops, targets, left, *asJSON)
+	}
+	if !byFinding {
+		out, err := l.Svc.DecideMany(ctx, action, d, targets)
+		if err != nil {
+			return fail(stderr, err)
+		}
+		return printBulkResult(stdout, stderr, action, out, *asJSON)
+	}
+	// Only what the findings support is written; the rest is each its own
+	// refusal, in the list's order.
+	out := make([]reconcile.Outcome, len(ops))
+	var proposed []reconcile.Target
+	var at []int
+	for i, op := range ops {
+		if left[i] == "" {
+			proposed, at = append(proposed, targets[i]), append(at, i)
+			continue
+		}
+		v := reconcile.VerdictIllegal
+		if op.Finding != nil && op.Finding.Stale {
+			v = reconcile.VerdictStale
+		}
+		out[i] = reconcile.Outcome{Target: targets[i], Verdict: v, State: op.State, Version: op.Version,
+			Err: model.Errorf(model.CodeIllegal, "%s/%s: not decided on its finding: %s — nothing was written", op.Tenant, op.Key, left[i])}
+	}
+	if len(proposed) > 0 {
+		done, err := l.Svc.DecideMany(ctx, action, d, proposed)
+		if err != nil {
+			return fail(stderr, err)
+		}
+		for j, o := range done {
+			out[at[j]] = o
+		}
 	}
 	return printBulkResult(stdout, stderr, action, out, *asJSON)
 }
 
+// targetsByFinding is a bulk decision by finding, as the console's review
+// sorts it (reconcile.ReviewByFinding): the target of each operation —
+// with its own finding and evidence where its finding supports action —
+// and, for the others, why nothing is proposed ("" where it is).
+func targetsByFinding(svc *reconcile.Service, action model.Action, ops []model.Operation) ([]reconcile.Target, []string) {
+	r := svc.ReviewByFinding(ops)
+	prop := r.Apply
+	if action == model.ActionMarkNotApplied {
+		prop = r.NotApplied
+	}
+	byKey := map[[2]string]reconcile.Target{}
+	for _, t := range prop {
+		byKey[[2]string{t.Tenant, t.Key}] = t
+	}
+	targets, left := make([]reconcile.Target, len(ops)), make([]string, len(ops))
+	for i, op := range ops {
+		if t, ok := byKey[[2]string{op.Tenant, op.Key}]; ok {
+			targets[i] = t
+			continue
+		}
+		targets[i] = reconcile.TargetOf(op)
+		f := op.Finding
+		switch {
+		case op.State != model.StateUnknown:
+			left[i] = fmt.Sprintf("it is %s, and only an unknown operation is decided on its finding", op.State)
+		case f == nil:
+			left[i] = "not checked (run triage or ops check first)"
+		case f.Stale:
+			left[i] = fmt.Sprintf("its finding (%s) is stale: another attempt came after it; check it again", f.Kind.Words())
+		case f.Kind == model.FindingCannotTell:
+			left[i] = "the provider could not tell"
+		case f.Kind == model.FindingHasNothing && !svc.LookupAuthoritative(op.Provider):
+			left[i] = fmt.Sprintf("provider %s's lookup is not declared authoritative (authoritative_lookup): decide it one by one", op.Provider)
+		default:
+			left[i] = fmt.Sprintf("its finding (%s) does not support %s", f.Kind.Words(), action.Verb())
+		}
+	}
+	return targets, left
+}
+
 // printBulkPlan lists what --yes would write: each operation's from → to,
-// or why it would be refused.
-func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation, asJSON bool) int {
+// or why it would be refused. targets (with their own evidence) and left
+// (why nothing is proposed) are set for a decision by finding.
+func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation, targets []reconcile.Target, left []string, asJSON bool) int {
 	type row struct {
 		Tenant  string      `json:"tenant"`
 		Key     string      `json:"key"`
@@ -614,19 +713,33 @@ func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation,
 		// Against: the recorded finding this decision would go against
 		// (refused without the second confirmation).
 		Against string `json:"against_finding,omitempty"`
+		// By finding: this operation's own evidence, or why its finding
+		// decides nothing.
+		Evidence   string `json:"evidence,omitempty"`
+		NotDecided string `json:"not_decided,omitempty"`
 	}
 	rows := make([]row, 0, len(ops))
 	legal := 0
-	for _, op := range ops {
+	for i, op := range ops {
 		ok := reconcile.AllowedFor(op, action)
 		against := ""
 		if ev := reconcile.EvidenceOf(op.Finding); ok && reconcile.Against(action, ev) {
 			ok, against = false, reconcile.FindingText(ev)
 		}
+		r := row{Tenant: op.Tenant, Key: op.Key, From: op.State, Version: op.Version, To: action.Target(), Against: against}
+		if left != nil {
+			r.Evidence, r.NotDecided = targets[i].Evidence, left[i]
+			if r.NotDecided != "" {
+				ok = false
+			} else if r.Evidence == "" {
+				r.Evidence = reconcile.LookupEvidence(reconcile.EvidenceOf(targets[i].Finding))
+			}
+		}
+		r.Legal = ok
 		if ok {
 			legal++
 		}
-		rows = append(rows, row{op.Tenant, op.Key, op.State, op.Version, action.Target(), ok, against})
+		rows = append(rows, r)
 	}
 	if asJSON {
 		return printJSON(stdout, io.Discard, rows)
@@ -636,10 +749,14 @@ func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation,
 	for _, r := range rows {
 		note := ""
 		switch {
+		case r.NotDecided != "":
+			note = "not decided: " + show(r.NotDecided)
 		case r.Against != "":
 			note = "would be refused: " + show(r.Against)
 		case !r.Legal:
 			note = fmt.Sprintf("would be refused: cannot %s from %s", action.Verb(), r.From)
+		case r.Evidence != "":
+			note = "evidence: " + show(r.Evidence)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s (v%d) → %s\t%s\n", show(r.Tenant), show(r.Key), r.From, r.Version, r.To, note)
 	}

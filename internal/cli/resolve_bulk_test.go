@@ -3,9 +3,11 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/store"
@@ -210,5 +212,121 @@ func TestOpsResolveCheckRecordsItsFinding(t *testing.T) {
 	}
 	if d.Operation.Finding == nil || d.Operation.Finding.Kind != model.FindingHasIt || d.Operation.Finding.Stale {
 		t.Errorf("r-2's finding %+v; want a fresh has it", d.Operation.Finding)
+	}
+}
+
+// ops resolve --finding, without --evidence, decides each operation on its
+// own finding, as the console's review does: "has it" → mark applied with
+// that operation's reference as the evidence; an authoritative "has
+// nothing" → mark not applied. A stale finding, or "has nothing" from a
+// provider whose lookup is not declared authoritative, decides nothing and
+// says why.
+func TestOpsResolveByFinding(t *testing.T) {
+	db := newLedgerFile(t)
+	for _, k := range []string{"u-1", "u-2", "u-3", "u-4"} {
+		if _, _, code := cli(t, callArgs(db, "acme", k, "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
+			t.Fatalf("setup %s: exit %d", k, code)
+		}
+	}
+	if _, errText, code := cli(t, "triage", "--db", db, "--operator", "oncall"); code != 0 {
+		t.Fatalf("triage: exit %d %s", code, errText)
+	}
+	// u-3 is tried again after the triage: its finding is stale.
+	if _, _, code := cli(t, callArgs(db, "acme", "u-3", "send_notification", notifyArgs)...); code != 5 {
+		t.Fatalf("retry: exit %d", code)
+	}
+	// u-4's latest lookup found nothing (written as a lookup would be).
+	st, err := openStore(db, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	op, err := st.Get(context.Background(), "acme", "u-4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.WithAttemptTx(context.Background(), func(tx store.Tx) error {
+		return tx.InsertAttempt(&model.Attempt{OperationID: op.ID, Outcome: model.OutcomeLookup, Finding: model.FindingHasNothing,
+			Fingerprint: op.Fingerprint, WorkerID: "test", Detail: "sandbox holds no delivery under the key", StartedAt: time.Now()})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	show := func(key string) model.Detail {
+		t.Helper()
+		out, _, _ := cli(t, "ops", "show", "--db", db, "--tenant", "acme", "--key", key, "--json")
+		var d model.Detail
+		if err := json.Unmarshal([]byte(out), &d); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+
+	applied := []string{"ops", "resolve", "--db", db, "--state", "unknown", "--finding", "has-it", "--as", "applied",
+		"--reason", "triage: the provider has it", "--operator", "alice"}
+	if _, errText, code := cli(t, applied...); code != 2 || !strings.Contains(errText, "--dry-run") {
+		t.Fatalf("no mode: exit %d %q", code, errText)
+	}
+	before := digest(t, db)
+	out, errText, code := cli(t, append(applied, "--dry-run")...)
+	if code != 0 || !strings.Contains(out, "evidence: sbx_") || !strings.Contains(out, "not decided: its finding (has it) is stale") ||
+		strings.Contains(out, "u-4") || !strings.Contains(out, "dry run: mark applied 2 operations") {
+		t.Fatalf("dry run: exit %d\n%s%s", code, out, errText)
+	}
+	if digest(t, db) != before {
+		t.Fatal("the dry run wrote")
+	}
+	out, errText, code = cli(t, append(applied, "--yes")...)
+	if code != 2 || strings.Count(out, " written ") != 2 || !strings.Contains(out, "stale") || !strings.Contains(errText, "2 of 3 written") {
+		t.Fatalf("--yes: exit %d\n%s%s", code, out, errText)
+	}
+	for _, k := range []string{"u-1", "u-2"} {
+		d := show(k)
+		if d.Operation.State != model.StateApplied || len(d.Decisions) != 1 || d.Operation.Finding == nil ||
+			d.Decisions[0].Evidence != d.Operation.Finding.Ref || !strings.HasPrefix(d.Decisions[0].Evidence, "sbx_") {
+			t.Errorf("%s: %s, decisions %+v, finding %+v; want applied on its own reference", k, d.Operation.State, d.Decisions, d.Operation.Finding)
+		}
+	}
+	if d := show("u-3"); d.Operation.State != model.StateUnknown || len(d.Decisions) != 0 {
+		t.Errorf("u-3 (stale finding) was decided: %s %+v", d.Operation.State, d.Decisions)
+	}
+
+	// Has nothing: only from a provider whose lookup is declared
+	// authoritative. The same ledger under a config that does not declare
+	// it decides nothing.
+	def, err := os.ReadFile(filepath.Join("..", "..", "config", "default.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	notAuth := filepath.Join(t.TempDir(), "tools.toml")
+	if err := os.WriteFile(notAuth, []byte(strings.Replace(string(def), "authoritative_lookup = true", "authoritative_lookup = false", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	nothing := []string{"ops", "resolve", "--db", db, "--state", "unknown", "--finding", "has-nothing", "--as", "not-applied",
+		"--reason", "triage: the provider never took it", "--operator", "alice"}
+	out, errText, code = cli(t, append(nothing, "--config", notAuth, "--dry-run")...)
+	if code != 0 || !strings.Contains(out, "not decided: provider sandbox's lookup is not declared authoritative") || !strings.Contains(out, "mark not applied 0 operations") {
+		t.Fatalf("not authoritative, dry run: exit %d\n%s%s", code, out, errText)
+	}
+	before = digest(t, db)
+	if out, errText, code = cli(t, append(nothing, "--config", notAuth, "--yes")...); code != 2 || !strings.Contains(out, "illegal") {
+		t.Fatalf("not authoritative, --yes: exit %d\n%s%s", code, out, errText)
+	}
+	if digest(t, db) != before {
+		t.Fatal("a has nothing from a provider that is not authoritative decided something")
+	}
+	if out, errText, code = cli(t, append(nothing, "--yes")...); code != 0 || strings.Count(out, " written ") != 1 {
+		t.Fatalf("authoritative, --yes: exit %d\n%s%s", code, out, errText)
+	}
+	if d := show("u-4"); d.Operation.State != model.StateNotApplied || len(d.Decisions) != 1 || !strings.Contains(d.Decisions[0].Evidence, "holds no delivery") {
+		t.Errorf("u-4: %s, decisions %+v; want not applied on the lookup", d.Operation.State, d.Decisions)
+	}
+
+	// With typed evidence, or a finding that does not support the action,
+	// --finding is only a filter: the usual rules apply.
+	if _, errText, code := cli(t, "ops", "resolve", "--db", db, "--finding", "has-it", "--as", "not-applied", "--reason", "r", "--dry-run"); code != 2 || !strings.Contains(errText, "needs evidence") {
+		t.Errorf("has-it as not-applied without evidence: exit %d %q", code, errText)
+	}
+	if _, errText, code := cli(t, "ops", "resolve", "--db", db, "--finding", "maybe", "--as", "applied", "--reason", "r", "--dry-run"); code != 2 || !strings.Contains(errText, "--finding") {
+		t.Errorf("--finding maybe: exit %d %q", code, errText)
 	}
 }
