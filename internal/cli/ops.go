@@ -520,7 +520,11 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			recorded = "not recorded"
 		}
 		if looked.Err != nil {
-			return fail(stderr, model.Wrap(model.CodeUnavailable, looked.Err, "provider %s lookup failed: %v (%s: cannot tell)", op.Provider, looked.Err, recorded))
+			why := looked.Err.Error()
+			if !strings.Contains(why, "cannot tell") {
+				why = "cannot tell: " + why
+			}
+			return fail(stderr, model.Wrap(model.CodeUnavailable, looked.Err, "provider %s lookup failed: %s (%s; nothing was decided)", op.Provider, why, recorded))
 		}
 		ev := looked.Evidence
 		d.Finding = &ev
