@@ -318,6 +318,19 @@ func writeDetail(w io.Writer, d *model.Detail) {
 	row("provider", op.Provider)
 	row("downstream key", op.DownstreamKey)
 	row("provider ref", op.ProviderRef)
+	if f := op.Finding; f != nil {
+		// What the provider said last, as every operator sees it.
+		text := findingLine(*f) + " — " + fmtTime(f.At)
+		if f.By != "" {
+			text += ", " + f.By
+		}
+		if f.Stale {
+			text = "stale (another attempt came after it; check again): " + text
+		}
+		row("finding", text)
+	} else if op.Provider != "" {
+		row("finding", "not checked")
+	}
 	row("receipt", string(op.Receipt))
 	if d.Supersedes != nil {
 		row("supersedes", fmt.Sprintf("%s (%s)", d.Supersedes.Key, d.Supersedes.State))
@@ -330,8 +343,15 @@ func writeDetail(w io.Writer, d *model.Detail) {
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "#\tTIME\tOUTCOME\tTRACE\tWORKER\tDURATION\tREF\tERROR")
 	for _, a := range d.Attempts {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Seq, fmtTime(a.StartedAt), show(string(a.Outcome)), show(dash(a.TraceID)),
-			show(dash(a.WorkerID)), a.Duration.Round(time.Microsecond), show(dash(a.ProviderRef)), show(a.Error))
+		outcome, errText := string(a.Outcome), a.Error
+		if a.Outcome == model.OutcomeLookup {
+			// A lookup's finding, and the provider's words (why it cannot
+			// tell), in the columns a call's outcome and error take.
+			outcome += ": " + a.Finding.Words()
+			errText = oneLine(a.Detail)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Seq, fmtTime(a.StartedAt), show(outcome), show(dash(a.TraceID)),
+			show(dash(a.WorkerID)), a.Duration.Round(time.Microsecond), show(dash(a.ProviderRef)), show(errText))
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\ndecisions (%d)\n", len(d.Decisions))

@@ -159,4 +159,25 @@ func TestOpsListShowsFindings(t *testing.T) {
 	if _, errText, code := cli(t, "ops", "list", "--db", db, "--finding", "maybe"); code != 2 || !strings.Contains(errText, "--finding") {
 		t.Errorf("--finding maybe: exit %d %q", code, errText)
 	}
+
+	// ops show says the same: the finding, and each lookup's finding and
+	// the provider's words in the attempts.
+	for key, want := range map[string][]string{
+		"f-stale":   {"finding         stale (another attempt came after it; check again): has it · sbx_", "ops check by oncall", "lookup: has it"},
+		"f-cannot":  {"finding         cannot tell: ", "lookup: cannot tell", "missing.db"},
+		"f-nothing": {"finding         has nothing — ", "lookup: has nothing", "no delivery under the key"},
+		"f-evil":    {`finding         has it · ref\x1b]0;pwned\x07\u202e — `},
+		"f-never":   {"finding         not checked"},
+	} {
+		out, errText, code := cli(t, "ops", "show", "--db", db, "--tenant", "acme", "--key", key)
+		if code != 0 {
+			t.Fatalf("ops show %s: exit %d %s", key, code, errText)
+		}
+		inert(t, "ops show "+key, out)
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				t.Errorf("ops show %s does not say %q:\n%s", key, w, out)
+			}
+		}
+	}
 }
