@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retrysafe/retrysafe/internal/reexec"
 	"github.com/retrysafe/retrysafe/model"
 )
 
@@ -294,20 +295,25 @@ func TestConsoleRefusesALedgerItCannotOpenInOneLine(t *testing.T) {
 
 // Triage end to end: T asks the provider about every unknown in the
 // background, the FINDING column fills in, R reviews the "has it" rows in
-// one go (mark applied, the reference as evidence), and the audit log (D)
-// shows each decision with the finding's reference as its evidence.
+// one go (mark applied, the reference as evidence), and the audit log —
+// the console's (D) and `ops decisions` — shows each decision with the
+// finding's reference as its evidence, the lookup recorded before it.
+//
+// The console is this test binary run as the retrysafe binary (main.go is
+// one call of cli.Run), in a real terminal: linking the binary takes
+// longer than the whole run on a loaded machine, and the other tmux
+// tests build it.
 func TestConsoleTriageAndReviewByFindingUnderTmux(t *testing.T) {
 	requireTmux(t)
-	bin := buildRetrysafe(t)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "ops.db")
-	for _, k := range [][2]string{{"acme", "page-oncall"}, {"acme", "page-manager"}, {"globex", "late-page"}} {
-		if _, code := rs(t, bin, "call", "--db", db, "--tenant", k[0], "--key", k[1], "--tool", "send_notification",
-			"--args", `{"to":"oncall@example.com","body":"disk full"}`, "--fault", "lose-reply"); code != 5 {
-			t.Fatalf("lose-reply call exit %d, want 5 (unknown)", code)
+	keys := [][2]string{{"acme", "page-oncall"}, {"acme", "page-manager"}, {"globex", "late-page"}}
+	for _, k := range keys {
+		if _, errText, code := cli(t, callArgs(db, k[0], k[1], "send_notification", `{"to":"oncall@example.com","body":"disk full"}`, "--fault", "lose-reply")...); code != 5 {
+			t.Fatalf("lose-reply call exit %d, want 5 (unknown): %s", code, errText)
 		}
 	}
-	c := startConsole(t, dir, nil, 130, 32, bin, "--db", db, "--operator", "e2e-operator")
+	c := startConsole(t, dir, reexec.Env(asCLI, nil), 130, 32, reexec.Executable(t), "--db", db, "--operator", "e2e-operator")
 	c.waitFor("[unknown 3]", "FINDING", "not checked")
 	c.keys("T")
 	c.waitFor("Triage asked about 3 of 3 operations", "has it 3", "Nothing was decided")
@@ -324,19 +330,33 @@ func TestConsoleTriageAndReviewByFindingUnderTmux(t *testing.T) {
 	c.waitFor("[unknown 0]", "Review by finding: 3 of 3 decisions written")
 	c.keys("D")
 	screen := c.waitFor("mark applied", "e2e-operator")
-	for _, k := range []string{"page-oncall", "page-manager", "late-page"} {
-		out, _ := rs(t, bin, "ops", "show", "--db", db, "--tenant", map[bool]string{true: "globex", false: "acme"}[k == "late-page"], "--key", k, "--json")
+	audit, _, code := cli(t, "ops", "decisions", "--db", db, "--json")
+	var log []model.AuditEntry
+	if err := json.Unmarshal([]byte(audit), &log); err != nil || code != 0 || len(log) != 3 {
+		t.Fatalf("ops decisions: exit %d %v\n%s", code, err, audit)
+	}
+	for _, k := range keys {
+		out, _, _ := cli(t, "ops", "show", "--db", db, "--tenant", k[0], "--key", k[1], "--json")
 		var d model.Detail
 		if err := json.Unmarshal([]byte(out), &d); err != nil {
 			t.Fatal(err)
 		}
 		f := d.Operation.Finding
 		if d.Operation.State != model.StateApplied || len(d.Decisions) != 1 || f == nil || d.Decisions[0].Evidence != f.Ref ||
-			!strings.HasPrefix(f.Ref, "sbx_") || !strings.Contains(f.By, "e2e-operator") {
-			t.Fatalf("%s after the review: %+v, finding %+v, decisions %+v", k, d.Operation.State, f, d.Decisions)
+			!strings.HasPrefix(f.Ref, "sbx_") || !strings.Contains(f.By, "e2e-operator") || d.Decisions[0].At.Before(f.At) {
+			t.Fatalf("%s after the review: %+v, finding %+v, decisions %+v", k[1], d.Operation.State, f, d.Decisions)
 		}
 		if !strings.Contains(screen, f.Ref+" ·") {
-			t.Errorf("the audit log does not show %s's evidence %s:\n%s", k, f.Ref, screen)
+			t.Errorf("the audit log does not show %s's evidence %s:\n%s", k[1], f.Ref, screen)
+		}
+		found := false
+		for _, e := range log {
+			if e.Tenant == k[0] && e.Key == k[1] {
+				found = e.Action == model.ActionMarkApplied && e.Evidence == f.Ref && e.Operator == "e2e-operator"
+			}
+		}
+		if !found {
+			t.Errorf("ops decisions has no mark applied of %s/%s by e2e-operator with the evidence %s:\n%s", k[0], k[1], f.Ref, audit)
 		}
 	}
 	c.keys("q")

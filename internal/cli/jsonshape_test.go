@@ -111,6 +111,7 @@ func TestJSONShapesAreStable(t *testing.T) {
 	golden(t, "ops-show-superseded", shape(t, run("ops", "show", "--db", db, "--tenant", "acme", "--key", "n-rej", "--json")))
 	golden(t, "ops-check", shape(t, run("ops", "check", "--db", db, "--tenant", "acme", "--key", "n-lost", "--json")))
 	golden(t, "ops-show-finding", shape(t, run("ops", "show", "--db", db, "--tenant", "acme", "--key", "n-lost", "--json")))
+	golden(t, "ops-list-finding", shape(t, run("ops", "list", "--db", db, "--search", "n-lost", "--json")))
 	run(callArgs(db, "acme", "n-lost-2", "send_notification", notifyArgs, "--fault", "lose-reply", "--json")...)
 	golden(t, "triage", shape(t, run("triage", "--db", db, "--json")))
 	golden(t, "sweep", shape(t, run("sweep", "--db", db, "--json")))

@@ -18,11 +18,11 @@ import (
 )
 
 const opsUsage = `Usage:
-  retrysafe ops list      [--state S] [--tenant T] [--tool X] [--search TEXT] [--limit N] [--before ID] [--json]
+  retrysafe ops list      [--state S] [--tenant T] [--tool X] [--search TEXT] [--finding F] [--limit N] [--before ID] [--json]
   retrysafe ops show      --tenant T --key K [--json]
   retrysafe ops resolve   --tenant T --key K --as applied|not-applied --reason TEXT [--evidence REF] [--operator NAME] [--expect-version N]
                           [--check [--provider-db F] [--against-finding]]
-  retrysafe ops resolve   --tenant T --key K1[@V] --key K2[@V] ... | --state S [--tenant T] [--tool X] [--search TEXT]
+  retrysafe ops resolve   --tenant T --key K1[@V] --key K2[@V] ... | --state S [--tenant T] [--tool X] [--search TEXT] [--finding F]
                           --as ... --reason ... [--evidence ...] --dry-run | --yes [--json]
   retrysafe ops supersede --tenant T --key K --reason TEXT [--new-key K2] [--operator NAME] [--expect-version N]
   retrysafe ops check     --tenant T --key K [--provider-db FILE] [--operator NAME] [--read-only] [--json]
@@ -72,6 +72,7 @@ func opsList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	tool := fs.String("tool", "", "only this tool")
 	cfgPath := configFlag(fs)
 	search := fs.String("search", "", "key, subject/report/recipient or trace id contains TEXT")
+	finding := fs.String("finding", "", "only operations whose latest provider finding is this: has-it, has-nothing, cannot-tell or not-checked")
 	limit := fs.Int("limit", 50, "at most N operations, newest first")
 	before := fs.Int64("before", 0, "the cursor: only operations older than this id (the next page's --before is printed when a page is full)")
 	asJSON := fs.Bool("json", false, `one JSON object {"operations":[…],"truncated":bool,"next_before":id}, stable for scripts`)
@@ -86,6 +87,11 @@ func opsList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		q.State = st
 	}
+	ff, err := model.ParseFindingFilter(*finding)
+	if err != nil {
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--finding: %v", err))
+	}
+	q.Finding = ff
 	cfg, code, ok := loadConfig(*cfgPath, stderr)
 	if !ok {
 		return code
@@ -128,20 +134,64 @@ func opsList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tCREATED\tTENANT\tKEY\tTOOL\tSTATE\tATTEMPTS\tPROVIDER REF\tSUMMARY")
+	fmt.Fprintln(tw, "ID\tCREATED\tTENANT\tKEY\tTOOL\tSTATE\tFINDING\tATTEMPTS\tPROVIDER REF\tSUMMARY")
+	now := time.Now()
 	for _, op := range page.Operations {
 		st := string(op.State)
 		if op.Contradicted {
 			st += " (contradicted)"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", op.ID, op.CreatedAt.Local().Format("2006-01-02 15:04:05"),
-			show(op.Tenant), show(op.Key), show(op.Tool), st, op.AttemptCount, show(dash(op.ProviderRef)), show(clip(op.Summary, 40)))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", op.ID, op.CreatedAt.Local().Format("2006-01-02 15:04:05"),
+			show(op.Tenant), show(op.Key), show(op.Tool), st, findingCell(op, now), op.AttemptCount, show(dash(op.ProviderRef)), show(clip(op.Summary, 40)))
 	}
 	tw.Flush()
 	if page.Truncated {
 		fmt.Fprintf(stdout, "\nshowing the newest %d; more match — the next page: the same command with --before %d\n", len(page.Operations), page.NextBefore)
 	}
 	return exitOK
+}
+
+// findingCell is ops list's FINDING column, in the console's words: what
+// the operation's latest provider lookup found (has it · its reference, has
+// nothing, cannot tell), and how long ago; "stale:" first when another
+// attempt came after it; "not checked" when no lookup was recorded; "-"
+// for a local operation (there is no provider to ask). The provider's
+// reference is outside text: made inert, then cut short.
+func findingCell(op model.Operation, now time.Time) string {
+	f := op.Finding
+	switch {
+	case f == nil && op.Provider == "":
+		return "-"
+	case f == nil:
+		return "not checked"
+	}
+	s := f.Kind.Words()
+	if f.Kind == model.FindingHasIt && f.Ref != "" {
+		s += " · " + clip(show(f.Ref), 24)
+	}
+	s += " " + ago(now, f.At)
+	if f.Stale {
+		s = "stale: " + s
+	}
+	return s
+}
+
+// ago is how long before now t was, in one unit: 45s, 12m, 3h, 2d.
+func ago(now, t time.Time) string {
+	d := now.Sub(t)
+	switch {
+	case t.IsZero():
+		return ""
+	case d < time.Second:
+		return "now"
+	case d < time.Minute:
+		return strconv.Itoa(int(d/time.Second)) + "s ago"
+	case d < time.Hour:
+		return strconv.Itoa(int(d/time.Minute)) + "m ago"
+	case d < 48*time.Hour:
+		return strconv.Itoa(int(d/time.Hour)) + "h ago"
+	}
+	return strconv.Itoa(int(d/(24*time.Hour))) + "d ago"
 }
 
 // listPage is `ops list --json`: one page, and where the next begins.
@@ -268,6 +318,19 @@ func writeDetail(w io.Writer, d *model.Detail) {
 	row("provider", op.Provider)
 	row("downstream key", op.DownstreamKey)
 	row("provider ref", op.ProviderRef)
+	if f := op.Finding; f != nil {
+		// What the provider said last, as every operator sees it.
+		text := findingLine(*f) + " — " + fmtTime(f.At)
+		if f.By != "" {
+			text += ", " + f.By
+		}
+		if f.Stale {
+			text = "stale (another attempt came after it; check again): " + text
+		}
+		row("finding", text)
+	} else if op.Provider != "" {
+		row("finding", "not checked")
+	}
 	row("receipt", string(op.Receipt))
 	if d.Supersedes != nil {
 		row("supersedes", fmt.Sprintf("%s (%s)", d.Supersedes.Key, d.Supersedes.State))
@@ -280,8 +343,15 @@ func writeDetail(w io.Writer, d *model.Detail) {
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "#\tTIME\tOUTCOME\tTRACE\tWORKER\tDURATION\tREF\tERROR")
 	for _, a := range d.Attempts {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Seq, fmtTime(a.StartedAt), show(string(a.Outcome)), show(dash(a.TraceID)),
-			show(dash(a.WorkerID)), a.Duration.Round(time.Microsecond), show(dash(a.ProviderRef)), show(a.Error))
+		outcome, errText := string(a.Outcome), a.Error
+		if a.Outcome == model.OutcomeLookup {
+			// A lookup's finding, and the provider's words (why it cannot
+			// tell), in the columns a call's outcome and error take.
+			outcome += ": " + a.Finding.Words()
+			errText = oneLine(a.Detail)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Seq, fmtTime(a.StartedAt), show(outcome), show(dash(a.TraceID)),
+			show(dash(a.WorkerID)), a.Duration.Round(time.Microsecond), show(dash(a.ProviderRef)), show(errText))
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\ndecisions (%d)\n", len(d.Decisions))
@@ -355,6 +425,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	state := fs.String("state", "", "filter: every operation in this state (with --tenant, --tool, --search)")
 	tool := fs.String("tool", "", "filter: only this tool")
 	search := fs.String("search", "", "filter: key, subject or trace id contains TEXT")
+	finding := fs.String("finding", "", "filter: the latest provider finding is this (has-it, has-nothing, cannot-tell, not-checked); has-it with --as applied, or has-nothing with --as not-applied, without --evidence: each is decided on its own finding, as the console's review does")
 	reason := fs.String("reason", "", "why (required; kept in every decision row)")
 	evidence := fs.String("evidence", "", "evidence: a provider reference, a ticket, a log line")
 	operator := fs.String("operator", defaultOperator(), "who decides (default $USER)")
@@ -363,7 +434,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	dryRun := fs.Bool("dry-run", false, "several operations: list each from → to and write nothing")
 	yes := fs.Bool("yes", false, "several operations: write them (after a --dry-run)")
 	asJSON := fs.Bool("json", false, "several operations: one JSON object per operation and result")
-	check := fs.Bool("check", false, "one key: ask the provider first; its finding is the evidence, or must be overridden")
+	check := fs.Bool("check", false, "one key: ask the provider first and record its finding; it is the evidence, or must be overridden")
 	against := fs.Bool("against-finding", false, "with --check: decide against what the provider check found (the second confirmation)")
 	pdb := fs.String("provider-db", "", "with --check: the sandbox provider file the calls used (default beside the ledger)")
 	cfgPath := configFlag(fs)
@@ -385,12 +456,21 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	default:
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--as must be applied or not-applied"))
 	}
-	filter := *state != "" || *tool != "" || *search != ""
+	filter := *state != "" || *tool != "" || *search != "" || *finding != ""
+	ff, err := model.ParseFindingFilter(*finding)
+	if err != nil {
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--finding: %v", err))
+	}
+	// By finding: each operation's own fresh finding is its evidence (the
+	// provider's reference for "applied"; an authoritative "has nothing"
+	// for "not applied"), and only what that finding supports is decided.
+	byFinding := strings.TrimSpace(*evidence) == "" &&
+		((ff == model.FilterHasIt && action == model.ActionMarkApplied) || (ff == model.FilterHasNothing && action == model.ActionMarkNotApplied))
 	switch {
 	case len(keys) == 0 && !filter:
-		return fail(stderr, model.Errorf(model.CodeInvalid, "--tenant and --key are required (or a filter: --state, --tool, --search)"))
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--tenant and --key are required (or a filter: --state, --tool, --search, --finding)"))
 	case len(keys) > 0 && filter:
-		return fail(stderr, model.Errorf(model.CodeInvalid, "give --key or a filter (--state, --tool, --search), not both"))
+		return fail(stderr, model.Errorf(model.CodeInvalid, "give --key or a filter (--state, --tool, --search, --finding), not both"))
 	case len(keys) > 0 && *tenant == "":
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--tenant and --key are required"))
 	case *dryRun && *yes:
@@ -410,7 +490,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		}
 		targets = append(targets, t)
 	}
-	q := store.ListQuery{Tenant: *tenant, Tool: *tool, Search: *search, Limit: reconcile.MaxBulk + 1}
+	q := store.ListQuery{Tenant: *tenant, Tool: *tool, Search: *search, Finding: ff, Limit: reconcile.MaxBulk + 1}
 	if *state != "" {
 		st, err := model.ParseState(*state)
 		if err != nil {
@@ -428,37 +508,78 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		d.Key = targets[0].Key
 	}
 	if *check {
+		// Nothing is asked (or recorded) for a command line that is wrong
+		// whatever the provider says: the key, the operator, the reason,
+		// evidence that is not printable text.
+		if err := model.ValidateIdentity(d.Tenant, d.Key); err != nil {
+			return fail(stderr, err)
+		}
+		for _, p := range d.Problems(action) {
+			if p.Field == reconcile.FieldOperator || p.Field == reconcile.FieldReason ||
+				(p.Field == reconcile.FieldEvidence && strings.TrimSpace(d.Evidence) != "") {
+				return fail(stderr, model.Errorf(model.CodeInvalid, "%s", p.Message))
+			}
+		}
 		// The same finding the console's c gives, under the same rule: a
 		// lookup that found nothing is evidence for not applied; deciding
-		// against a finding needs --against-finding. "Cannot tell" is no
-		// finding and stops here.
+		// against a finding needs --against-finding. It is recorded as a
+		// lookup attempt, as ops check and triage record theirs, so the
+		// audit trail shows what was known when the decision was made.
+		// "Cannot tell" is no finding and stops here (recorded too).
 		l, err := openForLookups(*db, *pdb, cfg, store.Options{})
 		if err != nil {
 			return fail(stderr, err)
 		}
-		_, ev, err := l.Svc.Check(ctx, d.Tenant, d.Key)
+		op, looked, err := l.Svc.CheckAndRecord(ctx, d.Tenant, d.Key, "ops resolve --check by "+*operator)
 		l.Close()
 		if err != nil {
 			return fail(stderr, err)
 		}
+		recorded := "recorded as a finding"
+		if !looked.Recorded {
+			recorded = "not recorded"
+		}
+		if looked.Err != nil {
+			why := looked.Err.Error()
+			if !strings.Contains(why, "cannot tell") {
+				why = "cannot tell: " + why
+			}
+			return fail(stderr, model.Wrap(model.CodeUnavailable, looked.Err, "provider %s lookup failed: %s (%s; nothing was decided)", op.Provider, why, recorded))
+		}
+		ev := looked.Evidence
 		d.Finding = &ev
-		fmt.Fprintf(stderr, "provider check: %s\n", show(ev.Detail))
+		fmt.Fprintf(stderr, "provider check: %s (%s)\n", show(ev.Detail), recorded)
 		if action == model.ActionMarkApplied && ev.Found && strings.TrimSpace(d.Evidence) == "" {
-			d.Evidence = ev.Ref
+			d.Evidence = reconcile.RefEvidence(ev.Ref)
 		}
 	}
-	if ps := d.Problems(action); len(ps) > 0 {
+	ps := d.Problems(action)
+	if byFinding {
+		// Each operation's evidence is its finding, checked per operation.
+		kept := ps[:0]
+		for _, p := range ps {
+			if p.Field != reconcile.FieldEvidence {
+				kept = append(kept, p)
+			}
+		}
+		ps = kept
+	}
+	if len(ps) > 0 {
 		msg := ps[0].Message
 		if ps[0].Field == reconcile.FieldFinding {
 			msg += " (--against-finding)"
 		}
-		if err := model.ValidateIdentity(d.Tenant, d.Key); err != nil {
+		if err := model.ValidateIdentity(d.Tenant, d.Key); err != nil && (d.Tenant != "" || len(keys) > 0) {
 			return fail(stderr, err)
 		}
 		return fail(stderr, model.Errorf(model.CodeInvalid, "%s", msg))
 	}
-	if err := d.Validate(action); err != nil {
-		return fail(stderr, err)
+	// A filter may span every tenant (--tenant is optional there, as in
+	// the console); keys and a given tenant were checked above.
+	if d.Tenant != "" {
+		if err := model.ValidateIdentity(d.Tenant, d.Key); err != nil {
+			return fail(stderr, err)
+		}
 	}
 	single := len(targets) == 1 && !*dryRun && !*yes
 	if !single && !*dryRun && !*yes {
@@ -519,19 +640,93 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	for _, op := range ops {
 		targets = append(targets, reconcile.TargetOf(op))
 	}
-	if *dryRun {
-		return printBulkPlan(stdout, action, ops, *asJSON)
+	var left []string
+	if byFinding {
+		targets, left = targetsByFinding(l.Svc, action, ops)
 	}
-	out, err := l.Svc.DecideMany(ctx, action, d, targets)
-	if err != nil {
-		return fail(stderr, err)
+	if *dryRun {
+		return printBulkPlan(stdout, action, ops, targets, left, *asJSON)
+	}
+	if !byFinding {
+		out, err := l.Svc.DecideMany(ctx, action, d, targets)
+		if err != nil {
+			return fail(stderr, err)
+		}
+		return printBulkResult(stdout, stderr, action, out, *asJSON)
+	}
+	// Only what the findings support is written; the rest is each its own
+	// refusal, in the list's order.
+	out := make([]reconcile.Outcome, len(ops))
+	var proposed []reconcile.Target
+	var at []int
+	for i, op := range ops {
+		if left[i] == "" {
+			proposed, at = append(proposed, targets[i]), append(at, i)
+			continue
+		}
+		v := reconcile.VerdictIllegal
+		if op.Finding != nil && op.Finding.Stale {
+			v = reconcile.VerdictStale
+		}
+		out[i] = reconcile.Outcome{Target: targets[i], Verdict: v, State: op.State, Version: op.Version,
+			Err: model.Errorf(model.CodeIllegal, "%s/%s: not decided on its finding: %s — nothing was written", op.Tenant, op.Key, left[i])}
+	}
+	if len(proposed) > 0 {
+		done, err := l.Svc.DecideMany(ctx, action, d, proposed)
+		if err != nil {
+			return fail(stderr, err)
+		}
+		for j, o := range done {
+			out[at[j]] = o
+		}
 	}
 	return printBulkResult(stdout, stderr, action, out, *asJSON)
 }
 
+// targetsByFinding is a bulk decision by finding, as the console's review
+// sorts it (reconcile.ReviewByFinding): the target of each operation —
+// with its own finding and evidence where its finding supports action —
+// and, for the others, why nothing is proposed ("" where it is).
+func targetsByFinding(svc *reconcile.Service, action model.Action, ops []model.Operation) ([]reconcile.Target, []string) {
+	r := svc.ReviewByFinding(ops)
+	prop := r.Apply
+	if action == model.ActionMarkNotApplied {
+		prop = r.NotApplied
+	}
+	byKey := map[[2]string]reconcile.Target{}
+	for _, t := range prop {
+		byKey[[2]string{t.Tenant, t.Key}] = t
+	}
+	targets, left := make([]reconcile.Target, len(ops)), make([]string, len(ops))
+	for i, op := range ops {
+		if t, ok := byKey[[2]string{op.Tenant, op.Key}]; ok {
+			targets[i] = t
+			continue
+		}
+		targets[i] = reconcile.TargetOf(op)
+		f := op.Finding
+		switch {
+		case op.State != model.StateUnknown:
+			left[i] = fmt.Sprintf("it is %s, and only an unknown operation is decided on its finding", op.State)
+		case f == nil:
+			left[i] = "not checked (run triage or ops check first)"
+		case f.Stale:
+			left[i] = fmt.Sprintf("its finding (%s) is stale: another attempt came after it; check it again", f.Kind.Words())
+		case f.Kind == model.FindingCannotTell:
+			left[i] = "the provider could not tell"
+		case f.Kind == model.FindingHasNothing && !svc.LookupAuthoritative(op.Provider):
+			left[i] = fmt.Sprintf("provider %s's lookup is not declared authoritative (authoritative_lookup): decide it one by one", op.Provider)
+		default:
+			left[i] = fmt.Sprintf("its finding (%s) does not support %s", f.Kind.Words(), action.Verb())
+		}
+	}
+	return targets, left
+}
+
 // printBulkPlan lists what --yes would write: each operation's from → to,
-// or why it would be refused.
-func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation, asJSON bool) int {
+// or why it would be refused. targets (with their own evidence) and left
+// (why nothing is proposed) are set for a decision by finding.
+func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation, targets []reconcile.Target, left []string, asJSON bool) int {
 	type row struct {
 		Tenant  string      `json:"tenant"`
 		Key     string      `json:"key"`
@@ -542,19 +737,33 @@ func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation,
 		// Against: the recorded finding this decision would go against
 		// (refused without the second confirmation).
 		Against string `json:"against_finding,omitempty"`
+		// By finding: this operation's own evidence, or why its finding
+		// decides nothing.
+		Evidence   string `json:"evidence,omitempty"`
+		NotDecided string `json:"not_decided,omitempty"`
 	}
 	rows := make([]row, 0, len(ops))
 	legal := 0
-	for _, op := range ops {
+	for i, op := range ops {
 		ok := reconcile.AllowedFor(op, action)
 		against := ""
 		if ev := reconcile.EvidenceOf(op.Finding); ok && reconcile.Against(action, ev) {
 			ok, against = false, reconcile.FindingText(ev)
 		}
+		r := row{Tenant: op.Tenant, Key: op.Key, From: op.State, Version: op.Version, To: action.Target(), Against: against}
+		if left != nil {
+			r.Evidence, r.NotDecided = targets[i].Evidence, left[i]
+			if r.NotDecided != "" {
+				ok = false
+			} else if r.Evidence == "" {
+				r.Evidence = reconcile.LookupEvidence(reconcile.EvidenceOf(targets[i].Finding))
+			}
+		}
+		r.Legal = ok
 		if ok {
 			legal++
 		}
-		rows = append(rows, row{op.Tenant, op.Key, op.State, op.Version, action.Target(), ok, against})
+		rows = append(rows, r)
 	}
 	if asJSON {
 		return printJSON(stdout, io.Discard, rows)
@@ -564,10 +773,14 @@ func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation,
 	for _, r := range rows {
 		note := ""
 		switch {
+		case r.NotDecided != "":
+			note = "not decided: " + show(r.NotDecided)
 		case r.Against != "":
 			note = "would be refused: " + show(r.Against)
 		case !r.Legal:
 			note = fmt.Sprintf("would be refused: cannot %s from %s", action.Verb(), r.From)
+		case r.Evidence != "":
+			note = "evidence: " + show(r.Evidence)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s (v%d) → %s\t%s\n", show(r.Tenant), show(r.Key), r.From, r.Version, r.To, note)
 	}

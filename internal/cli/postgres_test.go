@@ -60,6 +60,10 @@ func TestCommandsOnPostgreSQL(t *testing.T) {
 	if _, errText, code := cli(t, "ops", "check", "--tenant", "acme", "--key", "op-lost", "--provider-db", pdb); code != 0 {
 		t.Errorf("ops check: exit %d %s", code, errText)
 	}
+	// The finding, in ops list's FINDING column and its filter.
+	if out, errText, code := cli(t, "ops", "list", "--tenant", "acme", "--finding", "has-it"); code != 0 || !strings.Contains(out, "has it · sbx_") || strings.Contains(out, "op-1") {
+		t.Errorf("ops list --finding has-it: exit %d %s%s", code, out, errText)
+	}
 	if _, errText, code := cli(t, "ops", "resolve", "--tenant", "acme", "--key", "op-lost", "--as", "applied",
 		"--reason", "provider has it", "--evidence", "sbx_1", "--operator", "ana"); code != 0 {
 		t.Fatalf("ops resolve: exit %d %s", code, errText)

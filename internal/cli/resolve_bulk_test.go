@@ -3,10 +3,13 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/store"
 )
 
@@ -125,5 +128,205 @@ func TestOpsResolveCheckUsesTheFinding(t *testing.T) {
 		"--check", "--provider-db", filepath.Join(t.TempDir(), "missing.db"))
 	if code != 2 || !strings.Contains(errText, "cannot tell") {
 		t.Fatalf("no provider file: exit %d %q", code, errText)
+	}
+}
+
+// ops resolve --check records its finding, as ops check and triage do: the
+// audit trail shows what the provider said when the decision was made —
+// the lookup, then the decision resting on it. A check that cannot tell is
+// recorded as such and decides nothing; a command line that is wrong
+// whatever the provider says asks nothing and records nothing.
+func TestOpsResolveCheckRecordsItsFinding(t *testing.T) {
+	db := newLedgerFile(t)
+	for _, k := range []string{"r-1", "r-2"} {
+		if _, _, code := cli(t, callArgs(db, "acme", k, "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
+			t.Fatalf("setup: exit %d", code)
+		}
+	}
+	detail := func(key string) (d model.Detail, lookups []model.Attempt) {
+		t.Helper()
+		out, _, code := cli(t, "ops", "show", "--db", db, "--tenant", "acme", "--key", key, "--json")
+		if err := json.Unmarshal([]byte(out), &d); err != nil || code != 0 {
+			t.Fatalf("ops show %s: exit %d %v", key, code, err)
+		}
+		for _, a := range d.Attempts {
+			if a.Outcome == model.OutcomeLookup {
+				lookups = append(lookups, a)
+			}
+		}
+		return d, lookups
+	}
+	base := []string{"ops", "resolve", "--db", db, "--tenant", "acme", "--check", "--operator", "alice"}
+
+	// Wrong whatever the provider says: nothing asked, nothing recorded.
+	for _, c := range [][]string{
+		{"--key", "r-1", "--as", "applied"},                                          // no reason
+		{"--key", "r-1", "--as", "applied", "--reason", "r", "--operator", "a\x1bb"}, // operator not printable
+		{"--key", "r-1", "--as", "applied", "--reason", "r", "--evidence", "e\x07v"}, // evidence not printable
+		{"--key", "nope", "--as", "applied", "--reason", "r"},                        // no such operation
+	} {
+		before := digest(t, db)
+		if _, errText, code := cli(t, append(base, c...)...); code != 2 {
+			t.Errorf("%q: exit %d %q; want 2", c, code, errText)
+		}
+		if digest(t, db) != before {
+			t.Errorf("%q: a refused resolve --check wrote something", c)
+		}
+	}
+
+	// Cannot tell: recorded as such, exit 2, the state untouched.
+	_, errText, code := cli(t, append(base, "--key", "r-1", "--as", "applied", "--reason", "r",
+		"--provider-db", filepath.Join(t.TempDir(), "missing.db"))...)
+	if code != 2 || !strings.Contains(errText, "cannot tell") || !strings.Contains(errText, "recorded as a finding") {
+		t.Fatalf("no provider file: exit %d %q", code, errText)
+	}
+	d, lookups := detail("r-1")
+	if d.Operation.State != model.StateUnknown || len(d.Decisions) != 0 || len(lookups) != 1 ||
+		lookups[0].Finding != model.FindingCannotTell || lookups[0].WorkerID != "ops resolve --check by alice" {
+		t.Fatalf("after cannot tell: %s, %d decisions, lookups %+v", d.Operation.State, len(d.Decisions), lookups)
+	}
+
+	// Has it: recorded, then the decision rests on it (its reference is
+	// the evidence), the lookup before the decision.
+	out, errText, code := cli(t, append(base, "--key", "r-1", "--as", "applied", "--reason", "provider has it")...)
+	if code != 0 || !strings.Contains(out, "unknown → applied") || !strings.Contains(errText, "recorded as a finding") {
+		t.Fatalf("applied on the finding: exit %d %q %q", code, out, errText)
+	}
+	d, lookups = detail("r-1")
+	if len(lookups) != 2 || lookups[1].Finding != model.FindingHasIt || lookups[1].ProviderRef == "" || len(d.Decisions) != 1 {
+		t.Fatalf("after has it: lookups %+v, decisions %+v", lookups, d.Decisions)
+	}
+	if dc := d.Decisions[0]; dc.Evidence != lookups[1].ProviderRef || dc.At.Before(lookups[1].StartedAt) {
+		t.Errorf("decision %+v; want the evidence %q, decided after the lookup at %v", dc, lookups[1].ProviderRef, lookups[1].StartedAt)
+	}
+
+	// Refused against the finding: the lookup is recorded all the same
+	// (it is what the provider said), the state is not touched.
+	_, errText, code = cli(t, append(base, "--key", "r-2", "--as", "not-applied", "--reason", "customer says no", "--evidence", "ticket 1")...)
+	if code != 2 || !strings.Contains(errText, "--against-finding") {
+		t.Fatalf("against the finding: exit %d %q", code, errText)
+	}
+	d, lookups = detail("r-2")
+	if d.Operation.State != model.StateUnknown || len(d.Decisions) != 0 || len(lookups) != 1 || lookups[0].Finding != model.FindingHasIt {
+		t.Fatalf("after a refusal: %s, decisions %d, lookups %+v", d.Operation.State, len(d.Decisions), lookups)
+	}
+	if d.Operation.Finding == nil || d.Operation.Finding.Kind != model.FindingHasIt || d.Operation.Finding.Stale {
+		t.Errorf("r-2's finding %+v; want a fresh has it", d.Operation.Finding)
+	}
+}
+
+// ops resolve --finding, without --evidence, decides each operation on its
+// own finding, as the console's review does: "has it" → mark applied with
+// that operation's reference as the evidence; an authoritative "has
+// nothing" → mark not applied. A stale finding, or "has nothing" from a
+// provider whose lookup is not declared authoritative, decides nothing and
+// says why.
+func TestOpsResolveByFinding(t *testing.T) {
+	db := newLedgerFile(t)
+	for _, k := range []string{"u-1", "u-2", "u-3", "u-4"} {
+		if _, _, code := cli(t, callArgs(db, "acme", k, "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
+			t.Fatalf("setup %s: exit %d", k, code)
+		}
+	}
+	if _, errText, code := cli(t, "triage", "--db", db, "--operator", "oncall"); code != 0 {
+		t.Fatalf("triage: exit %d %s", code, errText)
+	}
+	// u-3 is tried again after the triage: its finding is stale.
+	if _, _, code := cli(t, callArgs(db, "acme", "u-3", "send_notification", notifyArgs)...); code != 5 {
+		t.Fatalf("retry: exit %d", code)
+	}
+	// u-4's latest lookup found nothing (written as a lookup would be).
+	st, err := openStore(db, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	op, err := st.Get(context.Background(), "acme", "u-4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.WithAttemptTx(context.Background(), func(tx store.Tx) error {
+		return tx.InsertAttempt(&model.Attempt{OperationID: op.ID, Outcome: model.OutcomeLookup, Finding: model.FindingHasNothing,
+			Fingerprint: op.Fingerprint, WorkerID: "test", Detail: "sandbox holds no delivery under the key", StartedAt: time.Now()})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	show := func(key string) model.Detail {
+		t.Helper()
+		out, _, _ := cli(t, "ops", "show", "--db", db, "--tenant", "acme", "--key", key, "--json")
+		var d model.Detail
+		if err := json.Unmarshal([]byte(out), &d); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+
+	applied := []string{"ops", "resolve", "--db", db, "--state", "unknown", "--finding", "has-it", "--as", "applied",
+		"--reason", "triage: the provider has it", "--operator", "alice"}
+	if _, errText, code := cli(t, applied...); code != 2 || !strings.Contains(errText, "--dry-run") {
+		t.Fatalf("no mode: exit %d %q", code, errText)
+	}
+	before := digest(t, db)
+	out, errText, code := cli(t, append(applied, "--dry-run")...)
+	if code != 0 || !strings.Contains(out, "evidence: sbx_") || !strings.Contains(out, "not decided: its finding (has it) is stale") ||
+		strings.Contains(out, "u-4") || !strings.Contains(out, "dry run: mark applied 2 operations") {
+		t.Fatalf("dry run: exit %d\n%s%s", code, out, errText)
+	}
+	if digest(t, db) != before {
+		t.Fatal("the dry run wrote")
+	}
+	out, errText, code = cli(t, append(applied, "--yes")...)
+	if code != 2 || strings.Count(out, " written ") != 2 || !strings.Contains(out, "stale") || !strings.Contains(errText, "2 of 3 written") {
+		t.Fatalf("--yes: exit %d\n%s%s", code, out, errText)
+	}
+	for _, k := range []string{"u-1", "u-2"} {
+		d := show(k)
+		if d.Operation.State != model.StateApplied || len(d.Decisions) != 1 || d.Operation.Finding == nil ||
+			d.Decisions[0].Evidence != d.Operation.Finding.Ref || !strings.HasPrefix(d.Decisions[0].Evidence, "sbx_") {
+			t.Errorf("%s: %s, decisions %+v, finding %+v; want applied on its own reference", k, d.Operation.State, d.Decisions, d.Operation.Finding)
+		}
+	}
+	if d := show("u-3"); d.Operation.State != model.StateUnknown || len(d.Decisions) != 0 {
+		t.Errorf("u-3 (stale finding) was decided: %s %+v", d.Operation.State, d.Decisions)
+	}
+
+	// Has nothing: only from a provider whose lookup is declared
+	// authoritative. The same ledger under a config that does not declare
+	// it decides nothing.
+	def, err := os.ReadFile(filepath.Join("..", "..", "config", "default.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	notAuth := filepath.Join(t.TempDir(), "tools.toml")
+	if err := os.WriteFile(notAuth, []byte(strings.Replace(string(def), "authoritative_lookup = true", "authoritative_lookup = false", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	nothing := []string{"ops", "resolve", "--db", db, "--state", "unknown", "--finding", "has-nothing", "--as", "not-applied",
+		"--reason", "triage: the provider never took it", "--operator", "alice"}
+	out, errText, code = cli(t, append(nothing, "--config", notAuth, "--dry-run")...)
+	if code != 0 || !strings.Contains(out, "not decided: provider sandbox's lookup is not declared authoritative") || !strings.Contains(out, "mark not applied 0 operations") {
+		t.Fatalf("not authoritative, dry run: exit %d\n%s%s", code, out, errText)
+	}
+	before = digest(t, db)
+	if out, errText, code = cli(t, append(nothing, "--config", notAuth, "--yes")...); code != 2 || !strings.Contains(out, "illegal") {
+		t.Fatalf("not authoritative, --yes: exit %d\n%s%s", code, out, errText)
+	}
+	if digest(t, db) != before {
+		t.Fatal("a has nothing from a provider that is not authoritative decided something")
+	}
+	if out, errText, code = cli(t, append(nothing, "--yes")...); code != 0 || strings.Count(out, " written ") != 1 {
+		t.Fatalf("authoritative, --yes: exit %d\n%s%s", code, out, errText)
+	}
+	if d := show("u-4"); d.Operation.State != model.StateNotApplied || len(d.Decisions) != 1 || !strings.Contains(d.Decisions[0].Evidence, "holds no delivery") {
+		t.Errorf("u-4: %s, decisions %+v; want not applied on the lookup", d.Operation.State, d.Decisions)
+	}
+
+	// With typed evidence, or a finding that does not support the action,
+	// --finding is only a filter: the usual rules apply.
+	if _, errText, code := cli(t, "ops", "resolve", "--db", db, "--finding", "has-it", "--as", "not-applied", "--reason", "r", "--dry-run"); code != 2 || !strings.Contains(errText, "needs evidence") {
+		t.Errorf("has-it as not-applied without evidence: exit %d %q", code, errText)
+	}
+	if _, errText, code := cli(t, "ops", "resolve", "--db", db, "--finding", "maybe", "--as", "applied", "--reason", "r", "--dry-run"); code != 2 || !strings.Contains(errText, "--finding") {
+		t.Errorf("--finding maybe: exit %d %q", code, errText)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,9 +20,18 @@ import (
 // sandboxServe starts `retrysafe sandbox serve` in a process of its own and
 // returns its address; the process is killed (SIGKILL) at cleanup or by
 // calling stop.
-func sandboxServe(t *testing.T, listen, db string) (addr string, stop func()) {
+func sandboxServe(t testing.TB, listen, db string) (addr string, stop func()) {
 	t.Helper()
-	cmd := reexec.Command(t, asCLI, nil, "sandbox", "serve", "--listen", listen, "--db", db)
+	addr, _, stop = sandboxServeProcess(t, listen, db)
+	return addr, stop
+}
+
+// sandboxServeProcess is sandboxServe with the process, for tests that
+// signal it (SIGSTOP: a provider that accepts connections and never
+// answers).
+func sandboxServeProcess(t testing.TB, listen, db string) (addr string, cmd *exec.Cmd, stop func()) {
+	t.Helper()
+	cmd = reexec.Command(t, asCLI, nil, "sandbox", "serve", "--listen", listen, "--db", db)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -46,13 +56,13 @@ func sandboxServe(t *testing.T, listen, db string) (addr string, stop func()) {
 	if _, err := fmt.Sscanf(line, "sandbox serving http://%s", &a); err != nil {
 		t.Fatalf("sandbox serve said %q", line)
 	}
-	return a, stop
+	return a, cmd, stop
 }
 
 // httpToolsConfig writes a config whose notify tool goes to the sandbox
 // server at addr through the HTTP provider, as provider name (sandbox:
 // ignores keys; sandbox-idem: honours them).
-func httpToolsConfig(t *testing.T, addr, name string, honours bool) string {
+func httpToolsConfig(t testing.TB, addr, name string, honours bool) string {
 	t.Helper()
 	doc := fmt.Sprintf(`
 [[providers]]
@@ -80,7 +90,7 @@ arguments = '{"type": "object", "properties": {"to": {"type": "string"}, "body":
 	return p
 }
 
-func queueFault(t *testing.T, addr, fault string) {
+func queueFault(t testing.TB, addr, fault string) {
 	t.Helper()
 	resp, err := http.Post("http://"+addr+"/_sandbox/faults", "application/json", strings.NewReader(`{"fault":"`+fault+`"}`))
 	if err != nil || resp.StatusCode != 200 {

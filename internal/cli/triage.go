@@ -162,6 +162,10 @@ func findingLine(f model.Finding) string {
 			s += " · " + f.Ref
 		}
 	case model.FindingCannotTell:
+		if strings.HasPrefix(f.Detail, s) {
+			// The provider's words say it already.
+			return f.Detail
+		}
 		s += ": " + f.Detail
 	}
 	return s
