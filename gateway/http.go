@@ -140,17 +140,19 @@ func idempotencyKey(h http.Header) (string, error) {
 // replayed), else the class's problem.
 func (g *Gateway) writeResult(w http.ResponseWriter, res reconcile.Result, err error, key string) {
 	replayed := res.Receipt != nil && res.Receipt.Status == "replayed"
+	h := w.Header()
 	if replayed {
-		w.Header().Set("Idempotent-Replayed", "true")
+		h["Idempotent-Replayed"] = hdrTrue
 	}
 	if res.Class == model.ClassDone && res.Receipt != nil {
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Cache-Control", "no-store")
-		w.Header().Set("Content-Location", operationPath(key))
+		// The header names are canonical already: set without the
+		// canonicalising of Header.Set, on every call's path.
+		loc := []string{operationPath(key)}
+		h["Content-Type"], h["Cache-Control"], h["Content-Location"] = hdrJSON, hdrNoStore, loc
 		status := http.StatusOK
 		if !replayed {
 			status = http.StatusCreated
-			w.Header().Set("Location", operationPath(key))
+			h["Location"] = loc
 		}
 		b, _ := json.Marshal(res.Receipt)
 		w.WriteHeader(status)
@@ -180,6 +182,13 @@ func (g *Gateway) writeResult(w http.ResponseWriter, res reconcile.Result, err e
 	}
 	p.write(w)
 }
+
+// Header values shared by every answer (never modified).
+var (
+	hdrTrue    = []string{"true"}
+	hdrJSON    = []string{"application/json"}
+	hdrNoStore = []string{"no-store"}
+)
 
 func operationPath(key string) string { return "/v1/operations/" + url.PathEscape(key) }
 

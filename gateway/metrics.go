@@ -3,6 +3,8 @@ package gateway
 import (
 	"context"
 	"net/http"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -26,6 +28,27 @@ type metrics struct {
 	shed         prometheus.Counter
 	unauthorized prometheus.Counter
 	batches      prometheus.Histogram
+
+	// The children of the vectors, looked up once per label set: a
+	// lookup hashes the labels and takes the vector's lock, on every
+	// request. The label sets are bounded (registered tools, classes,
+	// routes, status codes).
+	children sync.Map // metricKey → *callMetrics or prometheus.Counter
+}
+
+// metricKey names one label set of the gateway's vectors.
+type metricKey struct {
+	route          string
+	code           int
+	tool, class    string
+	outcome        string
+	requestCounter bool
+}
+
+// callMetrics are one (tool, class, outcome)'s series.
+type callMetrics struct {
+	calls   prometheus.Counter
+	latency prometheus.Observer
 }
 
 // batchObserver is what a ledger driver offers when it group-commits
@@ -93,8 +116,27 @@ func (m *metrics) toolLabel(tool string) string {
 
 func (m *metrics) observeCall(tool string, res reconcile.Result, d time.Duration) {
 	t := m.toolLabel(tool)
-	m.calls.WithLabelValues(t, string(res.Class), string(res.Outcome)).Inc()
-	m.latency.WithLabelValues(t, string(res.Class)).Observe(d.Seconds())
+	k := metricKey{tool: t, class: string(res.Class), outcome: string(res.Outcome)}
+	c, ok := m.children.Load(k)
+	if !ok {
+		c, _ = m.children.LoadOrStore(k, &callMetrics{
+			calls:   m.calls.WithLabelValues(t, string(res.Class), string(res.Outcome)),
+			latency: m.latency.WithLabelValues(t, string(res.Class)),
+		})
+	}
+	cm := c.(*callMetrics)
+	cm.calls.Inc()
+	cm.latency.Observe(d.Seconds())
+}
+
+// request is the counter of HTTP requests on route answered with code.
+func (m *metrics) request(route string, code int) prometheus.Counter {
+	k := metricKey{route: route, code: code, requestCounter: true}
+	if c, ok := m.children.Load(k); ok {
+		return c.(prometheus.Counter)
+	}
+	c, _ := m.children.LoadOrStore(k, m.requests.WithLabelValues(route, strconv.Itoa(code)))
+	return c.(prometheus.Counter)
 }
 
 // refused counts a request turned away before its call (HTTP-level checks).

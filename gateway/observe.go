@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -17,7 +16,8 @@ type infoKey struct{}
 // log line: set by observe, filled in by authed and the call.
 type reqInfo struct {
 	trace  string
-	log    *slog.Logger
+	base   *slog.Logger // the gateway's logger
+	log    *slog.Logger // base with the trace id, made when first needed
 	tenant string
 	key    string
 	class  string
@@ -27,11 +27,21 @@ func infoOf(ctx context.Context) *reqInfo {
 	if i, ok := ctx.Value(infoKey{}).(*reqInfo); ok {
 		return i
 	}
-	return &reqInfo{log: slog.New(slog.DiscardHandler)}
+	return &reqInfo{base: slog.New(slog.DiscardHandler)}
 }
 
 // logger is the request's logger: every line carries its trace id.
-func logger(ctx context.Context) *slog.Logger { return infoOf(ctx).log }
+func logger(ctx context.Context) *slog.Logger { return infoOf(ctx).logger() }
+
+// logger makes the request's logger on first use: most requests log
+// nothing below the configured level, and With costs a copy of the
+// handler's state.
+func (i *reqInfo) logger() *slog.Logger {
+	if i.log == nil {
+		i.log = i.base.With("trace_id", i.trace)
+	}
+	return i.log
+}
 
 // traceOf is the request's trace id (see traceID).
 func traceOf(ctx context.Context) string { return infoOf(ctx).trace }
@@ -135,10 +145,10 @@ func (g *Gateway) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		trace := traceID(r.Header)
-		info := &reqInfo{trace: trace, log: g.log.With("trace_id", trace)}
+		info := &reqInfo{trace: trace, base: g.log}
 		ctx := context.WithValue(r.Context(), infoKey{}, info)
 		sw := &statusWriter{ResponseWriter: w}
-		sw.Header().Set("X-Trace-Id", trace)
+		sw.Header()["X-Trace-Id"] = []string{trace}
 		rt := route(r.URL.Path)
 		g.metrics.inFlight.Inc()
 		defer func() {
@@ -147,9 +157,9 @@ func (g *Gateway) observe(next http.Handler) http.Handler {
 			if status == 0 {
 				status = http.StatusOK
 			}
-			g.metrics.requests.WithLabelValues(rt, strconv.Itoa(status)).Inc()
-			if rt != "/metrics" && rt != "/healthz" {
-				info.log.Info("request", "method", r.Method, "route", rt, "status", status,
+			g.metrics.request(rt, status).Inc()
+			if rt != "/metrics" && rt != "/healthz" && g.log.Enabled(ctx, slog.LevelInfo) {
+				info.logger().Info("request", "method", r.Method, "route", rt, "status", status,
 					"tenant", info.tenant, "key", info.key, "class", info.class,
 					"duration_ms", float64(time.Since(start).Microseconds())/1000)
 			}

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -501,5 +502,37 @@ func TestMCPOverStdioSurvivesMalformedLines(t *testing.T) {
 	defer st.Close()
 	if n, _ := st.EffectCount(context.Background(), model.TableTasks, "create_support_task", "agents"); n != 2 {
 		t.Fatalf("%d effects, want 2 (after-bad-line once, last once; the batch never ran)", n)
+	}
+}
+
+// bench --http drives a real gateway from this process: every mix gets
+// the answers it expects over its keep-alive connections, and the calls
+// are in the ledger.
+func TestBenchOverHTTPDrivesARealGateway(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "gw.db")
+	token := newToken(t, db, "bench")
+	srv := startServer(t, db)
+	for _, mix := range []string{"new", "replay", "conflict"} {
+		out, errText, code := cli(t, "bench", "--http", srv.url, "--token", token, "--workers", "4", "--ops", "40",
+			"--mix", mix, "--baseline=false", "--json")
+		if code != 0 {
+			t.Fatalf("bench --http --mix %s: exit %d %q %q", mix, code, out, errText)
+		}
+		var rep benchReport
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("bench --json %q: %v", out, err)
+		}
+		if rep.Ops != 40 || rep.Mix != mix || rep.Errors != 0 || rep.OpsPerSec <= 0 || rep.P99Ms < rep.P50Ms {
+			t.Errorf("bench --http %s report %+v", mix, rep)
+		}
+	}
+	st, err := sqlite.Open(db, store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	// new: 40 keys; replay and conflict: a pool of 40 stored keys each.
+	if c, _ := st.Counts(context.Background(), "bench"); c.Total != 120 {
+		t.Errorf("the ledger holds %d operations of tenant bench, want 120", c.Total)
 	}
 }

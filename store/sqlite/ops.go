@@ -75,12 +75,22 @@ func scanOperation(sc scanner, extra ...any) (*model.Operation, error) {
 	return &op, nil
 }
 
-// GetOperation reads (tenant, key) under the write lock, or a not-found error.
+// GetOperation reads (tenant, key) under the write lock, or a not-found
+// error. A relaxed transaction reads it from the writer's cache when the
+// cache has it (see opCache: it is exactly what the row holds).
 func (t *Tx) GetOperation(tenant, key string) (*model.Operation, error) {
+	if t.ops != nil {
+		if op, ok := t.ops.get(tenant, key); ok {
+			return op, nil
+		}
+	}
 	op, err := scanOperation(t.tx.QueryRowContext(t.ctx,
 		`SELECT `+opColumns+` FROM operations WHERE tenant = ? AND op_key = ?`, tenant, key))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, model.Errorf(model.CodeNotFound, "no operation %q in tenant %q", key, tenant)
+	}
+	if err == nil && t.ops != nil {
+		t.ops.put(op)
 	}
 	return op, err
 }

@@ -68,6 +68,10 @@ type Store struct {
 	peekMu   sync.Mutex
 	seen     *sql.Stmt
 	seenKeys map[string]struct{}
+
+	// opc is the writer's cache of operations read in relaxed batches
+	// (see opCache); only the writer, holding wsem, touches it.
+	opc opCache
 }
 
 // ObserveBatches makes fn hear the number of callers every group commit

@@ -21,6 +21,9 @@ type Tx struct {
 	// relaxed transactions commit without an fsync and may only append
 	// attempt rows; see WithAttemptTx.
 	relaxed bool
+	// ops is the writer's operation cache when this transaction may use
+	// it (a relaxed batch, checked at its start), else nil.
+	ops *opCache
 }
 
 // connTx runs statements of a transaction that the store began itself on
@@ -277,8 +280,16 @@ func (s *Store) runBatch(batch []*pendingTx) {
 		}
 		return
 	}
+	// The operation cache serves relaxed batches only: a batch that may
+	// write anything else empties it first.
+	if durable {
+		s.opc.reset()
+	} else {
+		s.checkOpCache(c)
+	}
 	results, ok := s.runFns(c, batch, durable)
 	if !ok {
+		s.opc.reset()
 		return // rolled back; every caller has its answer
 	}
 	s.commit(c, batch, results)
@@ -380,6 +391,7 @@ func (s *Store) runFns(c *connTx, batch []*pendingTx, durable bool) (results []t
 func (s *Store) commit(c *connTx, batch []*pendingTx, results []txResult) {
 	if _, err := c.ExecContext(c.ctx, "COMMIT"); err != nil {
 		_, _ = c.ExecContext(c.ctx, "ROLLBACK")
+		s.opc.reset()
 		err = s.translate(err, "commit")
 		for i := range results {
 			if results[i].err == nil && !results[i].panicked {
@@ -409,6 +421,9 @@ func (s *Store) runOne(p *pendingTx, durable bool) (r txResult) {
 	// is a handful of statements; the deadline was checked just above.
 	ctx := context.WithoutCancel(p.ctx)
 	t := &Tx{tx: &connTx{s: s, ctx: ctx}, ctx: ctx, now: s.now(), relaxed: p.relaxed && !durable}
+	if t.relaxed && s.opc.valid {
+		t.ops = &s.opc
+	}
 	if err := p.fn(t); err != nil {
 		if errors.Is(err, store.ErrNeedsDurable) {
 			return txResult{err: err}
