@@ -228,7 +228,7 @@ type ListQuery struct {
 	// the next page at the row's new place — or nowhere — skipping the
 	// rows in between.
 	BeforeRow, AfterRow *model.Operation
-	Limit   int
+	Limit               int
 }
 
 // SortColumns are the columns an order compares, in SQL, last the id:
