@@ -216,6 +216,15 @@ func keepSorted(list func(before, after int64, limit int) ([]model.Operation, er
 	if len(kept) == 0 || kept[0].ID != req.KeepID {
 		return rows, a, off, nil
 	}
+	if len(kept) < req.Limit {
+		// Near the end of the order: the last full page holds it, and the
+		// screen never ends half empty with rows above it unseen.
+		last, err := fetchBottom(list, req.Limit)
+		if err != nil {
+			return nil, req.Anchor, req.Offset, err
+		}
+		return last, anchor{kind: anchorBottom}, bottomOffset(req.Total, len(last), max(req.KeepPos, 1)), nil
+	}
 	return kept, rowAnchor(anchorBefore, prev[0]), max(req.KeepPos, 1), nil
 }
 

@@ -39,6 +39,9 @@ type cursorIntent struct {
 	kind  intentKind
 	id    int64
 	index int
+	// firstPage keeps intentKeep to the page asked for: the cursor stays
+	// on id if that page holds it, and no other page is read to find it.
+	firstPage bool
 }
 
 // searchDebounce is how long typing pauses before the search runs.
@@ -174,7 +177,7 @@ func (l listModel) load(e env, a anchor, offset int, in cursorIntent) (listModel
 	l.seq++
 	l.loading, l.slow, l.intent = true, l.query != "", in
 	req := pageReq{Seq: l.seq, Query: l.query_(e), Anchor: a, Limit: l.limit, Offset: offset, Total: l.total(e)}
-	if in.kind == intentKeep {
+	if in.kind == intentKeep && !in.firstPage {
 		req.KeepID, req.KeepPos = in.id, l.offset+l.cursor
 		if len(l.rows) > 0 {
 			req.OldTopID = l.rows[0].ID
@@ -375,7 +378,9 @@ func (l listModel) setSort(e env, col model.SortColumn, reverse bool) (listModel
 	l.sort, l.reverse = col, reverse
 	in := cursorIntent{kind: intentIndex}
 	if op, ok := l.selected(); ok {
-		in = cursorIntent{kind: intentKeep, id: op.ID}
+		// Only if the new order's first page holds it: a page found for it
+		// elsewhere would be at a position nobody counted.
+		in = cursorIntent{kind: intentKeep, id: op.ID, firstPage: true}
 	}
 	l.rows, l.cursor = nil, 0
 	return l.load(e, anchor{kind: anchorTop}, 0, in)

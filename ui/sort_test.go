@@ -132,3 +132,27 @@ func TestSortedPagingWhenTheAnchorRowMoves(t *testing.T) {
 		t.Errorf("moving down read\n %v\nwant\n %v", got, want)
 	}
 }
+
+// Changing the order reads the first page of the new order; the cursor
+// stays on its operation only when that page holds it. It used to jump to
+// a page starting at the operation — here the last of the new order: one
+// row, the rest of the screen empty with eleven rows above it unseen, and
+// the status line saying "2–2 of 12".
+func TestSortChangeShowsAFullPageAndItsTruePosition(t *testing.T) {
+	l := newLedger(t)
+	for i := 0; i < 12; i++ {
+		l.unknown(t, "acme", fmt.Sprintf("lost-%02d", (i*7)%12), "oncall@acme.example")
+		l.clock.Advance(time.Minute)
+	}
+	h := open(t, config(l), 120, 12)
+	h.keys(":")
+	h.typeText("sort changed")
+	h.keys("enter")
+	if n := len(h.m.list.rows); n != h.m.list.limit {
+		t.Errorf("after :sort changed the page holds %d rows; want a full page of %d:\n%s", n, h.m.list.limit, h.view())
+	}
+	h.contains(fmt.Sprintf("1–%d of 12", h.m.list.limit))
+	if op, _ := h.m.list.selected(); op.Key != "lost-00" {
+		t.Errorf("the cursor is on %s; want the first row of the new order, lost-00", op.Key)
+	}
+}
