@@ -1,10 +1,10 @@
 package ui
 
 import (
-	"fmt"
 	"bufio"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
