@@ -5,8 +5,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -25,12 +27,15 @@ const (
 // tools. Here such a line is answered — -32700 parse error for a line that
 // is not JSON, -32600 invalid request for JSON that is not one JSON-RPC
 // message, or a line over maxLine bytes — and the session goes on. Blank
-// lines are skipped. The end of in ends the session.
+// lines are skipped. The end of in ends the session once every request
+// read before it has been answered (for at most drainTimeout): a client
+// may write its requests and close stdin at once, and a tool call in
+// flight then must not lose its answer (its effect is committed).
 func StdioTransport(in io.Reader, out io.Writer, maxLine int) mcp.Transport {
 	if maxLine <= 0 {
 		maxLine = mcp.DefaultMaxLineLength
 	}
-	w := &lockedWriter{w: out}
+	w := &lockedWriter{w: out, pending: newPending()}
 	pr, pw := io.Pipe()
 	go filterLines(in, pw, w, maxLine)
 	// The SDK reads only the lines that passed; its writes and the
@@ -44,19 +49,94 @@ func StdioTransport(in io.Reader, out io.Writer, maxLine int) mcp.Transport {
 type lockedWriter struct {
 	mu sync.Mutex
 	w  io.Writer
+	// pending are the requests passed to the SDK and not yet answered
+	// (nil: not tracked).
+	pending *pending
 }
 
+// Write writes one message of the SDK's; a response answers its request.
 func (l *lockedWriter) Write(b []byte) (int, error) {
+	n, err := l.write(b)
+	if l.pending != nil {
+		if m, derr := jsonrpc.DecodeMessage(bytes.TrimSpace(b)); derr == nil {
+			if r, ok := m.(*jsonrpc.Response); ok {
+				l.pending.done(r.ID)
+			}
+		}
+	}
+	return n, err
+}
+
+// write writes b whole under the lock (filterLines' own answers too).
+func (l *lockedWriter) write(b []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(b)
 }
 
+// drainTimeout bounds how long the end of input waits for the answers to
+// the requests in flight: longer than a call may take (--call-timeout,
+// 30 s, plus the provider's answer).
+var drainTimeout = 2 * time.Minute
+
+// pending counts requests by id until they are answered.
+type pending struct {
+	mu    sync.Mutex
+	ids   map[string]int
+	empty chan struct{} // closed while nothing is pending
+}
+
+func newPending() *pending {
+	p := &pending{ids: map[string]int{}, empty: make(chan struct{})}
+	close(p.empty)
+	return p
+}
+
+func idKey(id jsonrpc.ID) string { return fmt.Sprintf("%T:%v", id.Raw(), id.Raw()) }
+
+func (p *pending) add(id jsonrpc.ID) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.ids) == 0 {
+		p.empty = make(chan struct{})
+	}
+	p.ids[idKey(id)]++
+}
+
+func (p *pending) done(id jsonrpc.ID) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	k := idKey(id)
+	if p.ids[k] == 0 {
+		return
+	}
+	if p.ids[k]--; p.ids[k] == 0 {
+		delete(p.ids, k)
+	}
+	if len(p.ids) == 0 {
+		close(p.empty)
+	}
+}
+
+// wait returns when nothing is pending, or after timeout.
+func (p *pending) wait(timeout time.Duration) {
+	p.mu.Lock()
+	ch := p.empty
+	p.mu.Unlock()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-ch:
+	case <-t.C:
+	}
+}
+
 func (l *lockedWriter) Close() error { return nil }
 
 // filterLines copies the good lines of in to pw and answers the bad ones
-// on out, until in ends or the SDK stops reading.
-func filterLines(in io.Reader, pw *io.PipeWriter, out io.Writer, maxLine int) {
+// on out, until in ends (and what it asked is answered) or the SDK stops
+// reading.
+func filterLines(in io.Reader, pw *io.PipeWriter, out *lockedWriter, maxLine int) {
 	r := bufio.NewReaderSize(in, 64<<10)
 	for {
 		line, tooLong, err := readLine(r, maxLine)
@@ -69,17 +149,34 @@ func filterLines(in io.Reader, pw *io.PipeWriter, out io.Writer, maxLine int) {
 				bad = checkLine(line)
 			}
 			if bad != nil {
-				if _, werr := out.Write(bad); werr != nil {
+				if _, werr := out.write(bad); werr != nil {
 					pw.CloseWithError(werr)
 					return
 				}
-			} else if _, werr := pw.Write(append(line, '\n')); werr != nil {
-				return // the session is over
+			} else {
+				// A request is pending from before the SDK reads it, so its
+				// answer cannot come first.
+				var req *jsonrpc.Request
+				if m, derr := jsonrpc.DecodeMessage(line); derr == nil {
+					if r, ok := m.(*jsonrpc.Request); ok && r.ID.IsValid() && out.pending != nil {
+						req = r
+						out.pending.add(r.ID)
+					}
+				}
+				if _, werr := pw.Write(append(line, '\n')); werr != nil {
+					if req != nil {
+						out.pending.done(req.ID)
+					}
+					return // the session is over
+				}
 			}
 		}
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				err = nil
+			}
+			if out.pending != nil {
+				out.pending.wait(drainTimeout)
 			}
 			pw.CloseWithError(err)
 			return

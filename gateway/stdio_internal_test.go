@@ -21,7 +21,7 @@ func TestFilterLinesPassesMessagesAndAnswersTheRest(t *testing.T) {
 	}, "\n") + "\n"
 	pr, pw := io.Pipe()
 	var answered bytes.Buffer
-	go filterLines(strings.NewReader(in), pw, &answered, 100)
+	go filterLines(strings.NewReader(in), pw, &lockedWriter{w: &answered}, 100)
 	passed, err := io.ReadAll(pr)
 	if err != nil {
 		t.Fatal(err)

@@ -220,7 +220,15 @@ type ListQuery struct {
 	// AfterID in the chosen order, the nearest Limit of them, returned in
 	// that order.
 	AfterID int64
-	Limit   int
+	// BeforeRow and AfterRow are the same cursors given as the row the
+	// caller read (its sort columns' values then, and its id); they take
+	// the place of BeforeID and AfterID. A sorted list must page by them:
+	// a row's state and changed time move (a decision, a sweep) and a
+	// compacted row is gone, and a cursor read again by id would start
+	// the next page at the row's new place — or nowhere — skipping the
+	// rows in between.
+	BeforeRow, AfterRow *model.Operation
+	Limit               int
 }
 
 // SortColumns are the columns an order compares, in SQL, last the id:
@@ -239,6 +247,31 @@ func SortColumns(c model.SortColumn) []string {
 		return []string{"updated_at", "id"}
 	}
 	return []string{"id"}
+}
+
+// SortValues are op's values of SortColumns(c), in that order, as both
+// drivers store them (times in Unix milliseconds): a cursor row as its
+// reader saw it.
+func SortValues(c model.SortColumn, op *model.Operation) []any {
+	cols := SortColumns(c)
+	out := make([]any, len(cols))
+	for i, col := range cols {
+		switch col {
+		case "tenant":
+			out[i] = op.Tenant
+		case "op_key":
+			out[i] = op.Key
+		case "state":
+			out[i] = string(op.State)
+		case "tool":
+			out[i] = op.Tool
+		case "updated_at":
+			out[i] = op.UpdatedAt.UnixMilli()
+		case "id":
+			out[i] = op.ID
+		}
+	}
+	return out
 }
 
 // DecisionQuery selects decisions for the audit log, newest first.

@@ -292,6 +292,9 @@ func parseAgeFilter(s string) (ageFilter, error) {
 	if days, ok := strings.CutSuffix(num, "d"); ok {
 		var n int
 		n, err = strconv.Atoi(days)
+		if n > 100*365 {
+			n = -1 // past the bound below, before its nanoseconds overflow
+		}
 		f.d = time.Duration(n) * 24 * time.Hour
 	} else {
 		f.d, err = time.ParseDuration(num)

@@ -102,25 +102,109 @@ func (c copyMenuModel) Update(msg tea.Msg, e env) (component, tea.Cmd) {
 func (c copyMenuModel) View(e env) string {
 	s := e.styles
 	boxW := min(max(c.width-6, 30), 100)
-	var b strings.Builder
-	b.WriteString(s.Title.Render("Copy to the clipboard") + "\n\n")
-	for i, it := range c.items {
-		mark := "  "
-		if i == c.cursor {
-			mark = "› "
+	// Each item: its label line, then its text whole, wrapped — what is
+	// copied is what is shown.
+	build := func(textW int, indent string) ([][]string, int) {
+		blocks, total := make([][]string, len(c.items)), 0
+		for i, it := range c.items {
+			mark := "  "
+			if i == c.cursor {
+				mark = "› "
+			}
+			head := mark + s.Key.Render(strconv.Itoa(i+1)) + " " + s.Label.Render(it.Label)
+			if i == c.cursor {
+				head = s.Selected.Render(mark + strconv.Itoa(i+1) + " " + it.Label)
+			}
+			lines := []string{head}
+			for _, line := range strings.Split(wrap(it.Text, textW, " /"), "\n") {
+				lines = append(lines, indent+line)
+			}
+			blocks[i], total = lines, total+len(lines)
 		}
-		head := mark + s.Key.Render(strconv.Itoa(i+1)) + " " + s.Label.Render(it.Label)
-		if i == c.cursor {
-			head = s.Selected.Render(mark + strconv.Itoa(i+1) + " " + it.Label)
-		}
-		b.WriteString(head + "\n")
-		// The text whole, wrapped: what is copied is what is shown.
-		for _, line := range strings.Split(wrap(it.Text, max(boxW-10, 10), " /"), "\n") {
-			b.WriteString("     " + line + "\n")
-		}
+		return blocks, total
 	}
-	b.WriteString("\n" + s.Muted.Render("enter or a number copies (OSC 52) · esc closes"))
-	return "\n" + lipgloss.PlaceHorizontal(c.width, lipgloss.Center, s.Box.Width(boxW).Render(b.String()))
+	indent := "     "
+	blocks, total := build(max(boxW-10, 10), indent)
+	// A screen too short for it all drops the blank lines and the box's
+	// own hint (the key help under it says the same), and the indent, so
+	// the items get the room; then shows the items that fit.
+	compact := c.height > 0 && total+2+1+1+1+2 > c.height
+	if compact {
+		boxW, indent = max(c.width-2, 20), "  "
+		blocks, _ = build(max(boxW-6, 10), indent)
+	}
+	// The items that fit, the one under the cursor always among them (a
+	// long one cut, and saying so, only if it alone is taller than the
+	// screen).
+	chrome := 2 + 1 // the box's borders, the title
+	if !compact {
+		chrome += 1 + 1 + 2 // the leading line, the blank after the title, the hint
+	}
+	room := len(c.items) * 100
+	if c.height > 0 {
+		room = max(c.height-chrome, 2)
+	}
+	lo, hi := c.window(blocks, room)
+	var b strings.Builder
+	b.WriteString(s.Title.Render("Copy to the clipboard") + "\n")
+	if !compact {
+		b.WriteString("\n")
+	}
+	if lo > 0 {
+		b.WriteString(s.Muted.Render(fmt.Sprintf("  ↑ %d more", lo)) + "\n")
+	}
+	for i := lo; i < hi; i++ {
+		lines := blocks[i]
+		if avail := room - btoi(lo > 0) - btoi(hi < len(c.items)); len(lines) > avail {
+			lines = append(lines[:max(avail-1, 1)], indent+s.Muted.Render(fmt.Sprintf("… +%d lines (taller screen)", len(blocks[i])-max(avail-1, 1))))
+		}
+		b.WriteString(strings.Join(lines, "\n") + "\n")
+	}
+	if hi < len(c.items) {
+		b.WriteString(s.Muted.Render(fmt.Sprintf("  ↓ %d more", len(c.items)-hi)) + "\n")
+	}
+	out := strings.TrimSuffix(b.String(), "\n")
+	if !compact {
+		out = b.String() + "\n" + s.Muted.Render("enter or a number copies (OSC 52) · esc closes")
+	}
+	box := lipgloss.PlaceHorizontal(c.width, lipgloss.Center, s.Box.Width(boxW).Render(out))
+	if compact {
+		return box
+	}
+	return "\n" + box
+}
+
+// window is the range of items [lo, hi) shown in room lines: the cursor's
+// item, then as many after it and before it as fit, a line kept for each
+// "more" marker.
+func (c copyMenuModel) window(blocks [][]string, room int) (lo, hi int) {
+	if len(blocks) == 0 {
+		return 0, 0
+	}
+	cur := min(max(c.cursor, 0), len(blocks)-1)
+	lo, hi = cur, cur+1
+	used := len(blocks[cur])
+	fits := func(lo, hi, used int) bool {
+		return used+btoi(lo > 0)+btoi(hi < len(blocks)) <= room
+	}
+	// Items above first, so moving down keeps the earlier ones in view
+	// while they fit; then below.
+	for lo > 0 && fits(lo-1, hi, used+len(blocks[lo-1])) {
+		lo--
+		used += len(blocks[lo])
+	}
+	for hi < len(blocks) && fits(lo, hi+1, used+len(blocks[hi])) {
+		used += len(blocks[hi])
+		hi++
+	}
+	return lo, hi
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func (c copyMenuModel) SetSize(e env, w, h int) (component, tea.Cmd) {

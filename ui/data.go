@@ -65,6 +65,15 @@ const (
 type anchor struct {
 	kind anchorKind
 	id   int64
+	// row is operation id as the list showed it, when known: a sorted
+	// page is bounded by its values then (store.ListQuery.BeforeRow), not
+	// by wherever a decision or a sweep has moved it since.
+	row *model.Operation
+}
+
+// rowAnchor anchors kind at op, by its values as read.
+func rowAnchor(kind anchorKind, op model.Operation) anchor {
+	return anchor{kind: kind, id: op.ID, row: &op}
 }
 
 // pageReq asks for one page of the list.
@@ -90,27 +99,39 @@ type pageMsg struct {
 	Rows   []model.Operation
 	Anchor anchor
 	Offset int
-	Err    error
+	// Near is the row next to the anchor in the direction the page was
+	// asked for (the first row after it, or the last before it), when the
+	// answer was another page (the last or the first, the read being
+	// short): where the cursor goes if the anchor row itself is not on the
+	// page (it moved or went), instead of back over rows already seen.
+	Near int64
+	Err  error
 }
 
 func loadPage(ctx context.Context, st store.Ledger, req pageReq) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, ioTimeout)
 		defer cancel()
-		rows, a, off, err := fetchPage(ctx, st, req)
+		rows, a, off, near, err := fetchPage(ctx, st, req)
 		for i := range rows {
 			rows[i] = rows[i].Visible() // the one sanitizer: nothing stored reaches the screen raw
 		}
-		return pageMsg{Seq: req.Seq, Rows: rows, Anchor: a, Offset: off, Err: err}
+		return pageMsg{Seq: req.Seq, Rows: rows, Anchor: a, Offset: off, Near: near, Err: err}
 	}
 }
 
-func fetchPage(ctx context.Context, st store.Ledger, req pageReq) ([]model.Operation, anchor, int, error) {
+func fetchPage(ctx context.Context, st store.Ledger, req pageReq) (rows []model.Operation, a anchor, off int, near int64, err error) {
 	q := req.Query
 	q.Limit = req.Limit
 	list := func(before, after int64, limit int) ([]model.Operation, error) {
 		q := q
 		q.BeforeID, q.AfterID, q.Limit = before, after, limit
+		if r := req.Anchor.row; r != nil && r.ID == before && before > 0 {
+			q.BeforeRow = r
+		}
+		if r := req.Anchor.row; r != nil && r.ID == after && after > 0 {
+			q.AfterRow = r
+		}
 		if after < 0 {
 			// The last rows: the first of the opposite order, turned round.
 			q.AfterID, q.Reverse = 0, !q.Reverse
@@ -120,15 +141,16 @@ func fetchPage(ctx context.Context, st store.Ledger, req pageReq) ([]model.Opera
 		}
 		return st.List(ctx, q)
 	}
-	a, off := req.Anchor, req.Offset
-	var rows []model.Operation
-	var err error
+	a, off = req.Anchor, req.Offset
 	switch a.kind {
 	case anchorTop:
 		rows, err = list(0, 0, req.Limit)
 	case anchorBefore:
 		rows, err = list(a.id, 0, req.Limit)
 		if err == nil && len(rows) < req.Limit {
+			if len(rows) > 0 {
+				near = rows[0].ID
+			}
 			// The last page is short: show the oldest full page instead, so
 			// the screen never ends half empty with rows above it unseen.
 			a = anchor{kind: anchorBottom}
@@ -138,6 +160,9 @@ func fetchPage(ctx context.Context, st store.Ledger, req pageReq) ([]model.Opera
 	case anchorAfter:
 		rows, err = list(0, a.id, req.Limit)
 		if err == nil && len(rows) < req.Limit {
+			if len(rows) > 0 {
+				near = rows[len(rows)-1].ID
+			}
 			// Fewer rows above than a page: this is the newest page.
 			a, off = anchor{kind: anchorTop}, 0
 			rows, err = list(0, 0, req.Limit)
@@ -147,17 +172,18 @@ func fetchPage(ctx context.Context, st store.Ledger, req pageReq) ([]model.Opera
 		off = bottomOffset(req.Total, len(rows), off)
 	}
 	if err != nil {
-		return nil, req.Anchor, req.Offset, err
+		return nil, req.Anchor, req.Offset, 0, err
 	}
 	if req.KeepID != 0 && a.kind == anchorTop && !contains(rows, req.KeepID) {
 		// New rows pushed the selected operation off the first page. Show
 		// the page that holds it (if it still matches the filters).
 		if q.Sort != "" && q.Sort != model.SortAge {
-			return keepSorted(list, req, rows, a, off)
+			rows, a, off, err := keepSorted(list, req, rows, a, off)
+			return rows, a, off, 0, err
 		}
 		kept, err := list(0, req.KeepID-1, req.Limit)
 		if err != nil {
-			return nil, req.Anchor, req.Offset, err
+			return nil, req.Anchor, req.Offset, 0, err
 		}
 		if len(kept) > 0 && kept[len(kept)-1].ID == req.KeepID {
 			newer := 0
@@ -170,10 +196,10 @@ func fetchPage(ctx context.Context, st store.Ledger, req pageReq) ([]model.Opera
 			if off < 0 {
 				off = 0
 			}
-			return kept, anchor{kind: anchorAfter, id: req.KeepID - 1}, off, nil
+			return kept, anchor{kind: anchorAfter, id: req.KeepID - 1}, off, 0, nil
 		}
 	}
-	return rows, a, off, nil
+	return rows, a, off, near, nil
 }
 
 // keepSorted is the page that starts with the kept operation in a sorted
@@ -190,7 +216,16 @@ func keepSorted(list func(before, after int64, limit int) ([]model.Operation, er
 	if len(kept) == 0 || kept[0].ID != req.KeepID {
 		return rows, a, off, nil
 	}
-	return kept, anchor{kind: anchorBefore, id: prev[0].ID}, max(req.KeepPos, 1), nil
+	if len(kept) < req.Limit {
+		// Near the end of the order: the last full page holds it, and the
+		// screen never ends half empty with rows above it unseen.
+		last, err := fetchBottom(list, req.Limit)
+		if err != nil {
+			return nil, req.Anchor, req.Offset, err
+		}
+		return last, anchor{kind: anchorBottom}, bottomOffset(req.Total, len(last), max(req.KeepPos, 1)), nil
+	}
+	return kept, rowAnchor(anchorBefore, prev[0]), max(req.KeepPos, 1), nil
 }
 
 // fetchBottom reads the last page: the first rows of the opposite order,

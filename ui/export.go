@@ -94,7 +94,9 @@ func writeExport(ctx context.Context, st store.Ledger, q store.ListQuery, f *os.
 		if len(rows) < exportPage {
 			break
 		}
-		q.BeforeID = rows[len(rows)-1].ID
+		// The last row as read: a row that moved since (a decision, a
+		// sweep) or was compacted still bounds the next page where it was.
+		q.BeforeRow = &rows[len(rows)-1]
 	}
 	if cw != nil {
 		cw.Flush()

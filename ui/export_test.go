@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -157,5 +158,49 @@ func TestCopyMenuInTheDetailCopiesWholeTraceIDs(t *testing.T) {
 	h.contains("Operation") // back in the detail
 	if term.Len() != 0 {
 		t.Fatalf("esc copied %q", term.String())
+	}
+}
+
+// On a small terminal (40×12) the copy menu keeps the item under the cursor
+// on screen, whole: what enter copies is what is shown. It used to draw
+// the first items only, so the cursor went below the screen's edge and
+// enter copied text nobody could see.
+func TestCopyMenuOnASmallTerminalShowsTheChosenItem(t *testing.T) {
+	l := fixture(t)
+	long := "notify-with-a-long-key-0123456789-abcdefghij"
+	l.unknown(t, "acme", long, "oncall@acme.example")
+	var term strings.Builder
+	cfg := config(l)
+	cfg.Clipboard = &term
+	h := open(t, cfg, 40, 12)
+	h.keys("enter", "y")
+	h.contains("1 operation key")
+	items := len(h.m.copyMenu.items)
+	if items < 4 {
+		t.Fatalf("%d items", items)
+	}
+	for i := 1; i < items; i++ {
+		h.keys("j")
+		it := h.m.copyMenu.items[i]
+		v := h.view()
+		if lines := strings.Count(v, "\n") + 1; lines > 12 {
+			t.Fatalf("the view is %d lines on a 12-line terminal:\n%s", lines, v)
+		}
+		if !strings.Contains(v, fmt.Sprintf("%d %s", i+1, it.Label)) {
+			t.Fatalf("the cursor is on item %d (%s), which is not on the screen:\n%s", i+1, it.Label, v)
+		}
+		// Its text, wrapped: every word of it on the screen — or, when it
+		// alone is taller than the screen, the screen says it is cut.
+		if strings.Contains(v, "lines (taller screen)") {
+			continue
+		}
+		flat := strings.NewReplacer(" ", "", "\n", "", "│", "").Replace
+		if !strings.Contains(flat(v), flat(it.Text)) {
+			t.Fatalf("item %d's text %q is not all on the screen:\n%s", i+1, it.Text, v)
+		}
+	}
+	h.keys("enter")
+	if want := osc52(h.m.copyMenu.items[items-1].Text); term.String() != want {
+		t.Errorf("enter on the last item wrote %q, want %q", term.String(), want)
 	}
 }

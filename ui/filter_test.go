@@ -91,6 +91,9 @@ func TestParseAgeFilter(t *testing.T) {
 	for _, c := range []struct{ in, want, err string }{
 		{">10m", ">10m", ""}, {"<2h", "<2h", ""}, {"> 3d", ">3d", ""}, {"<90s", "<90s", ""}, {"all", "", ""}, {"", "", ""},
 		{"10m", "", "age: >DURATION"}, {">", "", "not a duration"}, {">-5m", "", "not a duration"}, {"<xd", "", "not a duration"},
+		// A day count whose nanoseconds overflow must not wrap round into a
+		// small filter (213504 days wrapped to about 25 minutes).
+		{">213504d", "", "not a duration"}, {"<9999999999999d", "", "not a duration"}, {">36500d", ">36500d", ""}, {">-3d", "", "not a duration"},
 	} {
 		f, err := parseAgeFilter(c.in)
 		if c.err != "" {

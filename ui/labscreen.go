@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -321,6 +322,10 @@ func (l labModel) view(e env, w, h int) string {
 		expW = min(expW, w/3)
 	}
 	nameW := max(w-expW-6, 20)
+	// The scenario list gives up rows on a short screen (listRows) to what
+	// is below it — the run, the step about to run and its narration —
+	// keeping the selected scenario and those around it.
+	listAt := len(out)
 	for i, sc := range l.scenarios {
 		line := fit(sc.Name, nameW)
 		if expW > 0 {
@@ -331,6 +336,23 @@ func (l labModel) view(e env, w, h int) string {
 		} else {
 			add("   " + line)
 		}
+	}
+	listRows := func(below int) {
+		n := len(l.scenarios)
+		keep := min(n, max(h-listAt-below, 1))
+		if keep >= n {
+			return
+		}
+		lo := min(max(l.cursor-keep/2, 0), n-keep)
+		list := slices.Clone(out[listAt+lo : listAt+lo+keep])
+		if lo > 0 && keep > 1 {
+			list[0] = s.Muted.Render(fmt.Sprintf("   ↑ %d more", lo))
+		}
+		if lo+keep < n && keep > 1 {
+			list[keep-1] = s.Muted.Render(fmt.Sprintf("   ↓ %d more", n-lo-keep))
+		}
+		rest := slices.Clone(out[listAt+n:])
+		out = append(append(out[:listAt], list...), rest...)
 	}
 	add("")
 	sc := l.scenario
@@ -345,6 +367,8 @@ func (l labModel) view(e env, w, h int) string {
 			add("")
 			add(s.Muted.Render(fmt.Sprintf("   last run: %s — %s", sc.ID, map[bool]string{true: "held", false: "did not hold"}[l.row.OK && l.err == nil])))
 		}
+		below := len(out) - listAt - len(l.scenarios)
+		listRows(below)
 		return strings.Join(out, "\n")
 	}
 	status := ""
@@ -414,7 +438,9 @@ func (l labModel) view(e env, w, h int) string {
 			narration = append(narration, "     "+s.Muted.Render("space runs this step · enter runs the rest"))
 		}
 	}
-	// Steps fill what the result and the narration leave, newest last.
+	// The run's status, narration and result come before the list's rows;
+	// steps fill what is left, newest last.
+	listRows(len(out) - listAt - len(l.scenarios) + len(result) + len(narration))
 	room := h - len(out) - len(result) - len(narration)
 	if room < len(steps) {
 		steps = steps[len(steps)-max(room, 0):]

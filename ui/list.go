@@ -39,6 +39,9 @@ type cursorIntent struct {
 	kind  intentKind
 	id    int64
 	index int
+	// firstPage keeps intentKeep to the page asked for: the cursor stays
+	// on id if that page holds it, and no other page is read to find it.
+	firstPage bool
 }
 
 // searchDebounce is how long typing pauses before the search runs.
@@ -174,7 +177,7 @@ func (l listModel) load(e env, a anchor, offset int, in cursorIntent) (listModel
 	l.seq++
 	l.loading, l.slow, l.intent = true, l.query != "", in
 	req := pageReq{Seq: l.seq, Query: l.query_(e), Anchor: a, Limit: l.limit, Offset: offset, Total: l.total(e)}
-	if in.kind == intentKeep {
+	if in.kind == intentKeep && !in.firstPage {
 		req.KeepID, req.KeepPos = in.id, l.offset+l.cursor
 		if len(l.rows) > 0 {
 			req.OldTopID = l.rows[0].ID
@@ -223,11 +226,13 @@ func (l listModel) loaded(msg pageMsg, e env) (listModel, tea.Cmd) {
 	}
 	l.err = nil
 	l.rows, l.anchor, l.offset = msg.Rows, msg.Anchor, msg.Offset
-	l.cursor = l.place(l.intent)
+	l.cursor = l.place(l.intent, msg.Near)
 	return l, nil
 }
 
-func (l listModel) place(in cursorIntent) int {
+// place puts the cursor where in says; near is the page's row next to the
+// anchor (pageMsg.Near), for an anchor row no longer on it.
+func (l listModel) place(in cursorIntent, near int64) int {
 	n := len(l.rows)
 	if n == 0 {
 		return 0
@@ -249,12 +254,28 @@ func (l listModel) place(in cursorIntent) int {
 				return clamp(i + 1)
 			}
 		}
+		for i, r := range l.rows {
+			if near != 0 && r.ID == near {
+				return i // the row after it, on the last page
+			}
+		}
+		if near == 0 && l.anchor.kind == anchorBottom {
+			return n - 1 // nothing after it: the end, not back up the page
+		}
 		return 0
 	case intentAbove:
 		for i, r := range l.rows {
 			if r.ID == in.id {
 				return clamp(i - 1)
 			}
+		}
+		for i, r := range l.rows {
+			if near != 0 && r.ID == near {
+				return i // the row before it, on the first page
+			}
+		}
+		if near == 0 && l.anchor.kind == anchorTop {
+			return 0 // nothing before it: the top, not back down the page
 		}
 		return n - 1
 	case intentLast:
@@ -281,7 +302,7 @@ func (l listModel) up(e env) (listModel, tea.Cmd) {
 		return l, nil
 	}
 	first := l.rows[0].ID
-	return l.load(e, anchor{kind: anchorAfter, id: first}, max(0, l.offset-l.limit), cursorIntent{kind: intentAbove, id: first})
+	return l.load(e, rowAnchor(anchorAfter, l.rows[0]), max(0, l.offset-l.limit), cursorIntent{kind: intentAbove, id: first})
 }
 
 func (l listModel) down(e env) (listModel, tea.Cmd) {
@@ -293,7 +314,7 @@ func (l listModel) down(e env) (listModel, tea.Cmd) {
 		return l, nil
 	}
 	last := l.rows[len(l.rows)-1].ID
-	return l.load(e, anchor{kind: anchorBefore, id: last}, l.offset+len(l.rows), cursorIntent{kind: intentBelow, id: last})
+	return l.load(e, rowAnchor(anchorBefore, l.rows[len(l.rows)-1]), l.offset+len(l.rows), cursorIntent{kind: intentBelow, id: last})
 }
 
 func (l listModel) pageDown(e env) (listModel, tea.Cmd) {
@@ -301,8 +322,7 @@ func (l listModel) pageDown(e env) (listModel, tea.Cmd) {
 		l.cursor = max(len(l.rows)-1, 0)
 		return l, nil
 	}
-	last := l.rows[len(l.rows)-1].ID
-	return l.load(e, anchor{kind: anchorBefore, id: last}, l.offset+len(l.rows), cursorIntent{kind: intentIndex, index: l.cursor})
+	return l.load(e, rowAnchor(anchorBefore, l.rows[len(l.rows)-1]), l.offset+len(l.rows), cursorIntent{kind: intentIndex, index: l.cursor})
 }
 
 func (l listModel) pageUp(e env) (listModel, tea.Cmd) {
@@ -310,8 +330,7 @@ func (l listModel) pageUp(e env) (listModel, tea.Cmd) {
 		l.cursor = 0
 		return l, nil
 	}
-	first := l.rows[0].ID
-	return l.load(e, anchor{kind: anchorAfter, id: first}, max(0, l.offset-l.limit), cursorIntent{kind: intentIndex, index: l.cursor})
+	return l.load(e, rowAnchor(anchorAfter, l.rows[0]), max(0, l.offset-l.limit), cursorIntent{kind: intentIndex, index: l.cursor})
 }
 
 // setTool filters by tool ("" = every tool) and reads the newest page.
@@ -359,7 +378,9 @@ func (l listModel) setSort(e env, col model.SortColumn, reverse bool) (listModel
 	l.sort, l.reverse = col, reverse
 	in := cursorIntent{kind: intentIndex}
 	if op, ok := l.selected(); ok {
-		in = cursorIntent{kind: intentKeep, id: op.ID}
+		// Only if the new order's first page holds it: a page found for it
+		// elsewhere would be at a position nobody counted.
+		in = cursorIntent{kind: intentKeep, id: op.ID, firstPage: true}
 	}
 	l.rows, l.cursor = nil, 0
 	return l.load(e, anchor{kind: anchorTop}, 0, in)

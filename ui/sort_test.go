@@ -1,12 +1,15 @@
 package ui
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/reconcile"
 )
 
 // s cycles the order the store reads the list in; :sort sets it, reverse
@@ -77,5 +80,79 @@ func TestSortByColumn(t *testing.T) {
 	h.lacks("sorted", "s cycles")
 	if got := keysDown(); strings.Join(got, " ") != strings.Join(byID, " ") {
 		t.Errorf(":sort alone is newest first again: %v", got)
+	}
+}
+
+// Moving down a sorted list meets every operation once even when the row
+// the next page starts after moves meanwhile: another operator decides on
+// the last row of the page (its state and changed time move, and it leaves
+// the unknown tab) just before the console reads the next page. A page
+// anchored on that row's id read it again where it had gone — the end of
+// the order — and showed the last page, skipping every row in between.
+func TestSortedPagingWhenTheAnchorRowMoves(t *testing.T) {
+	l := newLedger(t)
+	var want []string
+	for i := 0; i < 12; i++ {
+		key := fmt.Sprintf("lost-%02d", (i*7)%12)
+		l.unknown(t, "acme", key, "oncall@acme.example")
+		l.clock.Advance(time.Minute)
+		want = append(want, "acme/"+key) // longest unchanged first: made first
+	}
+	h := open(t, config(l), 120, 12)
+	h.keys(":")
+	h.typeText("sort changed")
+	h.keys("enter")
+	h.keys("g")
+	var got []string
+	decided := false
+	for i := 0; i < 40; i++ {
+		op, ok := h.m.list.selected()
+		if !ok {
+			break
+		}
+		if n := len(got); n > 0 && got[n-1] == op.Tenant+"/"+op.Key {
+			break // the last row: down stays
+		}
+		got = append(got, op.Tenant+"/"+op.Key)
+		if !decided && h.m.list.cursor == len(h.m.list.rows)-1 {
+			// The bottom of the first page: someone else settles it.
+			decided = true
+			if _, err := l.second(t).MarkApplied(context.Background(), reconcile.Decision{Tenant: op.Tenant, Key: op.Key,
+				Operator: "bob", Reason: "the provider has it", Evidence: "sbx_1"}); err != nil {
+				t.Fatal(err)
+			}
+			l.clock.Advance(time.Second)
+		}
+		h.keys("j")
+	}
+	if !decided {
+		t.Fatalf("never reached the bottom of a page: %v", got)
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("moving down read\n %v\nwant\n %v", got, want)
+	}
+}
+
+// Changing the order reads the first page of the new order; the cursor
+// stays on its operation only when that page holds it. It used to jump to
+// a page starting at the operation — here the last of the new order: one
+// row, the rest of the screen empty with eleven rows above it unseen, and
+// the status line saying "2–2 of 12".
+func TestSortChangeShowsAFullPageAndItsTruePosition(t *testing.T) {
+	l := newLedger(t)
+	for i := 0; i < 12; i++ {
+		l.unknown(t, "acme", fmt.Sprintf("lost-%02d", (i*7)%12), "oncall@acme.example")
+		l.clock.Advance(time.Minute)
+	}
+	h := open(t, config(l), 120, 12)
+	h.keys(":")
+	h.typeText("sort changed")
+	h.keys("enter")
+	if n := len(h.m.list.rows); n != h.m.list.limit {
+		t.Errorf("after :sort changed the page holds %d rows; want a full page of %d:\n%s", n, h.m.list.limit, h.view())
+	}
+	h.contains(fmt.Sprintf("1–%d of 12", h.m.list.limit))
+	if op, _ := h.m.list.selected(); op.Key != "lost-00" {
+		t.Errorf("the cursor is on %s; want the first row of the new order, lost-00", op.Key)
 	}
 }

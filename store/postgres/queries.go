@@ -90,7 +90,16 @@ func (s *Store) List(ctx context.Context, q store.ListQuery) ([]model.Operation,
 	if desc {
 		later, earlier = "<", ">"
 	}
-	keyset := func(cmp string, id int64) {
+	keyset := func(cmp string, id int64, row *model.Operation) {
+		if row != nil {
+			// The row as the caller read it: where it was, wherever it is.
+			outer, vals := make([]string, len(cols)), make([]string, len(cols))
+			for i, v := range store.SortValues(q.Sort, row) {
+				outer[i], vals[i] = "operations."+cols[i], arg(v)
+			}
+			where = append(where, "("+strings.Join(outer, ", ")+") "+cmp+" ("+strings.Join(vals, ", ")+")")
+			return
+		}
 		if len(cols) == 1 {
 			where = append(where, "operations.id "+cmp+" "+arg(id))
 			return
@@ -103,11 +112,11 @@ func (s *Store) List(ctx context.Context, q store.ListQuery) ([]model.Operation,
 			" (SELECT "+strings.Join(inner, ", ")+" FROM operations c WHERE c.id = "+arg(id)+")")
 	}
 	flip := false
-	if q.BeforeID > 0 {
-		keyset(later, q.BeforeID)
+	if q.BeforeRow != nil || q.BeforeID > 0 {
+		keyset(later, q.BeforeID, q.BeforeRow)
 	}
-	if q.AfterID > 0 {
-		keyset(earlier, q.AfterID)
+	if q.AfterRow != nil || q.AfterID > 0 {
+		keyset(earlier, q.AfterID, q.AfterRow)
 		flip = true
 	}
 	dir := "ASC"

@@ -74,7 +74,14 @@ func (s *Store) List(ctx context.Context, q store.ListQuery) ([]model.Operation,
 	if desc {
 		later, earlier = "<", ">"
 	}
-	keyset := func(cmp string, id int64) {
+	keyset := func(cmp string, id int64, row *model.Operation) {
+		if row != nil {
+			// The row as the caller read it: where it was, wherever it is.
+			vals := store.SortValues(q.Sort, row)
+			where = append(where, "("+strings.Join(cols, ", ")+") "+cmp+" ("+strings.TrimSuffix(strings.Repeat("?, ", len(vals)), ", ")+")")
+			args = append(args, vals...)
+			return
+		}
 		if len(cols) == 1 {
 			where, args = append(where, "id "+cmp+" ?"), append(args, id)
 			return
@@ -84,11 +91,11 @@ func (s *Store) List(ctx context.Context, q store.ListQuery) ([]model.Operation,
 		args = append(args, id)
 	}
 	flip := false
-	if q.BeforeID > 0 {
-		keyset(later, q.BeforeID)
+	if q.BeforeRow != nil || q.BeforeID > 0 {
+		keyset(later, q.BeforeID, q.BeforeRow)
 	}
-	if q.AfterID > 0 {
-		keyset(earlier, q.AfterID)
+	if q.AfterRow != nil || q.AfterID > 0 {
+		keyset(earlier, q.AfterID, q.AfterRow)
 		flip = true
 	}
 	dir := "ASC"

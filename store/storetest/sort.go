@@ -56,13 +56,6 @@ func testListSortPaging(t *testing.T, h *harness) {
 			return cmp.Or(r, cmp.Compare(a.ID, b.ID))
 		}
 	}
-	keys := func(ops []model.Operation) string {
-		var s []string
-		for _, o := range ops {
-			s = append(s, fmt.Sprintf("%s/%s#%d", o.Tenant, o.Key, o.ID))
-		}
-		return strings.Join(s, " ")
-	}
 	filters := []store.ListQuery{{}, {Tenant: "globex"}, {State: model.StateUnknown}, {Tool: "send_email"}}
 	for _, f := range filters {
 		all, err := h.L.List(ctx, store.ListQuery{Tenant: f.Tenant, State: f.State, Tool: f.Tool, Limit: 1000})
@@ -92,8 +85,8 @@ func testListSortPaging(t *testing.T, h *harness) {
 					}
 					q.BeforeID = page[len(page)-1].ID
 				}
-				if keys(fwd) != keys(want) {
-					t.Errorf("%s: paging forward read\n %s\nwant\n %s", name, keys(fwd), keys(want))
+				if rowNames(fwd) != rowNames(want) {
+					t.Errorf("%s: paging forward read\n %s\nwant\n %s", name, rowNames(fwd), rowNames(want))
 					continue
 				}
 				// Back, from the last row, page before page.
@@ -113,8 +106,8 @@ func testListSortPaging(t *testing.T, h *harness) {
 					}
 					q.AfterID = page[0].ID
 				}
-				if keys(back) != keys(want) {
-					t.Errorf("%s: paging back read\n %s\nwant\n %s", name, keys(back), keys(want))
+				if rowNames(back) != rowNames(want) {
+					t.Errorf("%s: paging back read\n %s\nwant\n %s", name, rowNames(back), rowNames(want))
 				}
 			}
 		}
@@ -171,4 +164,148 @@ func testListProviderAndAge(t *testing.T, h *harness) {
 			t.Errorf("List(%+v) = %s; want %s", c.q, got, c.want)
 		}
 	}
+}
+
+// A page's cursor is the last row as the caller read it: the next page
+// starts where that row was, even if the row has moved since (its state or
+// its updated_at changed: a decision, a sweep) or is gone (compacted). A
+// cursor re-read by id at the next page would start at the row's new place
+// and skip — or repeat — every row in between; a compacted one would end
+// the list there (an export would stop early and say nothing).
+func testListCursorRowMovedOrGone(t *testing.T, h *harness) {
+	ctx := ctxT(t)
+	base := h.now
+	type change int
+	const (
+		moved change = iota
+		gone
+	)
+	n := 0
+	for _, col := range model.AllSortColumns {
+		for _, rev := range []bool{false, true} {
+			for _, ch := range []change{moved, gone} {
+				n++
+				tenant := fmt.Sprintf("t%02d", n)
+				name := fmt.Sprintf("%s reverse=%v change=%d", col, rev, ch)
+				for i := 0; i < 12; i++ {
+					h.now = base.Add(time.Duration(i) * time.Minute)
+					op := newOp(tenant, fmt.Sprintf("k-%02d", (i*5)%12), []model.State{model.StateApplied, model.StateFailed}[i%2])
+					op.ExpiresAt = base.Add(1000 * time.Hour)
+					h.tx(t, func(tx store.Tx) error { return tx.InsertOperation(op) })
+				}
+				h.now = base.Add(time.Hour)
+				q := store.ListQuery{Tenant: tenant, Sort: col, Reverse: rev, Limit: 4}
+				all, err := h.L.List(ctx, store.ListQuery{Tenant: tenant, Sort: col, Reverse: rev, Limit: 100})
+				if err != nil || len(all) != 12 {
+					t.Fatalf("%s: %d rows, %v", name, len(all), err)
+				}
+				first, err := h.L.List(ctx, q)
+				if err != nil || len(first) != 4 {
+					t.Fatalf("%s: first page %d rows, %v", name, len(first), err)
+				}
+				cur := first[3]
+				switch ch {
+				case moved:
+					// A decision on the cursor row: a new state, changed now.
+					h.now = base.Add(2 * time.Hour)
+					h.tx(t, func(tx store.Tx) error {
+						op, err := tx.GetOperation(tenant, cur.Key)
+						if err != nil {
+							return err
+						}
+						from, ver := op.State, op.Version
+						op.State, op.Receipt = model.StateUnknown, nil
+						return tx.UpdateOperation(op, from, ver)
+					})
+				case gone:
+					// Its replay window ends and the sweep compacts it into
+					// a tombstone.
+					h.tx(t, func(tx store.Tx) error {
+						op, err := tx.GetOperation(tenant, cur.Key)
+						if err != nil {
+							return err
+						}
+						from, ver := op.State, op.Version
+						op.ExpiresAt = h.now.Add(-time.Minute)
+						if err := tx.UpdateOperation(op, from, ver); err != nil {
+							return err
+						}
+						_, _, err = tx.CompactExpired(30*24*time.Hour, 100)
+						return err
+					})
+					if _, err := h.L.Get(ctx, tenant, cur.Key); !model.IsCode(err, model.CodeNotFound) {
+						t.Fatalf("%s: the cursor row was not compacted: %v", name, err)
+					}
+				}
+				q.BeforeRow = &cur
+				next, err := h.L.List(ctx, q)
+				if err != nil {
+					t.Fatalf("%s: next page: %v", name, err)
+				}
+				// What the list holds now, split at where the cursor row
+				// was: the moved row itself is listed where it is now.
+				now, err := h.L.List(ctx, store.ListQuery{Tenant: tenant, Sort: col, Reverse: rev, Limit: 100})
+				if err != nil {
+					t.Fatal(err)
+				}
+				desc := col.Descending() != rev
+				var before, after []model.Operation
+				for _, op := range now {
+					c := compareValues(store.SortValues(col, &op), store.SortValues(col, &cur))
+					if desc {
+						c = -c
+					}
+					if c < 0 {
+						before = append(before, op)
+					} else if c > 0 {
+						after = append(after, op)
+					}
+				}
+				want := after[:min(4, len(after))]
+				if len(want) < 4 {
+					t.Fatalf("%s: only %d rows after the cursor", name, len(want))
+				}
+				if rowNames(next) != rowNames(want) {
+					t.Errorf("%s: the page after a cursor row that moved or went read\n %s\nwant\n %s", name, rowNames(next), rowNames(want))
+				}
+				// And back: the page before the cursor row (now elsewhere).
+				q.BeforeRow, q.AfterRow = nil, &cur
+				prev, err := h.L.List(ctx, q)
+				if err != nil {
+					t.Fatalf("%s: previous page: %v", name, err)
+				}
+				want = before[max(0, len(before)-4):]
+				if rowNames(prev) != rowNames(want) {
+					t.Errorf("%s: the page before a cursor row that moved or went read\n %s\nwant\n %s", name, rowNames(prev), rowNames(want))
+				}
+			}
+		}
+	}
+}
+
+// rowNames names rows for a test's message, in order.
+func rowNames(ops []model.Operation) string {
+	var s []string
+	for _, o := range ops {
+		s = append(s, fmt.Sprintf("%s/%s#%d", o.Tenant, o.Key, o.ID))
+	}
+	return strings.Join(s, " ")
+}
+
+// compareValues orders two cursors' SortValues as the drivers do
+// (bytewise strings, integers).
+func compareValues(a, b []any) int {
+	for i := range a {
+		var c int
+		switch x := a[i].(type) {
+		case string:
+			c = strings.Compare(x, b[i].(string))
+		case int64:
+			c = cmp.Compare(x, b[i].(int64))
+		}
+		if c != 0 {
+			return c
+		}
+	}
+	return 0
 }

@@ -89,6 +89,7 @@ func Run(t *testing.T, d Driver) {
 		{"LocalEffectsCommitWithTheirOperationAndRollBackWithIt", testLocalEffects},
 		{"ListPagesInEverySortOrderBothWays", testListSortPaging},
 		{"ListFiltersByProviderAndAge", testListProviderAndAge},
+		{"ListPagesOnFromACursorRowThatMovedOrWent", testListCursorRowMovedOrGone},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
