@@ -161,10 +161,13 @@ func TestConsoleEndToEndUnderTmux(t *testing.T) {
 			t.Fatalf("call exit %d", code)
 		}
 	}
-	for _, key := range []string{"page-oncall", "page-manager"} {
-		if code := call("acme", key, "send_notification", `{"to":"oncall@acme.example","body":"disk full"}`, "--fault", "lose-reply"); code != 5 {
-			t.Fatalf("lose-reply call exit %d, want 5 (unknown)", code)
-		}
+	if code := call("acme", "page-oncall", "send_notification", `{"to":"oncall@acme.example","body":"disk full"}`, "--fault", "lose-reply"); code != 5 {
+		t.Fatalf("lose-reply call exit %d, want 5 (unknown)", code)
+	}
+	// The caller gives up before the slow provider takes it: unknown, and
+	// the provider has nothing.
+	if code := call("acme", "page-manager", "send_notification", `{"to":"oncall@acme.example","body":"disk full"}`, "--fault", "delay=1s", "--timeout", "300ms"); code != 5 {
+		t.Fatalf("timed-out call exit %d, want 5 (unknown)", code)
 	}
 
 	c := startConsole(t, dir, nil, 100, 30, bin, "--db", db, "--operator", "e2e-operator", "--log", filepath.Join(dir, "console.log"))
@@ -196,7 +199,9 @@ func TestConsoleEndToEndUnderTmux(t *testing.T) {
 	}
 	c.waitFor("[unknown 2]", "late-page", "globex")
 
-	// A bulk decision on both: mark them, one form, one review, y.
+	// A bulk decision on both: mark them, one form; each row's provider
+	// is asked first, and the review refuses the one it has (late-page's
+	// reply was lost after the delivery); y writes the other.
 	c.keys("g", "Space", "Space")
 	c.waitFor("2 marked")
 	c.keys("n")
@@ -205,14 +210,14 @@ func TestConsoleEndToEndUnderTmux(t *testing.T) {
 	c.keys("Tab")
 	c.text("INC-7")
 	c.keys("Enter")
-	c.waitFor("Write 2 decisions to the ledger?", "acme/page-manager", "globex/late-page")
+	c.waitFor("Write 1 decision to the ledger?", "acme/page-manager", "globex/late-page", "has nothing", "refused: the provider has it (sbx_")
 	c.keys("Enter") // a second enter is not the review's key
 	time.Sleep(200 * time.Millisecond)
-	c.waitFor("Write 2 decisions to the ledger?")
+	c.waitFor("Write 1 decision to the ledger?")
 	c.keys("y")
-	c.waitFor("2 written", "mark not applied: 2 of 2 operations written")
+	c.waitFor("1 written · 1 refused as illegal", "against its finding: the provider has it (sbx_", "mark not applied: 1 of 2 operations written")
 	c.keys("Escape")
-	c.waitFor("[unknown 0]")
+	c.waitFor("[unknown 1]")
 
 	consoleNavigation(c, db)
 
@@ -221,9 +226,19 @@ func TestConsoleEndToEndUnderTmux(t *testing.T) {
 	for _, k := range [][2]string{{"acme", "page-manager"}, {"globex", "late-page"}} {
 		out, _ := rs(t, bin, "ops", "show", "--db", db, "--tenant", k[0], "--key", k[1], "--json")
 		var d model.Detail
-		if err := json.Unmarshal([]byte(out), &d); err != nil || d.Operation.State != model.StateNotApplied ||
-			len(d.Decisions) != 1 || d.Decisions[0].Evidence != "INC-7" || d.Decisions[0].FromVersion != 2 {
-			t.Fatalf("%s/%s after the bulk decision: %v %+v", k[0], k[1], err, d)
+		if err := json.Unmarshal([]byte(out), &d); err != nil {
+			t.Fatal(err)
+		}
+		f := d.Operation.Finding
+		if k[1] == "late-page" {
+			if d.Operation.State != model.StateUnknown || len(d.Decisions) != 0 || f == nil || f.Kind != model.FindingHasIt || f.By != "e2e-operator" {
+				t.Fatalf("%s/%s, which the provider has, after the bulk not applied: %+v, finding %+v", k[0], k[1], d.Operation, f)
+			}
+			continue
+		}
+		if d.Operation.State != model.StateNotApplied || len(d.Decisions) != 1 || d.Decisions[0].Evidence != "INC-7" ||
+			d.Decisions[0].FromVersion != 2 || f == nil || f.Kind != model.FindingHasNothing {
+			t.Fatalf("%s/%s after the bulk decision: %+v, finding %+v", k[0], k[1], d, f)
 		}
 	}
 
@@ -347,8 +362,8 @@ func TestConsoleTriageAndReviewByFindingUnderTmux(t *testing.T) {
 
 // consoleNavigation drives the k9s-style navigation of the real binary on
 // the ledger TestConsoleEndToEndUnderTmux left (three applied tasks,
-// acme/page-oncall applied, acme/page-manager and globex/late-page not
-// applied): sort by a column, the :provider and :age filters, the detail's
+// acme/page-oncall applied, acme/page-manager not applied, globex/late-page
+// unknown): sort by a column, the :provider and :age filters, the detail's
 // copy menu (the ready CLI command, on the clipboard through OSC 52), and
 // the Lab's step mode through one scenario.
 func consoleNavigation(c *tmuxConsole, db string) {
