@@ -80,6 +80,11 @@ type actionModel struct {
 	// first); outcomes: each one's result once written.
 	bulk     []model.Operation
 	outcomes []reconcile.Outcome
+	// checkingN: how many marked rows' providers are being asked before
+	// the review; overriding: the bulk review's override word is being
+	// typed (o), to write the rows against their findings too.
+	checkingN  int
+	overriding bool
 }
 
 // noticed keeps a refreshed copy of the operation the form is about, if it
@@ -216,7 +221,7 @@ func (a actionModel) decision(e env) reconcile.Decision {
 		Tenant: a.op.Tenant, Key: a.op.Key, Operator: e.operator,
 		Reason: a.value("Reason"), Evidence: a.value("Evidence"), NewKey: a.value("New key"),
 		ExpectState: a.op.State, ExpectVersion: a.op.Version,
-		Finding: a.finding, Override: a.against() && a.override.Value() == overrideWord,
+		Finding: a.finding, Override: (a.against() || a.bulkAgainst() > 0) && a.override.Value() == overrideWord,
 	}
 }
 
@@ -225,7 +230,15 @@ func (a actionModel) update(msg tea.Msg, e env) (actionModel, tea.Cmd) {
 	switch a.stage {
 	case stageRunning:
 		return a, nil
+	case stageChecking:
+		if isKey && key.Matches(km, a.keys.Cancel) {
+			a.stage = stageForm // its answer is dropped (the stage moved on)
+		}
+		return a, nil
 	case stageConfirm:
+		if len(a.bulk) > 0 {
+			return a.bulkReview(msg, e)
+		}
 		return a.review(msg, e)
 	case stageResults:
 		if km, ok := msg.(tea.KeyMsg); ok && (key.Matches(km, a.keys.Cancel) || km.String() == "q") {
@@ -252,8 +265,15 @@ func (a actionModel) update(msg tea.Msg, e env) (actionModel, tea.Cmd) {
 				a.problem = ""
 				a.override.SetValue("")
 				a.overrideErr = ""
+				a.overriding = false
 				if a.against() {
 					a.override.Focus()
+				}
+				if n := a.needLook(e); n > 0 {
+					// Each row's provider is asked first: the review
+					// shows what it found, and a row it has is refused.
+					a.stage, a.checkingN = stageChecking, n
+					return a, lookFirst(e.ctx, e.svc, a.seq, a.action, a.bulk, e.operator)
 				}
 			}
 			return a, nil
@@ -311,6 +331,24 @@ func (a actionModel) keyMap() keyMap {
 	k := a.keys
 	if a.stage == stageResults {
 		short := []key.Binding{key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close"))}
+		return keyMap{short: short, full: [][]key.Binding{short}}
+	}
+	if a.stage == stageChecking {
+		short := []key.Binding{key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back to the form"))}
+		return keyMap{short: short, full: [][]key.Binding{short}}
+	}
+	if a.stage == stageConfirm && len(a.bulk) > 0 && a.bulkAgainst() == 0 {
+		short := []key.Binding{key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "write them")),
+			key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back to the form"))}
+		return keyMap{short: short, full: [][]key.Binding{short}}
+	}
+	if a.stage == stageConfirm && len(a.bulk) > 0 {
+		short := []key.Binding{key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "write the others")), key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "override the findings")),
+			key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back to the form"))}
+		if a.overriding {
+			short = []key.Binding{key.NewBinding(key.WithKeys("enter"), key.WithHelp("type "+overrideWord+" + enter", "write all, against the findings")),
+				key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back"))}
+		}
 		return keyMap{short: short, full: [][]key.Binding{short}}
 	}
 	if a.stage == stageConfirm {

@@ -357,3 +357,68 @@ func benchTriageRate() float64 {
 	}
 	return 250
 }
+
+// BenchmarkSortFilter: every sort order (both directions) and the tool,
+// provider and age filters on the all tab. "page/…" is what the command
+// waits for: the `:` command's Update, the store's first page in that order
+// or filter (in the command, outside Update), and the View; "key/…" is a
+// keystroke (j, k) on the list it produced.
+//
+//	RETRYSAFE_BENCH_DB=/tmp/1m.db go test ./ui -run '^$' -bench SortFilter -benchtime 5x
+func BenchmarkSortFilter(b *testing.B) {
+	st, svc := openBenchStore(b, benchLedger(b))
+	type tc struct{ name, tab, command string }
+	var cases []tc
+	for _, c := range model.AllSortColumns {
+		cases = append(cases, tc{"sort-" + string(c), "8", "sort " + string(c)}, tc{"sort-" + string(c) + "-reverse", "8", "sort " + string(c) + " reverse"})
+	}
+	cases = append(cases,
+		tc{"tool-send_notification", "8", "tool send_notification"},
+		tc{"tool-create_support_task", "8", "tool create_support_task"},
+		tc{"provider-sandbox", "8", "provider sandbox"},
+		tc{"provider-none-sent", "8", "provider nobody"},
+		tc{"age-older-10m", "8", "age >10m"},
+		tc{"age-younger-2h", "8", "age <2h"},
+		tc{"age-younger-10m", "8", "age <10m"},
+		// The on-call case: the unknown tab, on its (state, id) index.
+		tc{"unknown-sort-tool", "1", "sort tool"},
+		tc{"unknown-sort-changed", "1", "sort changed"},
+		tc{"unknown-provider-sandbox", "1", "provider sandbox"},
+		tc{"unknown-age-younger-10m", "1", "age <10m"},
+	)
+	run := func(h *harness, command string) {
+		h.keys(":")
+		h.typeText(command)
+		h.keys("enter")
+	}
+	for _, c := range cases {
+		b.Run("page/"+c.name, func(b *testing.B) {
+			h := open(b, benchConfig(st, svc), 120, 40)
+			defer h.m.Close()
+			h.keys(c.tab)
+			start := h.m
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				h.m = start
+				run(h, c.command)
+				_ = h.m.View()
+			}
+		})
+		b.Run("key/"+c.name, func(b *testing.B) {
+			h := open(b, benchConfig(st, svc), 120, 40)
+			defer h.m.Close()
+			h.keys(c.tab)
+			run(h, c.command)
+			m := h.m
+			keys := []string{"j", "k"}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				next, _ := m.Update(keyMsg(keys[i%2]))
+				_ = next.View()
+				m = next.(Model)
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/key")
+		})
+	}
+}

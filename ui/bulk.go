@@ -7,9 +7,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/retrysafe/retrysafe/internal/textsafe"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/reconcile"
 )
@@ -47,8 +49,113 @@ func decideMany(ctx context.Context, svc *reconcile.Service, seq int, action mod
 	}
 }
 
-// stageResults shows a bulk decision's result per row.
-const stageResults actionStage = 100
+// stageResults shows a bulk decision's result per row; stageChecking waits
+// for the marked rows' providers before the review.
+const (
+	stageResults  actionStage = 100
+	stageChecking actionStage = 101
+)
+
+// bulkCheckedMsg is the marked rows with the findings their providers gave
+// before a bulk "not applied" (reconcile.LookFirst).
+type bulkCheckedMsg struct {
+	Seq int
+	Ops []model.Operation
+	Err error
+}
+
+func lookFirst(ctx context.Context, svc *reconcile.Service, seq int, action model.Action, ops []model.Operation, by string) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, ioTimeout+reconcile.DefaultLookupTimeout*time.Duration(1+len(ops)/reconcile.DefaultTriageConcurrency))
+		defer cancel()
+		out, err := svc.LookFirst(ctx, action, ops, by)
+		return bulkCheckedMsg{Seq: seq, Ops: out, Err: err}
+	}
+}
+
+// needLook is how many marked rows' providers are asked before the review.
+func (a actionModel) needLook(e env) int {
+	if len(a.bulk) == 0 || e.svc == nil || e.readOnly {
+		return 0
+	}
+	n := 0
+	for _, op := range a.bulk {
+		if e.svc.NeedsLook(a.action, op) {
+			n++
+		}
+	}
+	return n
+}
+
+// bulkAgainst is how many marked rows the decision would go against the
+// latest finding of (reconcile's rule: refused unless overridden).
+func (a actionModel) bulkAgainst() int {
+	n := 0
+	for _, op := range a.bulk {
+		if against, _ := reconcile.AgainstFinding(a.action, op); against && reconcile.AllowedFor(op, a.action) {
+			n++
+		}
+	}
+	return n
+}
+
+// bulkChecked takes the rows' findings and opens the review on them.
+func (m Model) bulkChecked(msg bulkCheckedMsg) (Model, tea.Cmd) {
+	if msg.Seq != m.action.seq || m.action.stage != stageChecking {
+		return m, nil
+	}
+	if msg.Err != nil {
+		m.log.Printf("bulk %s: asking the providers failed: %v", m.action.action, msg.Err)
+		m.action.stage = stageForm
+		m.action.problem = "asking the providers first failed: " + oneLine(msg.Err.Error())
+		return m, nil
+	}
+	m.action.bulk = msg.Ops
+	m.action.stage = stageConfirm
+	return m, m.reloadAll() // the FINDING column shows what was recorded
+}
+
+// bulkReview is the bulk review's keys: y writes (a row against its
+// finding is refused by the ledger, the others written); o, the override
+// word, enter writes them all, against the findings too.
+func (a actionModel) bulkReview(msg tea.Msg, e env) (actionModel, tea.Cmd) {
+	km, isKey := msg.(tea.KeyMsg)
+	if isKey && km.Paste {
+		return a, nil
+	}
+	if a.overriding {
+		switch {
+		case isKey && key.Matches(km, a.keys.Cancel):
+			a.overriding, a.overrideErr = false, ""
+			a.override.SetValue("")
+			a.override.Blur()
+		case isKey && km.Type == tea.KeyEnter:
+			if a.override.Value() != overrideWord {
+				a.overrideErr = fmt.Sprintf("type %q to write against the findings, or esc", overrideWord)
+				return a, nil
+			}
+			return a.write(e)
+		default:
+			var c tea.Cmd
+			a.override, c = a.override.Update(msg)
+			a.overrideErr = ""
+			return a, c
+		}
+		return a, nil
+	}
+	switch {
+	case isKey && key.Matches(km, a.keys.Cancel):
+		a.stage = stageForm
+	case isKey && km.String() == "o" && a.bulkAgainst() > 0:
+		a.overriding = true
+		a.override.SetValue("")
+		a.override.Focus()
+	case isKey && key.Matches(km, a.keys.Confirm):
+		a.override.SetValue("") // y never overrides
+		return a.write(e)
+	}
+	return a, nil
+}
 
 func openBulk(a model.Action, ops []model.Operation, s *Styles, seq int) actionModel {
 	m := openAction(a, ops[0], "", nil, s, seq)
@@ -59,15 +166,49 @@ func openBulk(a model.Action, ops []model.Operation, s *Styles, seq int) actionM
 	return m
 }
 
-// legalCount is how many marked rows allow the action.
+// legalCount is how many marked rows the write would decide: those that
+// allow the action and, unless the override is typed, do not go against
+// their finding.
 func (a actionModel) legalCount() int {
 	n := 0
 	for _, op := range a.bulk {
-		if reconcile.AllowedFor(op, a.action) {
+		against, _ := reconcile.AgainstFinding(a.action, op)
+		if reconcile.AllowedFor(op, a.action) && (!against || a.override.Value() == overrideWord) {
 			n++
 		}
 	}
 	return n
+}
+
+// findingShort names a conclusive finding in a few words, its reference
+// first: "the provider has it (sbx_12)".
+func findingShort(f *model.Finding) string {
+	if f.Kind == model.FindingHasIt {
+		if f.Ref != "" {
+			return "the provider has it (" + textsafe.Visible(f.Ref) + ")"
+		}
+		return "the provider has it"
+	}
+	return "the provider has nothing"
+}
+
+// findingNote is a review row's finding, as the review shows it.
+func findingNote(s *Styles, a model.Action, op model.Operation) string {
+	if against, _ := reconcile.AgainstFinding(a, op); against {
+		return s.BannerErr.Render("  refused: " + findingShort(op.Finding))
+	}
+	f := op.Finding
+	switch {
+	case op.Provider == "":
+		return ""
+	case f == nil:
+		return s.Muted.Render("  not checked")
+	case f.Stale:
+		return s.Muted.Render("  stale: " + f.Kind.Words() + " · your evidence")
+	case f.Kind == model.FindingCannotTell:
+		return s.Muted.Render("  cannot tell · your evidence")
+	}
+	return s.Muted.Render("  " + f.Kind.Words())
 }
 
 func (a actionModel) bulkView(e env, w, h int) string {
@@ -116,6 +257,10 @@ func (a actionModel) bulkView(e env, w, h int) string {
 			}
 		}
 		b.WriteString("\n" + s.Muted.Render("enter next / review · tab switch field · esc cancel"))
+	case stageChecking:
+		b.WriteString("\n" + s.Bold.Render(fmt.Sprintf("Asking the providers about %s first…", plural(a.checkingN, "operation", "operations"))) + "\n")
+		b.WriteString(s.Muted.Render(wrap("Each finding is recorded. One whose provider has the effect will be refused; one it cannot tell about stays your decision, on the evidence you typed.", inner, "")) + "\n\n")
+		b.WriteString(s.Key.Render("esc") + s.Muted.Render(" back to the form"))
 	case stageConfirm, stageRunning:
 		legal := a.legalCount()
 		b.WriteString("\n" + s.Bold.Render(fmt.Sprintf("Write %s to the ledger?", plural(legal, "decision", "decisions"))) + "\n\n")
@@ -123,6 +268,8 @@ func (a actionModel) bulkView(e env, w, h int) string {
 			note := ""
 			if !reconcile.AllowedFor(op, a.action) {
 				note = s.BannerErr.Render(fmt.Sprintf("  refused: %s allows no %s", op.State, a.action.Verb()))
+			} else {
+				note = findingNote(s, a.action, op)
 			}
 			// Keys differ at their ends: clipped in the middle, never there.
 			return "  " + fit(clipMiddle(op.Tenant+"/"+op.Key, nameW), nameW) + " " + change(op) + note
@@ -133,9 +280,26 @@ func (a actionModel) bulkView(e env, w, h int) string {
 		}
 		b.WriteString("  " + s.Label.Render(fit("reason", 10)) + " " + truncate(a.value("Reason"), inner-13) + "\n")
 		b.WriteString("  " + s.Label.Render(fit("operator", 10)) + " " + e.operator + "\n\n")
-		if a.stage == stageRunning {
+		against := a.bulkAgainst()
+		switch {
+		case a.stage == stageRunning:
 			b.WriteString(s.Muted.Render(fmt.Sprintf("writing %s…", plural(len(a.bulk), "decision", "decisions"))))
-		} else {
+		case against > 0 && a.overriding:
+			b.WriteString(s.BannerErr.Render(wrap(fmt.Sprintf("Against the findings of %s. %s", plural(against, "operation", "operations"), againstRisk(a.action)), inner, "")) + "\n")
+			b.WriteString(s.Bold.Render("Type "+overrideWord+" and press enter to write them all") + "\n")
+			in := a.override
+			in.Width = inner - 3
+			b.WriteString(in.View() + "\n")
+			if a.overrideErr != "" {
+				b.WriteString(s.InputErr.Render("  ✗ "+a.overrideErr) + "\n")
+			}
+			b.WriteString(s.Key.Render("esc") + s.Muted.Render(" back"))
+		case against > 0:
+			b.WriteString(s.BannerErr.Render(wrap(fmt.Sprintf("%s against the provider's finding: y writes the others and these are refused.",
+				plural(against, "operation goes", "operations go")), inner, "")) + "\n")
+			b.WriteString(s.Key.Render("y") + s.Muted.Render(" write the others   ") + s.Key.Render("o") + s.Muted.Render(" override   ") +
+				s.Key.Render("esc") + s.Muted.Render(" back to the form"))
+		default:
 			b.WriteString(s.Key.Render("y") + s.Muted.Render(" write them     ") + s.Key.Render("esc") + s.Muted.Render(" back to the form"))
 		}
 	case stageResults:
@@ -170,7 +334,12 @@ func (a actionModel) bulkView(e env, w, h int) string {
 					if reconcile.Allowed(o.State, a.action) {
 						// The state allows it: the ledger refused it as
 						// against the operation's recorded finding.
-						why = "against its recorded finding: open it and decide it alone"
+						why = "against its recorded finding"
+						if i < len(a.bulk) {
+							if against, _ := reconcile.AgainstFinding(a.action, a.bulk[i]); against {
+								why = "against its finding: " + findingShort(a.bulk[i].Finding)
+							}
+						}
 					}
 				}
 				line = s.BannerErr.Render(fmt.Sprintf("  %-8s", o.Verdict)) + " " + fit(clipMiddle(o.Tenant+"/"+o.Key, nameW), nameW) + " " + why

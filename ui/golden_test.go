@@ -145,7 +145,7 @@ func TestGoldenReviewAgainstTheFinding(t *testing.T) {
 // result (one refused as stale).
 func TestGoldenBulkReviewAndResults(t *testing.T) {
 	l := fixture(t)
-	h := open(t, config(l), 100, 24)
+	h := open(t, unreachableConfig(l), 100, 24)
 	h.keys("space", "space", "n")
 	h.typeText("provider incident INC-7")
 	h.keys("tab")
@@ -155,6 +155,39 @@ func TestGoldenBulkReviewAndResults(t *testing.T) {
 	settleElsewhere(t, l)
 	h.keys("y")
 	golden(t, "bulk_results", h.view())
+}
+
+// A bulk "not applied" whose rows' providers were asked first: the rows
+// the provider has are refused, each naming its finding; then the result.
+func TestGoldenBulkReviewAgainstFindings(t *testing.T) {
+	l := findingsLedger(t)
+	h := open(t, config(l), 100, 24)
+	h.pin = pinFindingRefs
+	h.keys("*", "n")
+	h.typeText("provider incident INC-7")
+	h.keys("tab")
+	h.typeText("INC-7")
+	h.keys("enter")
+	golden(t, "bulk_review_against", h.view())
+	h.keys("y")
+	golden(t, "bulk_results_against", h.view())
+}
+
+// pinFindingRefs makes the sandbox's references in a bulk lookup's answer
+// stable (they carry a random part).
+func pinFindingRefs(msg tea.Msg) tea.Msg {
+	c, ok := msg.(bulkCheckedMsg)
+	if !ok {
+		return pinAttempts(msg)
+	}
+	for i, op := range c.Ops {
+		if op.Finding != nil && op.Finding.Ref != "" {
+			f := *op.Finding
+			f.Ref = fmt.Sprintf("sbx_%d", i+1)
+			c.Ops[i].Finding = &f
+		}
+	}
+	return c
 }
 
 func TestGoldenAuditLog(t *testing.T) {

@@ -307,7 +307,7 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 				before := m.action.stage
 				m, c = m.handleKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt}, m.env())
 				cmds = append(cmds, c)
-				if m.overlay == overlayAction && before != stageConfirm && m.action.stage == stageConfirm {
+				if m.overlay == overlayAction && before != m.action.stage && (m.action.stage == stageConfirm || m.action.stage == stageChecking) {
 					break
 				}
 			}
@@ -388,6 +388,9 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 
 	case bulkDecisionMsg:
 		return m.bulkDecided(msg)
+
+	case bulkCheckedMsg:
+		return m.bulkChecked(msg)
 
 	case sweepMsg:
 		return m.swept(msg)
@@ -767,7 +770,7 @@ func (m *Model) startTicking() tea.Cmd {
 }
 
 func (m Model) busy() bool {
-	return m.lab.running || m.detail.checking || m.action.stage == stageRunning || m.review.stage == reviewRunning ||
+	return m.lab.running || m.detail.checking || m.action.stage == stageRunning || m.action.stage == stageChecking || m.review.stage == reviewRunning ||
 		(m.list.loading && m.list.slow) || m.detail.loading
 }
 

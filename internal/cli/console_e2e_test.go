@@ -162,10 +162,13 @@ func TestConsoleEndToEndUnderTmux(t *testing.T) {
 			t.Fatalf("call exit %d", code)
 		}
 	}
-	for _, key := range []string{"page-oncall", "page-manager"} {
-		if code := call("acme", key, "send_notification", `{"to":"oncall@acme.example","body":"disk full"}`, "--fault", "lose-reply"); code != 5 {
-			t.Fatalf("lose-reply call exit %d, want 5 (unknown)", code)
-		}
+	if code := call("acme", "page-oncall", "send_notification", `{"to":"oncall@acme.example","body":"disk full"}`, "--fault", "lose-reply"); code != 5 {
+		t.Fatalf("lose-reply call exit %d, want 5 (unknown)", code)
+	}
+	// The caller gives up before the slow provider takes it: unknown, and
+	// the provider has nothing.
+	if code := call("acme", "page-manager", "send_notification", `{"to":"oncall@acme.example","body":"disk full"}`, "--fault", "delay=1s", "--timeout", "300ms"); code != 5 {
+		t.Fatalf("timed-out call exit %d, want 5 (unknown)", code)
 	}
 
 	c := startConsole(t, dir, nil, 100, 30, bin, "--db", db, "--operator", "e2e-operator", "--log", filepath.Join(dir, "console.log"))
@@ -197,7 +200,9 @@ func TestConsoleEndToEndUnderTmux(t *testing.T) {
 	}
 	c.waitFor("[unknown 2]", "late-page", "globex")
 
-	// A bulk decision on both: mark them, one form, one review, y.
+	// A bulk decision on both: mark them, one form; each row's provider
+	// is asked first, and the review refuses the one it has (late-page's
+	// reply was lost after the delivery); y writes the other.
 	c.keys("g", "Space", "Space")
 	c.waitFor("2 marked")
 	c.keys("n")
@@ -206,23 +211,35 @@ func TestConsoleEndToEndUnderTmux(t *testing.T) {
 	c.keys("Tab")
 	c.text("INC-7")
 	c.keys("Enter")
-	c.waitFor("Write 2 decisions to the ledger?", "acme/page-manager", "globex/late-page")
+	c.waitFor("Write 1 decision to the ledger?", "acme/page-manager", "globex/late-page", "has nothing", "refused: the provider has it (sbx_")
 	c.keys("Enter") // a second enter is not the review's key
 	time.Sleep(200 * time.Millisecond)
-	c.waitFor("Write 2 decisions to the ledger?")
+	c.waitFor("Write 1 decision to the ledger?")
 	c.keys("y")
-	c.waitFor("2 written", "mark not applied: 2 of 2 operations written")
+	c.waitFor("1 written · 1 refused as illegal", "against its finding: the provider has it (sbx_", "mark not applied: 1 of 2 operations written")
 	c.keys("Escape")
-	c.waitFor("[unknown 0]")
+	c.waitFor("[unknown 1]")
+
+	consoleNavigation(c, db)
 
 	c.keys("q")
 	c.waitGone()
 	for _, k := range [][2]string{{"acme", "page-manager"}, {"globex", "late-page"}} {
 		out, _ := rs(t, bin, "ops", "show", "--db", db, "--tenant", k[0], "--key", k[1], "--json")
 		var d model.Detail
-		if err := json.Unmarshal([]byte(out), &d); err != nil || d.Operation.State != model.StateNotApplied ||
-			len(d.Decisions) != 1 || d.Decisions[0].Evidence != "INC-7" || d.Decisions[0].FromVersion != 2 {
-			t.Fatalf("%s/%s after the bulk decision: %v %+v", k[0], k[1], err, d)
+		if err := json.Unmarshal([]byte(out), &d); err != nil {
+			t.Fatal(err)
+		}
+		f := d.Operation.Finding
+		if k[1] == "late-page" {
+			if d.Operation.State != model.StateUnknown || len(d.Decisions) != 0 || f == nil || f.Kind != model.FindingHasIt || f.By != "e2e-operator" {
+				t.Fatalf("%s/%s, which the provider has, after the bulk not applied: %+v, finding %+v", k[0], k[1], d.Operation, f)
+			}
+			continue
+		}
+		if d.Operation.State != model.StateNotApplied || len(d.Decisions) != 1 || d.Decisions[0].Evidence != "INC-7" ||
+			d.Decisions[0].FromVersion != 2 || f == nil || f.Kind != model.FindingHasNothing {
+			t.Fatalf("%s/%s after the bulk decision: %+v, finding %+v", k[0], k[1], d, f)
 		}
 	}
 
@@ -361,4 +378,125 @@ func TestConsoleTriageAndReviewByFindingUnderTmux(t *testing.T) {
 	}
 	c.keys("q")
 	c.waitGone()
+}
+
+// consoleNavigation drives the k9s-style navigation of the real binary on
+// the ledger TestConsoleEndToEndUnderTmux left (three applied tasks,
+// acme/page-oncall applied, acme/page-manager not applied, globex/late-page
+// unknown): sort by a column, the :provider and :age filters, the detail's
+// copy menu (the ready CLI command, on the clipboard through OSC 52), and
+// the Lab's step mode through one scenario.
+func consoleNavigation(c *tmuxConsole, db string) {
+	t := c.t
+	t.Helper()
+	// OSC 52 from the console lands in tmux's paste buffer.
+	if out, err := c.tmux("set-option", "-s", "set-clipboard", "on"); err != nil {
+		t.Fatalf("set-clipboard: %v: %s", err, out)
+	}
+	command := func(s string) {
+		c.keys(":")
+		c.text(s)
+		c.keys("Enter")
+	}
+	order := func(screen string, keys ...string) {
+		t.Helper()
+		last := -1
+		for _, k := range keys {
+			i := strings.Index(screen, " "+k+" ")
+			if i < 0 || i < last {
+				t.Fatalf("want the rows in the order %v:\n%s", keys, screen)
+			}
+			last = i
+		}
+	}
+
+	c.keys("8")
+	c.waitFor("[all 6]", "task-1")
+	c.keys("s")
+	order(c.waitFor("KEY↓", "sorted key A→Z"), "page-manager", "page-oncall", "task-1", "task-3", "late-page")
+	command("sort key reverse")
+	order(c.waitFor("KEY↑", "sorted key Z→A"), "late-page", "task-3", "task-1", "page-oncall", "page-manager")
+
+	command("provider sandbox")
+	s := c.waitFor("provider sandbox (:provider clears)", "1–3 operations")
+	if strings.Contains(s, "task-1") {
+		t.Fatalf(":provider sandbox lists a local tool's task:\n%s", s)
+	}
+	command("age >1h")
+	s = c.waitFor("age >1h (:age all clears)")
+	if strings.Contains(s, "page-manager") || strings.Contains(s, "late-page") {
+		t.Fatalf(":age >1h lists operations made seconds ago:\n%s", s)
+	}
+	command("age <1h")
+	c.waitFor("age <1h (:age all clears)", "page-manager", "late-page")
+	command("age all")
+	command("provider")
+	c.waitFor("1–6 of 6 operations", "task-1")
+
+	// The copy menu of the newest row in this order (Z→A: globex/late-page).
+	c.keys("g", "Enter")
+	c.waitFor("globex / late-page")
+	c.keys("y")
+	check := "retrysafe ops show --db " + db + " --tenant globex --key late-page"
+	c.waitFor("Copy to the clipboard", "retrysafe ops show --db "+db, "--tenant globex --key late-page") // wrapped, whole
+	c.keys("2")
+	c.waitFor("Copied the `retrysafe ops show` command")
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		out, _ := c.tmux("show-buffer")
+		if out == check {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the clipboard (tmux buffer) holds %q, want %q", out, check)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	c.keys("Escape") // the banner
+	time.Sleep(100 * time.Millisecond)
+	c.keys("Escape")
+	c.waitFor("[all 6]")
+
+	// The Lab in step mode: the lost response, one step per space.
+	c.keys("L")
+	c.waitFor("committed, the reply is lost")
+	c.keys("j", "j", "j", "j", "j")
+	c.waitFor("› committed, the reply is lost")
+	c.keys("Space")
+	c.waitFor("Run the lab in this ledger?", "2 other tenants")
+	c.keys("y")
+	c.waitFor("step mode: space runs the next step", "▶ next: first call")
+	steps := 0
+	for ; steps < 12; steps++ {
+		s := c.screen(false)
+		if strings.Contains(s, "✓ holds") {
+			break
+		}
+		if strings.Contains(s, "✗") {
+			t.Fatalf("the lab scenario failed in step mode:\n%s", s)
+		}
+		c.keys("Space")
+		// The next frame: the step ran and the next one is shown.
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			if now := c.screen(false); nextStep(now) != nextStep(s) || strings.Contains(now, "✓ holds") {
+				break
+			}
+		}
+	}
+	s = c.waitFor("✓ holds", "1 → 1")
+	if steps < 3 {
+		t.Fatalf("step mode ran the scenario in %d steps:\n%s", steps, s)
+	}
+	c.keys("Escape")
+	c.waitFor("[all ")
+}
+
+// nextStep is the Lab's "▶ next: …" line, the step step mode holds.
+func nextStep(screen string) string {
+	for _, line := range strings.Split(screen, "\n") {
+		if strings.Contains(line, "▶ next:") {
+			return line
+		}
+	}
+	return ""
 }

@@ -1,0 +1,110 @@
+package reconcile
+
+import (
+	"context"
+	"sync"
+
+	"golang.org/x/time/rate"
+
+	"github.com/retrysafe/retrysafe/model"
+)
+
+// Before a bulk "not applied": every operation its provider can be asked
+// about is asked (or its recorded fresh finding is used), so that the rule
+// decideTx applies to each row — a decision against the latest recorded
+// finding is refused without Override — has a finding to apply. A row whose
+// provider has the effect is then refused per row, naming the finding; a
+// row the provider cannot tell about stays the operator's decision, on
+// the evidence typed for all of them.
+
+// NeedsLook reports whether op should be looked up before action is
+// decided on it: "not applied" on an operation that allows it, sent to a
+// provider this service can ask, whose latest finding is not a fresh
+// conclusive one (never checked, cannot tell, or stale).
+func (s *Service) NeedsLook(action model.Action, op model.Operation) bool {
+	if action != model.ActionMarkNotApplied || !AllowedFor(op, action) || op.Provider == "" || op.DownstreamKey == "" {
+		return false
+	}
+	if _, ok := s.Providers[op.Provider]; !ok {
+		return false
+	}
+	return !op.Finding.Conclusive()
+}
+
+// LookFirst asks the provider about every op that NeedsLook (at most
+// DefaultTriageConcurrency at once, DefaultTriageRate a second per
+// provider), records each finding as `by` (Look), and returns ops in the
+// same order with their findings as recorded. A lookup that could not be
+// made is "cannot tell" on its row, never an error; the error is the
+// ledger's (a finding that could not be recorded) or ctx's.
+func (s *Service) LookFirst(ctx context.Context, action model.Action, ops []model.Operation, by string) ([]model.Operation, error) {
+	out := make([]model.Operation, len(ops))
+	copy(out, ops)
+	limiters := map[string]*rate.Limiter{}
+	var todo []int
+	for i, op := range out {
+		if s.NeedsLook(action, op) {
+			todo = append(todo, i)
+			if limiters[op.Provider] == nil {
+				limiters[op.Provider] = rate.NewLimiter(rate.Limit(DefaultTriageRate), 1)
+			}
+		}
+	}
+	if len(todo) == 0 {
+		return out, nil
+	}
+	var (
+		mu    sync.Mutex
+		first error
+		wg    sync.WaitGroup
+	)
+	work := make(chan int)
+	for range min(DefaultTriageConcurrency, len(todo)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				op := out[i]
+				if err := limiters[op.Provider].Wait(ctx); err != nil {
+					continue
+				}
+				l, err := s.Look(ctx, &op, by)
+				mu.Lock()
+				switch {
+				case err != nil && first == nil:
+					first = err
+				case err == nil:
+					f := l.Finding
+					out[i].Finding = &f
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+feed:
+	for _, i := range todo {
+		select {
+		case work <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(work)
+	wg.Wait()
+	if first == nil {
+		first = ctx.Err()
+	}
+	return out, first
+}
+
+// AgainstFinding reports whether deciding action on op (as listed, with
+// its latest finding) goes against that finding, and names it: the same
+// rule the write applies (Against over EvidenceOf), for a review to show
+// before anything is written.
+func AgainstFinding(action model.Action, op model.Operation) (bool, string) {
+	ev := EvidenceOf(op.Finding)
+	if !Against(action, ev) {
+		return false, ""
+	}
+	return true, FindingText(ev)
+}
