@@ -68,6 +68,8 @@ type Store struct {
 	peekMu   sync.Mutex
 	seen     *sql.Stmt
 	seenKeys map[string]struct{}
+
+	lid ledgerID // LedgerID's cache
 }
 
 // ObserveBatches makes fn hear the number of callers every group commit
