@@ -123,3 +123,29 @@ func countDeliveries(t *testing.T, path string) (int, error) {
 	defer sb.Close()
 	return sb.Deliveries(t.Context(), "")
 }
+
+// `ops supersede` on an operation whose latest recorded finding is "has
+// it" would make the effect a second time: refused (exit 2, nothing
+// written) naming the finding, until --against-finding confirms it.
+func TestSupersedeAgainstAHasItFindingNeedsAgainstFinding(t *testing.T) {
+	db := newLedgerFile(t)
+	if _, _, code := cli(t, callArgs(db, "acme", "k", "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
+		t.Fatalf("setup call: exit %d; want 5", code)
+	}
+	if out, errText, code := cli(t, "ops", "check", "--db", db, "--tenant", "acme", "--key", "k"); code != 0 || !strings.Contains(out, "delivered") {
+		t.Fatalf("ops check: exit %d, %q %q", code, out, errText)
+	}
+	before := digest(t, db)
+	out, errText, code := cli(t, "ops", "supersede", "--db", db, "--tenant", "acme", "--key", "k", "--reason", "send it again")
+	line := oneErrorLine(t, "supersede", errText)
+	if code != 2 || out != "" || !strings.Contains(line, "found the effect (sbx_1)") || !strings.Contains(line, "--against-finding") {
+		t.Errorf("supersede against has it: exit %d, stdout %q, stderr %q; want 2 naming the finding and --against-finding", code, out, errText)
+	}
+	if after := digest(t, db); after != before {
+		t.Errorf("a refused supersede wrote to the ledger")
+	}
+	out, errText, code = cli(t, "ops", "supersede", "--db", db, "--tenant", "acme", "--key", "k", "--reason", "send it again", "--against-finding", "--new-key", "k2")
+	if code != 0 || strings.TrimSpace(out) != "k2" {
+		t.Errorf("supersede --against-finding: exit %d, %q %q; want the new key", code, out, errText)
+	}
+}
