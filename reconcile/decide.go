@@ -316,7 +316,7 @@ func (s *Service) Check(ctx context.Context, tenant, key string) (*model.Operati
 	if err != nil {
 		return op, provider.Evidence{}, model.Errorf(model.CodeUnavailable, "%v", err)
 	}
-	ev, err := prov.Lookup(ctx, op.DownstreamKey)
+	ev, err := provider.LookupFor(ctx, prov, provider.Query{DownstreamKey: op.DownstreamKey, Ref: op.ProviderRef})
 	if err != nil {
 		return op, ev, model.Wrap(model.CodeUnavailable, err, "provider %s lookup failed: %v", op.Provider, err)
 	}
