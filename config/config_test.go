@@ -201,3 +201,24 @@ func TestAuthoritativeLookupIsDeclared(t *testing.T) {
 		})
 	}
 }
+
+// A lookup URL may name {downstream_key} and {provider_ref}; any other
+// name is refused at the lookup's url line.
+func TestLookupURLPlaceholders(t *testing.T) {
+	for _, c := range []struct {
+		url, err string
+	}{
+		{"http://127.0.0.1:9/d/{downstream_key}", ""},
+		{"http://127.0.0.1:9/charges/{provider_ref}", ""},
+		{"http://127.0.0.1:9/{downstream_key}/charges/{provider_ref}", ""},
+		{"http://127.0.0.1:9/charges/{id}", "t.toml:7: provider mail: lookup: url: {id}: a lookup URL knows only {downstream_key} and {provider_ref}"},
+	} {
+		cfg, err := config.Parse("t.toml", []byte(httpProvider("[providers.lookup]\nurl = \""+c.url+"\"\n")), noEnv)
+		switch {
+		case c.err == "" && (err != nil || cfg.Providers[0].HTTP.Config.Lookup.URL != c.url):
+			t.Errorf("%s: %v", c.url, err)
+		case c.err != "" && (err == nil || err.Error() != c.err):
+			t.Errorf("%s: %v; want %s", c.url, err, c.err)
+		}
+	}
+}

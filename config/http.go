@@ -105,7 +105,11 @@ func parseHTTP(ps providerSpec, at func(...string) func(string, ...any) error, l
 		}
 	}
 	if _, err := httpapi.New(c); err != nil {
-		return nil, at("dispatch")("provider %s: %v", ps.Name, err)
+		where := at("dispatch")
+		if strings.HasPrefix(err.Error(), "lookup:") {
+			where = at("lookup", "url")
+		}
+		return nil, where("provider %s: %v", ps.Name, err)
 	}
 	return &HTTP{Config: c}, nil
 }

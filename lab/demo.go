@@ -211,6 +211,11 @@ func BuildDemo(ctx context.Context, path, providerDB string, r *Runner, progress
 	}
 	defer sb.Close()
 	sb.SetClock(clock.Now)
+	// The file is this ledger's provider file: its lookups are evidence
+	// about the demo's operations (sandbox.Tie).
+	if err := sb.Tie(ctx, st, "sandbox", "sandbox-idem"); err != nil {
+		return nil, model.Wrap(model.CodeInvalid, err, "demo: sandbox provider %s: %v", providerDB, err)
+	}
 	b := &builder{
 		ctx: ctx, st: st, sb: sb, svc: reconcile.New(st, config.Default().Tools, sb.Providers()),
 		spawn: spawner{r: r, ctx: ctx, ledger: path, providerDB: providerDB, clock: clock.Now},

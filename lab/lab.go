@@ -187,6 +187,12 @@ func (r *Runner) RunIn(ctx context.Context, ledgerPath, tenant, scenarioID strin
 		return Row{}, model.Wrap(model.CodeUnavailable, err, "lab: cannot open sandbox provider %s: %v", pdb, err)
 	}
 	defer sb.Close()
+	// The file is this ledger's provider file (sandbox.Tie): the server
+	// started over it below takes the scenario's deliveries, and an
+	// operator's lookups on the ledger afterwards trust it.
+	if err := sb.Tie(ctx, st, "sandbox", "sandbox-idem"); err != nil {
+		return Row{}, model.Wrap(model.CodeInvalid, err, "lab: sandbox provider %s: %v", pdb, err)
+	}
 	if progress == nil {
 		progress = func(Step) {}
 	}

@@ -72,6 +72,30 @@ type Provider interface {
 	Lookup(ctx context.Context, downstreamKey string) (Evidence, error)
 }
 
+// Query is what a lookup may know of an operation.
+type Query struct {
+	DownstreamKey string
+	// Ref is the provider's reference an earlier attempt recorded (a late
+	// result, a stored failure), "" if none.
+	Ref string
+}
+
+// QueryLooker is an optional interface of a Provider whose lookup can use
+// more than the downstream key: the HTTP provider, whose status URL may
+// name the provider's reference ({provider_ref}).
+type QueryLooker interface {
+	LookupQuery(ctx context.Context, q Query) (Evidence, error)
+}
+
+// LookupFor asks p what happened to an operation: with everything q
+// knows when p can use it (QueryLooker), else by the downstream key.
+func LookupFor(ctx context.Context, p Provider, q Query) (Evidence, error) {
+	if ql, ok := p.(QueryLooker); ok {
+		return ql.LookupQuery(ctx, q)
+	}
+	return p.Lookup(ctx, q.DownstreamKey)
+}
+
 // ErrAmbiguous marks a dispatch whose outcome nobody knows.
 var ErrAmbiguous = errors.New("outcome unknown")
 

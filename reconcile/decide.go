@@ -145,8 +145,12 @@ func decideTx(tx store.Tx, d Decision, action model.Action, apply applyFunc) (*m
 			return nil, err
 		}
 		if ev := EvidenceOf(f); Against(action, ev) {
-			return op, model.Errorf(model.CodeIllegal, "cannot %s %s/%s: %s, recorded %s by %s — deciding against it needs the explicit second confirmation (ops resolve --check --against-finding, or the console); nothing was written",
-				action.Verb(), d.Tenant, d.Key, textsafe.Visible(clipEvidence(FindingText(ev))), f.At.UTC().Format(time.RFC3339), textsafe.Visible(f.By))
+			how, risk := "ops resolve --check --against-finding, or the console", ""
+			if action == model.ActionAuthorizeKey {
+				how, risk = "ops supersede --against-finding, or the console", " (a new key would make the effect a second time)"
+			}
+			return op, model.Errorf(model.CodeIllegal, "cannot %s %s/%s: %s, recorded %s by %s%s — deciding against it needs the explicit second confirmation (%s); nothing was written",
+				action.Verb(), d.Tenant, d.Key, textsafe.Visible(clipEvidence(FindingText(ev))), f.At.UTC().Format(time.RFC3339), textsafe.Visible(f.By), risk, how)
 		}
 	}
 	from, ver := op.State, op.Version
@@ -312,7 +316,7 @@ func (s *Service) Check(ctx context.Context, tenant, key string) (*model.Operati
 	if err != nil {
 		return op, provider.Evidence{}, model.Errorf(model.CodeUnavailable, "%v", err)
 	}
-	ev, err := prov.Lookup(ctx, op.DownstreamKey)
+	ev, err := provider.LookupFor(ctx, prov, provider.Query{DownstreamKey: op.DownstreamKey, Ref: op.ProviderRef})
 	if err != nil {
 		return op, ev, model.Wrap(model.CodeUnavailable, err, "provider %s lookup failed: %v", op.Provider, err)
 	}

@@ -148,7 +148,7 @@ func (s *Service) lookup(ctx context.Context, op *model.Operation) (provider.Evi
 	}
 	lctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	ev, err := prov.Lookup(lctx, op.DownstreamKey)
+	ev, err := provider.LookupFor(lctx, prov, provider.Query{DownstreamKey: op.DownstreamKey, Ref: op.ProviderRef})
 	if err != nil && errors.Is(lctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
 		err = fmt.Errorf("no answer within %v: %w", timeout, err)
 	}

@@ -34,14 +34,16 @@ type Problem struct {
 
 // Against reports whether deciding action contradicts what a provider
 // check found: "not applied" when it found the effect, "applied" when it
-// found nothing. A check that could not be made is no finding at all
-// (nil): "cannot tell" is never evidence, either way.
+// found nothing, and a new key when it found the effect — the new key's
+// first call would make the effect a second time. A check that could not
+// be made is no finding at all (nil): "cannot tell" is never evidence,
+// either way.
 func Against(action model.Action, f *provider.Evidence) bool {
 	if f == nil {
 		return false
 	}
 	switch action {
-	case model.ActionMarkNotApplied:
+	case model.ActionMarkNotApplied, model.ActionAuthorizeKey:
 		return f.Found
 	case model.ActionMarkApplied:
 		return !f.Found

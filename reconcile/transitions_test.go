@@ -392,6 +392,9 @@ func TestDecisionRuleNeedsEvidenceAndConfirmsAgainstTheFinding(t *testing.T) {
 		{"not applied against a delivery, no evidence", model.ActionMarkNotApplied, reconcile.Decision{Reason: "r", Finding: found}, []reconcile.Field{reconcile.FieldEvidence, reconcile.FieldFinding}},
 		{"not applied against a delivery, confirmed", model.ActionMarkNotApplied, reconcile.Decision{Reason: "r", Evidence: "customer says no", Finding: found, Override: true}, nil},
 		{"no reason", model.ActionAuthorizeKey, reconcile.Decision{}, []reconcile.Field{reconcile.FieldReason}},
+		{"new key on an empty lookup", model.ActionAuthorizeKey, reconcile.Decision{Reason: "r", Finding: nothing}, nil},
+		{"new key against a delivery", model.ActionAuthorizeKey, reconcile.Decision{Reason: "r", Finding: found}, []reconcile.Field{reconcile.FieldFinding}},
+		{"new key against a delivery, confirmed", model.ActionAuthorizeKey, reconcile.Decision{Reason: "r", Finding: found, Override: true}, nil},
 	}
 	for _, c := range cases {
 		c.d.Tenant, c.d.Key, c.d.Operator = "acme", "k", "oncall"

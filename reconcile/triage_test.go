@@ -382,3 +382,33 @@ func TestADecisionAgainstTheRecordedFindingNeedsTheSecondConfirmation(t *testing
 		t.Errorf("with the second confirmation: %v", err)
 	}
 }
+
+// Authorizing a new key for an operation whose latest recorded finding is
+// "has it" makes the effect a second time (the new key's first call sends
+// it again): it is a decision against the finding, refused without the
+// second confirmation on every path, one key or many.
+func TestANewKeyAgainstAHasItFindingNeedsTheSecondConfirmation(t *testing.T) {
+	l := newLedger(t)
+	unknownWithDelivery(t, l, "one")
+	unknownWithDelivery(t, l, "many")
+	triage(t, l.svc, reconcile.TriageOptions{})
+	ctx := context.Background()
+	d := reconcile.Decision{Tenant: "acme", Key: "one", Operator: "oncall", Reason: "send it again"}
+	if _, _, err := l.svc.AuthorizeNewKey(ctx, d); !model.IsCode(err, model.CodeIllegal) ||
+		!strings.Contains(err.Error(), "found the effect") || !strings.Contains(err.Error(), "--against-finding") {
+		t.Errorf("one key against a has-it finding: %v; want refused, naming the finding and the confirmation", err)
+	}
+	out, err := l.svc.DecideMany(ctx, model.ActionAuthorizeKey, d, []reconcile.Target{reconcile.TargetOf(*l.op("acme", "many"))})
+	if err != nil || len(out) != 1 || out[0].Verdict != reconcile.VerdictIllegal {
+		t.Errorf("many against a has-it finding: %+v %v; want refused as illegal", out, err)
+	}
+	for _, k := range []string{"one", "many"} {
+		if op := l.op("acme", k); op.State != model.StateUnknown {
+			t.Errorf("%s is %s after refused decisions; want unknown", k, op.State)
+		}
+	}
+	d.Override = true
+	if old, n, err := l.svc.AuthorizeNewKey(ctx, d); err != nil || old.State != model.StateSuperseded || n.State != model.StateAuthorized {
+		t.Errorf("with the second confirmation: %v", err)
+	}
+}

@@ -63,6 +63,12 @@ type Reader interface {
 	// names one of providers: a ledger that has sent to a provider has
 	// history that provider's store must hold.
 	SentTo(ctx context.Context, providers ...string) (bool, error)
+	// LedgerID is the ledger's identity: a random id made once, with the
+	// ledger (or by the migration that gave an older ledger one), never
+	// changed, kept by a copy. A provider's store records the ids of the
+	// ledgers it served, so a provider file that never served this one is
+	// not taken for this ledger's (its "has nothing" proves nothing).
+	LedgerID(ctx context.Context) (string, error)
 	// Get reads one operation of a tenant; another tenant's key is not
 	// found, exactly as a key that never existed.
 	Get(ctx context.Context, tenant, key string) (*model.Operation, error)

@@ -461,8 +461,11 @@ func (a actionModel) view(e env, w, h int) string {
 
 // againstRisk says what a decision against the finding risks.
 func againstRisk(a model.Action) string {
-	if a == model.ActionMarkNotApplied {
+	switch a {
+	case model.ActionMarkNotApplied:
 		return "If the provider is right, the next call sends it a second time."
+	case model.ActionAuthorizeKey:
+		return "If the provider is right, the effect happened: the new key's first call makes it a second time."
 	}
 	return "If the provider is right, nothing was sent and retries will replay a receipt for an effect that never happened."
 }

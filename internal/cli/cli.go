@@ -181,6 +181,10 @@ type ledger struct {
 	Where string
 	// sandboxNames are the config's sandbox providers (they share one file).
 	sandboxNames []string
+	// sandboxServes: the open sandbox file is tied to this ledger
+	// (sandbox.Tie): its lookups are evidence about this ledger's
+	// operations.
+	sandboxServes bool
 }
 
 func (l *ledger) Close() {
@@ -360,6 +364,23 @@ func (l *ledger) buildProvider(ctx context.Context, p config.Provider, providerD
 				return nil, model.Wrap(model.CodeUnavailable, err, "cannot open sandbox provider %s: %v", providerDB, err)
 			}
 			l.Sandbox = sb
+			if err := l.tieSandbox(ctx, providerDB, use); err != nil {
+				return nil, err
+			}
+		}
+		if use == lookupOnly && !l.sandboxServes {
+			// A file that never served this ledger (another ledger's, an
+			// empty one made elsewhere) holds none of its deliveries: its
+			// "has nothing" would read as evidence that nothing was sent.
+			sent, err := l.Store.SentTo(ctx, p.Name)
+			if err != nil {
+				return nil, err
+			}
+			if sent {
+				id, _ := l.Store.LedgerID(ctx)
+				return provider.Unreachable(p.Name, p.HonoursKeys, fmt.Sprintf(
+					"the sandbox provider's file %s has never served this ledger (id %s), which has operations sent to %s: it is another ledger's file or a new one; pass --provider-db with the file the calls used", providerDB, id, p.Name)), nil
+			}
 		}
 		return l.Sandbox.Provider(p.Name, p.HonoursKeys), nil
 	case config.KindHTTP:
@@ -372,6 +393,32 @@ func (l *ledger) buildProvider(ctx context.Context, p config.Provider, providerD
 		return hp, nil
 	}
 	return nil, model.Errorf(model.CodeInvalid, "provider %s: kind %q cannot be built", p.Name, p.Kind)
+}
+
+// tieSandbox ties the open sandbox file to this ledger before a command
+// that dispatches sends anything through it (sandbox.Tie: refused when
+// the file never served this ledger and the ledger has already sent to a
+// sandbox), and, for one that only asks, notes whether the file serves
+// this ledger.
+func (l *ledger) tieSandbox(ctx context.Context, providerDB string, use providerUse) error {
+	if use != dispatching {
+		id, err := l.Store.LedgerID(ctx)
+		if err != nil {
+			return err
+		}
+		l.sandboxServes, err = l.Sandbox.Serves(ctx, id)
+		return err
+	}
+	err := l.Sandbox.Tie(ctx, l.Store, l.sandboxNames...)
+	if errors.Is(err, sandbox.ErrNotThisLedgers) {
+		return model.Errorf(model.CodeInvalid,
+			"the sandbox provider's file %s: %v: pass --provider-db with the file the calls used (nothing was sent: its \"has nothing\" would prove nothing about them)", providerDB, err)
+	}
+	if err != nil {
+		return model.Wrap(model.CodeUnavailable, err, "cannot tie sandbox provider %s to this ledger: %v", providerDB, err)
+	}
+	l.sandboxServes = true
+	return nil
 }
 
 // refuseNewSandboxWithHistory refuses to create a sandbox provider's file

@@ -84,7 +84,7 @@ func commandHelp() []help {
 				"2  refused: bad flags or input, an illegal or stale decision, a decision against the provider's finding without --against-finding, or (several operations) not every one was written — see the RESULT column",
 			}},
 		{name: "ops supersede", summary: "authorize a new key in place of an operation that must be sent again deliberately",
-			synopsis: "retrysafe ops supersede --tenant T --key K --reason TEXT [--new-key K2] [--operator NAME] [--expect-version N]",
+			synopsis: "retrysafe ops supersede --tenant T --key K --reason TEXT [--new-key K2] [--against-finding] [--operator NAME] [--expect-version N]",
 			examples: []string{`retrysafe ops supersede --tenant acme --key op-43 --reason "customer asked for a resend"`},
 			exits:    exitsCommon},
 		{name: "ops check", summary: "ask the provider what it holds under an operation's downstream key, and record the finding (it changes no state)",

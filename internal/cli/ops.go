@@ -24,7 +24,7 @@ const opsUsage = `Usage:
                           [--check [--provider-db F] [--against-finding]]
   retrysafe ops resolve   --tenant T --key K1[@V] --key K2[@V] ... | --state S [--tenant T] [--tool X] [--search TEXT] [--finding F]
                           --as ... --reason ... [--evidence ...] --dry-run | --yes [--json]
-  retrysafe ops supersede --tenant T --key K --reason TEXT [--new-key K2] [--operator NAME] [--expect-version N]
+  retrysafe ops supersede --tenant T --key K --reason TEXT [--new-key K2] [--against-finding] [--operator NAME] [--expect-version N]
   retrysafe ops check     --tenant T --key K [--provider-db FILE] [--operator NAME] [--read-only] [--json]
   retrysafe ops decisions [--tenant T] [--operator NAME] [--action applied|not-applied|new-key] [--limit N] [--json]
 Every command takes --db FILE (default $RETRYSAFE_DB or ./retrysafe.db).
@@ -845,6 +845,7 @@ func opsSupersede(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	var f decisionFlags
 	f.register(fs)
 	newKey := fs.String("new-key", "", "the new key (default: derived from the old one)")
+	against := fs.Bool("against-finding", false, "authorize it even though the latest recorded provider finding says the provider has the effect (the second confirmation: the new key makes it again)")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
@@ -853,6 +854,7 @@ func opsSupersede(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	d := f.decision()
 	d.NewKey = *newKey
+	d.Override = *against
 	if err := d.Validate(model.ActionAuthorizeKey); err != nil {
 		return fail(stderr, err)
 	}

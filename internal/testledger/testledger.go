@@ -6,6 +6,7 @@
 package testledger
 
 import (
+	"context"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -126,6 +127,12 @@ func (l *Ledger) Open() {
 			l.t.Fatal(err)
 		}
 		l.Sandbox = sb
+		// Tied to the ledger, as the CLI ties the file it dispatches
+		// through: the CLI's lookups on this ledger then trust the file.
+		if err := sb.Tie(context.Background(), st, "sandbox", "sandbox-idem"); err != nil {
+			l.Close()
+			l.t.Fatal(err)
+		}
 		providers = sb.Providers()
 	}
 	l.Svc = reconcile.New(st, config.Default().Tools, providers)

@@ -199,8 +199,8 @@ func checkEndpoint(e *Endpoint, method string, dispatch bool) error {
 	}
 	probe := e.URL
 	for _, n := range names {
-		if !dispatch && n != "downstream_key" {
-			return fmt.Errorf("url: {%s}: a lookup URL knows only {downstream_key}", n)
+		if !dispatch && n != "downstream_key" && n != "provider_ref" {
+			return fmt.Errorf("url: {%s}: a lookup URL knows only {downstream_key} and {provider_ref}", n)
 		}
 		probe = strings.ReplaceAll(probe, "{"+n+"}", "x")
 	}
@@ -250,6 +250,10 @@ func templateNames(tmpl string) ([]string, error) {
 	}
 }
 
+// The reconcile rules ask through provider.LookupFor, which gives an HTTP
+// provider the operation's recorded reference too.
+var _ provider.QueryLooker = (*Provider)(nil)
+
 // Name is the provider's name.
 func (p *Provider) Name() string { return p.c.Name }
 
@@ -266,8 +270,9 @@ func (p *Provider) Classify(status int) Class {
 	return DefaultClass(status)
 }
 
-// expand fills a URL template.
-func expand(tmpl, downstreamKey string, args map[string]any) (string, error) {
+// expand fills a URL template: {downstream_key}, a lookup's
+// {provider_ref} (ref; only lookups pass one), or an argument.
+func expand(tmpl, downstreamKey, ref string, args map[string]any) (string, error) {
 	names, err := templateNames(tmpl)
 	if err != nil {
 		return "", err
@@ -278,6 +283,8 @@ func expand(tmpl, downstreamKey string, args map[string]any) (string, error) {
 		switch {
 		case n == "downstream_key":
 			v = downstreamKey
+		case n == "provider_ref" && args == nil:
+			v = ref
 		default:
 			a, ok := args[n]
 			if !ok {
@@ -381,7 +388,10 @@ func (p *Provider) Dispatch(ctx context.Context, req provider.Request) (provider
 	if err := dec.Decode(&args); err != nil {
 		return provider.Response{Status: provider.Rejected, Detail: "arguments are not a JSON object: " + err.Error()}, nil
 	}
-	target, err := expand(p.c.Dispatch.URL, req.DownstreamKey, args)
+	if args == nil {
+		args = map[string]any{} // JSON null: no arguments, never a lookup's {provider_ref}
+	}
+	target, err := expand(p.c.Dispatch.URL, req.DownstreamKey, "", args)
 	if err != nil {
 		// Nothing was sent, and the same arguments can never be sent:
 		// a final failure.
@@ -417,15 +427,48 @@ func (p *Provider) Dispatch(ctx context.Context, req provider.Request) (provider
 
 // Lookup asks the API what it holds under a downstream key: 2xx found,
 // 404 not found, anything else (or no lookup configured) cannot tell — an
-// error, never evidence.
+// error, never evidence. A lookup URL that needs {provider_ref} cannot
+// tell from a downstream key alone: see LookupQuery.
 func (p *Provider) Lookup(ctx context.Context, downstreamKey string) (provider.Evidence, error) {
+	return p.LookupQuery(ctx, provider.Query{DownstreamKey: downstreamKey})
+}
+
+// NeedsRef reports whether the lookup URL names {provider_ref}: such a
+// lookup can ask only about an operation with a recorded reference.
+func (p *Provider) NeedsRef() bool {
+	if p.c.Lookup == nil {
+		return false
+	}
+	names, _ := templateNames(p.c.Lookup.URL)
+	for _, n := range names {
+		if n == "provider_ref" {
+			return true
+		}
+	}
+	return false
+}
+
+// LookupQuery is Lookup with the operation's recorded reference, for a
+// lookup URL that names {provider_ref} (the API's status path by its own
+// id). Without a recorded reference such a lookup cannot tell: nothing was
+// asked, and that is no evidence either way.
+func (p *Provider) LookupQuery(ctx context.Context, q provider.Query) (provider.Evidence, error) {
+	downstreamKey := q.DownstreamKey
 	ev := provider.Evidence{Provider: p.c.Name, DownstreamKey: downstreamKey}
 	if p.c.Lookup == nil {
 		return ev, fmt.Errorf("cannot tell: provider %s has no lookup configured", p.c.Name)
 	}
-	target, err := expand(p.c.Lookup.URL, downstreamKey, nil)
+	byRef := p.NeedsRef()
+	if byRef && q.Ref == "" {
+		return ev, fmt.Errorf("cannot tell: provider %s is looked up by {provider_ref}, and no reference is recorded for this operation (nothing was asked)", p.c.Name)
+	}
+	target, err := expand(p.c.Lookup.URL, downstreamKey, q.Ref, nil)
 	if err != nil {
 		return ev, fmt.Errorf("cannot tell: %v", err)
+	}
+	under := downstreamKey
+	if byRef {
+		under = "reference " + q.Ref
 	}
 	x, err := p.do(ctx, p.c.Lookup, target, nil, "")
 	if err != nil {
@@ -434,14 +477,17 @@ func (p *Provider) Lookup(ctx context.Context, downstreamKey string) (provider.E
 	switch {
 	case x.status >= 200 && x.status <= 299:
 		ref, why := pointer(x, p.c.Lookup.RefPointer)
+		if ref == "" && byRef {
+			ref, why = q.Ref, "" // the record asked for by its reference
+		}
 		ev.Found, ev.Effects, ev.Ref, ev.Status = true, 1, ref, "found"
-		ev.Detail = fmt.Sprintf("%s holds %s under %s (HTTP %d)", p.c.Name, orDash(ref), downstreamKey, x.status)
+		ev.Detail = fmt.Sprintf("%s holds %s under %s (HTTP %d)", p.c.Name, orDash(ref), under, x.status)
 		if why != "" {
 			ev.Detail += " (" + why + ")"
 		}
 		return ev, nil
 	case x.status == http.StatusNotFound:
-		ev.Detail = fmt.Sprintf("%s holds nothing under %s (HTTP 404)", p.c.Name, downstreamKey)
+		ev.Detail = fmt.Sprintf("%s holds nothing under %s (HTTP 404)", p.c.Name, under)
 		return ev, nil
 	}
 	return ev, fmt.Errorf("cannot tell: %s answered the lookup with HTTP %d", p.c.Name, x.status)

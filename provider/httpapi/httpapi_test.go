@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -228,11 +229,89 @@ func TestConfigRefusesBadTemplates(t *testing.T) {
 		{Name: "x", Dispatch: httpapi.Endpoint{URL: "http://h/x", Method: "TRACE"}},
 		{Name: "x", Dispatch: httpapi.Endpoint{URL: "http://h/x", RefPointer: "id"}},
 		{Name: "x", Dispatch: httpapi.Endpoint{URL: "http://h/x"}, Lookup: &httpapi.Endpoint{URL: "http://h/{to}"}},
+		{Name: "x", Dispatch: httpapi.Endpoint{URL: "http://h/x"}, Lookup: &httpapi.Endpoint{URL: "http://h/{provider_reference}"}},
 		{Name: "x", Dispatch: httpapi.Endpoint{URL: "http://h/x"}, Classify: map[int]httpapi.Class{700: httpapi.Failed}},
 		{Name: "x", Dispatch: httpapi.Endpoint{URL: "http://h/x"}, Classify: map[int]httpapi.Class{500: "maybe"}},
 	} {
 		if _, err := httpapi.New(c); err == nil {
 			t.Errorf("accepted %+v", c)
 		}
+	}
+}
+
+// A lookup URL may name the provider's reference ({provider_ref}, the
+// API's status path by its own id) as well as the downstream key. The
+// reference is the one an earlier attempt recorded; without one the
+// lookup cannot tell, and nothing is asked.
+func TestLookupByProviderReference(t *testing.T) {
+	var asked []string
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		asked = append(asked, r.URL.EscapedPath())
+		mu.Unlock()
+		switch r.URL.EscapedPath() {
+		case "/v1/rs-1/charges/ch_1", "/v1/rs-9/charges/ch%2F9":
+			io.WriteString(w, `{"status":"succeeded"}`)
+		case "/v1/rs-2/charges/ch_2":
+			w.WriteHeader(404)
+		default:
+			w.WriteHeader(500)
+		}
+	}))
+	defer srv.Close()
+	p, err := httpapi.New(httpapi.Config{Name: "pay",
+		Dispatch: httpapi.Endpoint{URL: srv.URL + "/v1/charges"},
+		Lookup:   &httpapi.Endpoint{URL: srv.URL + "/v1/{downstream_key}/charges/{provider_ref}"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.NeedsRef() {
+		t.Error("NeedsRef = false for a lookup URL with {provider_ref}")
+	}
+	ctx := context.Background()
+	cases := []struct {
+		name  string
+		q     provider.Query
+		found bool
+		ref   string
+		tell  string // "" conclusive, else what the cannot-tell error says
+		path  string // the request made, "" none
+	}{
+		{"found by its reference", provider.Query{DownstreamKey: "rs-1", Ref: "ch_1"}, true, "ch_1", "", "/v1/rs-1/charges/ch_1"},
+		{"not found by its reference", provider.Query{DownstreamKey: "rs-2", Ref: "ch_2"}, false, "", "", "/v1/rs-2/charges/ch_2"},
+		{"a reference is path-escaped", provider.Query{DownstreamKey: "rs-9", Ref: "ch/9"}, true, "ch/9", "", "/v1/rs-9/charges/ch%2F9"},
+		{"the API cannot answer", provider.Query{DownstreamKey: "rs-3", Ref: "ch_3"}, false, "", "HTTP 500", "/v1/rs-3/charges/ch_3"},
+		{"no reference recorded", provider.Query{DownstreamKey: "rs-1"}, false, "", "no reference is recorded", ""},
+	}
+	for _, c := range cases {
+		mu.Lock()
+		asked = nil
+		mu.Unlock()
+		ev, err := provider.LookupFor(ctx, p, c.q)
+		switch {
+		case c.tell == "" && (err != nil || ev.Found != c.found || ev.Ref != c.ref):
+			t.Errorf("%s: %+v, %v; want found %v, ref %q", c.name, ev, err, c.found, c.ref)
+		case c.tell != "" && (err == nil || ev.Found || !strings.Contains(err.Error(), "cannot tell") || !strings.Contains(err.Error(), c.tell)):
+			t.Errorf("%s: %+v, %v; want cannot tell: %s", c.name, ev, err, c.tell)
+		}
+		mu.Lock()
+		if got := strings.Join(asked, ","); got != c.path {
+			t.Errorf("%s: asked %q; want %q", c.name, got, c.path)
+		}
+		mu.Unlock()
+	}
+	// By downstream key alone (Lookup), a lookup by reference cannot tell.
+	if ev, err := p.Lookup(ctx, "rs-1"); err == nil || ev.Found || !strings.Contains(err.Error(), "no reference is recorded") {
+		t.Errorf("Lookup by key alone: %+v, %v; want cannot tell", ev, err)
+	}
+	// A lookup by downstream key ignores a recorded reference.
+	byKey, err := httpapi.New(httpapi.Config{Name: "mail", Dispatch: httpapi.Endpoint{URL: srv.URL + "/v1/charges"},
+		Lookup: &httpapi.Endpoint{URL: srv.URL + "/v1/{downstream_key}/charges/ch_1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev, err := provider.LookupFor(ctx, byKey, provider.Query{DownstreamKey: "rs-1", Ref: "other"}); err != nil || !ev.Found || byKey.NeedsRef() {
+		t.Errorf("by key with a reference recorded: %+v, %v", ev, err)
 	}
 }

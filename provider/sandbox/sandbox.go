@@ -12,6 +12,7 @@ import (
 	"github.com/retrysafe/retrysafe/provider"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -65,6 +66,14 @@ func Open(path string) (*Sandbox, error) {
 		db.Close()
 		return nil, fmt.Errorf("sandbox provider %s: %w", path, err)
 	}
+	// The ledgers this file serves, by their ids (store.Reader.LedgerID):
+	// see Tie.
+	if _, err := db.Exec(`CREATE TABLE IF NOT EXISTS ledgers (
+		ledger_id TEXT PRIMARY KEY,
+		since INTEGER NOT NULL)`); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sandbox provider %s: %w", path, err)
+	}
 	return &Sandbox{db: db, path: path}, nil
 }
 
@@ -112,6 +121,56 @@ func (s *Sandbox) Deliveries(ctx context.Context, downstreamKey string) (int, er
 		err = s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM deliveries WHERE downstream_key = ?`, downstreamKey).Scan(&n)
 	}
 	return n, err
+}
+
+// ErrNotThisLedgers is Tie's refusal: the file has never served the
+// ledger, and the ledger has already sent operations to a sandbox — through
+// another file.
+var ErrNotThisLedgers = errors.New("this sandbox file has never served this ledger")
+
+// Serves reports whether this file was tied to the ledger ledgerID (Tie):
+// whether it is that ledger's provider file. One that is not — another
+// ledger's file, or an empty one made elsewhere — holds none of the
+// ledger's deliveries, so its "has nothing" proves nothing about them.
+func (s *Sandbox) Serves(ctx context.Context, ledgerID string) (bool, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM ledgers WHERE ledger_id = ?`, ledgerID).Scan(&n)
+	return n > 0, err
+}
+
+// Ledger is what Tie asks of the ledger it ties a file to (a
+// store.Reader answers both).
+type Ledger interface {
+	LedgerID(ctx context.Context) (string, error)
+	SentTo(ctx context.Context, providers ...string) (bool, error)
+}
+
+// Tie ties this file to ledger l before anything of l's is sent to it:
+// from then on the file is l's provider file (Serves), and its lookups are
+// evidence about l's operations. A file already tied to l is left as it
+// is (one read, no write). A file not tied to l is tied only if l has sent
+// nothing yet to providers (the provider names this file stands for): a
+// ledger that has sent keeps its deliveries in another file, and tying
+// this one would make its "has nothing" look like evidence about them —
+// Tie refuses then (ErrNotThisLedgers) and writes nothing. One file may
+// serve several ledgers.
+func (s *Sandbox) Tie(ctx context.Context, l Ledger, providers ...string) error {
+	id, err := l.LedgerID(ctx)
+	if err != nil {
+		return err
+	}
+	if ok, err := s.Serves(ctx, id); err != nil || ok {
+		return err
+	}
+	sent, err := l.SentTo(ctx, providers...)
+	if err != nil {
+		return err
+	}
+	if sent {
+		return fmt.Errorf("%w (ledger id %s), and the ledger has operations sent to %s", ErrNotThisLedgers, id, strings.Join(providers, " or "))
+	}
+	_, err = s.db.ExecContext(ctx, `INSERT OR IGNORE INTO ledgers (ledger_id, since) VALUES (?, ?)`, id, s.clock().UnixMilli())
+	return err
 }
 
 type sandboxProvider struct {

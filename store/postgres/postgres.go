@@ -53,6 +53,10 @@ type Store struct {
 	stopNotify chan struct{}
 	notifyDone chan struct{}
 	closeOnce  sync.Once
+
+	// LedgerID's cache: the ledger's identity never changes once made.
+	lidMu sync.Mutex
+	lid   string
 }
 
 // IsURL reports whether where names a PostgreSQL ledger rather than a file.

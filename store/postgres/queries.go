@@ -494,3 +494,19 @@ func tableRows(ctx context.Context, tx pgx.Tx, q string) ([]string, error) {
 	}
 	return out, rows.Err()
 }
+
+// LedgerID is the ledger's identity (migration 6's random id), read once
+// and kept.
+func (s *Store) LedgerID(ctx context.Context) (string, error) {
+	s.lidMu.Lock()
+	defer s.lidMu.Unlock()
+	if s.lid != "" {
+		return s.lid, nil
+	}
+	var id string
+	if err := s.pool.QueryRow(ctx, `SELECT ledger_id FROM ledger_meta`).Scan(&id); err != nil {
+		return "", s.translate(err, "read the ledger's id")
+	}
+	s.lid = id
+	return id, nil
+}

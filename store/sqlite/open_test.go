@@ -243,10 +243,14 @@ func TestOpenMarksALedgerMadeBeforeTheApplicationID(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	plainExec(t, path, "PRAGMA application_id = 0", fmt.Sprintf("PRAGMA user_version = %d", legacyVersions))
+	// (A ledger of that version had no ledger_meta either: migration 7.)
+	plainExec(t, path, "PRAGMA application_id = 0", fmt.Sprintf("PRAGMA user_version = %d", legacyVersions), "DROP TABLE ledger_meta")
 	s, err = Open(path, store.Options{})
 	if err != nil {
 		t.Fatalf("an old ledger is refused: %v", err)
+	}
+	if id, err := s.LedgerID(context.Background()); err != nil || len(id) != 32 {
+		t.Errorf("an old ledger, migrated: LedgerID = %q, %v; want a new id", id, err)
 	}
 	s.Close()
 	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")

@@ -72,6 +72,7 @@ type Store struct {
 	// opc is the writer's cache of operations read in relaxed batches
 	// (see opCache); only the writer, holding wsem, touches it.
 	opc opCache
+	lid ledgerID // LedgerID's cache
 }
 
 // ObserveBatches makes fn hear the number of callers every group commit

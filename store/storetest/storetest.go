@@ -86,6 +86,7 @@ func Run(t *testing.T, d Driver) {
 		{"CompactExpiredRefusesANonPositiveTombstoneWindow", testCompactRefusesNonPositiveWindow},
 		{"FindingsAreLatestLookupsStaleAfterAnotherAttemptAndFilterable", testFindings},
 		{"SentToFindsOperationsOfAnyTenantSentToAProvider", testSentTo},
+		{"LedgerIDIsMadeOnceKeptAndDiffersBetweenLedgers", testLedgerID},
 		{"LocalEffectsCommitWithTheirOperationAndRollBackWithIt", testLocalEffects},
 		{"ListPagesInEverySortOrderBothWays", testListSortPaging},
 		{"ListFiltersByProviderAndAge", testListProviderAndAge},

@@ -1034,3 +1034,30 @@ func testSentTo(t *testing.T, h *harness) {
 		}
 	}
 }
+
+// LedgerID is the ledger's identity, made once: every handle on the
+// ledger — another pool, a read-only one, one opened after the ledger was
+// written to — reads the same id, and another ledger has another. A
+// provider file that records the ids it served tells its own ledger from
+// any other by it.
+func testLedgerID(t *testing.T, h *harness) {
+	ctx := ctxT(t)
+	id, err := h.L.LedgerID(ctx)
+	if err != nil {
+		t.Fatalf("LedgerID: %v", err)
+	}
+	if len(id) != 32 || strings.Trim(id, "0123456789abcdef") != "" {
+		t.Fatalf("LedgerID = %q; want 32 lowercase hex digits", id)
+	}
+	h.tx(t, func(tx store.Tx) error { return tx.InsertOperation(newOp("acme", "k", model.StateApplied)) })
+	for _, o := range []store.Options{{}, {ReadOnly: true}} {
+		if got, err := h.open(t, o).LedgerID(ctx); err != nil || got != id {
+			t.Errorf("another handle (read-only %v): LedgerID = %q, %v; want %q", o.ReadOnly, got, err, id)
+		}
+	}
+	other := &harness{d: h.d, loc: h.d.NewLocation(t), now: h.now}
+	oid, err := other.open(t, store.Options{Create: true}).LedgerID(ctx)
+	if err != nil || oid == id || len(oid) != 32 {
+		t.Errorf("another ledger: LedgerID = %q, %v; want 32 hex digits other than %q", oid, err, id)
+	}
+}

@@ -1,0 +1,151 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/retrysafe/retrysafe/provider/sandbox"
+)
+
+// copyFile copies a closed SQLite file (ledger or provider file) as a
+// person would: the bytes, nothing else.
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	data, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A provider file that never served this ledger — another ledger's, or an
+// empty one made elsewhere — holds none of its deliveries: its lookup
+// "holds no delivery" (or a delivery of the other ledger's under the same
+// downstream key) is no evidence about this ledger's operations. Every
+// such lookup cannot tell; a copy of the ledger keeps its identity and
+// still trusts its own file; a dispatching command refuses the wrong file
+// and ties nothing to it.
+func TestAProviderFileThatNeverServedTheLedgerCannotTell(t *testing.T) {
+	a := newLedgerFile(t)
+	if _, _, code := cli(t, callArgs(a, "acme", "k", "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
+		t.Fatalf("setup call on A: exit %d; want 5", code)
+	}
+	// Ledger B sent other operations (and one under the same tenant and
+	// key, so the same downstream key) to its own file.
+	b := newLedgerFile(t)
+	for _, key := range []string{"other", "k"} {
+		if _, errText, code := cli(t, callArgs(b, "acme", key, "send_notification", notifyArgs)...); code != 0 {
+			t.Fatalf("setup call on B: exit %d: %s", code, errText)
+		}
+	}
+	empty := filepath.Join(t.TempDir(), "empty.provider.db")
+	sb, err := sandbox.Open(empty)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb.Close()
+	// A copy of A with B's provider file beside it (swapped files).
+	swapped := filepath.Join(t.TempDir(), "swapped.db")
+	copyFile(t, a, swapped)
+	copyFile(t, providerPath(b), providerPath(swapped))
+	// A copy of A with A's own provider file: the same ledger.
+	copied := filepath.Join(t.TempDir(), "copied.db")
+	copyFile(t, a, copied)
+	copyFile(t, providerPath(a), providerPath(copied))
+
+	for _, c := range []struct {
+		name, ledger, providerDB string
+		want                     string // "cannot tell", or what a conclusive check prints
+		code                     int
+	}{
+		{"B's provider file", a, providerPath(b), "cannot tell", 2},
+		{"an empty provider file made elsewhere", a, empty, "cannot tell", 2},
+		{"a copy of A beside B's provider file", swapped, "", "cannot tell", 2},
+		{"A's own file", a, "", "delivered", 0},
+		{"a copy of A beside a copy of A's file", copied, "", "delivered", 0},
+	} {
+		args := []string{"ops", "check", "--db", c.ledger, "--tenant", "acme", "--key", "k"}
+		if c.providerDB != "" {
+			args = append(args, "--provider-db", c.providerDB)
+		}
+		out, errText, code := cli(t, args...)
+		if code != c.code || !strings.Contains(out+errText, c.want) || strings.Contains(out, "no delivery") {
+			t.Errorf("%s: ops check exit %d, stdout %q, stderr %q; want exit %d and %q", c.name, code, out, errText, c.code, c.want)
+		}
+		if c.code == 2 && !strings.Contains(errText, "never served this ledger") {
+			t.Errorf("%s: stderr %q does not say why", c.name, errText)
+		}
+		tri, _, _ := cli(t, append([]string{"triage", "--json", "--db", c.ledger}, args[8:]...)...)
+		if strings.Contains(tri, `"kind": "has_nothing"`) || (c.code == 2) != strings.Contains(tri, `"kind": "cannot_tell"`) {
+			t.Errorf("%s: triage %s; want cannot tell exactly when ops check cannot", c.name, tri)
+		}
+	}
+
+	// A call of A through B's file is refused: nothing is sent, and the
+	// file is not tied to A (its lookups for A still cannot tell).
+	before, err := countDeliveries(t, providerPath(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, errText, code := cli(t, callArgs(a, "acme", "k2", "send_notification", notifyArgs, "--provider-db", providerPath(b))...)
+	// (exit 1, as for a missing provider file: the call was valid, the
+	// machine is not set up to take it.)
+	if code != 1 || !strings.Contains(oneErrorLine(t, "call", errText), "never served this ledger") {
+		t.Errorf("a call through B's file: exit %d, %q; want 1 and a refusal", code, errText)
+	}
+	if after, err := countDeliveries(t, providerPath(b)); err != nil || after != before {
+		t.Errorf("B's file held %d deliveries, now %d (%v): the refused call sent something", before, after, err)
+	}
+	if _, errText, code := cli(t, "ops", "check", "--db", a, "--tenant", "acme", "--key", "k", "--provider-db", providerPath(b)); code != 2 || !strings.Contains(errText, "cannot tell") {
+		t.Errorf("after the refused call: ops check exit %d, %q; want cannot tell still", code, errText)
+	}
+	// A ledger that has sent nothing yet may use any file (one file serves
+	// several ledgers), and then trusts it.
+	c := newLedgerFile(t)
+	if _, errText, code := cli(t, callArgs(c, "acme", "c1", "send_notification", notifyArgs, "--provider-db", providerPath(b))...); code != 0 {
+		t.Fatalf("a new ledger's first call through B's file: exit %d: %s", code, errText)
+	}
+	if out, errText, code := cli(t, "ops", "check", "--db", c, "--tenant", "acme", "--key", "c1", "--provider-db", providerPath(b)); code != 0 || !strings.Contains(out, "delivered") {
+		t.Errorf("C's check in the file it tied: exit %d, %q %q", code, out, errText)
+	}
+}
+
+func countDeliveries(t *testing.T, path string) (int, error) {
+	t.Helper()
+	sb, err := sandbox.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer sb.Close()
+	return sb.Deliveries(t.Context(), "")
+}
+
+// `ops supersede` on an operation whose latest recorded finding is "has
+// it" would make the effect a second time: refused (exit 2, nothing
+// written) naming the finding, until --against-finding confirms it.
+func TestSupersedeAgainstAHasItFindingNeedsAgainstFinding(t *testing.T) {
+	db := newLedgerFile(t)
+	if _, _, code := cli(t, callArgs(db, "acme", "k", "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
+		t.Fatalf("setup call: exit %d; want 5", code)
+	}
+	if out, errText, code := cli(t, "ops", "check", "--db", db, "--tenant", "acme", "--key", "k"); code != 0 || !strings.Contains(out, "delivered") {
+		t.Fatalf("ops check: exit %d, %q %q", code, out, errText)
+	}
+	before := digest(t, db)
+	out, errText, code := cli(t, "ops", "supersede", "--db", db, "--tenant", "acme", "--key", "k", "--reason", "send it again")
+	line := oneErrorLine(t, "supersede", errText)
+	if code != 2 || out != "" || !strings.Contains(line, "found the effect (sbx_1)") || !strings.Contains(line, "--against-finding") {
+		t.Errorf("supersede against has it: exit %d, stdout %q, stderr %q; want 2 naming the finding and --against-finding", code, out, errText)
+	}
+	if after := digest(t, db); after != before {
+		t.Errorf("a refused supersede wrote to the ledger")
+	}
+	out, errText, code = cli(t, "ops", "supersede", "--db", db, "--tenant", "acme", "--key", "k", "--reason", "send it again", "--against-finding", "--new-key", "k2")
+	if code != 0 || strings.TrimSpace(out) != "k2" {
+		t.Errorf("supersede --against-finding: exit %d, %q %q; want the new key", code, out, errText)
+	}
+}

@@ -1,0 +1,35 @@
+package sqlite
+
+import (
+	"context"
+	"sync"
+)
+
+// ledgerID caches the ledger's identity: it never changes once made.
+type ledgerID struct {
+	mu sync.Mutex
+	id string
+}
+
+// LedgerID is the ledger's identity (migration 7's random id), read once
+// on the writer's connection — already open, so a command that asks costs
+// no reader connection of its own — and kept.
+func (s *Store) LedgerID(ctx context.Context) (string, error) {
+	s.lid.mu.Lock()
+	defer s.lid.mu.Unlock()
+	if s.lid.id != "" {
+		return s.lid.id, nil
+	}
+	select {
+	case s.wsem <- struct{}{}:
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+	defer func() { <-s.wsem }()
+	var id string
+	if err := s.wc.QueryRowContext(ctx, `SELECT ledger_id FROM ledger_meta`).Scan(&id); err != nil {
+		return "", s.translate(err, "read the ledger's id")
+	}
+	s.lid.id = id
+	return id, nil
+}
