@@ -379,7 +379,7 @@ func (l *ledger) buildProvider(ctx context.Context, p config.Provider, providerD
 			if sent {
 				id, _ := l.Store.LedgerID(ctx)
 				return provider.Unreachable(p.Name, p.HonoursKeys, fmt.Sprintf(
-					"the sandbox provider's file %s has never served this ledger (id %s), which has operations sent to %s: it is another ledger's file or a new one; pass --provider-db with the file the calls used", providerDB, id, p.Name)), nil
+					"the sandbox provider's file %s has never served this ledger (id %s), which has operations sent to %s: it is another ledger's file, a new one, or one made before ledgers had ids; pass --provider-db with the file the calls used", providerDB, id, p.Name)), nil
 			}
 		}
 		return l.Sandbox.Provider(p.Name, p.HonoursKeys), nil
