@@ -243,8 +243,10 @@ func TestOpenMarksALedgerMadeBeforeTheApplicationID(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	// (A ledger of that version had no ledger_meta either: migration 7.)
-	plainExec(t, path, "PRAGMA application_id = 0", fmt.Sprintf("PRAGMA user_version = %d", legacyVersions), "DROP TABLE ledger_meta")
+	// (A ledger of that version had no ledger_meta either, migration 7,
+	// nor the sort indexes, migration 8.)
+	plainExec(t, path, "PRAGMA application_id = 0", fmt.Sprintf("PRAGMA user_version = %d", legacyVersions), "DROP TABLE ledger_meta",
+		"DROP INDEX operations_tool_id", "DROP INDEX operations_provider_id")
 	s, err = Open(path, store.Options{})
 	if err != nil {
 		t.Fatalf("an old ledger is refused: %v", err)
