@@ -209,7 +209,7 @@ func (t *Tx) InsertOperation(op *model.Operation) error {
 		// id: the insert answers nothing the caller waits for and goes with
 		// the next round trip (its error, if any, with that statement's).
 		op.ID, d.newOp = d.newOp, 0
-		t.later(`INSERT INTO operations (id, tenant, op_key, tool, payload_version,
+		t.laterOp(op.ID, `INSERT INTO operations (id, tenant, op_key, tool, payload_version,
 		args, summary, fingerprint, state, version, claim_no, receipt, provider, downstream_key,
 		provider_ref, lease_owner, lease_until, contradicted, supersedes_id, superseded_by_id,
 		created_at, updated_at, expires_at)
@@ -229,6 +229,36 @@ func (t *Tx) InsertOperation(op *model.Operation) error {
 		string(op.State), op.ClaimNo, nullJSON(op.Receipt), nullStr(op.Provider), nullStr(op.DownstreamKey),
 		nullStr(op.ProviderRef), nullStr(op.LeaseOwner), nullMS(op.LeaseUntil), op.Contradicted,
 		nullID(op.SupersedesID), nullID(op.SupersededByID), ms(now), ms(now), nullMS(op.ExpiresAt)).Scan(&op.ID)
+}
+
+// receiptArg is the receipt's place among a queued operation insert's
+// arguments ($10).
+const receiptArg = 9
+
+// laterOp queues the insert of the new operation opID.
+func (t *Tx) laterOp(opID int64, sql string, args ...any) {
+	t.pending = append(t.pending, queued{sql: sql, args: args, opID: opID})
+}
+
+// holdOps takes the queued operation inserts out of the queue, for a
+// statement that may run before them; putBack returns them to its front.
+func (t *Tx) holdOps() []queued {
+	var held, rest []queued
+	for _, q := range t.pending {
+		if q.opID != 0 {
+			held = append(held, q)
+		} else {
+			rest = append(rest, q)
+		}
+	}
+	t.pending = rest
+	return held
+}
+
+func (t *Tx) putBack(held []queued) {
+	if len(held) > 0 {
+		t.pending = append(held, t.pending...)
+	}
 }
 
 // UpdateOperation writes op's mutable fields if, and only if, the row still
@@ -397,6 +427,12 @@ func (t *Tx) InsertLocalEffect(e store.LocalEffect) (json.RawMessage, error) {
 		key   string
 		rowID int64
 	)
+	// The effect tables have no foreign key to operations: a new
+	// operation's queued insert waits for its receipt, which names this
+	// row, and is written once, final (SetReceipt), instead of inserted
+	// here and updated after.
+	held := t.holdOps()
+	defer t.putBack(held)
 	switch e.Table {
 	case model.TableTasks:
 		err = t.queryRow(`INSERT INTO tasks (tenant, subject, operation_id, created_at) VALUES ($1,$2,$3,$4) RETURNING id`,
@@ -575,6 +611,13 @@ func (t *Tx) CompactExpired(tombstoneTTL time.Duration, limit int) (compacted, f
 func (t *Tx) SetReceipt(opID int64, receipt []byte) error {
 	if err := t.durableOnly(); err != nil {
 		return err
+	}
+	for i := range t.pending {
+		if q := &t.pending[i]; q.opID == opID {
+			// Not inserted yet: it is inserted with this receipt.
+			q.args[receiptArg] = string(receipt)
+			return nil
+		}
 	}
 	// Nothing waits for its result: it goes with the next statement.
 	t.later(`UPDATE operations SET receipt = $1 WHERE id = $2`, string(receipt), opID)

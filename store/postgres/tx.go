@@ -239,11 +239,14 @@ func (t *Tx) rollback() {
 type queued struct {
 	sql  string
 	args []any
+	// opID is set on the queued insert of a new operation (its receipt is
+	// args[receiptArg], which SetReceipt may still replace).
+	opID int64
 }
 
 // later queues a write for the next round trip.
 func (t *Tx) later(sql string, args ...any) {
-	t.pending = append(t.pending, queued{sql, args})
+	t.pending = append(t.pending, queued{sql: sql, args: args})
 }
 
 // batch starts a batch with the queued writes in front.
