@@ -31,11 +31,9 @@ type Tx struct {
 	ctx  context.Context
 	now  time.Time
 	// relaxed transactions commit with synchronous_commit = off and may
-	// only append attempt rows; see WithAttemptTx.
+	// only append attempt rows; see WithAttemptTx. The setting is sent
+	// with the COMMIT, if the transaction is still relaxed then.
 	relaxed bool
-	// relaxQueued: the SET LOCAL that relaxes the commit has not been sent
-	// yet (durableOnly then simply drops it).
-	relaxQueued bool
 	// began: the BEGIN has been sent; there is a transaction to end.
 	began bool
 	// tomb is the tombstone GetOperation read ahead for a missing key.
@@ -69,26 +67,14 @@ const (
 func (t *Tx) Now() time.Time { return t.now }
 
 // durableOnly is called before every write but an attempt row. PostgreSQL
-// decides a commit's durability when it commits, so a relaxed transaction
-// that writes more is made durable on the spot — the same promise as
-// rerunning it durably (store.ErrNeedsDurable), without the wasted first
-// run and its round trips.
+// decides a commit's durability when it commits, and a relaxed
+// transaction's SET LOCAL synchronous_commit = off goes just before its
+// COMMIT: a relaxed transaction that writes more is durable by simply not
+// sending it — the same promise as rerunning it durably
+// (store.ErrNeedsDurable), without the wasted first run, its round trips,
+// or a statement.
 func (t *Tx) durableOnly() error {
-	if t.relaxed {
-		t.relaxed = false
-		if t.relaxQueued {
-			// Not sent yet: the transaction was never relaxed.
-			for i, q := range t.pending {
-				if q.sql == relaxSQL {
-					t.pending = append(t.pending[:i], t.pending[i+1:]...)
-					break
-				}
-			}
-			t.relaxQueued = false
-			return nil
-		}
-		t.later("SET LOCAL synchronous_commit = " + t.s.sync)
-	}
+	t.relaxed = false
 	return nil
 }
 
@@ -153,12 +139,8 @@ func (s *Store) runTx(ctx context.Context, relaxed bool, fn func(store.Tx) error
 		return err
 	}
 	t := &Tx{s: s, conn: conn, ctx: ctx, now: s.now(), relaxed: relaxed && s.sync == "on"}
-	// BEGIN (and the relaxed commit) go with the first statement.
+	// BEGIN goes with the first statement.
 	t.later(beginSQL)
-	if t.relaxed {
-		t.later(relaxSQL)
-		t.relaxQueued = true
-	}
 	defer func() {
 		if v := recover(); v != nil {
 			t.rollback()
@@ -186,6 +168,10 @@ func (t *Tx) commit() error {
 	if !t.began && t.onlyBegin() {
 		return nil // nothing was read or written
 	}
+	if t.relaxed {
+		// Only attempt rows were written: a relaxed commit.
+		t.later(relaxSQL)
+	}
 	b, n := t.batch()
 	b.Queue(commitSQL)
 	br, err := t.sendQueued(b, n)
@@ -203,11 +189,10 @@ func (t *Tx) commit() error {
 	return err
 }
 
-// onlyBegin reports whether the queue holds nothing but the BEGIN and the
-// relaxed commit's SET LOCAL.
+// onlyBegin reports whether the queue holds nothing but the BEGIN.
 func (t *Tx) onlyBegin() bool {
 	for _, q := range t.pending {
-		if q.sql != beginSQL && q.sql != relaxSQL {
+		if q.sql != beginSQL {
 			return false
 		}
 	}
@@ -257,7 +242,6 @@ func (t *Tx) batch() (*pgx.Batch, int) {
 	}
 	n := len(t.pending)
 	t.pending = nil
-	t.relaxQueued = false
 	t.began = true
 	return b, n
 }
