@@ -125,10 +125,7 @@ func (s *Store) List(ctx context.Context, q store.ListQuery) ([]model.Operation,
 		sqlText += " WHERE " + strings.Join(where, " AND ")
 	}
 	sqlText += " ORDER BY " + strings.Join(orderBy, ", ") + " LIMIT " + arg(q.Limit)
-	// Not prepared first (QueryExecModeExec): one round trip, not two, the
-	// first time a connection sees a page's statement (the console's first
-	// frame); planning is the same either way.
-	rows, err := s.pool.Query(ctx, sqlText, append([]any{pgx.QueryExecModeExec}, args...)...)
+	rows, err := s.pool.Query(ctx, sqlText, args...)
 	if err != nil {
 		return nil, s.translate(err, "list operations")
 	}
@@ -166,47 +163,43 @@ func escapeLike(s string) string {
 // are rare and counted on their partial index.
 func (s *Store) Counts(ctx context.Context, tenant string) (store.Counts, error) {
 	c := store.Counts{ByState: map[model.State]int{}}
-	// One statement, one round trip, not prepared first (QueryExecModeExec):
-	// the console's first frame waits for it on a new connection. The
-	// contradicted and expired-lease counts come as rows of their own,
-	// under names no state has. Claims whose lease ended with no result (the
-	// worker is gone) are counted on the partial index of in_progress
-	// leases.
+	b := &pgx.Batch{}
+	// Claims whose lease ended with no result (the worker is gone) are
+	// counted on the partial index of in_progress leases.
 	now := ms(s.now())
-	var rows pgx.Rows
-	var err error
 	if tenant == "" {
-		rows, err = s.pool.Query(ctx, `SELECT state, SUM(n)::bigint FROM state_counts GROUP BY state
-			UNION ALL SELECT '~contradicted', COUNT(*) FROM operations WHERE contradicted
-			UNION ALL SELECT '~expired', COUNT(*) FROM operations WHERE state = 'in_progress' AND lease_until < $1`,
-			pgx.QueryExecModeExec, now)
+		b.Queue(`SELECT state, SUM(n)::bigint FROM state_counts GROUP BY state`)
+		b.Queue(`SELECT COUNT(*) FROM operations WHERE contradicted`)
+		b.Queue(`SELECT COUNT(*) FROM operations WHERE state = 'in_progress' AND lease_until < $1`, now)
 	} else {
-		rows, err = s.pool.Query(ctx, `SELECT state, SUM(n)::bigint FROM state_counts WHERE tenant = $2 GROUP BY state
-			UNION ALL SELECT '~contradicted', COUNT(*) FROM operations WHERE contradicted AND tenant = $2
-			UNION ALL SELECT '~expired', COUNT(*) FROM operations WHERE state = 'in_progress' AND lease_until < $1 AND tenant = $2`,
-			pgx.QueryExecModeExec, now, tenant)
+		b.Queue(`SELECT state, SUM(n)::bigint FROM state_counts WHERE tenant = $1 GROUP BY state`, tenant)
+		b.Queue(`SELECT COUNT(*) FROM operations WHERE contradicted AND tenant = $1`, tenant)
+		b.Queue(`SELECT COUNT(*) FROM operations WHERE state = 'in_progress' AND lease_until < $1 AND tenant = $2`, now, tenant)
 	}
+	br := s.pool.SendBatch(ctx, b)
+	defer br.Close()
+	rows, err := br.Query()
 	if err != nil {
 		return c, s.translate(err, "count operations")
 	}
-	defer rows.Close()
 	for rows.Next() {
 		var st string
 		var n int64
 		if err := rows.Scan(&st, &n); err != nil {
+			rows.Close()
 			return c, s.translate(err, "count operations")
 		}
-		switch st {
-		case "~contradicted":
-			c.Contradicted = int(n)
-		case "~expired":
-			c.ExpiredLeases = int(n)
-		default:
-			c.ByState[model.State(st)] += int(n)
-			c.Total += int(n)
-		}
+		c.ByState[model.State(st)] += int(n)
+		c.Total += int(n)
 	}
+	rows.Close()
 	if err := rows.Err(); err != nil {
+		return c, s.translate(err, "count operations")
+	}
+	if err := br.QueryRow().Scan(&c.Contradicted); err != nil {
+		return c, s.translate(err, "count operations")
+	}
+	if err := br.QueryRow().Scan(&c.ExpiredLeases); err != nil {
 		return c, s.translate(err, "count operations")
 	}
 	return c, nil
