@@ -112,14 +112,16 @@ const lockKey = `SELECT pg_advisory_xact_lock(hashtext(current_schema() || '/' |
 
 // GetOperation locks (tenant, key) for this transaction and reads it, or a
 // not-found error. The lock is taken first, in its own statement, so the
-// read sees whatever the previous holder committed.
+// read sees whatever the previous holder committed. The same round trip
+// reads ahead what the call goes on to need: the key's tombstone (a late
+// retry of a compacted operation), an id for the operation when the key is
+// new and one for the attempt the call records — so that inserting either
+// waits for no answer and goes with the next round trip.
 func (t *Tx) GetOperation(tenant, key string) (*model.Operation, error) {
 	b, n := t.batch()
 	b.Queue(lockKey, tenant, key)
 	b.Queue(`SELECT `+opColumns+` FROM operations WHERE tenant = $1 AND op_key = $2 FOR UPDATE`, tenant, key)
-	// A key that is not there is looked up among the tombstones next (a
-	// late retry of a compacted operation): read it in the same round trip.
-	b.Queue(tombstoneQuery, tenant, key, ms(t.now))
+	b.Queue(readAheadQuery, tenant, key, ms(t.now))
 	br, err := t.sendQueued(b, n)
 	if err != nil {
 		return nil, err
@@ -129,20 +131,52 @@ func (t *Tx) GetOperation(tenant, key string) (*model.Operation, error) {
 		return nil, err
 	}
 	op, err := scanOperation(br.QueryRow())
-	if errors.Is(err, pgx.ErrNoRows) {
-		ts, terr := scanTombstone(br.QueryRow())
-		if terr == nil || errors.Is(terr, pgx.ErrNoRows) {
-			t.tomb = &tombLookup{tenant: tenant, key: key, ts: ts}
-		}
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		br.Close()
+		return nil, err
 	}
-	if cerr := br.Close(); err == nil && cerr != nil {
-		err = cerr
+	var (
+		attemptID                    int64
+		newID                        *int64
+		ts                           model.Tombstone
+		tsTenant                     *string
+		tsKey, tsTool, tsFP, tsFinal *string
+		tsExp, tsForget              *int64
+	)
+	err2 := br.QueryRow().Scan(&attemptID, &newID, &tsTenant, &tsKey, &tsTool, &tsFP, &tsFinal, &tsExp, &tsForget)
+	if cerr := br.Close(); err2 == nil {
+		err2 = cerr
 	}
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, model.Errorf(model.CodeNotFound, "no operation %q in tenant %q", key, tenant)
+	if err2 != nil {
+		return nil, err2
 	}
-	return op, err
+	t.drawn = drawnIDs{attempt: attemptID}
+	if op != nil {
+		t.drawn.opID = op.ID
+		return op, nil
+	}
+	var found *model.Tombstone
+	if tsTenant != nil {
+		ts.Tenant, ts.Key, ts.Tool, ts.Fingerprint = *tsTenant, str(tsKey), str(tsTool), str(tsFP)
+		ts.FinalState = model.State(str(tsFinal))
+		ts.ExpiredAt, ts.ForgetAt = time.UnixMilli(id(tsExp)).UTC(), time.UnixMilli(id(tsForget)).UTC()
+		found = &ts
+	}
+	t.tomb = &tombLookup{tenant: tenant, key: key, ts: found}
+	if newID != nil {
+		t.drawn.tenant, t.drawn.key, t.drawn.newOp, t.drawn.opID = tenant, key, *newID, *newID
+	}
+	return nil, model.Errorf(model.CodeNotFound, "no operation %q in tenant %q", key, tenant)
 }
+
+// readAheadQuery is GetOperation's read-ahead, one row: an attempt id, the
+// new operation's id when (tenant, key) has no operation (a sequence value
+// is drawn only then), and the key's live tombstone, if any. The key is
+// locked, so nothing inserts it between this and the read before it.
+const readAheadQuery = `SELECT nextval('attempts_id_seq'),
+	CASE WHEN NOT EXISTS (SELECT 1 FROM operations WHERE tenant = $1 AND op_key = $2) THEN nextval('operations_id_seq') END,
+	ts.tenant, ts.op_key, ts.tool, ts.fingerprint, ts.final_state, ts.expired_at, ts.forget_at
+	FROM (SELECT 1) one LEFT JOIN tombstones ts ON ts.tenant = $1 AND ts.op_key = $2 AND ts.forget_at > $3`
 
 // tombLookup is a tombstone read ahead by GetOperation (ts nil: none).
 type tombLookup struct {
@@ -170,6 +204,22 @@ func (t *Tx) InsertOperation(op *model.Operation) error {
 	now := t.now
 	op.Version = 1
 	op.CreatedAt, op.UpdatedAt = now.UTC().Truncate(time.Millisecond), now.UTC().Truncate(time.Millisecond)
+	if d := &t.drawn; d.newOp != 0 && d.tenant == op.Tenant && d.key == op.Key {
+		// GetOperation found the key missing, under its lock, and drew the
+		// id: the insert answers nothing the caller waits for and goes with
+		// the next round trip (its error, if any, with that statement's).
+		op.ID, d.newOp = d.newOp, 0
+		t.laterOp(op.ID, `INSERT INTO operations (id, tenant, op_key, tool, payload_version,
+		args, summary, fingerprint, state, version, claim_no, receipt, provider, downstream_key,
+		provider_ref, lease_owner, lease_until, contradicted, supersedes_id, superseded_by_id,
+		created_at, updated_at, expires_at)
+		VALUES ($22,$1,$2,$3,$4,$5,$6,$7,$8,1,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21)`,
+			op.Tenant, op.Key, op.Tool, op.PayloadVersion, string(op.Args), op.Summary, op.Fingerprint,
+			string(op.State), op.ClaimNo, nullJSON(op.Receipt), nullStr(op.Provider), nullStr(op.DownstreamKey),
+			nullStr(op.ProviderRef), nullStr(op.LeaseOwner), nullMS(op.LeaseUntil), op.Contradicted,
+			nullID(op.SupersedesID), nullID(op.SupersededByID), ms(now), ms(now), nullMS(op.ExpiresAt), op.ID)
+		return nil
+	}
 	return t.queryRow(`INSERT INTO operations (tenant, op_key, tool, payload_version,
 		args, summary, fingerprint, state, version, claim_no, receipt, provider, downstream_key,
 		provider_ref, lease_owner, lease_until, contradicted, supersedes_id, superseded_by_id,
@@ -179,6 +229,36 @@ func (t *Tx) InsertOperation(op *model.Operation) error {
 		string(op.State), op.ClaimNo, nullJSON(op.Receipt), nullStr(op.Provider), nullStr(op.DownstreamKey),
 		nullStr(op.ProviderRef), nullStr(op.LeaseOwner), nullMS(op.LeaseUntil), op.Contradicted,
 		nullID(op.SupersedesID), nullID(op.SupersededByID), ms(now), ms(now), nullMS(op.ExpiresAt)).Scan(&op.ID)
+}
+
+// receiptArg is the receipt's place among a queued operation insert's
+// arguments ($10).
+const receiptArg = 9
+
+// laterOp queues the insert of the new operation opID.
+func (t *Tx) laterOp(opID int64, sql string, args ...any) {
+	t.pending = append(t.pending, queued{sql: sql, args: args, opID: opID})
+}
+
+// holdOps takes the queued operation inserts out of the queue, for a
+// statement that may run before them; putBack returns them to its front.
+func (t *Tx) holdOps() []queued {
+	var held, rest []queued
+	for _, q := range t.pending {
+		if q.opID != 0 {
+			held = append(held, q)
+		} else {
+			rest = append(rest, q)
+		}
+	}
+	t.pending = rest
+	return held
+}
+
+func (t *Tx) putBack(held []queued) {
+	if len(held) > 0 {
+		t.pending = append(held, t.pending...)
+	}
 }
 
 // UpdateOperation writes op's mutable fields if, and only if, the row still
@@ -228,6 +308,17 @@ func (t *Tx) InsertAttempt(a *model.Attempt) error {
 	}
 	if a.StartedAt.IsZero() {
 		a.StartedAt = t.now
+	}
+	if d := &t.drawn; d.attempt != 0 && d.opID == a.OperationID {
+		// The operation is locked and its id was drawn ahead with it: queued.
+		a.ID, d.attempt = d.attempt, 0
+		t.later(`INSERT INTO attempts (id, operation_id, seq, outcome, fingerprint,
+		trace_id, worker_id, provider_ref, error, started_at, duration_us, finding, detail)
+		VALUES ($12, $1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM attempts WHERE operation_id = $1), $2,$3,$4,$5,$6,$7,$8,$9,$10,$11)`,
+			a.OperationID, string(a.Outcome), a.Fingerprint, nullStr(a.TraceID), nullStr(a.WorkerID),
+			nullStr(a.ProviderRef), nullStr(a.Error), ms(a.StartedAt), a.Duration.Microseconds(),
+			nullStr(string(a.Finding)), nullStr(a.Detail), a.ID)
+		return nil
 	}
 	return t.queryRow(`INSERT INTO attempts (operation_id, seq, outcome, fingerprint,
 		trace_id, worker_id, provider_ref, error, started_at, duration_us, finding, detail)
@@ -336,6 +427,12 @@ func (t *Tx) InsertLocalEffect(e store.LocalEffect) (json.RawMessage, error) {
 		key   string
 		rowID int64
 	)
+	// The effect tables have no foreign key to operations: a new
+	// operation's queued insert waits for its receipt, which names this
+	// row, and is written once, final (SetReceipt), instead of inserted
+	// here and updated after.
+	held := t.holdOps()
+	defer t.putBack(held)
 	switch e.Table {
 	case model.TableTasks:
 		err = t.queryRow(`INSERT INTO tasks (tenant, subject, operation_id, created_at) VALUES ($1,$2,$3,$4) RETURNING id`,
@@ -514,6 +611,13 @@ func (t *Tx) CompactExpired(tombstoneTTL time.Duration, limit int) (compacted, f
 func (t *Tx) SetReceipt(opID int64, receipt []byte) error {
 	if err := t.durableOnly(); err != nil {
 		return err
+	}
+	for i := range t.pending {
+		if q := &t.pending[i]; q.opID == opID {
+			// Not inserted yet: it is inserted with this receipt.
+			q.args[receiptArg] = string(receipt)
+			return nil
+		}
 	}
 	// Nothing waits for its result: it goes with the next statement.
 	t.later(`UPDATE operations SET receipt = $1 WHERE id = $2`, string(receipt), opID)

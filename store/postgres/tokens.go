@@ -39,7 +39,7 @@ func (s *Store) CreateToken(ctx context.Context, t *model.Token) error {
 		if t.CreatedAt.IsZero() {
 			t.CreatedAt = tx.Now()
 		}
-		return tx.tx.QueryRow(tx.ctx, `INSERT INTO tokens (tenant, name, hash, hint, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
+		return tx.queryRow(`INSERT INTO tokens (tenant, name, hash, hint, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
 			t.Tenant, t.Name, t.Hash, t.Hint, ms(t.CreatedAt)).Scan(&t.ID)
 	})
 }
@@ -81,7 +81,7 @@ func (s *Store) RevokeToken(ctx context.Context, id int64) (*model.Token, error)
 	var out *model.Token
 	err := s.WithTx(ctx, func(stx store.Tx) error {
 		tx := stx.(*Tx)
-		t, err := scanToken(tx.tx.QueryRow(tx.ctx, `SELECT `+tokenColumns+` FROM tokens WHERE id = $1 FOR UPDATE`, id))
+		t, err := scanToken(tx.queryRow(`SELECT `+tokenColumns+` FROM tokens WHERE id = $1 FOR UPDATE`, id))
 		if errors.Is(err, pgx.ErrNoRows) {
 			return model.Errorf(model.CodeNotFound, "no token #%d", id)
 		}
@@ -92,7 +92,7 @@ func (s *Store) RevokeToken(ctx context.Context, id int64) (*model.Token, error)
 			return model.Errorf(model.CodeIllegal, "token #%d was already revoked at %s", id, t.RevokedAt.Format("2006-01-02 15:04:05Z07:00"))
 		}
 		t.RevokedAt = tx.Now()
-		if _, err := tx.tx.Exec(tx.ctx, `UPDATE tokens SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL`, ms(t.RevokedAt), id); err != nil {
+		if _, err := tx.exec(`UPDATE tokens SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL`, ms(t.RevokedAt), id); err != nil {
 			return err
 		}
 		out = t

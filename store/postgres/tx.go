@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/store"
@@ -17,33 +18,63 @@ import (
 // lock on its (tenant, key) and a row lock — so transactions on one
 // operation run one at a time, across processes and hosts, while those on
 // different operations run side by side.
+//
+// The transaction's BEGIN is not a round trip of its own: it is queued and
+// travels with the first statement, and COMMIT travels with the last
+// queued writes. Writes whose results nobody waits for are queued (see
+// later), and ids a write must return are drawn ahead (see GetOperation),
+// so a new call costs three round trips: the locked read, the effect row,
+// and the receipt, attempt and commit.
 type Tx struct {
-	s   *Store
-	tx  pgx.Tx
-	ctx context.Context
-	now time.Time
+	s    *Store
+	conn *pgxpool.Conn
+	ctx  context.Context
+	now  time.Time
 	// relaxed transactions commit with synchronous_commit = off and may
-	// only append attempt rows; see WithAttemptTx.
+	// only append attempt rows; see WithAttemptTx. The setting is sent
+	// with the COMMIT, if the transaction is still relaxed then.
 	relaxed bool
+	// began: the BEGIN has been sent; there is a transaction to end.
+	began bool
 	// tomb is the tombstone GetOperation read ahead for a missing key.
 	tomb *tombLookup
 	// pending are writes queued for the next round trip (see later).
 	pending []queued
+	// Ids drawn ahead by GetOperation: the new operation's id when the key
+	// was missing, and an id for the next attempt of the operation read.
+	drawn drawnIDs
 }
+
+// drawnIDs are sequence values GetOperation drew with its read, so that
+// inserting the operation and its attempt returns nothing the caller must
+// wait for: both writes are queued. An id drawn and not used is a gap in
+// its sequence, as a rolled-back insert leaves.
+type drawnIDs struct {
+	tenant, key string // the key found missing (newOp is its id), if any
+	newOp       int64
+	opID        int64 // the operation the attempt id is for (0: none)
+	attempt     int64
+}
+
+const (
+	beginSQL    = "BEGIN ISOLATION LEVEL READ COMMITTED"
+	relaxSQL    = "SET LOCAL synchronous_commit = off"
+	commitSQL   = "COMMIT"
+	rollbackSQL = "ROLLBACK"
+)
 
 // Now is the time fixed for this transaction: every row it writes agrees.
 func (t *Tx) Now() time.Time { return t.now }
 
 // durableOnly is called before every write but an attempt row. PostgreSQL
-// decides a commit's durability when it commits, so a relaxed transaction
-// that writes more is made durable on the spot — the same promise as
-// rerunning it durably (store.ErrNeedsDurable), without the wasted first
-// run and its round trips.
+// decides a commit's durability when it commits, and a relaxed
+// transaction's SET LOCAL synchronous_commit = off goes just before its
+// COMMIT: a relaxed transaction that writes more is durable by simply not
+// sending it — the same promise as rerunning it durably
+// (store.ErrNeedsDurable), without the wasted first run, its round trips,
+// or a statement.
 func (t *Tx) durableOnly() error {
-	if t.relaxed {
-		t.later("SET LOCAL synchronous_commit = " + t.s.sync)
-		t.relaxed = false
-	}
+	t.relaxed = false
 	return nil
 }
 
@@ -99,44 +130,91 @@ func (s *Store) withTx(ctx context.Context, relaxed bool, fn func(store.Tx) erro
 	}
 }
 
-// beginRelaxed starts a transaction and relaxes its commit in one round
-// trip (a query without arguments goes by the simple protocol).
-const beginRelaxed = "BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL synchronous_commit = off"
-
 func (s *Store) runTx(ctx context.Context, relaxed bool, fn func(store.Tx) error) (err error) {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	opts := pgx.TxOptions{IsoLevel: pgx.ReadCommitted}
-	if relaxed && s.sync == "on" {
-		opts.BeginQuery = beginRelaxed
-	}
-	ptx, err := s.pool.BeginTx(ctx, opts)
+	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return err
 	}
+	t := &Tx{s: s, conn: conn, ctx: ctx, now: s.now(), relaxed: relaxed && s.sync == "on"}
+	// BEGIN goes with the first statement.
+	t.later(beginSQL)
 	defer func() {
 		if v := recover(); v != nil {
-			_ = ptx.Rollback(context.WithoutCancel(ctx))
+			t.rollback()
+			conn.Release()
 			panic(v)
 		}
 		if err != nil {
-			// Rollback on a broken connection fails too; the server rolls
-			// back on its own when the connection goes.
-			_ = ptx.Rollback(context.WithoutCancel(ctx))
+			t.rollback()
 		}
+		// A connection left inside a transaction, or broken, is closed by
+		// the pool rather than reused.
+		conn.Release()
 	}()
-	t := &Tx{s: s, tx: ptx, ctx: ctx, now: s.now(), relaxed: relaxed && s.sync == "on"}
 	if err = fn(t); err != nil {
 		return err
 	}
-	if err = t.flush(); err != nil {
-		return err
-	}
-	if err = ptx.Commit(ctx); err == nil {
+	if err = t.commit(); err == nil {
 		s.committed()
 	}
 	return err
+}
+
+// commit sends the queued writes and COMMIT in one round trip.
+func (t *Tx) commit() error {
+	if !t.began && t.onlyBegin() {
+		return nil // nothing was read or written
+	}
+	if t.relaxed {
+		// Only attempt rows were written: a relaxed commit.
+		t.later(relaxSQL)
+	}
+	b, n := t.batch()
+	b.Queue(commitSQL)
+	br, err := t.sendQueued(b, n)
+	if err != nil {
+		return err
+	}
+	tag, err := br.Exec()
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && tag.String() == rollbackSQL {
+		// PostgreSQL answers COMMIT of a failed transaction with ROLLBACK.
+		err = pgx.ErrTxCommitRollback
+	}
+	return err
+}
+
+// onlyBegin reports whether the queue holds nothing but the BEGIN.
+func (t *Tx) onlyBegin() bool {
+	for _, q := range t.pending {
+		if q.sql != beginSQL {
+			return false
+		}
+	}
+	return true
+}
+
+// rollback ends a transaction that failed. Rollback on a broken connection
+// fails too: the connection is closed, and the server rolls back on its own
+// when it goes.
+func (t *Tx) rollback() {
+	if !t.began {
+		return
+	}
+	pc := t.conn.Conn().PgConn()
+	if pc.IsClosed() || pc.TxStatus() == 'I' {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(t.ctx), 5*time.Second)
+	defer cancel()
+	if _, err := t.conn.Exec(ctx, rollbackSQL); err != nil {
+		_ = t.conn.Conn().Close(ctx)
+	}
 }
 
 // queued is a write whose result nobody waits for (a receipt update, the
@@ -146,11 +224,14 @@ func (s *Store) runTx(ctx context.Context, relaxed bool, fn func(store.Tx) error
 type queued struct {
 	sql  string
 	args []any
+	// opID is set on the queued insert of a new operation (its receipt is
+	// args[receiptArg], which SetReceipt may still replace).
+	opID int64
 }
 
 // later queues a write for the next round trip.
 func (t *Tx) later(sql string, args ...any) {
-	t.pending = append(t.pending, queued{sql, args})
+	t.pending = append(t.pending, queued{sql: sql, args: args})
 }
 
 // batch starts a batch with the queued writes in front.
@@ -161,13 +242,14 @@ func (t *Tx) batch() (*pgx.Batch, int) {
 	}
 	n := len(t.pending)
 	t.pending = nil
+	t.began = true
 	return b, n
 }
 
 // sendQueued sends b and reads the results of its first n (queued)
 // statements; the caller reads the rest and closes the results.
 func (t *Tx) sendQueued(b *pgx.Batch, n int) (pgx.BatchResults, error) {
-	br := t.tx.SendBatch(t.ctx, b)
+	br := t.conn.SendBatch(t.ctx, b)
 	for i := 0; i < n; i++ {
 		if _, err := br.Exec(); err != nil {
 			br.Close()
@@ -211,7 +293,7 @@ func (r batchRow) Scan(dest ...any) error {
 
 func (t *Tx) queryRow(sql string, args ...any) pgx.Row {
 	if len(t.pending) == 0 {
-		return t.tx.QueryRow(t.ctx, sql, args...)
+		return t.conn.QueryRow(t.ctx, sql, args...)
 	}
 	b, n := t.batch()
 	b.Queue(sql, args...)
@@ -224,7 +306,7 @@ func (t *Tx) queryRow(sql string, args ...any) pgx.Row {
 
 func (t *Tx) exec(sql string, args ...any) (pgconn.CommandTag, error) {
 	if len(t.pending) == 0 {
-		return t.tx.Exec(t.ctx, sql, args...)
+		return t.conn.Exec(t.ctx, sql, args...)
 	}
 	b, n := t.batch()
 	b.Queue(sql, args...)
@@ -243,5 +325,5 @@ func (t *Tx) query(sql string, args ...any) (pgx.Rows, error) {
 	if err := t.flush(); err != nil {
 		return nil, err
 	}
-	return t.tx.Query(t.ctx, sql, args...)
+	return t.conn.Query(t.ctx, sql, args...)
 }
