@@ -156,3 +156,23 @@ func TestSortChangeShowsAFullPageAndItsTruePosition(t *testing.T) {
 		t.Errorf("the cursor is on %s; want the first row of the new order, lost-00", op.Key)
 	}
 }
+
+// Sorted by changed, the STUCK column's heading carries the sort mark
+// whole: "STUCK↓" did not fit its five columns and read "STUC…", so no
+// heading said what the list was ordered by.
+func TestSortByChangedMarksTheStuckHeading(t *testing.T) {
+	l := newLedger(t)
+	for i := 0; i < 3; i++ {
+		l.unknown(t, "acme", fmt.Sprintf("lost-%d", i), "oncall@acme.example")
+		l.clock.Advance(time.Minute)
+	}
+	h := open(t, config(l), 120, 12)
+	h.keys(":")
+	h.typeText("sort changed")
+	h.keys("enter")
+	h.contains("STUCK↓")
+	h.keys(":")
+	h.typeText("sort changed reverse")
+	h.keys("enter")
+	h.contains("STUCK↑")
+}
