@@ -59,7 +59,9 @@ func declare(root, schema map[string]any, d *declared, depth int) {
 		}
 	}
 	if props, ok := schema["properties"].(map[string]any); ok {
-		d.listed = true
+		// Only the object's own list makes it closed: a schema without
+		// "properties" is free-form, whatever its branches list.
+		d.listed = d.listed || depth == 0
 		for name, sub := range props {
 			m, _ := sub.(map[string]any)
 			d.props[name] = append(d.props[name], m)

@@ -33,6 +33,7 @@ func TestUnknownArgumentFollowsTheSchema(t *testing.T) {
 		{"a $ref it cannot follow: the schema decides", `{"type":"object","properties":{"a":{}},"$ref":"https://example.com/s.json"}`, `{"z":1}`, ""},
 		{"unevaluatedProperties: the schema decides", `{"type":"object","properties":{"a":{}},"unevaluatedProperties":false}`, `{"z":1}`, ""},
 		{"nested: a property a branch also declares is not descended into", `{"type":"object","properties":{"to":{"type":"object","properties":{"email":{}}}},"anyOf":[{"properties":{"to":{"properties":{"cc":{}}}}}]}`, `{"to":{"email":"x","cc":"y"}}`, ""},
+		{"properties only in branches: free-form, as without properties", `{"type":"object","oneOf":[{"properties":{"a":{}}},{"properties":{"b":{}}}]}`, `{"a":1,"z":2}`, ""},
 		{"nested in a branch, an extra at the top", `{"type":"object","properties":{"a":{}},"allOf":[{"properties":{"b":{}}}]}`, `{"a":1,"b":2,"z":3}`, "z"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
