@@ -176,3 +176,48 @@ func TestSortByChangedMarksTheStuckHeading(t *testing.T) {
 	h.keys("enter")
 	h.contains("STUCK↑")
 }
+
+// Moving up meets every operation once too when the first row of the page
+// moves away just before the page above is read.
+func TestSortedPagingUpWhenTheAnchorRowMoves(t *testing.T) {
+	l := newLedger(t)
+	var want []string
+	for i := 0; i < 12; i++ {
+		key := fmt.Sprintf("lost-%02d", (i*7)%12)
+		l.unknown(t, "acme", key, "oncall@acme.example")
+		l.clock.Advance(time.Minute)
+		want = append([]string{"acme/" + key}, want...) // walking up: made last first
+	}
+	h := open(t, config(l), 120, 12)
+	h.keys(":")
+	h.typeText("sort changed")
+	h.keys("enter")
+	h.keys("G")
+	var got []string
+	decided := false
+	for i := 0; i < 40; i++ {
+		op, ok := h.m.list.selected()
+		if !ok {
+			break
+		}
+		if n := len(got); n > 0 && got[n-1] == op.Tenant+"/"+op.Key {
+			break // the first row: up stays
+		}
+		got = append(got, op.Tenant+"/"+op.Key)
+		if !decided && h.m.list.cursor == 0 && !h.m.list.atTop() {
+			decided = true
+			if _, err := l.second(t).MarkApplied(context.Background(), reconcile.Decision{Tenant: op.Tenant, Key: op.Key,
+				Operator: "bob", Reason: "the provider has it", Evidence: "sbx_1"}); err != nil {
+				t.Fatal(err)
+			}
+			l.clock.Advance(time.Second)
+		}
+		h.keys("k")
+	}
+	if !decided {
+		t.Fatalf("never reached the top of a page: %v", got)
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("moving up read\n %v\nwant\n %v", got, want)
+	}
+}
