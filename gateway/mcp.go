@@ -73,9 +73,9 @@ func withKey(schema json.RawMessage) (map[string]any, error) {
 	m["properties"] = props
 	// The gateway refuses arguments the tool does not declare (see
 	// unknownArgument): say so to the model where the schema is silent.
-	_, extra := m["additionalProperties"]
-	_, patterns := m["patternProperties"]
-	if declared && !extra && !patterns {
+	// Not where the schema decides itself or composes (a property declared
+	// in a oneOf branch would be "additional" to a JSON Schema validator).
+	if declared && closedByDefault(m) {
 		m["additionalProperties"] = false
 	}
 	req, _ := m["required"].([]any)

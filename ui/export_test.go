@@ -204,3 +204,16 @@ func TestCopyMenuOnASmallTerminalShowsTheChosenItem(t *testing.T) {
 		t.Errorf("enter on the last item wrote %q, want %q", term.String(), want)
 	}
 }
+
+// The copied commands quote every key a shell would read otherwise,
+// including zsh's: "=rm" would become the path of rm, "^x" a glob.
+func TestShellQuoteQuotesWhatShellsExpand(t *testing.T) {
+	for in, want := range map[string]string{
+		"order-1": "order-1", "a b": "'a b'", "it's": `'it'\''s'`, "$(rm -rf ~)": "'$(rm -rf ~)'",
+		"=rm": "'=rm'", "^x": "'^x'", "": "''",
+	} {
+		if got := shellQuote(in); got != want {
+			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
+		}
+	}
+}

@@ -281,8 +281,11 @@ func (m Model) emptyView(e env, height int) string {
 	return b.String()
 }
 
+// shellQuote makes s one word for POSIX shells and zsh: also a word
+// starting with "=" (zsh: the path of that command) or holding "^" (zsh's
+// extended glob) is quoted.
 func shellQuote(s string) string {
-	if s != "" && !strings.ContainsAny(s, " '\"\\$`!*?&;|<>(){}[]#~") {
+	if s != "" && !strings.ContainsAny(s, " '\"\\$`!*?&;|<>(){}[]#~=^") {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"

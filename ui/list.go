@@ -639,6 +639,8 @@ type columns struct {
 	// in unknown or in_progress since its last change (shown on tabs that
 	// hold such operations).
 	stuck bool
+	// stuckWide gives STUCK one more column, for its sort mark.
+	stuckWide bool
 	// sort marks the heading of the column the list is ordered by.
 	sort    model.SortColumn
 	reverse bool
@@ -786,6 +788,9 @@ func (l listModel) view(e env, w, h int) string {
 	if cols.sort == model.SortTenant && cols.tenant < 7 && cols.summary > 4 {
 		cols.tenant, cols.summary = cols.tenant+1, cols.summary-1 // room for TENANT↓
 	}
+	if cols.sort == model.SortChanged && cols.stuck && cols.summary > 4 {
+		cols.stuckWide, cols.summary = true, cols.summary-1 // room for STUCK↓
+	}
 	var b strings.Builder
 	b.WriteString(cols.header(s))
 	b.WriteByte('\n')
@@ -918,6 +923,9 @@ func (l listModel) statusLine(e env, w int) string {
 func (c columns) stuckCell(v string) string {
 	if !c.stuck {
 		return ""
+	}
+	if c.stuckWide {
+		return " " + fitRight(v, colStuck+1)
 	}
 	return " " + fitRight(v, colStuck)
 }

@@ -156,3 +156,68 @@ func TestSortChangeShowsAFullPageAndItsTruePosition(t *testing.T) {
 		t.Errorf("the cursor is on %s; want the first row of the new order, lost-00", op.Key)
 	}
 }
+
+// Sorted by changed, the STUCK column's heading carries the sort mark
+// whole: "STUCK↓" did not fit its five columns and read "STUC…", so no
+// heading said what the list was ordered by.
+func TestSortByChangedMarksTheStuckHeading(t *testing.T) {
+	l := newLedger(t)
+	for i := 0; i < 3; i++ {
+		l.unknown(t, "acme", fmt.Sprintf("lost-%d", i), "oncall@acme.example")
+		l.clock.Advance(time.Minute)
+	}
+	h := open(t, config(l), 120, 12)
+	h.keys(":")
+	h.typeText("sort changed")
+	h.keys("enter")
+	h.contains("STUCK↓")
+	h.keys(":")
+	h.typeText("sort changed reverse")
+	h.keys("enter")
+	h.contains("STUCK↑")
+}
+
+// Moving up meets every operation once too when the first row of the page
+// moves away just before the page above is read.
+func TestSortedPagingUpWhenTheAnchorRowMoves(t *testing.T) {
+	l := newLedger(t)
+	var want []string
+	for i := 0; i < 12; i++ {
+		key := fmt.Sprintf("lost-%02d", (i*7)%12)
+		l.unknown(t, "acme", key, "oncall@acme.example")
+		l.clock.Advance(time.Minute)
+		want = append([]string{"acme/" + key}, want...) // walking up: made last first
+	}
+	h := open(t, config(l), 120, 12)
+	h.keys(":")
+	h.typeText("sort changed")
+	h.keys("enter")
+	h.keys("G")
+	var got []string
+	decided := false
+	for i := 0; i < 40; i++ {
+		op, ok := h.m.list.selected()
+		if !ok {
+			break
+		}
+		if n := len(got); n > 0 && got[n-1] == op.Tenant+"/"+op.Key {
+			break // the first row: up stays
+		}
+		got = append(got, op.Tenant+"/"+op.Key)
+		if !decided && h.m.list.cursor == 0 && !h.m.list.atTop() {
+			decided = true
+			if _, err := l.second(t).MarkApplied(context.Background(), reconcile.Decision{Tenant: op.Tenant, Key: op.Key,
+				Operator: "bob", Reason: "the provider has it", Evidence: "sbx_1"}); err != nil {
+				t.Fatal(err)
+			}
+			l.clock.Advance(time.Second)
+		}
+		h.keys("k")
+	}
+	if !decided {
+		t.Fatalf("never reached the top of a page: %v", got)
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("moving up read\n %v\nwant\n %v", got, want)
+	}
+}
