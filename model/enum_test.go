@@ -21,7 +21,6 @@ import (
 // SQL CHECK tests do not check; the test below reads the source to find it.
 var enumLists = map[string]string{
 	"State":         "AllStates",
-	"SortColumn":    "AllSortColumns",
 	"Outcome":       "AllOutcomes",
 	"Action":        "AllActions",
 	"Class":         "AllClasses",
