@@ -81,7 +81,7 @@ func TestBulkNotAppliedAsksEachRowsProviderFirst(t *testing.T) {
 		}
 	}
 	h.keys("y")
-	h.contains("1 written · 2 refused as illegal", "against its finding: the provider has it (sbx_")
+	h.contains("1 written · 2 refused as illegal", "illegal", "refused: the provider has it (sbx_")
 	for k, want := range map[string]model.State{"found-1": model.StateUnknown, "found-2": model.StateUnknown, "nothing-1": model.StateNotApplied} {
 		if d := l.get(t, "acme", k); d.Operation.State != want {
 			t.Errorf("%s is %s after the bulk not applied; want %s", k, d.Operation.State, want)

@@ -215,7 +215,7 @@ func TestConsoleEndToEndUnderTmux(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	c.waitFor("Write 1 decision to the ledger?")
 	c.keys("y")
-	c.waitFor("1 written · 1 refused as illegal", "against its finding: the provider has it (sbx_", "mark not applied: 1 of 2 operations written")
+	c.waitFor("1 written · 1 refused as illegal", "illegal", "refused: the provider has it (sbx_", "mark not applied: 1 of 2 operations written")
 	c.keys("Escape")
 	c.waitFor("[unknown 1]")
 
