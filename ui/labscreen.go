@@ -414,6 +414,16 @@ func (l labModel) view(e env, w, h int) string {
 			narration = append(narration, "     "+s.Muted.Render("space runs this step · enter runs the rest"))
 		}
 	}
+	// On a short screen the run matters more than the menu: the list of
+	// scenarios shrinks to the one running (its steps and narration are
+	// what the audience follows).
+	if need := len(narration) + len(result) + min(len(steps), 4); h-len(out) < need && len(out) >= 2+len(l.scenarios) {
+		kept := append([]string{}, out[:2]...)
+		if l.cursor < len(l.scenarios) {
+			kept = append(kept, out[2+l.cursor])
+		}
+		out = append(kept, out[2+len(l.scenarios):]...)
+	}
 	// Steps fill what the result and the narration leave, newest last.
 	room := h - len(out) - len(result) - len(narration)
 	if room < len(steps) {
