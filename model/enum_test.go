@@ -27,6 +27,7 @@ var enumLists = map[string]string{
 	"FindingKind":   "AllFindingKinds",
 	"FindingFilter": "AllFindingFilters",
 	"LocalTable":    "LocalTables",
+	"SortColumn":    "AllSortColumns",
 }
 
 // notEnumerated are the model's string types with consts but no list of
