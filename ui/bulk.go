@@ -89,14 +89,23 @@ func (a actionModel) needLook(e env) int {
 
 // bulkAgainst is how many marked rows the decision would go against the
 // latest finding of (reconcile's rule: refused unless overridden).
-func (a actionModel) bulkAgainst() int {
-	n := 0
-	for _, op := range a.bulk {
-		if against, _ := reconcile.AgainstFinding(a.action, op); against && reconcile.AllowedFor(op, a.action) {
-			n++
+func (a actionModel) bulkAgainst() int { return a.nAgainst }
+
+// setBulk sets the marked rows and, once, which of them the decision goes
+// against the finding of and which their state refuses (a review of 5,000
+// rows is drawn on every key: the rule is not asked 5,000 times a frame).
+func (a *actionModel) setBulk(ops []model.Operation) {
+	a.bulk = ops
+	a.againstRow, a.refusedRow, a.nAgainst = make([]bool, len(ops)), make([]bool, len(ops)), 0
+	for i, op := range ops {
+		allowed := reconcile.AllowedFor(op, a.action)
+		against, _ := reconcile.AgainstFinding(a.action, op)
+		a.againstRow[i] = against && allowed
+		a.refusedRow[i] = !allowed
+		if a.againstRow[i] {
+			a.nAgainst++
 		}
 	}
-	return n
 }
 
 // bulkChecked takes the rows' findings and opens the review on them.
@@ -110,7 +119,7 @@ func (m Model) bulkChecked(msg bulkCheckedMsg) (Model, tea.Cmd) {
 		m.action.problem = "asking the providers first failed: " + oneLine(msg.Err.Error())
 		return m, nil
 	}
-	m.action.bulk = msg.Ops
+	m.action.setBulk(msg.Ops)
 	m.action.stage = stageConfirm
 	return m, m.reloadAll() // the FINDING column shows what was recorded
 }
@@ -159,7 +168,7 @@ func (a actionModel) bulkReview(msg tea.Msg, e env) (actionModel, tea.Cmd) {
 
 func openBulk(a model.Action, ops []model.Operation, s *Styles, seq int) actionModel {
 	m := openAction(a, ops[0], "", nil, s, seq)
-	m.bulk = ops
+	m.setBulk(ops)
 	if a == model.ActionMarkNotApplied {
 		m.fields[1].hint = "why a timeout is not the only evidence, for all of them: an incident, a ticket"
 	}
@@ -171,9 +180,9 @@ func openBulk(a model.Action, ops []model.Operation, s *Styles, seq int) actionM
 // their finding.
 func (a actionModel) legalCount() int {
 	n := 0
-	for _, op := range a.bulk {
-		against, _ := reconcile.AgainstFinding(a.action, op)
-		if reconcile.AllowedFor(op, a.action) && (!against || a.override.Value() == overrideWord) {
+	override := a.override.Value() == overrideWord
+	for i := range a.bulk {
+		if !a.refusedRow[i] && (!a.againstRow[i] || override) {
 			n++
 		}
 	}
@@ -193,8 +202,8 @@ func findingShort(f *model.Finding) string {
 }
 
 // findingNote is a review row's finding, as the review shows it.
-func findingNote(s *Styles, a model.Action, op model.Operation) string {
-	if against, _ := reconcile.AgainstFinding(a, op); against {
+func findingNote(s *Styles, against bool, op model.Operation) string {
+	if against {
 		return s.BannerErr.Render("refused: " + findingShort(op.Finding))
 	}
 	f := op.Finding
@@ -259,9 +268,8 @@ func (a actionModel) bulkView(e env, w, h int) string {
 	listOps := func(line func(i int, op model.Operation) (string, string)) {
 		order := make([]int, 0, len(a.bulk))
 		for pass := 0; pass < 2; pass++ {
-			for i, op := range a.bulk {
-				against, _ := reconcile.AgainstFinding(a.action, op)
-				if refused := against || !reconcile.AllowedFor(op, a.action); refused == (pass == 0) {
+			for i := range a.bulk {
+				if refused := a.againstRow[i] || a.refusedRow[i]; refused == (pass == 0) {
 					order = append(order, i)
 				}
 			}
@@ -344,10 +352,10 @@ func (a actionModel) bulkView(e env, w, h int) string {
 		b.WriteString("\n" + s.Bold.Render(fmt.Sprintf("Write %s to the ledger?", plural(legal, "decision", "decisions"))) + "\n\n")
 		listOps(func(i int, op model.Operation) (string, string) {
 			note := ""
-			if !reconcile.AllowedFor(op, a.action) {
+			if a.refusedRow[i] {
 				note = s.BannerErr.Render(fmt.Sprintf("refused: %s allows no %s", op.State, a.action.Verb()))
 			} else {
-				note = findingNote(s, a.action, op)
+				note = findingNote(s, a.againstRow[i], op)
 			}
 			// Keys differ at their ends: clipped in the middle, never there.
 			return "  " + fit(clipMiddle(op.Tenant+"/"+op.Key, nameW), nameW) + " " + change(op), note
