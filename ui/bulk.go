@@ -286,7 +286,7 @@ func (a actionModel) bulkView(e env, w, h int) string {
 	}
 	switch a.stage {
 	case stageForm:
-		b.WriteString(s.Muted.Render(consequence(a.action)+" Each is written on its own, with the version shown.") + "\n")
+		b.WriteString(s.Muted.Render(strings.ReplaceAll(consequence(a.action), "this key", "each key")+" Each is written on its own, with the version shown.") + "\n")
 		for i, f := range a.fields {
 			b.WriteString("\n")
 			label := s.Label.Render("  " + f.label)
