@@ -85,6 +85,10 @@ type actionModel struct {
 	// typed (o), to write the rows against their findings too.
 	checkingN  int
 	overriding bool
+	// againstRow, refusedRow: per marked row, whether the decision goes
+	// against its finding, whether its state refuses it (setBulk).
+	againstRow, refusedRow []bool
+	nAgainst               int
 }
 
 // noticed keeps a refreshed copy of the operation the form is about, if it

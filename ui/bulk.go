@@ -89,14 +89,23 @@ func (a actionModel) needLook(e env) int {
 
 // bulkAgainst is how many marked rows the decision would go against the
 // latest finding of (reconcile's rule: refused unless overridden).
-func (a actionModel) bulkAgainst() int {
-	n := 0
-	for _, op := range a.bulk {
-		if against, _ := reconcile.AgainstFinding(a.action, op); against && reconcile.AllowedFor(op, a.action) {
-			n++
+func (a actionModel) bulkAgainst() int { return a.nAgainst }
+
+// setBulk sets the marked rows and, once, which of them the decision goes
+// against the finding of and which their state refuses (a review of 5,000
+// rows is drawn on every key: the rule is not asked 5,000 times a frame).
+func (a *actionModel) setBulk(ops []model.Operation) {
+	a.bulk = ops
+	a.againstRow, a.refusedRow, a.nAgainst = make([]bool, len(ops)), make([]bool, len(ops)), 0
+	for i, op := range ops {
+		allowed := reconcile.AllowedFor(op, a.action)
+		against, _ := reconcile.AgainstFinding(a.action, op)
+		a.againstRow[i] = against && allowed
+		a.refusedRow[i] = !allowed
+		if a.againstRow[i] {
+			a.nAgainst++
 		}
 	}
-	return n
 }
 
 // bulkChecked takes the rows' findings and opens the review on them.
@@ -110,7 +119,7 @@ func (m Model) bulkChecked(msg bulkCheckedMsg) (Model, tea.Cmd) {
 		m.action.problem = "asking the providers first failed: " + oneLine(msg.Err.Error())
 		return m, nil
 	}
-	m.action.bulk = msg.Ops
+	m.action.setBulk(msg.Ops)
 	m.action.stage = stageConfirm
 	return m, m.reloadAll() // the FINDING column shows what was recorded
 }
@@ -159,7 +168,7 @@ func (a actionModel) bulkReview(msg tea.Msg, e env) (actionModel, tea.Cmd) {
 
 func openBulk(a model.Action, ops []model.Operation, s *Styles, seq int) actionModel {
 	m := openAction(a, ops[0], "", nil, s, seq)
-	m.bulk = ops
+	m.setBulk(ops)
 	if a == model.ActionMarkNotApplied {
 		m.fields[1].hint = "why a timeout is not the only evidence, for all of them: an incident, a ticket"
 	}
@@ -171,9 +180,9 @@ func openBulk(a model.Action, ops []model.Operation, s *Styles, seq int) actionM
 // their finding.
 func (a actionModel) legalCount() int {
 	n := 0
-	for _, op := range a.bulk {
-		against, _ := reconcile.AgainstFinding(a.action, op)
-		if reconcile.AllowedFor(op, a.action) && (!against || a.override.Value() == overrideWord) {
+	override := a.override.Value() == overrideWord
+	for i := range a.bulk {
+		if !a.refusedRow[i] && (!a.againstRow[i] || override) {
 			n++
 		}
 	}
@@ -193,22 +202,22 @@ func findingShort(f *model.Finding) string {
 }
 
 // findingNote is a review row's finding, as the review shows it.
-func findingNote(s *Styles, a model.Action, op model.Operation) string {
-	if against, _ := reconcile.AgainstFinding(a, op); against {
-		return s.BannerErr.Render("  refused: " + findingShort(op.Finding))
+func findingNote(s *Styles, against bool, op model.Operation) string {
+	if against {
+		return s.BannerErr.Render("refused: " + findingShort(op.Finding))
 	}
 	f := op.Finding
 	switch {
 	case op.Provider == "":
 		return ""
 	case f == nil:
-		return s.Muted.Render("  not checked")
+		return s.Muted.Render("not checked")
 	case f.Stale:
-		return s.Muted.Render("  stale: " + f.Kind.Words() + " · your evidence")
+		return s.Muted.Render("stale: " + f.Kind.Words() + " · your evidence")
 	case f.Kind == model.FindingCannotTell:
-		return s.Muted.Render("  cannot tell · your evidence")
+		return s.Muted.Render("cannot tell · your evidence")
 	}
-	return s.Muted.Render("  " + f.Kind.Words())
+	return s.Muted.Render(f.Kind.Words())
 }
 
 func (a actionModel) bulkView(e env, w, h int) string {
@@ -227,13 +236,49 @@ func (a actionModel) bulkView(e env, w, h int) string {
 		nameW = max(nameW, ansi.StringWidth(op.Tenant+"/"+op.Key))
 	}
 	nameW = min(nameW, max(inner-36, 16))
-	listOps := func(line func(i int, op model.Operation) string) {
-		for i, op := range a.bulk {
-			if i == rows && len(a.bulk) > rows+1 {
-				b.WriteString(s.Muted.Render(fmt.Sprintf("  … and %s more", count(len(a.bulk)-rows))) + "\n")
+	// A row and its note on one line if they fit, else the note on its
+	// own line below (what a row's finding or refusal says is never cut
+	// off at 80 columns); the rows stop, with "… and N more", when the
+	// lines run out.
+	lines := 0
+	row := func(main, note string) {
+		if note == "" {
+			b.WriteString(truncate(main, inner) + "\n")
+			lines++
+			return
+		}
+		if ansi.StringWidth(main+"  "+note) > inner {
+			b.WriteString(truncate(main, inner) + "\n" + truncate("      "+note, inner) + "\n")
+			lines += 2
+			return
+		}
+		b.WriteString(truncate(main+"  "+note, inner) + "\n")
+		lines++
+	}
+	more := func(i, n int) bool {
+		if lines >= rows && n > i+1 || lines >= rows+1 {
+			b.WriteString(s.Muted.Render(fmt.Sprintf("  … and %s more", count(n-i))) + "\n")
+			return true
+		}
+		return false
+	}
+	// The rows that will be refused come first (a stable order
+	// otherwise): when the screen has room for only a few, those are
+	// the ones to see.
+	listOps := func(line func(i int, op model.Operation) (string, string)) {
+		order := make([]int, 0, len(a.bulk))
+		for pass := 0; pass < 2; pass++ {
+			for i := range a.bulk {
+				if refused := a.againstRow[i] || a.refusedRow[i]; refused == (pass == 0) {
+					order = append(order, i)
+				}
+			}
+		}
+		for n, i := range order {
+			if more(n, len(order)) {
 				break
 			}
-			b.WriteString(truncate(line(i, op), inner) + "\n")
+			row(line(i, a.bulk[i]))
 		}
 	}
 	change := func(op model.Operation) string {
@@ -241,7 +286,7 @@ func (a actionModel) bulkView(e env, w, h int) string {
 	}
 	switch a.stage {
 	case stageForm:
-		b.WriteString(s.Muted.Render(consequence(a.action)+" Each is written on its own, with the version shown.") + "\n")
+		b.WriteString(s.Muted.Render(strings.ReplaceAll(consequence(a.action), "this key", "each key")+" Each is written on its own, with the version shown.") + "\n")
 		for i, f := range a.fields {
 			b.WriteString("\n")
 			label := s.Label.Render("  " + f.label)
@@ -263,45 +308,59 @@ func (a actionModel) bulkView(e env, w, h int) string {
 		b.WriteString(s.Key.Render("esc") + s.Muted.Render(" back to the form"))
 	case stageConfirm, stageRunning:
 		legal := a.legalCount()
-		b.WriteString("\n" + s.Bold.Render(fmt.Sprintf("Write %s to the ledger?", plural(legal, "decision", "decisions"))) + "\n\n")
-		listOps(func(i int, op model.Operation) string {
-			note := ""
-			if !reconcile.AllowedFor(op, a.action) {
-				note = s.BannerErr.Render(fmt.Sprintf("  refused: %s allows no %s", op.State, a.action.Verb()))
-			} else {
-				note = findingNote(s, a.action, op)
-			}
-			// Keys differ at their ends: clipped in the middle, never there.
-			return "  " + fit(clipMiddle(op.Tenant+"/"+op.Key, nameW), nameW) + " " + change(op) + note
-		})
-		b.WriteString("\n")
+		// What follows the rows is drawn first: the rows get the height
+		// it leaves (at least one), so the warning and the keys stay on
+		// screen at 20 lines.
+		var t strings.Builder
+		t.WriteString("\n")
 		if ev := a.value("Evidence"); ev != "" {
-			b.WriteString("  " + s.Label.Render(fit("evidence", 10)) + " " + truncate(ev, inner-13) + "\n")
+			t.WriteString("  " + s.Label.Render(fit("evidence", 10)) + " " + truncate(ev, inner-13) + "\n")
 		}
-		b.WriteString("  " + s.Label.Render(fit("reason", 10)) + " " + truncate(a.value("Reason"), inner-13) + "\n")
-		b.WriteString("  " + s.Label.Render(fit("operator", 10)) + " " + e.operator + "\n\n")
+		t.WriteString("  " + s.Label.Render(fit("reason", 10)) + " " + truncate(a.value("Reason"), inner-13) + "\n")
+		t.WriteString("  " + s.Label.Render(fit("operator", 10)) + " " + e.operator + "\n\n")
 		against := a.bulkAgainst()
 		switch {
 		case a.stage == stageRunning:
-			b.WriteString(s.Muted.Render(fmt.Sprintf("writing %s…", plural(len(a.bulk), "decision", "decisions"))))
+			t.WriteString(s.Muted.Render(fmt.Sprintf("writing %s…", plural(len(a.bulk), "decision", "decisions"))))
 		case against > 0 && a.overriding:
-			b.WriteString(s.BannerErr.Render(wrap(fmt.Sprintf("Against the findings of %s. %s", plural(against, "operation", "operations"), againstRisk(a.action)), inner, "")) + "\n")
-			b.WriteString(s.Bold.Render("Type "+overrideWord+" and press enter to write them all") + "\n")
+			t.WriteString(s.BannerErr.Render(wrap(fmt.Sprintf("Against the findings of %s. %s", plural(against, "operation", "operations"), againstRisk(a.action)), inner, "")) + "\n")
+			t.WriteString(s.Bold.Render(wrap("Type "+overrideWord+" and press enter to write them all", inner, "")) + "\n")
 			in := a.override
 			in.Width = inner - 3
-			b.WriteString(in.View() + "\n")
+			t.WriteString(in.View() + "\n")
 			if a.overrideErr != "" {
-				b.WriteString(s.InputErr.Render("  ✗ "+a.overrideErr) + "\n")
+				t.WriteString(s.InputErr.Render(wrap("  ✗ "+a.overrideErr, inner, "    ")) + "\n")
 			}
-			b.WriteString(s.Key.Render("esc") + s.Muted.Render(" back"))
+			t.WriteString(s.Key.Render("esc") + s.Muted.Render(" back"))
 		case against > 0:
-			b.WriteString(s.BannerErr.Render(wrap(fmt.Sprintf("%s against the provider's finding: y writes the others and these are refused.",
+			t.WriteString(s.BannerErr.Render(wrap(fmt.Sprintf("%s against the provider's finding: y writes the others and these are refused.",
 				plural(against, "operation goes", "operations go")), inner, "")) + "\n")
-			b.WriteString(s.Key.Render("y") + s.Muted.Render(" write the others   ") + s.Key.Render("o") + s.Muted.Render(" override   ") +
-				s.Key.Render("esc") + s.Muted.Render(" back to the form"))
+			t.WriteString(s.Key.Render("y") + s.Muted.Render(" write the others · ") + s.Key.Render("o") + s.Muted.Render(" override · ") +
+				s.Key.Render("esc") + s.Muted.Render(" back"))
 		default:
-			b.WriteString(s.Key.Render("y") + s.Muted.Render(" write them     ") + s.Key.Render("esc") + s.Muted.Render(" back to the form"))
+			t.WriteString(s.Key.Render("y") + s.Muted.Render(" write them     ") + s.Key.Render("esc") + s.Muted.Render(" back to the form"))
 		}
+		tail := t.String()
+		// 3: the box's borders and the line above it; 4: title, blank,
+		// question, blank. When even that leaves no room for every row,
+		// the blank lines go (below) and the rows get theirs.
+		rows = h - 3 - 4 - strings.Count(tail, "\n") - 1
+		if rows < len(a.bulk) {
+			rows += 1 + strings.Count(tail, "\n\n")
+		}
+		rows = max(rows, 1)
+		b.WriteString("\n" + s.Bold.Render(fmt.Sprintf("Write %s to the ledger?", plural(legal, "decision", "decisions"))) + "\n\n")
+		listOps(func(i int, op model.Operation) (string, string) {
+			note := ""
+			if a.refusedRow[i] {
+				note = s.BannerErr.Render(fmt.Sprintf("refused: %s allows no %s", op.State, a.action.Verb()))
+			} else {
+				note = findingNote(s, a.againstRow[i], op)
+			}
+			// Keys differ at their ends: clipped in the middle, never there.
+			return "  " + fit(clipMiddle(op.Tenant+"/"+op.Key, nameW), nameW) + " " + change(op), note
+		})
+		b.WriteString(tail)
 	case stageResults:
 		n := map[reconcile.Verdict]int{}
 		for _, o := range a.outcomes {
@@ -314,12 +373,20 @@ func (a actionModel) bulkView(e env, w, h int) string {
 			}
 		}
 		b.WriteString("\n" + s.Bold.Render(summary) + "\n\n")
-		for i, o := range a.outcomes {
-			if i == rows && len(a.outcomes) > rows+1 {
-				b.WriteString(s.Muted.Render(fmt.Sprintf("  … and %s more", count(len(a.outcomes)-rows))) + "\n")
+		order := make([]int, 0, len(a.outcomes))
+		for pass := 0; pass < 2; pass++ {
+			for i, o := range a.outcomes {
+				if (o.Verdict != reconcile.VerdictWritten) == (pass == 0) {
+					order = append(order, i)
+				}
+			}
+		}
+		for n, i := range order {
+			o := a.outcomes[i]
+			if more(n, len(order)) {
 				break
 			}
-			var line string
+			var line, note string
 			switch o.Verdict {
 			case reconcile.VerdictWritten:
 				line = s.BannerOK.Render("  written ") + " " + fit(clipMiddle(o.Tenant+"/"+o.Key, nameW), nameW) +
@@ -337,14 +404,14 @@ func (a actionModel) bulkView(e env, w, h int) string {
 						why = "against its recorded finding"
 						if i < len(a.bulk) {
 							if against, _ := reconcile.AgainstFinding(a.action, a.bulk[i]); against {
-								why = "against its finding: " + findingShort(a.bulk[i].Finding)
+								why = "refused: " + findingShort(a.bulk[i].Finding)
 							}
 						}
 					}
 				}
-				line = s.BannerErr.Render(fmt.Sprintf("  %-8s", o.Verdict)) + " " + fit(clipMiddle(o.Tenant+"/"+o.Key, nameW), nameW) + " " + why
+				line, note = s.BannerErr.Render(fmt.Sprintf("  %-8s", o.Verdict))+" "+fit(clipMiddle(o.Tenant+"/"+o.Key, nameW), nameW), why
 			}
-			b.WriteString(truncate(line, inner) + "\n")
+			row(line, note)
 		}
 		b.WriteString("\n" + s.Key.Render("esc") + s.Muted.Render(" close"))
 	}
@@ -352,7 +419,18 @@ func (a actionModel) bulkView(e env, w, h int) string {
 	if a.stage != stageForm {
 		box = s.BoxDanger
 	}
-	return "\n" + lipgloss.PlaceHorizontal(w, lipgloss.Center, box.Width(boxW).Render(b.String()))
+	content := b.String()
+	if strings.Count(content, "\n")+1+3 > h {
+		// Too tall for the screen: the blank lines go first.
+		var kept []string
+		for _, line := range strings.Split(content, "\n") {
+			if strings.TrimSpace(ansi.Strip(line)) != "" {
+				kept = append(kept, line)
+			}
+		}
+		content = strings.Join(kept, "\n")
+	}
+	return "\n" + lipgloss.PlaceHorizontal(w, lipgloss.Center, box.Width(boxW).Render(content))
 }
 
 func errText(err error) string {

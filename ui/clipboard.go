@@ -4,6 +4,8 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
+	"path/filepath"
+	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
 )
@@ -35,6 +37,19 @@ func copyText(w io.Writer, what, text string) tea.Cmd {
 	}
 }
 
+// ledgerArg is the ledger as a copied command names it: a file by its
+// absolute path (the command is pasted in another shell, often in another
+// directory), a postgres:// URL as it is.
+func ledgerArg(path string) string {
+	if strings.Contains(path, "://") {
+		return path
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return path
+}
+
 // copyRequestMsg asks the root to copy an operation's key or command.
 type copyRequestMsg struct {
 	Tenant, Key string
@@ -48,7 +63,7 @@ func (m Model) copyOp(req copyRequestMsg) tea.Cmd {
 		if req.Unknown {
 			sub = "check"
 		}
-		cmd := fmt.Sprintf("retrysafe ops %s --db %s --tenant %s --key %s", sub, shellQuote(m.cfg.Store.Path()), shellQuote(req.Tenant), shellQuote(req.Key))
+		cmd := fmt.Sprintf("retrysafe ops %s --db %s --tenant %s --key %s", sub, shellQuote(ledgerArg(m.cfg.Store.Path())), shellQuote(req.Tenant), shellQuote(req.Key))
 		return copyText(m.cfg.Clipboard, "the command `"+cmd+"`", cmd)
 	}
 	return copyText(m.cfg.Clipboard, "the key "+req.Tenant+"/"+req.Key, req.Key)

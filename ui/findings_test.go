@@ -175,7 +175,7 @@ func TestBulkNotAppliedOnMarkedRowsIsRefusedWhereTheProviderHasIt(t *testing.T) 
 	h.typeText("INC-7")
 	h.keys("enter")
 	h.keys("y")
-	h.contains("1 written · 2 refused as illegal", "against its finding: the provider has it (sbx_")
+	h.contains("1 written · 2 refused as illegal", "illegal", "refused: the provider has it (sbx_")
 	h.lacks("no mark not applied from there")
 	for _, k := range []string{"found-1", "found-2"} {
 		if d := l.get(t, "acme", k); d.Operation.State != model.StateUnknown {

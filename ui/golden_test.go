@@ -171,6 +171,20 @@ func TestGoldenBulkReviewAgainstFindings(t *testing.T) {
 	golden(t, "bulk_review_against", h.view())
 	h.keys("y")
 	golden(t, "bulk_results_against", h.view())
+
+	// At 60×20 each row's finding and result go on a line of their own
+	// rather than being cut off.
+	l = findingsLedger(t)
+	h = open(t, config(l), 60, 20)
+	h.pin = pinFindingRefs
+	h.keys("*", "n")
+	h.typeText("provider incident INC-7")
+	h.keys("tab")
+	h.typeText("INC-7")
+	h.keys("enter")
+	golden(t, "bulk_review_against_60x20", h.view())
+	h.keys("y")
+	golden(t, "bulk_results_against_60x20", h.view())
 }
 
 // pinFindingRefs makes the sandbox's references in a bulk lookup's answer

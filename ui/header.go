@@ -145,30 +145,37 @@ func (m Model) tabsLayout(active int) (string, []int) {
 	}{{0, false, "  "}, {0, true, "  "}, {1, false, "  "}, {1, true, "  "}, {1, true, " "}}
 	for _, contra := range []bool{true, false} {
 		for _, try := range tries {
-			if line, at := m.renderTabs(active, try.tier, try.short, try.gap, contra); ansi.StringWidth(line) <= m.width {
+			if line, at := m.renderTabs(active, try.tier, try.short, try.gap, contra, false); ansi.StringWidth(line) <= m.width {
 				return line, at
 			}
 		}
 	}
-	line, at := m.renderTabs(active, 1, true, " ", false)
+	// Still too wide: the empty tabs go (not the active one, nor unknown),
+	// so the tab being shown is never the one cut off.
+	line, at := m.renderTabs(active, 1, true, " ", false, true)
 	return truncate(line, m.width), at
 }
 
 // tabAt is the tab under column x of the tabs line, or -1.
 func (m Model) tabAt(x int) int {
 	_, at := m.tabsLayout(m.list.tab)
+	next := -1 // the start of the next tab shown
 	for i := len(at) - 1; i >= 0; i-- {
+		if at[i] < 0 {
+			continue // hidden
+		}
 		if x >= at[i] {
-			if i == len(at)-1 || x < at[i+1]-1 {
+			if next < 0 || x < next-1 {
 				return i
 			}
 			return -1
 		}
+		next = at[i]
 	}
 	return -1
 }
 
-func (m Model) renderTabs(active, tier int, short bool, gap string, contra bool) (string, []int) {
+func (m Model) renderTabs(active, tier int, short bool, gap string, contra, hideEmpty bool) (string, []int) {
 	s := m.styles
 	num := count
 	if short {
@@ -201,6 +208,10 @@ func (m Model) renderTabs(active, tier int, short bool, gap string, contra bool)
 		}
 		if i == active {
 			text = "[" + text + "]"
+		}
+		if hideEmpty && n == 0 && i != active && st != model.StateUnknown && m.countsOK {
+			at = append(at, -1)
+			continue
 		}
 		at = append(at, x)
 		x += ansi.StringWidth(text) + len(gap)

@@ -373,6 +373,9 @@ func (l labModel) view(e env, w, h int) string {
 	}
 	status := ""
 	switch {
+	case l.running && l.waiting && w < ansi.StringWidth(sc.ID)+56:
+		// The step's own line says what space and enter do.
+		status = s.Bold.Render("step mode")
 	case l.running && l.waiting:
 		status = s.Bold.Render("step mode: space runs the next step, enter the rest")
 	case l.running:

@@ -869,7 +869,11 @@ func (l listModel) statusLine(e env, w int) string {
 		in.Width = max(w-4, 10)
 		return " " + in.View()
 	}
-	var left []string
+	// Each part in full, and short (without its "how to clear" hint) for
+	// when the full line would not fit: every filter and the order stay
+	// on screen at 80 columns and below, only the hints go.
+	var left, short []string
+	add := func(full, brief string) { left, short = append(left, full), append(short, brief) }
 	if n := len(l.rows); n > 0 {
 		pos := fmt.Sprintf("%s–%s", count(l.offset+1), count(l.offset+n))
 		if t := l.total(e); t >= 0 {
@@ -884,40 +888,46 @@ func (l listModel) statusLine(e env, w int) string {
 		if st := l.state(); st != "" {
 			what = string(st)
 		}
-		left = append(left, pos+" "+what)
+		add(pos+" "+what, pos)
 	}
 	if l.query != "" {
-		left = append(left, fmt.Sprintf("search %q", l.query))
+		q := fmt.Sprintf("search %q", l.query)
+		add(q, q)
 	}
 	if l.contraOnly {
-		left = append(left, s.Contra.Render("! contradicted only (! shows all)"))
+		add(s.Contra.Render("! contradicted only (! shows all)"), s.Contra.Render("! contradicted only"))
 	}
 	if l.finding != model.FilterAnyFinding {
-		left = append(left, s.Bold.Render("finding: "+l.finding.Words()+" (f cycles, esc clears)"))
+		add(s.Bold.Render("finding: "+l.finding.Words()+" (f cycles, esc clears)"), s.Bold.Render("finding: "+l.finding.Words()))
 	}
 	if l.tool != "" {
-		left = append(left, fmt.Sprintf("tool %s (:tool clears)", l.tool))
+		add(fmt.Sprintf("tool %s (:tool clears)", l.tool), "tool "+l.tool)
 	}
 	if l.provider != "" {
-		left = append(left, fmt.Sprintf("provider %s (:provider clears)", l.provider))
+		add(fmt.Sprintf("provider %s (:provider clears)", l.provider), "provider "+l.provider)
 	}
 	if l.age.d != 0 {
-		left = append(left, fmt.Sprintf("age %s (:age all clears)", l.age))
+		add(fmt.Sprintf("age %s (:age all clears)", l.age), "age "+l.age.String())
 	}
 	if w := l.sortWords(); w != "" {
-		left = append(left, w+" (s cycles)")
+		add(w+" (s cycles)", w)
 	}
 	if n := l.marked.len(); n > 0 {
-		left = append(left, s.Bold.Render(count(n)+" marked"))
+		add(s.Bold.Render(count(n)+" marked"), s.Bold.Render(count(n)+" marked"))
 	}
 	if l.err != nil && len(l.rows) > 0 {
-		left = append(left, s.BannerErr.Render("refresh failed: "+oneLine(l.err.Error())))
+		e := s.BannerErr.Render("refresh failed: " + oneLine(l.err.Error()))
+		add(e, e)
 	}
 	right := ""
 	if op, ok := l.selected(); ok && op.Contradicted {
 		right = s.Contra.Render("! a late provider result contradicts this one")
 	}
-	return spread(" "+s.Muted.Render(strings.Join(left, " · ")), right+" ", w)
+	line := " " + s.Muted.Render(strings.Join(left, " · "))
+	if ansi.StringWidth(line)+ansi.StringWidth(right)+2 > w {
+		line = " " + s.Muted.Render(strings.Join(short, " · "))
+	}
+	return spread(line, right+" ", w)
 }
 
 func (c columns) stuckCell(v string) string {

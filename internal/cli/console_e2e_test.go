@@ -216,7 +216,7 @@ func TestConsoleEndToEndUnderTmux(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	c.waitFor("Write 1 decision to the ledger?")
 	c.keys("y")
-	c.waitFor("1 written · 1 refused as illegal", "against its finding: the provider has it (sbx_", "mark not applied: 1 of 2 operations written")
+	c.waitFor("1 written · 1 refused as illegal", "illegal", "refused: the provider has it (sbx_", "mark not applied: 1 of 2 operations written")
 	c.keys("Escape")
 	c.waitFor("[unknown 1]")
 
@@ -418,17 +418,17 @@ func consoleNavigation(c *tmuxConsole, db string) {
 	order(c.waitFor("KEY↑", "sorted key Z→A"), "late-page", "task-3", "task-1", "page-oncall", "page-manager")
 
 	command("provider sandbox")
-	s := c.waitFor("provider sandbox (:provider clears)", "1–3 operations")
+	s := c.waitFor("· provider sandbox", "1–3")
 	if strings.Contains(s, "task-1") {
 		t.Fatalf(":provider sandbox lists a local tool's task:\n%s", s)
 	}
 	command("age >1h")
-	s = c.waitFor("age >1h (:age all clears)")
+	s = c.waitFor("· age >1h")
 	if strings.Contains(s, "page-manager") || strings.Contains(s, "late-page") {
 		t.Fatalf(":age >1h lists operations made seconds ago:\n%s", s)
 	}
 	command("age <1h")
-	c.waitFor("age <1h (:age all clears)", "page-manager", "late-page")
+	c.waitFor("· age <1h", "page-manager", "late-page")
 	command("age all")
 	command("provider")
 	c.waitFor("1–6 of 6 operations", "task-1")

@@ -1,0 +1,26 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// At 60 columns the tabs line cannot hold every state: the empty tabs go
+// before the active one would be cut off, and a click still lands on the
+// tab under it.
+func TestNarrowTabsKeepTheActiveTabAndItsClicks(t *testing.T) {
+	l := findingsLedger(t) // unknown 3, applied 1, the rest empty
+	h := open(t, config(l), 60, 20)
+	h.keys("8")
+	line := strings.Split(h.view(), "\n")[1]
+	if !strings.Contains(line, "[all 4]") || strings.Contains(line, "…") {
+		t.Fatalf("the all tab is not shown whole at 60 columns: %q", line)
+	}
+	x := strings.Index(line, "applied 1")
+	h.send(tea.MouseMsg{X: len([]rune(line[:x])) + 1, Y: 1, Action: tea.MouseActionPress, Button: tea.MouseButtonLeft})
+	if got := strings.Split(h.view(), "\n")[1]; !strings.Contains(got, "[applied 1]") {
+		t.Fatalf("a click on the applied tab: %q", got)
+	}
+}
