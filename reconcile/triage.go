@@ -57,8 +57,8 @@ type TriageTally struct {
 	HasIt      int           `json:"has_it"`
 	HasNothing int           `json:"has_nothing"`
 	CannotTell int           `json:"cannot_tell"`
-	Errors     int           `json:"errors"` // findings the ledger could not record
-	Rate       float64       `json:"rate"`   // the pace kept with the provider, lookups a second
+	Errors     int           `json:"errors"`         // findings the ledger could not record
+	Rate       float64       `json:"rate,omitempty"` // the pace kept with the provider, lookups a second (not in Totals)
 	Elapsed    time.Duration `json:"elapsed_ns"`
 }
 
