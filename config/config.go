@@ -62,6 +62,10 @@ type Provider struct {
 	// shown, and a person decides one by one. Declared, never assumed from
 	// the kind.
 	AuthoritativeLookup bool
+	// LookupRate is the most lookups a second triage sends the provider
+	// (its [providers.lookup] rate); 0 when the entry sets none, and the
+	// caller's default applies. A command line's own rate overrides it.
+	LookupRate float64
 	// HTTP is set for kind "http".
 	HTTP *HTTP
 }
@@ -148,7 +152,14 @@ type endpointSpec struct {
 	Headers    map[string]string `toml:"headers"`
 	KeyHeader  string            `toml:"key_header"`
 	RefPointer string            `toml:"ref_pointer"`
+	// Rate is for [providers.lookup] only: lookups a second (see
+	// Provider.LookupRate). A pointer: absent is not zero.
+	Rate *float64 `toml:"rate"`
 }
+
+// MaxLookupRate bounds a configured lookup rate (as `triage --rate` is
+// bounded): more than this a second is a typo, not a provider's limit.
+const MaxLookupRate = 100000.0
 
 type toolSpec struct {
 	Name           string `toml:"name"`
@@ -198,8 +209,12 @@ func Parse(name string, doc []byte, lookupEnv func(string) (string, bool)) (*Con
 		p := Provider{Name: ps.Name, Kind: ps.Kind, HonoursKeys: ps.HonoursKeys, AuthoritativeLookup: ps.Authoritative}
 		switch ps.Kind {
 		case KindSandbox:
-			if ps.Dispatch != nil || ps.Lookup != nil || ps.Classify != nil || ps.Timeout != "" || ps.MaxResponseBytes != 0 {
-				return nil, at("kind")("provider %s: a sandbox provider takes only name, kind, honours_keys and authoritative_lookup", ps.Name)
+			if ps.Dispatch != nil || ps.Classify != nil || ps.Timeout != "" || ps.MaxResponseBytes != 0 {
+				return nil, at("kind")("provider %s: a sandbox provider takes only name, kind, honours_keys, authoritative_lookup and a [providers.lookup] rate", ps.Name)
+			}
+			// The sandbox's lookup is built in: its section may only pace it.
+			if l := ps.Lookup; l != nil && (l.URL != "" || l.Method != "" || l.Headers != nil || l.KeyHeader != "" || l.RefPointer != "") {
+				return nil, at("lookup")("provider %s: a sandbox provider's lookup is built in: its [providers.lookup] takes only rate", ps.Name)
 			}
 		case KindHTTP:
 			h, err := parseHTTP(ps, at, lookupEnv)
@@ -216,6 +231,14 @@ func Parse(name string, doc []byte, lookupEnv func(string) (string, bool)) (*Con
 			return nil, at()("provider %s: kind is required (%s or %s)", ps.Name, KindSandbox, KindHTTP)
 		default:
 			return nil, at("kind")("provider %s: unknown kind %q (want %s or %s)", ps.Name, ps.Kind, KindSandbox, KindHTTP)
+		}
+		if ps.Lookup != nil && ps.Lookup.Rate != nil {
+			r := *ps.Lookup.Rate
+			// !(r > 0) also refuses NaN; inf is over the bound.
+			if !(r > 0) || r > MaxLookupRate {
+				return nil, at("lookup", "rate")("provider %s: lookup rate must be a positive number of lookups per second (at most %g), not %v", ps.Name, MaxLookupRate, r)
+			}
+			p.LookupRate = r
 		}
 		c.Providers = append(c.Providers, p)
 	}

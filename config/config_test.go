@@ -222,3 +222,57 @@ func TestLookupURLPlaceholders(t *testing.T) {
 		}
 	}
 }
+
+// A provider's [providers.lookup] may set rate, the lookups a second triage
+// sends it: a positive number, checked like every other key, with its line.
+func TestLookupRate(t *testing.T) {
+	httpLookup := func(rate string) string {
+		return httpProvider("[providers.lookup]\nurl = \"http://127.0.0.1:9/d/{downstream_key}\"\n" + rate)
+	}
+	sandbox := func(lookup string) string {
+		return "[[providers]]\nname = \"p\"\nkind = \"sandbox\"\n" + lookup + goodTool
+	}
+	cases := []struct {
+		name, doc string
+		want      float64 // when err is ""
+		err       string  // "LINE: text" the error starts with / contains
+	}{
+		{"http, none", httpLookup(""), 0, ""},
+		{"http, integer", httpLookup("rate = 25\n"), 25, ""},
+		{"http, fraction", httpLookup("rate = 0.5\n"), 0.5, ""},
+		{"sandbox, none", sandbox(""), 0, ""},
+		{"sandbox, rate only", sandbox("[providers.lookup]\nrate = 2000\n"), 2000, ""},
+		{"zero", httpLookup("rate = 0\n"), 0, "8: provider mail: lookup rate must be a positive number"},
+		{"negative", httpLookup("rate = -5\n"), 0, "8: provider mail: lookup rate must be a positive number"},
+		{"nan", httpLookup("rate = nan\n"), 0, "8: provider mail: lookup rate must be a positive number"},
+		{"infinite", httpLookup("rate = inf\n"), 0, "8: provider mail: lookup rate must be a positive number"},
+		{"too high", sandbox("[providers.lookup]\nrate = 1e9\n"), 0, "5: provider p: lookup rate must be a positive number"},
+		{"not a number", httpLookup("rate = \"fast\"\n"), 0, "8: providers.lookup.rate"},
+		{"unknown key beside it", httpLookup("rate = 25\nburst = 5\n"), 0, `9: unknown key "providers.lookup.burst"`},
+		{"in dispatch", httpProvider("rate = 25\n"), 0, "6: provider mail: rate belongs in [providers.lookup]"},
+		{"sandbox lookup with a url", sandbox("[providers.lookup]\nurl = \"http://127.0.0.1:9/d\"\nrate = 5\n"), 0, "4: provider p: a sandbox provider's lookup is built in"},
+		{"http lookup with only a rate", httpProvider("[providers.lookup]\nrate = 25\n"), 0, "6: provider mail: lookup.url is required"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, err := config.Parse("t.toml", []byte(c.doc), noEnv)
+			if c.err != "" {
+				line, text, _ := strings.Cut(c.err, ": ")
+				if err == nil {
+					t.Fatal("accepted")
+				}
+				msg := err.Error()
+				if !strings.HasPrefix(msg, "t.toml:"+line+": ") || !strings.Contains(msg, text) || strings.Contains(msg, "\n") {
+					t.Fatalf("got %q; want one line starting t.toml:%s: containing %q", msg, line, text)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cfg.Providers[0].LookupRate; got != c.want {
+				t.Fatalf("LookupRate = %v, want %v", got, c.want)
+			}
+		})
+	}
+}

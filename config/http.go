@@ -42,6 +42,9 @@ func parseHTTP(ps providerSpec, at func(...string) func(string, ...any) error, l
 		if e.URL == "" {
 			return httpapi.Endpoint{}, at(which)("provider %s: %s.url is required", ps.Name, which)
 		}
+		if e.Rate != nil && which != "lookup" {
+			return httpapi.Endpoint{}, at(which, "rate")("provider %s: rate belongs in [providers.lookup] (lookups per second)", ps.Name)
+		}
 		if e.KeyHeader != "" && which != "dispatch" {
 			return httpapi.Endpoint{}, at(which, "key_header")("provider %s: key_header belongs in [providers.dispatch]", ps.Name)
 		}

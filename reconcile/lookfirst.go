@@ -4,8 +4,6 @@ import (
 	"context"
 	"sync"
 
-	"golang.org/x/time/rate"
-
 	"github.com/retrysafe/retrysafe/model"
 )
 
@@ -32,24 +30,23 @@ func (s *Service) NeedsLook(action model.Action, op model.Operation) bool {
 }
 
 // LookFirst asks the provider about every op that NeedsLook (at most
-// DefaultTriageConcurrency at once, DefaultTriageRate a second per
-// provider), records each finding as `by` (Look), and returns ops in the
+// DefaultTriageConcurrency at once, each provider's LookupRate a
+// second), records each finding as `by` (Look), and returns ops in the
 // same order with their findings as recorded. A lookup that could not be
 // made is "cannot tell" on its row, never an error; the error is the
 // ledger's (a finding that could not be recorded) or ctx's.
 func (s *Service) LookFirst(ctx context.Context, action model.Action, ops []model.Operation, by string) ([]model.Operation, error) {
 	out := make([]model.Operation, len(ops))
 	copy(out, ops)
-	limiters := map[string]*rate.Limiter{}
 	var todo []int
+	var asked []model.Operation
 	for i, op := range out {
 		if s.NeedsLook(action, op) {
 			todo = append(todo, i)
-			if limiters[op.Provider] == nil {
-				limiters[op.Provider] = rate.NewLimiter(rate.Limit(DefaultTriageRate), 1)
-			}
+			asked = append(asked, op)
 		}
 	}
+	limiters := s.lookupLimiters(asked, 0)
 	if len(todo) == 0 {
 		return out, nil
 	}

@@ -61,6 +61,10 @@ type Service struct {
 	// authoritative: only their "has nothing" may lead to a bulk "mark not
 	// applied" (see LookupAuthoritative).
 	AuthoritativeLookups map[string]bool
+	// LookupRates are the lookups a second each provider's config entry
+	// allows ([providers.lookup] rate), by provider name; a provider not
+	// named gets DefaultTriageRate (see LookupRate).
+	LookupRates map[string]float64
 
 	// At, when set, is called at each Point; the lab's worker exits the
 	// process there. Production leaves it nil.

@@ -29,8 +29,10 @@ type TriageOptions struct {
 	Provider string // "" = every provider
 	// Concurrency is how many lookups run at once (default 8).
 	Concurrency int
-	// Rate is the most lookups per second sent to any one provider
-	// (default 100).
+	// Rate, if > 0, is the most lookups per second sent to any one
+	// provider, overriding every provider's own (a command line's
+	// --rate). 0: each provider's configured rate (Service.LookupRates),
+	// else DefaultTriageRate. See Service.LookupRate.
 	Rate float64
 	// By is who runs it, recorded with each finding ("triage by alice").
 	By string
@@ -55,7 +57,8 @@ type TriageTally struct {
 	HasIt      int           `json:"has_it"`
 	HasNothing int           `json:"has_nothing"`
 	CannotTell int           `json:"cannot_tell"`
-	Errors     int           `json:"errors"` // findings the ledger could not record
+	Errors     int           `json:"errors"`         // findings the ledger could not record
+	Rate       float64       `json:"rate,omitempty"` // the pace kept with the provider, lookups a second (not in Totals)
 	Elapsed    time.Duration `json:"elapsed_ns"`
 }
 
@@ -125,9 +128,6 @@ func (s *Service) Triage(ctx context.Context, opt TriageOptions) (TriageReport, 
 	if opt.Concurrency <= 0 {
 		opt.Concurrency = DefaultTriageConcurrency
 	}
-	if opt.Rate <= 0 {
-		opt.Rate = DefaultTriageRate
-	}
 	if opt.Tenant != "" {
 		if err := model.ValidateIdentity(opt.Tenant, "-"); err != nil {
 			return TriageReport{}, err
@@ -138,15 +138,11 @@ func (s *Service) Triage(ctx context.Context, opt TriageOptions) (TriageReport, 
 		return TriageReport{}, err
 	}
 	rep := TriageReport{Candidates: len(ops), Recorded: !s.Store.ReadOnly()}
-	limiters := map[string]*rate.Limiter{}
+	limiters := s.lookupLimiters(ops, opt.Rate)
 	tallies := map[string]*TriageTally{}
 	provStart := map[string]time.Time{}
-	for _, op := range ops {
-		if limiters[op.Provider] == nil {
-			// A burst of one: the provider sees an even pace, never a spike.
-			limiters[op.Provider] = rate.NewLimiter(rate.Limit(opt.Rate), 1)
-			tallies[op.Provider] = &TriageTally{Provider: op.Provider}
-		}
+	for p, l := range limiters {
+		tallies[p] = &TriageTally{Provider: p, Rate: float64(l.Limit())}
 	}
 	var mu sync.Mutex // guards tallies, rep.Checked, provStart and Progress calls
 	work := make(chan model.Operation)
@@ -209,4 +205,31 @@ feed:
 	sort.Slice(rep.Providers, func(i, j int) bool { return rep.Providers[i].Provider < rep.Providers[j].Provider })
 	rep.Elapsed = time.Since(start)
 	return rep, nil
+}
+
+// LookupRate is the most lookups a second triage (and LookFirst) sends
+// provider: override if > 0 (a command line's --rate, for every
+// provider), else the provider's configured rate (LookupRates, from its
+// config entry's [providers.lookup] rate), else DefaultTriageRate.
+func (s *Service) LookupRate(provider string, override float64) float64 {
+	if override > 0 {
+		return override
+	}
+	if r := s.LookupRates[provider]; r > 0 {
+		return r
+	}
+	return DefaultTriageRate
+}
+
+// lookupLimiters returns a limiter for each provider of ops, at
+// LookupRate(provider, override). A burst of one: the provider sees an
+// even pace, never a spike.
+func (s *Service) lookupLimiters(ops []model.Operation, override float64) map[string]*rate.Limiter {
+	out := map[string]*rate.Limiter{}
+	for _, op := range ops {
+		if out[op.Provider] == nil {
+			out[op.Provider] = rate.NewLimiter(rate.Limit(s.LookupRate(op.Provider, override)), 1)
+		}
+	}
+	return out
 }

@@ -126,7 +126,10 @@ func waitTriage(ch chan tea.Msg) tea.Cmd {
 	return func() tea.Msg { return <-ch }
 }
 
-// startTriage starts a run over the console's tenant scope.
+// startTriage starts a run over the console's tenant scope. It sets no
+// rate: each provider is paced as `retrysafe triage` without --rate paces
+// it (its config entry's lookup rate, else the default; see
+// reconcile.Service.LookupRate).
 func startTriage(ctx context.Context, svc *reconcile.Service, seq int, scope, operator string) (triageRun, tea.Cmd) {
 	ctx, cancel := context.WithCancel(ctx)
 	ch := make(chan tea.Msg, 64)

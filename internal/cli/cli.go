@@ -272,6 +272,7 @@ func openWith(ctx context.Context, path, providerDB string, cfg *config.Config, 
 	}
 	l.Svc = reconcile.New(st, cfg.Tools, providers)
 	l.Svc.AuthoritativeLookups = authoritativeLookups(cfg)
+	l.Svc.LookupRates = lookupRates(cfg)
 	return l, nil
 }
 
@@ -292,6 +293,19 @@ func authoritativeLookups(cfg *config.Config) map[string]bool {
 	for _, p := range cfg.Providers {
 		if p.AuthoritativeLookup {
 			out[p.Name] = true
+		}
+	}
+	return out
+}
+
+// lookupRates are the lookups a second the providers' config entries
+// allow ([providers.lookup] rate); triage and the console's triage keep
+// them unless a command line's --rate overrides them.
+func lookupRates(cfg *config.Config) map[string]float64 {
+	out := map[string]float64{}
+	for _, p := range cfg.Providers {
+		if p.LookupRate > 0 {
+			out[p.Name] = p.LookupRate
 		}
 	}
 	return out

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/mattn/go-isatty"
 
+	"github.com/retrysafe/retrysafe/config"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
@@ -49,7 +51,7 @@ func runTriage(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	prov := fs.String("provider", "", "only this provider's operations")
 	asJSON := fs.Bool("json", false, "the report and every finding as JSON, for scripts")
 	conc := fs.Int("concurrency", reconcile.DefaultTriageConcurrency, "lookups at once")
-	rateFlag := fs.Float64("rate", reconcile.DefaultTriageRate, "at most this many lookups per second to each provider")
+	rateFlag := fs.Float64("rate", 0, fmt.Sprintf("at most this many lookups per second to each provider, overriding the config's (default: each provider's [providers.lookup] rate, else %g)", reconcile.DefaultTriageRate))
 	timeout := fs.Duration("timeout", reconcile.DefaultLookupTimeout, "one lookup's deadline: a slower provider cannot tell")
 	operator := fs.String("operator", defaultOperator(), "recorded with each finding (default $USER)")
 	pdb := fs.String("provider-db", "", "sandbox provider file the calls used (default beside the ledger); never created to be asked")
@@ -58,11 +60,13 @@ func runTriage(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
+	rateSet := false
+	fs.Visit(func(f *flag.Flag) { rateSet = rateSet || f.Name == "rate" })
 	switch {
 	case *conc < 1 || *conc > 256:
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--concurrency must be 1..256, not %d", *conc))
-	case !(*rateFlag > 0) || *rateFlag > 100000:
-		return fail(stderr, model.Errorf(model.CodeInvalid, "--rate must be a positive number of lookups per second (at most 100000), not %v", *rateFlag))
+	case rateSet && (!(*rateFlag > 0) || *rateFlag > config.MaxLookupRate):
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--rate must be a positive number of lookups per second (at most %g), not %v", config.MaxLookupRate, *rateFlag))
 	case *timeout <= 0:
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--timeout must be positive, not %v", *timeout))
 	case strings.TrimSpace(*operator) == "":

@@ -301,6 +301,8 @@ func TestTriageOfASlowHTTPProviderCannotTell(t *testing.T) {
 //	go test ./internal/cli -run '^$' -bench Triage5000SandboxServe -benchtime 1x
 //
 // RETRYSAFE_TRIAGE_RATE sets --rate (lookups a second per provider);
+// RETRYSAFE_TRIAGE_LOOKUP_RATE sets instead each provider's configured
+// rate ([providers.lookup] rate = N), with no --rate;
 // RETRYSAFE_TRIAGE_PROVIDERS spreads the operations over that many HTTP
 // providers (each its own rate limit; default 1); RETRYSAFE_TRIAGE_OPS
 // changes the 5,000. The setup (the calls) is not timed.
@@ -312,6 +314,16 @@ func BenchmarkTriage5000SandboxServe(b *testing.B) {
 	dir := b.TempDir()
 	addr, _ := sandboxServe(b, "127.0.0.1:0", filepath.Join(dir, "sandbox.db"))
 	cfgPath, tools := triageServeConfig(b, addr, providers)
+	if r := os.Getenv("RETRYSAFE_TRIAGE_LOOKUP_RATE"); r != "" {
+		doc, err := os.ReadFile(cfgPath)
+		if err != nil {
+			b.Fatal(err)
+		}
+		doc = []byte(strings.ReplaceAll(string(doc), "[providers.lookup]\n", "[providers.lookup]\nrate = "+r+"\n"))
+		if err := os.WriteFile(cfgPath, doc, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
 	db := filepath.Join(dir, "l.db")
 	setup := time.Now()
 	serveUnknowns(b, db, cfgPath, addr, tools, n/2, n-n/2)
