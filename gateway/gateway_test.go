@@ -782,3 +782,27 @@ func TestOperationListsPageNewestFirst(t *testing.T) {
 		}
 	}
 }
+
+// A repeated query parameter of the operations list is refused with 400
+// naming it, never read as its first value (state=unknown&state=applied
+// listed only the unknown ones, silently).
+func TestListOperationsRefusesARepeatedParameter(t *testing.T) {
+	e := newEnv(t)
+	for _, c := range []struct{ query, name string }{
+		{"state=unknown&state=applied", "state"},
+		{"state=unknown&state=unknown", "state"},
+		{"limit=2&limit=3", "limit"},
+		{"before=5&before=9", "before"},
+	} {
+		r := e.get("acme", "/v1/operations?"+c.query)
+		if r.status != 400 {
+			t.Fatalf("%s: %d %s", c.query, r.status, r.body)
+		}
+		if p := r.problem(t); p.Status != 400 || !strings.Contains(p.Detail, c.name+" given 2 times") {
+			t.Fatalf("%s: %+v", c.query, p)
+		}
+	}
+	if r := e.get("acme", "/v1/operations?state=unknown&limit=2"); r.status != 200 {
+		t.Fatalf("one of each: %d %s", r.status, r.body)
+	}
+}

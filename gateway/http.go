@@ -296,6 +296,15 @@ func (g *Gateway) tombstone(ctx context.Context, tenant, key string) (*model.Tom
 func (g *Gateway) listOperations(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	lq := store.ListQuery{Tenant: tenantOf(r.Context()), Limit: 50}
+	// One value each: a repeated parameter (state=unknown&state=applied)
+	// is refused, not read as its first value — the list filters on one
+	// state.
+	for _, name := range []string{"state", "limit", "before"} {
+		if len(q[name]) > 1 {
+			newProblem(KindInvalid, "query parameter "+name+" given "+strconv.Itoa(len(q[name]))+" times; send it once (the list takes one value)").write(w)
+			return
+		}
+	}
 	if s := q.Get("state"); s != "" {
 		st, err := model.ParseState(s)
 		if err != nil {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -140,7 +142,10 @@ func splitKey(raw json.RawMessage) (string, []byte, error) {
 
 // mcpTrace is the client's id for this tool call, where it sends one: a
 // W3C traceparent, or an id in the request's _meta, or the HTTP headers of
-// a streamable request.
+// a streamable request. The id is optional metadata the model cannot fix:
+// one that is not printable UTF-8 of at most model.MaxTraceLen bytes is
+// dropped, as a malformed traceparent is, and the next source (in the end
+// a new random id) is used — the call runs.
 func mcpTrace(req *mcp.CallToolRequest) string {
 	meta := req.Params.GetMeta()
 	if s, ok := meta["traceparent"].(string); ok {
@@ -149,14 +154,32 @@ func mcpTrace(req *mcp.CallToolRequest) string {
 		}
 	}
 	for _, k := range []string{"tool_call_id", "toolCallId", "trace_id", "traceId"} {
-		if s, ok := meta[k].(string); ok && s != "" {
+		if s, ok := meta[k].(string); ok && s != "" && validTrace(s) {
 			return s
 		}
 	}
+	h := http.Header{}
 	if req.Extra != nil && req.Extra.Header != nil {
-		return traceID(req.Extra.Header)
+		h = req.Extra.Header.Clone()
+		if !validTrace(h.Get("X-Trace-Id")) {
+			h.Del("X-Trace-Id")
+		}
 	}
-	return traceID(http.Header{})
+	return traceID(h)
+}
+
+// validTrace is the rule model.Registry.Prepare applies to a trace id:
+// printable UTF-8, at most model.MaxTraceLen bytes.
+func validTrace(s string) bool {
+	if len(s) > model.MaxTraceLen || !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) || r == utf8.RuneError || !unicode.IsPrint(r) && r != ' ' {
+			return false
+		}
+	}
+	return true
 }
 
 // whatToDo is the instruction an MCP tool error starts with: the model

@@ -71,3 +71,49 @@ func TestMCPOverHTTPTheTokenPicksTheTenant(t *testing.T) {
 		}
 	}
 }
+
+// A client's tool-call id in _meta is optional metadata the model cannot
+// fix: one that is not printable or is over 255 bytes is dropped, as a bad
+// traceparent is, and the call runs with the trace id the gateway makes.
+func TestMCPBadToolCallIDIsDroppedNotAnError(t *testing.T) {
+	e := newEnv(t)
+	s, err := mcpSession(t, e, e.tokens["acme"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	for _, c := range []struct {
+		name, id string
+		kept     bool
+	}{
+		{"printable", "call_abc123", true},
+		{"control character", "call\tabc", false},
+		{"escape sequence", "call\x1b[2Jabc", false},
+		{"over 255 bytes", strings.Repeat("x", 256), false},
+		{"255 bytes", strings.Repeat("y", 255), true},
+		{"not UTF-8", "call\xffabc", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			key := "meta-" + strings.ReplaceAll(c.name, " ", "-")
+			p := &mcp.CallToolParams{Name: "create_support_task",
+				Arguments: map[string]any{"subject": "s", "idempotency_key": key}}
+			p.SetMeta(map[string]any{"tool_call_id": c.id})
+			r, err := s.CallTool(ctx, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.IsError {
+				t.Fatalf("the call failed on its _meta: %+v", r.Content[0])
+			}
+			d, err := e.st.Detail(ctx, "acme", key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := d.Attempts[len(d.Attempts)-1].TraceID
+			if (got == c.id) != c.kept || got == "" {
+				t.Fatalf("trace id %q for tool_call_id %q (kept %v)", got, c.id, c.kept)
+			}
+		})
+	}
+}

@@ -145,7 +145,7 @@ func decideTx(tx store.Tx, d Decision, action model.Action, apply applyFunc) (*m
 			return nil, err
 		}
 		if ev := EvidenceOf(f); Against(action, ev) {
-			how, risk := "ops resolve --check --against-finding, or the console", ""
+			how, risk := "ops resolve --check --against-finding for one key, --against-finding with --yes for several, or the console", ""
 			if action == model.ActionAuthorizeKey {
 				how, risk = "ops supersede --against-finding, or the console", " (a new key would make the effect a second time)"
 			}

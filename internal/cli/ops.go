@@ -23,7 +23,7 @@ const opsUsage = `Usage:
   retrysafe ops resolve   --tenant T --key K --as applied|not-applied --reason TEXT [--evidence REF] [--operator NAME] [--expect-version N]
                           [--check [--provider-db F] [--against-finding]]
   retrysafe ops resolve   --tenant T --key K1[@V] --key K2[@V] ... | --state S [--tenant T] [--tool X] [--search TEXT] [--finding F]
-                          --as ... --reason ... [--evidence ...] --dry-run | --yes [--json]
+                          --as ... --reason ... [--evidence ...] [--provider-db F] [--against-finding] --dry-run | --yes [--json]
   retrysafe ops supersede --tenant T --key K --reason TEXT [--new-key K2] [--against-finding] [--operator NAME] [--expect-version N]
   retrysafe ops check     --tenant T --key K [--provider-db FILE] [--operator NAME] [--read-only] [--json]
   retrysafe ops decisions [--tenant T] [--operator NAME] [--action applied|not-applied|new-key] [--limit N] [--json]
@@ -435,8 +435,8 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	yes := fs.Bool("yes", false, "several operations: write them (after a --dry-run)")
 	asJSON := fs.Bool("json", false, "several operations: one JSON object per operation and result")
 	check := fs.Bool("check", false, "one key: ask the provider first and record its finding; it is the evidence, or must be overridden")
-	against := fs.Bool("against-finding", false, "with --check: decide against what the provider check found (the second confirmation)")
-	pdb := fs.String("provider-db", "", "with --check: the sandbox provider file the calls used (default beside the ledger)")
+	against := fs.Bool("against-finding", false, "with --check, or several operations: decide against what the provider check found (the second confirmation)")
+	pdb := fs.String("provider-db", "", "with --check, or several operations deciding not applied: the sandbox provider file the calls used (default beside the ledger)")
 	cfgPath := configFlag(fs)
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
@@ -477,10 +477,10 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--dry-run lists, --yes writes: give one"))
 	case *expect != 0 && (len(keys) != 1 || filter):
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--expect-version is for one key; pin several with --key KEY@VERSION"))
-	case (*check || *against) && (len(keys) != 1 || *dryRun || *yes):
-		return fail(stderr, model.Errorf(model.CodeInvalid, "--check and --against-finding are for one key"))
-	case *against && !*check:
-		return fail(stderr, model.Errorf(model.CodeInvalid, "--against-finding needs --check (the finding it overrides)"))
+	case *check && (len(keys) != 1 || *dryRun || *yes):
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--check is for one key (several operations deciding not applied are checked first anyway)"))
+	case *against && !*check && !*dryRun && !*yes:
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--against-finding needs --check (the finding it overrides), or several operations (--dry-run / --yes)"))
 	}
 	var targets []reconcile.Target
 	for _, k := range keys {
@@ -585,7 +585,18 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if !single && !*dryRun && !*yes {
 		return fail(stderr, model.Errorf(model.CodeInvalid, "several operations: run with --dry-run to list each from → to, then with --yes to write them"))
 	}
-	l, err := opsOpen(*db, cfg, *dryRun)
+	// Several operations deciding "not applied" ask their providers first,
+	// as the console's bulk review does (reconcile.LookFirst): the
+	// findings are recorded (also on --dry-run: a lookup, not a decision),
+	// so a row whose provider has the effect is refused per row, unless
+	// --against-finding.
+	lookFirst := !single && action == model.ActionMarkNotApplied
+	var l *ledger
+	if lookFirst {
+		l, err = openForLookups(*db, *pdb, cfg, store.Options{})
+	} else {
+		l, err = opsOpen(*db, cfg, *dryRun)
+	}
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -625,15 +636,23 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		}
 	} else {
 		for _, t := range targets {
-			op, err := l.Store.Get(ctx, t.Tenant, t.Key)
+			// Detail, not Get: the operation with its latest finding, as a
+			// filter lists it (the rule and LookFirst read it).
+			det, err := l.Store.Detail(ctx, t.Tenant, t.Key)
 			if err != nil {
 				return fail(stderr, err)
 			}
+			op := &det.Operation
 			if t.ExpectVersion != 0 && op.Version != t.ExpectVersion {
 				// Listed as it is now; the write will refuse it as stale.
 				op.Version = t.ExpectVersion
 			}
 			ops = append(ops, *op)
+		}
+	}
+	if lookFirst {
+		if ops, err = l.Svc.LookFirst(ctx, action, ops, "ops resolve by "+*operator); err != nil {
+			return fail(stderr, err)
 		}
 	}
 	targets = targets[:0]
@@ -645,7 +664,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		targets, left = targetsByFinding(l.Svc, action, ops)
 	}
 	if *dryRun {
-		return printBulkPlan(stdout, action, ops, targets, left, *asJSON)
+		return printBulkPlan(stdout, action, ops, targets, left, *against, *asJSON)
 	}
 	if !byFinding {
 		out, err := l.Svc.DecideMany(ctx, action, d, targets)
@@ -726,7 +745,7 @@ func targetsByFinding(svc *reconcile.Service, action model.Action, ops []model.O
 // printBulkPlan lists what --yes would write: each operation's from → to,
 // or why it would be refused. targets (with their own evidence) and left
 // (why nothing is proposed) are set for a decision by finding.
-func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation, targets []reconcile.Target, left []string, asJSON bool) int {
+func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation, targets []reconcile.Target, left []string, override, asJSON bool) int {
 	type row struct {
 		Tenant  string      `json:"tenant"`
 		Key     string      `json:"key"`
@@ -737,6 +756,9 @@ func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation,
 		// Against: the recorded finding this decision would go against
 		// (refused without the second confirmation).
 		Against string `json:"against_finding,omitempty"`
+		// Finding: the latest recorded provider finding (after the look
+		// a bulk "not applied" makes first).
+		Finding string `json:"finding,omitempty"`
 		// By finding: this operation's own evidence, or why its finding
 		// decides nothing.
 		Evidence   string `json:"evidence,omitempty"`
@@ -747,10 +769,14 @@ func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation,
 	for i, op := range ops {
 		ok := reconcile.AllowedFor(op, action)
 		against := ""
-		if ev := reconcile.EvidenceOf(op.Finding); ok && reconcile.Against(action, ev) {
-			ok, against = false, reconcile.FindingText(ev)
+		if is, text := reconcile.AgainstFinding(action, op); ok && is {
+			against = text
+			ok = override
 		}
 		r := row{Tenant: op.Tenant, Key: op.Key, From: op.State, Version: op.Version, To: action.Target(), Against: against}
+		if op.Finding != nil {
+			r.Finding = op.Finding.Kind.Words()
+		}
 		if left != nil {
 			r.Evidence, r.NotDecided = targets[i].Evidence, left[i]
 			if r.NotDecided != "" {
@@ -775,12 +801,16 @@ func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation,
 		switch {
 		case r.NotDecided != "":
 			note = "not decided: " + show(r.NotDecided)
+		case r.Against != "" && r.Legal:
+			note = "against the finding (--against-finding): " + show(r.Against)
 		case r.Against != "":
-			note = "would be refused: " + show(r.Against)
+			note = "would be refused: " + show(r.Against) + " (--against-finding)"
 		case !r.Legal:
 			note = fmt.Sprintf("would be refused: cannot %s from %s", action.Verb(), r.From)
 		case r.Evidence != "":
 			note = "evidence: " + show(r.Evidence)
+		case r.Finding != "":
+			note = "provider finding: " + show(r.Finding)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s (v%d) → %s\t%s\n", show(r.Tenant), show(r.Key), r.From, r.Version, r.To, note)
 	}

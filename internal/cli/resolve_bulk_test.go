@@ -39,8 +39,11 @@ func TestOpsResolveSeveralDryRunThenYes(t *testing.T) {
 		}
 		return n
 	}
+	// The provider cannot be asked (no such file): each lookup made first
+	// cannot tell, and the decision stays the operator's.
 	base := []string{"ops", "resolve", "--db", db, "--tenant", "acme", "--state", "unknown", "--as", "not-applied",
-		"--reason", "provider incident INC-7: their queue dropped everything", "--evidence", "INC-7", "--operator", "alice"}
+		"--reason", "provider incident INC-7: their queue dropped everything", "--evidence", "INC-7", "--operator", "alice",
+		"--provider-db", filepath.Join(t.TempDir(), "missing.db")}
 	if _, errText, code := cli(t, base...); code != 2 || !strings.Contains(oneErrorLine(t, "no mode", errText), "--dry-run") {
 		t.Fatalf("without --dry-run/--yes: exit %d %q", code, errText)
 	}
@@ -328,5 +331,94 @@ func TestOpsResolveByFinding(t *testing.T) {
 	}
 	if _, errText, code := cli(t, "ops", "resolve", "--db", db, "--finding", "maybe", "--as", "applied", "--reason", "r", "--dry-run"); code != 2 || !strings.Contains(errText, "--finding") {
 		t.Errorf("--finding maybe: exit %d %q", code, errText)
+	}
+}
+
+// ops resolve --as not-applied over several operations asks their
+// providers first, as the console's bulk review does: a row whose provider
+// has the effect is refused on its own (the dry run says so and names the
+// finding), the others are written; --against-finding decides against it.
+func TestOpsResolveSeveralNotAppliedLooksFirst(t *testing.T) {
+	db := newLedgerFile(t)
+	for _, k := range []string{"h-1", "h-2"} {
+		if _, _, code := cli(t, callArgs(db, "acme", k, "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
+			t.Fatalf("setup %s: exit %d", k, code)
+		}
+	}
+	// n-1's provider was asked and holds nothing (recorded as a lookup is).
+	if _, _, code := cli(t, callArgs(db, "acme", "n-1", "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
+		t.Fatalf("setup n-1: exit %d", code)
+	}
+	st, err := openStore(db, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	op, err := st.Get(context.Background(), "acme", "n-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.WithAttemptTx(context.Background(), func(tx store.Tx) error {
+		return tx.InsertAttempt(&model.Attempt{OperationID: op.ID, Outcome: model.OutcomeLookup, Finding: model.FindingHasNothing,
+			Fingerprint: op.Fingerprint, WorkerID: "test", Detail: "sandbox holds no delivery under the key", StartedAt: time.Now()})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	decisions := func(key string) int {
+		t.Helper()
+		st, err := openStore(db, store.Options{ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		d, err := st.Detail(context.Background(), "acme", key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(d.Decisions)
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"keys", []string{"--key", "h-1", "--key", "n-1"}},
+		{"filter", []string{"--state", "unknown"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			base := append([]string{"ops", "resolve", "--db", db, "--tenant", "acme", "--as", "not-applied",
+				"--reason", "customer says nothing arrived", "--evidence", "ticket 9", "--operator", "alice"}, c.args...)
+			out, errText, code := cli(t, append(base, "--dry-run")...)
+			if code != 0 || !strings.Contains(out, "would be refused: the provider check found the effect") ||
+				!strings.Contains(out, "mark not applied 1 operation;") {
+				t.Fatalf("dry run: exit %d\n%s%s", code, out, errText)
+			}
+			out, _, _ = cli(t, append(base, "--dry-run", "--json")...)
+			var rows []map[string]any
+			if err := json.Unmarshal([]byte(out), &rows); err != nil {
+				t.Fatal(err, out)
+			}
+			for _, r := range rows {
+				if has := r["key"] != "n-1"; r["legal"] == has || (r["against_finding"] != nil) != has || r["finding"] == nil {
+					t.Fatalf("dry-run row %v", r)
+				}
+			}
+			if n := decisions("h-1"); n != 0 {
+				t.Fatalf("the dry run wrote %d decisions", n)
+			}
+		})
+	}
+	base := []string{"ops", "resolve", "--db", db, "--tenant", "acme", "--as", "not-applied",
+		"--reason", "customer says nothing arrived", "--evidence", "ticket 9", "--operator", "alice", "--key", "h-1", "--key", "n-1"}
+	out, errText, code := cli(t, append(base, "--yes")...)
+	if code != 2 || !strings.Contains(out, "illegal") || !strings.Contains(out, "the provider check found the effect") || !strings.Contains(errText, "1 of 2 written") {
+		t.Fatalf("--yes: exit %d\n%s%s", code, out, errText)
+	}
+	if decisions("h-1") != 0 || decisions("n-1") != 1 {
+		t.Fatalf("decisions: h-1 %d, n-1 %d", decisions("h-1"), decisions("n-1"))
+	}
+	out, errText, code = cli(t, "ops", "resolve", "--db", db, "--tenant", "acme", "--as", "not-applied",
+		"--reason", "customer says nothing arrived", "--evidence", "ticket 9", "--operator", "alice", "--key", "h-2", "--yes", "--against-finding")
+	if code != 0 || decisions("h-2") != 1 {
+		t.Fatalf("--against-finding: exit %d\n%s%s", code, out, errText)
 	}
 }
