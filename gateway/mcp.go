@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -154,32 +152,18 @@ func mcpTrace(req *mcp.CallToolRequest) string {
 		}
 	}
 	for _, k := range []string{"tool_call_id", "toolCallId", "trace_id", "traceId"} {
-		if s, ok := meta[k].(string); ok && s != "" && validTrace(s) {
+		if s, ok := meta[k].(string); ok && s != "" && model.ValidTraceID(s) {
 			return s
 		}
 	}
 	h := http.Header{}
 	if req.Extra != nil && req.Extra.Header != nil {
 		h = req.Extra.Header.Clone()
-		if !validTrace(h.Get("X-Trace-Id")) {
+		if !model.ValidTraceID(h.Get("X-Trace-Id")) {
 			h.Del("X-Trace-Id")
 		}
 	}
 	return traceID(h)
-}
-
-// validTrace is the rule model.Registry.Prepare applies to a trace id:
-// printable UTF-8, at most model.MaxTraceLen bytes.
-func validTrace(s string) bool {
-	if len(s) > model.MaxTraceLen || !utf8.ValidString(s) {
-		return false
-	}
-	for _, r := range s {
-		if unicode.IsControl(r) || r == utf8.RuneError || !unicode.IsPrint(r) && r != ' ' {
-			return false
-		}
-	}
-	return true
 }
 
 // whatToDo is the instruction an MCP tool error starts with: the model

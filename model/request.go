@@ -53,7 +53,7 @@ func (r *Registry) Prepare(req Request) (*Prepared, error) {
 	if err := ValidateIdentity(req.Tenant, req.Key); err != nil {
 		return nil, err
 	}
-	if len(req.TraceID) > MaxTraceLen || !utf8.ValidString(req.TraceID) || hasControl(req.TraceID) {
+	if !ValidTraceID(req.TraceID) {
 		return nil, Errorf(CodeInvalid, "trace id must be printable UTF-8, at most %d bytes", MaxTraceLen)
 	}
 	// The worker id is shown on operators' terminals like the trace id.
@@ -129,6 +129,13 @@ func ValidateText(what, s string, max int) error {
 }
 
 func trimSpace(s string) string { return string(bytes.TrimSpace([]byte(s))) }
+
+// ValidTraceID reports whether s may be recorded as a trace id: printable
+// UTF-8, at most MaxTraceLen bytes. What a request is refused for, and what
+// the gateway drops from optional metadata instead of refusing the call.
+func ValidTraceID(s string) bool {
+	return len(s) <= MaxTraceLen && utf8.ValidString(s) && !hasControl(s)
+}
 
 func hasControl(s string) bool {
 	for _, r := range s {
