@@ -91,6 +91,7 @@ func Run(t *testing.T, d Driver) {
 		{"ListPagesInEverySortOrderBothWays", testListSortPaging},
 		{"ListFiltersByProviderAndAge", testListProviderAndAge},
 		{"ListPagesOnFromACursorRowThatMovedOrWent", testListCursorRowMovedOrGone},
+		{"ReplaysSeeEveryChangeAndNoRolledBackOne", testReplaysSeeEveryChangeAndNoRolledBackOne},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
