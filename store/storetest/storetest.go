@@ -92,6 +92,7 @@ func Run(t *testing.T, d Driver) {
 		{"ListFiltersByProviderAndAge", testListProviderAndAge},
 		{"ListPagesOnFromACursorRowThatMovedOrWent", testListCursorRowMovedOrGone},
 		{"ReplaysSeeEveryChangeAndNoRolledBackOne", testReplaysSeeEveryChangeAndNoRolledBackOne},
+		{"MidTransactionFailureWritesNothing", testMidTransactionFailureWritesNothing},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
