@@ -20,3 +20,6 @@ func MigrationSQL(n int) []string {
 	}
 	return out
 }
+
+// BackendPID is the server process of the connection tx runs on.
+func BackendPID(tx any) uint32 { return tx.(*Tx).conn.Conn().PgConn().PID() }

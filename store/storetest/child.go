@@ -28,7 +28,7 @@ const exitDied = 17
 // childSpec is one worker process's work.
 type childSpec struct {
 	Location string
-	Mode     string // create, bump, die-after-commit, die-before-commit, hang, write
+	Mode     string // create, bump, die-after-commit, die-before-commit, hang, write, decide, compact
 	Tenant   string
 	Keys     []string
 	// Table is where die-after-commit and die-before-commit write their
@@ -142,6 +142,28 @@ func runChild(d Driver, specJSON string) int {
 			return nil
 		})
 		return 4
+	case "decide":
+		// Another process's decision: the operation failed after all.
+		if err := l.WithTx(ctx, func(tx store.Tx) error {
+			cur, err := tx.GetOperation(spec.Tenant, spec.Keys[0])
+			if err != nil {
+				return err
+			}
+			next := *cur
+			next.State, next.Receipt = model.StateFailed, []byte(`{"status":"failed_by_decision"}`)
+			return tx.UpdateOperation(&next, cur.State, cur.Version)
+		}); err != nil {
+			rep.Errors = append(rep.Errors, err.Error())
+		}
+	case "compact":
+		// Another process's sweep: every expired operation compacted
+		// (Bumps reports how many).
+		if err := l.WithTx(ctx, func(tx store.Tx) (err error) {
+			rep.Bumps, _, err = tx.CompactExpired(24*time.Hour, 100)
+			return err
+		}); err != nil {
+			rep.Errors = append(rep.Errors, err.Error())
+		}
 	case "write":
 		for _, k := range spec.Keys {
 			if err := l.WithTx(ctx, func(tx store.Tx) error {

@@ -91,6 +91,8 @@ func Run(t *testing.T, d Driver) {
 		{"ListPagesInEverySortOrderBothWays", testListSortPaging},
 		{"ListFiltersByProviderAndAge", testListProviderAndAge},
 		{"ListPagesOnFromACursorRowThatMovedOrWent", testListCursorRowMovedOrGone},
+		{"ReplaysSeeEveryChangeAndNoRolledBackOne", testReplaysSeeEveryChangeAndNoRolledBackOne},
+		{"MidTransactionFailureWritesNothing", testMidTransactionFailureWritesNothing},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
