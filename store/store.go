@@ -255,6 +255,38 @@ func SortColumns(c model.SortColumn) []string {
 	return []string{"id"}
 }
 
+// KeysetBound is one edge of a page in a ListQuery's order: the row
+// comparison (SortColumns against the cursor row) a driver spells in its SQL.
+type KeysetBound struct {
+	Cmp string           // ">" or "<", in SortColumns' own ascending terms
+	ID  int64            // the cursor row, read by id, when Row is nil
+	Row *model.Operation // the cursor row as the caller read it
+}
+
+// Keyset is where q's page lies in its order, for both drivers: the bounds
+// its rows must satisfy, the direction to read them in, and flip, set when
+// the page is read backwards (AfterID/AfterRow: the page before the cursor)
+// and its rows must be reversed into the list's order.
+func Keyset(q ListQuery) (bounds []KeysetBound, dir string, flip bool) {
+	desc := q.Sort.Descending() != q.Reverse
+	later, earlier := ">", "<"
+	if desc {
+		later, earlier = "<", ">"
+	}
+	if q.BeforeRow != nil || q.BeforeID > 0 {
+		bounds = append(bounds, KeysetBound{Cmp: later, ID: q.BeforeID, Row: q.BeforeRow})
+	}
+	if q.AfterRow != nil || q.AfterID > 0 {
+		bounds = append(bounds, KeysetBound{Cmp: earlier, ID: q.AfterID, Row: q.AfterRow})
+		flip = true
+	}
+	dir = "ASC"
+	if desc != flip {
+		dir = "DESC"
+	}
+	return bounds, dir, flip
+}
+
 // SortValues are op's values of SortColumns(c), in that order, as both
 // drivers store them (times in Unix milliseconds): a cursor row as its
 // reader saw it.

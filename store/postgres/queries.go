@@ -85,11 +85,6 @@ func (s *Store) List(ctx context.Context, q store.ListQuery) ([]model.Operation,
 		}
 		cols = append(cols, c)
 	}
-	desc := q.Sort.Descending() != q.Reverse
-	later, earlier := ">", "<"
-	if desc {
-		later, earlier = "<", ">"
-	}
 	keyset := func(cmp string, id int64, row *model.Operation) {
 		if row != nil {
 			// The row as the caller read it: where it was, wherever it is.
@@ -111,17 +106,9 @@ func (s *Store) List(ctx context.Context, q store.ListQuery) ([]model.Operation,
 		where = append(where, "("+strings.Join(outer, ", ")+") "+cmp+
 			" (SELECT "+strings.Join(inner, ", ")+" FROM operations c WHERE c.id = "+arg(id)+")")
 	}
-	flip := false
-	if q.BeforeRow != nil || q.BeforeID > 0 {
-		keyset(later, q.BeforeID, q.BeforeRow)
-	}
-	if q.AfterRow != nil || q.AfterID > 0 {
-		keyset(earlier, q.AfterID, q.AfterRow)
-		flip = true
-	}
-	dir := "ASC"
-	if desc != flip {
-		dir = "DESC"
+	bounds, dir, flip := store.Keyset(q)
+	for _, b := range bounds {
+		keyset(b.Cmp, b.ID, b.Row)
 	}
 	orderBy := make([]string, len(cols))
 	for i, c := range cols {

@@ -69,11 +69,6 @@ func (s *Store) List(ctx context.Context, q store.ListQuery) ([]model.Operation,
 	// the page (a row value against the row read by id), so a page deep in
 	// a sorted list costs what the first one does.
 	cols := store.SortColumns(q.Sort)
-	desc := q.Sort.Descending() != q.Reverse
-	later, earlier := ">", "<"
-	if desc {
-		later, earlier = "<", ">"
-	}
 	keyset := func(cmp string, id int64, row *model.Operation) {
 		if row != nil {
 			// The row as the caller read it: where it was, wherever it is.
@@ -90,17 +85,9 @@ func (s *Store) List(ctx context.Context, q store.ListQuery) ([]model.Operation,
 		where = append(where, "("+list+") "+cmp+" (SELECT "+list+" FROM operations WHERE id = ?)")
 		args = append(args, id)
 	}
-	flip := false
-	if q.BeforeRow != nil || q.BeforeID > 0 {
-		keyset(later, q.BeforeID, q.BeforeRow)
-	}
-	if q.AfterRow != nil || q.AfterID > 0 {
-		keyset(earlier, q.AfterID, q.AfterRow)
-		flip = true
-	}
-	dir := "ASC"
-	if desc != flip {
-		dir = "DESC"
+	bounds, dir, flip := store.Keyset(q)
+	for _, b := range bounds {
+		keyset(b.Cmp, b.ID, b.Row)
 	}
 	orderBy := make([]string, len(cols))
 	for i, c := range cols {
