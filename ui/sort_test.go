@@ -89,49 +89,7 @@ func TestSortByColumn(t *testing.T) {
 // the unknown tab) just before the console reads the next page. A page
 // anchored on that row's id read it again where it had gone — the end of
 // the order — and showed the last page, skipping every row in between.
-func TestSortedPagingWhenTheAnchorRowMoves(t *testing.T) {
-	l := newLedger(t)
-	var want []string
-	for i := 0; i < 12; i++ {
-		key := fmt.Sprintf("lost-%02d", (i*7)%12)
-		l.unknown(t, "acme", key, "oncall@acme.example")
-		l.clock.Advance(time.Minute)
-		want = append(want, "acme/"+key) // longest unchanged first: made first
-	}
-	h := open(t, config(l), 120, 12)
-	h.keys(":")
-	h.typeText("sort changed")
-	h.keys("enter")
-	h.keys("g")
-	var got []string
-	decided := false
-	for i := 0; i < 40; i++ {
-		op, ok := h.m.list.selected()
-		if !ok {
-			break
-		}
-		if n := len(got); n > 0 && got[n-1] == op.Tenant+"/"+op.Key {
-			break // the last row: down stays
-		}
-		got = append(got, op.Tenant+"/"+op.Key)
-		if !decided && h.m.list.cursor == len(h.m.list.rows)-1 {
-			// The bottom of the first page: someone else settles it.
-			decided = true
-			if _, err := l.second(t).MarkApplied(context.Background(), reconcile.Decision{Tenant: op.Tenant, Key: op.Key,
-				Operator: "bob", Reason: "the provider has it", Evidence: "sbx_1"}); err != nil {
-				t.Fatal(err)
-			}
-			l.clock.Advance(time.Second)
-		}
-		h.keys("j")
-	}
-	if !decided {
-		t.Fatalf("never reached the bottom of a page: %v", got)
-	}
-	if strings.Join(got, " ") != strings.Join(want, " ") {
-		t.Errorf("moving down read\n %v\nwant\n %v", got, want)
-	}
-}
+func TestSortedPagingWhenTheAnchorRowMoves(t *testing.T) { walkSortedWhileTheAnchorMoves(t, false) }
 
 // Changing the order reads the first page of the new order; the cursor
 // stays on its operation only when that page holds it. It used to jump to
@@ -179,20 +137,34 @@ func TestSortByChangedMarksTheStuckHeading(t *testing.T) {
 
 // Moving up meets every operation once too when the first row of the page
 // moves away just before the page above is read.
-func TestSortedPagingUpWhenTheAnchorRowMoves(t *testing.T) {
+func TestSortedPagingUpWhenTheAnchorRowMoves(t *testing.T) { walkSortedWhileTheAnchorMoves(t, true) }
+
+// walkSortedWhileTheAnchorMoves walks the list sorted by changed from one
+// end to the other (down from the top, or up from the bottom) while
+// another operator settles the row at the edge of the first page read,
+// and checks it met every operation once, in order.
+func walkSortedWhileTheAnchorMoves(t *testing.T, up bool) {
 	l := newLedger(t)
 	var want []string
 	for i := 0; i < 12; i++ {
 		key := fmt.Sprintf("lost-%02d", (i*7)%12)
 		l.unknown(t, "acme", key, "oncall@acme.example")
 		l.clock.Advance(time.Minute)
-		want = append([]string{"acme/" + key}, want...) // walking up: made last first
+		if up {
+			want = append([]string{"acme/" + key}, want...) // walking up: made last first
+		} else {
+			want = append(want, "acme/"+key) // longest unchanged first: made first
+		}
+	}
+	start, step, way, edge := "g", "j", "down", "bottom"
+	if up {
+		start, step, way, edge = "G", "k", "up", "top"
 	}
 	h := open(t, config(l), 120, 12)
 	h.keys(":")
 	h.typeText("sort changed")
 	h.keys("enter")
-	h.keys("G")
+	h.keys(start)
 	var got []string
 	decided := false
 	for i := 0; i < 40; i++ {
@@ -201,10 +173,15 @@ func TestSortedPagingUpWhenTheAnchorRowMoves(t *testing.T) {
 			break
 		}
 		if n := len(got); n > 0 && got[n-1] == op.Tenant+"/"+op.Key {
-			break // the first row: up stays
+			break // the last row reached: the key stays
 		}
 		got = append(got, op.Tenant+"/"+op.Key)
-		if !decided && h.m.list.cursor == 0 && !h.m.list.atTop() {
+		atEdge := h.m.list.cursor == len(h.m.list.rows)-1
+		if up {
+			atEdge = h.m.list.cursor == 0 && !h.m.list.atTop()
+		}
+		if !decided && atEdge {
+			// The edge of the page: someone else settles it.
 			decided = true
 			if _, err := l.second(t).MarkApplied(context.Background(), reconcile.Decision{Tenant: op.Tenant, Key: op.Key,
 				Operator: "bob", Reason: "the provider has it", Evidence: "sbx_1"}); err != nil {
@@ -212,12 +189,12 @@ func TestSortedPagingUpWhenTheAnchorRowMoves(t *testing.T) {
 			}
 			l.clock.Advance(time.Second)
 		}
-		h.keys("k")
+		h.keys(step)
 	}
 	if !decided {
-		t.Fatalf("never reached the top of a page: %v", got)
+		t.Fatalf("never reached the %s of a page: %v", edge, got)
 	}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
-		t.Errorf("moving up read\n %v\nwant\n %v", got, want)
+		t.Errorf("moving %s read\n %v\nwant\n %v", way, got, want)
 	}
 }

@@ -625,13 +625,7 @@ func TestTheConsoleNeverCreatesAProviderStoreToAskIt(t *testing.T) {
 		t.Fatalf("setup call exit %d; want 5", code)
 	}
 	copied := filepath.Join(t.TempDir(), "copy.db")
-	data, err := os.ReadFile(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(copied, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	copyFile(t, db, copied)
 	for _, c := range []struct{ name, ledger, providerDB string }{
 		{"a copied ledger", copied, ""},
 		{"a wrong --provider-db", db, filepath.Join(t.TempDir(), "wrong.provider.db")},
@@ -676,13 +670,7 @@ func TestADispatchingCommandNeverCreatesAnEmptyProviderFileBesideHistory(t *test
 		t.Fatalf("setup call exit %d; want 5", code)
 	}
 	copied := filepath.Join(t.TempDir(), "copy.db")
-	data, err := os.ReadFile(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(copied, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	copyFile(t, db, copied)
 	cases := []struct {
 		name string
 		args []string
