@@ -142,6 +142,33 @@ func TestMarkRangeAllAndClear(t *testing.T) {
 // the decision uses; "unchecked": the console asks each row's provider
 // first, at the triage rate (100 lookups a second per provider), so the
 // asking, not the writing, takes the time.
+// expiredNotifications makes n notifications (acme/k-0000 …) claimed and
+// their leases ended in one transaction: n candidates for a triage and a
+// bulk decision, made fast.
+func expiredNotifications(b *testing.B, l *ledger, n int) {
+	b.Helper()
+	err := l.st.WithTx(context.Background(), func(tx store.Tx) error {
+		for j := 0; j < n; j++ {
+			p, err := toolconfig.Default().Tools.Prepare(model.Request{Tenant: "acme", Key: fmt.Sprintf("k-%04d", j), Tool: "send_notification",
+				PayloadVersion: 1, Args: []byte(`{"to":"a@b.example","body":"x"}`)})
+			if err != nil {
+				return err
+			}
+			op, err := l.svc.ClaimTx(tx, p, "", 0, l.clock.Now())
+			if err != nil {
+				return err
+			}
+			if err := l.svc.ExpireLeaseTx(tx, op); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+}
+
 func BenchmarkMarkAllAndDecide1000(b *testing.B) {
 	b.Run("triaged", func(b *testing.B) { benchMarkAllAndDecide(b, true) })
 	b.Run("unchecked", func(b *testing.B) { benchMarkAllAndDecide(b, false) })
@@ -151,26 +178,7 @@ func benchMarkAllAndDecide(b *testing.B, triaged bool) {
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		l := newLedger(b)
-		err := l.st.WithTx(context.Background(), func(tx store.Tx) error {
-			for j := 0; j < 1000; j++ {
-				p, err := toolconfig.Default().Tools.Prepare(model.Request{Tenant: "acme", Key: fmt.Sprintf("k-%04d", j), Tool: "send_notification",
-					PayloadVersion: 1, Args: []byte(`{"to":"a@b.example","body":"x"}`)})
-				if err != nil {
-					return err
-				}
-				op, err := l.svc.ClaimTx(tx, p, "", 0, l.clock.Now())
-				if err != nil {
-					return err
-				}
-				if err := l.svc.ExpireLeaseTx(tx, op); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			b.Fatal(err)
-		}
+		expiredNotifications(b, l, 1000)
 		if triaged {
 			if _, err := l.svc.Triage(context.Background(), reconcile.TriageOptions{Rate: 1e6, By: "bench"}); err != nil {
 				b.Fatal(err)
@@ -194,26 +202,7 @@ func benchMarkAllAndDecide(b *testing.B, triaged bool) {
 // decision takes), each with a recorded finding: < 10 ms.
 func BenchmarkBulkReviewKeystroke5000(b *testing.B) {
 	l := newLedger(b)
-	err := l.st.WithTx(context.Background(), func(tx store.Tx) error {
-		for j := 0; j < 5000; j++ {
-			p, err := toolconfig.Default().Tools.Prepare(model.Request{Tenant: "acme", Key: fmt.Sprintf("k-%04d", j), Tool: "send_notification",
-				PayloadVersion: 1, Args: []byte(`{"to":"a@b.example","body":"x"}`)})
-			if err != nil {
-				return err
-			}
-			op, err := l.svc.ClaimTx(tx, p, "", 0, l.clock.Now())
-			if err != nil {
-				return err
-			}
-			if err := l.svc.ExpireLeaseTx(tx, op); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
+	expiredNotifications(b, l, 5000)
 	if _, err := l.svc.Triage(context.Background(), reconcile.TriageOptions{Rate: 1e6, By: "bench"}); err != nil {
 		b.Fatal(err)
 	}
