@@ -218,6 +218,28 @@ func TestOpsResolveCheckRecordsItsFinding(t *testing.T) {
 	}
 }
 
+// recordHasNothing writes a lookup attempt that found nothing on
+// tenant/key, as a lookup of a provider holding nothing would: a sandbox
+// file that never served the ledger cannot say so through the CLI.
+func recordHasNothing(t *testing.T, db, tenant, key string) {
+	t.Helper()
+	st, err := openStore(db, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	op, err := st.Get(context.Background(), tenant, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.WithAttemptTx(context.Background(), func(tx store.Tx) error {
+		return tx.InsertAttempt(&model.Attempt{OperationID: op.ID, Outcome: model.OutcomeLookup, Finding: model.FindingHasNothing,
+			Fingerprint: op.Fingerprint, WorkerID: "test", Detail: "sandbox holds no delivery under the key", StartedAt: time.Now()})
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // ops resolve --finding, without --evidence, decides each operation on its
 // own finding, as the console's review does: "has it" → mark applied with
 // that operation's reference as the evidence; an authoritative "has
@@ -239,21 +261,7 @@ func TestOpsResolveByFinding(t *testing.T) {
 		t.Fatalf("retry: exit %d", code)
 	}
 	// u-4's latest lookup found nothing (written as a lookup would be).
-	st, err := openStore(db, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	op, err := st.Get(context.Background(), "acme", "u-4")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.WithAttemptTx(context.Background(), func(tx store.Tx) error {
-		return tx.InsertAttempt(&model.Attempt{OperationID: op.ID, Outcome: model.OutcomeLookup, Finding: model.FindingHasNothing,
-			Fingerprint: op.Fingerprint, WorkerID: "test", Detail: "sandbox holds no delivery under the key", StartedAt: time.Now()})
-	}); err != nil {
-		t.Fatal(err)
-	}
-	st.Close()
+	recordHasNothing(t, db, "acme", "u-4")
 	show := func(key string) model.Detail {
 		t.Helper()
 		out, _, _ := cli(t, "ops", "show", "--db", db, "--tenant", "acme", "--key", key, "--json")
@@ -349,21 +357,7 @@ func TestOpsResolveSeveralNotAppliedLooksFirst(t *testing.T) {
 	if _, _, code := cli(t, callArgs(db, "acme", "n-1", "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
 		t.Fatalf("setup n-1: exit %d", code)
 	}
-	st, err := openStore(db, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	op, err := st.Get(context.Background(), "acme", "n-1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.WithAttemptTx(context.Background(), func(tx store.Tx) error {
-		return tx.InsertAttempt(&model.Attempt{OperationID: op.ID, Outcome: model.OutcomeLookup, Finding: model.FindingHasNothing,
-			Fingerprint: op.Fingerprint, WorkerID: "test", Detail: "sandbox holds no delivery under the key", StartedAt: time.Now()})
-	}); err != nil {
-		t.Fatal(err)
-	}
-	st.Close()
+	recordHasNothing(t, db, "acme", "n-1")
 	decisions := func(key string) int {
 		t.Helper()
 		st, err := openStore(db, store.Options{ReadOnly: true})
