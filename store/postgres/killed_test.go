@@ -17,23 +17,13 @@ import (
 // unavailable, writes nothing, and the handle's next calls commit on a
 // fresh connection.
 func TestKilledMidTransactionIsUnavailableAndWritesNothing(t *testing.T) {
-	u := pgtest.URL(t)
-	l, err := postgres.OpenLedger(u, store.Options{Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	op := func(key string) *model.Operation {
-		return &model.Operation{Tenant: "acme", Key: key, Tool: "create_support_task", PayloadVersion: 1,
-			Args: []byte(`{}`), Summary: key, Fingerprint: fmt.Sprintf("%064d", 0), State: model.StateUnknown}
-	}
+	u, l, ctx := freshLedger(t)
+	var err error
 	err = l.WithTx(ctx, func(tx store.Tx) error {
 		if _, err := tx.GetOperation("acme", "killed"); !model.IsCode(err, model.CodeNotFound) {
 			return err
 		}
-		o := op("killed")
+		o := newOp("killed")
 		if err := tx.InsertOperation(o); err != nil {
 			return err
 		}
@@ -47,7 +37,7 @@ func TestKilledMidTransactionIsUnavailableAndWritesNothing(t *testing.T) {
 	}
 	for i := 0; i < 8; i++ {
 		k := fmt.Sprintf("after%d", i)
-		if err := l.WithTx(ctx, func(tx store.Tx) error { return tx.InsertOperation(op(k)) }); err != nil {
+		if err := l.WithTx(ctx, func(tx store.Tx) error { return tx.InsertOperation(newOp(k)) }); err != nil {
 			t.Fatalf("call %d after the kill: %v", i, err)
 		}
 	}
@@ -61,25 +51,15 @@ func TestKilledMidTransactionIsUnavailableAndWritesNothing(t *testing.T) {
 // leaves no connection inside a transaction: the next calls, more than the
 // pool holds, commit.
 func TestStatementTimeoutMidTransactionIsBusyAndWritesNothing(t *testing.T) {
-	u := pgtest.URL(t)
-	l, err := postgres.OpenLedger(u, store.Options{Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	op := func(key string) *model.Operation {
-		return &model.Operation{Tenant: "acme", Key: key, Tool: "create_support_task", PayloadVersion: 1,
-			Args: []byte(`{}`), Summary: key, Fingerprint: fmt.Sprintf("%064d", 0), State: model.StateUnknown}
-	}
+	_, l, ctx := freshLedger(t)
+	var err error
 	for i := 0; i < 8; i++ {
 		err = l.WithTx(ctx, func(tx store.Tx) error {
 			k := fmt.Sprintf("slow%d", i)
 			if _, err := tx.GetOperation("acme", k); !model.IsCode(err, model.CodeNotFound) {
 				return err
 			}
-			if err := tx.InsertOperation(op(k)); err != nil {
+			if err := tx.InsertOperation(newOp(k)); err != nil {
 				return err
 			}
 			if _, err := tx.Exec("SET LOCAL statement_timeout = '20ms'"); err != nil {
@@ -98,7 +78,7 @@ func TestStatementTimeoutMidTransactionIsBusyAndWritesNothing(t *testing.T) {
 			if _, err := tx.Exec("SELECT pg_sleep(0.05)"); err != nil { // no timeout left over
 				return err
 			}
-			return tx.InsertOperation(op(k))
+			return tx.InsertOperation(newOp(k))
 		}); err != nil {
 			t.Fatalf("call %d after the timeouts: %v", i, err)
 		}
@@ -106,4 +86,25 @@ func TestStatementTimeoutMidTransactionIsBusyAndWritesNothing(t *testing.T) {
 	if c, err := l.Counts(ctx, ""); err != nil || c.Total != 8 {
 		t.Errorf("counts %+v, %v; want the 8 later operations and none of the timed-out ones", c, err)
 	}
+}
+
+// freshLedger is a new PostgreSQL ledger (its URL, the handle, closed at
+// the test's end) and a context that bounds the test.
+func freshLedger(t *testing.T) (string, store.Ledger, context.Context) {
+	t.Helper()
+	u := pgtest.URL(t)
+	l, err := postgres.OpenLedger(u, store.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return u, l, ctx
+}
+
+// newOp is a new unknown operation acme/key, as the tests insert it.
+func newOp(key string) *model.Operation {
+	return &model.Operation{Tenant: "acme", Key: key, Tool: "create_support_task", PayloadVersion: 1,
+		Args: []byte(`{}`), Summary: key, Fingerprint: fmt.Sprintf("%064d", 0), State: model.StateUnknown}
 }
