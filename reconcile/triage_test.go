@@ -359,56 +359,57 @@ func TestReviewByFindingWritesEvenWhenAProviderReferenceIsHostile(t *testing.T) 
 // many, from ops resolve or the Go API — is refused without the explicit
 // second confirmation; the retry that follows would send it again.
 func TestADecisionAgainstTheRecordedFindingNeedsTheSecondConfirmation(t *testing.T) {
-	l := newLedger(t)
-	unknownWithDelivery(t, l, "one")
-	unknownWithDelivery(t, l, "many")
-	triage(t, l.svc, reconcile.TriageOptions{})
-	ctx := context.Background()
-	d := reconcile.Decision{Tenant: "acme", Key: "one", Operator: "oncall", Reason: "looks unsent", Evidence: "ticket 7"}
-	if _, err := l.svc.MarkNotApplied(ctx, d); !model.IsCode(err, model.CodeIllegal) || !strings.Contains(err.Error(), "found the effect") {
-		t.Errorf("one key against a has-it finding: %v; want refused, naming the finding", err)
-	}
-	out, err := l.svc.DecideMany(ctx, model.ActionMarkNotApplied, d, []reconcile.Target{reconcile.TargetOf(*l.op("acme", "many"))})
-	if err != nil || len(out) != 1 || out[0].Verdict != reconcile.VerdictIllegal {
-		t.Errorf("many against a has-it finding: %+v %v; want refused as illegal", out, err)
-	}
-	for _, k := range []string{"one", "many"} {
-		if op := l.op("acme", k); op.State != model.StateUnknown {
-			t.Errorf("%s is %s after refused decisions; want unknown", k, op.State)
-		}
-	}
-	d.Override = true
-	if _, err := l.svc.MarkNotApplied(ctx, d); err != nil {
-		t.Errorf("with the second confirmation: %v", err)
+	for _, tc := range againstHasIt {
+		t.Run(string(tc.action), func(t *testing.T) {
+			l := newLedger(t)
+			unknownWithDelivery(t, l, "one")
+			unknownWithDelivery(t, l, "many")
+			triage(t, l.svc, reconcile.TriageOptions{})
+			ctx := context.Background()
+			d := reconcile.Decision{Tenant: "acme", Key: "one", Operator: "oncall", Reason: tc.reason, Evidence: tc.evidence}
+			err := tc.decide(l.svc, ctx, d)
+			if !model.IsCode(err, model.CodeIllegal) || !strings.Contains(err.Error(), "found the effect") || !strings.Contains(err.Error(), tc.names) {
+				t.Errorf("one key against a has-it finding: %v; want refused, naming the finding and %q", err, tc.names)
+			}
+			out, err := l.svc.DecideMany(ctx, tc.action, d, []reconcile.Target{reconcile.TargetOf(*l.op("acme", "many"))})
+			if err != nil || len(out) != 1 || out[0].Verdict != reconcile.VerdictIllegal {
+				t.Errorf("many against a has-it finding: %+v %v; want refused as illegal", out, err)
+			}
+			for _, k := range []string{"one", "many"} {
+				if op := l.op("acme", k); op.State != model.StateUnknown {
+					t.Errorf("%s is %s after refused decisions; want unknown", k, op.State)
+				}
+			}
+			d.Override = true
+			if err := tc.decide(l.svc, ctx, d); err != nil {
+				t.Errorf("with the second confirmation: %v", err)
+			}
+			if op := l.op("acme", "one"); op.State != tc.to {
+				t.Errorf("with the second confirmation one is %s; want %s", op.State, tc.to)
+			}
+		})
 	}
 }
 
-// Authorizing a new key for an operation whose latest recorded finding is
-// "has it" makes the effect a second time (the new key's first call sends
-// it again): it is a decision against the finding, refused without the
-// second confirmation on every path, one key or many.
-func TestANewKeyAgainstAHasItFindingNeedsTheSecondConfirmation(t *testing.T) {
-	l := newLedger(t)
-	unknownWithDelivery(t, l, "one")
-	unknownWithDelivery(t, l, "many")
-	triage(t, l.svc, reconcile.TriageOptions{})
-	ctx := context.Background()
-	d := reconcile.Decision{Tenant: "acme", Key: "one", Operator: "oncall", Reason: "send it again"}
-	if _, _, err := l.svc.AuthorizeNewKey(ctx, d); !model.IsCode(err, model.CodeIllegal) ||
-		!strings.Contains(err.Error(), "found the effect") || !strings.Contains(err.Error(), "--against-finding") {
-		t.Errorf("one key against a has-it finding: %v; want refused, naming the finding and the confirmation", err)
-	}
-	out, err := l.svc.DecideMany(ctx, model.ActionAuthorizeKey, d, []reconcile.Target{reconcile.TargetOf(*l.op("acme", "many"))})
-	if err != nil || len(out) != 1 || out[0].Verdict != reconcile.VerdictIllegal {
-		t.Errorf("many against a has-it finding: %+v %v; want refused as illegal", out, err)
-	}
-	for _, k := range []string{"one", "many"} {
-		if op := l.op("acme", k); op.State != model.StateUnknown {
-			t.Errorf("%s is %s after refused decisions; want unknown", k, op.State)
+// againstHasIt are the decisions against a "has it" finding: "not
+// applied", and authorizing a new key, which makes the effect a second time
+// (the new key's first call sends it again).
+var againstHasIt = []struct {
+	action           model.Action
+	reason, evidence string
+	names            string // what the refusal must name besides the finding
+	decide           func(*reconcile.Service, context.Context, reconcile.Decision) error
+	to               model.State
+}{
+	{model.ActionMarkNotApplied, "looks unsent", "ticket 7", "", func(s *reconcile.Service, ctx context.Context, d reconcile.Decision) error {
+		_, err := s.MarkNotApplied(ctx, d)
+		return err
+	}, model.StateNotApplied},
+	{model.ActionAuthorizeKey, "send it again", "", "--against-finding", func(s *reconcile.Service, ctx context.Context, d reconcile.Decision) error {
+		_, n, err := s.AuthorizeNewKey(ctx, d)
+		if err == nil && n.State != model.StateAuthorized {
+			return fmt.Errorf("the new key is %s; want authorized", n.State)
 		}
-	}
-	d.Override = true
-	if old, n, err := l.svc.AuthorizeNewKey(ctx, d); err != nil || old.State != model.StateSuperseded || n.State != model.StateAuthorized {
-		t.Errorf("with the second confirmation: %v", err)
-	}
+		return err
+	}, model.StateSuperseded},
 }
