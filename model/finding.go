@@ -98,6 +98,22 @@ type Finding struct {
 	Stale bool `json:"stale"`
 }
 
+// Line is the finding in one line, as the console's and ops list's FINDING
+// columns show it: what it found, the provider's reference after a "has
+// it" (ref: the caller makes it inert and short), how long ago (when, in
+// the caller's format), and "stale:" first when it is.
+func (f *Finding) Line(ref, when string) string {
+	s := f.Kind.Words()
+	if f.Kind == FindingHasIt && ref != "" {
+		s += " · " + ref
+	}
+	s += " " + when
+	if f.Stale {
+		s = "stale: " + s
+	}
+	return s
+}
+
 // Conclusive reports whether the finding says something definite now:
 // has it or has nothing, and not stale. Cannot tell never is.
 func (f *Finding) Conclusive() bool {

@@ -30,15 +30,7 @@ func findingCell(f *model.Finding, now time.Time) string {
 	if f == nil {
 		return "not checked"
 	}
-	s := f.Kind.Words()
-	if f.Kind == model.FindingHasIt && f.Ref != "" {
-		s += " · " + f.Ref
-	}
-	s += " " + age(now, f.At)
-	if f.Stale {
-		s = "stale: " + s
-	}
-	return s
+	return f.Line(f.Ref, age(now, f.At))
 }
 
 // findingStyle colours a finding by what it supports; stale and "cannot

@@ -165,15 +165,7 @@ func findingCell(op model.Operation, now time.Time) string {
 	case f == nil:
 		return "not checked"
 	}
-	s := f.Kind.Words()
-	if f.Kind == model.FindingHasIt && f.Ref != "" {
-		s += " · " + clip(show(f.Ref), 24)
-	}
-	s += " " + ago(now, f.At)
-	if f.Stale {
-		s = "stale: " + s
-	}
-	return s
+	return f.Line(clip(show(f.Ref), 24), ago(now, f.At))
 }
 
 // ago is how long before now t was, in one unit: 45s, 12m, 3h, 2d.
