@@ -2,7 +2,6 @@ package reconcile
 
 import (
 	"context"
-	"sync"
 
 	"github.com/retrysafe/retrysafe/model"
 )
@@ -50,44 +49,16 @@ func (s *Service) LookFirst(ctx context.Context, action model.Action, ops []mode
 	if len(todo) == 0 {
 		return out, nil
 	}
-	var (
-		mu    sync.Mutex
-		first error
-		wg    sync.WaitGroup
-	)
-	work := make(chan int)
-	for range min(DefaultTriageConcurrency, len(todo)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range work {
-				op := out[i]
-				if err := limiters[op.Provider].Wait(ctx); err != nil {
-					continue
-				}
-				l, err := s.Look(ctx, &op, by)
-				mu.Lock()
-				switch {
-				case err != nil && first == nil:
-					first = err
-				case err == nil:
-					f := l.Finding
-					out[i].Finding = &f
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-feed:
-	for _, i := range todo {
-		select {
-		case work <- i:
-		case <-ctx.Done():
-			break feed
+	var first error
+	s.lookEach(ctx, asked, DefaultTriageConcurrency, limiters, by, nil, func(j int, _ model.Operation, l Looked, err error) {
+		switch {
+		case err != nil && first == nil:
+			first = err
+		case err == nil:
+			f := l.Finding
+			out[todo[j]].Finding = &f
 		}
-	}
-	close(work)
-	wg.Wait()
+	})
 	if first == nil {
 		first = ctx.Err()
 	}

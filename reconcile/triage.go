@@ -144,60 +144,36 @@ func (s *Service) Triage(ctx context.Context, opt TriageOptions) (TriageReport, 
 	for p, l := range limiters {
 		tallies[p] = &TriageTally{Provider: p, Rate: float64(l.Limit())}
 	}
-	var mu sync.Mutex // guards tallies, rep.Checked, provStart and Progress calls
-	work := make(chan model.Operation)
-	var wg sync.WaitGroup
-	for range min(opt.Concurrency, max(len(ops), 1)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for op := range work {
-				if err := limiters[op.Provider].Wait(ctx); err != nil {
-					continue // cancelled
-				}
-				mu.Lock()
-				if _, ok := provStart[op.Provider]; !ok {
-					provStart[op.Provider] = time.Now()
-				}
-				mu.Unlock()
-				l, err := s.Look(ctx, &op, opt.By)
-				if ctx.Err() != nil {
-					continue // stopped mid-lookup: no finding
-				}
-				mu.Lock()
-				t := tallies[op.Provider]
-				t.Checked++
-				rep.Checked++
-				if err != nil {
-					t.Errors++
-				} else {
-					switch l.Finding.Kind {
-					case model.FindingHasIt:
-						t.HasIt++
-					case model.FindingHasNothing:
-						t.HasNothing++
-					default:
-						t.CannotTell++
-					}
-				}
-				t.Elapsed = time.Since(provStart[op.Provider])
-				if opt.Progress != nil {
-					opt.Progress(TriageEvent{Op: op, Looked: l, Err: err, Done: rep.Checked, Total: len(ops)})
-				}
-				mu.Unlock()
+	s.lookEach(ctx, ops, opt.Concurrency, limiters, opt.By,
+		func(op model.Operation) {
+			if _, ok := provStart[op.Provider]; !ok {
+				provStart[op.Provider] = time.Now()
 			}
-		}()
-	}
-feed:
-	for _, op := range ops {
-		select {
-		case work <- op:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(work)
-	wg.Wait()
+		},
+		func(_ int, op model.Operation, l Looked, err error) {
+			if ctx.Err() != nil {
+				return // stopped mid-lookup: no finding
+			}
+			t := tallies[op.Provider]
+			t.Checked++
+			rep.Checked++
+			if err != nil {
+				t.Errors++
+			} else {
+				switch l.Finding.Kind {
+				case model.FindingHasIt:
+					t.HasIt++
+				case model.FindingHasNothing:
+					t.HasNothing++
+				default:
+					t.CannotTell++
+				}
+			}
+			t.Elapsed = time.Since(provStart[op.Provider])
+			if opt.Progress != nil {
+				opt.Progress(TriageEvent{Op: op, Looked: l, Err: err, Done: rep.Checked, Total: len(ops)})
+			}
+		})
 	rep.Cancelled = ctx.Err() != nil
 	for _, t := range tallies {
 		rep.Providers = append(rep.Providers, *t)
@@ -232,4 +208,47 @@ func (s *Service) lookupLimiters(ops []model.Operation, override float64) map[st
 		}
 	}
 	return out
+}
+
+// lookEach asks the provider of every op (Look, recorded as by), at most n
+// at once, each provider paced by its limiter; a cancelled ctx stops it
+// between lookups. started hears each lookup as it begins and done each
+// answer with the op's index in ops — one call at a time, so they may share
+// state without a lock of their own.
+func (s *Service) lookEach(ctx context.Context, ops []model.Operation, n int, limiters map[string]*rate.Limiter, by string,
+	started func(op model.Operation), done func(i int, op model.Operation, l Looked, err error)) {
+	var mu sync.Mutex // serialises started and done
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range min(n, max(len(ops), 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				op := ops[i]
+				if err := limiters[op.Provider].Wait(ctx); err != nil {
+					continue // cancelled
+				}
+				if started != nil {
+					mu.Lock()
+					started(op)
+					mu.Unlock()
+				}
+				l, err := s.Look(ctx, &op, by)
+				mu.Lock()
+				done(i, op, l, err)
+				mu.Unlock()
+			}
+		}()
+	}
+feed:
+	for i := range ops {
+		select {
+		case work <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(work)
+	wg.Wait()
 }
