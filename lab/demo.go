@@ -195,29 +195,27 @@ func BuildDemo(ctx context.Context, path, providerDB string, r *Runner, progress
 	}
 	end := start.Add(-demoEndBeforeBuild)
 	clock := &demoClock{} // real time until the plan says where it starts
-	st, err := r.open(path, store.Options{Create: true, Now: clock.Now})
+	// The built-in registry's sandbox providers over providerDB, tied to
+	// this ledger (sandbox.Tie): its lookups are evidence about the demo's
+	// operations.
+	l, err := r.open(ctx, path, OpenOptions{Config: config.Default(), ProviderDB: providerDB,
+		Store: store.Options{Create: true, Now: clock.Now}})
 	if err != nil {
 		return nil, err
 	}
-	defer st.Close()
+	defer l.Close()
+	st, sb := l.Store(), l.Sandbox()
 	if c, err := st.Counts(ctx, ""); err != nil {
 		return nil, err
 	} else if c.Total > 0 {
 		return nil, model.Errorf(model.CodeConflict, "%s already holds %d operations; the demo builds a fresh ledger", path, c.Total)
 	}
-	sb, err := sandbox.Open(providerDB)
-	if err != nil {
-		return nil, model.Wrap(model.CodeUnavailable, err, "cannot open sandbox provider %s: %v", providerDB, err)
+	if sb == nil {
+		return nil, model.Errorf(model.CodeInternal, "demo: the built-in registry opened no sandbox provider")
 	}
-	defer sb.Close()
 	sb.SetClock(clock.Now)
-	// The file is this ledger's provider file: its lookups are evidence
-	// about the demo's operations (sandbox.Tie).
-	if err := sb.Tie(ctx, st, "sandbox", "sandbox-idem"); err != nil {
-		return nil, model.Wrap(model.CodeInvalid, err, "demo: sandbox provider %s: %v", providerDB, err)
-	}
 	b := &builder{
-		ctx: ctx, st: st, sb: sb, svc: reconcile.New(st, config.Default().Tools, sb.Providers()),
+		ctx: ctx, st: st, sb: sb, svc: l.Service(),
 		spawn: spawner{r: r, ctx: ctx, ledger: path, providerDB: providerDB, clock: clock.Now},
 		rng:   rand.New(rand.NewPCG(2024, 6)),
 		used:  map[string]bool{},

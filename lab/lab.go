@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/retrysafe/retrysafe/config"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
@@ -85,8 +86,9 @@ type Runner struct {
 	// The external scenarios reach it over a real socket through the HTTP
 	// provider.
 	ServeArgs []string
-	// Open opens a ledger by path or URL; the command line's wiring sets it,
-	// so the lab runs on whatever driver the ledger uses.
+	// Open opens a ledger by path or URL (ledger.OpenConfig through the
+	// command line's wiring), so the lab runs on whatever driver the ledger
+	// uses without importing one.
 	Open OpenFunc
 	// NewLedger makes the fresh ledger one scenario of Run runs in and says
 	// where it is and how to remove it afterwards; nil means a file
@@ -106,14 +108,38 @@ type Runner struct {
 	WorkerTimeout time.Duration
 }
 
-// OpenFunc opens the ledger at a path or URL with the given options.
-type OpenFunc func(where string, o store.Options) (store.Ledger, error)
+// Ledger is an open ledger as the lab uses it; *ledger.Ledger is one.
+type Ledger interface {
+	// Store is the ledger's store (reads, counts, the tie to the sandbox).
+	Store() store.Ledger
+	// Service is the rules over the store and the providers opened.
+	Service() *reconcile.Service
+	// Sandbox is the sandbox providers' file when Config had sandbox
+	// providers (nil otherwise).
+	Sandbox() *sandbox.Sandbox
+	Close() error
+}
 
-func (r *Runner) open(where string, o store.Options) (store.Ledger, error) {
+// OpenOptions say how the lab opens a ledger.
+type OpenOptions struct {
+	// Config is the registry whose providers are built, ready to dispatch
+	// (ledger.Dispatching); nil means the built-in tools and no provider
+	// (the ledger is only created or read).
+	Config *config.Config
+	// ProviderDB is the file of Config's sandbox providers.
+	ProviderDB string
+	// Store are the store's options.
+	Store store.Options
+}
+
+// OpenFunc opens the ledger at a path or URL.
+type OpenFunc func(ctx context.Context, where string, o OpenOptions) (Ledger, error)
+
+func (r *Runner) open(ctx context.Context, where string, o OpenOptions) (Ledger, error) {
 	if r.Open == nil {
 		return nil, model.Errorf(model.CodeInvalid, "lab: no way to open a ledger configured")
 	}
-	return r.Open(where, o)
+	return r.Open(ctx, where, o)
 }
 
 // ProviderPathFor is where retrysafe keeps the sandbox provider's file
@@ -173,11 +199,6 @@ func (r *Runner) RunIn(ctx context.Context, ledgerPath, tenant, scenarioID strin
 	mu.(*sync.Mutex).Lock()
 	defer mu.(*sync.Mutex).Unlock()
 
-	st, err := r.open(ledgerPath, store.Options{})
-	if err != nil {
-		return Row{}, err
-	}
-	defer st.Close()
 	pdb := r.ProviderDB
 	if pdb == "" {
 		pdb = ProviderPathFor(ledgerPath)
@@ -187,30 +208,32 @@ func (r *Runner) RunIn(ctx context.Context, ledgerPath, tenant, scenarioID strin
 		return Row{}, model.Wrap(model.CodeUnavailable, err, "lab: cannot open sandbox provider %s: %v", pdb, err)
 	}
 	defer sb.Close()
-	// The file is this ledger's provider file (sandbox.Tie): the server
-	// started over it below takes the scenario's deliveries, and an
-	// operator's lookups on the ledger afterwards trust it.
-	if err := sb.Tie(ctx, st, "sandbox", "sandbox-idem"); err != nil {
-		return Row{}, model.Wrap(model.CodeInvalid, err, "lab: sandbox provider %s: %v", pdb, err)
-	}
 	if progress == nil {
 		progress = func(Step) {}
 	}
 	// The provider is a server in a process of its own, over the same
 	// provider file; the workers and this run reach it through the HTTP
-	// provider. sb above only counts the deliveries it holds.
+	// provider (the ledger is opened with the server's config). sb only
+	// counts the deliveries it holds.
 	srv, err := r.startSandboxServer(ctx, pdb)
 	if err != nil {
 		return Row{}, err
 	}
 	defer srv.stop()
-	providers, err := srv.providers()
+	l, err := r.open(ctx, ledgerPath, OpenOptions{Config: srv.cfg, ProviderDB: pdb})
 	if err != nil {
 		return Row{}, err
 	}
+	defer l.Close()
+	// The file is this ledger's provider file (sandbox.Tie), before any
+	// scenario sends anything to the server over it: an operator's lookups
+	// on the ledger afterwards trust it.
+	if err := sb.Tie(ctx, l.Store(), "sandbox", "sandbox-idem"); err != nil {
+		return Row{}, model.Wrap(model.CodeInvalid, err, "lab: sandbox provider %s: %v", pdb, err)
+	}
 	x := &run{
 		spawner: spawner{r: r, ctx: ctx, ledger: ledgerPath, providerDB: pdb, config: srv.config, tenant: tenant}, sc: sc, id: runID(),
-		st: st, sb: sb, svc: reconcile.New(st, srv.cfg.Tools, providers), progress: progress,
+		st: l.Store(), sb: sb, svc: l.Service(), progress: progress,
 	}
 	start := time.Now()
 	row := Row{Scenario: sc.ID, Name: sc.Name, FirstCall: sc.FirstCall, NextAttempt: sc.NextAttempt,
@@ -286,12 +309,12 @@ func (r *Runner) Run(ctx context.Context, dir string, progress func(Step)) ([]Ro
 				defer remove()
 				path = where
 			}
-			st, err := r.open(path, store.Options{Create: true})
+			l, err := r.open(ctx, path, OpenOptions{Store: store.Options{Create: true}})
 			if err != nil {
 				errs[i] = err
 				return
 			}
-			st.Close()
+			l.Close()
 			rr := *r
 			rr.ProviderDB = pdb
 			row, err := rr.RunIn(ctx, path, LabTenant, sc.ID, report)

@@ -14,9 +14,9 @@ import (
 	"github.com/retrysafe/retrysafe/config"
 	"github.com/retrysafe/retrysafe/internal/reexec"
 	"github.com/retrysafe/retrysafe/internal/testledger"
+	"github.com/retrysafe/retrysafe/ledger"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/reconcile"
-	"github.com/retrysafe/retrysafe/store/sqlite"
 )
 
 // The test binary doubles as three kinds of child process (internal/reexec):
@@ -145,7 +145,7 @@ func TestHookRefusesAnUnknownWayToDie(t *testing.T) {
 // A lab whose checks cannot fail proves nothing: with workers that do
 // nothing, every scenario must report failure (or refuse to go on).
 func TestScenariosFailWhenWorkersDoNotBehave(t *testing.T) {
-	r := &Runner{Exe: reexec.Executable(t), Env: reexec.Env(idleWorker, nil), Open: sqlite.OpenLedger}
+	r := &Runner{Exe: reexec.Executable(t), Env: reexec.Env(idleWorker, nil), Open: openLedger}
 	for _, sc := range Scenarios() {
 		t.Run(sc.ID, func(t *testing.T) {
 			path := testledger.File(t, "l.db")
@@ -239,4 +239,18 @@ func TestWorkerGetsTheLedgerInItsEnvironmentNotItsArguments(t *testing.T) {
 			t.Errorf("the worker's $%s = %q, want %q", LedgerEnv, env, ledger)
 		}
 	}
+}
+
+// openLedger is the lab's opener as the command line wires it: the public
+// ledger API (ledger.OpenConfig).
+func openLedger(ctx context.Context, where string, o OpenOptions) (Ledger, error) {
+	cfg, use := o.Config, ledger.Dispatching
+	if cfg == nil {
+		cfg, use = config.Default(), ledger.NoProviders
+	}
+	l, err := ledger.OpenConfig(ctx, where, cfg, ledger.ConfigOptions{ProviderDB: o.ProviderDB, Use: use, Store: o.Store})
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
 }

@@ -12,8 +12,6 @@ import (
 
 	"github.com/retrysafe/retrysafe/config"
 	"github.com/retrysafe/retrysafe/model"
-	"github.com/retrysafe/retrysafe/provider"
-	"github.com/retrysafe/retrysafe/provider/httpapi"
 )
 
 // sandboxServer is a `retrysafe sandbox serve` process a lab run talks to
@@ -105,19 +103,6 @@ ref_pointer = "/id"
 	def := string(config.DefaultTOML())
 	b.WriteString(def[strings.Index(def, "[[tools]]"):])
 	return []byte(b.String())
-}
-
-// providers builds the config's HTTP providers.
-func (s *sandboxServer) providers() (provider.Registry, error) {
-	reg := provider.Registry{}
-	for _, p := range s.cfg.Providers {
-		hp, err := httpapi.New(p.HTTP.Config)
-		if err != nil {
-			return nil, err
-		}
-		reg[p.Name] = hp
-	}
-	return reg, nil
 }
 
 func (s *sandboxServer) stop() {

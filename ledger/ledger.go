@@ -5,13 +5,17 @@
 // recorded as unknown for a person to settle.
 //
 // A tool's effect is either local — a Go function that runs inside the
-// ledger's own SQLite transaction, so the effect and its record commit
+// ledger's own database transaction, so the effect and its record commit
 // together or not at all — or external, sent to a provider (an HTTP API
 // through provider/httpapi, or any provider.Provider) in two phases under
 // a downstream idempotency key.
 //
-// The command line, the console and the lab work on the same ledger file:
-// `retrysafe --db FILE` shows what this package wrote.
+// A ledger is a SQLite file or a PostgreSQL schema (a postgres:// URL).
+// Open takes the tools as Go values; OpenConfig takes them, with their
+// providers, from a config file's registry (package config) — the way the
+// command line, the console, the gateway and the lab open every ledger. So
+// `retrysafe --db FILE` shows what this package wrote, and a Go program can
+// open what the command line made.
 package ledger
 
 import (
@@ -25,9 +29,9 @@ import (
 
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
+	"github.com/retrysafe/retrysafe/provider/sandbox"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
-	"github.com/retrysafe/retrysafe/store/sqlite"
 )
 
 // Tool is one write tool.
@@ -69,12 +73,30 @@ type Options struct {
 	// Open in one transaction (write them to be repeatable: CREATE TABLE IF
 	// NOT EXISTS …).
 	Schema []string
+	// Store are the store's options (Durability, BusyTimeout, …). Open
+	// creates a missing ledger whatever Store.Create says, unless
+	// Store.ReadOnly.
+	Store store.Options
 }
 
-// Ledger is an open ledger with its tools.
+// Ledger is an open ledger with its tools and providers.
 type Ledger struct {
 	st  store.Ledger
 	svc *reconcile.Service
+	// where is the location it was opened at, password and all (st.Path
+	// is for people and has none).
+	where string
+	// sb is the sandbox providers' file when OpenConfig opened one;
+	// providerDB is that file, open or not (a missing one is never created
+	// to be asked).
+	sb         *sandbox.Sandbox
+	providerDB string
+	// sandboxNames are the config's sandbox providers (they share one file).
+	sandboxNames []string
+	// sandboxServes: the open sandbox file is tied to this ledger
+	// (sandbox.Tie): its lookups are evidence about this ledger's
+	// operations.
+	sandboxServes bool
 }
 
 // Result is a call's classified outcome: Class says what the caller should
@@ -85,10 +107,10 @@ type Result = reconcile.Result
 // Decision is an operator's settlement of an unknown outcome.
 type Decision = reconcile.Decision
 
-// Open opens (creating if need be) the ledger file at path with the given
-// tools and providers. A tool or schema that is wrong is an error and
-// nothing is created.
-func Open(ctx context.Context, path string, o Options) (*Ledger, error) {
+// Open opens (creating if need be) the ledger at where — a SQLite file, or
+// a postgres:// URL — with the given tools and providers. A tool or schema
+// that is wrong is an error and nothing is created.
+func Open(ctx context.Context, where string, o Options) (*Ledger, error) {
 	providers := provider.Registry{}
 	for _, p := range o.Providers {
 		if _, dup := providers[p.Name()]; dup {
@@ -126,7 +148,9 @@ func Open(ctx context.Context, path string, o Options) (*Ledger, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := sqlite.OpenLedger(path, store.Options{Create: true})
+	so := o.Store
+	so.Create = !so.ReadOnly
+	st, err := OpenStore(where, so)
 	if err != nil {
 		return nil, err
 	}
@@ -146,11 +170,42 @@ func Open(ctx context.Context, path string, o Options) (*Ledger, error) {
 	}
 	svc := reconcile.New(st, reg, providers)
 	svc.LocalFuncs = funcs
-	return &Ledger{st: st, svc: svc}, nil
+	return &Ledger{st: st, svc: svc, where: where}, nil
 }
 
-// Close closes the ledger.
-func (l *Ledger) Close() error { return l.st.Close() }
+// Close closes the ledger (and the sandbox providers' file OpenConfig
+// opened).
+func (l *Ledger) Close() error {
+	if l.sb != nil {
+		l.sb.Close()
+	}
+	return l.st.Close()
+}
+
+// Store is the ledger's store: its read side (lists, counts, the audit
+// log, the change watcher) for the console, ops list, triage and sweeps,
+// and its write transactions. Prefer the Ledger's own methods for calls
+// and decisions: they keep the rules.
+func (l *Ledger) Store() store.Ledger { return l.st }
+
+// Service is the rules over the store and the providers (reconcile): what
+// a command needs beyond the methods here — a sweep, triage, bulk
+// decisions, a gateway, or a lease and a timeout of its own (set them
+// before the first call).
+func (l *Ledger) Service() *reconcile.Service { return l.svc }
+
+// Where is the location the ledger was opened at, as given (a URL with
+// its password: Store().Path() is the one to show people).
+func (l *Ledger) Where() string { return l.where }
+
+// ProviderDB is the sandbox providers' file when OpenConfig built
+// providers ("" otherwise), whether it is open or not: a missing one is
+// never created to be asked.
+func (l *Ledger) ProviderDB() string { return l.providerDB }
+
+// Sandbox is the sandbox providers' file when OpenConfig opened one (nil
+// otherwise): the lab counts its deliveries and sets its clock.
+func (l *Ledger) Sandbox() *sandbox.Sandbox { return l.sb }
 
 // Call makes one attempt of a tool call under (tenant, key). The error is
 // non-nil only for invalid input (nothing written; Result.Class is

@@ -13,12 +13,13 @@ import (
 
 	"github.com/charmbracelet/x/exp/teatest"
 
+	registry "github.com/retrysafe/retrysafe/config"
 	"github.com/retrysafe/retrysafe/lab"
+	rsledger "github.com/retrysafe/retrysafe/ledger"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
-	"github.com/retrysafe/retrysafe/store/sqlite"
 )
 
 // teatest flows: the real Bubble Tea program (timers, the refresh
@@ -144,7 +145,7 @@ func TestMain(m *testing.M) {
 func TestFlowLabScreenRunsAScenarioAndShowsItsRow(t *testing.T) {
 	l := fixture(t)
 	cfg := liveConfig(l)
-	cfg.Lab = &lab.Runner{Exe: retrysafeBinary(t), WorkerArgs: []string{"__worker"}, ProviderDB: l.sb.Path(), Open: sqlite.OpenLedger}
+	cfg.Lab = &lab.Runner{Exe: retrysafeBinary(t), WorkerArgs: []string{"__worker"}, ProviderDB: l.sb.Path(), Open: labOpen}
 	cfg.LabScenarios, cfg.LabTenant = lab.Scenarios(), lab.LabTenant
 	tm := teatest.NewTestModel(t, New(cfg), teatest.WithInitialTermSize(120, 36))
 	waitFor(t, tm, "[unknown 2]")
@@ -176,7 +177,7 @@ func TestFlowLabScreenRunsAScenarioAndShowsItsRow(t *testing.T) {
 func TestFlowLabStepModeNarratesALostResponse(t *testing.T) {
 	l := fixture(t)
 	cfg := liveConfig(l)
-	cfg.Lab = &lab.Runner{Exe: retrysafeBinary(t), WorkerArgs: []string{"__worker"}, ProviderDB: l.sb.Path(), Open: sqlite.OpenLedger}
+	cfg.Lab = &lab.Runner{Exe: retrysafeBinary(t), WorkerArgs: []string{"__worker"}, ProviderDB: l.sb.Path(), Open: labOpen}
 	cfg.LabScenarios, cfg.LabTenant = lab.Scenarios(), lab.LabTenant
 	tm := teatest.NewTestModel(t, New(cfg), teatest.WithInitialTermSize(120, 40))
 	waitFor(t, tm, "[unknown 2]")
@@ -226,4 +227,18 @@ func TestFlowLabStepModeNarratesALostResponse(t *testing.T) {
 	if ops := labOps(); len(ops) != 1 || ops[0].AttemptCount != 2 {
 		t.Fatalf("after the run: %+v; want one operation, two attempts", ops)
 	}
+}
+
+// labOpen is the lab's opener as the command line wires it: the public
+// ledger API (ledger.OpenConfig).
+func labOpen(ctx context.Context, where string, o lab.OpenOptions) (lab.Ledger, error) {
+	cfg, use := o.Config, rsledger.Dispatching
+	if cfg == nil {
+		cfg, use = registry.Default(), rsledger.NoProviders
+	}
+	l, err := rsledger.OpenConfig(ctx, where, cfg, rsledger.ConfigOptions{ProviderDB: o.ProviderDB, Use: use, Store: o.Store})
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
 }

@@ -144,7 +144,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	defer l.Close()
 
-	rep := benchReport{Ledger: l.Store.Path(), Mix: *mix, Workers: *workers, Ops: *ops, Durability: *durability, Tool: *tool, args: *argsTmpl}
+	rep := benchReport{Ledger: l.Store().Path(), Mix: *mix, Workers: *workers, Ops: *ops, Durability: *durability, Tool: *tool, args: *argsTmpl}
 	if *baseline && isPG {
 		b, err := postgres.Baseline(ctx, *db, *ops, *workers, d)
 		if err != nil {
@@ -171,7 +171,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		defer pprof.StopCPUProfile()
 	}
-	if err := benchCalls(ctx, l.Svc, &rep); err != nil {
+	if err := benchCalls(ctx, l.Service(), &rep); err != nil {
 		return fail(stderr, err)
 	}
 	if rep.Baseline != nil && rep.Baseline.TxPerSec > 0 {

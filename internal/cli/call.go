@@ -225,7 +225,7 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return printResult(reconcile.Result{}, err, stdout, stderr, *asJSON)
 	}
 	defer l.Close()
-	l.Svc.Lease = c.lease
+	l.Service().Lease = c.lease
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	opt := reconcile.CallOptions{Provider: c.prov, Faults: faults}
@@ -233,9 +233,9 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if c.retry {
 		p := reconcile.DefaultPolicy()
 		p.Deadline = c.timeout
-		res, _, err = l.Svc.CallWithRetry(ctx, req, opt, p)
+		res, _, err = l.Service().CallWithRetry(ctx, req, opt, p)
 	} else {
-		res, err = l.Svc.Call(ctx, req, opt)
+		res, err = l.Service().Call(ctx, req, opt)
 	}
 	return printResult(res, err, stdout, stderr, *asJSON)
 }
@@ -292,8 +292,8 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return fail(stderr, err)
 	}
 	defer l.Close()
-	l.Svc.ReplayWindow, l.Svc.TombstoneWindow = *replay, *tomb
-	rep, err := l.Svc.Sweep(ctx)
+	l.Service().ReplayWindow, l.Service().TombstoneWindow = *replay, *tomb
+	rep, err := l.Service().Sweep(ctx)
 	if err != nil {
 		return fail(stderr, err)
 	}

@@ -8,28 +8,18 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/retrysafe/retrysafe/provider/sandbox"
 	"io"
-	"io/fs"
 	"os"
 	"os/signal"
 	"os/user"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/retrysafe/retrysafe/config"
-	msqlite "modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
-
 	"github.com/retrysafe/retrysafe/internal/textsafe"
+	"github.com/retrysafe/retrysafe/ledger"
 	"github.com/retrysafe/retrysafe/model"
-	"github.com/retrysafe/retrysafe/provider"
-	"github.com/retrysafe/retrysafe/provider/httpapi"
-	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
-	"github.com/retrysafe/retrysafe/store/postgres"
-	"github.com/retrysafe/retrysafe/store/sqlite"
 )
 
 // Run dispatches a command line (without the program name) and returns the
@@ -153,313 +143,59 @@ func defaultOperator() string {
 	return "operator"
 }
 
-// providerPath is where the sandbox provider keeps its file: beside a
-// ledger file (NAME.provider.db), or — for a PostgreSQL ledger, which has no
-// directory — SCHEMA.provider.db in the current directory (public's is
-// retrysafe.provider.db). --provider-db chooses another.
-func providerPath(ledger string) string {
-	if postgres.IsURL(ledger) {
-		schema := postgres.SchemaOf(ledger)
-		if schema == "public" {
-			schema = "retrysafe"
-		}
-		return schema + ".provider.db"
-	}
-	return strings.TrimSuffix(ledger, ".db") + ".provider.db"
-}
+// providerPath is where the sandbox provider keeps its file for a ledger
+// (ledger.ProviderPath); --provider-db chooses another.
+func providerPath(where string) string { return ledger.ProviderPath(where) }
 
-// ledger is an open store with its providers and the service over both.
-type ledger struct {
-	Store   store.Ledger
-	Sandbox *sandbox.Sandbox // the sandbox providers' file, when one is open
-	// ProviderDB is the sandbox provider's file, open or not (a missing
-	// one is never created to be asked).
-	ProviderDB string
-	Svc        *reconcile.Service
-	// Where is the location it was opened at, password and all (Store.Path
-	// is for people and has none).
-	Where string
-	// sandboxNames are the config's sandbox providers (they share one file).
-	sandboxNames []string
-	// sandboxServes: the open sandbox file is tied to this ledger
-	// (sandbox.Tie): its lookups are evidence about this ledger's
-	// operations.
-	sandboxServes bool
-}
-
-func (l *ledger) Close() {
-	if l.Sandbox != nil {
-		l.Sandbox.Close()
-	}
-	l.Store.Close()
-}
-
-// providerUse says what a command will do with its providers.
-type providerUse int
-
-const (
-	// noProviders: reads and decisions ask no provider.
-	noProviders providerUse = iota
-	// lookupOnly: asks providers (ops check, the console's c) but never
-	// creates a provider's store to do so: a sandbox file that does not
-	// exist answers "cannot tell".
-	lookupOnly
-	// dispatching: calls and sweeps send; the sandbox file is created if
-	// need be.
-	dispatching
-)
+// Every command opens its ledger through the public API (ledger.OpenConfig,
+// ledger.OpenStore), choosing what it does with the providers: the
+// functions below only name the command line's choices.
 
 // openLedger opens the ledger with cfg's providers ready to dispatch
 // (unless read-only).
-func openLedger(path, providerDB string, cfg *config.Config, o store.Options) (*ledger, error) {
+func openLedger(path, providerDB string, cfg *config.Config, o store.Options) (*ledger.Ledger, error) {
 	return openLedgerCtx(context.Background(), path, providerDB, cfg, o, !o.ReadOnly)
 }
 
 // openLedgerCtx opens the ledger, and its providers only when
 // withProvider: a call of a local tool, a decision or a read needs none,
-// and must not pay for it — nor fail on it. A sandbox file that another
-// process is creating at the same moment is waited for within ctx (and at
-// most sandboxOpenWait): racing first calls on a new ledger all succeed.
-func openLedgerCtx(ctx context.Context, path, providerDB string, cfg *config.Config, o store.Options, withProvider bool) (*ledger, error) {
-	use := noProviders
+// and must not pay for it — nor fail on it.
+func openLedgerCtx(ctx context.Context, path, providerDB string, cfg *config.Config, o store.Options, withProvider bool) (*ledger.Ledger, error) {
+	use := ledger.NoProviders
 	if withProvider {
-		use = dispatching
+		use = ledger.Dispatching
 	}
 	return openWith(ctx, path, providerDB, cfg, o, use)
 }
 
 // openForLookups opens a ledger whose providers are only asked, never sent
-// anything: the console and ops check. A sandbox provider's file must exist
-// already: opening a missing one would create an empty store, whose lookup
-// "holds no delivery" would read as evidence that nothing was sent. When it
-// is missing, the sandbox providers answer every lookup "cannot tell"
-// instead (and nothing is created); an HTTP provider that does not answer
-// cannot tell either. A read-only ledger opens no provider at all.
-func openForLookups(path, providerDB string, cfg *config.Config, o store.Options) (*ledger, error) {
-	use := lookupOnly
+// anything: the console and ops check (ledger.LookupsOnly: a missing
+// sandbox file is never created; it answers "cannot tell"). A read-only
+// ledger opens no provider at all.
+func openForLookups(path, providerDB string, cfg *config.Config, o store.Options) (*ledger.Ledger, error) {
+	use := ledger.LookupsOnly
 	if o.ReadOnly {
-		use = noProviders
+		use = ledger.NoProviders
 	}
 	return openWith(context.Background(), path, providerDB, cfg, o, use)
-}
-
-func openWith(ctx context.Context, path, providerDB string, cfg *config.Config, o store.Options, use providerUse) (*ledger, error) {
-	st, err := openStore(path, o)
-	if err != nil {
-		return nil, err
-	}
-	l := &ledger{Store: st, Where: path}
-	for _, p := range cfg.Providers {
-		if p.Kind == config.KindSandbox {
-			l.sandboxNames = append(l.sandboxNames, p.Name)
-		}
-	}
-	providers := provider.Registry{}
-	// Read-only ledgers open providers only to be asked (openAsking).
-	if use != noProviders {
-		if providerDB == "" {
-			providerDB = providerPath(path)
-		}
-		l.ProviderDB = providerDB
-		for _, p := range cfg.Providers {
-			built, err := l.buildProvider(ctx, p, providerDB, use)
-			if err != nil {
-				l.Close()
-				return nil, err
-			}
-			providers[p.Name] = built
-		}
-	}
-	l.Svc = reconcile.New(st, cfg.Tools, providers)
-	l.Svc.AuthoritativeLookups = authoritativeLookups(cfg)
-	l.Svc.LookupRates = lookupRates(cfg)
-	return l, nil
 }
 
 // openAsking opens the ledger (read-only if o says so) with its providers
 // ready to be asked, never sent anything, as openForLookups does for a
 // writable ledger: ops check and triage ask even with --read-only — they
 // show the findings then, and record nothing.
-func openAsking(path, providerDB string, cfg *config.Config, o store.Options) (*ledger, error) {
-	return openWith(context.Background(), path, providerDB, cfg, o, lookupOnly)
+func openAsking(path, providerDB string, cfg *config.Config, o store.Options) (*ledger.Ledger, error) {
+	return openWith(context.Background(), path, providerDB, cfg, o, ledger.LookupsOnly)
 }
 
-// authoritativeLookups names the providers whose config entry declares
-// their lookup authoritative (authoritative_lookup = true): only their "has
-// nothing" may lead to a bulk "mark not applied". Never assumed from the
-// kind.
-func authoritativeLookups(cfg *config.Config) map[string]bool {
-	out := map[string]bool{}
-	for _, p := range cfg.Providers {
-		if p.AuthoritativeLookup {
-			out[p.Name] = true
-		}
-	}
-	return out
+func openWith(ctx context.Context, path, providerDB string, cfg *config.Config, o store.Options, use ledger.ProviderUse) (*ledger.Ledger, error) {
+	return ledger.OpenConfig(ctx, path, cfg, ledger.ConfigOptions{ProviderDB: providerDB, Use: use, Store: o})
 }
 
-// lookupRates are the lookups a second the providers' config entries
-// allow ([providers.lookup] rate); triage and the console's triage keep
-// them unless a command line's --rate overrides them.
-func lookupRates(cfg *config.Config) map[string]float64 {
-	out := map[string]float64{}
-	for _, p := range cfg.Providers {
-		if p.LookupRate > 0 {
-			out[p.Name] = p.LookupRate
-		}
-	}
-	return out
-}
-
-// sandboxOpenWait bounds how long opening the sandbox waits out another
-// process that is creating it.
-const sandboxOpenWait = 10 * time.Second
-
-// openSandbox opens the sandbox provider's file, retrying while SQLite says
-// another connection holds it (a brand-new file being set up by a
-// concurrent first call reports "database is locked" without waiting).
-func openSandbox(ctx context.Context, path string) (*sandbox.Sandbox, error) {
-	ctx, cancel := context.WithTimeout(ctx, sandboxOpenWait)
-	defer cancel()
-	pause := 5 * time.Millisecond
-	for {
-		sb, err := sandbox.Open(path)
-		if err == nil || !isBusy(err) {
-			return sb, err
-		}
-		select {
-		case <-ctx.Done():
-			return nil, err
-		case <-time.After(pause):
-		}
-		pause = min(2*pause, 100*time.Millisecond)
-	}
-}
-
-// isBusy reports SQLite's "locked by another connection" by result code.
-func isBusy(err error) bool {
-	var se *msqlite.Error
-	if errors.As(err, &se) {
-		c := se.Code() & 0xff
-		return c == sqlite3.SQLITE_BUSY || c == sqlite3.SQLITE_LOCKED
-	}
-	return false
-}
-
-// openStore is the one place a ledger's location becomes a ledger: every
-// command opens through it.
-// A postgres:// or postgresql:// URL is a PostgreSQL ledger (in the schema
-// its search_path names first); anything else is a SQLite file.
+// openStore opens the bare store at a ledger's location (ledger.OpenStore):
+// for the commands that need no service (tokens, a look at the counts).
 func openStore(where string, o store.Options) (store.Ledger, error) {
-	if postgres.IsURL(where) {
-		return postgres.OpenLedger(where, o)
-	}
-	return sqlite.OpenLedger(where, o)
-}
-
-func (l *ledger) buildProvider(ctx context.Context, p config.Provider, providerDB string, use providerUse) (provider.Provider, error) {
-	switch p.Kind {
-	case config.KindSandbox:
-		if l.Sandbox == nil {
-			if _, err := os.Stat(providerDB); err != nil && use == lookupOnly {
-				// Opening would create an empty provider file, whose lookup
-				// "holds no delivery" would read as evidence that nothing
-				// was sent.
-				return provider.Unreachable(p.Name, p.HonoursKeys, fmt.Sprintf(
-					"the sandbox provider's file %s is not there (%v); pass --provider-db with the file the calls used (nothing was created: an empty one would prove nothing)", providerDB, unwrapPathErr(err))), nil
-			}
-			if use == dispatching {
-				if err := l.refuseNewSandboxWithHistory(ctx, providerDB); err != nil {
-					return nil, err
-				}
-			}
-			sb, err := openSandbox(ctx, providerDB)
-			if err != nil {
-				return nil, model.Wrap(model.CodeUnavailable, err, "cannot open sandbox provider %s: %v", providerDB, err)
-			}
-			l.Sandbox = sb
-			if err := l.tieSandbox(ctx, providerDB, use); err != nil {
-				return nil, err
-			}
-		}
-		if use == lookupOnly && !l.sandboxServes {
-			// A file that never served this ledger (another ledger's, an
-			// empty one made elsewhere) holds none of its deliveries: its
-			// "has nothing" would read as evidence that nothing was sent.
-			sent, err := l.Store.SentTo(ctx, p.Name)
-			if err != nil {
-				return nil, err
-			}
-			if sent {
-				id, _ := l.Store.LedgerID(ctx)
-				return provider.Unreachable(p.Name, p.HonoursKeys, fmt.Sprintf(
-					"the sandbox provider's file %s has never served this ledger (id %s), which has operations sent to %s: it is another ledger's file, a new one, or one made before ledgers had ids; pass --provider-db with the file the calls used", providerDB, id, p.Name)), nil
-			}
-		}
-		return l.Sandbox.Provider(p.Name, p.HonoursKeys), nil
-	case config.KindHTTP:
-		// Opens nothing: a connection is made per request, and a provider
-		// that does not answer a lookup cannot tell.
-		hp, err := httpapi.New(p.HTTP.Config)
-		if err != nil {
-			return nil, model.Errorf(model.CodeInvalid, "provider %s: %v", p.Name, err)
-		}
-		return hp, nil
-	}
-	return nil, model.Errorf(model.CodeInvalid, "provider %s: kind %q cannot be built", p.Name, p.Kind)
-}
-
-// tieSandbox ties the open sandbox file to this ledger before a command
-// that dispatches sends anything through it (sandbox.Tie: refused when
-// the file never served this ledger and the ledger has already sent to a
-// sandbox), and, for one that only asks, notes whether the file serves
-// this ledger.
-func (l *ledger) tieSandbox(ctx context.Context, providerDB string, use providerUse) error {
-	if use != dispatching {
-		id, err := l.Store.LedgerID(ctx)
-		if err != nil {
-			return err
-		}
-		l.sandboxServes, err = l.Sandbox.Serves(ctx, id)
-		return err
-	}
-	err := l.Sandbox.Tie(ctx, l.Store, l.sandboxNames...)
-	if errors.Is(err, sandbox.ErrNotThisLedgers) {
-		return model.Errorf(model.CodeInvalid,
-			"the sandbox provider's file %s: %v: pass --provider-db with the file the calls used (nothing was sent: its \"has nothing\" would prove nothing about them)", providerDB, err)
-	}
-	if err != nil {
-		return model.Wrap(model.CodeUnavailable, err, "cannot tie sandbox provider %s to this ledger: %v", providerDB, err)
-	}
-	l.sandboxServes = true
-	return nil
-}
-
-// refuseNewSandboxWithHistory refuses to create a sandbox provider's file
-// beside a ledger that already sent operations to a sandbox (a ledger moved
-// or restored without its provider file, or a wrong --provider-db): the
-// new, empty file would answer every later lookup of those operations
-// "has nothing" — an authoritative "not applied" for effects that may well
-// have happened. A file that is there settles it without a query (every
-// call of an external tool comes here, and the query costs a connection of
-// its own). A missing one is looked for again after the ledger is asked: a
-// concurrent first call creates the file before it claims anything, so a
-// claim seen here means the file is there by now.
-func (l *ledger) refuseNewSandboxWithHistory(ctx context.Context, providerDB string) error {
-	missing := func() bool {
-		_, err := os.Stat(providerDB)
-		return errors.Is(err, fs.ErrNotExist)
-	}
-	if !missing() {
-		return nil
-	}
-	sent, err := l.Store.SentTo(ctx, l.sandboxNames...)
-	if err != nil || !sent || !missing() {
-		return err
-	}
-	return model.Errorf(model.CodeInvalid,
-		"the sandbox provider's file %s is not there, but this ledger has operations sent to the sandbox: pass --provider-db with the file the calls used (nothing was created: a new, empty one would answer their lookups \"has nothing\")",
-		providerDB)
+	return ledger.OpenStore(where, o)
 }
 
 // loadConfig resolves the config a command runs with (--config, else

@@ -217,7 +217,7 @@ func TestCallExitCodesAndOutput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res, err := old.Svc.Call(context.Background(), model.Request{Tenant: "acme", Key: "op-old", Tool: "create_support_task",
+	if res, err := old.Service().Call(context.Background(), model.Request{Tenant: "acme", Key: "op-old", Tool: "create_support_task",
 		PayloadVersion: 1, Args: []byte(taskArgs("last month"))}, reconcile.CallOptions{}); err != nil || res.Outcome != model.OutcomeCreated {
 		t.Fatalf("old call: %+v %v", res, err)
 	}
@@ -634,7 +634,7 @@ func TestTheConsoleNeverCreatesAProviderStoreToAskIt(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		_, ev, err := l.Svc.Check(context.Background(), "acme", "k")
+		_, ev, err := l.Service().Check(context.Background(), "acme", "k")
 		l.Close()
 		if err == nil || !strings.Contains(err.Error(), "cannot tell") || ev.Found || strings.Contains(ev.Detail, "no delivery") {
 			t.Errorf("%s: check = %+v, %v; want cannot tell", c.name, ev, err)
@@ -653,7 +653,7 @@ func TestTheConsoleNeverCreatesAProviderStoreToAskIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if _, ev, err := l.Svc.Check(context.Background(), "acme", "k"); err != nil || !ev.Found {
+	if _, ev, err := l.Service().Check(context.Background(), "acme", "k"); err != nil || !ev.Found {
 		t.Fatalf("check beside the ledger: %+v, %v", ev, err)
 	}
 }

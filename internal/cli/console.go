@@ -13,6 +13,7 @@ import (
 	"github.com/muesli/termenv"
 
 	"github.com/retrysafe/retrysafe/lab"
+	"github.com/retrysafe/retrysafe/ledger"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/store"
 	"github.com/retrysafe/retrysafe/ui"
@@ -62,7 +63,7 @@ type consoleOptions struct {
 }
 
 // openConsole runs the console over an open ledger until the user quits.
-func openConsole(ctx context.Context, l *ledger, o consoleOptions, stderr io.Writer) int {
+func openConsole(ctx context.Context, l *ledger.Ledger, o consoleOptions, stderr io.Writer) int {
 	logger := log.New(io.Discard, "", 0)
 	if o.LogFile != "" {
 		f, err := os.OpenFile(o.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -80,16 +81,16 @@ func openConsole(ctx context.Context, l *ledger, o consoleOptions, stderr io.Wri
 		renderer.SetColorProfile(termenv.Ascii)
 	}
 	cfg := ui.Config{
-		Store: l.Store, Service: l.Svc, Ledger: l.Store.Path(),
-		Tenant: o.Tenant, Operator: o.Operator, ReadOnly: o.ReadOnly || l.Store.ReadOnly(),
+		Store: l.Store(), Service: l.Service(), Ledger: l.Store().Path(),
+		Tenant: o.Tenant, Operator: o.Operator, ReadOnly: o.ReadOnly || l.Store().ReadOnly(),
 		Renderer: renderer, Log: logger, Context: ctx, Pager: os.Getenv("PAGER"), Clipboard: os.Stdout,
 	}
 	// Read-only keeps the Lab screen (it shows the scenarios) but it
 	// refuses to run them: they write.
 	if exe, err := os.Executable(); err == nil {
-		runner := &lab.Runner{Exe: exe, WorkerArgs: []string{workerCommand}, Open: openStore}
-		runner.ProviderDB = l.ProviderDB
-		cfg.Lab, cfg.LabScenarios, cfg.LabTenant = labAt{runner, l.Where}, lab.Scenarios(), lab.LabTenant
+		runner := &lab.Runner{Exe: exe, WorkerArgs: []string{workerCommand}, Open: labOpen}
+		runner.ProviderDB = l.ProviderDB()
+		cfg.Lab, cfg.LabScenarios, cfg.LabTenant = labAt{runner, l.Where()}, lab.Scenarios(), lab.LabTenant
 	}
 	p := tea.NewProgram(ui.New(cfg), tea.WithAltScreen(), tea.WithMouseCellMotion(), tea.WithContext(ctx))
 	final, err := p.Run()

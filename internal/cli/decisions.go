@@ -40,7 +40,7 @@ func opsDecisions(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return fail(stderr, err)
 	}
 	defer l.Close()
-	es, err := l.Store.Decisions(ctx, q)
+	es, err := l.Store().Decisions(ctx, q)
 	if err != nil {
 		return fail(stderr, err)
 	}

@@ -83,7 +83,7 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		rate := float64(done) / time.Since(start).Seconds()
 		fmt.Fprintf(stderr, "\r  %s / %s operations  (%.0f/s)   ", genCount(done), genCount(total), rate)
 	}
-	rep, err := l.Svc.Bulk(ctx, reconcile.BulkSpec{Ops: *ops, Tenants: *tenants, Seed: *seed, Batch: *batch}, progress)
+	rep, err := l.Service().Bulk(ctx, reconcile.BulkSpec{Ops: *ops, Tenants: *tenants, Seed: *seed, Batch: *batch}, progress)
 	if !*quiet {
 		fmt.Fprintln(stderr)
 	}
@@ -93,7 +93,7 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	name := *db
 	var load *postgres.LoadReport
 	if pg != nil {
-		src, ok := l.Store.(postgres.TableSource)
+		src, ok := l.Store().(postgres.TableSource)
 		if !ok {
 			return fail(stderr, model.Errorf(model.CodeInternal, "gen: the scratch ledger cannot be read back"))
 		}

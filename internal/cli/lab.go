@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/retrysafe/retrysafe/lab"
+	"github.com/retrysafe/retrysafe/ledger"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
@@ -29,7 +30,22 @@ func labRunner() (*lab.Runner, error) {
 	if err != nil {
 		return nil, model.Wrap(model.CodeInternal, err, "cannot find this binary to run lab workers: %v", err)
 	}
-	return &lab.Runner{Exe: exe, WorkerArgs: []string{workerCommand}, Open: openStore, Operator: "lab"}, nil
+	return &lab.Runner{Exe: exe, WorkerArgs: []string{workerCommand}, Open: labOpen, Operator: "lab"}, nil
+}
+
+// labOpen is how the lab and the demo builder open their ledgers: through
+// the public API (ledger.OpenConfig), with o.Config's providers ready to
+// dispatch, or — without a config — the built-in tools and no provider.
+func labOpen(ctx context.Context, where string, o lab.OpenOptions) (lab.Ledger, error) {
+	cfg, use := o.Config, ledger.Dispatching
+	if cfg == nil {
+		cfg, use = config.Default(), ledger.NoProviders
+	}
+	l, err := ledger.OpenConfig(ctx, where, cfg, ledger.ConfigOptions{ProviderDB: o.ProviderDB, Use: use, Store: o.Store})
+	if err != nil {
+		return nil, err // not a typed nil in the interface
+	}
+	return l, nil
 }
 
 func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -198,11 +214,11 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return fail(stderr, err)
 	}
 	defer l.Close()
-	if opts.Now != nil && l.Sandbox != nil {
-		l.Sandbox.SetClock(opts.Now)
+	if opts.Now != nil && l.Sandbox() != nil {
+		l.Sandbox().SetClock(opts.Now)
 	}
-	l.Svc.Lease = c.lease
-	l.Svc.At = hook
+	l.Service().Lease = c.lease
+	l.Service().At = hook
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	results := make([]lab.WorkerResult, *calls)
@@ -218,7 +234,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 					r.TraceID = fmt.Sprintf("%s.%d", req.TraceID, i+1)
 				}
 			}
-			res, err := l.Svc.Call(ctx, r, reconcile.CallOptions{Provider: c.prov, Faults: faults})
+			res, err := l.Service().Call(ctx, r, reconcile.CallOptions{Provider: c.prov, Faults: faults})
 			results[i] = lab.ResultOf(res, err)
 		}()
 	}

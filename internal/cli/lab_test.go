@@ -51,7 +51,7 @@ func TestMain(m *testing.M) {
 // testRunner re-executes this test binary as the lab's workers.
 func testRunner(t *testing.T) *lab.Runner {
 	t.Helper()
-	return &lab.Runner{Exe: reexec.Executable(t), WorkerArgs: []string{workerCommand}, Open: openStore, Env: reexec.Env(asCLI, nil), Operator: "lab-test"}
+	return &lab.Runner{Exe: reexec.Executable(t), WorkerArgs: []string{workerCommand}, Open: labOpen, Env: reexec.Env(asCLI, nil), Operator: "lab-test"}
 }
 
 // want is one row of the lab's table as the seeds state it.
@@ -434,14 +434,14 @@ func checkDemoLedger(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	all, err := l.Store.Counts(ctx, "")
+	all, err := l.Store().Counts(ctx, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if all.Total != demoOperations || all.Contradicted != 1 {
 		t.Errorf("%d operations, %d contradicted; want %d and 1", all.Total, all.Contradicted, demoOperations)
 	}
-	tenants, err := l.Store.Tenants(ctx)
+	tenants, err := l.Store().Tenants(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -449,7 +449,7 @@ func checkDemoLedger(t *testing.T, path string) {
 		t.Errorf("tenants %v, want %d", tenants, len(demoStates))
 	}
 	for tenant, want := range demoStates {
-		c, err := l.Store.Counts(ctx, tenant)
+		c, err := l.Store().Counts(ctx, tenant)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -458,7 +458,7 @@ func checkDemoLedger(t *testing.T, path string) {
 				t.Errorf("%s: %d %s, want %d", tenant, c.ByState[st], st, want[st])
 			}
 		}
-		ops, err := l.Store.List(ctx, store.ListQuery{Tenant: tenant, Limit: 10000})
+		ops, err := l.Store().List(ctx, store.ListQuery{Tenant: tenant, Limit: 10000})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -475,24 +475,24 @@ func checkDemoLedger(t *testing.T, path string) {
 
 	// Every applied operation has exactly one effect: the store's audit for
 	// local effects (and integrity_check), the provider for external ones.
-	if problems, err := l.Store.Audit(ctx); err != nil || len(problems) > 0 {
+	if problems, err := l.Store().Audit(ctx); err != nil || len(problems) > 0 {
 		t.Errorf("audit: %v %v", problems, err)
 	}
-	if n, _ := l.Svc.EffectCount(ctx, "create_support_task", ""); n != demoTasks {
+	if n, _ := l.Service().EffectCount(ctx, "create_support_task", ""); n != demoTasks {
 		t.Errorf("%d tasks, want %d", n, demoTasks)
 	}
-	if n, _ := l.Svc.EffectCount(ctx, "create_report_job", ""); n != demoReportJobs {
+	if n, _ := l.Service().EffectCount(ctx, "create_report_job", ""); n != demoReportJobs {
 		t.Errorf("%d report jobs, want %d", n, demoReportJobs)
 	}
-	if n, _ := l.Sandbox.Deliveries(ctx, ""); n != demoDeliveries {
+	if n, _ := l.Sandbox().Deliveries(ctx, ""); n != demoDeliveries {
 		t.Errorf("%d deliveries, want %d", n, demoDeliveries)
 	}
-	ops, err := l.Store.List(ctx, store.ListQuery{Tool: "send_notification", Limit: 10000})
+	ops, err := l.Store().List(ctx, store.ListQuery{Tool: "send_notification", Limit: 10000})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, op := range ops {
-		n, err := l.Sandbox.Deliveries(ctx, op.DownstreamKey)
+		n, err := l.Sandbox().Deliveries(ctx, op.DownstreamKey)
 		if err != nil {
 			t.Fatal(err)
 		}

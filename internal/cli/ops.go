@@ -12,6 +12,7 @@ import (
 
 	"github.com/retrysafe/retrysafe/config"
 	"github.com/retrysafe/retrysafe/internal/textsafe"
+	"github.com/retrysafe/retrysafe/ledger"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
@@ -60,8 +61,8 @@ func runOps(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // opsOpen opens an existing ledger; ops never creates one.
 // Decisions and reads need no provider, so none is opened (or created).
-func opsOpen(db string, cfg *config.Config, readOnly bool) (*ledger, error) {
-	return openWith(context.Background(), db, "", cfg, store.Options{ReadOnly: readOnly}, noProviders)
+func opsOpen(db string, cfg *config.Config, readOnly bool) (*ledger.Ledger, error) {
+	return openWith(context.Background(), db, "", cfg, store.Options{ReadOnly: readOnly}, ledger.NoProviders)
 }
 
 func opsList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -114,7 +115,7 @@ func opsList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	defer l.Close()
 	// One row more than the page says whether there is a next page.
 	q.Limit = *limit + 1
-	ops, err := l.Store.List(ctx, q)
+	ops, err := l.Store().List(ctx, q)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -263,7 +264,7 @@ func opsShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, err)
 	}
 	defer l.Close()
-	d, err := l.Store.Detail(ctx, k.tenant, k.key)
+	d, err := l.Store().Detail(ctx, k.tenant, k.key)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -522,7 +523,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		if err != nil {
 			return fail(stderr, err)
 		}
-		op, looked, err := l.Svc.CheckAndRecord(ctx, d.Tenant, d.Key, "ops resolve --check by "+*operator)
+		op, looked, err := l.Service().CheckAndRecord(ctx, d.Tenant, d.Key, "ops resolve --check by "+*operator)
 		l.Close()
 		if err != nil {
 			return fail(stderr, err)
@@ -583,7 +584,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	// so a row whose provider has the effect is refused per row, unless
 	// --against-finding.
 	lookFirst := !single && action == model.ActionMarkNotApplied
-	var l *ledger
+	var l *ledger.Ledger
 	if lookFirst {
 		l, err = openForLookups(*db, *pdb, cfg, store.Options{})
 	} else {
@@ -600,15 +601,15 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		}
 		var op *model.Operation
 		if action == model.ActionMarkApplied {
-			op, err = l.Svc.MarkApplied(ctx, d)
+			op, err = l.Service().MarkApplied(ctx, d)
 		} else {
-			op, err = l.Svc.MarkNotApplied(ctx, d)
+			op, err = l.Service().MarkNotApplied(ctx, d)
 		}
 		if err != nil {
 			return fail(stderr, err)
 		}
 		from := "?"
-		if det, err := l.Store.Detail(ctx, op.Tenant, op.Key); err == nil && len(det.Decisions) > 0 {
+		if det, err := l.Store().Detail(ctx, op.Tenant, op.Key); err == nil && len(det.Decisions) > 0 {
 			from = string(det.Decisions[len(det.Decisions)-1].FromState)
 		}
 		fmt.Fprintf(stdout, "%s/%s: %s → %s (version %d), decided by %s\n", op.Tenant, op.Key, from, op.State, op.Version, d.Operator)
@@ -617,7 +618,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	// Several: read what each is now (the versions the decision expects).
 	var ops []model.Operation
 	if filter {
-		if ops, err = l.Store.List(ctx, q); err != nil {
+		if ops, err = l.Store().List(ctx, q); err != nil {
 			return fail(stderr, err)
 		}
 		if len(ops) == 0 {
@@ -630,7 +631,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		for _, t := range targets {
 			// Detail, not Get: the operation with its latest finding, as a
 			// filter lists it (the rule and LookFirst read it).
-			det, err := l.Store.Detail(ctx, t.Tenant, t.Key)
+			det, err := l.Store().Detail(ctx, t.Tenant, t.Key)
 			if err != nil {
 				return fail(stderr, err)
 			}
@@ -643,7 +644,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		}
 	}
 	if lookFirst {
-		if ops, err = l.Svc.LookFirst(ctx, action, ops, "ops resolve by "+*operator); err != nil {
+		if ops, err = l.Service().LookFirst(ctx, action, ops, "ops resolve by "+*operator); err != nil {
 			return fail(stderr, err)
 		}
 	}
@@ -653,13 +654,13 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	var left []string
 	if byFinding {
-		targets, left = targetsByFinding(l.Svc, action, ops)
+		targets, left = targetsByFinding(l.Service(), action, ops)
 	}
 	if *dryRun {
 		return printBulkPlan(stdout, action, ops, targets, left, *against, *asJSON)
 	}
 	if !byFinding {
-		out, err := l.Svc.DecideMany(ctx, action, d, targets)
+		out, err := l.Service().DecideMany(ctx, action, d, targets)
 		if err != nil {
 			return fail(stderr, err)
 		}
@@ -683,7 +684,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			Err: model.Errorf(model.CodeIllegal, "%s/%s: not decided on its finding: %s — nothing was written", op.Tenant, op.Key, left[i])}
 	}
 	if len(proposed) > 0 {
-		done, err := l.Svc.DecideMany(ctx, action, d, proposed)
+		done, err := l.Service().DecideMany(ctx, action, d, proposed)
 		if err != nil {
 			return fail(stderr, err)
 		}
@@ -885,7 +886,7 @@ func opsSupersede(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return fail(stderr, err)
 	}
 	defer l.Close()
-	_, n, err := l.Svc.AuthorizeNewKey(ctx, d)
+	_, n, err := l.Service().AuthorizeNewKey(ctx, d)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -923,7 +924,7 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return fail(stderr, err)
 	}
 	defer l.Close()
-	op, looked, err := l.Svc.CheckAndRecord(ctx, k.tenant, k.key, "ops check by "+*operator)
+	op, looked, err := l.Service().CheckAndRecord(ctx, k.tenant, k.key, "ops check by "+*operator)
 	if err != nil {
 		return fail(stderr, err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/mattn/go-isatty"
 
 	"github.com/retrysafe/retrysafe/gateway"
+	"github.com/retrysafe/retrysafe/ledger"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/store"
 )
@@ -87,7 +88,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	// The one line on stdout: scripts (and the tests) read the address.
 	fmt.Fprintf(stdout, "retrysafe serve: listening on http://%s (ledger %s)\n", ln.Addr(), *db)
-	log.Info("listening", "addr", ln.Addr().String(), "ledger", *db, "tools", len(l.Svc.Tools.Names()))
+	log.Info("listening", "addr", ln.Addr().String(), "ledger", *db, "tools", len(l.Service().Tools.Names()))
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {
@@ -112,9 +113,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 }
 
 // newGateway wires a gateway to an open ledger and the tool registry.
-func newGateway(l *ledger, log *slog.Logger, cfg gateway.Config) (*gateway.Gateway, error) {
+func newGateway(l *ledger.Ledger, log *slog.Logger, cfg gateway.Config) (*gateway.Gateway, error) {
 	host, _ := os.Hostname()
-	cfg.Service, cfg.Tools, cfg.Logger = l.Svc, toolCatalog{l.Svc.Tools}, log
+	cfg.Service, cfg.Tools, cfg.Logger = l.Service(), toolCatalog{l.Service().Tools}, log
 	cfg.Worker = fmt.Sprintf("gateway:%s:%d", host, os.Getpid())
 	return gateway.New(cfg)
 }

@@ -89,9 +89,9 @@ func runTriage(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return fail(stderr, err)
 	}
 	defer l.Close()
-	l.Svc.LookupTimeout = *timeout
+	l.Service().LookupTimeout = *timeout
 	if *prov != "" {
-		if _, err := l.Svc.Providers.Get(*prov); err != nil {
+		if _, err := l.Service().Providers.Get(*prov); err != nil {
 			return fail(stderr, model.Errorf(model.CodeInvalid, "--provider: %v", err))
 		}
 	}
@@ -99,8 +99,8 @@ func runTriage(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	progress := newTriageProgress(stderr)
 	var mu sync.Mutex
 	var findings []triageFinding
-	keep := *asJSON || l.Store.ReadOnly()
-	rep, err := l.Svc.Triage(ctx, reconcile.TriageOptions{
+	keep := *asJSON || l.Store().ReadOnly()
+	rep, err := l.Service().Triage(ctx, reconcile.TriageOptions{
 		Tenant: *tenant, Provider: *prov, Concurrency: *conc, Rate: *rateFlag,
 		By: "triage by " + *operator,
 		Progress: func(ev reconcile.TriageEvent) {
@@ -134,8 +134,8 @@ func runTriage(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 		return code
 	}
-	printTriage(stdout, rep, l.Svc)
-	if l.Store.ReadOnly() {
+	printTriage(stdout, rep, l.Service())
+	if l.Store().ReadOnly() {
 		fmt.Fprintln(stdout, "\nRead-only: these findings were shown, not recorded.")
 		for _, f := range findings {
 			fmt.Fprintf(stdout, "  %s/%s  %s\n", show(f.Tenant), show(f.Key), show(findingLine(f.Finding)))

@@ -103,7 +103,7 @@ func serveUnknowns(tb testing.TB, db, cfgPath, addr string, tools []string, hasI
 					req := model.Request{Tenant: fmt.Sprintf("t%d", i%20), Key: fmt.Sprintf("k%d", i), Tool: tools[i%len(tools)],
 						Args: []byte(fmt.Sprintf(`{"to":"c%d@example.com","body":"invoice %d"}`, i, i)), WorkerID: "setup"}
 					ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-					res, err := l.Svc.Call(ctx, req, reconcile.CallOptions{})
+					res, err := l.Service().Call(ctx, req, reconcile.CallOptions{})
 					cancel()
 					if res.Class != model.ClassUnknown {
 						tb.Errorf("setup call %d (%s): %s %s %v; want unknown", i, fault, res.Class, res.Message, err)
@@ -192,7 +192,7 @@ func TestTriageWhenTheSandboxServerIsKilledMidRun(t *testing.T) {
 	defer l.Close()
 	killed := false
 	var afterKill []reconcile.TriageEvent
-	rep, err := l.Svc.Triage(context.Background(), reconcile.TriageOptions{Concurrency: conc, Rate: 1000, By: "triage by test",
+	rep, err := l.Service().Triage(context.Background(), reconcile.TriageOptions{Concurrency: conc, Rate: 1000, By: "triage by test",
 		Progress: func(ev reconcile.TriageEvent) {
 			if killed {
 				afterKill = append(afterKill, ev)
