@@ -222,7 +222,7 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// machine's (class internal, retry the same key), never invalid.
 	l, err := openLedgerCtx(ctx, c.db, c.providerDB, cfg, store.Options{Create: true, LeaveWAL: true}, prep.Tool.Kind() == model.EffectExternal)
 	if err != nil {
-		return printResult(reconcile.Result{}, err, stdout, stderr, *asJSON)
+		return printResult(openFailure(err), err, stdout, stderr, *asJSON)
 	}
 	defer l.Close()
 	l.Service().Lease = c.lease

@@ -19,6 +19,7 @@ import (
 	"github.com/retrysafe/retrysafe/internal/textsafe"
 	"github.com/retrysafe/retrysafe/ledger"
 	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
 )
 
@@ -190,6 +191,20 @@ func openAsking(path, providerDB string, cfg *config.Config, o store.Options) (*
 
 func openWith(ctx context.Context, path, providerDB string, cfg *config.Config, o store.Options, use ledger.ProviderUse) (*ledger.Ledger, error) {
 	return ledger.OpenConfig(ctx, path, cfg, ledger.ConfigOptions{ProviderDB: providerDB, Use: use, Store: o})
+}
+
+// openFailure is the result of a call whose ledger could not be opened. A
+// refusal of the setup (ledger.OpenConfig's model.CodeInvalid: a sandbox
+// file that never served this ledger, a missing one beside a ledger that
+// has sent to it, a location that is no ledger's) is class invalid, exit 2:
+// nothing was written or sent, and retrying the same key will not help
+// until --provider-db or --db is fixed. Anything else is the machine's
+// (class internal, exit 1: retry the same key later).
+func openFailure(err error) reconcile.Result {
+	if model.IsCode(err, model.CodeInvalid) {
+		return reconcile.Result{Class: model.ClassInvalid, Message: err.Error()}
+	}
+	return reconcile.Result{}
 }
 
 // openStore opens the bare store at a ledger's location (ledger.OpenStore):

@@ -680,8 +680,8 @@ func TestADispatchingCommandNeverCreatesAnEmptyProviderFileBesideHistory(t *test
 	}
 	for _, c := range cases {
 		_, errText, code := cli(t, c.args...)
-		if code == 0 || !strings.Contains(errText, "not there") {
-			t.Errorf("%s: exit %d, stderr %q; want a refusal naming the missing provider file", c.name, code, errText)
+		if code != 2 || !strings.Contains(errText, "not there") {
+			t.Errorf("%s: exit %d, stderr %q; want 2 and a refusal naming the missing provider file", c.name, code, errText)
 		}
 		if _, err := os.Stat(providerPath(copied)); !errors.Is(err, os.ErrNotExist) {
 			t.Fatalf("%s created %s beside a ledger with history", c.name, providerPath(copied))

@@ -92,10 +92,15 @@ func TestAProviderFileThatNeverServedTheLedgerCannotTell(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, errText, code := cli(t, callArgs(a, "acme", "k2", "send_notification", notifyArgs, "--provider-db", providerPath(b))...)
-	// (exit 1, as for a missing provider file: the call was valid, the
-	// machine is not set up to take it.)
-	if code != 1 || !strings.Contains(oneErrorLine(t, "call", errText), "never served this ledger") {
-		t.Errorf("a call through B's file: exit %d, %q; want 1 and a refusal", code, errText)
+	// (exit 2, class invalid, as for a missing provider file: a setup
+	// error that retrying the same key will not fix.)
+	if code != 2 || !strings.Contains(oneErrorLine(t, "call", errText), "invalid: the sandbox provider's file") ||
+		!strings.Contains(errText, "never served this ledger") {
+		t.Errorf("a call through B's file: exit %d, %q; want 2, class invalid and a refusal", code, errText)
+	}
+	out, _, code := cli(t, callArgs(a, "acme", "k2", "send_notification", notifyArgs, "--provider-db", providerPath(b), "--json")...)
+	if code != 2 || !strings.Contains(out, `"class":"invalid"`) || !strings.Contains(out, "never served this ledger") {
+		t.Errorf("a call through B's file with --json: exit %d, %s; want 2 and class invalid", code, out)
 	}
 	if after, err := countDeliveries(t, providerPath(b)); err != nil || after != before {
 		t.Errorf("B's file held %d deliveries, now %d (%v): the refused call sent something", before, after, err)
