@@ -10,10 +10,12 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/retrysafe/retrysafe/config"
 	"github.com/retrysafe/retrysafe/ledger"
 	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/provider/httpapi"
 	"github.com/retrysafe/retrysafe/provider/sandbox"
+	"github.com/retrysafe/retrysafe/store"
 )
 
 // A local tool: its effect is a row in the program's own table, written in
@@ -140,4 +142,37 @@ func ExampleLedger_MarkApplied() {
 	// true pay_9 <nil>
 	// <nil>
 	// done replayed pay_9
+}
+
+// The command line's ledger, opened from Go: the tools and providers of a
+// config registry (config.Default here; config.Resolve reads --config's
+// file), the sandbox provider's file beside the ledger. An operator's look
+// opens it again with its providers only asked.
+func ExampleOpenConfig() {
+	dir, _ := os.MkdirTemp("", "ledger-example")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	where := filepath.Join(dir, "retrysafe.db")
+
+	l, err := ledger.OpenConfig(ctx, where, config.Default(), ledger.ConfigOptions{
+		Use: ledger.Dispatching, Store: store.Options{Create: true}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	res, _ := l.Call(ctx, "acme", "n-1", "send_notification", json.RawMessage(`{"to":"oncall@example.com","body":"disk full"}`))
+	fmt.Println(res.Class, res.Receipt.Status, res.Receipt.ProviderRef, filepath.Base(l.ProviderDB()))
+	l.Close()
+
+	l, err = ledger.OpenConfig(ctx, where, config.Default(), ledger.ConfigOptions{Use: ledger.LookupsOnly})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer l.Close()
+	ev, err := l.Check(ctx, "acme", "n-1")
+	fmt.Println(ev.Found, ev.Ref, err)
+	// Output:
+	// done created sbx_1 retrysafe.provider.db
+	// true sbx_1 <nil>
 }

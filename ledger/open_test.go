@@ -1,0 +1,171 @@
+package ledger_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/retrysafe/retrysafe/config"
+	"github.com/retrysafe/retrysafe/ledger"
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/provider/sandbox"
+	"github.com/retrysafe/retrysafe/store"
+)
+
+var notify = json.RawMessage(`{"to":"oncall@example.com","body":"disk full"}`)
+
+// sentLedger is a ledger file that has sent one notification through the
+// sandbox file beside it.
+func sentLedger(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	where := filepath.Join(t.TempDir(), "a.db")
+	l, err := ledger.OpenConfig(ctx, where, config.Default(), ledger.ConfigOptions{Use: ledger.Dispatching, Store: store.Options{Create: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if res, err := l.Call(ctx, "acme", "k", "send_notification", notify); err != nil || res.Class != model.ClassDone {
+		t.Fatalf("setup call: %+v %v", res, err)
+	}
+	return where
+}
+
+func copyTo(t *testing.T, from, to string) {
+	t.Helper()
+	in, err := os.Open(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.Create(to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func deliveries(t *testing.T, path string) int {
+	t.Helper()
+	sb, err := sandbox.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	n, err := sb.Deliveries(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// OpenConfig keeps the sandbox file's safety rules for every opener: a
+// file is never created to be asked, never created beside a ledger that
+// has sent to the sandbox, and a file that never served the ledger is
+// neither trusted nor sent to. Each refusal is invalid (a setup error) and
+// leaves the files as they were.
+func TestOpenConfigKeepsTheProviderFileRules(t *testing.T) {
+	ctx := context.Background()
+	a := sentLedger(t)
+	b := sentLedger(t)
+	// A copy of A with no provider file beside it.
+	alone := filepath.Join(t.TempDir(), "alone.db")
+	copyTo(t, a, alone)
+	before := deliveries(t, ledger.ProviderPath(b))
+
+	for _, c := range []struct {
+		name       string
+		where, pdb string
+		use        ledger.ProviderUse
+		openErr    bool   // OpenConfig refuses (invalid)
+		check      string // what Check of (acme, k) says: "found", or a part of its error
+		noFile     string // a file that must not exist afterwards
+	}{
+		{"lookups, own file", a, "", ledger.LookupsOnly, false, "found", ""},
+		{"lookups, file missing", alone, "", ledger.LookupsOnly, false, "is not there", ledger.ProviderPath(alone)},
+		{"lookups, another ledger's file", a, ledger.ProviderPath(b), ledger.LookupsOnly, false, "never served this ledger", ""},
+		{"no providers", a, "", ledger.NoProviders, false, "no provider", ""},
+		{"dispatching, file missing beside history", alone, "", ledger.Dispatching, true, "is not there", ledger.ProviderPath(alone)},
+		{"dispatching, another ledger's file", a, ledger.ProviderPath(b), ledger.Dispatching, true, "never served this ledger", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			l, err := ledger.OpenConfig(ctx, c.where, config.Default(), ledger.ConfigOptions{ProviderDB: c.pdb, Use: c.use})
+			if c.openErr {
+				if !ledger.IsInvalid(err) || !strings.Contains(err.Error(), c.check) {
+					t.Fatalf("OpenConfig: %v; want invalid saying %q", err, c.check)
+				}
+			} else {
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer l.Close()
+				ev, err := l.Check(ctx, "acme", "k")
+				switch {
+				case c.check == "found" && (err != nil || !ev.Found):
+					t.Errorf("Check: %+v %v; want found", ev, err)
+				case c.check != "found" && (err == nil || !strings.Contains(err.Error(), c.check)):
+					t.Errorf("Check: %+v %v; want cannot tell saying %q", ev, err, c.check)
+				}
+				if c.use == ledger.NoProviders && (l.ProviderDB() != "" || l.Sandbox() != nil) {
+					t.Errorf("no providers, but ProviderDB %q, Sandbox %v", l.ProviderDB(), l.Sandbox())
+				}
+			}
+			if c.noFile != "" {
+				if _, err := os.Stat(c.noFile); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("%s was created", c.noFile)
+				}
+			}
+		})
+	}
+	if after := deliveries(t, ledger.ProviderPath(b)); after != before {
+		t.Errorf("B's file held %d deliveries, now %d", before, after)
+	}
+	if _, err := ledger.OpenConfig(ctx, a, nil, ledger.ConfigOptions{}); !ledger.IsInvalid(err) {
+		t.Errorf("OpenConfig without a config: %v; want invalid", err)
+	}
+}
+
+// The Go-tools Open and the config's OpenConfig open the same ledger: what
+// one wrote, the other reads (the command line sees what a Go program did).
+func TestOpenAndOpenConfigShareTheLedger(t *testing.T) {
+	ctx := context.Background()
+	where := sentLedger(t)
+	l, err := ledger.Open(ctx, where, ledger.Options{Tools: []ledger.Tool{{Name: "note", Summary: "text", Schema: `{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`,
+		Local: func(ledger.Tx, ledger.LocalCall) (json.RawMessage, error) { return json.RawMessage(`{}`), nil }}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := l.Call(ctx, "acme", "n", "note", json.RawMessage(`{"text":"hi"}`)); err != nil || res.Class != model.ClassDone {
+		t.Fatalf("Go tool call: %+v %v", res, err)
+	}
+	if op, err := l.Get(ctx, "acme", "k"); err != nil || op.State != model.StateApplied || op.Tool != "send_notification" {
+		t.Fatalf("Get of the config tool's operation: %+v %v", op, err)
+	}
+	l.Close()
+	ro, err := ledger.OpenConfig(ctx, where, config.Default(), ledger.ConfigOptions{Store: store.Options{ReadOnly: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	if op, err := ro.Get(ctx, "acme", "n"); err != nil || op.Tool != "note" {
+		t.Fatalf("Get of the Go tool's operation: %+v %v", op, err)
+	}
+	if !ro.Store().ReadOnly() || ro.Where() != where {
+		t.Errorf("ReadOnly %v, Where %q", ro.Store().ReadOnly(), ro.Where())
+	}
+	missing := filepath.Join(t.TempDir(), "none.db")
+	if _, err := ledger.OpenConfig(ctx, missing, config.Default(), ledger.ConfigOptions{}); err == nil {
+		t.Error("OpenConfig without Store.Create opened a missing ledger")
+	}
+	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s was created", missing)
+	}
+}
