@@ -258,6 +258,17 @@ func (l *Ledger) AuthorizeNewKey(ctx context.Context, d Decision) (string, error
 	return n.Key, nil
 }
 
+// SweepReport says what a sweep did.
+type SweepReport = reconcile.SweepReport
+
+// Sweep is the periodic pass a program that makes calls runs (a ticker;
+// `retrysafe sweep` on the same ledger does the same): an operation whose
+// caller died holding its claim — the lease ended with no result — becomes
+// unknown, or is sent again under the same downstream key where the
+// provider honours it; receipts past the replay window become tombstones.
+// Nothing ever leaves unknown here: a person does (MarkApplied, …).
+func (l *Ledger) Sweep(ctx context.Context) (SweepReport, error) { return l.svc.Sweep(ctx) }
+
 // IsInvalid reports whether err is bad input (nothing was written).
 func IsInvalid(err error) bool {
 	var e *model.Error

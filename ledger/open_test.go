@@ -9,11 +9,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/retrysafe/retrysafe/config"
 	"github.com/retrysafe/retrysafe/ledger"
 	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/provider/sandbox"
+	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
 )
 
@@ -167,5 +170,51 @@ func TestOpenAndOpenConfigShareTheLedger(t *testing.T) {
 	}
 	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("%s was created", missing)
+	}
+}
+
+// A caller that dies after its claim leaves the operation in progress;
+// once the lease ends, Sweep makes it unknown (a provider that ignores
+// downstream keys may have applied it), and the next call of the key is
+// told to stop.
+func TestSweepMovesAnAbandonedClaimToUnknown(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	dir := t.TempDir()
+	sb, err := sandbox.Open(filepath.Join(dir, "p.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	l, err := ledger.Open(ctx, filepath.Join(dir, "l.db"), ledger.Options{
+		Providers: []provider.Provider{sb.Provider("mail", false)},
+		Tools: []ledger.Tool{{Name: "send", Summary: "to", Provider: "mail",
+			Schema: `{"type":"object","properties":{"to":{"type":"string"}},"required":["to"]}`}},
+		Store: store.Options{Now: func() time.Time { return now }},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	l.Service().Lease = time.Minute
+	l.Service().At = func(p reconcile.Point) {
+		if p == reconcile.PointAfterClaim {
+			panic("the caller dies")
+		}
+	}
+	func() {
+		defer func() { recover() }()
+		l.Call(ctx, "acme", "k", "send", json.RawMessage(`{"to":"a"}`))
+	}()
+	l.Service().At = nil
+	if rep, err := l.Sweep(ctx); err != nil || rep.Unknown != 0 {
+		t.Fatalf("sweep within the lease: %+v %v; want nothing moved", rep, err)
+	}
+	now = now.Add(2 * time.Minute)
+	if rep, err := l.Sweep(ctx); err != nil || rep.Unknown != 1 {
+		t.Fatalf("sweep after the lease: %+v %v; want one to unknown", rep, err)
+	}
+	if res, err := l.Call(ctx, "acme", "k", "send", json.RawMessage(`{"to":"a"}`)); err != nil || res.Class != model.ClassUnknown {
+		t.Fatalf("the next call: %+v %v; want unknown", res, err)
 	}
 }
