@@ -227,6 +227,18 @@ func (l *Ledger) buildProvider(ctx context.Context, p config.Provider, use Provi
 				return nil, err
 			}
 			if sent {
+				// A call that tied the file and sent since the first look
+				// (every sender ties before it sends) makes it this
+				// ledger's after all.
+				id, err := l.st.LedgerID(ctx)
+				if err != nil {
+					return nil, err
+				}
+				if l.sandboxServes, err = l.sb.Serves(ctx, id); err != nil {
+					return nil, err
+				}
+			}
+			if sent && !l.sandboxServes {
 				id, _ := l.st.LedgerID(ctx)
 				return provider.Unreachable(p.Name, p.HonoursKeys, fmt.Sprintf(
 					"the sandbox provider's file %s has never served this ledger (id %s), which has operations sent to %s: it is another ledger's file, a new one, or one made before ledgers had ids; pass --provider-db with the file the calls used", l.providerDB, id, p.Name)), nil

@@ -167,6 +167,12 @@ func (s *Sandbox) Tie(ctx context.Context, l Ledger, providers ...string) error 
 		return err
 	}
 	if sent {
+		// A concurrent first call of the same ledger may have tied this
+		// file and sent between the two reads. Every sender ties before it
+		// sends, so the ties read after the sends are conclusive.
+		if ok, err := s.Serves(ctx, id); err != nil || ok {
+			return err
+		}
 		return fmt.Errorf("%w (ledger id %s), and the ledger has operations sent to %s", ErrNotThisLedgers, id, strings.Join(providers, " or "))
 	}
 	_, err = s.db.ExecContext(ctx, `INSERT OR IGNORE INTO ledgers (ledger_id, since) VALUES (?, ?)`, id, s.clock().UnixMilli())
