@@ -195,21 +195,29 @@ func BuildDemo(ctx context.Context, path, providerDB string, r *Runner, progress
 	}
 	end := start.Add(-demoEndBeforeBuild)
 	clock := &demoClock{} // real time until the plan says where it starts
+	// The ledger first, without providers: one that holds operations is
+	// refused before anything is made beside it.
+	pre, err := r.open(ctx, path, OpenOptions{Store: store.Options{Create: true}})
+	if err != nil {
+		return nil, err
+	}
+	held, err := pre.Store().Counts(ctx, "")
+	pre.Close()
+	if err != nil {
+		return nil, err
+	} else if held.Total > 0 {
+		return nil, model.Errorf(model.CodeConflict, "%s already holds %d operations; the demo builds a fresh ledger", path, held.Total)
+	}
 	// The built-in registry's sandbox providers over providerDB, tied to
 	// this ledger (sandbox.Tie): its lookups are evidence about the demo's
 	// operations.
 	l, err := r.open(ctx, path, OpenOptions{Config: config.Default(), ProviderDB: providerDB,
-		Store: store.Options{Create: true, Now: clock.Now}})
+		Store: store.Options{Now: clock.Now}})
 	if err != nil {
 		return nil, err
 	}
 	defer l.Close()
 	st, sb := l.Store(), l.Sandbox()
-	if c, err := st.Counts(ctx, ""); err != nil {
-		return nil, err
-	} else if c.Total > 0 {
-		return nil, model.Errorf(model.CodeConflict, "%s already holds %d operations; the demo builds a fresh ledger", path, c.Total)
-	}
 	if sb == nil {
 		return nil, model.Errorf(model.CodeInternal, "demo: the built-in registry opened no sandbox provider")
 	}

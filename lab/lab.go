@@ -199,22 +199,37 @@ func (r *Runner) RunIn(ctx context.Context, ledgerPath, tenant, scenarioID strin
 	mu.(*sync.Mutex).Lock()
 	defer mu.(*sync.Mutex).Unlock()
 
+	// The ledger first, without providers: a missing one fails here,
+	// before a provider file or a server is made beside it.
+	pre, err := r.open(ctx, ledgerPath, OpenOptions{})
+	if err != nil {
+		return Row{}, err
+	}
 	pdb := r.ProviderDB
 	if pdb == "" {
 		pdb = ProviderPathFor(ledgerPath)
 	}
 	sb, err := sandbox.Open(pdb)
 	if err != nil {
+		pre.Close()
 		return Row{}, model.Wrap(model.CodeUnavailable, err, "lab: cannot open sandbox provider %s: %v", pdb, err)
 	}
 	defer sb.Close()
+	// The file is this ledger's provider file (sandbox.Tie): the server
+	// started over it below takes the scenario's deliveries, and an
+	// operator's lookups on the ledger afterwards trust it.
+	err = sb.Tie(ctx, pre.Store(), "sandbox", "sandbox-idem")
+	pre.Close()
+	if err != nil {
+		return Row{}, model.Wrap(model.CodeInvalid, err, "lab: sandbox provider %s: %v", pdb, err)
+	}
 	if progress == nil {
 		progress = func(Step) {}
 	}
 	// The provider is a server in a process of its own, over the same
 	// provider file; the workers and this run reach it through the HTTP
-	// provider (the ledger is opened with the server's config). sb only
-	// counts the deliveries it holds.
+	// provider (the ledger is opened again with the server's config). sb
+	// only counts the deliveries it holds.
 	srv, err := r.startSandboxServer(ctx, pdb)
 	if err != nil {
 		return Row{}, err
@@ -225,12 +240,6 @@ func (r *Runner) RunIn(ctx context.Context, ledgerPath, tenant, scenarioID strin
 		return Row{}, err
 	}
 	defer l.Close()
-	// The file is this ledger's provider file (sandbox.Tie), before any
-	// scenario sends anything to the server over it: an operator's lookups
-	// on the ledger afterwards trust it.
-	if err := sb.Tie(ctx, l.Store(), "sandbox", "sandbox-idem"); err != nil {
-		return Row{}, model.Wrap(model.CodeInvalid, err, "lab: sandbox provider %s: %v", pdb, err)
-	}
 	x := &run{
 		spawner: spawner{r: r, ctx: ctx, ledger: ledgerPath, providerDB: pdb, config: srv.config, tenant: tenant}, sc: sc, id: runID(),
 		st: l.Store(), sb: sb, svc: l.Service(), progress: progress,

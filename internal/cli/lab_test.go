@@ -152,11 +152,12 @@ func TestRunInTwiceInOneLedgerShowsTheSameNumbers(t *testing.T) {
 
 func TestRunInRefusesWhatCannotRun(t *testing.T) {
 	path := testledger.File(t, "l.db")
+	missing := filepath.Join(t.TempDir(), "missing.db")
 	r := testRunner(t)
 	for _, tc := range []struct{ name, ledger, tenant, scenario string }{
 		{"unknown scenario", path, "lab", "no-such-scenario"},
 		{"empty tenant", path, "", "before-commit-same-key"},
-		{"missing ledger", filepath.Join(t.TempDir(), "missing.db"), "lab", "before-commit-same-key"},
+		{"missing ledger", missing, "lab", "before-commit-same-key"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, err := r.RunIn(context.Background(), tc.ledger, tc.tenant, tc.scenario, nil); err == nil {
@@ -164,8 +165,11 @@ func TestRunInRefusesWhatCannotRun(t *testing.T) {
 			}
 		})
 	}
-	if _, err := os.Stat(filepath.Join(filepath.Dir(path), "missing.db")); !os.IsNotExist(err) {
-		t.Error("RunIn must not create a missing ledger")
+	// Nor anything beside it: no provider file, no server.
+	for _, f := range []string{missing, providerPath(missing)} {
+		if _, err := os.Stat(f); !os.IsNotExist(err) {
+			t.Errorf("RunIn on a missing ledger created %s", f)
+		}
 	}
 }
 
@@ -531,5 +535,25 @@ func TestDemoFreshRefusesToOverwriteWhatIsNotALedger(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(path); string(b) != "my precious notes\n" {
 		t.Errorf("the file was changed: %q", b)
+	}
+}
+
+// The demo builds a fresh ledger: one that holds operations is refused
+// before anything is made beside it (no provider file, no worker).
+func TestBuildDemoRefusesALedgerWithOperations(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "ledger.db")
+	if _, errText, code := cli(t, callArgs(db, "acme", "k", "create_support_task", taskArgs("local"))...); code != 0 {
+		t.Fatalf("setup call: exit %d: %s", code, errText)
+	}
+	before := digest(t, db)
+	_, err := lab.BuildDemo(context.Background(), db, "", testRunner(t), nil)
+	if !model.IsCode(err, model.CodeConflict) || !strings.Contains(err.Error(), "already holds 1 operations") {
+		t.Fatalf("BuildDemo: %v; want a conflict", err)
+	}
+	if _, err := os.Stat(providerPath(db)); !os.IsNotExist(err) {
+		t.Errorf("a refused demo created %s", providerPath(db))
+	}
+	if digest(t, db) != before {
+		t.Error("a refused demo changed the ledger")
 	}
 }
