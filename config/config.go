@@ -289,11 +289,17 @@ func Parse(name string, doc []byte, lookupEnv func(string) (string, bool)) (*Con
 				}
 			}
 		}
-		tools = append(tools, t)
-		// Each tool is checked as it is read, so the error names its line.
-		if _, err := model.NewRegistry(t); err != nil {
+		// Each tool is checked as it is read, so the error names its line;
+		// the checked tool (its schema resolved) goes into the registry.
+		one, err := model.NewRegistry(t)
+		if err != nil {
 			return nil, at(keyFor(err))("%s", err.Error())
 		}
+		checked, err := one.Lookup(t.Name)
+		if err != nil {
+			return nil, err
+		}
+		tools = append(tools, *checked)
 	}
 	reg, err := model.NewRegistry(tools...)
 	if err != nil {
