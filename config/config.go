@@ -179,10 +179,18 @@ func Parse(name string, doc []byte, lookupEnv func(string) (string, bool)) (*Con
 	if err := dec.Decode(&spec); err != nil {
 		return nil, decodeError(name, err)
 	}
-	pos := indexPositions(doc)
+	// Key positions name an error's line: indexed only once there is an
+	// error to report (a valid file, every call's case, needs none).
+	var pos positions
+	lineOf := func(path ...string) int {
+		if pos == nil {
+			pos = indexPositions(doc)
+		}
+		return pos.line(path...)
+	}
 	errAt := func(path ...string) func(format string, args ...any) error {
 		return func(format string, args ...any) error {
-			return &Error{File: name, Line: pos.line(path...), Msg: fmt.Sprintf(format, args...)}
+			return &Error{File: name, Line: lineOf(path...), Msg: fmt.Sprintf(format, args...)}
 		}
 	}
 	c := &Config{File: name}
@@ -307,7 +315,7 @@ func Parse(name string, doc []byte, lookupEnv func(string) (string, bool)) (*Con
 		if len(spec.Tools) == 0 {
 			line = 1
 		} else {
-			line = pos.line("tools", fmt.Sprint(len(spec.Tools)-1))
+			line = lineOf("tools", fmt.Sprint(len(spec.Tools)-1))
 		}
 		return nil, &Error{File: name, Line: line, Msg: err.Error()}
 	}
