@@ -88,7 +88,9 @@ const sqliteHeader = "SQLite format 3\x00"
 // SchemaVersion is the newest migration this binary knows.
 func SchemaVersion() int { return len(migrations()) }
 
-func migrations() []store.Migration { return store.Migrations(migrationFS, "migrations") }
+// migrations are read from the binary once: every open asks for them twice
+// (precheck's version check, then migrate), and nothing changes them.
+var migrations = sync.OnceValue(func() []store.Migration { return store.Migrations(migrationFS, "migrations") })
 
 func dsn(path string, o options, reader bool) string {
 	q := url.Values{}
