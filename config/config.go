@@ -179,10 +179,18 @@ func Parse(name string, doc []byte, lookupEnv func(string) (string, bool)) (*Con
 	if err := dec.Decode(&spec); err != nil {
 		return nil, decodeError(name, err)
 	}
-	pos := indexPositions(doc)
+	// Key positions name an error's line: indexed only once there is an
+	// error to report (a valid file, every call's case, needs none).
+	var pos positions
+	lineOf := func(path ...string) int {
+		if pos == nil {
+			pos = indexPositions(doc)
+		}
+		return pos.line(path...)
+	}
 	errAt := func(path ...string) func(format string, args ...any) error {
 		return func(format string, args ...any) error {
-			return &Error{File: name, Line: pos.line(path...), Msg: fmt.Sprintf(format, args...)}
+			return &Error{File: name, Line: lineOf(path...), Msg: fmt.Sprintf(format, args...)}
 		}
 	}
 	c := &Config{File: name}
@@ -289,11 +297,17 @@ func Parse(name string, doc []byte, lookupEnv func(string) (string, bool)) (*Con
 				}
 			}
 		}
-		tools = append(tools, t)
-		// Each tool is checked as it is read, so the error names its line.
-		if _, err := model.NewRegistry(t); err != nil {
+		// Each tool is checked as it is read, so the error names its line;
+		// the checked tool (its schema resolved) goes into the registry.
+		one, err := model.NewRegistry(t)
+		if err != nil {
 			return nil, at(keyFor(err))("%s", err.Error())
 		}
+		checked, err := one.Lookup(t.Name)
+		if err != nil {
+			return nil, err
+		}
+		tools = append(tools, *checked)
 	}
 	reg, err := model.NewRegistry(tools...)
 	if err != nil {
@@ -301,7 +315,7 @@ func Parse(name string, doc []byte, lookupEnv func(string) (string, bool)) (*Con
 		if len(spec.Tools) == 0 {
 			line = 1
 		} else {
-			line = pos.line("tools", fmt.Sprint(len(spec.Tools)-1))
+			line = lineOf("tools", fmt.Sprint(len(spec.Tools)-1))
 		}
 		return nil, &Error{File: name, Line: line, Msg: err.Error()}
 	}

@@ -1,9 +1,12 @@
 package model_test
 
 import (
+	"encoding/json"
 	"github.com/retrysafe/retrysafe/config"
 	"strings"
 	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/retrysafe/retrysafe/model"
 )
@@ -249,3 +252,52 @@ func TestErrorCodes(t *testing.T) {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+// A tool taken from one registry into another keeps its resolved schema
+// (config checks each tool alone, then builds the registry from the
+// checked tools) — but only while it is the same schema: a tool given a
+// new schema is resolved again, and calls are checked against the new one.
+func TestRegistryReusesAResolvedSchemaOnlyForTheSameSchema(t *testing.T) {
+	schema := func(doc string) *jsonschema.Schema {
+		var s jsonschema.Schema
+		if err := json.Unmarshal([]byte(doc), &s); err != nil {
+			t.Fatal(err)
+		}
+		return &s
+	}
+	first, err := model.NewRegistry(model.Tool{Name: "tool", Effect: model.Effect{Kind: model.EffectLocal, Table: model.TableLocalEffects},
+		Schema: schema(`{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked, err := first.Lookup("tool")
+	if err != nil {
+		t.Fatal(err)
+	}
+	same, changed := *checked, *checked
+	changed.Schema = schema(`{"type":"object","properties":{"b":{"type":"string"}},"required":["b"]}`)
+	req := func(args string) model.Request {
+		r := validRequest()
+		r.Tool, r.Args = "tool", []byte(args)
+		return r
+	}
+	for _, c := range []struct {
+		name     string
+		tool     model.Tool
+		ok, fail string
+	}{
+		{"same schema", same, `{"a":"x"}`, `{"b":"x"}`},
+		{"new schema", changed, `{"b":"x"}`, `{"a":"x"}`},
+	} {
+		r, err := model.NewRegistry(c.tool)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if _, err := r.Prepare(req(c.ok)); err != nil {
+			t.Errorf("%s: %s refused: %v", c.name, c.ok, err)
+		}
+		if _, err := r.Prepare(req(c.fail)); err == nil {
+			t.Errorf("%s: %s accepted; want it refused by the tool's schema", c.name, c.fail)
+		}
+	}
+}

@@ -111,11 +111,16 @@ func NewRegistry(tools ...Tool) (*Registry, error) {
 		if t.Schema == nil {
 			return nil, Errorf(CodeInvalid, "tool %s: an arguments schema is required", t.Name)
 		}
-		rs, err := t.Schema.Resolve(nil)
-		if err != nil {
-			return nil, Errorf(CodeInvalid, "tool %s: arguments schema: %v", t.Name, err)
+		// A tool taken from another registry (config checks each tool in
+		// a registry of its own first) keeps its resolved schema:
+		// resolving is most of what checking a tool costs.
+		if t.resolved == nil || t.resolved.Schema() != t.Schema {
+			rs, err := t.Schema.Resolve(nil)
+			if err != nil {
+				return nil, Errorf(CodeInvalid, "tool %s: arguments schema: %v", t.Name, err)
+			}
+			t.resolved = rs
 		}
-		t.resolved = rs
 		if t.Schema.Type != "object" {
 			return nil, Errorf(CodeInvalid, "tool %s: arguments schema must have \"type\": \"object\" (arguments are one JSON object)", t.Name)
 		}

@@ -360,6 +360,14 @@ type Options struct {
 	// checkpoint and of a new log. SQLite drivers only; the ledger is
 	// then the file together with its -wal.
 	LeaveWAL bool
+	// ReadOnWriter makes the reads a store does outside a transaction on
+	// a writer's behalf (the Peeker's Seen) run on the writer's connection,
+	// already open, instead of opening a reader connection of their own
+	// — which costs its open, its pragmas and a parse of the whole schema.
+	// For a process that makes one call and exits (the CLI's `call`); a
+	// long-lived store with concurrent callers should not set it, since
+	// such a read then waits for the writer. SQLite drivers only.
+	ReadOnWriter bool
 	// Now is the clock; tests and the lab pin it. Default time.Now.
 	Now func() time.Time
 }

@@ -220,7 +220,7 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	// From here on the request is valid: whatever goes wrong is the
 	// machine's (class internal, retry the same key), never invalid.
-	l, err := openLedgerCtx(ctx, c.db, c.providerDB, cfg, store.Options{Create: true, LeaveWAL: true}, prep.Tool.Kind() == model.EffectExternal)
+	l, err := openLedgerCtx(ctx, c.db, c.providerDB, cfg, store.Options{Create: true, LeaveWAL: true, ReadOnWriter: true}, prep.Tool.Kind() == model.EffectExternal)
 	if err != nil {
 		return printResult(openFailure(err), err, stdout, stderr, *asJSON)
 	}

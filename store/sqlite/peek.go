@@ -28,13 +28,20 @@ func (s *Store) Seen(ctx context.Context, tenant, key string) (bool, error) {
 	if known {
 		return true, nil
 	}
-	st, err := s.seenStmt(ctx)
-	if err != nil {
-		return false, err
-	}
 	var seen bool
-	if err := st.QueryRowContext(ctx, tenant, key).Scan(&seen); err != nil {
-		return false, s.translate(err, "read operation")
+	if s.readOnWriter {
+		var err error
+		if seen, err = s.seenOnWriter(ctx, tenant, key); err != nil {
+			return false, err
+		}
+	} else {
+		st, err := s.seenStmt(ctx)
+		if err != nil {
+			return false, err
+		}
+		if err := st.QueryRowContext(ctx, tenant, key).Scan(&seen); err != nil {
+			return false, s.translate(err, "read operation")
+		}
 	}
 	if seen {
 		s.peekMu.Lock()
@@ -61,6 +68,23 @@ func (s *Store) seenStmt(ctx context.Context) (*sql.Stmt, error) {
 		s.seen = st
 	}
 	return s.seen, nil
+}
+
+// seenOnWriter is Seen's query on the writer's connection, taken in turn
+// (store.Options.ReadOnWriter), with the writer's prepared statements.
+func (s *Store) seenOnWriter(ctx context.Context, tenant, key string) (bool, error) {
+	select {
+	case s.wsem <- struct{}{}:
+	case <-ctx.Done():
+		return false, s.translate(ctx.Err(), "read operation")
+	}
+	defer func() { <-s.wsem }()
+	c := &connTx{s: s, ctx: ctx}
+	var seen bool
+	if err := c.QueryRowContext(ctx, seenQuery, tenant, key).Scan(&seen); err != nil {
+		return false, s.translate(err, "read operation")
+	}
+	return seen, nil
 }
 
 // Tombstone reads tenant's live tombstone under key on the reader pool

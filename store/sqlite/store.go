@@ -63,6 +63,10 @@ type Store struct {
 	leaveWALAsked bool
 	madeDurable   atomic.Bool
 
+	// readOnWriter is store.Options.ReadOnWriter: Seen asks the writer's
+	// connection, and a one-call process never opens a reader.
+	readOnWriter bool
+
 	// seen is Seen's statement on the reader pool, prepared on first use.
 	// seenKeys are keys Seen found (a hint, see Seen).
 	peekMu   sync.Mutex
@@ -84,7 +88,9 @@ const sqliteHeader = "SQLite format 3\x00"
 // SchemaVersion is the newest migration this binary knows.
 func SchemaVersion() int { return len(migrations()) }
 
-func migrations() []store.Migration { return store.Migrations(migrationFS, "migrations") }
+// migrations are read from the binary once: every open asks for them twice
+// (precheck's version check, then migrate), and nothing changes them.
+var migrations = sync.OnceValue(func() []store.Migration { return store.Migrations(migrationFS, "migrations") })
 
 func dsn(path string, o options, reader bool) string {
 	q := url.Values{}
@@ -182,7 +188,8 @@ func open(path string, o options) (*Store, error) {
 	}
 	r.SetMaxOpenConns(4)
 	r.SetMaxIdleConns(4)
-	s := &Store{path: path, w: w, r: r, now: o.Now, ro: o.ReadOnly, sync: "FULL", leaveWALAsked: o.LeaveWAL}
+	s := &Store{path: path, w: w, r: r, now: o.Now, ro: o.ReadOnly, sync: "FULL", leaveWALAsked: o.LeaveWAL,
+		readOnWriter: o.ReadOnWriter}
 	if o.Durability == store.Fast {
 		s.sync = "OFF"
 	}
@@ -322,7 +329,7 @@ func create(path string, o options) error {
 	}
 	f.Close()
 	co := o
-	co.Create, co.ReadOnly, co.LeaveWAL = false, false, false
+	co.Create, co.ReadOnly, co.LeaveWAL, co.ReadOnWriter = false, false, false, false
 	s, err := open(tmp, co)
 	if err != nil {
 		return err
