@@ -234,3 +234,36 @@ func TestCountDeltasFoldToTheSameCounts(t *testing.T) {
 		t.Error("folding the counts changed the ledger's snapshot")
 	}
 }
+
+// A process that writes and closes within the fold gap (one `retrysafe
+// call`) folds what it wrote on its way out: deltas do not pile up where
+// only short-lived processes write.
+func TestCloseFoldsTheCountDeltas(t *testing.T) {
+	url := pgtest.URL(t)
+	ctx := context.Background()
+	for i := 0; i < 3; i++ {
+		s, err := postgres.Open(url, store.Options{Create: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.WithTx(ctx, func(tx store.Tx) error {
+			return tx.InsertOperation(&model.Operation{Tenant: "acme", Key: "k" + strconv.Itoa(i), Tool: "create_support_task",
+				PayloadVersion: 1, Args: []byte(`{}`), Fingerprint: strings.Repeat("a", 64), State: model.StateUnknown})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+	}
+	s, err := postgres.Open(url, store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var deltas, folded int
+	if err := postgres.QueryRow(ctx, s, `SELECT (SELECT COUNT(*) FROM state_count_deltas), (SELECT COALESCE(SUM(n), 0) FROM state_counts)`, &deltas, &folded); err != nil {
+		t.Fatal(err)
+	}
+	if deltas != 0 || folded != 3 {
+		t.Errorf("after three short-lived writers: %d deltas, %d folded; want 0 and 3", deltas, folded)
+	}
+}

@@ -192,8 +192,8 @@ func Open(raw string, o store.Options) (*Store, error) {
 const notifyGap = 50 * time.Millisecond
 
 // foldGap is the least time between two folds of the counts' deltas by
-// one process (see foldCounts); a process that lives less than this never
-// folds, and leaves its deltas to the next one that does.
+// one process while it runs (see foldCounts); it folds once more when it
+// closes, if it wrote since.
 const foldGap = time.Second
 
 // notifier tells watchers that something committed: one pg_notify, in a
@@ -204,21 +204,33 @@ const foldGap = time.Second
 func (s *Store) notifier() {
 	defer close(s.notifyDone)
 	lastFold := time.Now()
+	unfolded := false // this process committed since its last fold
+	fold := func(ctx context.Context) {
+		lastFold, unfolded = time.Now(), false
+		_ = s.foldCounts(ctx)
+	}
 	send := func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
 		_, _ = s.pool.Exec(ctx, `SELECT pg_notify($1, '')`, channel(s.schema))
+		unfolded = true
 		if time.Since(lastFold) >= s.foldGap {
-			lastFold = time.Now()
-			_ = s.foldCounts(ctx)
+			fold(ctx)
 		}
-		cancel()
 	}
-	// A commit just before Close is still announced.
+	// A commit just before Close is still announced, and what this process
+	// wrote is folded: a short-lived process (one `retrysafe call`) folds on its
+	// way out, so deltas do not pile up where only such processes write.
 	last := func() {
 		select {
 		case <-s.notify:
 			send()
 		default:
+		}
+		if unfolded && s.foldGap < 1<<62 {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			fold(ctx)
+			cancel()
 		}
 	}
 	for {
