@@ -118,7 +118,7 @@ func TestDemoOnPostgreSQL(t *testing.T) {
 	defer conn.Close(ctx)
 	var ops int
 	var leftovers int
-	if err := conn.QueryRow(ctx, `SELECT (SELECT SUM(n) FROM `+pgx.Identifier{schema}.Sanitize()+`.state_counts),
+	if err := conn.QueryRow(ctx, `SELECT (SELECT COALESCE(SUM(n), 0) FROM `+pgx.Identifier{schema}.Sanitize()+`.state_counts) + (SELECT COALESCE(SUM(n), 0) FROM `+pgx.Identifier{schema}.Sanitize()+`.state_count_deltas),
 		(SELECT COUNT(*) FROM pg_namespace WHERE nspname LIKE $1)`, schema+"_building_%").Scan(&ops, &leftovers); err != nil {
 		t.Fatal(err)
 	}

@@ -23,3 +23,7 @@ func MigrationSQL(n int) []string {
 
 // BackendPID is the server process of the connection tx runs on.
 func BackendPID(tx any) uint32 { return tx.(*Tx).conn.Conn().PgConn().PID() }
+
+// NoAutoFold stops s's notifier from folding the counts' deltas (call it
+// before s's first write).
+func NoAutoFold(s *Store) { s.foldGap = 1 << 62 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -147,20 +148,122 @@ func TestErrorsAreClassedBySQLSTATE(t *testing.T) {
 	}
 }
 
-// Each pooled connection writes its own slot of the counts: the slot is a
-// start-up parameter of the connection, set before its first query.
-func TestEachConnectionHasItsCountSlot(t *testing.T) {
+// The counts are deltas until folded (migration 8): concurrent writers'
+// counts are exact before a fold and after it, a fold empties the deltas
+// into state_counts, and a state change moves one count to another.
+func TestCountDeltasFoldToTheSameCounts(t *testing.T) {
 	url := pgtest.URL(t)
 	s, err := postgres.Open(url, store.Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	var slot string
-	if err := postgres.QueryRow(context.Background(), s, `SELECT current_setting('retrysafe.count_slot', true)`, &slot); err != nil {
+	postgres.NoAutoFold(s)
+	ctx := context.Background()
+	const workers, each = 8, 10
+	var wg sync.WaitGroup
+	errs := make(chan error, workers*each)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				errs <- s.WithTx(ctx, func(tx store.Tx) error {
+					op := &model.Operation{Tenant: "t" + strconv.Itoa(w%2), Key: "k" + strconv.Itoa(w) + "-" + strconv.Itoa(i),
+						Tool: "create_support_task", PayloadVersion: 1, Args: []byte(`{}`), Fingerprint: strings.Repeat("a", 64),
+						State: model.StateUnknown}
+					return tx.InsertOperation(op)
+				})
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// One operation moves from unknown to failed.
+	if err := s.WithTx(ctx, func(tx store.Tx) error {
+		op, err := tx.GetOperation("t0", "k0-0")
+		if err != nil {
+			return err
+		}
+		from := op.State
+		op.State, op.Receipt = model.StateFailed, []byte(`{"status":"failed"}`)
+		return tx.UpdateOperation(op, from, op.Version)
+	}); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := strconv.Atoi(slot); err != nil || n < 0 || n >= 32 {
-		t.Errorf("count slot %q; want 0..31", slot)
+	check := func(when string) {
+		t.Helper()
+		all, err := s.Counts(ctx, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		one, err := s.Counts(ctx, "t1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if all.Total != workers*each || all.ByState[model.StateUnknown] != workers*each-1 || all.ByState[model.StateFailed] != 1 ||
+			one.Total != workers*each/2 || one.ByState[model.StateUnknown] != workers*each/2 {
+			t.Errorf("%s: counts %+v, t1 %+v", when, all, one)
+		}
+		if tenants, err := s.Tenants(ctx); err != nil || strings.Join(tenants, ",") != "t0,t1" {
+			t.Errorf("%s: tenants %v %v", when, tenants, err)
+		}
+	}
+	var deltas, folded int
+	if err := postgres.QueryRow(ctx, s, `SELECT COUNT(*) FROM state_count_deltas`, &deltas); err != nil || deltas == 0 {
+		t.Fatalf("%d deltas before a fold (%v); want the triggers' rows", deltas, err)
+	}
+	check("before the fold")
+	before, _ := s.Snapshot(ctx)
+	if problems, err := s.Audit(ctx); err != nil || len(problems) > 0 { // folds first
+		t.Fatalf("audit: %v %v", problems, err)
+	}
+	if err := postgres.QueryRow(ctx, s, `SELECT (SELECT COUNT(*) FROM state_count_deltas), (SELECT SUM(n) FROM state_counts)`, &deltas, &folded); err != nil {
+		t.Fatal(err)
+	}
+	if deltas != 0 || folded != workers*each {
+		t.Errorf("after the fold: %d deltas, %d counted in state_counts; want 0 and %d", deltas, folded, workers*each)
+	}
+	check("after the fold")
+	if after, _ := s.Snapshot(ctx); after != before {
+		t.Error("folding the counts changed the ledger's snapshot")
+	}
+}
+
+// A process that writes and closes within the fold gap (one `retrysafe
+// call`) folds what it wrote on its way out: deltas do not pile up where
+// only short-lived processes write.
+func TestCloseFoldsTheCountDeltas(t *testing.T) {
+	url := pgtest.URL(t)
+	ctx := context.Background()
+	for i := 0; i < 3; i++ {
+		s, err := postgres.Open(url, store.Options{Create: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.WithTx(ctx, func(tx store.Tx) error {
+			return tx.InsertOperation(&model.Operation{Tenant: "acme", Key: "k" + strconv.Itoa(i), Tool: "create_support_task",
+				PayloadVersion: 1, Args: []byte(`{}`), Fingerprint: strings.Repeat("a", 64), State: model.StateUnknown})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+	}
+	s, err := postgres.Open(url, store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var deltas, folded int
+	if err := postgres.QueryRow(ctx, s, `SELECT (SELECT COUNT(*) FROM state_count_deltas), (SELECT COALESCE(SUM(n), 0) FROM state_counts)`, &deltas, &folded); err != nil {
+		t.Fatal(err)
+	}
+	if deltas != 0 || folded != 3 {
+		t.Errorf("after three short-lived writers: %d deltas, %d folded; want 0 and 3", deltas, folded)
 	}
 }

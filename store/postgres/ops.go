@@ -208,7 +208,7 @@ func (t *Tx) InsertOperation(op *model.Operation) error {
 		// GetOperation found the key missing, under its lock, and drew the
 		// id: the insert answers nothing the caller waits for and goes with
 		// the next round trip (its error, if any, with that statement's).
-		op.ID, d.newOp = d.newOp, 0
+		op.ID, d.newOp, d.inserted = d.newOp, 0, true
 		t.laterOp(op.ID, `INSERT INTO operations (id, tenant, op_key, tool, payload_version,
 		args, summary, fingerprint, state, version, claim_no, receipt, provider, downstream_key,
 		provider_ref, lease_owner, lease_until, contradicted, supersedes_id, superseded_by_id,
@@ -312,9 +312,14 @@ func (t *Tx) InsertAttempt(a *model.Attempt) error {
 	if d := &t.drawn; d.attempt != 0 && d.opID == a.OperationID {
 		// The operation is locked and its id was drawn ahead with it: queued.
 		a.ID, d.attempt = d.attempt, 0
+		// A new operation's first attempt is number 1: nothing to look up.
+		seq := `(SELECT COALESCE(MAX(seq), 0) + 1 FROM attempts WHERE operation_id = $1)`
+		if d.inserted {
+			seq = `1`
+		}
 		t.later(`INSERT INTO attempts (id, operation_id, seq, outcome, fingerprint,
 		trace_id, worker_id, provider_ref, error, started_at, duration_us, finding, detail)
-		VALUES ($12, $1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM attempts WHERE operation_id = $1), $2,$3,$4,$5,$6,$7,$8,$9,$10,$11)`,
+		VALUES ($12, $1, `+seq+`, $2,$3,$4,$5,$6,$7,$8,$9,$10,$11)`,
 			a.OperationID, string(a.Outcome), a.Fingerprint, nullStr(a.TraceID), nullStr(a.WorkerID),
 			nullStr(a.ProviderRef), nullStr(a.Error), ms(a.StartedAt), a.Duration.Microseconds(),
 			nullStr(string(a.Finding)), nullStr(a.Detail), a.ID)

@@ -18,12 +18,10 @@ import (
 	"embed"
 	"encoding/hex"
 	"errors"
-	"math/rand/v2"
 	"net/url"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -53,6 +51,9 @@ type Store struct {
 	stopNotify chan struct{}
 	notifyDone chan struct{}
 	closeOnce  sync.Once
+
+	// foldGap is foldGap (tests stretch it to see unfolded deltas).
+	foldGap time.Duration
 
 	// LedgerID's cache: the ledger's identity never changes once made.
 	lidMu sync.Mutex
@@ -125,10 +126,6 @@ func channel(schema string) string {
 	return "retrysafe_" + hex.EncodeToString(sum[:])[:16]
 }
 
-// countSlots is how many slots each count is split over (migration 1's
-// trigger falls back to pid % 32 for connections the driver did not set up).
-const countSlots = 32
-
 // Open connects to the ledger at a postgres:// URL and brings its schema up
 // to date (creating the schema with Options.Create). It refuses — with one
 // clear line, touching nothing — a schema written by a newer retrysafe, a
@@ -150,7 +147,7 @@ func Open(raw string, o store.Options) (*Store, error) {
 		return nil, model.Errorf(model.CodeInvalid, "cannot parse PostgreSQL URL %s", Redact(raw))
 	}
 	schema := SchemaOf(raw)
-	s := &Store{cfg: cfg, schema: schema, where: Redact(raw), now: o.Now, ro: o.ReadOnly, sync: "on"}
+	s := &Store{cfg: cfg, schema: schema, where: Redact(raw), now: o.Now, ro: o.ReadOnly, sync: "on", foldGap: foldGap}
 	if o.Durability == store.Fast {
 		s.sync = "off"
 	}
@@ -169,16 +166,6 @@ func Open(raw string, o store.Options) (*Store, error) {
 	}
 	if !strings.Contains(raw, "pool_max_conns") {
 		cfg.MaxConns = 16
-	}
-	// Each connection of this pool writes its own slot of the counts. The
-	// slot travels in the connection's start-up parameters (BeforeConnect
-	// gets a copy of the config per connection): no statement of its own,
-	// no round trip before a new connection's first query.
-	base, next := rand.IntN(countSlots), atomic.Int64{}
-	cfg.BeforeConnect = func(ctx context.Context, cc *pgx.ConnConfig) error {
-		slot := (base + int(next.Add(1))) % countSlots
-		cc.RuntimeParams["retrysafe.count_slot"] = strconv.Itoa(slot)
-		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), o.BusyTimeout+10*time.Second)
 	defer cancel()
@@ -204,23 +191,46 @@ func Open(raw string, o store.Options) (*Store, error) {
 // call. A watcher still hears of a write within a second.
 const notifyGap = 50 * time.Millisecond
 
+// foldGap is the least time between two folds of the counts' deltas by
+// one process while it runs (see foldCounts); it folds once more when it
+// closes, if it wrote since.
+const foldGap = time.Second
+
 // notifier tells watchers that something committed: one pg_notify, in a
 // transaction of its own (no WAL flush to wait for), per wake-up, and at
 // most one per notifyGap. A notification lost to a crash between a commit
-// and this is caught up by the next commit anyone makes.
+// and this is caught up by the next commit anyone makes. At most once per
+// foldGap it also folds the counts' deltas.
 func (s *Store) notifier() {
 	defer close(s.notifyDone)
+	lastFold := time.Now()
+	unfolded := false // this process committed since its last fold
+	fold := func(ctx context.Context) {
+		lastFold, unfolded = time.Now(), false
+		_ = s.foldCounts(ctx)
+	}
 	send := func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
 		_, _ = s.pool.Exec(ctx, `SELECT pg_notify($1, '')`, channel(s.schema))
-		cancel()
+		unfolded = true
+		if time.Since(lastFold) >= s.foldGap {
+			fold(ctx)
+		}
 	}
-	// A commit just before Close is still announced.
+	// A commit just before Close is still announced, and what this process
+	// wrote is folded: a short-lived process (one `retrysafe call`) folds on its
+	// way out, so deltas do not pile up where only such processes write.
 	last := func() {
 		select {
 		case <-s.notify:
 			send()
 		default:
+		}
+		if unfolded && s.foldGap < 1<<62 {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			fold(ctx)
+			cancel()
 		}
 	}
 	for {
@@ -238,6 +248,28 @@ func (s *Store) notifier() {
 			return
 		}
 	}
+}
+
+// foldCountsSQL moves every delta the triggers appended (migration 8) into
+// state_counts, in one statement: the rows it deletes are exactly the rows
+// whose sums it adds. A fold already running elsewhere (the advisory lock
+// is taken) makes this one a no-op rather than a queue behind it.
+const foldCountsSQL = `WITH lock AS (SELECT pg_try_advisory_xact_lock(hashtextextended('retrysafe fold ' || current_schema(), 0)) AS ok),
+	d AS (DELETE FROM state_count_deltas WHERE (SELECT ok FROM lock) RETURNING tenant, state, n)
+	INSERT INTO state_counts AS c (tenant, state, slot, n)
+	SELECT tenant, state, 0, SUM(n) FROM d GROUP BY tenant, state
+	ON CONFLICT (tenant, state, slot) DO UPDATE SET n = c.n + excluded.n`
+
+// foldCounts folds the counts' deltas, in a transaction of its own whose
+// commit waits for no WAL flush: lost to a crash, it is lost whole, and
+// the deltas are still there to fold.
+func (s *Store) foldCounts(ctx context.Context) error {
+	b := &pgx.Batch{}
+	b.Queue(beginSQL)
+	b.Queue(relaxSQL)
+	b.Queue(foldCountsSQL)
+	b.Queue(commitSQL)
+	return s.pool.SendBatch(ctx, b).Close()
 }
 
 // committed wakes the notifier without ever waiting for it.

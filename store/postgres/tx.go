@@ -54,6 +54,9 @@ type drawnIDs struct {
 	newOp       int64
 	opID        int64 // the operation the attempt id is for (0: none)
 	attempt     int64
+	// inserted: opID is the operation this transaction inserted with the
+	// id drawn for it, so it has no attempt yet and its first is seq 1.
+	inserted bool
 }
 
 const (
