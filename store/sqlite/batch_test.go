@@ -175,9 +175,11 @@ func TestALostBatchRunsTheOthersAgain(t *testing.T) {
 			t.Errorf("%s: err %v, read %v; want committed", k, errs[i], getErr)
 		}
 	}
+	// A fn before boom ran three times: without savepoints (boom failed
+	// there), in its savepoint (boom lost the batch), and again.
 	again := 0
 	for i, k := range keys {
-		if k != "boom" && runs[i] > 1 {
+		if k != "boom" && runs[i] > 2 {
 			again++
 		}
 	}
@@ -220,5 +222,56 @@ func TestAFailedCommitFailsEveryCallerInTheBatch(t *testing.T) {
 		if _, err := s.Get(context.Background(), "t", k); !model.IsCode(err, model.CodeNotFound) {
 			t.Errorf("%s: its row is there after a failed commit (%v)", k, err)
 		}
+	}
+}
+
+// A batch in which no fn fails runs each fn once (with no savepoints); one
+// in which a fn fails runs again with a savepoint for each: the failing fn
+// gets its own error and nothing of it commits, every other fn commits
+// once, and no fn runs more than twice.
+func TestAFnThatFailsInABatchLeavesTheOthersCommittedOnce(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		keys []string
+	}{
+		{"none fails", []string{"a", "b", "c", "d"}},
+		{"one fails", []string{"a", "b", "fail", "c", "d"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, _ := openLedger(t, store.Options{})
+			var fns []func(store.Tx) error
+			runs := make([]int, len(c.keys))
+			for i, k := range c.keys {
+				fns = append(fns, func(tx store.Tx) error {
+					runs[i]++
+					if err := insertOp(tx, k); err != nil {
+						return err
+					}
+					if k == "fail" {
+						return model.Errorf(model.CodeInvalid, "%s changed its mind", k)
+					}
+					return nil
+				})
+			}
+			var batches []int // only the writer calls it, one batch at a time
+			s.ObserveBatches(func(n int) { batches = append(batches, n) })
+			errs := queueBehindTheWriter(t, s, fns)
+			for i, k := range c.keys {
+				_, getErr := s.Get(context.Background(), "t", k)
+				if k == "fail" {
+					if !model.IsCode(errs[i], model.CodeInvalid) || getErr == nil {
+						t.Errorf("fail: err %v, read %v; want its own error and no row", errs[i], getErr)
+					}
+				} else if errs[i] != nil || getErr != nil {
+					t.Errorf("%s: err %v, read %v; want committed", k, errs[i], getErr)
+				}
+				if max := map[bool]int{false: 1, true: 2}[c.name == "one fails"]; runs[i] > max {
+					t.Errorf("%s ran %d times; want at most %d", k, runs[i], max)
+				}
+			}
+			if got := batches[len(batches)-1]; got != len(c.keys) {
+				t.Errorf("the last batch carried %d fns, want %d (the test did not batch them)", got, len(c.keys))
+			}
+		})
 	}
 }

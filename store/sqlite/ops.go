@@ -105,6 +105,17 @@ func (t *Tx) GetOperationByID(id int64) (*model.Operation, error) {
 	return op, err
 }
 
+// insertOperationSQL writes a new operation; its id is past every id an
+// effect row still names (see InsertOperation).
+const insertOperationSQL = `INSERT INTO operations (id, tenant, op_key, tool, payload_version,
+	args, summary, fingerprint, state, version, claim_no, receipt, provider, downstream_key,
+	provider_ref, lease_owner, lease_until, contradicted, supersedes_id, superseded_by_id,
+	created_at, updated_at, expires_at)
+	VALUES ((SELECT MAX(m) + 1 FROM (SELECT COALESCE(MAX(id), 0) AS m FROM operations
+		UNION ALL SELECT COALESCE(MAX(operation_id), 0) FROM tasks
+		UNION ALL SELECT COALESCE(MAX(operation_id), 0) FROM report_jobs)),
+	?,?,?,?,?,?,?,?,1,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+
 // InsertOperation writes a new operation and sets op.ID, op.Version and the
 // times. A (tenant, key) that exists already is a conflict.
 func (t *Tx) InsertOperation(op *model.Operation) error {
@@ -118,14 +129,7 @@ func (t *Tx) InsertOperation(op *model.Operation) error {
 	// operations but never their tasks or jobs, and SQLite would otherwise
 	// hand a deleted newest id out again, tying an old effect to a new
 	// operation (and tripping the effect tables' UNIQUE operation_id).
-	res, err := t.exec(`INSERT INTO operations (id, tenant, op_key, tool, payload_version,
-		args, summary, fingerprint, state, version, claim_no, receipt, provider, downstream_key,
-		provider_ref, lease_owner, lease_until, contradicted, supersedes_id, superseded_by_id,
-		created_at, updated_at, expires_at)
-		VALUES ((SELECT MAX(m) + 1 FROM (SELECT COALESCE(MAX(id), 0) AS m FROM operations
-			UNION ALL SELECT COALESCE(MAX(operation_id), 0) FROM tasks
-			UNION ALL SELECT COALESCE(MAX(operation_id), 0) FROM report_jobs)),
-		?,?,?,?,?,?,?,?,1,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+	res, err := t.exec(insertOperationSQL,
 		op.Tenant, op.Key, op.Tool, op.PayloadVersion, string(op.Args), op.Summary, op.Fingerprint,
 		string(op.State), op.ClaimNo, nullJSON(op.Receipt), nullStr(op.Provider), nullStr(op.DownstreamKey),
 		nullStr(op.ProviderRef), nullStr(op.LeaseOwner), nullMS(op.LeaseUntil), boolInt(op.Contradicted),
@@ -181,6 +185,11 @@ func (t *Tx) UpdateOperation(op *model.Operation, fromState model.State, fromVer
 	return nil
 }
 
+// insertAttemptSQL appends an attempt, numbered in SQL.
+const insertAttemptSQL = `INSERT INTO attempts (operation_id, seq, outcome, fingerprint,
+	trace_id, worker_id, provider_ref, error, started_at, duration_us, finding, detail)
+	VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM attempts WHERE operation_id = ?), ?,?,?,?,?,?,?,?,?,?)`
+
 // InsertAttempt appends an attempt to its operation's history, numbered
 // 1..n per operation (Detail reads the numbers); a.ID is set.
 func (t *Tx) InsertAttempt(a *model.Attempt) error {
@@ -195,9 +204,7 @@ func (t *Tx) InsertAttempt(a *model.Attempt) error {
 	}
 	// Exec, not RETURNING: a statement that returns rows costs a query's
 	// machinery on the path every replay takes. seq is numbered in SQL.
-	res, err := t.exec(`INSERT INTO attempts (operation_id, seq, outcome, fingerprint,
-		trace_id, worker_id, provider_ref, error, started_at, duration_us, finding, detail)
-		VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM attempts WHERE operation_id = ?), ?,?,?,?,?,?,?,?,?,?)`,
+	res, err := t.exec(insertAttemptSQL,
 		a.OperationID, a.OperationID, string(a.Outcome), a.Fingerprint, nullStr(a.TraceID), nullStr(a.WorkerID),
 		nullStr(a.ProviderRef), nullStr(a.Error), ms(a.StartedAt), a.Duration.Microseconds(),
 		nullStr(string(a.Finding)), nullStr(a.Detail))
