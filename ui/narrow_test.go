@@ -30,3 +30,37 @@ func TestANarrowListKeepsTheStateAndTheFinding(t *testing.T) {
 	h.contains("has it · sbx_1", "has nothing")
 	golden(t, "list_findings_60x20", h.view())
 }
+
+// The help has more lines than 80×24 (or 60×20) shows: it scrolls, says
+// so, and every key it lists can be reached — the global ones at its end
+// (audit log, sweep, refresh) included.
+func TestHelpScrollsToEveryKeyOnASmallTerminal(t *testing.T) {
+	for _, size := range []struct{ w, h int }{{80, 24}, {60, 20}} {
+		h := open(t, config(fixture(t)), size.w, size.h)
+		h.keys("?")
+		h.contains("Keys", "↓ more", "esc/?/q close help · ↑↓ pgup/pgdn scroll")
+		h.lacks("audit log (decisions)")
+		h.keys("G")
+		h.contains("audit log (decisions)", "sweep expired leases", "refresh now", "↑ more above")
+		h.keys("g")
+		h.contains("Keys")
+		h.keys("q")
+		h.lacks("close help")
+		if h.quit {
+			t.Fatal("q on the help quit the console")
+		}
+		h.m.Close()
+	}
+	h := open(t, config(fixture(t)), 120, 40)
+	h.keys("?")
+	h.contains("audit log (decisions)")
+	h.lacks("↓ more")
+}
+
+func TestGoldenHelp80x24(t *testing.T) {
+	h := open(t, config(fixture(t)), 80, 24)
+	h.keys("?")
+	golden(t, "help_80x24_top", h.view())
+	h.keys("G")
+	golden(t, "help_80x24_end", h.view())
+}
