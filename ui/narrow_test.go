@@ -64,3 +64,20 @@ func TestGoldenHelp80x24(t *testing.T) {
 	h.keys("G")
 	golden(t, "help_80x24_end", h.view())
 }
+
+// At 60 columns the audit log keeps each decision's action whole (where
+// the operation went), and the tenant picker's box fits the screen.
+func TestAuditLogAndTenantPickerAt60Columns(t *testing.T) {
+	h := open(t, config(fixture(t)), 60, 20)
+	h.keys("D")
+	h.contains("→ not_applied", "→ superseded", "→ applied")
+	for _, line := range strings.Split(h.view(), "\n") {
+		if ansi.StringWidth(line) > 60 {
+			t.Fatalf("a line of %d cells: %q", ansi.StringWidth(line), line)
+		}
+	}
+	golden(t, "audit_log_60x20", h.view())
+	h.keys("esc", "t")
+	h.contains("Tenant scope", "all tenants", "initech", "total", "╮", "╯")
+	golden(t, "tenant_picker_60x20", h.view())
+}
