@@ -52,7 +52,8 @@ type Ledger interface {
 // Reader is the console's side of the ledger: queries that never write.
 type Reader interface {
 	// List returns one page of operations, newest first, with attempt
-	// counts, reading no more rows than the page needs.
+	// counts and latest findings, reading no more rows than the page
+	// needs, in a fixed number of statements (never one per row).
 	List(ctx context.Context, q ListQuery) ([]model.Operation, error)
 	// Counts is the number of operations by state, in constant time.
 	// tenant "" counts every tenant.
@@ -69,8 +70,9 @@ type Reader interface {
 	// ledgers it served, so a provider file that never served this one is
 	// not taken for this ledger's (its "has nothing" proves nothing).
 	LedgerID(ctx context.Context) (string, error)
-	// Get reads one operation of a tenant; another tenant's key is not
-	// found, exactly as a key that never existed.
+	// Get reads one operation of a tenant, with its latest finding (as
+	// List has it); another tenant's key is not found, exactly as a key
+	// that never existed.
 	Get(ctx context.Context, tenant, key string) (*model.Operation, error)
 	// Detail reads an operation with its attempts, decisions and links in
 	// one read transaction, so the parts agree.

@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
@@ -358,12 +359,18 @@ func (a actionModel) keyMap() keyMap {
 	if a.stage == stageConfirm {
 		confirm := k.Confirm
 		if a.against() {
-			confirm = key.NewBinding(key.WithKeys("enter"), key.WithHelp("type "+overrideWord+" + enter", "write against the finding"))
+			// Short enough that esc still fits a 60-column help line.
+			confirm = key.NewBinding(key.WithKeys("enter"), key.WithHelp("type "+overrideWord+" + enter", "write anyway"))
 		}
 		short := []key.Binding{confirm, key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back to the form"))}
 		return keyMap{short: short, full: [][]key.Binding{short}}
 	}
-	short := []key.Binding{k.Submit, k.Next, k.Prev, k.Cancel}
+	// enter moves on until the last field: the help says which it does.
+	// esc comes second, so a narrow help line never loses the way out.
+	short := []key.Binding{k.Submit, k.Cancel, k.Next, k.Prev}
+	if a.focus < len(a.fields)-1 {
+		short = []key.Binding{relabel(k.Submit, "next field"), k.Cancel, k.Prev}
+	}
 	return keyMap{short: short, full: [][]key.Binding{short}}
 }
 
@@ -378,10 +385,46 @@ func (a actionModel) view(e env, w, h int) string {
 	if len(a.bulk) > 0 {
 		return a.bulkView(e, w, h)
 	}
+	out := "\n" + a.render(e, w, false)
+	if lipgloss.Height(out) > h {
+		// A short terminal: the box gives up its blank lines and the lines
+		// the help line repeats, never a warning, a field or the prompt
+		// of the override.
+		out = a.render(e, w, true)
+	}
+	return out
+}
+
+// againstWarning is the box's warning about a decision against the last
+// finding — on the form as on the review, so it is seen before a reason
+// is typed — or "".
+func (a actionModel) againstWarning(s *Styles, inner int, review bool) string {
+	if !a.against() {
+		return ""
+	}
+	text := fmt.Sprintf("! Against the last check: %s. %s", reconcile.FindingText(a.finding), againstRisk(a.action))
+	if !review {
+		text += " The review will ask you to type " + overrideWord + " to write it."
+	}
+	return s.BannerErr.Render(wrap(text, inner, " "))
+}
+
+func (a actionModel) render(e env, w int, compact bool) string {
 	s := e.styles
 	boxW := min(max(w-6, 30), 76)
 	inner := boxW - 4
-	title := s.Title.Render(strings.ToUpper(a.action.Verb()[:1])+a.action.Verb()[1:]) + s.Muted.Render(" — ") + s.Bold.Render(a.op.Tenant+" / "+a.op.Key)
+	gap := func(b *strings.Builder) {
+		if !compact {
+			b.WriteString("\n")
+		}
+	}
+	verb := strings.ToUpper(a.action.Verb()[:1]) + a.action.Verb()[1:]
+	name := a.op.Tenant + " / " + a.op.Key
+	if compact {
+		// One line: the review's rows name the tenant and key in full.
+		name = clipMiddle(name, max(inner-ansi.StringWidth(verb)-3, 8))
+	}
+	title := s.Title.Render(verb) + s.Muted.Render(" — ") + s.Bold.Render(name)
 	var b strings.Builder
 	b.WriteString(title + "\n")
 	if w := a.staleWarning(e, inner); w != "" {
@@ -392,17 +435,29 @@ func (a actionModel) view(e env, w, h int) string {
 	}
 	switch a.stage {
 	case stageForm:
+		if w := a.againstWarning(s, inner, false); w != "" {
+			b.WriteString(w + "\n")
+		}
 		b.WriteString(a.transition(s) + "\n")
-		b.WriteString(s.Muted.Render(consequence(a.action)) + "\n")
+		b.WriteString(s.Muted.Render(wrap(consequence(a.action), inner, " ")) + "\n")
 		for i, f := range a.fields {
-			b.WriteString("\n")
+			gap(&b)
 			// The focused field is marked with a character, not only bold:
 			// with NO_COLOR there is no bold to see.
 			label := s.Label.Render("  " + f.label)
 			if i == a.focus {
 				label = s.Bold.Render("▸ " + f.label)
 			}
-			b.WriteString(label + s.Muted.Render("  "+f.hint) + "\n")
+			if lw := ansi.StringWidth(f.label) + 4; lw+ansi.StringWidth(f.hint) <= inner {
+				b.WriteString(label + s.Muted.Render("  "+f.hint) + "\n")
+			} else {
+				// A long hint goes under its label, indented, rather than
+				// wrapping back to the box's edge.
+				b.WriteString(label + "\n")
+				for _, l := range strings.Split(wrap(f.hint, inner-4, " "), "\n") {
+					b.WriteString(s.Muted.Render("    "+l) + "\n")
+				}
+			}
 			in := f.input
 			in.Width = inner - 3
 			b.WriteString(in.View() + "\n")
@@ -410,9 +465,13 @@ func (a actionModel) view(e env, w, h int) string {
 				b.WriteString(s.InputErr.Render("  ✗ "+f.err) + "\n")
 			}
 		}
-		b.WriteString("\n" + s.Muted.Render("enter next / review · tab switch field · esc cancel"))
+		if !compact {
+			b.WriteString("\n" + s.Muted.Render("enter next / review · tab switch field · esc cancel"))
+		}
 	case stageConfirm, stageRunning:
-		b.WriteString("\n" + s.Bold.Render("Write this decision to the ledger?") + "\n\n")
+		gap(&b)
+		b.WriteString(s.Bold.Render("Write this decision to the ledger?") + "\n")
+		gap(&b)
 		row := func(label, value string) {
 			if value == "" {
 				return
@@ -432,25 +491,27 @@ func (a actionModel) view(e env, w, h int) string {
 		row("evidence", a.value("Evidence"))
 		row("reason", a.value("Reason"))
 		row("operator", e.operator)
-		if a.finding != nil {
+		if a.finding != nil && !(compact && a.against()) { // the warning names it
 			row("check", oneLine(a.finding.Detail))
 		}
-		b.WriteString("\n")
+		gap(&b)
 		switch {
 		case a.stage == stageRunning:
 			b.WriteString(s.Muted.Render("writing…"))
 		case a.against():
 			// The second confirmation names the finding it overrides.
-			b.WriteString(s.BannerErr.Render(wrap(fmt.Sprintf("Against the last check: %s. %s",
-				reconcile.FindingText(a.finding), againstRisk(a.action)), inner, "")) + "\n\n")
+			b.WriteString(a.againstWarning(s, inner, true) + "\n")
+			gap(&b)
 			b.WriteString(s.Bold.Render("Type "+overrideWord+" and press enter to write it anyway") + "\n")
 			in := a.override
 			in.Width = inner - 3
-			b.WriteString(in.View() + "\n")
+			b.WriteString(in.View())
 			if a.overrideErr != "" {
-				b.WriteString(s.InputErr.Render("  ✗ "+a.overrideErr) + "\n")
+				b.WriteString("\n" + s.InputErr.Render("  ✗ "+a.overrideErr))
 			}
-			b.WriteString(s.Key.Render("esc") + s.Muted.Render(" back to the form"))
+			if !compact {
+				b.WriteString("\n" + s.Key.Render("esc") + s.Muted.Render(" back to the form"))
+			}
 		default:
 			b.WriteString(s.Key.Render("y") + s.Muted.Render(" write it     ") +
 				s.Key.Render("esc") + s.Muted.Render(" back to the form"))
@@ -460,7 +521,7 @@ func (a actionModel) view(e env, w, h int) string {
 	if a.stage != stageForm {
 		box = s.BoxDanger
 	}
-	return "\n" + lipgloss.PlaceHorizontal(w, lipgloss.Center, box.Width(boxW).Render(b.String()))
+	return lipgloss.PlaceHorizontal(w, lipgloss.Center, box.Width(boxW).Render(strings.TrimRight(b.String(), "\n")))
 }
 
 // againstRisk says what a decision against the finding risks.

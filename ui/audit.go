@@ -229,7 +229,8 @@ func (a auditModel) SetSize(e env, w, h int) (component, tea.Cmd) {
 
 func (a auditModel) Keys(e env) keyMap {
 	k := a.keys
-	short := []key.Binding{k.Open, k.Filter, helpMove, k.Back}
+	// esc second: a narrow help line keeps the way back.
+	short := []key.Binding{k.Open, k.Back, relabel(k.Filter, "filter"), helpMove}
 	return keyMap{short: short, full: [][]key.Binding{{k.Up, k.Down, k.Top}, {k.Open, k.Filter, k.Back}}}
 }
 
@@ -257,6 +258,13 @@ func (a auditModel) View(e env) string {
 	keyW := max(min(36, w/4), 14)
 	if narrow {
 		keyW = 18
+	}
+	if w < 72 {
+		// 60 columns: the year and the operator's length give way, and
+		// the evidence goes, so the action — where the operation went —
+		// is never cut.
+		atW, opW, timeFormat = 11, 8, "01-02 15:04"
+		keyW = max(w-1-atW-opW-actW-5, 10)
 	}
 	restW := max(w-1-atW-opW-keyW-actW-chW-5, 0)
 	cells := func(at, op, key, act, ch, rest string) string {

@@ -407,6 +407,22 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 			text += " If nothing can still arrive, that is evidence to mark it not applied (n)."
 		}
 		para(s.State(model.StateNotApplied).Render, text)
+	case hasIt(op.Finding) && (op.State == model.StateUnknown || op.State == model.StateInProgress || op.State == model.StateNotApplied):
+		// The provider holds the effect: the one finding a wrong decision
+		// turns into a second e-mail or payment. Marked, and said plainly.
+		text := "! The provider has it: " + strings.TrimPrefix(findingSentence(e, op.Finding), op.Finding.Kind.Words()+" · ") + "."
+		style := s.BannerOK.Render
+		switch {
+		case op.State == model.StateNotApplied:
+			text += " Yet it is marked not applied: the next call with this key sends it again."
+			style = s.BannerErr.Render
+			if !e.readOnly && allowed(op, model.ActionMarkApplied) {
+				text += " Mark it applied (a)."
+			}
+		case op.State == model.StateUnknown && !e.readOnly:
+			text += " That is evidence to mark it applied (a); marking it not applied (n) goes against it: the next call would send it a second time."
+		}
+		para(style, text)
 	case op.Finding != nil && (op.State == model.StateUnknown || op.State == model.StateInProgress):
 		// No check on this screen: the last one recorded, by whoever.
 		style := findingStyle(s, op.Finding)
@@ -596,6 +612,12 @@ func outcomeStyle(s *Styles, o model.Outcome) interface{ Render(...string) strin
 		return s.Contra
 	}
 	return s.Muted
+}
+
+// hasIt reports whether f is a fresh finding that the provider holds the
+// effect.
+func hasIt(f *model.Finding) bool {
+	return f != nil && !f.Stale && f.Kind == model.FindingHasIt
 }
 
 // checkErrText is a failed check's reason, without a second "cannot tell".

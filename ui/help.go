@@ -28,6 +28,9 @@ func (m Model) screenKeys(e env) keyMap {
 
 func (m Model) helpLine() string {
 	if m.overlay == overlayHelp {
+		if m.helpOv.overflows(m.env()) {
+			return truncate(m.styles.Muted.Render(" esc/?/q close help · ↑↓ pgup/pgdn scroll"), m.width)
+		}
 		return truncate(m.styles.Muted.Render(" esc/?/q close help"), m.width)
 	}
 	if m.overlay == overlayCommand {
@@ -69,17 +72,43 @@ type helpModel struct {
 	keys          keyMap // of the screen underneath
 	closed        bool
 	width, height int
+	// offset is the first line shown: a screen's keys are more lines than
+	// a small terminal has (at 80×24 the global keys — r, D, S, L — were
+	// cut off), so the help scrolls.
+	offset int
 }
 
 func (h helpModel) Update(msg tea.Msg, e env) (component, tea.Cmd) {
 	if k, ok := msg.(tea.KeyMsg); ok {
+		page := max(h.height-2, 1)
 		switch k.String() {
 		case "esc", "?", "q":
 			h.closed = true
+		case "down", "j":
+			h.offset++
+		case "up", "k":
+			h.offset--
+		case "pgdown", "ctrl+d", " ":
+			h.offset += page
+		case "pgup", "ctrl+u":
+			h.offset -= page
+		case "g", "home":
+			h.offset = 0
+		case "G", "end":
+			h.offset = len(h.lines(e))
 		}
+		h.offset = h.clamp(e, h.offset)
 	}
 	return h, nil
 }
+
+// clamp keeps offset within the lines there are to scroll.
+func (h helpModel) clamp(e env, offset int) int {
+	return max(min(offset, len(h.lines(e))-max(h.height-1, 1)), 0)
+}
+
+// overflows reports whether the help is longer than the screen.
+func (h helpModel) overflows(e env) bool { return len(h.lines(e)) > h.height }
 
 func (h helpModel) SetSize(e env, w, hgt int) (component, tea.Cmd) {
 	h.width, h.height = w, hgt
@@ -92,6 +121,26 @@ func (h helpModel) Keys(e env) keyMap {
 }
 
 func (h helpModel) View(e env) string {
+	lines := h.lines(e)
+	if len(lines) <= h.height || h.height < 2 {
+		return strings.Join(lines, "\n")
+	}
+	// The last line says there is more, and how to get to it.
+	off := h.clamp(e, h.offset)
+	shown := lines[off : off+h.height-1]
+	more := "↓ more"
+	switch {
+	case off+h.height-1 >= len(lines):
+		more = "↑ more above"
+	case off > 0:
+		more = "↑↓ more"
+	}
+	more += " — ↑↓/jk pgup/pgdn scroll"
+	return strings.Join(shown, "\n") + "\n" + e.styles.Muted.Render(" "+more)
+}
+
+// lines is the whole help, a line per screen line.
+func (h helpModel) lines(e env) []string {
 	s := e.styles
 	var b strings.Builder
 	b.WriteString(" " + s.Title.Render("Keys") + "\n\n")
@@ -103,7 +152,7 @@ func (h helpModel) View(e env) string {
 	for _, l := range strings.Split(wrap(text, max(h.width-3, 20), " "), "\n") {
 		b.WriteString(" " + s.Muted.Render(l) + "\n")
 	}
-	return b.String()
+	return strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
 }
 
 // helpColumns lays the key groups out side by side, starting a new band of

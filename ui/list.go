@@ -633,8 +633,9 @@ func (l listModel) keyMap(e env) keyMap {
 
 // columns of the table at a width, fitted to the page's data.
 type columns struct {
-	tenant, key, tool, summary, ref, finding int
-	fullTool                                 bool
+	// A width of 0 hides the column (a narrow terminal).
+	tenant, key, tool, summary, att, ref, finding int
+	fullTool                                      bool
 	// stuck: a STUCK column beside AGE — how long an operation has waited
 	// in unknown or in_progress since its last change (shown on tabs that
 	// hold such operations).
@@ -671,6 +672,7 @@ func layout(w int, rows []model.Operation, stuck bool) columns {
 		// "not checked" is the narrowest a finding says anything in.
 		finding: widest(func(o model.Operation) string { return findingCell(o.Finding, time.Time{}) }, 11, 26),
 	}
+	natural := c
 	const seps = 9
 	c.stuck = stuck
 	fixed := func() int {
@@ -701,8 +703,64 @@ func layout(w int, rows []model.Operation, stuck bool) columns {
 		c.fullTool, c.tool = true, 19
 		c.summary -= 13
 	}
-	c.summary = max(c.summary, 4)
+	c.att = colAtt
+	if c.summary < 4 {
+		// Too narrow for every column (60 columns): whole columns go, the
+		// ones an operator deciding misses least first — summary, tool,
+		// provider reference, attempts — so the state and the finding are
+		// never cut off at the right edge.
+		// The finding is read whole first ("has it · sbx_12 3m" names the
+		// reference), then the columns go, then the finding and the key
+		// narrow to their floors.
+		c.summary, c.finding = 0, natural.finding
+		for _, col := range []*int{&c.tool, &c.ref, &c.att} {
+			if c.width() <= w-1 {
+				break
+			}
+			*col = 0
+		}
+		for _, g := range []struct {
+			col   *int
+			floor int
+		}{{&c.finding, 11}, {&c.key, 10}, {&c.tenant, 6}} {
+			if over := c.width() - (w - 1); over > 0 {
+				*g.col -= min(over, max(*g.col-g.floor, 0))
+			}
+		}
+		// What is left goes back to the key, then the tenant.
+		for _, g := range []struct{ col, want *int }{{&c.key, &natural.key}, {&c.tenant, &natural.tenant}} {
+			if give := min(w-1-c.width(), *g.want-*g.col); give > 0 {
+				*g.col += give
+			}
+		}
+	}
 	return c
+}
+
+// width is the table's width in cells, its hidden (zero) columns left out.
+func (c columns) width() int {
+	n := colMark + colAge
+	if c.stuck {
+		n += colStuck + 1
+	}
+	for _, v := range []int{c.tenant, c.key, c.tool, c.summary, colState, c.att, c.ref, c.finding} {
+		if v > 0 {
+			n += v + 1
+		}
+	}
+	return n
+}
+
+// join joins the cells of the columns shown: a cell whose column is
+// hidden (width 0) is left out with its separator.
+func join(cells []string, widths []int) string {
+	var out []string
+	for i, c := range cells {
+		if widths[i] > 0 {
+			out = append(out, c)
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 func (c columns) header(s *Styles) string {
@@ -722,9 +780,14 @@ func (c columns) header(s *Styles) string {
 	}
 	cells := []string{
 		fit("", colMark) + fitRight(h("AGE", model.SortAge), colAge) + stuck, fit(h("TENANT", model.SortTenant), c.tenant), fit(h("KEY", model.SortKey), c.key), fit(h("TOOL", model.SortTool), c.tool),
-		fit("SUMMARY", c.summary), fit(h("STATE", model.SortState), colState), fitRight("ATT", colAtt), fit("REF", c.ref), fit("FINDING", c.finding),
+		fit("SUMMARY", c.summary), fit(h("STATE", model.SortState), colState), fitRight("ATT", c.att), fit("REF", c.ref), fit("FINDING", c.finding),
 	}
-	return s.TableHead.Render(strings.Join(cells, " "))
+	return s.TableHead.Render(join(cells, c.widths()))
+}
+
+// widths are the columns' widths in the order header and row lay them out.
+func (c columns) widths() []int {
+	return []int{1, c.tenant, c.key, c.tool, c.summary, colState, c.att, c.ref, c.finding}
 }
 
 // row renders one operation. The cursor row is one reverse-video style over
@@ -750,19 +813,19 @@ func (c columns) row(s *Styles, op model.Operation, now time.Time, selected, mar
 		tool = op.Tool
 	}
 	lead := mark + flag + fitRight(age(now, op.CreatedAt), colAge) + c.stuckCell(stuckFor(op, now))
-	cells := []string{fit(op.Tenant, c.tenant), fit(clipMiddle(op.Key, c.key), c.key), fit(tool, c.tool), fit(op.Summary, c.summary)}
 	st := fit(string(op.State), colState)
 	if leaseEnded(op, now) {
 		st = fit("lease ended", colState)
 	}
-	tail := []string{fitRight(strconv.Itoa(op.AttemptCount), colAtt), fit(or(op.ProviderRef, "-"), c.ref)}
+	att := fitRight(strconv.Itoa(op.AttemptCount), c.att)
 	finding := fit(findingCell(op.Finding, now), c.finding)
 	if op.Finding == nil && op.Provider == "" {
 		finding = fit("-", c.finding) // local: nothing to ask
 	}
-	tail = append(tail, finding)
+	cells := []string{lead, fit(op.Tenant, c.tenant), fit(clipMiddle(op.Key, c.key), c.key), fit(tool, c.tool), fit(op.Summary, c.summary),
+		st, att, fit(or(op.ProviderRef, "-"), c.ref), finding}
 	if selected || op.Contradicted {
-		line := lead + " " + strings.Join(cells, " ") + " " + st + " " + strings.Join(tail, " ")
+		line := join(cells, c.widths())
 		if selected {
 			return s.Selected.Render(line)
 		}
@@ -772,9 +835,9 @@ func (c columns) row(s *Styles, op model.Operation, now time.Time, selected, mar
 	if flag == "?" {
 		flagStyled = s.State(model.StateUnknown).Render(flag)
 	}
-	return mark + flagStyled + s.Muted.Render(fitRight(age(now, op.CreatedAt), colAge)) + s.Contra.Render(c.stuckCell(stuckFor(op, now))) + " " +
-		strings.Join(cells, " ") + " " + s.State(op.State).Render(st) + " " +
-		s.Muted.Render(tail[0]) + " " + tail[1] + " " + findingStyle(s, op.Finding).Render(tail[2])
+	cells[0] = mark + flagStyled + s.Muted.Render(fitRight(age(now, op.CreatedAt), colAge)) + s.Contra.Render(c.stuckCell(stuckFor(op, now)))
+	cells[5], cells[6], cells[8] = s.State(op.State).Render(st), s.Muted.Render(att), findingStyle(s, op.Finding).Render(finding)
+	return join(cells, c.widths())
 }
 
 // view draws the table and its status line in h lines.

@@ -155,7 +155,11 @@ func (p pickerModel) view(e env, w, h int) string {
 	if p.cursor >= rows {
 		start = p.cursor - rows + 1
 	}
-	const nameW = 28
+	// The names give way on a narrow terminal (60 columns), so the box
+	// and the counts on its right fit the screen; countsW is the widest
+	// counts cell ("  12,345 total  12 unknown").
+	const countsW = 26
+	nameW := min(max(w-6-2-1-countsW, 12), 28)
 	for i := start; i < len(shown) && i < start+rows; i++ {
 		t := shown[i]
 		name := t.Tenant
@@ -175,7 +179,7 @@ func (p pickerModel) view(e env, w, h int) string {
 		}
 		line := fit(mark+name, nameW) + " " + counts
 		if i == p.cursor {
-			line = s.Selected.Render("› " + fit(line, nameW+30))
+			line = s.Selected.Render("› " + fit(line, nameW+1+countsW))
 		} else {
 			line = "  " + line
 		}

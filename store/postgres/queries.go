@@ -236,12 +236,20 @@ func (s *Store) Tenants(ctx context.Context) ([]string, error) {
 
 // Get reads one operation of a tenant. Another tenant's key is simply not
 // found: the error never reveals that it exists elsewhere.
+// Its latest finding comes with it, as in a list, joined in the same
+// statement.
 func (s *Store) Get(ctx context.Context, tenant, key string) (*model.Operation, error) {
-	op, err := scanOperation(s.pool.QueryRow(ctx, `SELECT `+opColumns+` FROM operations WHERE tenant = $1 AND op_key = $2`, tenant, key))
+	var f findingScan
+	op, err := scanOperation(s.pool.QueryRow(ctx, `SELECT `+opColumns+`, `+latestFindingColumnList+`
+		FROM operations `+latestFindingJoin("operations.id")+` WHERE tenant = $1 AND op_key = $2`, tenant, key), f.dest()...)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, model.Errorf(model.CodeNotFound, "no operation %q in tenant %q", key, tenant)
 	}
-	return op, s.translate(err, "read operation")
+	if err != nil {
+		return nil, s.translate(err, "read operation")
+	}
+	op.Finding = f.finding(op.Provider)
+	return op, nil
 }
 
 // Detail reads an operation with its attempts, decisions and links, in one

@@ -100,7 +100,7 @@ func (s *Store) List(ctx context.Context, q store.ListQuery) ([]model.Operation,
 		from = "operations INDEXED BY operations_contradicted"
 	}
 	sqlText := `SELECT ` + opColumns + `, (SELECT COUNT(*) FROM attempts a WHERE a.operation_id = operations.id),
-		EXISTS (SELECT 1 FROM attempts a WHERE a.operation_id = operations.id AND a.outcome = 'lookup')
+		` + latestLookupColumn + `
 		FROM ` + from
 	if len(where) > 0 {
 		sqlText += " WHERE " + strings.Join(where, " AND ")
@@ -113,24 +113,23 @@ func (s *Store) List(ctx context.Context, q store.ListQuery) ([]model.Operation,
 	}
 	defer rows.Close()
 	var out []model.Operation
+	var lookups []sql.NullInt64
 	for rows.Next() {
-		var n, checked int
-		op, err := scanOperation(rows, &n, &checked)
+		var n int
+		var lookup sql.NullInt64
+		op, err := scanOperation(rows, &n, &lookup)
 		if err != nil {
 			return nil, s.translate(err, "list operations")
 		}
 		op.AttemptCount = n
-		if checked != 0 {
-			// Marked for fillFindings below; most rows were never checked.
-			op.Finding = &model.Finding{}
-		}
 		out = append(out, *op)
+		lookups = append(lookups, lookup)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, s.translate(err, "list operations")
 	}
 	rows.Close()
-	if err := s.fillFindings(ctx, out); err != nil {
+	if err := s.fillFindings(ctx, out, lookups); err != nil {
 		return nil, err
 	}
 	if flip {
@@ -141,22 +140,65 @@ func (s *Store) List(ctx context.Context, q store.ListQuery) ([]model.Operation,
 	return out, nil
 }
 
-// fillFindings reads the latest finding of every listed operation that has
-// one: a page is at most a few hundred index steps.
-func (s *Store) fillFindings(ctx context.Context, ops []model.Operation) error {
-	for i := range ops {
-		if ops[i].Finding == nil {
+// latestLookupColumn is, in a statement that reads operations, the id of
+// each one's newest lookup attempt (NULL: never checked): one step down
+// attempts_lookup. fillFindings reads those attempts afterwards.
+const latestLookupColumn = `(SELECT id FROM attempts WHERE operation_id = operations.id AND outcome = 'lookup'
+	ORDER BY seq DESC LIMIT 1)`
+
+// findingsSQL reads lookup attempts by id (a JSON array of ids, so one
+// statement serves a page of any size), each with whether a non-lookup
+// attempt came after it: model.LatestFinding's rule in SQL.
+const findingsSQL = `SELECT a.id, a.finding, a.provider_ref, a.detail, a.started_at, a.seq, a.worker_id,
+	EXISTS (SELECT 1 FROM attempts b WHERE b.operation_id = a.operation_id AND b.seq > a.seq AND b.outcome <> 'lookup')
+	FROM attempts a WHERE a.id IN (SELECT value FROM json_each(?))`
+
+// fillFindings sets the finding of each operation whose latest lookup
+// attempt lookups names (the same index; NULL: never checked), reading
+// them all in one statement: a page costs two queries, not one per
+// checked row.
+func (s *Store) fillFindings(ctx context.Context, ops []model.Operation, lookups []sql.NullInt64) error {
+	ids := make([]string, 0, len(ops))
+	for _, l := range lookups {
+		if l.Valid {
+			ids = append(ids, strconv.FormatInt(l.Int64, 10))
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	rows, err := s.r.QueryContext(ctx, findingsSQL, "["+strings.Join(ids, ",")+"]")
+	if err != nil {
+		return s.translate(err, "read findings")
+	}
+	defer rows.Close()
+	found := make(map[int64]*model.Finding, len(ids))
+	for rows.Next() {
+		var id int64
+		var f model.Finding
+		var ref, detail, by sql.NullString
+		var at int64
+		var stale int
+		if err := rows.Scan(&id, &f.Kind, &ref, &detail, &at, &f.Seq, &by, &stale); err != nil {
+			return s.translate(err, "read findings")
+		}
+		f.Ref, f.Detail, f.By = ref.String, detail.String, by.String
+		f.At = time.UnixMilli(at).UTC()
+		f.Stale = stale != 0
+		found[id] = &f
+	}
+	if err := rows.Err(); err != nil {
+		return s.translate(err, "read findings")
+	}
+	for i, l := range lookups {
+		if !l.Valid {
 			continue
 		}
-		f, err := scanFinding(s.r.QueryRowContext(ctx, latestFindingSQL, ops[i].ID))
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			// Compacted in between: shown as not checked.
-			ops[i].Finding = nil
-		case err != nil:
-			return s.translate(err, "read findings")
-		default:
-			ops[i].Finding = f
+		// An attempt gone in between (compacted) is shown as not checked.
+		if f := found[l.Int64]; f != nil {
+			cp := *f
+			cp.Provider = ops[i].Provider
+			ops[i].Finding = &cp
 		}
 	}
 	return nil
@@ -255,12 +297,25 @@ func (s *Store) SentTo(ctx context.Context, providers ...string) (bool, error) {
 
 // Get reads one operation of a tenant. Another tenant's key is simply not
 // found: the error never reveals that it exists elsewhere.
+// Its latest finding comes with it, as in a list: the statement names the
+// newest lookup attempt (one index step), read only if there is one.
 func (s *Store) Get(ctx context.Context, tenant, key string) (*model.Operation, error) {
-	op, err := scanOperation(s.r.QueryRowContext(ctx, `SELECT `+opColumns+` FROM operations WHERE tenant = ? AND op_key = ?`, tenant, key))
+	var lookup sql.NullInt64
+	op, err := scanOperation(s.r.QueryRowContext(ctx, `SELECT `+opColumns+`, `+latestLookupColumn+` FROM operations WHERE tenant = ? AND op_key = ?`, tenant, key), &lookup)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, model.Errorf(model.CodeNotFound, "no operation %q in tenant %q", key, tenant)
 	}
-	return op, s.translate(err, "read operation")
+	if err != nil {
+		return nil, s.translate(err, "read operation")
+	}
+	if lookup.Valid {
+		ops := []model.Operation{*op}
+		if err := s.fillFindings(ctx, ops, []sql.NullInt64{lookup}); err != nil {
+			return nil, err
+		}
+		op = &ops[0]
+	}
+	return op, nil
 }
 
 // Detail reads an operation with its attempts, decisions and links, in one

@@ -10,7 +10,7 @@ import (
 )
 
 // Findings are lookup attempts: the latest one is an operation's finding in
-// lists, details and Tx.LatestFinding, stale once a non-lookup attempt
+// lists, details, Get and Tx.LatestFinding, stale once a non-lookup attempt
 // follows it, and the list filters on it. None of it touches the
 // operation's state or version.
 func testFindings(t *testing.T, h *harness) {
@@ -71,13 +71,17 @@ func testFindings(t *testing.T, h *harness) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			one, err := h.L.Get(ctxT(t), "acme", c.key)
+			if err != nil {
+				t.Fatal(err)
+			}
 			var latest *model.Finding
 			h.tx(t, func(tx store.Tx) error {
 				var err error
 				latest, err = tx.LatestFinding(op.ID)
 				return err
 			})
-			for where, f := range map[string]*model.Finding{"list": op.Finding, "detail": d.Operation.Finding, "Tx.LatestFinding": latest} {
+			for where, f := range map[string]*model.Finding{"list": op.Finding, "detail": d.Operation.Finding, "get": one.Finding, "Tx.LatestFinding": latest} {
 				if c.want == model.FilterNotChecked {
 					if f != nil {
 						t.Errorf("%s: finding %+v; want none", where, f)

@@ -1,0 +1,83 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// At 60 columns the list gives up whole columns (summary, tool, provider
+// reference, attempts) rather than cutting the state and the finding off
+// at the right edge: a "has it" stays in sight of the operator about to
+// press n.
+func TestANarrowListKeepsTheStateAndTheFinding(t *testing.T) {
+	l := findingsLedger(t)
+	if _, err := l.svc.Triage(t.Context(), reconcileTriageFast()); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []int{60, 64, 72} {
+		h := open(t, config(l), w, 20)
+		h.contains("STATE", "FINDING", "unknown", "has it · s", "has nothin")
+		for _, line := range strings.Split(h.view(), "\n") {
+			if ansi.StringWidth(line) > w {
+				t.Fatalf("%d columns: a line of %d cells: %q", w, ansi.StringWidth(line), line)
+			}
+		}
+		h.m.Close()
+	}
+	h := open(t, config(l), 60, 20)
+	h.contains("has it · sbx_1", "has nothing")
+	golden(t, "list_findings_60x20", h.view())
+}
+
+// The help has more lines than 80×24 (or 60×20) shows: it scrolls, says
+// so, and every key it lists can be reached — the global ones at its end
+// (audit log, sweep, refresh) included.
+func TestHelpScrollsToEveryKeyOnASmallTerminal(t *testing.T) {
+	for _, size := range []struct{ w, h int }{{80, 24}, {60, 20}} {
+		h := open(t, config(fixture(t)), size.w, size.h)
+		h.keys("?")
+		h.contains("Keys", "↓ more", "esc/?/q close help · ↑↓ pgup/pgdn scroll")
+		h.lacks("audit log (decisions)")
+		h.keys("G")
+		h.contains("audit log (decisions)", "sweep expired leases", "refresh now", "↑ more above")
+		h.keys("g")
+		h.contains("Keys")
+		h.keys("q")
+		h.lacks("close help")
+		if h.quit {
+			t.Fatal("q on the help quit the console")
+		}
+		h.m.Close()
+	}
+	h := open(t, config(fixture(t)), 120, 40)
+	h.keys("?")
+	h.contains("audit log (decisions)")
+	h.lacks("↓ more")
+}
+
+func TestGoldenHelp80x24(t *testing.T) {
+	h := open(t, config(fixture(t)), 80, 24)
+	h.keys("?")
+	golden(t, "help_80x24_top", h.view())
+	h.keys("G")
+	golden(t, "help_80x24_end", h.view())
+}
+
+// At 60 columns the audit log keeps each decision's action whole (where
+// the operation went), and the tenant picker's box fits the screen.
+func TestAuditLogAndTenantPickerAt60Columns(t *testing.T) {
+	h := open(t, config(fixture(t)), 60, 20)
+	h.keys("D")
+	h.contains("→ not_applied", "→ superseded", "→ applied")
+	for _, line := range strings.Split(h.view(), "\n") {
+		if ansi.StringWidth(line) > 60 {
+			t.Fatalf("a line of %d cells: %q", ansi.StringWidth(line), line)
+		}
+	}
+	golden(t, "audit_log_60x20", h.view())
+	h.keys("esc", "t")
+	h.contains("Tenant scope", "all tenants", "initech", "total", "╮", "╯")
+	golden(t, "tenant_picker_60x20", h.view())
+}
