@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/retrysafe/retrysafe/model"
@@ -39,6 +41,7 @@ const maxReplayOps = 1 << 14
 
 type replayAppend struct {
 	op   *model.Operation
+	key  string // readKey(op), made before the caller queues
 	a    *model.Attempt
 	ok   bool
 	err  error
@@ -103,16 +106,65 @@ func (rs *replayState) forget(op *model.Operation) {
 	rs.mu.Unlock()
 }
 
-// replayAppendSQL appends an attempt to an operation only if its row is
-// exactly the one read: the compare-and-set that makes a cached or
-// reader-pool read safe to answer. seq is numbered in SQL as InsertAttempt
-// numbers it.
-const replayAppendSQL = `INSERT OR IGNORE INTO attempts (operation_id, seq, outcome, fingerprint,
-	trace_id, worker_id, provider_ref, error, started_at, duration_us, finding, detail)
-	VALUES ((SELECT id FROM operations WHERE id = ?1 AND tenant = ?2 AND op_key = ?3 AND fingerprint = ?4
-			AND state = ?5 AND version = ?6 AND receipt IS ?7 AND expires_at IS ?8),
-		(SELECT COALESCE(MAX(seq), 0) + 1 FROM attempts WHERE operation_id = ?1),
-		?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)`
+// replayCheckSQL is the compare-and-set that makes a cached or reader-pool
+// read safe to answer, for n reads at once: a row (the read's number, the
+// operation's last attempt number) for each read whose operation's row is
+// exactly the one read.
+func replayCheckSQL(n int) string {
+	var b strings.Builder
+	b.WriteString(`WITH r (i, id, tenant, op_key, fingerprint, state, version, receipt, expires_at) AS (VALUES `)
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("(?,?,?,?,?,?,?,?,?)")
+	}
+	b.WriteString(`)
+	SELECT r.i, (SELECT COALESCE(MAX(seq), 0) FROM attempts WHERE operation_id = o.id)
+	FROM r JOIN operations o ON o.id = r.id
+	WHERE o.tenant = r.tenant AND o.op_key = r.op_key AND o.fingerprint = r.fingerprint AND o.state = r.state
+		AND o.version = r.version AND o.receipt IS r.receipt AND o.expires_at IS r.expires_at`)
+	return b.String()
+}
+
+// replayInsertSQL inserts n attempt rows (InsertAttempt's columns) in one
+// statement: the per-statement work — binding, the CHECK constraints' IN
+// lists, which SQLite builds into a temporary index once per statement —
+// is shared by the rows.
+func replayInsertSQL(n int) string {
+	var b strings.Builder
+	b.WriteString(`INSERT INTO attempts (operation_id, seq, outcome, fingerprint,
+	trace_id, worker_id, provider_ref, error, started_at, duration_us, finding, detail) VALUES `)
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("(?,?,?,?,?,?,?,?,?,?,?,?)")
+	}
+	return b.String()
+}
+
+// replayChunks are the row counts of the insert statements (each prepared
+// once): a batch is cut into as few of them as it takes.
+var replayChunks = []int{32, 8, 1}
+
+var replayInserts, replayChecks = func() (ins, checks map[int]string) {
+	ins, checks = map[int]string{}, map[int]string{}
+	for _, n := range replayChunks {
+		ins[n], checks[n] = replayInsertSQL(n), replayCheckSQL(n)
+	}
+	return ins, checks
+}()
+
+// chunk is the largest statement size that fits n rows.
+func chunk(n int) int {
+	for _, c := range replayChunks {
+		if c <= n {
+			return c
+		}
+	}
+	return 1
+}
 
 // AppendReplay records a replay's attempt if op is unchanged (see
 // store.Replayer). Callers that arrive while a transaction of appends runs
@@ -129,7 +181,7 @@ func (s *Store) AppendReplay(ctx context.Context, op *model.Operation, a *model.
 	}
 	rs := &s.replay
 	rs.once.Do(func() { rs.sem = make(chan struct{}, 1) })
-	r := &replayAppend{op: op, a: a, done: make(chan struct{})}
+	r := &replayAppend{op: op, key: readKey(op), a: a, done: make(chan struct{})}
 	rs.qmu.Lock()
 	rs.queue = append(rs.queue, r)
 	rs.qmu.Unlock()
@@ -166,31 +218,92 @@ func (s *Store) AppendReplay(ctx context.Context, op *model.Operation, a *model.
 }
 
 // appendReplays runs a batch of appends in one relaxed transaction and
-// tells every caller.
+// tells every caller: each distinct operation read is checked once (and
+// its last attempt number read), then the rows of those still as read are
+// inserted, numbered on from there, a chunk of rows per statement.
 func (s *Store) appendReplays(ctx context.Context, batch []*replayAppend) {
 	err := s.withTx(ctx, true, func(t *Tx) error {
+		// The distinct reads (see readKey), each checked once.
+		idx := make(map[string]int, len(batch))
+		var reads []*model.Operation
 		for _, r := range batch {
 			r.ok = false
-			a, op := r.a, r.op
-			res, err := t.exec(replayAppendSQL,
-				op.ID, op.Tenant, op.Key, op.Fingerprint, string(op.State),
-				op.Version, nullJSON(op.Receipt), nullMS(op.ExpiresAt),
-				string(a.Outcome), a.Fingerprint, nullStr(a.TraceID), nullStr(a.WorkerID),
-				nullStr(a.ProviderRef), nullStr(a.Error), ms(t.now), a.Duration.Microseconds(),
-				nullStr(string(a.Finding)), nullStr(a.Detail))
+			if _, ok := idx[r.key]; !ok {
+				idx[r.key] = len(reads)
+				reads = append(reads, r.op)
+			}
+		}
+		// seqs[i] is read i's operation's last attempt number, -1 if it
+		// moved on or is gone.
+		seqs := make([]int, len(reads))
+		for i := range seqs {
+			seqs[i] = -1
+		}
+		args := make([]any, 0, 12*min(len(batch), replayChunks[0]))
+		for done := 0; done < len(reads); {
+			n := chunk(len(reads) - done)
+			args = args[:0]
+			for i, op := range reads[done : done+n] {
+				args = append(args, done+i, op.ID, op.Tenant, op.Key, op.Fingerprint, string(op.State),
+					op.Version, nullJSON(op.Receipt), nullMS(op.ExpiresAt))
+			}
+			rs, err := t.query(replayChecks[n], args...)
 			if err != nil {
 				return err
 			}
-			n, err := res.RowsAffected()
-			if err != nil {
-				return err
-			}
-			if n == 1 {
-				if a.ID, err = res.LastInsertId(); err != nil {
+			for rs.Next() {
+				var i, seq int
+				if err := rs.Scan(&i, &seq); err != nil {
+					rs.Close()
 					return err
 				}
-				a.OperationID, a.StartedAt, r.ok = op.ID, t.now, true
+				seqs[i] = seq
 			}
+			if err := rs.Close(); err != nil {
+				return err
+			}
+			if err := rs.Err(); err != nil {
+				return err
+			}
+			done += n
+		}
+		next := make(map[int64]int, len(reads))
+		for i, op := range reads {
+			if seqs[i] >= 0 {
+				next[op.ID] = seqs[i]
+			}
+		}
+		rows := batch[:0:0]
+		for _, r := range batch {
+			if seqs[idx[r.key]] >= 0 {
+				rows = append(rows, r)
+			}
+		}
+		for len(rows) > 0 {
+			n := chunk(len(rows))
+			args = args[:0]
+			for _, r := range rows[:n] {
+				a, op := r.a, r.op
+				next[op.ID]++
+				a.Seq = next[op.ID]
+				args = append(args, op.ID, a.Seq, string(a.Outcome), a.Fingerprint, nullStr(a.TraceID), nullStr(a.WorkerID),
+					nullStr(a.ProviderRef), nullStr(a.Error), ms(t.now), a.Duration.Microseconds(),
+					nullStr(string(a.Finding)), nullStr(a.Detail))
+			}
+			res, err := t.exec(replayInserts[n], args...)
+			if err != nil {
+				return err
+			}
+			last, err := res.LastInsertId()
+			if err != nil {
+				return err
+			}
+			// One statement under the write lock: the rows took the ids
+			// after the largest, in order (INTEGER PRIMARY KEY, no gaps).
+			for i, r := range rows[:n] {
+				r.a.ID, r.a.OperationID, r.a.StartedAt, r.ok = last-int64(n-1-i), r.op.ID, t.now, true
+			}
+			rows = rows[n:]
 		}
 		return nil
 	})
@@ -200,4 +313,10 @@ func (s *Store) appendReplays(ctx context.Context, batch []*replayAppend) {
 		}
 		close(r.done)
 	}
+}
+
+// readKey names one read of an operation: every column the check compares.
+func readKey(op *model.Operation) string {
+	return strconv.FormatInt(op.ID, 10) + "\x00" + strconv.FormatInt(op.Version, 10) + "\x00" + op.Tenant + "\x00" + op.Key +
+		"\x00" + op.Fingerprint + "\x00" + string(op.State) + "\x00" + strconv.FormatInt(ms(op.ExpiresAt), 10) + "\x00" + string(op.Receipt)
 }
