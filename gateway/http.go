@@ -154,9 +154,8 @@ func (g *Gateway) writeResult(w http.ResponseWriter, res reconcile.Result, err e
 			status = http.StatusCreated
 			h["Location"] = loc
 		}
-		b, _ := json.Marshal(res.Receipt)
 		w.WriteHeader(status)
-		w.Write(append(textsafe.JSON(b), '\n'))
+		w.Write(g.receipts.encode(res.Receipt))
 		return
 	}
 	k := Kind(res.Class)
