@@ -70,6 +70,8 @@ type Gateway struct {
 	slots   chan struct{}
 	metrics *metrics
 	tokens  *tokenCache
+	// checked are arguments found to declare nothing unknown before.
+	checked argsChecked
 	// receipts are answer bodies of receipts answered before.
 	receipts receiptBodies
 	// tools are the catalog's tools read once at New: a request looks its

@@ -30,7 +30,9 @@ func TestReceiptBodiesAreTheEncodingOfEachReceipt(t *testing.T) {
 		func(r *model.Receipt) { r.Result = json.RawMessage(`{"task_id":8}`) },
 		func(r *model.Receipt) { r.ProviderRef = "" },
 		func(r *model.Receipt) { r.Result = json.RawMessage(`{"text":"bidi \u202e here"}`) },
-		func(r *model.Receipt) { r.Result = json.RawMessage(`{"big":"` + strings.Repeat("x", maxCachedResult) + `"}`) },
+		func(r *model.Receipt) {
+			r.Result = json.RawMessage(`{"big":"` + strings.Repeat("x", maxCachedResult) + `"}`)
+		},
 	} {
 		r := base
 		change(&r)
