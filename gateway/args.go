@@ -6,7 +6,41 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
+
+// argsChecked remembers, by tool and exact bytes, arguments in which
+// unknownArgument found nothing: its answer is a function of exactly those
+// (the tools' schemas are read once, at New), and a retry sends the same
+// bytes. Only passing arguments up to 2 KiB are kept; past 4096 entries it
+// starts over.
+type argsChecked struct {
+	mu sync.Mutex
+	m  map[[2]string]struct{}
+}
+
+func (c *argsChecked) unknownArgument(tool string, schema map[string]any, args []byte) (string, []string) {
+	if len(args) > 2<<10 {
+		return unknownArgument(schema, args)
+	}
+	k := [2]string{tool, string(args)}
+	c.mu.Lock()
+	_, ok := c.m[k]
+	c.mu.Unlock()
+	if ok {
+		return "", nil
+	}
+	path, known := unknownArgument(schema, args)
+	if path == "" {
+		c.mu.Lock()
+		if c.m == nil || len(c.m) >= 4096 {
+			c.m = make(map[[2]string]struct{}, 256)
+		}
+		c.m[k] = struct{}{}
+		c.mu.Unlock()
+	}
+	return path, known
+}
 
 // unknownArgument finds an argument the tool does not declare: a property
 // of an object (the arguments, or an object inside them) that its schema

@@ -45,6 +45,19 @@ func TestUnknownArgumentFollowsTheSchema(t *testing.T) {
 			if got != c.want {
 				t.Fatalf("unknownArgument = %q (known %v), want %q", got, known, c.want)
 			}
+			// Through the gateway's memory of passing arguments: the same
+			// answer the first time and again (from it, when it passed),
+			// and another tool's schema is asked for itself.
+			var checked argsChecked
+			for i := 0; i < 2; i++ {
+				if got, _ := checked.unknownArgument("t", schema, []byte(c.args)); got != c.want {
+					t.Fatalf("remembered check %d = %q, want %q", i, got, c.want)
+				}
+			}
+			closed := map[string]any{"type": "object", "properties": map[string]any{}}
+			if got, _ := checked.unknownArgument("other", closed, []byte(c.args)); got == "" && json.Valid([]byte(c.args)) {
+				t.Fatalf("another tool with a closed schema found nothing unknown in %s", c.args)
+			}
 		})
 	}
 	if msg := unknownArgumentMessage("t", "z", nil); !strings.Contains(msg, "it takes no arguments") {

@@ -70,6 +70,10 @@ type Gateway struct {
 	slots   chan struct{}
 	metrics *metrics
 	tokens  *tokenCache
+	// checked are arguments found to declare nothing unknown before.
+	checked argsChecked
+	// receipts are answer bodies of receipts answered before.
+	receipts receiptBodies
 	// tools are the catalog's tools read once at New: a request looks its
 	// tool up here instead of asking the catalog (which may build a schema
 	// per call) every time.

@@ -64,7 +64,7 @@ func (g *Gateway) postTool(w http.ResponseWriter, r *http.Request) {
 		newProblem(KindInvalid, "cannot read the request body: "+err.Error()).write(w)
 		return
 	}
-	if path, known := unknownArgument(ti.args, body); path != "" {
+	if path, known := g.checked.unknownArgument(tool, ti.args, body); path != "" {
 		g.metrics.refused(tool, KindInvalid)
 		g.writeResult(w, reconcile.Result{Class: model.ClassInvalid, Message: unknownArgumentMessage(tool, path, known)}, nil, key)
 		return
@@ -154,9 +154,8 @@ func (g *Gateway) writeResult(w http.ResponseWriter, res reconcile.Result, err e
 			status = http.StatusCreated
 			h["Location"] = loc
 		}
-		b, _ := json.Marshal(res.Receipt)
 		w.WriteHeader(status)
-		w.Write(append(textsafe.JSON(b), '\n'))
+		w.Write(g.receipts.encode(res.Receipt))
 		return
 	}
 	k := Kind(res.Class)

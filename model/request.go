@@ -70,6 +70,10 @@ func (r *Registry) Prepare(req Request) (*Prepared, error) {
 	if req.PayloadVersion < 1 || req.PayloadVersion > MaxPayloadVers {
 		return nil, Errorf(CodeInvalid, "payload version must be between 1 and %d, got %d", MaxPayloadVers, req.PayloadVersion)
 	}
+	if e, ok := r.args.get(tool, req.PayloadVersion, req.Args); ok {
+		return &Prepared{Request: req, Tool: tool, Canonical: bytes.Clone(e.canonical), Fingerprint: e.fingerprint,
+			Summary: e.summary, Decoded: copyJSON(e.decoded).(map[string]any)}, nil
+	}
 	canonical, decoded, err := CanonicalArgs(req.Args)
 	if err != nil {
 		return nil, err
@@ -77,14 +81,16 @@ func (r *Registry) Prepare(req Request) (*Prepared, error) {
 	if err := tool.checkArgs(canonical); err != nil {
 		return nil, err
 	}
-	return &Prepared{
+	p := &Prepared{
 		Request:     req,
 		Tool:        tool,
 		Canonical:   canonical,
 		Fingerprint: Fingerprint(tool.Name, req.PayloadVersion, canonical),
 		Summary:     tool.Summary(decoded),
 		Decoded:     decoded,
-	}, nil
+	}
+	r.args.put(tool, req.PayloadVersion, req.Args, &argsEntry{canonical: p.Canonical, fingerprint: p.Fingerprint, summary: p.Summary, decoded: p.Decoded})
+	return p, nil
 }
 
 // ValidateIdentity checks a (tenant, key) pair.

@@ -301,3 +301,63 @@ func TestRegistryReusesAResolvedSchemaOnlyForTheSameSchema(t *testing.T) {
 		}
 	}
 }
+
+// Prepare remembers arguments it checked, by their bytes: a second call
+// with them is the same Prepared, still refuses a bad tenant, key, trace or
+// worker, and hands out its own copies — what one caller does to its
+// arguments never reaches the next.
+func TestPrepareOfArgumentsSeenBeforeIsTheSameAndIndependent(t *testing.T) {
+	reg := config.Default().Tools
+	first, err := reg.Prepare(validRequest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		mutate func(*model.Request)
+		want   string // "" prepares
+	}{
+		{"same request", func(*model.Request) {}, ""},
+		{"another key and tenant", func(r *model.Request) { r.Key, r.Tenant = "op-2", "other" }, ""},
+		{"bad key", func(r *model.Request) { r.Key = "op\n1" }, "key must be printable"},
+		{"bad trace", func(r *model.Request) { r.TraceID = "call\x1b[2J" }, "trace id"},
+		{"bad worker", func(r *model.Request) { r.WorkerID = "w\x1b[31m" }, "worker id"},
+		{"another payload version", func(r *model.Request) { r.PayloadVersion = 2 }, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := validRequest()
+			c.mutate(&r)
+			p, err := reg.Prepare(r)
+			if c.want != "" {
+				if err == nil || !strings.Contains(err.Error(), c.want) {
+					t.Fatalf("Prepare = %v; want an error with %q", err, c.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Request.Key != r.Key || p.Request.Tenant != r.Tenant || string(p.Canonical) != string(first.Canonical) || p.Summary != first.Summary {
+				t.Fatalf("Prepare = %+v; want %+v's arguments with its own request", p, first)
+			}
+			if (p.Fingerprint == first.Fingerprint) != (r.PayloadVersion == first.PayloadVersion) {
+				t.Fatalf("fingerprint %s vs %s for payload versions %d and %d", p.Fingerprint, first.Fingerprint, r.PayloadVersion, first.PayloadVersion)
+			}
+			// Change what this caller was handed; the next gets the original.
+			p.Decoded["subject"] = "changed"
+			p.Canonical[2] = 'X'
+			again, err := reg.Prepare(r)
+			if err != nil || again.Decoded["subject"] != "check delayed delivery" || string(again.Canonical) != string(first.Canonical) {
+				t.Fatalf("after a caller changed its copy: %+v, %v", again, err)
+			}
+		})
+	}
+	// Arguments that fail are never remembered as passing.
+	bad := validRequest()
+	bad.Args = []byte(`{"subject":""}`)
+	for i := 0; i < 2; i++ {
+		if _, err := reg.Prepare(bad); err == nil {
+			t.Fatalf("call %d: arguments against the schema prepared", i)
+		}
+	}
+}

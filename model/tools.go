@@ -82,6 +82,8 @@ func (t *Tool) Kind() EffectKind { return t.Effect.Kind }
 type Registry struct {
 	tools map[string]*Tool
 	names []string
+	// args is Prepare's cache of arguments already checked (argscache.go).
+	args *argsCache
 }
 
 // maxToolName bounds a tool's name (it is stored with every operation).
@@ -90,7 +92,7 @@ const maxToolName = 128
 // NewRegistry checks every tool and returns the registry, or an invalid
 // error naming the first tool that is wrong.
 func NewRegistry(tools ...Tool) (*Registry, error) {
-	r := &Registry{tools: make(map[string]*Tool, len(tools))}
+	r := &Registry{tools: make(map[string]*Tool, len(tools)), args: &argsCache{}}
 	for i := range tools {
 		t := tools[i]
 		if err := validateName("tool name", t.Name, maxToolName); err != nil {

@@ -37,6 +37,9 @@ func (s *Service) Call(ctx context.Context, req model.Request, opt CallOptions) 
 
 func (s *Service) callLocal(ctx context.Context, p *model.Prepared) (Result, error) {
 	start := s.Store.Now()
+	if r, ok := s.fastReplay(ctx, p, start, true); ok {
+		return r, nil
+	}
 	var res Result
 	err := s.callTx(ctx, p, func(tx store.Tx) error {
 		r, err := s.CallLocalTx(tx, p, start)
@@ -99,6 +102,54 @@ func (s *Service) callTx(ctx context.Context, p *model.Prepared, fn func(store.T
 	}
 	return s.Store.WithAttemptTx(ctx, fn)
 }
+
+// fastReplay answers a replay of a final operation — applied or failed,
+// the same fingerprint, inside its replay window: what existing answers
+// for it — from the driver's read side (store.Replayer), and records its
+// attempt row only if the operation is still exactly as read. ok false
+// means nothing was written and nothing answered: every other case, a
+// driver without the fast path, and an operation that moved on since it
+// was read (a decision, a sweep, another process) take the full path,
+// which reads again under the write lock. points says whether the full
+// path would pass the before- and after-commit points (a local call's
+// does).
+func (s *Service) fastReplay(ctx context.Context, p *model.Prepared, start time.Time, points bool) (Result, bool) {
+	rp, ok := s.Store.(store.Replayer)
+	if !ok {
+		return Result{}, false
+	}
+	op, err := rp.ReplayPeek(ctx, p.Tenant, p.Key)
+	if err != nil || op.Fingerprint != p.Fingerprint || (op.State != model.StateApplied && op.State != model.StateFailed) {
+		return Result{}, false
+	}
+	if !op.ExpiresAt.IsZero() && !s.Store.Now().Before(op.ExpiresAt) {
+		return Result{}, false // expired: the full path records and says so
+	}
+	var rc model.Receipt
+	if err := json.Unmarshal(op.Receipt, &rc); err != nil {
+		return Result{}, false // damaged: the full path says so
+	}
+	rc.Status = "replayed"
+	class, msg := model.ClassDone, ""
+	if op.State == model.StateFailed {
+		class, msg = model.ClassFailed, failedReplayMsg
+	}
+	if points {
+		s.at(PointBeforeCommit)
+	}
+	a := &model.Attempt{OperationID: op.ID, Outcome: model.OutcomeReplayed, Fingerprint: p.Fingerprint, TraceID: p.TraceID,
+		WorkerID: p.WorkerID, Error: msg, Duration: s.Store.Now().Sub(start)}
+	if ok, err := rp.AppendReplay(ctx, op, a); err != nil || !ok {
+		return Result{}, false
+	}
+	if points {
+		s.at(PointAfterCommit)
+	}
+	return Result{Class: class, Outcome: model.OutcomeReplayed, State: op.State, Message: msg, Op: op, Receipt: &rc}, true
+}
+
+// failedReplayMsg is what a replay of a failed operation says.
+const failedReplayMsg = "the provider rejected this request; the stored failure is replayed"
 
 func (s *Service) newOperation(tx store.Tx, p *model.Prepared) *model.Operation {
 	return &model.Operation{
@@ -200,7 +251,7 @@ func (s *Service) existing(tx store.Tx, op *model.Operation, p *model.Prepared, 
 		class := model.ClassDone
 		msg := ""
 		if op.State == model.StateFailed {
-			class, msg = model.ClassFailed, "the provider rejected this request; the stored failure is replayed"
+			class, msg = model.ClassFailed, failedReplayMsg
 		}
 		r, _, err := rec(model.OutcomeReplayed, class, msg)
 		r.Receipt = &rc
@@ -259,6 +310,9 @@ func (s *Service) callExternal(ctx context.Context, p *model.Prepared, opt CallO
 	if _, err := s.Providers.Get(name); err != nil {
 		err = model.Errorf(model.CodeInvalid, "%v", err)
 		return errorResult(err), err
+	}
+	if r, ok := s.fastReplay(ctx, p, start, false); ok {
+		return r, nil
 	}
 	var (
 		res Result

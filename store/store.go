@@ -134,6 +134,28 @@ type Peeker interface {
 	Seen(ctx context.Context, tenant, key string) (bool, error)
 }
 
+// Replayer is an optional fast path for replays a driver may offer (SQLite
+// does; a driver without it loses only speed). A replay of a final
+// operation is a read plus one attempt row: reconcile reads the operation
+// here, off the writer's path (maybe from a cache), classifies it, and
+// records the attempt only if the operation is still exactly as read —
+// otherwise it takes the full path, which reads again under the write lock.
+// A stale read can therefore never be answered.
+type Replayer interface {
+	// ReplayPeek reads tenant's operation under key without waiting for
+	// the writer; model.CodeNotFound if there is none. It may be stale (a
+	// cached read): AppendReplay checks. The operation's byte slices are
+	// shared and must not be modified.
+	ReplayPeek(ctx context.Context, tenant, key string) (*model.Operation, error)
+	// AppendReplay appends a (an attempt of op) with WithAttemptTx's
+	// durability, if and only if op's row still has the id, key,
+	// fingerprint, state, version, receipt and expiry of op; a.ID and
+	// a.StartedAt (the transaction's time) are set. false, nothing
+	// written, if the row moved on or is gone. Callers that arrive
+	// together share one transaction.
+	AppendReplay(ctx context.Context, op *model.Operation, a *model.Attempt) (bool, error)
+}
+
 // TombstoneReader is an optional read of a compacted key's tombstone on
 // the read side (SQLite has it). Without it the gateway reads the tombstone
 // in a transaction that writes nothing.

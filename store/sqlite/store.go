@@ -77,6 +77,9 @@ type Store struct {
 	// (see opCache); only the writer, holding wsem, touches it.
 	opc opCache
 	lid ledgerID // LedgerID's cache
+
+	// replay is store.Replayer's cache and queue (replay.go).
+	replay replayState
 }
 
 // ObserveBatches makes fn hear the number of callers every group commit
@@ -410,6 +413,12 @@ func (s *Store) Close() error {
 		s.seen = nil
 	}
 	s.peekMu.Unlock()
+	s.replay.mu.Lock()
+	if s.replay.peek != nil {
+		errs = append(errs, s.replay.peek.Close())
+		s.replay.peek = nil
+	}
+	s.replay.mu.Unlock()
 	if s.r != nil {
 		errs = append(errs, s.r.Close())
 	}
