@@ -143,7 +143,9 @@ func (r *Runner) open(ctx context.Context, where string, o OpenOptions) (Ledger,
 }
 
 // ProviderPathFor is where retrysafe keeps the sandbox provider's file
-// beside a ledger (kept in step with the command line's providerPath).
+// beside a ledger file (kept in step with ledger.ProviderPath, which the
+// lab cannot import: it names a driver). A PostgreSQL ledger has no
+// "beside": its runner is given ProviderDB.
 func ProviderPathFor(ledger string) string {
 	return strings.TrimSuffix(ledger, ".db") + ".provider.db"
 }

@@ -219,7 +219,8 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, err)
 	}
 	// From here on the request is valid: whatever goes wrong is the
-	// machine's (class internal, retry the same key), never invalid.
+	// machine's (class internal, retry the same key), never invalid — but
+	// for a provider file the ledger refuses (openFailure).
 	l, err := openLedgerCtx(ctx, c.db, c.providerDB, cfg, store.Options{Create: true, LeaveWAL: true, ReadOnWriter: true}, prep.Tool.Kind() == model.EffectExternal)
 	if err != nil {
 		return printResult(openFailure(err), err, stdout, stderr, *asJSON)
