@@ -157,9 +157,13 @@ type endpointSpec struct {
 	Rate *float64 `toml:"rate"`
 }
 
-// MaxLookupRate bounds a configured lookup rate (as `triage --rate` is
-// bounded): more than this a second is a typo, not a provider's limit.
-const MaxLookupRate = 100000.0
+// MinLookupRate and MaxLookupRate bound a configured lookup rate (as
+// `triage --rate` is bounded): outside them is a typo, not a provider's
+// limit — 1e-7 a second would make triage wait 115 days between lookups.
+const (
+	MinLookupRate = 0.01
+	MaxLookupRate = 100000.0
+)
 
 type toolSpec struct {
 	Name           string `toml:"name"`
@@ -242,9 +246,9 @@ func Parse(name string, doc []byte, lookupEnv func(string) (string, bool)) (*Con
 		}
 		if ps.Lookup != nil && ps.Lookup.Rate != nil {
 			r := *ps.Lookup.Rate
-			// !(r > 0) also refuses NaN; inf is over the bound.
-			if !(r > 0) || r > MaxLookupRate {
-				return nil, at("lookup", "rate")("provider %s: lookup rate must be a positive number of lookups per second (at most %g), not %v", ps.Name, MaxLookupRate, r)
+			// !(r >= Min) also refuses NaN; inf is over the bound.
+			if !(r >= MinLookupRate) || r > MaxLookupRate {
+				return nil, at("lookup", "rate")("provider %s: lookup rate must be a number of lookups per second from %g to %g, not %v", ps.Name, MinLookupRate, MaxLookupRate, r)
 			}
 			p.LookupRate = r
 		}

@@ -65,8 +65,8 @@ func runTriage(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	switch {
 	case *conc < 1 || *conc > 256:
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--concurrency must be 1..256, not %d", *conc))
-	case rateSet && (!(*rateFlag > 0) || *rateFlag > config.MaxLookupRate):
-		return fail(stderr, model.Errorf(model.CodeInvalid, "--rate must be a positive number of lookups per second (at most %g), not %v", config.MaxLookupRate, *rateFlag))
+	case rateSet && (!(*rateFlag >= config.MinLookupRate) || *rateFlag > config.MaxLookupRate):
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--rate must be a number of lookups per second from %g to %g, not %v", config.MinLookupRate, config.MaxLookupRate, *rateFlag))
 	case *timeout <= 0:
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--timeout must be positive, not %v", *timeout))
 	case strings.TrimSpace(*operator) == "":
