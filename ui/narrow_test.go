@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/retrysafe/retrysafe/lab"
 )
 
 // At 60 columns the list gives up whole columns (summary, tool, provider
@@ -80,4 +82,22 @@ func TestAuditLogAndTenantPickerAt60Columns(t *testing.T) {
 	h.keys("esc", "t")
 	h.contains("Tenant scope", "all tenants", "initech", "total", "╮", "╯")
 	golden(t, "tenant_picker_60x20", h.view())
+}
+
+// The Lab's help line names what the screen is for (enter, space) and the
+// way back before the arrows: at 80 columns the arrows pushed space and
+// esc off its end.
+func TestLabHelpLineKeepsStepModeAndTheWayBack(t *testing.T) {
+	h := open(t, config(fixture(t)), 80, 24)
+	h.m.lab = newLab(nil, lab.Scenarios(), lab.LabTenant)
+	h.m.labFrom, h.m.screen = h.m.screen, screenLab
+	c, _ := h.m.lab.SetSize(h.m.env(), 80, h.m.bodyHeight())
+	h.m.lab = c.(labModel)
+	lines := strings.Split(h.view(), "\n")
+	help := lines[len(lines)-1]
+	for _, want := range []string{"enter run scenario", "space run step by step", "esc back"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("the Lab's help line lacks %q: %q", want, help)
+		}
+	}
 }
