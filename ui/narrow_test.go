@@ -101,3 +101,14 @@ func TestLabHelpLineKeepsStepModeAndTheWayBack(t *testing.T) {
 		}
 	}
 }
+
+// The review by finding names each operation by its key's end when the
+// name is too long for its column (the tenant and the key's start were
+// all that showed).
+func TestReviewByFindingClipsLongNamesInTheMiddle(t *testing.T) {
+	l := newLedger(t)
+	l.unknown(t, "umbrella-logistics", "refund-notification-for-order-1042", "dana@umbrella.example")
+	h := open(t, config(l), 80, 24)
+	h.keys("R")
+	h.contains("Review by finding", "…", "1042")
+}
