@@ -484,7 +484,7 @@ func (a actionModel) render(e env, w int, compact bool) string {
 		if a.action == model.ActionAuthorizeKey {
 			nk := a.value("New key")
 			if nk == "" {
-				nk = s.Muted.Render("(generated when written)")
+				nk = s.Muted.Render("(generated on write)")
 			}
 			row("new key", nk+"  → "+s.State(model.StateAuthorized).Render("authorized"))
 		}

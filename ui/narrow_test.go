@@ -112,3 +112,13 @@ func TestReviewByFindingClipsLongNamesInTheMiddle(t *testing.T) {
 	h.keys("R")
 	h.contains("Review by finding", "…", "1042")
 }
+
+// At 60 columns the review of a new key says where the new key goes
+// (authorized), not "→ authoriz…".
+func TestNewKeyReviewAt60ColumnsNamesTheNewKeysState(t *testing.T) {
+	h := open(t, config(fixture(t)), 60, 20)
+	h.keys("enter", "s")
+	h.typeText("send it again")
+	h.keys("enter", "enter")
+	h.contains("Write this decision", "(generated on write)  → authorized")
+}
