@@ -448,16 +448,7 @@ func (a actionModel) render(e env, w int, compact bool) string {
 			if i == a.focus {
 				label = s.Bold.Render("▸ " + f.label)
 			}
-			if lw := ansi.StringWidth(f.label) + 4; lw+ansi.StringWidth(f.hint) <= inner {
-				b.WriteString(label + s.Muted.Render("  "+f.hint) + "\n")
-			} else {
-				// A long hint goes under its label, indented, rather than
-				// wrapping back to the box's edge.
-				b.WriteString(label + "\n")
-				for _, l := range strings.Split(wrap(f.hint, inner-4, " "), "\n") {
-					b.WriteString(s.Muted.Render("    "+l) + "\n")
-				}
-			}
+			b.WriteString(fieldHead(s, label, f, inner))
 			in := f.input
 			in.Width = inner - 3
 			b.WriteString(in.View() + "\n")
@@ -484,7 +475,7 @@ func (a actionModel) render(e env, w int, compact bool) string {
 		if a.action == model.ActionAuthorizeKey {
 			nk := a.value("New key")
 			if nk == "" {
-				nk = s.Muted.Render("(generated when written)")
+				nk = s.Muted.Render("(generated on write)")
 			}
 			row("new key", nk+"  → "+s.State(model.StateAuthorized).Render("authorized"))
 		}
@@ -522,6 +513,20 @@ func (a actionModel) render(e env, w int, compact bool) string {
 		box = s.BoxDanger
 	}
 	return lipgloss.PlaceHorizontal(w, lipgloss.Center, box.Width(boxW).Render(strings.TrimRight(b.String(), "\n")))
+}
+
+// fieldHead is a form field's label and hint: a hint too long for the
+// label's line goes under it, indented, rather than wrapping back to the
+// box's edge.
+func fieldHead(s *Styles, label string, f formField, inner int) string {
+	if ansi.StringWidth(f.label)+4+ansi.StringWidth(f.hint) <= inner {
+		return label + s.Muted.Render("  "+f.hint) + "\n"
+	}
+	out := label + "\n"
+	for _, l := range strings.Split(wrap(f.hint, inner-4, " "), "\n") {
+		out += s.Muted.Render("    "+l) + "\n"
+	}
+	return out
 }
 
 // againstRisk says what a decision against the finding risks.

@@ -150,3 +150,22 @@ func TestGoldenAgainstAHasItFinding(t *testing.T) {
 		golden(t, name("review_against_has_it"), h.view())
 	}
 }
+
+// A bulk "not applied" on marked rows some of which the provider has (a
+// recorded finding) says so on its form, before a reason is typed.
+func TestBulkFormNamesTheRowsAgainstTheirFinding(t *testing.T) {
+	l := findingsLedger(t)
+	if _, err := l.svc.Triage(t.Context(), reconcileTriageFast()); err != nil {
+		t.Fatal(err)
+	}
+	h := open(t, config(l), 80, 24)
+	h.keys("*", "n")
+	containsText(t, h, "! 2 marked operations go against the last recorded finding (the provider has it)", "type override", "▸ Reason")
+	h.keys("esc", "esc", "esc") // the form, the banner, the marks
+	for h.selected() != "acme/nothing-1" {
+		h.keys("down")
+	}
+	h.keys("space", "n")
+	h.contains("Mark not applied", "▸ Reason")
+	h.lacks("against the last recorded finding")
+}

@@ -286,6 +286,18 @@ func (a actionModel) bulkView(e env, w, h int) string {
 	}
 	switch a.stage {
 	case stageForm:
+		// Rows whose recorded finding this decision goes against are named
+		// before a reason is typed, as on a single decision's form.
+		against := 0
+		for _, op := range a.bulk {
+			if ag, _ := reconcile.AgainstFinding(a.action, op); ag {
+				against++
+			}
+		}
+		if against > 0 {
+			b.WriteString(s.BannerErr.Render(wrap(fmt.Sprintf("! %s against the last recorded finding (%s). The review refuses them unless you type %s.",
+				plural(against, "marked operation goes", "marked operations go"), againstWhat(a.action), overrideWord), inner, " ")) + "\n")
+		}
 		b.WriteString(s.Muted.Render(strings.ReplaceAll(consequence(a.action), "this key", "each key")+" Each is written on its own, with the version shown.") + "\n")
 		for i, f := range a.fields {
 			b.WriteString("\n")
@@ -293,7 +305,7 @@ func (a actionModel) bulkView(e env, w, h int) string {
 			if i == a.focus {
 				label = s.Bold.Render("▸ " + f.label)
 			}
-			b.WriteString(label + s.Muted.Render("  "+f.hint) + "\n")
+			b.WriteString(fieldHead(s, label, f, inner))
 			in := f.input
 			in.Width = inner - 3
 			b.WriteString(in.View() + "\n")
@@ -472,4 +484,12 @@ func (m Model) bulkDecided(msg bulkDecisionMsg) (Model, tea.Cmd) {
 	m.banner = banner{kind: kind, text: text, at: e.now}
 	c := m.reloadAll()
 	return m, c
+}
+
+// againstWhat is the finding a bulk decision of action goes against.
+func againstWhat(a model.Action) string {
+	if a == model.ActionMarkApplied {
+		return "the provider has nothing"
+	}
+	return "the provider has it"
 }

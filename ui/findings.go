@@ -413,11 +413,17 @@ func (r reviewModel) View(e env) string {
 			b.WriteString(truncate("  "+l, inner) + "\n")
 		}
 	}
+	// A name too long for its column is clipped in its middle: keys differ
+	// at their ends, and "umbrella-logistics/op…" named no operation.
+	name := func(tenant, key string) string {
+		w := max(inner-48, 16)
+		return fit(clipMiddle(tenant+"/"+key, w), w)
+	}
 	targetLine := func(t reconcile.Target, what string) string {
-		return fmt.Sprintf("%s  %s (v%d) → %s", fit(t.Tenant+"/"+t.Key, max(inner-48, 16)), t.ExpectState, t.ExpectVersion, what)
+		return fmt.Sprintf("%s  %s (v%d) → %s", name(t.Tenant, t.Key), t.ExpectState, t.ExpectVersion, what)
 	}
 	opLine := func(op model.Operation) string {
-		return fmt.Sprintf("%s  %s · %s", fit(op.Tenant+"/"+op.Key, max(inner-48, 16)), op.State, findingCell(op.Finding, e.now))
+		return fmt.Sprintf("%s  %s · %s", name(op.Tenant, op.Key), op.State, findingCell(op.Finding, e.now))
 	}
 	if r.stage == reviewResults {
 		n := map[reconcile.Verdict]int{}

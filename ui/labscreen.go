@@ -282,7 +282,10 @@ func (l labModel) keyMap(e env) keyMap {
 	run := enabled(k.Run, !e.readOnly && !l.running)
 	step := enabled(k.Step, !e.readOnly && !l.running)
 	open := enabled(k.Open, l.row != nil && len(l.row.Keys) > 0)
-	short := []key.Binding{k.Up, k.Down, run, step, open, k.Back}
+	// What the screen is for comes first, and the way back: the help line
+	// drops keys from its end on a narrow terminal (the arrows at 80
+	// columns hid space and esc).
+	short := []key.Binding{run, step, k.Back, open, k.Up, k.Down}
 	if l.running && l.gate != nil {
 		short = []key.Binding{enabled(relabel(k.Step, "run this step"), l.waiting), relabel(k.Run, "run the rest"), k.Back}
 	}

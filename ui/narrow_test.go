@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/retrysafe/retrysafe/lab"
 )
 
 // At 60 columns the list gives up whole columns (summary, tool, provider
@@ -80,4 +82,43 @@ func TestAuditLogAndTenantPickerAt60Columns(t *testing.T) {
 	h.keys("esc", "t")
 	h.contains("Tenant scope", "all tenants", "initech", "total", "╮", "╯")
 	golden(t, "tenant_picker_60x20", h.view())
+}
+
+// The Lab's help line names what the screen is for (enter, space) and the
+// way back before the arrows: at 80 columns the arrows pushed space and
+// esc off its end.
+func TestLabHelpLineKeepsStepModeAndTheWayBack(t *testing.T) {
+	h := open(t, config(fixture(t)), 80, 24)
+	h.m.lab = newLab(nil, lab.Scenarios(), lab.LabTenant)
+	h.m.labFrom, h.m.screen = h.m.screen, screenLab
+	c, _ := h.m.lab.SetSize(h.m.env(), 80, h.m.bodyHeight())
+	h.m.lab = c.(labModel)
+	lines := strings.Split(h.view(), "\n")
+	help := lines[len(lines)-1]
+	for _, want := range []string{"enter run scenario", "space run step by step", "esc back"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("the Lab's help line lacks %q: %q", want, help)
+		}
+	}
+}
+
+// The review by finding names each operation by its key's end when the
+// name is too long for its column (the tenant and the key's start were
+// all that showed).
+func TestReviewByFindingClipsLongNamesInTheMiddle(t *testing.T) {
+	l := newLedger(t)
+	l.unknown(t, "umbrella-logistics", "refund-notification-for-order-1042", "dana@umbrella.example")
+	h := open(t, config(l), 80, 24)
+	h.keys("R")
+	h.contains("Review by finding", "…", "1042")
+}
+
+// At 60 columns the review of a new key says where the new key goes
+// (authorized), not "→ authoriz…".
+func TestNewKeyReviewAt60ColumnsNamesTheNewKeysState(t *testing.T) {
+	h := open(t, config(fixture(t)), 60, 20)
+	h.keys("enter", "s")
+	h.typeText("send it again")
+	h.keys("enter", "enter")
+	h.contains("Write this decision", "(generated on write)  → authorized")
 }

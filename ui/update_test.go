@@ -740,7 +740,7 @@ func TestFormAndConfirmationKeys(t *testing.T) {
 	h.contains("a reason is required")
 	h.typeText("retry deliberately")
 	h.keys("enter", "enter")
-	h.contains("Write this decision", "(generated when written)")
+	h.contains("Write this decision", "(generated on write)")
 	h.keys("n") // n on the confirmation goes back, writes nothing
 	h.contains("Authorize a new key —")
 	h.lacks("Write this decision")
