@@ -26,3 +26,10 @@ BEGIN
     END IF;
     RETURN NULL;
 END $$;
+-- Sort by tool compares the tool bytewise (COLLATE "C", as SQLite does),
+-- but migration 7 indexed the column in its default collation, an order
+-- the planner cannot use for that: at 1,000,000 operations the first page
+-- sorted by tool read and sorted every row (10 s, the console's deadline;
+-- 3.1 s in psql). The same index in the order the query asks for.
+DROP INDEX operations_tool_id;
+CREATE INDEX operations_tool_id ON operations (tool COLLATE "C", id);
