@@ -15,6 +15,9 @@ CREATE TABLE state_count_deltas (
     state  TEXT   NOT NULL,
     n      BIGINT NOT NULL
 );
+-- No key: a publication that replicates deletes (logical replication of
+-- the ledger's schema) still accepts the fold's DELETE.
+ALTER TABLE state_count_deltas REPLICA IDENTITY FULL;
 CREATE OR REPLACE FUNCTION state_counts_apply() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF TG_OP = 'INSERT' THEN
