@@ -27,3 +27,9 @@ func BackendPID(tx any) uint32 { return tx.(*Tx).conn.Conn().PgConn().PID() }
 // NoAutoFold stops s's notifier from folding the counts' deltas (call it
 // before s's first write).
 func NoAutoFold(s *Store) { s.foldGap = 1 << 62 }
+
+// Exec runs one statement on the store's pool.
+func Exec(ctx context.Context, s *Store, q string) error {
+	_, err := s.pool.Exec(ctx, q)
+	return err
+}

@@ -267,3 +267,33 @@ func TestCloseFoldsTheCountDeltas(t *testing.T) {
 		t.Errorf("after three short-lived writers: %d deltas, %d folded; want 0 and 3", deltas, folded)
 	}
 }
+
+// The deltas table has no key, yet a publication that replicates deletes
+// (logical replication of the ledger) does not stop the fold.
+func TestFoldUnderAPublicationThatReplicatesDeletes(t *testing.T) {
+	url := pgtest.URL(t)
+	ctx := context.Background()
+	s, err := postgres.Open(url, store.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	pub := pgx.Identifier{"rs_pub_" + postgres.SchemaOf(url)}.Sanitize()
+	if err := postgres.Exec(ctx, s, `CREATE PUBLICATION `+pub+` FOR TABLE state_count_deltas WITH (publish = 'insert, delete')`); err != nil {
+		t.Fatal(err)
+	}
+	defer postgres.Exec(context.Background(), s, `DROP PUBLICATION `+pub)
+	if err := s.WithTx(ctx, func(tx store.Tx) error {
+		return tx.InsertOperation(&model.Operation{Tenant: "acme", Key: "k", Tool: "create_support_task",
+			PayloadVersion: 1, Args: []byte(`{}`), Fingerprint: strings.Repeat("a", 64), State: model.StateUnknown})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if problems, err := s.Audit(ctx); err != nil || len(problems) > 0 { // folds first
+		t.Fatalf("audit: %v %v", problems, err)
+	}
+	var deltas int
+	if err := postgres.QueryRow(ctx, s, `SELECT COUNT(*) FROM state_count_deltas`, &deltas); err != nil || deltas != 0 {
+		t.Errorf("%d deltas left after a fold under a publication (%v); want 0", deltas, err)
+	}
+}

@@ -15,6 +15,9 @@ CREATE TABLE state_count_deltas (
     state  TEXT   NOT NULL,
     n      BIGINT NOT NULL
 );
+-- No key: a publication that replicates deletes (logical replication of
+-- the ledger's schema) still accepts the fold's DELETE.
+ALTER TABLE state_count_deltas REPLICA IDENTITY FULL;
 CREATE OR REPLACE FUNCTION state_counts_apply() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF TG_OP = 'INSERT' THEN
@@ -26,3 +29,10 @@ BEGIN
     END IF;
     RETURN NULL;
 END $$;
+-- Sort by tool compares the tool bytewise (COLLATE "C", as SQLite does),
+-- but migration 7 indexed the column in its default collation, an order
+-- the planner cannot use for that: at 1,000,000 operations the first page
+-- sorted by tool read and sorted every row (10 s, the console's deadline;
+-- 3.1 s in psql). The same index in the order the query asks for.
+DROP INDEX operations_tool_id;
+CREATE INDEX operations_tool_id ON operations (tool COLLATE "C", id);
