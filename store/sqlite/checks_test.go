@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/store"
@@ -208,5 +209,53 @@ func TestMigration9KeepsTheTablesAsTheyWere(t *testing.T) {
 		if refused := err != nil && strings.Contains(err.Error(), "CHECK constraint failed"); refused != c.refuse {
 			t.Errorf("%s: %v; want refused %v", c.sql, err, c.refuse)
 		}
+	}
+}
+
+// Compaction deletes operations but never their effects, so a new
+// operation's id is past every id an effect row names — the generic
+// local_effects table's too, or a new operation takes the id of a
+// compacted one whose effect is still there, and its own effect is
+// refused (UNIQUE operation_id).
+func TestANewOperationNeverTakesTheIdOfACompactedOnesEffect(t *testing.T) {
+	s, _ := openLedger(t, store.Options{})
+	ctx := context.Background()
+	effect := func(tx store.Tx, op *model.Operation) error {
+		_, err := tx.InsertLocalEffect(store.LocalEffect{Table: model.TableLocalEffects, Tool: op.Tool, Tenant: op.Tenant,
+			OperationID: op.ID, Args: op.Args})
+		return err
+	}
+	var first int64
+	if err := s.WithTx(ctx, func(tx store.Tx) error {
+		op := newOp("first", model.StateApplied)
+		op.ExpiresAt = tx.Now().Add(-time.Minute)
+		if err := tx.InsertOperation(op); err != nil {
+			return err
+		}
+		first = op.ID
+		return effect(tx, op)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WithTx(ctx, func(tx store.Tx) error {
+		n, _, err := tx.CompactExpired(time.Hour, 10)
+		if err == nil && n != 1 {
+			err = fmt.Errorf("compacted %d operations, want 1", n)
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WithTx(ctx, func(tx store.Tx) error {
+		op := newOp("second", model.StateApplied)
+		if err := tx.InsertOperation(op); err != nil {
+			return err
+		}
+		if op.ID <= first {
+			return fmt.Errorf("new operation got id %d, not above the compacted %d whose effect remains", op.ID, first)
+		}
+		return effect(tx, op)
+	}); err != nil {
+		t.Error(err)
 	}
 }

@@ -113,7 +113,8 @@ const insertOperationSQL = `INSERT INTO operations (id, tenant, op_key, tool, pa
 	created_at, updated_at, expires_at)
 	VALUES ((SELECT MAX(m) + 1 FROM (SELECT COALESCE(MAX(id), 0) AS m FROM operations
 		UNION ALL SELECT COALESCE(MAX(operation_id), 0) FROM tasks
-		UNION ALL SELECT COALESCE(MAX(operation_id), 0) FROM report_jobs)),
+		UNION ALL SELECT COALESCE(MAX(operation_id), 0) FROM report_jobs
+		UNION ALL SELECT COALESCE(MAX(operation_id), 0) FROM local_effects)),
 	?,?,?,?,?,?,?,?,1,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 
 // InsertOperation writes a new operation and sets op.ID, op.Version and the
@@ -126,9 +127,10 @@ func (t *Tx) InsertOperation(op *model.Operation) error {
 	op.Version = 1
 	op.CreatedAt, op.UpdatedAt = now.UTC().Truncate(time.Millisecond), now.UTC().Truncate(time.Millisecond)
 	// The id is past every id an effect row still names: compaction deletes
-	// operations but never their tasks or jobs, and SQLite would otherwise
-	// hand a deleted newest id out again, tying an old effect to a new
-	// operation (and tripping the effect tables' UNIQUE operation_id).
+	// operations but never their effects (tasks, jobs, local_effects rows),
+	// and SQLite would otherwise hand a deleted newest id out again, tying
+	// an old effect to a new operation (and tripping the effect tables'
+	// UNIQUE operation_id).
 	res, err := t.exec(insertOperationSQL,
 		op.Tenant, op.Key, op.Tool, op.PayloadVersion, string(op.Args), op.Summary, op.Fingerprint,
 		string(op.State), op.ClaimNo, nullJSON(op.Receipt), nullStr(op.Provider), nullStr(op.DownstreamKey),
