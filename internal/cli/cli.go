@@ -181,10 +181,6 @@ type ledger struct {
 	Where string
 	// sandboxNames are the config's sandbox providers (they share one file).
 	sandboxNames []string
-	// sandboxServes: the open sandbox file is tied to this ledger
-	// (sandbox.Tie): its lookups are evidence about this ledger's
-	// operations.
-	sandboxServes bool
 }
 
 func (l *ledger) Close() {
@@ -382,16 +378,27 @@ func (l *ledger) buildProvider(ctx context.Context, p config.Provider, providerD
 				return nil, err
 			}
 		}
-		if use == lookupOnly && !l.sandboxServes {
-			// A file that never served this ledger (another ledger's, an
-			// empty one made elsewhere) holds none of its deliveries: its
-			// "has nothing" would read as evidence that nothing was sent.
-			sent, err := l.Store.SentTo(ctx, p.Name)
+		if use == lookupOnly {
+			// A file that never served this ledger for this provider
+			// (another ledger's, an empty one made elsewhere, one made for
+			// another config's sandbox provider) holds none of its
+			// deliveries through it: its "has nothing" would read as
+			// evidence that nothing was sent.
+			id, err := l.Store.LedgerID(ctx)
 			if err != nil {
 				return nil, err
 			}
+			serves, err := l.Sandbox.Serves(ctx, id, p.Name)
+			if err != nil {
+				return nil, err
+			}
+			sent := false
+			if !serves {
+				if sent, err = l.Store.SentTo(ctx, p.Name); err != nil {
+					return nil, err
+				}
+			}
 			if sent {
-				id, _ := l.Store.LedgerID(ctx)
 				return provider.Unreachable(p.Name, p.HonoursKeys, fmt.Sprintf(
 					"the sandbox provider's file %s has never served this ledger (id %s), which has operations sent to %s: it is another ledger's file, a new one, or one made before ledgers had ids; pass --provider-db with the file the calls used", providerDB, id, p.Name)), nil
 			}
@@ -411,17 +418,12 @@ func (l *ledger) buildProvider(ctx context.Context, p config.Provider, providerD
 
 // tieSandbox ties the open sandbox file to this ledger before a command
 // that dispatches sends anything through it (sandbox.Tie: refused when
-// the file never served this ledger and the ledger has already sent to a
-// sandbox), and, for one that only asks, notes whether the file serves
-// this ledger.
+// the file never served this ledger for a provider the ledger has already
+// sent to); one that only asks ties nothing (buildProvider asks the file
+// whom it serves).
 func (l *ledger) tieSandbox(ctx context.Context, providerDB string, use providerUse) error {
 	if use != dispatching {
-		id, err := l.Store.LedgerID(ctx)
-		if err != nil {
-			return err
-		}
-		l.sandboxServes, err = l.Sandbox.Serves(ctx, id)
-		return err
+		return nil
 	}
 	err := l.Sandbox.Tie(ctx, l.Store, l.sandboxNames...)
 	if errors.Is(err, sandbox.ErrNotThisLedgers) {
@@ -431,7 +433,6 @@ func (l *ledger) tieSandbox(ctx context.Context, providerDB string, use provider
 	if err != nil {
 		return model.Wrap(model.CodeUnavailable, err, "cannot tie sandbox provider %s to this ledger: %v", providerDB, err)
 	}
-	l.sandboxServes = true
 	return nil
 }
 

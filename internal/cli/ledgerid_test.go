@@ -149,3 +149,57 @@ func TestSupersedeAgainstAHasItFindingNeedsAgainstFinding(t *testing.T) {
 		t.Errorf("supersede --against-finding: exit %d, %q %q; want the new key", code, out, errText)
 	}
 }
+
+// A provider file is tied to a ledger for the providers it was tied for:
+// one made for a sandbox provider of another name (another config's)
+// holds none of the deliveries this ledger sent to "sandbox". The ledger
+// sent t/k to "sandbox" (reply lost: delivered, outcome unknown); its
+// provider file went away; a call under a config whose sandbox provider
+// is "mail" made a new file beside the ledger. Asking that file about
+// t/k cannot tell — it must not answer "has nothing", which triage would
+// count as authoritative evidence that nothing was sent.
+func TestAProviderFileTiedForAnotherProviderNameCannotTell(t *testing.T) {
+	db := newLedgerFile(t)
+	if _, _, code := cli(t, callArgs(db, "acme", "k", "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
+		t.Fatalf("setup call: exit %d; want 5", code)
+	}
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if err := os.Remove(providerPath(db) + suffix); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+	}
+	mail := filepath.Join(t.TempDir(), "mail.toml")
+	if err := os.WriteFile(mail, []byte(`[[providers]]
+name = "mail"
+kind = "sandbox"
+honours_keys = true
+authoritative_lookup = true
+
+[[tools]]
+name = "notify"
+payload_version = 1
+provider = "mail"
+arguments = '{"type":"object","properties":{"to":{"type":"string"}},"required":["to"]}'
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, errText, code := cli(t, callArgs(db, "acme", "m", "notify", `{"to":"x"}`, "--config", mail)...); code != 0 {
+		t.Fatalf("a call through the mail config: exit %d: %s", code, errText)
+	}
+	out, errText, code := cli(t, "ops", "check", "--db", db, "--tenant", "acme", "--key", "k")
+	if code != 2 || strings.Contains(out, "no delivery") || !strings.Contains(errText, "cannot tell") {
+		t.Errorf("ops check of the sandbox operation in the mail provider's file: exit %d, stdout %q, stderr %q; want 2, cannot tell", code, out, errText)
+	}
+	tri, _, _ := cli(t, "triage", "--json", "--db", db)
+	if strings.Contains(tri, `"kind": "has_nothing"`) || !strings.Contains(tri, `"kind": "cannot_tell"`) {
+		t.Errorf("triage: %s; want cannot tell", tri)
+	}
+	// The mail operation itself is that file's, and is found there.
+	if out, errText, code := cli(t, "ops", "check", "--db", db, "--tenant", "acme", "--key", "m", "--config", mail); code != 0 || !strings.Contains(out, "delivered") {
+		t.Errorf("ops check of the mail operation: exit %d, %q %q; want delivered", code, out, errText)
+	}
+	// And a call to "sandbox" through that file is refused.
+	if _, errText, code := cli(t, callArgs(db, "acme", "k2", "send_notification", notifyArgs)...); code != 1 || !strings.Contains(errText, "never served this ledger") {
+		t.Errorf("a sandbox call through the mail provider's file: exit %d, %q; want 1, refused", code, errText)
+	}
+}
