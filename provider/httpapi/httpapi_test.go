@@ -315,3 +315,51 @@ func TestLookupByProviderReference(t *testing.T) {
 		t.Errorf("by key with a reference recorded: %+v, %v", ev, err)
 	}
 }
+
+// A connection reused from an earlier call that breaks after the request
+// was written leaves the outcome unknown, and the request is sent once:
+// net/http re-sends such a request on a fresh connection by itself when
+// it carries an Idempotency-Key header (the default key header) — a second
+// effect at a provider that does not honour keys, and "applied" for a
+// dispatch whose first sending nobody can account for.
+func TestAWriteOnAReusedConnectionThatBreaksIsSentOnce(t *testing.T) {
+	for _, keyHeader := range []string{"", "X-Idempotency-Key", "X-Request-Key"} {
+		t.Run("key header "+keyHeader, func(t *testing.T) {
+			var mu sync.Mutex
+			effects := 0
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				io.ReadAll(r.Body)
+				mu.Lock()
+				effects++
+				n := effects
+				mu.Unlock()
+				if n == 2 { // applied, then the connection drops
+					if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+						conn.Close()
+					}
+					return
+				}
+				io.WriteString(w, `{"id":"m"}`)
+			}))
+			defer srv.Close()
+			p, err := httpapi.New(httpapi.Config{Name: "mail", Timeout: 2 * time.Second, KeyHeader: keyHeader,
+				Dispatch: httpapi.Endpoint{URL: srv.URL + "/send"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			if resp, err := p.Dispatch(ctx, provider.Request{DownstreamKey: "k1", Args: json.RawMessage(`{}`)}); err != nil || resp.Status != provider.Applied {
+				t.Fatalf("first dispatch: %+v, %v", resp, err)
+			}
+			resp, err := p.Dispatch(ctx, provider.Request{DownstreamKey: "k2", Args: json.RawMessage(`{}`)})
+			if !errors.Is(err, provider.ErrAmbiguous) {
+				t.Errorf("second dispatch, connection dropped after the request: %+v, %v; want unknown", resp, err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if effects != 2 {
+				t.Errorf("the server took %d requests for 2 dispatches", effects)
+			}
+		})
+	}
+}
