@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -125,6 +126,47 @@ type Config struct {
 type Provider struct {
 	c      Config
 	client *http.Client
+	// secrets are the configured header values and their long words,
+	// longest first: masked in a response body before it goes into a
+	// Detail (an API may echo the credentials it was sent).
+	secrets []string
+}
+
+// minSecret is the shortest header word masked in a response body
+// ("Bearer", "Basic" stay).
+const minSecret = 8
+
+func headerSecrets(es ...*Endpoint) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, e := range es {
+		if e == nil {
+			continue
+		}
+		for _, v := range e.Headers {
+			for _, w := range append(strings.Fields(v), strings.TrimSpace(v)) {
+				if len(w) >= minSecret && !seen[w] {
+					seen[w] = true
+					out = append(out, w)
+				}
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out
+}
+
+// snippet is a response body's start for a Detail, with every configured
+// header value masked.
+func (p *Provider) snippet(b []byte) string {
+	if len(p.secrets) > 0 && utf8.Valid(b) {
+		s := string(b)
+		for _, w := range p.secrets {
+			s = strings.ReplaceAll(s, w, "***")
+		}
+		b = []byte(s)
+	}
+	return snippet(b)
 }
 
 // New checks c and returns the provider. It opens nothing.
@@ -180,7 +222,7 @@ func New(c Config) (*Provider, error) {
 		// A write is never re-sent to another address behind our back.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-	return &Provider{c: c, client: client}, nil
+	return &Provider{c: c, client: client, secrets: headerSecrets(&c.Dispatch, c.Lookup)}, nil
 }
 
 func checkEndpoint(e *Endpoint, method string, dispatch bool) error {
@@ -415,7 +457,7 @@ func (p *Provider) Dispatch(ctx context.Context, req provider.Request) (provider
 		return provider.Response{}, provider.Ambiguous("%v", err)
 	}
 	detail := fmt.Sprintf("HTTP %d", x.status)
-	if s := snippet(x.body); s != "" && p.Classify(x.status) != Applied {
+	if s := p.snippet(x.body); s != "" && p.Classify(x.status) != Applied {
 		detail += ": " + s
 	}
 	switch p.Classify(x.status) {

@@ -363,3 +363,30 @@ func TestAWriteOnAReusedConnectionThatBreaksIsSentOnce(t *testing.T) {
 		})
 	}
 }
+
+// An API that echoes the credentials it was sent in its error body (a
+// "bad token: Bearer …" page, a debugging proxy) does not get them into
+// the operation's detail, which the ledger stores and every output shows:
+// a header value, or any long word of one, is masked in the body's
+// snippet.
+func TestAnEchoedSecretIsMaskedInTheDetail(t *testing.T) {
+	const secret = "sk_live_0123456789abcdef"
+	for _, code := range []int{401, 500, 429, 302} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(code)
+			io.WriteString(w, "token refused: "+r.Header.Get("Authorization")+" (key "+r.Header.Get("X-Api-Key")+")")
+		}))
+		p, err := httpapi.New(httpapi.Config{Name: "mail", Timeout: time.Second,
+			Dispatch: httpapi.Endpoint{URL: srv.URL + "/send", Headers: map[string]string{
+				"Authorization": "Bearer " + secret, "X-Api-Key": "k-" + secret}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := p.Dispatch(context.Background(), provider.Request{DownstreamKey: "k", Args: json.RawMessage(`{}`)})
+		srv.Close()
+		out := errString(err) + resp.Detail
+		if strings.Contains(out, "0123456789abcdef") || !strings.Contains(out, "token refused") {
+			t.Errorf("HTTP %d: %q; want the body without the secret", code, out)
+		}
+	}
+}
