@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"database/sql"
 	"os"
 	"path/filepath"
 	"strings"
@@ -201,5 +202,80 @@ arguments = '{"type":"object","properties":{"to":{"type":"string"}},"required":[
 	// And a call to "sandbox" through that file is refused.
 	if _, errText, code := cli(t, callArgs(db, "acme", "k2", "send_notification", notifyArgs)...); code != 1 || !strings.Contains(errText, "never served this ledger") {
 		t.Errorf("a sandbox call through the mail provider's file: exit %d, %q; want 1, refused", code, errText)
+	}
+}
+
+// tableNames lists a SQLite file's tables, read as an immutable file.
+func tableNames(t *testing.T, path string) string {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&immutable=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var names string
+	if err := db.QueryRow(`SELECT COALESCE(group_concat(name, ','), '') FROM (SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name)`).Scan(&names); err != nil {
+		t.Fatal(err)
+	}
+	return names
+}
+
+// --provider-db naming a file that is not a sandbox provider's — the
+// ledger itself, another SQLite database, a text file — is refused by
+// every command, and nothing is written to that file: a read-only check
+// added the sandbox's three tables to the ledger, and a call tied the
+// ledger to itself and kept its deliveries in it.
+func TestAProviderDBThatIsNotASandboxFileIsRefusedAndUntouched(t *testing.T) {
+	db := newLedgerFile(t)
+	if _, _, code := cli(t, callArgs(db, "acme", "k", "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
+		t.Fatalf("setup call: exit %d; want 5", code)
+	}
+	dir := t.TempDir()
+	other := filepath.Join(dir, "other.db")
+	if o, err := sql.Open("sqlite", other); err != nil {
+		t.Fatal(err)
+	} else if _, err := o.Exec(`CREATE TABLE customers (id INTEGER PRIMARY KEY)`); err != nil {
+		t.Fatal(err)
+	} else {
+		o.Close()
+	}
+	text := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(text, []byte(strings.Repeat("not a database\n", 20)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, target := range []string{db, other, text} {
+		before, err := os.ReadFile(target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tables string
+		if target != text {
+			tables = tableNames(t, target)
+		}
+		for _, args := range [][]string{
+			{"ops", "check", "--db", db, "--tenant", "acme", "--key", "k", "--read-only", "--provider-db", target},
+			{"ops", "check", "--db", db, "--tenant", "acme", "--key", "k", "--provider-db", target},
+			{"triage", "--db", db, "--read-only", "--provider-db", target},
+			callArgs(db, "acme", "k2", "send_notification", notifyArgs, "--provider-db", target),
+		} {
+			out, errText, code := cli(t, args...)
+			if code == 0 || strings.Contains(out, "no delivery") || strings.Contains(out, "has_nothing") || !strings.Contains(errText, "not a ") {
+				t.Errorf("%s with --provider-db %s: exit %d, stdout %q, stderr %q; want refused", args[0], filepath.Base(target), code, out, errText)
+			}
+		}
+		if target != text {
+			if got := tableNames(t, target); got != tables {
+				t.Errorf("%s: tables %s, now %s", filepath.Base(target), tables, got)
+			}
+		} else if after, _ := os.ReadFile(target); string(after) != string(before) {
+			t.Errorf("%s was changed", target)
+		}
+		for _, suffix := range []string{"-wal", "-shm"} {
+			if target != db {
+				if _, err := os.Stat(target + suffix); err == nil {
+					t.Errorf("%s%s was made", filepath.Base(target), suffix)
+				}
+			}
+		}
 	}
 }

@@ -7,10 +7,14 @@ package sandbox
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"github.com/retrysafe/retrysafe/provider"
+	"io"
+	"io/fs"
 	"net/url"
+	"os"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -39,8 +43,15 @@ type Sandbox struct {
 // caller's deadline, which then gets no answer): a slow provider.
 func (s *Sandbox) SetLookupDelay(d time.Duration) { s.lookupDelay.Store(int64(d)) }
 
-// Open opens or creates the sandbox provider's file.
+// Open opens or creates the sandbox provider's file. An existing file that
+// is not one — a ledger (a wrong --provider-db), another application's
+// database, not SQLite at all — is refused before anything is written to
+// it: opening it as a sandbox would add the sandbox's tables to it (and
+// switch it to WAL), even for a command that only asks.
 func Open(path string) (*Sandbox, error) {
+	if err := checkFile(path); err != nil {
+		return nil, fmt.Errorf("sandbox provider %s: %w", path, err)
+	}
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "journal_mode(WAL)")
@@ -70,6 +81,46 @@ func Open(path string) (*Sandbox, error) {
 		return nil, fmt.Errorf("sandbox provider %s: %w", path, err)
 	}
 	return &Sandbox{db: db, path: path}, nil
+}
+
+// checkFile refuses an existing file that is not a sandbox provider's:
+// one whose header is not SQLite's, whose application_id is set (the
+// sandbox sets none; a ledger does), or that holds tables but no
+// deliveries. It reads the header and, as an immutable file, the table
+// list: nothing is written, no lock taken.
+func checkFile(path string) error {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	head := make([]byte, 100)
+	n, _ := io.ReadFull(f, head)
+	f.Close()
+	if n == 0 {
+		return nil // an empty file made for it
+	}
+	if n < 100 || string(head[:16]) != "SQLite format 3\x00" {
+		return errors.New("not a SQLite database, so not a sandbox provider's file; nothing was written to it")
+	}
+	if app := binary.BigEndian.Uint32(head[68:72]); app != 0 {
+		return fmt.Errorf("not a sandbox provider's file: a retrysafe ledger or another application's database (application_id %#x); nothing was written to it", app)
+	}
+	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?mode=ro&immutable=1")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var tables, deliveries int
+	if err := db.QueryRow(`SELECT COUNT(*), COUNT(*) FILTER (WHERE name = 'deliveries') FROM sqlite_master WHERE type = 'table'`).Scan(&tables, &deliveries); err != nil {
+		return err
+	}
+	if tables > 0 && deliveries == 0 {
+		return errors.New("not a sandbox provider's file: it holds other tables and no deliveries; nothing was written to it")
+	}
+	return nil
 }
 
 // tieTables makes the table of the ledgers this file serves, by their ids
