@@ -279,3 +279,63 @@ func TestAProviderDBThatIsNotASandboxFileIsRefusedAndUntouched(t *testing.T) {
 		}
 	}
 }
+
+// A "cannot tell" recorded after a conclusive finding (the provider file
+// moved away, the provider down) is no evidence: the finding before it
+// still binds every decision against it. Superseding an operation the
+// provider was found to have, or marking it not applied, after a later
+// check could not tell, made the effect a second time without the second
+// confirmation.
+func TestACannotTellAfterAFindingLeavesTheFindingBinding(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		fault string   // the setup call's fault
+		args  []string // the decision against the finding
+		want  string
+	}{
+		{"has it, then supersede", "lose-reply", []string{"ops", "supersede", "--reason", "again"}, "found the effect (sbx_1)"},
+		{"has it, then not applied", "lose-reply", []string{"ops", "resolve", "--as", "not_applied", "--evidence", "ticket 42", "--reason", "gone"}, "found the effect (sbx_1)"},
+		{"has nothing, then applied", "delay=2s", []string{"ops", "resolve", "--as", "applied", "--evidence", "I saw it", "--reason", "seen"}, "found nothing"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			db := newLedgerFile(t)
+			extra := []string{"--fault", c.fault}
+			if strings.HasPrefix(c.fault, "delay") {
+				extra = append(extra, "--timeout", "300ms")
+			}
+			if _, errText, code := cli(t, callArgs(db, "acme", "k", "send_notification", notifyArgs, extra...)...); code != 5 {
+				t.Fatalf("setup call: exit %d; want 5: %s", code, errText)
+			}
+			if strings.HasPrefix(c.fault, "delay") {
+				// The delayed dispatch timed out before it applied: nothing
+				// was delivered under the key.
+				if n, err := countDeliveries(t, providerPath(db)); err != nil || n != 0 {
+					t.Fatalf("deliveries %d, %v; want 0", n, err)
+				}
+			}
+			if _, errText, code := cli(t, "ops", "check", "--db", db, "--tenant", "acme", "--key", "k"); code != 0 {
+				t.Fatalf("ops check: exit %d: %s", code, errText)
+			}
+			moved := providerPath(db) + ".moved"
+			if err := os.Rename(providerPath(db), moved); err != nil {
+				t.Fatal(err)
+			}
+			if _, errText, code := cli(t, "ops", "check", "--db", db, "--tenant", "acme", "--key", "k"); code != 2 || !strings.Contains(errText, "cannot tell") {
+				t.Fatalf("ops check without the file: exit %d, %s; want cannot tell", code, errText)
+			}
+			if err := os.Rename(moved, providerPath(db)); err != nil {
+				t.Fatal(err)
+			}
+			before := digest(t, db)
+			args := append(append([]string(nil), c.args...), "--db", db, "--tenant", "acme", "--key", "k")
+			out, errText, code := cli(t, args...)
+			if code != 2 || !strings.Contains(errText, c.want) || !strings.Contains(errText, "--against-finding") {
+				t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 naming the finding (%s)", c.args[:2], code, out, errText, c.want)
+			}
+			if digest(t, db) != before {
+				t.Errorf("the refused decision wrote to the ledger")
+			}
+		})
+	}
+}
+
