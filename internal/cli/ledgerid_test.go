@@ -3,6 +3,7 @@ package cli
 import (
 	"database/sql"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -339,3 +340,55 @@ func TestACannotTellAfterAFindingLeavesTheFindingBinding(t *testing.T) {
 	}
 }
 
+// The commands printed for a person to run next (after an unknown outcome,
+// after a check found the effect) name the tenant, key and the provider's
+// reference as single shell words: a key chosen by an agent, or a
+// reference a provider's API returned, that holds "$(…)", ";" or a space
+// would otherwise run as a command, or split, when the line is pasted.
+func TestPrintedCommandsQuoteTheirWords(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	dir := t.TempDir()
+	pwned := filepath.Join(dir, "pwned")
+	db := newLedgerFile(t)
+	tenant, key := "acme corp", "k$(touch "+pwned+");echo x 'y'"
+	_, errText, code := cli(t, callArgs(db, tenant, key, "send_notification", notifyArgs, "--fault", "lose-reply")...)
+	if code != 5 {
+		t.Fatalf("setup call: exit %d: %s", code, errText)
+	}
+	out, _, code := cli(t, "ops", "check", "--db", db, "--tenant", tenant, "--key", key)
+	if code != 0 {
+		t.Fatalf("ops check: exit %d", code)
+	}
+	var lines []string
+	if i := strings.LastIndex(errText, "(retrysafe "); i >= 0 {
+		lines = append(lines, strings.TrimSuffix(strings.TrimSpace(errText[i+1:]), ")"))
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if after, ok := strings.CutPrefix(l, "to settle: "); ok {
+			lines = append(lines, after)
+		}
+	}
+	if len(lines) != 2 {
+		t.Fatalf("printed commands %q; want the call's and the check's (stderr %q, stdout %q)", lines, errText, out)
+	}
+	for _, l := range lines {
+		// Run it with a retrysafe that prints its words, one a line.
+		got, err := exec.Command(sh, "-c", `retrysafe() { for w in "$@"; do printf '%s\n' "$w"; done; }; `+l).Output()
+		if err != nil {
+			t.Errorf("%s: %v", l, err)
+		}
+		words := strings.Split(strings.TrimSuffix(string(got), "\n"), "\n")
+		want := map[string]string{"--tenant": tenant, "--key": key}
+		for i := 0; i+1 < len(words); i++ {
+			if v, ok := want[words[i]]; ok && words[i+1] != v {
+				t.Errorf("%s: %s arrived as %q; want %q", l, words[i], words[i+1], v)
+			}
+		}
+	}
+	if _, err := os.Stat(pwned); err == nil {
+		t.Errorf("pasting a printed command ran the key's $(…)")
+	}
+}
