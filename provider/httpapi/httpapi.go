@@ -86,6 +86,10 @@ const (
 	DefaultTimeout          = 10 * time.Second
 	DefaultMaxResponseBytes = 1 << 20
 	DefaultKeyHeader        = "Idempotency-Key"
+	// MaxRef bounds a provider's reference read from a response: a
+	// reference is stored with the operation, its attempt and its receipt,
+	// and replayed to every retry. A longer one is not taken.
+	MaxRef = 512
 )
 
 // Endpoint is one request template.
@@ -567,13 +571,19 @@ func pointer(x *exchange, ptr string) (string, string) {
 	if !ok {
 		return "", fmt.Sprintf("nothing at %s in the response", ptr)
 	}
+	var ref string
 	switch r := v.(type) {
 	case string:
-		return r, ""
+		ref = r
 	case json.Number:
-		return r.String(), ""
+		ref = r.String()
+	default:
+		return "", fmt.Sprintf("%s in the response is not a string or number", ptr)
 	}
-	return "", fmt.Sprintf("%s in the response is not a string or number", ptr)
+	if len(ref) > MaxRef {
+		return "", fmt.Sprintf("%s in the response is %d bytes, longer than a reference (%d); none read", ptr, len(ref), MaxRef)
+	}
+	return ref, ""
 }
 
 // resolvePointer follows an RFC 6901 JSON pointer.

@@ -390,3 +390,37 @@ func TestAnEchoedSecretIsMaskedInTheDetail(t *testing.T) {
 		}
 	}
 }
+
+// A reference is a short identifier: one an API returns at the pointer
+// that is longer than MaxRef bytes (a whole document, an endless string)
+// is not taken — it would be stored with the operation, its attempt and
+// its receipt, and replayed to every retry. The operation is applied
+// without a reference, and the detail says why; a lookup finds the effect
+// without one.
+func TestAHugeReferenceIsNotTaken(t *testing.T) {
+	huge := strings.Repeat("r", httpapi.MaxRef+1)
+	for _, c := range []struct {
+		ref  string
+		want string
+	}{{strings.Repeat("r", httpapi.MaxRef), strings.Repeat("r", httpapi.MaxRef)}, {huge, ""}} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			json.NewEncoder(w).Encode(map[string]string{"id": c.ref})
+		}))
+		p, err := httpapi.New(httpapi.Config{Name: "mail", Timeout: time.Second,
+			Dispatch: httpapi.Endpoint{URL: srv.URL + "/send", RefPointer: "/id"},
+			Lookup:   &httpapi.Endpoint{URL: srv.URL + "/send/{downstream_key}", RefPointer: "/id"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := p.Dispatch(context.Background(), provider.Request{DownstreamKey: "k", Args: json.RawMessage(`{}`)})
+		if err != nil || resp.Status != provider.Applied || resp.Ref != c.want || len(resp.Detail) > 300 ||
+			(c.want == "" && !strings.Contains(resp.Detail, "longer than")) {
+			t.Errorf("dispatch, reference of %d bytes: %s ref %d bytes, detail %q, %v", len(c.ref), resp.Status, len(resp.Ref), resp.Detail, err)
+		}
+		ev, err := p.Lookup(context.Background(), "k")
+		if err != nil || !ev.Found || ev.Ref != c.want || len(ev.Detail) > httpapi.MaxRef+200 {
+			t.Errorf("lookup, reference of %d bytes: found %v ref %d bytes, detail %d bytes, %v", len(c.ref), ev.Found, len(ev.Ref), len(ev.Detail), err)
+		}
+		srv.Close()
+	}
+}
