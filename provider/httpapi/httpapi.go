@@ -11,6 +11,7 @@ package httpapi
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -412,10 +413,18 @@ func (p *Provider) do(ctx context.Context, e *Endpoint, target string, body []by
 }
 
 // refusedBeforeSending: the connection was never made (refused, no route,
-// no such host), so no byte of the request left this process.
+// no such host), or its TLS handshake failed (a certificate nobody vouches
+// for, an alert, a server that answers TLS with plain HTTP), so no byte of
+// the request left this process.
 func refusedBeforeSending(err error) bool {
 	var op *net.OpError
 	if errors.As(err, &op) && op.Op == "dial" {
+		return true
+	}
+	var cert *tls.CertificateVerificationError
+	var alert tls.AlertError
+	var record tls.RecordHeaderError
+	if errors.As(err, &cert) || errors.As(err, &alert) || errors.As(err, &record) || errors.Is(err, http.ErrSchemeMismatch) {
 		return true
 	}
 	var dns *net.DNSError

@@ -424,3 +424,35 @@ func TestAHugeReferenceIsNotTaken(t *testing.T) {
 		srv.Close()
 	}
 }
+
+// A TLS handshake that fails — a certificate nobody vouches for, a server
+// that answers TLS with plain HTTP — fails before a byte of the request is
+// sent: nothing was applied, exactly like a refused connection, and the
+// next call sends it once. It was "unknown", a person's work for every
+// call to a misconfigured endpoint.
+func TestATLSHandshakeThatFailsIsNotApplied(t *testing.T) {
+	var hits sync.Map
+	count := func(name string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) { hits.Store(name, true) }
+	}
+	untrusted := httptest.NewTLSServer(count("untrusted"))
+	defer untrusted.Close()
+	plain := httptest.NewServer(count("plain"))
+	defer plain.Close()
+	for _, c := range []struct{ name, url string }{
+		{"untrusted", untrusted.URL},
+		{"plain", strings.Replace(plain.URL, "http://", "https://", 1)},
+	} {
+		p, err := httpapi.New(httpapi.Config{Name: "mail", Timeout: 2 * time.Second, Dispatch: httpapi.Endpoint{URL: c.url + "/send"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := p.Dispatch(context.Background(), provider.Request{DownstreamKey: "k", Args: json.RawMessage(`{}`)})
+		if err != nil || resp.Status != provider.NotApplied || !strings.Contains(resp.Detail, "not sent") {
+			t.Errorf("%s: %+v, %v; want not applied, not sent", c.name, resp, err)
+		}
+		if _, took := hits.Load(c.name); took {
+			t.Errorf("%s: the server took a request", c.name)
+		}
+	}
+}
