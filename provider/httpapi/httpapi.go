@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -628,7 +629,10 @@ func retryAfter(h string, now time.Time) time.Duration {
 	if h == "" {
 		return 0
 	}
-	if n, err := strconv.Atoi(strings.TrimSpace(h)); err == nil && n >= 0 {
+	if n, err := strconv.ParseInt(strings.TrimSpace(h), 10, 64); err == nil {
+		if n < 0 || n > int64(math.MaxInt64/time.Second) {
+			return 0 // no wait a duration can hold
+		}
 		return time.Duration(n) * time.Second
 	}
 	if t, err := http.ParseTime(h); err == nil && t.After(now) {

@@ -456,3 +456,36 @@ func TestATLSHandshakeThatFailsIsNotApplied(t *testing.T) {
 		}
 	}
 }
+
+// Retry-After as the API sent it, or nothing when it makes no sense: a
+// number of seconds too large for a duration wrapped around to a negative
+// or arbitrary wait in the message a runner reads.
+func TestRetryAfterIsReadOrIgnored(t *testing.T) {
+	for _, c := range []struct {
+		header string
+		want   time.Duration
+	}{
+		{"3", 3 * time.Second},
+		{" 120 ", 2 * time.Minute},
+		{"0", 0},
+		{"-5", 0},
+		{"soon", 0},
+		{"99999999999", 0},
+		{"9223372036854775807", 0},
+		{"99999999999999999999999", 0},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Retry-After", c.header)
+			w.WriteHeader(429)
+		}))
+		p, err := httpapi.New(httpapi.Config{Name: "mail", Timeout: time.Second, Dispatch: httpapi.Endpoint{URL: srv.URL + "/send"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := p.Dispatch(context.Background(), provider.Request{DownstreamKey: "k", Args: json.RawMessage(`{}`)})
+		srv.Close()
+		if err != nil || resp.Status != provider.Busy || resp.RetryAfter != c.want {
+			t.Errorf("Retry-After %q: %+v, %v; want busy, wait %v", c.header, resp, err, c.want)
+		}
+	}
+}
