@@ -380,14 +380,17 @@ func (p *Provider) do(ctx context.Context, e *Endpoint, target string, body []by
 	if err != nil {
 		return &exchange{sentNone: true}, fmt.Errorf("cannot build the request: %v", err)
 	}
-	if body != nil {
-		// A dispatch is sent once. net/http re-sends a request whose body
-		// it can rewind on a fresh connection when a reused one breaks —
-		// even after the request was written, when it carries an
-		// Idempotency-Key header: a second effect at an API that does not
-		// honour keys, reported as the first one's answer. Without GetBody
-		// it never re-sends; a broken connection is this dispatch's outcome
-		// (unknown, unless nothing was sent).
+	if body != nil && !p.c.HonoursKeys {
+		// A dispatch to an API that does not honour keys is sent once.
+		// net/http re-sends a request whose body it can rewind on a fresh
+		// connection when a reused one breaks — even after the request was
+		// written, when it carries an Idempotency-Key header: a second
+		// effect, reported as the first one's answer. Without GetBody it
+		// never re-sends; a broken connection is this dispatch's outcome
+		// (unknown, unless nothing was sent). An API that honours keys
+		// answers the same key sent again with its first result: that
+		// re-send is safe, and spares an unknown when a keep-alive
+		// connection closes as the request goes out.
 		req.GetBody = nil
 	}
 	for k, v := range e.Headers {

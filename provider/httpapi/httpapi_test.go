@@ -317,7 +317,8 @@ func TestLookupByProviderReference(t *testing.T) {
 }
 
 // A connection reused from an earlier call that breaks after the request
-// was written leaves the outcome unknown, and the request is sent once:
+// was written leaves the outcome unknown, and the request is sent once, at
+// an API that does not honour keys:
 // net/http re-sends such a request on a fresh connection by itself when
 // it carries an Idempotency-Key header (the default key header) — a second
 // effect at a provider that does not honour keys, and "applied" for a
@@ -342,7 +343,7 @@ func TestAWriteOnAReusedConnectionThatBreaksIsSentOnce(t *testing.T) {
 				io.WriteString(w, `{"id":"m"}`)
 			}))
 			defer srv.Close()
-			p, err := httpapi.New(httpapi.Config{Name: "mail", Timeout: 2 * time.Second, KeyHeader: keyHeader,
+			p, err := httpapi.New(httpapi.Config{Name: "mail", Timeout: 2 * time.Second, KeyHeader: keyHeader, HonoursKeys: false,
 				Dispatch: httpapi.Endpoint{URL: srv.URL + "/send"}})
 			if err != nil {
 				t.Fatal(err)
