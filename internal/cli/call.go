@@ -287,7 +287,7 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err := reconcile.ValidateRetention(*replay, *tomb); err != nil {
 		return fail(stderr, err) // before the ledger is opened: nothing touched
 	}
-	l, err := openLedger(*db, *pdb, cfg, store.Options{})
+	l, err := openWith(ctx, *db, *pdb, cfg, store.Options{}, resending)
 	if err != nil {
 		return fail(stderr, err)
 	}

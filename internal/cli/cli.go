@@ -200,9 +200,16 @@ const (
 	// creates a provider's store to do so: a sandbox file that does not
 	// exist answers "cannot tell".
 	lookupOnly
-	// dispatching: calls and sweeps send; the sandbox file is created if
-	// need be.
+	// dispatching: calls send; the sandbox file is created if need be.
 	dispatching
+	// resending: a sweep sends again only what the ledger already sent: on
+	// a ledger that has sent nothing to a sandbox it opens no sandbox file
+	// (neither made nor tied — a tie would vouch for a file the ledger's
+	// later calls may never use); otherwise as dispatching.
+	resending
+	// noSandbox: resending on a ledger that has sent nothing to a sandbox:
+	// HTTP providers as dispatching, sandbox ones not opened.
+	noSandbox
 )
 
 // openLedger opens the ledger with cfg's providers ready to dispatch
@@ -251,6 +258,17 @@ func openWith(ctx context.Context, path, providerDB string, cfg *config.Config, 
 		}
 	}
 	providers := provider.Registry{}
+	if use == resending {
+		use = dispatching
+		sent, err := st.SentTo(ctx, l.sandboxNames...)
+		if err != nil {
+			st.Close()
+			return nil, err
+		}
+		if !sent {
+			use = noSandbox
+		}
+	}
 	// Read-only ledgers open providers only to be asked (openAsking).
 	if use != noProviders {
 		if providerDB == "" {
@@ -356,6 +374,9 @@ func openStore(where string, o store.Options) (store.Ledger, error) {
 func (l *ledger) buildProvider(ctx context.Context, p config.Provider, providerDB string, use providerUse) (provider.Provider, error) {
 	switch p.Kind {
 	case config.KindSandbox:
+		if use == noSandbox {
+			return provider.Unreachable(p.Name, p.HonoursKeys, "no sandbox provider file was opened: the ledger has sent nothing to a sandbox, so a sweep has nothing to send again"), nil
+		}
 		if l.Sandbox == nil {
 			if _, err := os.Stat(providerDB); err != nil && use == lookupOnly {
 				// Opening would create an empty provider file, whose lookup

@@ -392,3 +392,44 @@ func TestPrintedCommandsQuoteTheirWords(t *testing.T) {
 		t.Errorf("pasting a printed command ran the key's $(…)")
 	}
 }
+
+// A sweep re-sends only what the ledger already sent: on a ledger that has
+// sent nothing to a sandbox it has nothing to send, and it neither makes
+// nor ties a provider file. It tied the file it was given, which then
+// vouched for the ledger — and the ledger's calls went on to the file
+// beside it, so the swept file's "has nothing" was taken as evidence
+// about them.
+func TestASweepThatSendsNothingTiesNoProviderFile(t *testing.T) {
+	db := newLedgerFile(t)
+	other := filepath.Join(t.TempDir(), "other.provider.db")
+	if out, errText, code := cli(t, "sweep", "--db", db, "--provider-db", other); code != 0 {
+		t.Fatalf("sweep: exit %d: %s %s", code, out, errText)
+	}
+	if _, err := os.Stat(other); err == nil {
+		t.Errorf("the sweep made %s", other)
+	}
+	// Given an existing file, it ties nothing to it either.
+	sb, err := sandbox.Open(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb.Close()
+	if out, errText, code := cli(t, "sweep", "--db", db, "--provider-db", other); code != 0 {
+		t.Fatalf("sweep: exit %d: %s %s", code, out, errText)
+	}
+	if _, _, code := cli(t, callArgs(db, "acme", "k", "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
+		t.Fatalf("call: exit %d; want 5", code)
+	}
+	out, errText, code := cli(t, "ops", "check", "--db", db, "--tenant", "acme", "--key", "k", "--provider-db", other)
+	if code != 2 || strings.Contains(out, "no delivery") || !strings.Contains(errText, "never served this ledger") {
+		t.Errorf("ops check in the swept file: exit %d, stdout %q, stderr %q; want cannot tell", code, out, errText)
+	}
+	// A sweep of a ledger that has sent goes on as before: through its own
+	// file, and the file it never used is refused.
+	if _, errText, code := cli(t, "sweep", "--db", db); code != 0 {
+		t.Errorf("sweep of a ledger that has sent: exit %d: %s", code, errText)
+	}
+	if _, errText, code := cli(t, "sweep", "--db", db, "--provider-db", other); code == 0 || !strings.Contains(errText, "never served this ledger") {
+		t.Errorf("sweep through a file the ledger never used: exit %d: %s; want refused", code, errText)
+	}
+}
