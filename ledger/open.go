@@ -102,7 +102,8 @@ type ConfigOptions struct {
 // ledger all succeed.
 //
 // Every refusal to touch the sandbox file (it is missing beside a ledger
-// with history, or it never served this ledger) is a model.CodeInvalid
+// with history, it never served this ledger, or it is not a sandbox
+// provider's file at all: the ledger itself, another database) is a model.CodeInvalid
 // error: a setup mistake that a retry will not fix.
 func OpenConfig(ctx context.Context, where string, cfg *config.Config, o ConfigOptions) (*Ledger, error) {
 	if cfg == nil {
@@ -234,6 +235,9 @@ func (l *Ledger) buildProvider(ctx context.Context, p config.Provider, use Provi
 				}
 			}
 			sb, err := openSandbox(ctx, l.providerDB)
+			if errors.Is(err, sandbox.ErrNotASandboxFile) {
+				return nil, model.Wrap(model.CodeInvalid, err, "%v: pass --provider-db with the file the calls used", err)
+			}
 			if err != nil {
 				return nil, model.Wrap(model.CodeUnavailable, err, "cannot open sandbox provider %s: %v", l.providerDB, err)
 			}

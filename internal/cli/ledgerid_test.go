@@ -268,6 +268,9 @@ func TestAProviderDBThatIsNotASandboxFileIsRefusedAndUntouched(t *testing.T) {
 			if code == 0 || strings.Contains(out, "no delivery") || strings.Contains(out, "has_nothing") || !strings.Contains(errText, "not a ") {
 				t.Errorf("%s with --provider-db %s: exit %d, stdout %q, stderr %q; want refused", args[0], filepath.Base(target), code, out, errText)
 			}
+			if args[0] == "call" && code != 2 {
+				t.Errorf("call with --provider-db %s: exit %d; want 2 (class invalid: a setup error, retrying will not help)", filepath.Base(target), code)
+			}
 		}
 		if target != text {
 			if got := tableNames(t, target); got != tables {

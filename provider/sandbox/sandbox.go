@@ -83,6 +83,10 @@ func Open(path string) (*Sandbox, error) {
 	return &Sandbox{db: db, path: path}, nil
 }
 
+// ErrNotASandboxFile is Open's refusal of an existing file that is not a
+// sandbox provider's (see checkFile): nothing was written to it.
+var ErrNotASandboxFile = errors.New("not a sandbox provider's file")
+
 // checkFile refuses an existing file that is not a sandbox provider's:
 // one whose header is not SQLite's, whose application_id is set (the
 // sandbox sets none; a ledger does), or that holds tables but no
@@ -103,10 +107,10 @@ func checkFile(path string) error {
 		return nil // an empty file made for it
 	}
 	if n < 100 || string(head[:16]) != "SQLite format 3\x00" {
-		return errors.New("not a SQLite database, so not a sandbox provider's file; nothing was written to it")
+		return fmt.Errorf("not a SQLite database, so %w; nothing was written to it", ErrNotASandboxFile)
 	}
 	if app := binary.BigEndian.Uint32(head[68:72]); app != 0 {
-		return fmt.Errorf("not a sandbox provider's file: a retrysafe ledger or another application's database (application_id %#x); nothing was written to it", app)
+		return fmt.Errorf("%w: a retrysafe ledger or another application's database (application_id %#x); nothing was written to it", ErrNotASandboxFile, app)
 	}
 	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?mode=ro&immutable=1")
 	if err != nil {
@@ -118,7 +122,7 @@ func checkFile(path string) error {
 		return err
 	}
 	if tables > 0 && deliveries == 0 {
-		return errors.New("not a sandbox provider's file: it holds other tables and no deliveries; nothing was written to it")
+		return fmt.Errorf("%w: it holds other tables and no deliveries; nothing was written to it", ErrNotASandboxFile)
 	}
 	return nil
 }
