@@ -93,10 +93,6 @@ type Ledger struct {
 	providerDB string
 	// sandboxNames are the config's sandbox providers (they share one file).
 	sandboxNames []string
-	// sandboxServes: the open sandbox file is tied to this ledger
-	// (sandbox.Tie): its lookups are evidence about this ledger's
-	// operations.
-	sandboxServes bool
 }
 
 // Result is a call's classified outcome: Class says what the caller should

@@ -65,12 +65,20 @@ const (
 	// evidence that nothing was sent). An HTTP provider that does not
 	// answer cannot tell either.
 	LookupsOnly
-	// Dispatching: calls and sweeps send. The sandbox file is created if
-	// need be — unless the ledger already sent to a sandbox (a ledger moved
-	// without its provider file, a wrong ProviderDB: refused) — and tied to
-	// this ledger (sandbox.Tie: a file that never served it is refused once
-	// the ledger has sent to a sandbox).
+	// Dispatching: calls send. The sandbox file is created if need be —
+	// unless the ledger already sent to a sandbox (a ledger moved without
+	// its provider file, a wrong ProviderDB: refused) — and tied to this
+	// ledger for the config's sandbox provider names (sandbox.Tie: a file
+	// that never served it for a name is refused once the ledger has sent
+	// to that name).
 	Dispatching
+	// Resending: a sweep, which sends again only what the ledger already
+	// sent. On a ledger that has sent nothing to a sandbox no sandbox file
+	// is opened — neither made nor tied: a tie would vouch for a file the
+	// ledger's later calls may never use, and its "has nothing" would be
+	// taken as evidence (the sandbox providers then cannot tell); otherwise
+	// as Dispatching. HTTP providers are built as for Dispatching.
+	Resending
 )
 
 // ConfigOptions configure OpenConfig.
@@ -94,7 +102,8 @@ type ConfigOptions struct {
 // ledger all succeed.
 //
 // Every refusal to touch the sandbox file (it is missing beside a ledger
-// with history, or it never served this ledger) is a model.CodeInvalid
+// with history, it never served this ledger, or it is not a sandbox
+// provider's file at all: the ledger itself, another database) is a model.CodeInvalid
 // error: a setup mistake that a retry will not fix.
 func OpenConfig(ctx context.Context, where string, cfg *config.Config, o ConfigOptions) (*Ledger, error) {
 	if cfg == nil {
@@ -111,13 +120,23 @@ func OpenConfig(ctx context.Context, where string, cfg *config.Config, o ConfigO
 		}
 	}
 	providers := provider.Registry{}
-	if o.Use != NoProviders {
+	use, skipSandbox := o.Use, false
+	if use == Resending {
+		use = Dispatching
+		sent, err := st.SentTo(ctx, l.sandboxNames...)
+		if err != nil {
+			st.Close()
+			return nil, err
+		}
+		skipSandbox = !sent
+	}
+	if use != NoProviders {
 		l.providerDB = o.ProviderDB
 		if l.providerDB == "" {
 			l.providerDB = ProviderPath(where)
 		}
 		for _, p := range cfg.Providers {
-			built, err := l.buildProvider(ctx, p, o.Use)
+			built, err := l.buildProvider(ctx, p, use, skipSandbox)
 			if err != nil {
 				l.Close()
 				return nil, err
@@ -193,9 +212,15 @@ func isBusy(err error) bool {
 	return false
 }
 
-func (l *Ledger) buildProvider(ctx context.Context, p config.Provider, use ProviderUse) (provider.Provider, error) {
+// buildProvider builds p for use; skipSandbox (Resending on a ledger that
+// has sent nothing to a sandbox) builds a sandbox provider that opens no
+// file and cannot tell.
+func (l *Ledger) buildProvider(ctx context.Context, p config.Provider, use ProviderUse, skipSandbox bool) (provider.Provider, error) {
 	switch p.Kind {
 	case config.KindSandbox:
+		if skipSandbox {
+			return provider.Unreachable(p.Name, p.HonoursKeys, "no sandbox provider file was opened: the ledger has sent nothing to a sandbox, so a sweep has nothing to send again"), nil
+		}
 		if l.sb == nil {
 			if _, err := os.Stat(l.providerDB); err != nil && use == LookupsOnly {
 				// Opening would create an empty provider file, whose lookup
@@ -210,6 +235,9 @@ func (l *Ledger) buildProvider(ctx context.Context, p config.Provider, use Provi
 				}
 			}
 			sb, err := openSandbox(ctx, l.providerDB)
+			if errors.Is(err, sandbox.ErrNotASandboxFile) {
+				return nil, model.Wrap(model.CodeInvalid, err, "%v: pass --provider-db with the file the calls used", err)
+			}
 			if err != nil {
 				return nil, model.Wrap(model.CodeUnavailable, err, "cannot open sandbox provider %s: %v", l.providerDB, err)
 			}
@@ -218,28 +246,35 @@ func (l *Ledger) buildProvider(ctx context.Context, p config.Provider, use Provi
 				return nil, err
 			}
 		}
-		if use == LookupsOnly && !l.sandboxServes {
-			// A file that never served this ledger (another ledger's, an
-			// empty one made elsewhere) holds none of its deliveries: its
-			// "has nothing" would read as evidence that nothing was sent.
-			sent, err := l.st.SentTo(ctx, p.Name)
+		if use == LookupsOnly {
+			// A file that never served this ledger for this provider
+			// (another ledger's, an empty one made elsewhere, one made for
+			// another config's sandbox provider) holds none of its
+			// deliveries through it: its "has nothing" would read as
+			// evidence that nothing was sent.
+			id, err := l.st.LedgerID(ctx)
 			if err != nil {
 				return nil, err
+			}
+			serves, err := l.sb.Serves(ctx, id, p.Name)
+			if err != nil {
+				return nil, err
+			}
+			sent := false
+			if !serves {
+				if sent, err = l.st.SentTo(ctx, p.Name); err != nil {
+					return nil, err
+				}
 			}
 			if sent {
 				// A call that tied the file and sent since the first look
 				// (every sender ties before it sends) makes it this
 				// ledger's after all.
-				id, err := l.st.LedgerID(ctx)
-				if err != nil {
-					return nil, err
-				}
-				if l.sandboxServes, err = l.sb.Serves(ctx, id); err != nil {
+				if serves, err = l.sb.Serves(ctx, id, p.Name); err != nil {
 					return nil, err
 				}
 			}
-			if sent && !l.sandboxServes {
-				id, _ := l.st.LedgerID(ctx)
+			if sent && !serves {
 				return provider.Unreachable(p.Name, p.HonoursKeys, fmt.Sprintf(
 					"the sandbox provider's file %s has never served this ledger (id %s), which has operations sent to %s: it is another ledger's file, a new one, or one made before ledgers had ids; pass --provider-db with the file the calls used", l.providerDB, id, p.Name)), nil
 			}
@@ -267,17 +302,12 @@ func unwrapPathErr(err error) error {
 
 // tieSandbox ties the open sandbox file to this ledger before an opener
 // that dispatches sends anything through it (sandbox.Tie: refused when the
-// file never served this ledger and the ledger has already sent to a
-// sandbox), and, for one that only asks, notes whether the file serves
-// this ledger.
+// file never served this ledger for a provider the ledger has already
+// sent to); one that only asks ties nothing (buildProvider asks the file
+// whom it serves).
 func (l *Ledger) tieSandbox(ctx context.Context, use ProviderUse) error {
 	if use != Dispatching {
-		id, err := l.st.LedgerID(ctx)
-		if err != nil {
-			return err
-		}
-		l.sandboxServes, err = l.sb.Serves(ctx, id)
-		return err
+		return nil
 	}
 	err := l.sb.Tie(ctx, l.st, l.sandboxNames...)
 	if errors.Is(err, sandbox.ErrNotThisLedgers) {
@@ -287,7 +317,6 @@ func (l *Ledger) tieSandbox(ctx context.Context, use ProviderUse) error {
 	if err != nil {
 		return model.Wrap(model.CodeUnavailable, err, "cannot tie sandbox provider %s to this ledger: %v", l.providerDB, err)
 	}
-	l.sandboxServes = true
 	return nil
 }
 

@@ -98,6 +98,8 @@ func TestOpenConfigKeepsTheProviderFileRules(t *testing.T) {
 		{"no providers", a, "", ledger.NoProviders, false, "no provider", ""},
 		{"dispatching, file missing beside history", alone, "", ledger.Dispatching, true, "is not there", ledger.ProviderPath(alone)},
 		{"dispatching, another ledger's file", a, ledger.ProviderPath(b), ledger.Dispatching, true, "never served this ledger", ""},
+		{"dispatching, the ledger as its provider file", a, a, ledger.Dispatching, true, "not a sandbox provider's file", ""},
+		{"lookups, the ledger as its provider file", a, a, ledger.LookupsOnly, true, "not a sandbox provider's file", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			l, err := ledger.OpenConfig(ctx, c.where, config.Default(), ledger.ConfigOptions{ProviderDB: c.pdb, Use: c.use})
@@ -216,5 +218,52 @@ func TestSweepMovesAnAbandonedClaimToUnknown(t *testing.T) {
 	}
 	if res, err := l.Call(ctx, "acme", "k", "send", json.RawMessage(`{"to":"a"}`)); err != nil || res.Class != model.ClassUnknown {
 		t.Fatalf("the next call: %+v %v; want unknown", res, err)
+	}
+}
+
+// Resending (a sweep) opens no sandbox file for a ledger that has sent
+// nothing to a sandbox — none is made, none tied, so the file it was
+// pointed at does not come to vouch for the ledger — and opens and ties
+// the file as Dispatching does for one that has sent.
+func TestResendingOpensNoSandboxFileForALedgerThatSentNothing(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	fresh := filepath.Join(dir, "fresh.db")
+	l, err := ledger.OpenConfig(ctx, fresh, config.Default(), ledger.ConfigOptions{Store: store.Options{Create: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	pdb := filepath.Join(dir, "p.db")
+	l, err = ledger.OpenConfig(ctx, fresh, config.Default(), ledger.ConfigOptions{ProviderDB: pdb, Use: ledger.Resending})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Sandbox() != nil {
+		t.Errorf("a sandbox file was opened for a ledger that sent nothing")
+	}
+	if rep, err := l.Sweep(ctx); err != nil {
+		t.Errorf("Sweep: %+v %v", rep, err)
+	}
+	l.Close()
+	if _, err := os.Stat(pdb); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s was made: %v", pdb, err)
+	}
+
+	sent := sentLedger(t)
+	l, err = ledger.OpenConfig(ctx, sent, config.Default(), ledger.ConfigOptions{Use: ledger.Resending})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if l.Sandbox() == nil {
+		t.Fatalf("no sandbox file opened for a ledger that sent to it")
+	}
+	id, err := l.Store().LedgerID(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := l.Sandbox().Serves(ctx, id, "sandbox"); err != nil || !ok {
+		t.Errorf("Serves(sandbox) = %v, %v; want the file tied", ok, err)
 	}
 }

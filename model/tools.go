@@ -123,6 +123,9 @@ func NewRegistry(tools ...Tool) (*Registry, error) {
 			}
 			t.resolved = rs
 		}
+		if loop := schemaLoop(t.Schema); loop != "" {
+			return nil, Errorf(CodeInvalid, "tool %s: arguments schema: $ref loop that never reaches a property or item of the arguments (%s): validating a call would never end", t.Name, loop)
+		}
 		if t.Schema.Type != "object" {
 			return nil, Errorf(CodeInvalid, "tool %s: arguments schema must have \"type\": \"object\" (arguments are one JSON object)", t.Name)
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/retrysafe/retrysafe/internal/textsafe"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/store"
@@ -259,7 +260,7 @@ func (s *Service) existing(tx store.Tx, op *model.Operation, p *model.Prepared, 
 	case model.StateUnknown:
 		return rec(model.OutcomeRefused, model.ClassUnknown, fmt.Sprintf(
 			"outcome of %q is unknown (the provider may or may not have applied it); stop — a person must reconcile it (retrysafe ops show --tenant %s --key %s)",
-			op.Key, op.Tenant, op.Key))
+			op.Key, textsafe.ShellWord(op.Tenant), textsafe.ShellWord(op.Key)))
 	case model.StateSuperseded:
 		newKey, err := tx.SupersedingKey(op.ID)
 		if err != nil {
@@ -455,7 +456,7 @@ func (s *Service) dispatch(ctx context.Context, cl *claim, faults provider.Fault
 		}
 		res = Result{Class: model.ClassUnknown, Outcome: model.OutcomeDispatched, Message: fmt.Sprintf(
 			"the request was sent to %s and it said %s, but that could not be recorded: %v — stop; a person must reconcile it (retrysafe ops check --tenant %s --key %s)",
-			cl.prov.Name(), said, err, cl.tenant, cl.key)}
+			cl.prov.Name(), said, err, textsafe.ShellWord(cl.tenant), textsafe.ShellWord(cl.key))}
 	}
 	return res, err
 }
@@ -486,7 +487,7 @@ func (s *Service) finish(ctx context.Context, cl *claim, resp provider.Response,
 			op.State = model.StateUnknown
 			a.Outcome, a.Error = model.OutcomeTimedOut, derr.Error()
 			res = Result{Class: model.ClassUnknown, Outcome: a.Outcome, Message: fmt.Sprintf(
-				"%v; the provider may or may not have applied it — stop, a person must reconcile it (retrysafe ops check --tenant %s --key %s)", derr, op.Tenant, op.Key)}
+				"%v; the provider may or may not have applied it — stop, a person must reconcile it (retrysafe ops check --tenant %s --key %s)", derr, textsafe.ShellWord(op.Tenant), textsafe.ShellWord(op.Key))}
 		case resp.Status == provider.Applied:
 			rc := model.Receipt{Status: "created", Tenant: op.Tenant, Key: op.Key, Tool: op.Tool, ProviderRef: resp.Ref}
 			rc.Result, _ = json.Marshal(map[string]string{"provider": cl.prov.Name(), "provider_ref": resp.Ref, "status": "applied"})
@@ -603,7 +604,7 @@ func (s *Service) lateResult(tx store.Tx, op *model.Operation, a *model.Attempt,
 
 func contradictedMsg(op *model.Operation) string {
 	return fmt.Sprintf("%q was marked not applied, but a provider answer says it was applied (flagged contradicted); provider %s does not honour downstream keys, so it is not dispatched again — stop, a person must reconcile it (retrysafe ops show --tenant %s --key %s)",
-		op.Key, op.Provider, op.Tenant, op.Key)
+		op.Key, op.Provider, textsafe.ShellWord(op.Tenant), textsafe.ShellWord(op.Key))
 }
 
 // contradiction: a definite provider answer that disagrees with the state a

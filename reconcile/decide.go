@@ -139,8 +139,10 @@ func decideTx(tx store.Tx, d Decision, action model.Action, apply applyFunc) (*m
 		// operator's check) binds every path to a decision, not only the
 		// console that shows it: deciding against it — "not applied" when
 		// the provider has the effect — needs the explicit second
-		// confirmation, or the retry that follows sends it again.
-		f, err := tx.LatestFinding(op.ID)
+		// confirmation, or the retry that follows sends it again. A
+		// later "cannot tell" (the provider down, the wrong file) is no
+		// evidence: the finding before it still binds.
+		f, err := tx.LatestConclusiveFinding(op.ID)
 		if err != nil {
 			return nil, err
 		}

@@ -197,6 +197,11 @@ type Tx interface {
 	// LatestFinding is the operation's latest recorded provider finding
 	// (model.LatestFinding's rule), or nil if none.
 	LatestFinding(opID int64) (*model.Finding, error)
+	// LatestConclusiveFinding is the latest recorded finding that says
+	// something (has it, has nothing), or nil: a later "cannot tell" is
+	// no evidence and leaves it standing. What a decision against a
+	// finding is checked against.
+	LatestConclusiveFinding(opID int64) (*model.Finding, error)
 	UpdateAttempt(a *model.Attempt) error
 	InsertDecision(d *model.Decision) error
 	// InsertLocalEffect writes a local tool's effect row in the table the

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/retrysafe/retrysafe/config"
+	"github.com/retrysafe/retrysafe/ledger"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/reconcile"
@@ -288,7 +289,7 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err := reconcile.ValidateRetention(*replay, *tomb); err != nil {
 		return fail(stderr, err) // before the ledger is opened: nothing touched
 	}
-	l, err := openLedger(*db, *pdb, cfg, store.Options{})
+	l, err := openWith(ctx, *db, *pdb, cfg, store.Options{}, ledger.Resending)
 	if err != nil {
 		return fail(stderr, err)
 	}

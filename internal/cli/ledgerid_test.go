@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"database/sql"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -152,5 +154,290 @@ func TestSupersedeAgainstAHasItFindingNeedsAgainstFinding(t *testing.T) {
 	out, errText, code = cli(t, "ops", "supersede", "--db", db, "--tenant", "acme", "--key", "k", "--reason", "send it again", "--against-finding", "--new-key", "k2")
 	if code != 0 || strings.TrimSpace(out) != "k2" {
 		t.Errorf("supersede --against-finding: exit %d, %q %q; want the new key", code, out, errText)
+	}
+}
+
+// A provider file is tied to a ledger for the providers it was tied for:
+// one made for a sandbox provider of another name (another config's)
+// holds none of the deliveries this ledger sent to "sandbox". The ledger
+// sent t/k to "sandbox" (reply lost: delivered, outcome unknown); its
+// provider file went away; a call under a config whose sandbox provider
+// is "mail" made a new file beside the ledger. Asking that file about
+// t/k cannot tell — it must not answer "has nothing", which triage would
+// count as authoritative evidence that nothing was sent.
+func TestAProviderFileTiedForAnotherProviderNameCannotTell(t *testing.T) {
+	db := newLedgerFile(t)
+	if _, _, code := cli(t, callArgs(db, "acme", "k", "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
+		t.Fatalf("setup call: exit %d; want 5", code)
+	}
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if err := os.Remove(providerPath(db) + suffix); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+	}
+	mail := filepath.Join(t.TempDir(), "mail.toml")
+	if err := os.WriteFile(mail, []byte(`[[providers]]
+name = "mail"
+kind = "sandbox"
+honours_keys = true
+authoritative_lookup = true
+
+[[tools]]
+name = "notify"
+payload_version = 1
+provider = "mail"
+arguments = '{"type":"object","properties":{"to":{"type":"string"}},"required":["to"]}'
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, errText, code := cli(t, callArgs(db, "acme", "m", "notify", `{"to":"x"}`, "--config", mail)...); code != 0 {
+		t.Fatalf("a call through the mail config: exit %d: %s", code, errText)
+	}
+	out, errText, code := cli(t, "ops", "check", "--db", db, "--tenant", "acme", "--key", "k")
+	if code != 2 || strings.Contains(out, "no delivery") || !strings.Contains(errText, "cannot tell") {
+		t.Errorf("ops check of the sandbox operation in the mail provider's file: exit %d, stdout %q, stderr %q; want 2, cannot tell", code, out, errText)
+	}
+	tri, _, _ := cli(t, "triage", "--json", "--db", db)
+	if strings.Contains(tri, `"kind": "has_nothing"`) || !strings.Contains(tri, `"kind": "cannot_tell"`) {
+		t.Errorf("triage: %s; want cannot tell", tri)
+	}
+	// The mail operation itself is that file's, and is found there.
+	if out, errText, code := cli(t, "ops", "check", "--db", db, "--tenant", "acme", "--key", "m", "--config", mail); code != 0 || !strings.Contains(out, "delivered") {
+		t.Errorf("ops check of the mail operation: exit %d, %q %q; want delivered", code, out, errText)
+	}
+	// And a call to "sandbox" through that file is refused.
+	if _, errText, code := cli(t, callArgs(db, "acme", "k2", "send_notification", notifyArgs)...); code != 2 || !strings.Contains(errText, "never served this ledger") {
+		t.Errorf("a sandbox call through the mail provider's file: exit %d, %q; want 2, refused (class invalid: a setup error)", code, errText)
+	}
+}
+
+// tableNames lists a SQLite file's tables, read as an immutable file.
+func tableNames(t *testing.T, path string) string {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&immutable=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var names string
+	if err := db.QueryRow(`SELECT COALESCE(group_concat(name, ','), '') FROM (SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name)`).Scan(&names); err != nil {
+		t.Fatal(err)
+	}
+	return names
+}
+
+// --provider-db naming a file that is not a sandbox provider's — the
+// ledger itself, another SQLite database, a text file — is refused by
+// every command, and nothing is written to that file: a read-only check
+// added the sandbox's three tables to the ledger, and a call tied the
+// ledger to itself and kept its deliveries in it.
+func TestAProviderDBThatIsNotASandboxFileIsRefusedAndUntouched(t *testing.T) {
+	db := newLedgerFile(t)
+	if _, _, code := cli(t, callArgs(db, "acme", "k", "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
+		t.Fatalf("setup call: exit %d; want 5", code)
+	}
+	dir := t.TempDir()
+	other := filepath.Join(dir, "other.db")
+	if o, err := sql.Open("sqlite", other); err != nil {
+		t.Fatal(err)
+	} else if _, err := o.Exec(`CREATE TABLE customers (id INTEGER PRIMARY KEY)`); err != nil {
+		t.Fatal(err)
+	} else {
+		o.Close()
+	}
+	text := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(text, []byte(strings.Repeat("not a database\n", 20)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, target := range []string{db, other, text} {
+		before, err := os.ReadFile(target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tables string
+		if target != text {
+			tables = tableNames(t, target)
+		}
+		for _, args := range [][]string{
+			{"ops", "check", "--db", db, "--tenant", "acme", "--key", "k", "--read-only", "--provider-db", target},
+			{"ops", "check", "--db", db, "--tenant", "acme", "--key", "k", "--provider-db", target},
+			{"triage", "--db", db, "--read-only", "--provider-db", target},
+			callArgs(db, "acme", "k2", "send_notification", notifyArgs, "--provider-db", target),
+		} {
+			out, errText, code := cli(t, args...)
+			if code == 0 || strings.Contains(out, "no delivery") || strings.Contains(out, "has_nothing") || !strings.Contains(errText, "not a ") {
+				t.Errorf("%s with --provider-db %s: exit %d, stdout %q, stderr %q; want refused", args[0], filepath.Base(target), code, out, errText)
+			}
+			if args[0] == "call" && code != 2 {
+				t.Errorf("call with --provider-db %s: exit %d; want 2 (class invalid: a setup error, retrying will not help)", filepath.Base(target), code)
+			}
+		}
+		if target != text {
+			if got := tableNames(t, target); got != tables {
+				t.Errorf("%s: tables %s, now %s", filepath.Base(target), tables, got)
+			}
+		} else if after, _ := os.ReadFile(target); string(after) != string(before) {
+			t.Errorf("%s was changed", target)
+		}
+		for _, suffix := range []string{"-wal", "-shm"} {
+			if target != db {
+				if _, err := os.Stat(target + suffix); err == nil {
+					t.Errorf("%s%s was made", filepath.Base(target), suffix)
+				}
+			}
+		}
+	}
+}
+
+// A "cannot tell" recorded after a conclusive finding (the provider file
+// moved away, the provider down) is no evidence: the finding before it
+// still binds every decision against it. Superseding an operation the
+// provider was found to have, or marking it not applied, after a later
+// check could not tell, made the effect a second time without the second
+// confirmation.
+func TestACannotTellAfterAFindingLeavesTheFindingBinding(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		fault string   // the setup call's fault
+		args  []string // the decision against the finding
+		want  string
+	}{
+		{"has it, then supersede", "lose-reply", []string{"ops", "supersede", "--reason", "again"}, "found the effect (sbx_1)"},
+		{"has it, then not applied", "lose-reply", []string{"ops", "resolve", "--as", "not_applied", "--evidence", "ticket 42", "--reason", "gone"}, "found the effect (sbx_1)"},
+		{"has nothing, then applied", "delay=2s", []string{"ops", "resolve", "--as", "applied", "--evidence", "I saw it", "--reason", "seen"}, "found nothing"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			db := newLedgerFile(t)
+			extra := []string{"--fault", c.fault}
+			if strings.HasPrefix(c.fault, "delay") {
+				extra = append(extra, "--timeout", "300ms")
+			}
+			if _, errText, code := cli(t, callArgs(db, "acme", "k", "send_notification", notifyArgs, extra...)...); code != 5 {
+				t.Fatalf("setup call: exit %d; want 5: %s", code, errText)
+			}
+			if strings.HasPrefix(c.fault, "delay") {
+				// The delayed dispatch timed out before it applied: nothing
+				// was delivered under the key.
+				if n, err := countDeliveries(t, providerPath(db)); err != nil || n != 0 {
+					t.Fatalf("deliveries %d, %v; want 0", n, err)
+				}
+			}
+			if _, errText, code := cli(t, "ops", "check", "--db", db, "--tenant", "acme", "--key", "k"); code != 0 {
+				t.Fatalf("ops check: exit %d: %s", code, errText)
+			}
+			moved := providerPath(db) + ".moved"
+			if err := os.Rename(providerPath(db), moved); err != nil {
+				t.Fatal(err)
+			}
+			if _, errText, code := cli(t, "ops", "check", "--db", db, "--tenant", "acme", "--key", "k"); code != 2 || !strings.Contains(errText, "cannot tell") {
+				t.Fatalf("ops check without the file: exit %d, %s; want cannot tell", code, errText)
+			}
+			if err := os.Rename(moved, providerPath(db)); err != nil {
+				t.Fatal(err)
+			}
+			before := digest(t, db)
+			args := append(append([]string(nil), c.args...), "--db", db, "--tenant", "acme", "--key", "k")
+			out, errText, code := cli(t, args...)
+			if code != 2 || !strings.Contains(errText, c.want) || !strings.Contains(errText, "--against-finding") {
+				t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 naming the finding (%s)", c.args[:2], code, out, errText, c.want)
+			}
+			if digest(t, db) != before {
+				t.Errorf("the refused decision wrote to the ledger")
+			}
+		})
+	}
+}
+
+// The commands printed for a person to run next (after an unknown outcome,
+// after a check found the effect) name the tenant, key and the provider's
+// reference as single shell words: a key chosen by an agent, or a
+// reference a provider's API returned, that holds "$(…)", ";" or a space
+// would otherwise run as a command, or split, when the line is pasted.
+func TestPrintedCommandsQuoteTheirWords(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	dir := t.TempDir()
+	pwned := filepath.Join(dir, "pwned")
+	db := newLedgerFile(t)
+	tenant, key := "acme corp", "k$(touch "+pwned+");echo x 'y'"
+	_, errText, code := cli(t, callArgs(db, tenant, key, "send_notification", notifyArgs, "--fault", "lose-reply")...)
+	if code != 5 {
+		t.Fatalf("setup call: exit %d: %s", code, errText)
+	}
+	out, _, code := cli(t, "ops", "check", "--db", db, "--tenant", tenant, "--key", key)
+	if code != 0 {
+		t.Fatalf("ops check: exit %d", code)
+	}
+	var lines []string
+	if i := strings.LastIndex(errText, "(retrysafe "); i >= 0 {
+		lines = append(lines, strings.TrimSuffix(strings.TrimSpace(errText[i+1:]), ")"))
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if after, ok := strings.CutPrefix(l, "to settle: "); ok {
+			lines = append(lines, after)
+		}
+	}
+	if len(lines) != 2 {
+		t.Fatalf("printed commands %q; want the call's and the check's (stderr %q, stdout %q)", lines, errText, out)
+	}
+	for _, l := range lines {
+		// Run it with a retrysafe that prints its words, one a line.
+		got, err := exec.Command(sh, "-c", `retrysafe() { for w in "$@"; do printf '%s\n' "$w"; done; }; `+l).Output()
+		if err != nil {
+			t.Errorf("%s: %v", l, err)
+		}
+		words := strings.Split(strings.TrimSuffix(string(got), "\n"), "\n")
+		want := map[string]string{"--tenant": tenant, "--key": key}
+		for i := 0; i+1 < len(words); i++ {
+			if v, ok := want[words[i]]; ok && words[i+1] != v {
+				t.Errorf("%s: %s arrived as %q; want %q", l, words[i], words[i+1], v)
+			}
+		}
+	}
+	if _, err := os.Stat(pwned); err == nil {
+		t.Errorf("pasting a printed command ran the key's $(…)")
+	}
+}
+
+// A sweep re-sends only what the ledger already sent: on a ledger that has
+// sent nothing to a sandbox it has nothing to send, and it neither makes
+// nor ties a provider file. It tied the file it was given, which then
+// vouched for the ledger — and the ledger's calls went on to the file
+// beside it, so the swept file's "has nothing" was taken as evidence
+// about them.
+func TestASweepThatSendsNothingTiesNoProviderFile(t *testing.T) {
+	db := newLedgerFile(t)
+	other := filepath.Join(t.TempDir(), "other.provider.db")
+	if out, errText, code := cli(t, "sweep", "--db", db, "--provider-db", other); code != 0 {
+		t.Fatalf("sweep: exit %d: %s %s", code, out, errText)
+	}
+	if _, err := os.Stat(other); err == nil {
+		t.Errorf("the sweep made %s", other)
+	}
+	// Given an existing file, it ties nothing to it either.
+	sb, err := sandbox.Open(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb.Close()
+	if out, errText, code := cli(t, "sweep", "--db", db, "--provider-db", other); code != 0 {
+		t.Fatalf("sweep: exit %d: %s %s", code, out, errText)
+	}
+	if _, _, code := cli(t, callArgs(db, "acme", "k", "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
+		t.Fatalf("call: exit %d; want 5", code)
+	}
+	out, errText, code := cli(t, "ops", "check", "--db", db, "--tenant", "acme", "--key", "k", "--provider-db", other)
+	if code != 2 || strings.Contains(out, "no delivery") || !strings.Contains(errText, "never served this ledger") {
+		t.Errorf("ops check in the swept file: exit %d, stdout %q, stderr %q; want cannot tell", code, out, errText)
+	}
+	// A sweep of a ledger that has sent goes on as before: through its own
+	// file, and the file it never used is refused.
+	if _, errText, code := cli(t, "sweep", "--db", db); code != 0 {
+		t.Errorf("sweep of a ledger that has sent: exit %d: %s", code, errText)
+	}
+	if _, errText, code := cli(t, "sweep", "--db", db, "--provider-db", other); code == 0 || !strings.Contains(errText, "never served this ledger") {
+		t.Errorf("sweep through a file the ledger never used: exit %d: %s; want refused", code, errText)
 	}
 }

@@ -957,7 +957,7 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fmt.Fprintf(stdout, "provider %s, downstream key %s: %s\n", show(ev.Provider), show(ev.DownstreamKey), show(ev.Detail))
 	fmt.Fprintf(stdout, "finding: %s (%s)\n", show(findingLine(looked.Finding)), recorded)
 	if ev.Found && op.State == model.StateUnknown {
-		fmt.Fprintf(stdout, "to settle: retrysafe ops resolve --tenant %s --key %s --as applied --evidence %s --reason \"provider lookup found it\"\n", show(op.Tenant), show(op.Key), show(ev.Ref))
+		fmt.Fprintf(stdout, "to settle: retrysafe ops resolve --tenant %s --key %s --as applied --evidence %s --reason \"provider lookup found it\"\n", show(textsafe.ShellWord(op.Tenant)), show(textsafe.ShellWord(op.Key)), show(textsafe.ShellWord(ev.Ref)))
 	}
 	return exitOK
 }

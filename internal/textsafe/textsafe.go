@@ -174,3 +174,15 @@ func appendU4(out []byte, r rune) []byte {
 	const digits = "0123456789abcdef"
 	return append(out, '\\', 'u', digits[r>>12&0xf], digits[r>>8&0xf], digits[r>>4&0xf], digits[r&0xf])
 }
+
+// ShellWord makes s one word for POSIX shells and zsh, for a command
+// printed for a person to paste: quoted unless it is plain (a word
+// starting with "=" — zsh: the path of that command — or holding "^" —
+// zsh's extended glob — is quoted too). A key, tenant or a provider's
+// reference may hold anything a shell would run or split.
+func ShellWord(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t'\"\\$`!*?&;|<>(){}[]#~=^") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

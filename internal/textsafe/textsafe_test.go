@@ -71,3 +71,24 @@ func TestJSONEscapesWhatEncodingJSONLeaves(t *testing.T) {
 		})
 	}
 }
+
+// ShellWord leaves a plain word as it is and makes anything else one
+// quoted word that a shell reads back as the same string.
+func TestShellWord(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"op-42", "op-42"},
+		{"acme.prod/k_1:x@y", "acme.prod/k_1:x@y"},
+		{"", "''"},
+		{"two words", "'two words'"},
+		{"k$(rm -rf ~)", "'k$(rm -rf ~)'"},
+		{"a;b", "'a;b'"},
+		{"it's", `'it'\''s'`},
+		{"=rm", "'=rm'"},
+		{"a^b", "'a^b'"},
+		{"tab\there", "'tab\there'"},
+	} {
+		if got := ShellWord(c.in); got != c.want {
+			t.Errorf("ShellWord(%q) = %s; want %s", c.in, got, c.want)
+		}
+	}
+}

@@ -11,14 +11,17 @@ package httpapi
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -85,6 +88,10 @@ const (
 	DefaultTimeout          = 10 * time.Second
 	DefaultMaxResponseBytes = 1 << 20
 	DefaultKeyHeader        = "Idempotency-Key"
+	// MaxRef bounds a provider's reference read from a response: a
+	// reference is stored with the operation, its attempt and its receipt,
+	// and replayed to every retry. A longer one is not taken.
+	MaxRef = 512
 )
 
 // Endpoint is one request template.
@@ -125,6 +132,47 @@ type Config struct {
 type Provider struct {
 	c      Config
 	client *http.Client
+	// secrets are the configured header values and their long words,
+	// longest first: masked in a response body before it goes into a
+	// Detail (an API may echo the credentials it was sent).
+	secrets []string
+}
+
+// minSecret is the shortest header word masked in a response body
+// ("Bearer", "Basic" stay).
+const minSecret = 8
+
+func headerSecrets(es ...*Endpoint) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, e := range es {
+		if e == nil {
+			continue
+		}
+		for _, v := range e.Headers {
+			for _, w := range append(strings.Fields(v), strings.TrimSpace(v)) {
+				if len(w) >= minSecret && !seen[w] {
+					seen[w] = true
+					out = append(out, w)
+				}
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out
+}
+
+// snippet is a response body's start for a Detail, with every configured
+// header value masked.
+func (p *Provider) snippet(b []byte) string {
+	if len(p.secrets) > 0 && utf8.Valid(b) {
+		s := string(b)
+		for _, w := range p.secrets {
+			s = strings.ReplaceAll(s, w, "***")
+		}
+		b = []byte(s)
+	}
+	return snippet(b)
 }
 
 // New checks c and returns the provider. It opens nothing.
@@ -180,7 +228,7 @@ func New(c Config) (*Provider, error) {
 		// A write is never re-sent to another address behind our back.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-	return &Provider{c: c, client: client}, nil
+	return &Provider{c: c, client: client, secrets: headerSecrets(&c.Dispatch, c.Lookup)}, nil
 }
 
 func checkEndpoint(e *Endpoint, method string, dispatch bool) error {
@@ -332,6 +380,19 @@ func (p *Provider) do(ctx context.Context, e *Endpoint, target string, body []by
 	if err != nil {
 		return &exchange{sentNone: true}, fmt.Errorf("cannot build the request: %v", err)
 	}
+	if body != nil && !p.c.HonoursKeys {
+		// A dispatch to an API that does not honour keys is sent once.
+		// net/http re-sends a request whose body it can rewind on a fresh
+		// connection when a reused one breaks — even after the request was
+		// written, when it carries an Idempotency-Key header: a second
+		// effect, reported as the first one's answer. Without GetBody it
+		// never re-sends; a broken connection is this dispatch's outcome
+		// (unknown, unless nothing was sent). An API that honours keys
+		// answers the same key sent again with its first result: that
+		// re-send is safe, and spares an unknown when a keep-alive
+		// connection closes as the request goes out.
+		req.GetBody = nil
+	}
 	for k, v := range e.Headers {
 		req.Header.Set(k, v)
 	}
@@ -356,10 +417,18 @@ func (p *Provider) do(ctx context.Context, e *Endpoint, target string, body []by
 }
 
 // refusedBeforeSending: the connection was never made (refused, no route,
-// no such host), so no byte of the request left this process.
+// no such host), or its TLS handshake failed (a certificate nobody vouches
+// for, an alert, a server that answers TLS with plain HTTP), so no byte of
+// the request left this process.
 func refusedBeforeSending(err error) bool {
 	var op *net.OpError
 	if errors.As(err, &op) && op.Op == "dial" {
+		return true
+	}
+	var cert *tls.CertificateVerificationError
+	var alert tls.AlertError
+	var record tls.RecordHeaderError
+	if errors.As(err, &cert) || errors.As(err, &alert) || errors.As(err, &record) || errors.Is(err, http.ErrSchemeMismatch) {
 		return true
 	}
 	var dns *net.DNSError
@@ -405,7 +474,7 @@ func (p *Provider) Dispatch(ctx context.Context, req provider.Request) (provider
 		return provider.Response{}, provider.Ambiguous("%v", err)
 	}
 	detail := fmt.Sprintf("HTTP %d", x.status)
-	if s := snippet(x.body); s != "" && p.Classify(x.status) != Applied {
+	if s := p.snippet(x.body); s != "" && p.Classify(x.status) != Applied {
 		detail += ": " + s
 	}
 	switch p.Classify(x.status) {
@@ -515,13 +584,19 @@ func pointer(x *exchange, ptr string) (string, string) {
 	if !ok {
 		return "", fmt.Sprintf("nothing at %s in the response", ptr)
 	}
+	var ref string
 	switch r := v.(type) {
 	case string:
-		return r, ""
+		ref = r
 	case json.Number:
-		return r.String(), ""
+		ref = r.String()
+	default:
+		return "", fmt.Sprintf("%s in the response is not a string or number", ptr)
 	}
-	return "", fmt.Sprintf("%s in the response is not a string or number", ptr)
+	if len(ref) > MaxRef {
+		return "", fmt.Sprintf("%s in the response is %d bytes, longer than a reference (%d); none read", ptr, len(ref), MaxRef)
+	}
+	return ref, ""
 }
 
 // resolvePointer follows an RFC 6901 JSON pointer.
@@ -557,7 +632,10 @@ func retryAfter(h string, now time.Time) time.Duration {
 	if h == "" {
 		return 0
 	}
-	if n, err := strconv.Atoi(strings.TrimSpace(h)); err == nil && n >= 0 {
+	if n, err := strconv.ParseInt(strings.TrimSpace(h), 10, 64); err == nil {
+		if n < 0 || n > int64(math.MaxInt64/time.Second) {
+			return 0 // no wait a duration can hold
+		}
 		return time.Duration(n) * time.Second
 	}
 	if t, err := http.ParseTime(h); err == nil && t.After(now) {

@@ -315,3 +315,178 @@ func TestLookupByProviderReference(t *testing.T) {
 		t.Errorf("by key with a reference recorded: %+v, %v", ev, err)
 	}
 }
+
+// A connection reused from an earlier call that breaks after the request
+// was written leaves the outcome unknown, and the request is sent once, at
+// an API that does not honour keys:
+// net/http re-sends such a request on a fresh connection by itself when
+// it carries an Idempotency-Key header (the default key header) — a second
+// effect at a provider that does not honour keys, and "applied" for a
+// dispatch whose first sending nobody can account for.
+func TestAWriteOnAReusedConnectionThatBreaksIsSentOnce(t *testing.T) {
+	for _, keyHeader := range []string{"", "X-Idempotency-Key", "X-Request-Key"} {
+		t.Run("key header "+keyHeader, func(t *testing.T) {
+			var mu sync.Mutex
+			effects := 0
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				io.ReadAll(r.Body)
+				mu.Lock()
+				effects++
+				n := effects
+				mu.Unlock()
+				if n == 2 { // applied, then the connection drops
+					if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+						conn.Close()
+					}
+					return
+				}
+				io.WriteString(w, `{"id":"m"}`)
+			}))
+			defer srv.Close()
+			p, err := httpapi.New(httpapi.Config{Name: "mail", Timeout: 2 * time.Second, KeyHeader: keyHeader, HonoursKeys: false,
+				Dispatch: httpapi.Endpoint{URL: srv.URL + "/send"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			if resp, err := p.Dispatch(ctx, provider.Request{DownstreamKey: "k1", Args: json.RawMessage(`{}`)}); err != nil || resp.Status != provider.Applied {
+				t.Fatalf("first dispatch: %+v, %v", resp, err)
+			}
+			resp, err := p.Dispatch(ctx, provider.Request{DownstreamKey: "k2", Args: json.RawMessage(`{}`)})
+			if !errors.Is(err, provider.ErrAmbiguous) {
+				t.Errorf("second dispatch, connection dropped after the request: %+v, %v; want unknown", resp, err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if effects != 2 {
+				t.Errorf("the server took %d requests for 2 dispatches", effects)
+			}
+		})
+	}
+}
+
+// An API that echoes the credentials it was sent in its error body (a
+// "bad token: Bearer …" page, a debugging proxy) does not get them into
+// the operation's detail, which the ledger stores and every output shows:
+// a header value, or any long word of one, is masked in the body's
+// snippet.
+func TestAnEchoedSecretIsMaskedInTheDetail(t *testing.T) {
+	const secret = "sk_live_0123456789abcdef"
+	for _, code := range []int{401, 500, 429, 302} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(code)
+			io.WriteString(w, "token refused: "+r.Header.Get("Authorization")+" (key "+r.Header.Get("X-Api-Key")+")")
+		}))
+		p, err := httpapi.New(httpapi.Config{Name: "mail", Timeout: time.Second,
+			Dispatch: httpapi.Endpoint{URL: srv.URL + "/send", Headers: map[string]string{
+				"Authorization": "Bearer " + secret, "X-Api-Key": "k-" + secret}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := p.Dispatch(context.Background(), provider.Request{DownstreamKey: "k", Args: json.RawMessage(`{}`)})
+		srv.Close()
+		out := errString(err) + resp.Detail
+		if strings.Contains(out, "0123456789abcdef") || !strings.Contains(out, "token refused") {
+			t.Errorf("HTTP %d: %q; want the body without the secret", code, out)
+		}
+	}
+}
+
+// A reference is a short identifier: one an API returns at the pointer
+// that is longer than MaxRef bytes (a whole document, an endless string)
+// is not taken — it would be stored with the operation, its attempt and
+// its receipt, and replayed to every retry. The operation is applied
+// without a reference, and the detail says why; a lookup finds the effect
+// without one.
+func TestAHugeReferenceIsNotTaken(t *testing.T) {
+	huge := strings.Repeat("r", httpapi.MaxRef+1)
+	for _, c := range []struct {
+		ref  string
+		want string
+	}{{strings.Repeat("r", httpapi.MaxRef), strings.Repeat("r", httpapi.MaxRef)}, {huge, ""}} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			json.NewEncoder(w).Encode(map[string]string{"id": c.ref})
+		}))
+		p, err := httpapi.New(httpapi.Config{Name: "mail", Timeout: time.Second,
+			Dispatch: httpapi.Endpoint{URL: srv.URL + "/send", RefPointer: "/id"},
+			Lookup:   &httpapi.Endpoint{URL: srv.URL + "/send/{downstream_key}", RefPointer: "/id"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := p.Dispatch(context.Background(), provider.Request{DownstreamKey: "k", Args: json.RawMessage(`{}`)})
+		if err != nil || resp.Status != provider.Applied || resp.Ref != c.want || len(resp.Detail) > 300 ||
+			(c.want == "" && !strings.Contains(resp.Detail, "longer than")) {
+			t.Errorf("dispatch, reference of %d bytes: %s ref %d bytes, detail %q, %v", len(c.ref), resp.Status, len(resp.Ref), resp.Detail, err)
+		}
+		ev, err := p.Lookup(context.Background(), "k")
+		if err != nil || !ev.Found || ev.Ref != c.want || len(ev.Detail) > httpapi.MaxRef+200 {
+			t.Errorf("lookup, reference of %d bytes: found %v ref %d bytes, detail %d bytes, %v", len(c.ref), ev.Found, len(ev.Ref), len(ev.Detail), err)
+		}
+		srv.Close()
+	}
+}
+
+// A TLS handshake that fails — a certificate nobody vouches for, a server
+// that answers TLS with plain HTTP — fails before a byte of the request is
+// sent: nothing was applied, exactly like a refused connection, and the
+// next call sends it once. It was "unknown", a person's work for every
+// call to a misconfigured endpoint.
+func TestATLSHandshakeThatFailsIsNotApplied(t *testing.T) {
+	var hits sync.Map
+	count := func(name string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) { hits.Store(name, true) }
+	}
+	untrusted := httptest.NewTLSServer(count("untrusted"))
+	defer untrusted.Close()
+	plain := httptest.NewServer(count("plain"))
+	defer plain.Close()
+	for _, c := range []struct{ name, url string }{
+		{"untrusted", untrusted.URL},
+		{"plain", strings.Replace(plain.URL, "http://", "https://", 1)},
+	} {
+		p, err := httpapi.New(httpapi.Config{Name: "mail", Timeout: 2 * time.Second, Dispatch: httpapi.Endpoint{URL: c.url + "/send"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := p.Dispatch(context.Background(), provider.Request{DownstreamKey: "k", Args: json.RawMessage(`{}`)})
+		if err != nil || resp.Status != provider.NotApplied || !strings.Contains(resp.Detail, "not sent") {
+			t.Errorf("%s: %+v, %v; want not applied, not sent", c.name, resp, err)
+		}
+		if _, took := hits.Load(c.name); took {
+			t.Errorf("%s: the server took a request", c.name)
+		}
+	}
+}
+
+// Retry-After as the API sent it, or nothing when it makes no sense: a
+// number of seconds too large for a duration wrapped around to a negative
+// or arbitrary wait in the message a runner reads.
+func TestRetryAfterIsReadOrIgnored(t *testing.T) {
+	for _, c := range []struct {
+		header string
+		want   time.Duration
+	}{
+		{"3", 3 * time.Second},
+		{" 120 ", 2 * time.Minute},
+		{"0", 0},
+		{"-5", 0},
+		{"soon", 0},
+		{"99999999999", 0},
+		{"9223372036854775807", 0},
+		{"99999999999999999999999", 0},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Retry-After", c.header)
+			w.WriteHeader(429)
+		}))
+		p, err := httpapi.New(httpapi.Config{Name: "mail", Timeout: time.Second, Dispatch: httpapi.Endpoint{URL: srv.URL + "/send"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := p.Dispatch(context.Background(), provider.Request{DownstreamKey: "k", Args: json.RawMessage(`{}`)})
+		srv.Close()
+		if err != nil || resp.Status != provider.Busy || resp.RetryAfter != c.want {
+			t.Errorf("Retry-After %q: %+v, %v; want busy, wait %v", c.header, resp, err, c.want)
+		}
+	}
+}

@@ -7,12 +7,15 @@ package sandbox
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"github.com/retrysafe/retrysafe/provider"
+	"io"
+	"io/fs"
 	"net/url"
+	"os"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -40,8 +43,15 @@ type Sandbox struct {
 // caller's deadline, which then gets no answer): a slow provider.
 func (s *Sandbox) SetLookupDelay(d time.Duration) { s.lookupDelay.Store(int64(d)) }
 
-// Open opens or creates the sandbox provider's file.
+// Open opens or creates the sandbox provider's file. An existing file that
+// is not one — a ledger (a wrong --provider-db), another application's
+// database, not SQLite at all — is refused before anything is written to
+// it: opening it as a sandbox would add the sandbox's tables to it (and
+// switch it to WAL), even for a command that only asks.
 func Open(path string) (*Sandbox, error) {
+	if err := checkFile(path); err != nil {
+		return nil, fmt.Errorf("sandbox provider %s: %w", path, err)
+	}
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "journal_mode(WAL)")
@@ -66,15 +76,94 @@ func Open(path string) (*Sandbox, error) {
 		db.Close()
 		return nil, fmt.Errorf("sandbox provider %s: %w", path, err)
 	}
-	// The ledgers this file serves, by their ids (store.Reader.LedgerID):
-	// see Tie.
-	if _, err := db.Exec(`CREATE TABLE IF NOT EXISTS ledgers (
-		ledger_id TEXT PRIMARY KEY,
-		since INTEGER NOT NULL)`); err != nil {
+	if err := tieTables(db); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("sandbox provider %s: %w", path, err)
 	}
 	return &Sandbox{db: db, path: path}, nil
+}
+
+// ErrNotASandboxFile is Open's refusal of an existing file that is not a
+// sandbox provider's (see checkFile): nothing was written to it.
+var ErrNotASandboxFile = errors.New("not a sandbox provider's file")
+
+// checkFile refuses an existing file that is not a sandbox provider's:
+// one whose header is not SQLite's, whose application_id is set (the
+// sandbox sets none; a ledger does), or that holds tables but no
+// deliveries. It reads the header and, as an immutable file, the table
+// list: nothing is written, no lock taken.
+func checkFile(path string) error {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	head := make([]byte, 100)
+	n, _ := io.ReadFull(f, head)
+	f.Close()
+	if n == 0 {
+		return nil // an empty file made for it
+	}
+	if n < 100 || string(head[:16]) != "SQLite format 3\x00" {
+		return fmt.Errorf("not a SQLite database, so %w; nothing was written to it", ErrNotASandboxFile)
+	}
+	if app := binary.BigEndian.Uint32(head[68:72]); app != 0 {
+		return fmt.Errorf("%w: a retrysafe ledger or another application's database (application_id %#x); nothing was written to it", ErrNotASandboxFile, app)
+	}
+	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?mode=ro&immutable=1")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var tables, deliveries int
+	if err := db.QueryRow(`SELECT COUNT(*), COUNT(*) FILTER (WHERE name = 'deliveries') FROM sqlite_master WHERE type = 'table'`).Scan(&tables, &deliveries); err != nil {
+		return err
+	}
+	if tables > 0 && deliveries == 0 {
+		return fmt.Errorf("%w: it holds other tables and no deliveries; nothing was written to it", ErrNotASandboxFile)
+	}
+	return nil
+}
+
+// tieTables makes the table of the ledgers this file serves, by their ids
+// (store.Reader.LedgerID) and provider names: see Tie. A file made before
+// ties named their providers kept ledger ids alone (table ledgers); such
+// a tie stands for the providers the file holds deliveries of, and no
+// other — a file made for one provider name holds nothing of another's.
+// One immediate transaction: a concurrent opener sees the table with its
+// rows carried over, or no table.
+func tieTables(db *sql.DB) error {
+	tx, err := db.Begin()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var exists bool
+	if err := tx.QueryRow(`SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'ledger_providers')`).Scan(&exists); err != nil {
+		return err
+	}
+	if exists {
+		return tx.Commit()
+	}
+	for _, q := range []string{
+		`CREATE TABLE IF NOT EXISTS ledgers (
+			ledger_id TEXT PRIMARY KEY,
+			since INTEGER NOT NULL)`,
+		`CREATE TABLE ledger_providers (
+			ledger_id TEXT NOT NULL,
+			provider TEXT NOT NULL,
+			since INTEGER NOT NULL,
+			PRIMARY KEY (ledger_id, provider))`,
+		`INSERT INTO ledger_providers (ledger_id, provider, since)
+			SELECT l.ledger_id, d.provider, l.since FROM ledgers l, (SELECT DISTINCT provider FROM deliveries) d`,
+	} {
+		if _, err := tx.Exec(q); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
 }
 
 // SetClock sets the clock that stamps new deliveries (default time.Now):
@@ -124,18 +213,20 @@ func (s *Sandbox) Deliveries(ctx context.Context, downstreamKey string) (int, er
 }
 
 // ErrNotThisLedgers is Tie's refusal: the file has never served the
-// ledger, and the ledger has already sent operations to a sandbox — through
-// another file.
+// ledger for a provider, and the ledger has already sent operations to
+// that provider — through another file.
 var ErrNotThisLedgers = errors.New("this sandbox file has never served this ledger")
 
-// Serves reports whether this file was tied to the ledger ledgerID (Tie):
-// whether it is that ledger's provider file. One that is not — another
-// ledger's file, or an empty one made elsewhere — holds none of the
-// ledger's deliveries, so its "has nothing" proves nothing about them.
-func (s *Sandbox) Serves(ctx context.Context, ledgerID string) (bool, error) {
-	var n int
-	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM ledgers WHERE ledger_id = ?`, ledgerID).Scan(&n)
-	return n > 0, err
+// Serves reports whether this file was tied to the ledger ledgerID for
+// the provider named provider (Tie): whether it is where that ledger's
+// deliveries through that provider are. One that is not — another
+// ledger's file, an empty one made elsewhere, or one tied for other
+// provider names (another config's) — holds none of them, so its "has
+// nothing" proves nothing about them.
+func (s *Sandbox) Serves(ctx context.Context, ledgerID, provider string) (bool, error) {
+	var ok bool
+	err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM ledger_providers WHERE ledger_id = ? AND provider = ?)`, ledgerID, provider).Scan(&ok)
+	return ok, err
 }
 
 // Ledger is what Tie asks of the ledger it ties a file to (a
@@ -145,12 +236,13 @@ type Ledger interface {
 	SentTo(ctx context.Context, providers ...string) (bool, error)
 }
 
-// Tie ties this file to ledger l before anything of l's is sent to it:
-// from then on the file is l's provider file (Serves), and its lookups are
-// evidence about l's operations. A file already tied to l is left as it
-// is (one read, no write). A file not tied to l is tied only if l has sent
-// nothing yet to providers (the provider names this file stands for): a
-// ledger that has sent keeps its deliveries in another file, and tying
+// Tie ties this file to ledger l, for each of the providers (the names
+// this file stands for), before anything of l's is sent to it: from then
+// on the file is where l's deliveries through them are (Serves), and its
+// lookups are evidence about l's operations sent to them. A provider the
+// file already serves for l is left as it is (one read, no write). One it
+// does not is tied only if l has sent nothing yet to that provider: a
+// ledger that has sent keeps those deliveries in another file, and tying
 // this one would make its "has nothing" look like evidence about them —
 // Tie refuses then (ErrNotThisLedgers) and writes nothing. One file may
 // serve several ledgers.
@@ -159,24 +251,56 @@ func (s *Sandbox) Tie(ctx context.Context, l Ledger, providers ...string) error 
 	if err != nil {
 		return err
 	}
-	if ok, err := s.Serves(ctx, id); err != nil || ok {
-		return err
+	var untied []string
+	for _, p := range providers {
+		ok, err := s.Serves(ctx, id, p)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			untied = append(untied, p)
+		}
 	}
-	sent, err := l.SentTo(ctx, providers...)
+	if len(untied) == 0 {
+		return nil
+	}
+	toTie := untied[:0:0]
+	for _, p := range untied {
+		sent, err := l.SentTo(ctx, p)
+		if err != nil {
+			return err
+		}
+		if sent {
+			// A concurrent first call of the same ledger may have tied
+			// this file for p and sent between the two reads. Every
+			// sender ties before it sends, so the ties read after the
+			// sends are conclusive.
+			ok, err := s.Serves(ctx, id, p)
+			if err != nil {
+				return err
+			}
+			if ok {
+				continue
+			}
+			return fmt.Errorf("%w for %s (ledger id %s), and the ledger has operations sent to %s", ErrNotThisLedgers, p, id, p)
+		}
+		toTie = append(toTie, p)
+	}
+	if len(toTie) == 0 {
+		return nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
-	if sent {
-		// A concurrent first call of the same ledger may have tied this
-		// file and sent between the two reads. Every sender ties before it
-		// sends, so the ties read after the sends are conclusive.
-		if ok, err := s.Serves(ctx, id); err != nil || ok {
+	defer tx.Rollback()
+	since := s.clock().UnixMilli()
+	for _, p := range toTie {
+		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO ledger_providers (ledger_id, provider, since) VALUES (?, ?, ?)`, id, p, since); err != nil {
 			return err
 		}
-		return fmt.Errorf("%w (ledger id %s), and the ledger has operations sent to %s", ErrNotThisLedgers, id, strings.Join(providers, " or "))
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT OR IGNORE INTO ledgers (ledger_id, since) VALUES (?, ?)`, id, s.clock().UnixMilli())
-	return err
+	return tx.Commit()
 }
 
 type sandboxProvider struct {

@@ -2,8 +2,10 @@ package sandbox_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/retrysafe/retrysafe/provider/sandbox"
@@ -25,14 +27,104 @@ func BenchmarkTieAlreadyTied(b *testing.B) {
 	defer sb.Close()
 	ctx := context.Background()
 	l := fixedLedger("0123456789abcdef0123456789abcdef")
-	if err := sb.Tie(ctx, l); err != nil {
+	if err := sb.Tie(ctx, l, "sandbox"); err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if err := sb.Tie(ctx, l); err != nil {
+		if err := sb.Tie(ctx, l, "sandbox"); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// sentLedger is a ledger with an id that has sent to the providers named.
+type sentLedger struct {
+	id   string
+	sent map[string]bool
+}
+
+func (l sentLedger) LedgerID(context.Context) (string, error) { return l.id, nil }
+func (l sentLedger) SentTo(_ context.Context, ps ...string) (bool, error) {
+	for _, p := range ps {
+		if l.sent[p] {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// A tie is for the provider names it was made for: a file tied for "mail"
+// serves none of the ledger's "sandbox" deliveries; a name the ledger has
+// sent to is refused (nothing written), one it has not is tied.
+func TestTieIsPerProviderName(t *testing.T) {
+	ctx := t.Context()
+	sb, err := sandbox.Open(filepath.Join(t.TempDir(), "p.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	id := "0123456789abcdef0123456789abcdef"
+	if err := sb.Tie(ctx, sentLedger{id, nil}, "mail"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		want bool
+	}{{"mail", true}, {"sandbox", false}, {"sandbox-idem", false}} {
+		if got, err := sb.Serves(ctx, id, c.name); err != nil || got != c.want {
+			t.Errorf("after tying mail: Serves(%s) = %v, %v; want %v", c.name, got, err, c.want)
+		}
+	}
+	l := sentLedger{id, map[string]bool{"mail": true, "sandbox": true}}
+	if err := sb.Tie(ctx, l, "mail", "sandbox-idem", "sandbox"); !errors.Is(err, sandbox.ErrNotThisLedgers) || !strings.Contains(err.Error(), "sandbox") {
+		t.Errorf("tying sandbox, which the ledger sent to elsewhere: %v; want ErrNotThisLedgers naming it", err)
+	}
+	if got, _ := sb.Serves(ctx, id, "sandbox-idem"); got {
+		t.Errorf("a refused tie tied sandbox-idem")
+	}
+	if err := sb.Tie(ctx, l, "mail", "sandbox-idem"); err != nil {
+		t.Errorf("tying sandbox-idem, never sent to: %v", err)
+	}
+	if got, _ := sb.Serves(ctx, id, "sandbox-idem"); !got {
+		t.Errorf("sandbox-idem not tied")
+	}
+}
+
+// A file made before ties named their providers (a ledgers table of ids)
+// serves its ledgers for the providers it holds deliveries of, and no
+// other.
+func TestAnOldTieStandsForTheProvidersTheFileDelivered(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`CREATE TABLE deliveries (id INTEGER PRIMARY KEY, provider TEXT NOT NULL, downstream_key TEXT NOT NULL, tool TEXT NOT NULL, args TEXT NOT NULL, created_at INTEGER NOT NULL)`,
+		`CREATE TABLE ledgers (ledger_id TEXT PRIMARY KEY, since INTEGER NOT NULL)`,
+		`INSERT INTO ledgers VALUES ('aaaa', 1), ('bbbb', 2)`,
+		`INSERT INTO deliveries (provider, downstream_key, tool, args, created_at) VALUES ('mail', 'rs-1', 'notify', '{}', 1)`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	for range 2 { // opened again: nothing changes
+		sb, err := sandbox.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			id, name string
+			want     bool
+		}{{"aaaa", "mail", true}, {"bbbb", "mail", true}, {"aaaa", "sandbox", false}, {"cccc", "mail", false}} {
+			if got, err := sb.Serves(t.Context(), c.id, c.name); err != nil || got != c.want {
+				t.Errorf("Serves(%s, %s) = %v, %v; want %v", c.id, c.name, got, err, c.want)
+			}
+		}
+		sb.Close()
 	}
 }
 
@@ -46,9 +138,9 @@ type racingLedger struct {
 }
 
 func (l racingLedger) LedgerID(context.Context) (string, error) { return l.id, nil }
-func (l racingLedger) SentTo(ctx context.Context, _ ...string) (bool, error) {
+func (l racingLedger) SentTo(ctx context.Context, ps ...string) (bool, error) {
 	if l.other != nil {
-		if err := l.other.Tie(ctx, fixedLedger(l.id)); err != nil {
+		if err := l.other.Tie(ctx, fixedLedger(l.id), ps...); err != nil {
 			return false, err
 		}
 	}

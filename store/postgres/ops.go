@@ -396,6 +396,27 @@ func (t *Tx) LatestFinding(opID int64) (*model.Finding, error) {
 	return f.finding(str(provider)), nil
 }
 
+// LatestConclusiveFinding is the operation's latest finding that said
+// something (has it, has nothing), or nil.
+func (t *Tx) LatestConclusiveFinding(opID int64) (*model.Finding, error) {
+	var f findingScan
+	var provider *string
+	err := t.queryRow(`SELECT o.provider, `+latestFindingColumnList+` FROM operations o
+		LEFT JOIN LATERAL (SELECT a.finding AS lf_kind, a.provider_ref AS lf_ref,
+		a.detail AS lf_detail, a.started_at AS lf_at, a.seq AS lf_seq, a.worker_id AS lf_by,
+		EXISTS (SELECT 1 FROM attempts b WHERE b.operation_id = a.operation_id AND b.seq > a.seq AND b.outcome <> 'lookup') AS lf_stale
+		FROM attempts a WHERE a.operation_id = o.id AND a.outcome = 'lookup' AND a.finding IN ('has_it', 'has_nothing')
+		ORDER BY a.seq DESC LIMIT 1) lf ON true WHERE o.id = $1`, opID).
+		Scan(append([]any{&provider}, f.dest()...)...)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return f.finding(str(provider)), nil
+}
+
 // UpdateAttempt records how a dispatched attempt ended.
 func (t *Tx) UpdateAttempt(a *model.Attempt) error {
 	if err := t.durableOnly(); err != nil {

@@ -226,6 +226,14 @@ const latestFindingSQL = `SELECT a.finding, a.provider_ref, a.detail, a.started_
 	FROM attempts a JOIN operations o ON o.id = a.operation_id
 	WHERE a.id = (SELECT id FROM attempts WHERE operation_id = ? AND outcome = 'lookup' ORDER BY seq DESC LIMIT 1)`
 
+// latestConclusiveFindingSQL is latestFindingSQL among the lookups that
+// said something.
+const latestConclusiveFindingSQL = `SELECT a.finding, a.provider_ref, a.detail, a.started_at, a.seq, a.worker_id,
+	EXISTS (SELECT 1 FROM attempts b WHERE b.operation_id = a.operation_id AND b.seq > a.seq AND b.outcome <> 'lookup'),
+	o.provider
+	FROM attempts a JOIN operations o ON o.id = a.operation_id
+	WHERE a.id = (SELECT id FROM attempts WHERE operation_id = ? AND outcome = 'lookup' AND finding IN ('has_it', 'has_nothing') ORDER BY seq DESC LIMIT 1)`
+
 func scanFinding(sc scanner) (*model.Finding, error) {
 	var f model.Finding
 	var ref, detail, by, prov sql.NullString
@@ -243,6 +251,16 @@ func scanFinding(sc scanner) (*model.Finding, error) {
 // LatestFinding is the operation's latest recorded finding, or nil.
 func (t *Tx) LatestFinding(opID int64) (*model.Finding, error) {
 	f, err := scanFinding(t.queryRow(latestFindingSQL, opID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	return f, err
+}
+
+// LatestConclusiveFinding is the operation's latest finding that said
+// something (has it, has nothing), or nil.
+func (t *Tx) LatestConclusiveFinding(opID int64) (*model.Finding, error) {
+	f, err := scanFinding(t.queryRow(latestConclusiveFindingSQL, opID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}

@@ -166,3 +166,57 @@ func testFindings(t *testing.T, h *harness) {
 		}
 	}
 }
+
+// Tx.LatestConclusiveFinding is the latest lookup that said something (has
+// it, has nothing): a later "cannot tell" leaves it standing; it is stale
+// by the same rule as the latest finding; none when no lookup said
+// anything.
+func testLatestConclusiveFinding(t *testing.T, h *harness) {
+	cases := []struct {
+		key      string
+		attempts []model.FindingKind // "" = a dispatch attempt
+		want     model.FindingKind   // "" = none
+		seq      int
+		stale    bool
+	}{
+		{"has-it-then-cannot-tell", []model.FindingKind{"", model.FindingHasIt, model.FindingCannotTell, model.FindingCannotTell}, model.FindingHasIt, 2, false},
+		{"nothing-stale-then-cannot-tell", []model.FindingKind{"", model.FindingHasNothing, "", model.FindingCannotTell}, model.FindingHasNothing, 2, true},
+		{"it-then-nothing", []model.FindingKind{"", model.FindingHasIt, model.FindingHasNothing, model.FindingCannotTell}, model.FindingHasNothing, 3, false},
+		{"only-cannot-tell", []model.FindingKind{"", model.FindingCannotTell}, "", 0, false},
+		{"never-checked", []model.FindingKind{""}, "", 0, false},
+	}
+	for _, c := range cases {
+		h.tx(t, func(tx store.Tx) error {
+			op := newOp("acme", c.key, model.StateUnknown)
+			op.Provider = "sandbox"
+			if err := tx.InsertOperation(op); err != nil {
+				return err
+			}
+			for i, f := range c.attempts {
+				a := &model.Attempt{OperationID: op.ID, Outcome: model.OutcomeDispatched, Fingerprint: op.Fingerprint,
+					WorkerID: "test", StartedAt: time.UnixMilli(int64(1000 * (i + 1))).UTC()}
+				if f != "" {
+					a.Outcome, a.Finding, a.Detail = model.OutcomeLookup, f, fmt.Sprintf("step %d", i+1)
+					if f == model.FindingHasIt {
+						a.ProviderRef = "sbx_1"
+					}
+				}
+				if err := tx.InsertAttempt(a); err != nil {
+					return err
+				}
+			}
+			got, err := tx.LatestConclusiveFinding(op.ID)
+			if err != nil {
+				return err
+			}
+			switch {
+			case c.want == "" && got != nil:
+				t.Errorf("%s: %+v; want none", c.key, got)
+			case c.want != "" && (got == nil || got.Kind != c.want || got.Seq != c.seq || got.Stale != c.stale || got.Provider != "sandbox" ||
+				got.Detail != fmt.Sprintf("step %d", c.seq)):
+				t.Errorf("%s: %+v; want %s at %d, stale %v", c.key, got, c.want, c.seq, c.stale)
+			}
+			return nil
+		})
+	}
+}

@@ -85,6 +85,7 @@ func Run(t *testing.T, d Driver) {
 		{"StateAgesCountEachTenantsOperationsInAState", testStateAges},
 		{"CompactExpiredRefusesANonPositiveTombstoneWindow", testCompactRefusesNonPositiveWindow},
 		{"FindingsAreLatestLookupsStaleAfterAnotherAttemptAndFilterable", testFindings},
+		{"LatestConclusiveFindingOutlivesALaterCannotTell", testLatestConclusiveFinding},
 		{"SentToFindsOperationsOfAnyTenantSentToAProvider", testSentTo},
 		{"LedgerIDIsMadeOnceKeptAndDiffersBetweenLedgers", testLedgerID},
 		{"LocalEffectsCommitWithTheirOperationAndRollBackWithIt", testLocalEffects},
