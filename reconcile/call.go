@@ -126,8 +126,8 @@ func (s *Service) fastReplay(ctx context.Context, p *model.Prepared, start time.
 	if !op.ExpiresAt.IsZero() && !s.Store.Now().Before(op.ExpiresAt) {
 		return Result{}, false // expired: the full path records and says so
 	}
-	var rc model.Receipt
-	if err := json.Unmarshal(op.Receipt, &rc); err != nil {
+	rc, err := s.receipts.decode(op.Receipt)
+	if err != nil {
 		return Result{}, false // damaged: the full path says so
 	}
 	rc.Status = "replayed"

@@ -69,6 +69,10 @@ type Service struct {
 	// At, when set, is called at each Point; the lab's worker exits the
 	// process there. Production leaves it nil.
 	At func(Point)
+
+	// receipts are stored receipts already decoded (New makes it; nil
+	// decodes every time).
+	receipts *storedReceipts
 }
 
 // New returns a Service with the documented defaults.
@@ -77,7 +81,7 @@ func New(st store.Ledger, tools *model.Registry, providers provider.Registry) *S
 		Store: st, Tools: tools, Providers: providers,
 		Lease: DefaultLease, ReplayWindow: DefaultReplayWindow,
 		TombstoneWindow: DefaultTombstoneWindow, DispatchTimeout: DefaultDispatchTimeout,
-		LookupTimeout: DefaultLookupTimeout,
+		LookupTimeout: DefaultLookupTimeout, receipts: &storedReceipts{},
 	}
 }
 

@@ -205,6 +205,16 @@ func benchHTTPCalls(ctx context.Context, u *url.URL, base, token string, rep *be
 			}
 		}
 	}
+	// The pool's keys and bodies are made once, before the clock starts:
+	// the load generator shares the cores with the gateway it measures.
+	var poolKeys []string
+	var poolBodies [][]byte
+	if rep.Mix != "new" {
+		for j := 0; j < pool; j++ {
+			poolKeys = append(poolKeys, fmt.Sprintf("hbench-%s-%d", run, j))
+			poolBodies = append(poolBodies, benchArgs(defaultBenchArgs, j, rep.Mix == "conflict"))
+		}
+	}
 	want := map[string]int{"new": http.StatusCreated, "replay": http.StatusOK, "conflict": http.StatusUnprocessableEntity}[rep.Mix]
 	lat := make([]time.Duration, rep.Ops)
 	var (
@@ -225,10 +235,12 @@ func benchHTTPCalls(ctx context.Context, u *url.URL, base, token string, rep *be
 				if i >= rep.Ops || ctx.Err() != nil {
 					return
 				}
-				key, body := fmt.Sprintf("hbench-%s-new-%d", run, i), benchArgs(defaultBenchArgs, i, false)
-				if rep.Mix != "new" {
-					j := i % pool
-					key, body = fmt.Sprintf("hbench-%s-%d", run, j), benchArgs(defaultBenchArgs, j, rep.Mix == "conflict")
+				var key string
+				var body []byte
+				if rep.Mix == "new" {
+					key, body = fmt.Sprintf("hbench-%s-new-%d", run, i), benchArgs(defaultBenchArgs, i, false)
+				} else {
+					key, body = poolKeys[i%pool], poolBodies[i%pool]
 				}
 				t0 := time.Now()
 				code, err := p.post(key, body, "bench-"+strconv.Itoa(i))
