@@ -474,7 +474,10 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 
 	case tickMsg:
 		m.tickRunning = false
-		m = m.expireBanner(msg.At)
+		// The configured clock, as the banner was stamped with: a tick's
+		// wall time against a test's played clock expired every banner
+		// at the next tick, before it could be drawn.
+		m = m.expireBanner(e.now)
 		if m.watcher == nil {
 			// The watch connection could not be pinned: try again, and
 			// meanwhile reload on every tick so the screen is not stale.

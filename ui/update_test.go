@@ -6,6 +6,7 @@ import (
 	toolconfig "github.com/retrysafe/retrysafe/config"
 	"strings"
 	"testing"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
@@ -799,4 +800,29 @@ func TestHeaderCountsOtherTenantsUnknownsWhenScoped(t *testing.T) {
 	h.tick()
 	h.contains("1 UNKNOWN", "+2 elsewhere")
 	h.lacks("in other tenants")
+}
+
+// A success banner lives bannerLife on the console's clock, whatever wall
+// time the heartbeat carries: a tick stamped by the real clock against a
+// played one used to expire it at once, before it could be drawn.
+func TestASuccessBannerLivesItsLifeOnTheConsolesClock(t *testing.T) {
+	l := fixture(t)
+	h := open(t, config(l), 110, 30)
+	h.send(bannerMsg{kind: bannerOK, text: "recorded for alice"})
+	for _, c := range []struct {
+		name    string
+		advance time.Duration
+		tickAt  time.Time
+		shown   bool
+	}{
+		{"a tick with a far-off wall time", 0, time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC), true},
+		{"within its life", bannerLife - time.Second, time.Time{}, true},
+		{"past its life", 2 * time.Second, time.Time{}, false},
+	} {
+		l.clock.Advance(c.advance)
+		h.send(tickMsg{At: c.tickAt})
+		if got := strings.Contains(h.view(), "recorded for alice"); got != c.shown {
+			t.Fatalf("%s: banner shown = %v; want %v", c.name, got, c.shown)
+		}
+	}
 }
