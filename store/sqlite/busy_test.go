@@ -125,3 +125,36 @@ func TestReadsProceedWhileAWriterHoldsTheLock(t *testing.T) {
 		t.Errorf("counts under a writer: %+v %v", c, err)
 	}
 }
+
+// A caller whose deadline has passed never leaves the writer inside a
+// transaction: however its cancellation races BEGIN IMMEDIATE, another
+// connection (another process) can take the write lock right after.
+func TestACancelledCallerNeverLeavesTheWriteLockHeld(t *testing.T) {
+	s, path := openLedger(t, store.Options{})
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	for i := 0; i < 2000; i++ {
+		if err := s.WithTx(done, func(tx store.Tx) error { return insertOp(tx, "never") }); !model.IsCode(err, model.CodeBusy) {
+			t.Fatalf("call %d with a cancelled context: %v; want busy", i, err)
+		}
+		if i%100 != 0 {
+			continue
+		}
+		release := holdWriteLock(t, path)
+		release()
+	}
+	// Deadlines that pass while BEGIN runs.
+	for i := 0; i < 3000; i++ {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(i%40)*time.Microsecond)
+		err := s.WithTx(ctx, func(tx store.Tx) error { return nil })
+		cancel()
+		if err != nil && !model.IsCode(err, model.CodeBusy) {
+			t.Fatalf("call %d with a deadline of %dµs: %v; want done or busy", i, i%40, err)
+		}
+	}
+	release := holdWriteLock(t, path)
+	release()
+	if err := s.WithTx(context.Background(), func(tx store.Tx) error { return insertOp(tx, "after") }); err != nil {
+		t.Fatalf("a live caller after them: %v", err)
+	}
+}

@@ -342,10 +342,19 @@ func (s *Store) begin(c *connTx, batch []*pendingTx) error {
 		})
 		defer stop()
 	}
+	if beginCtx.Err() != nil {
+		// Every caller has given up already: don't start what no one waits for.
+		return s.translate(context.DeadlineExceeded, "begin")
+	}
 	if _, err := c.ExecContext(beginCtx, "BEGIN IMMEDIATE"); err != nil {
 		if beginCtx.Err() != nil {
 			err = context.DeadlineExceeded
 		}
+		// A cancellation that races the statement can report failure for
+		// a BEGIN that took the write lock: end whatever is open, or the
+		// writer holds the lock for good (every other process waits on
+		// it, and each later BEGIN here fails "within a transaction").
+		_, _ = c.ExecContext(context.Background(), "ROLLBACK")
 		return s.translate(err, "begin")
 	}
 	return nil
