@@ -30,7 +30,7 @@ func TestServerFaultSwitches(t *testing.T) {
 		{"reject", false, provider.Rejected, false, 0},
 		{"5xx", false, "", true, 0},
 		{"busy", false, provider.Busy, false, 0},
-		{"delay=400ms", false, "", true, 1}, // the caller gives up at 200ms; the server applies anyway
+		{"delay=400ms", false, "", true, 1},             // the caller gives up at 200ms; the server applies anyway
 		{"fail-before", false, provider.Busy, false, 0}, // 503: retry by default (a config may classify it not_applied)
 		{"stall=400ms", false, "", true, 0},             // the caller gives up; the server drops it, nothing applied
 	}
