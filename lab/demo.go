@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/retrysafe/retrysafe/config"
-	"github.com/retrysafe/retrysafe/provider/sandbox"
 	"math/rand/v2"
 	"sort"
 	"strings"
@@ -19,7 +18,8 @@ import (
 
 // The demo ledger: the last 6–8 hours of agent traffic across several
 // tenants, built only through the real code paths — reconcile.Service calls
-// with the sandbox's fault switches, worker processes that really die,
+// through the HTTP provider to a `retrysafe sandbox serve` process, with its
+// fault switches (demohttp.go), worker processes that really die,
 // sweeps and operator decisions — never rows written by hand. Only the
 // clock is played (timeline.go): the traffic comes in bursts and quiet
 // stretches, retries minutes after their first attempt, decisions a while
@@ -179,6 +179,9 @@ type DemoReport struct {
 	// first operation and the moment it ends (before the build began).
 	From, To time.Time
 	Elapsed  time.Duration
+	// HTTPDispatches are the background's delivery requests the demo sent
+	// to its `sandbox serve` process (its workers' are not counted).
+	HTTPDispatches int
 }
 
 // BuildDemo builds the demo ledger at path (created; it must not hold
@@ -217,13 +220,31 @@ func BuildDemo(ctx context.Context, path, providerDB string, r *Runner, progress
 		return nil, err
 	}
 	defer l.Close()
-	st, sb := l.Store(), l.Sandbox()
-	if sb == nil {
+	st := l.Store()
+	if l.Sandbox() == nil {
 		return nil, model.Errorf(model.CodeInternal, "demo: the built-in registry opened no sandbox provider")
 	}
-	sb.SetClock(clock.Now)
+	// The provider file is made and tied; the provider itself is a
+	// `retrysafe sandbox serve` process over it, which the background
+	// reaches over HTTP (demohttp.go): the demo's dispatches and lookups,
+	// and its workers'.
+	srv, err := r.startSandboxServer(ctx, providerDB)
+	if err != nil {
+		return nil, err
+	}
+	defer srv.stop()
+	reg, tr, err := demoProviders(srv, clock.Now)
+	if err != nil {
+		return nil, err
+	}
+	for name, p := range reg {
+		if _, ok := l.Service().Providers[name]; !ok {
+			return nil, model.Errorf(model.CodeInternal, "demo: the built-in registry has no provider %q", name)
+		}
+		l.Service().Providers[name] = p
+	}
 	b := &builder{
-		ctx: ctx, st: st, sb: sb, svc: l.Service(),
+		ctx: ctx, st: st, svc: l.Service(), srv: srv,
 		spawn: spawner{r: r, ctx: ctx, ledger: path, providerDB: providerDB, clock: clock.Now},
 		rng:   rand.New(rand.NewPCG(2024, 6)),
 		used:  map[string]bool{},
@@ -240,6 +261,9 @@ func BuildDemo(ctx context.Context, path, providerDB string, r *Runner, progress
 	if err := b.verify(); err != nil {
 		return nil, err
 	}
+	b.rep.HTTPDispatches = int(tr.dispatches.Load())
+	// The lab's scenarios start servers of their own.
+	srv.stop()
 	total := 0
 	for _, tenant := range DemoTenants() {
 		n, first := 0, end
@@ -254,8 +278,8 @@ func BuildDemo(ctx context.Context, path, providerDB string, r *Runner, progress
 		total += n
 		progress(fmt.Sprintf("%-20s %3d operations over the last %s", tenant, n, fmtSpan(start.Sub(first))))
 	}
-	progress(fmt.Sprintf("%-20s %3d operations played on the demo clock, %s to %s  (%s)", "background", total,
-		b.rep.From.Local().Format("15:04"), end.Local().Format("15:04"), time.Since(t0).Round(time.Millisecond)))
+	progress(fmt.Sprintf("%-20s %3d operations played on the demo clock, %s to %s, %d deliveries over HTTP to sandbox serve  (%s)", "background", total,
+		b.rep.From.Local().Format("15:04"), end.Local().Format("15:04"), b.rep.HTTPDispatches, time.Since(t0).Round(time.Millisecond)))
 	t0 = time.Now()
 	rr := *r
 	rr.ProviderDB = providerDB
@@ -288,8 +312,8 @@ func BuildDemo(ctx context.Context, path, providerDB string, r *Runner, progress
 type builder struct {
 	ctx   context.Context
 	st    store.Ledger
-	sb    *sandbox.Sandbox
 	svc   *reconcile.Service
+	srv   *sandboxServer
 	spawn spawner
 	rng   *rand.Rand
 	used  map[string]bool
@@ -472,7 +496,7 @@ func (b *builder) play1(r *opRun) error {
 		}
 		return err
 	case fateUnknownCrash:
-		o, err := b.spawn.call(call{tenant: bt.tenant, key: key, tool: bt.tool, args: args, provider: bt.provider,
+		o, err := b.worker(call{tenant: bt.tenant, key: key, tool: bt.tool, args: args, provider: bt.provider,
 			trace: req.TraceID, lease: time.Minute, dieAt: reconcile.PointAfterDispatch, how: DieKill})
 		if err != nil {
 			return err
@@ -559,7 +583,7 @@ func (b *builder) play1(r *opRun) error {
 		// The runner's own backoff: seconds, not minutes.
 		return b.callLater(r, 3*time.Second, 40*time.Second, bt, key, args, reconcile.CallOptions{}, done)
 	case fateInFlight:
-		o, err := b.spawn.call(call{tenant: bt.tenant, key: key, tool: bt.tool, args: args, provider: bt.provider,
+		o, err := b.worker(call{tenant: bt.tenant, key: key, tool: bt.tool, args: args, provider: bt.provider,
 			trace: req.TraceID, lease: InFlightLease, dieAt: reconcile.PointAfterClaim, how: DieKill})
 		if err != nil {
 			return err
@@ -587,6 +611,18 @@ func (b *builder) play1(r *opRun) error {
 	return fmt.Errorf("no such fate %q", bt.fate)
 }
 
+// worker runs c in a worker process that reaches the demo's sandbox
+// server, its deliveries dated at the played moment it starts.
+func (b *builder) worker(c call) (outcome, error) {
+	cfg, err := b.srv.workerConfig(b.clock.Now())
+	if err != nil {
+		return outcome{}, err
+	}
+	x := b.spawn
+	x.config = cfg
+	return x.call(c)
+}
+
 // lostReply: the provider delivers, the reply is lost: unknown.
 func (b *builder) lostReply(req model.Request, opt reconcile.CallOptions) error {
 	opt.Faults.LoseReply = true
@@ -598,8 +634,8 @@ func (b *builder) lostReply(req model.Request, opt reconcile.CallOptions) error 
 // delivered, and nobody can know that yet: unknown.
 func (b *builder) timeout(req model.Request, opt reconcile.CallOptions) error {
 	short := reconcile.New(b.st, b.svc.Tools, b.svc.Providers)
-	short.DispatchTimeout = 20 * time.Millisecond
-	opt.Faults.Delay = 150 * time.Millisecond
+	short.DispatchTimeout = 100 * time.Millisecond
+	opt.Faults.Delay = time.Second
 	_, err := b.call(short, req, opt, model.ClassUnknown)
 	return err
 }

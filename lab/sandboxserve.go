@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -17,11 +18,12 @@ import (
 // sandboxServer is a `retrysafe sandbox serve` process a lab run talks to
 // over a real socket, with the config that points the demo tools at it.
 type sandboxServer struct {
-	cmd    *exec.Cmd
-	addr   string
-	dir    string // holds the config file
-	config string // --config for the workers
-	cfg    *config.Config
+	cmd     *exec.Cmd
+	addr    string
+	dir     string // holds the config file
+	config  string // --config for the workers
+	cfg     *config.Config
+	stopped bool
 }
 
 // startSandboxServer starts the sandbox server over the provider file pdb
@@ -80,7 +82,22 @@ func (r *Runner) startSandboxServer(ctx context.Context, pdb string) (*sandboxSe
 
 // labConfig is the built-in registry's tools with its sandbox providers
 // reached over HTTP at addr.
-func labConfig(addr string) []byte {
+func labConfig(addr string) []byte { return labConfigWith(addr, nil) }
+
+// labConfigWith is labConfig whose dispatches also send headers.
+func labConfigWith(addr string, headers map[string]string) []byte {
+	var hdr strings.Builder
+	if len(headers) > 0 {
+		hdr.WriteString("[providers.dispatch.headers]\n")
+		names := make([]string, 0, len(headers))
+		for k := range headers {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		for _, k := range names {
+			fmt.Fprintf(&hdr, "%q = %q\n", k, headers[k])
+		}
+	}
 	var b strings.Builder
 	for _, p := range []struct {
 		name    string
@@ -94,18 +111,23 @@ timeout = "5s"
 [providers.dispatch]
 url = "http://%[3]s/v1/%[1]s/deliveries"
 ref_pointer = "/id"
-[providers.lookup]
+%[4]s[providers.lookup]
 url = "http://%[3]s/v1/%[1]s/deliveries/{downstream_key}"
 ref_pointer = "/id"
 
-`, p.name, p.honours, addr)
+`, p.name, p.honours, addr, hdr.String())
 	}
 	def := string(config.DefaultTOML())
 	b.WriteString(def[strings.Index(def, "[[tools]]"):])
 	return []byte(b.String())
 }
 
+// stop ends the server and removes its config; a second stop does nothing.
 func (s *sandboxServer) stop() {
+	if s.stopped {
+		return
+	}
+	s.stopped = true
 	if s.cmd.Process != nil {
 		s.cmd.Process.Kill()
 		s.cmd.Wait()

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -556,4 +557,75 @@ func TestBuildDemoRefusesALedgerWithOperations(t *testing.T) {
 	if digest(t, db) != before {
 		t.Error("a refused demo changed the ledger")
 	}
+}
+
+// The demo's background reaches its sandbox provider over HTTP, through a
+// `sandbox serve` process over the demo's provider file: the demo sent its
+// delivery requests across the socket, and every delivery under a
+// background operation's downstream key is in that file, dated on the
+// played clock (the server stamped it with the demo's X-Sandbox-Time, not
+// its own real time).
+func TestDemoBackgroundGoesOverHTTPToSandboxServe(t *testing.T) {
+	reexec.Setenv(t, asCLI, nil) // the sandbox server and the workers re-execute this test binary
+	path := filepath.Join(t.TempDir(), "demo.db")
+	rep, err := lab.BuildDemo(context.Background(), path, "", testRunner(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.HTTPDispatches == 0 {
+		t.Fatal("the background sent no delivery request over HTTP")
+	}
+	open := func(p string) *sql.DB {
+		db, err := sql.Open("sqlite", "file:"+p+"?mode=ro")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return db
+	}
+	ledger, pdb := open(path), open(providerPath(path))
+	rows, err := ledger.Query(`SELECT tenant, op_key, downstream_key FROM operations
+		WHERE tenant != ? AND provider IS NOT NULL AND downstream_key IS NOT NULL`, lab.LabTenant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	delivered, earliest := 0, rep.To
+	for rows.Next() {
+		var tenant, key, dk string
+		if err := rows.Scan(&tenant, &key, &dk); err != nil {
+			t.Fatal(err)
+		}
+		ats, err := pdb.Query(`SELECT created_at FROM deliveries WHERE downstream_key = ?`, dk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for ats.Next() {
+			var ms int64
+			if err := ats.Scan(&ms); err != nil {
+				t.Fatal(err)
+			}
+			at := time.UnixMilli(ms)
+			if at.Before(rep.From.Add(-time.Second)) || at.After(rep.To) {
+				t.Errorf("%s/%s: delivery stamped %s, outside the played background %s–%s", tenant, key, at, rep.From, rep.To)
+			}
+			if at.Before(earliest) {
+				earliest = at
+			}
+			delivered++
+		}
+		ats.Close()
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	// Every delivery came through the server: the demo's own requests,
+	// plus the one a worker killed after its dispatch made.
+	if delivered == 0 || delivered > rep.HTTPDispatches+1 {
+		t.Errorf("%d background deliveries in the provider file, %d delivery requests over HTTP", delivered, rep.HTTPDispatches)
+	}
+	if rep.To.Sub(earliest) < 5*time.Hour {
+		t.Errorf("the earliest background delivery is stamped %s, within %s of the background's end: not on the played clock", earliest, rep.To.Sub(earliest))
+	}
+	t.Logf("%d background deliveries, %d delivery requests over HTTP, from %s", delivered, rep.HTTPDispatches, earliest)
 }

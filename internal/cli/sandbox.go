@@ -24,7 +24,11 @@ provider (kind = "http"):
   GET    /v1/{provider}/deliveries/{key}  → 200 {"id", "count", "created_at"} or 404
   POST   /_sandbox/faults                 {"fault": "drop-after-apply", "count": 1} queues faults
   DELETE /_sandbox/faults                 clears them
-Faults: drop-after-apply, delay=DURATION, reject (422), 5xx (500), busy (429).
+Faults: drop-after-apply, delay=DURATION, reject (422), 5xx (500), busy (429),
+  fail-before (503, nothing applied), stall=DURATION (then drop, nothing applied).
+A delivery request may pick its own fault with X-Sandbox-Fault: FAULT, and
+date the delivery with X-Sandbox-Time: RFC3339 (not later than now, at most
+7 days back) — sandbox-only headers, for a caller playing an earlier clock.
 `
 
 func runSandbox(ctx context.Context, args []string, stdout, stderr io.Writer) int {

@@ -171,6 +171,22 @@ func tieTables(db *sql.DB) error {
 // records must agree with the ledger's. Set it before dispatching.
 func (s *Sandbox) SetClock(now func() time.Time) { s.now = now }
 
+// clockKey carries a delivery's stamp from the server (TimeHeader).
+type clockKey struct{}
+
+func withClock(ctx context.Context, at time.Time) context.Context {
+	return context.WithValue(ctx, clockKey{}, at)
+}
+
+// stamp is when a delivery made under ctx is recorded: the server's
+// TimeHeader when it gave one, else the sandbox's clock.
+func (s *Sandbox) stamp(ctx context.Context) time.Time {
+	if at, ok := ctx.Value(clockKey{}).(time.Time); ok {
+		return at
+	}
+	return s.clock()
+}
+
 func (s *Sandbox) clock() time.Time {
 	if s.now == nil {
 		return time.Now()
@@ -367,7 +383,7 @@ func (p *sandboxProvider) Dispatch(ctx context.Context, req provider.Request) (p
 			}
 		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO deliveries (provider, downstream_key, tool, args, created_at) VALUES (?,?,?,?,?)`,
-			p.name, req.DownstreamKey, req.Tool, string(req.Args), p.s.clock().UnixMilli())
+			p.name, req.DownstreamKey, req.Tool, string(req.Args), p.s.stamp(ctx).UnixMilli())
 		if err != nil {
 			return err
 		}

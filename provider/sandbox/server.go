@@ -32,10 +32,17 @@ const (
 	Fault5xx FaultKind = "5xx"
 	// FaultBusy answers 429 with Retry-After: 1, nothing applied.
 	FaultBusy FaultKind = "busy"
+	// FaultFailBefore answers 503 "not accepted: nothing was applied" — a
+	// provider that documents its 503 as a guarantee (classify it
+	// not_applied in the caller's config).
+	FaultFailBefore FaultKind = "fail-before"
+	// FaultStall waits, then drops the connection without applying
+	// anything: a provider too slow to take the request, which it drops.
+	FaultStall FaultKind = "stall"
 )
 
 // FaultKinds is every fault switch.
-var FaultKinds = []FaultKind{FaultDropAfterApply, FaultDelay, FaultReject, Fault5xx, FaultBusy}
+var FaultKinds = []FaultKind{FaultDropAfterApply, FaultDelay, FaultReject, Fault5xx, FaultBusy, FaultFailBefore, FaultStall}
 
 // Fault is a switch and, for delay, how long.
 type Fault struct {
@@ -45,25 +52,48 @@ type Fault struct {
 	Count int `json:"count,omitempty"`
 }
 
-// ParseFault reads "drop-after-apply", "delay=2s", "reject", "5xx", "busy".
+// ParseFault reads "drop-after-apply", "delay=2s", "reject", "5xx",
+// "busy", "fail-before", "stall=2s".
 func ParseFault(s string) (Fault, error) {
 	if s == "" {
 		return Fault{}, nil
 	}
-	if d, ok := strings.CutPrefix(s, "delay="); ok {
-		dur, err := time.ParseDuration(d)
-		if err != nil || dur <= 0 {
-			return Fault{}, fmt.Errorf("fault delay=%s: not a positive duration", d)
+	for _, k := range []FaultKind{FaultDelay, FaultStall} {
+		if d, ok := strings.CutPrefix(s, string(k)+"="); ok {
+			dur, err := time.ParseDuration(d)
+			if err != nil || dur <= 0 || dur > maxFaultDelay {
+				return Fault{}, fmt.Errorf("fault %s=%s: not a duration above 0 and at most %s", k, d, maxFaultDelay)
+			}
+			return Fault{Kind: k, Delay: dur}, nil
 		}
-		return Fault{Kind: FaultDelay, Delay: dur}, nil
 	}
 	for _, k := range FaultKinds {
-		if string(k) == s && k != FaultDelay {
+		if string(k) == s && k != FaultDelay && k != FaultStall {
 			return Fault{Kind: k}, nil
 		}
 	}
-	return Fault{}, fmt.Errorf("unknown fault %q (want drop-after-apply, delay=DURATION, reject, 5xx or busy)", s)
+	return Fault{}, fmt.Errorf("unknown fault %q (want drop-after-apply, delay=DURATION, reject, 5xx, busy, fail-before or stall=DURATION)", s)
 }
+
+// maxFaultDelay bounds a delay or stall: a sandbox switch, not a way to
+// hold a server's goroutines.
+const maxFaultDelay = 10 * time.Minute
+
+// FaultHeader, on a delivery request, selects that request's fault (the
+// ParseFault syntax) instead of the queued or standing one: a caller that
+// plays many outcomes at once (the demo) picks each call's. Only the
+// sandbox server reads it; a real API would ignore it.
+const FaultHeader = "X-Sandbox-Fault"
+
+// TimeHeader, on a delivery request, is the moment (RFC 3339) the delivery
+// is stamped with instead of the server's clock: a caller that plays
+// traffic on an earlier clock (the demo) dates the provider's records on
+// it too. It is used for the stamp only, and refused when it is not a
+// time, later than the server's clock or more than MaxTimeHeaderAge back.
+const TimeHeader = "X-Sandbox-Time"
+
+// MaxTimeHeaderAge is how far back a TimeHeader may date a delivery.
+const MaxTimeHeaderAge = 7 * 24 * time.Hour
 
 // KeyHeader is where the server reads the downstream key.
 const KeyHeader = "Idempotency-Key"
@@ -161,7 +191,24 @@ func (s *Server) deliver(w http.ResponseWriter, r *http.Request) {
 	// The delivery is the server's work: a caller that hangs up does not
 	// undo it.
 	ctx := context.WithoutCancel(r.Context())
-	f := s.takeFault()
+	if v := r.Header.Get(TimeHeader); v != "" {
+		at, err := time.Parse(time.RFC3339Nano, v)
+		now := time.Now()
+		if err != nil || at.After(now) || now.Sub(at) > MaxTimeHeaderAge {
+			errorJSON(w, http.StatusBadRequest, TimeHeader+" must be an RFC 3339 time, not later than the server's clock and at most "+MaxTimeHeaderAge.String()+" back")
+			return
+		}
+		ctx = withClock(ctx, at)
+	}
+	var f Fault
+	if v := r.Header.Get(FaultHeader); v != "" {
+		if f, err = ParseFault(v); err != nil {
+			errorJSON(w, http.StatusBadRequest, FaultHeader+": "+err.Error())
+			return
+		}
+	} else {
+		f = s.takeFault()
+	}
 	honours := s.honours[name]
 	p := s.sb.Provider(name, honours)
 	if honours {
@@ -186,6 +233,13 @@ func (s *Server) deliver(w http.ResponseWriter, r *http.Request) {
 	case FaultBusy:
 		w.Header().Set("Retry-After", "1")
 		errorJSON(w, http.StatusTooManyRequests, "slow down")
+		return
+	case FaultFailBefore:
+		errorJSON(w, http.StatusServiceUnavailable, "not accepted: nothing was applied")
+		return
+	case FaultStall:
+		time.Sleep(f.Delay)
+		drop(w)
 		return
 	case FaultDelay:
 		time.Sleep(f.Delay)

@@ -30,7 +30,9 @@ func TestServerFaultSwitches(t *testing.T) {
 		{"reject", false, provider.Rejected, false, 0},
 		{"5xx", false, "", true, 0},
 		{"busy", false, provider.Busy, false, 0},
-		{"delay=400ms", false, "", true, 1}, // the caller gives up at 200ms; the server applies anyway
+		{"delay=400ms", false, "", true, 1},             // the caller gives up at 200ms; the server applies anyway
+		{"fail-before", false, provider.Busy, false, 0}, // 503: retry by default (a config may classify it not_applied)
+		{"stall=400ms", false, "", true, 0},             // the caller gives up; the server drops it, nothing applied
 	}
 	for _, c := range cases {
 		t.Run("fault "+c.fault, func(t *testing.T) {
@@ -55,7 +57,7 @@ func TestServerFaultSwitches(t *testing.T) {
 			if c.ambiguous != errors.Is(err, provider.ErrAmbiguous) || !c.ambiguous && resp.Status != c.status {
 				t.Fatalf("got %+v, %v", resp, err)
 			}
-			time.Sleep(300 * time.Millisecond * time.Duration(boolInt(strings.HasPrefix(c.fault, "delay"))))
+			time.Sleep(300 * time.Millisecond * time.Duration(boolInt(strings.HasPrefix(c.fault, "delay") || strings.HasPrefix(c.fault, "stall"))))
 			if n, _ := sb.Deliveries(context.Background(), "k1"); n != c.deliveries {
 				t.Errorf("the sandbox holds %d deliveries, want %d", n, c.deliveries)
 			}
@@ -99,5 +101,67 @@ func TestServerHonoursKeysByName(t *testing.T) {
 				t.Errorf("%s dispatch %d: %+v %v; want %s", name, i+1, resp, err, want[i])
 			}
 		}
+	}
+}
+
+// The sandbox-only headers: X-Sandbox-Fault picks one request's fault over
+// the standing one, X-Sandbox-Time dates the delivery; a time that is not
+// one, is later than the server's clock or too far back is refused and
+// nothing is applied.
+func TestServerHeadersPickTheFaultAndDateTheDelivery(t *testing.T) {
+	past := time.Now().Add(-5 * time.Hour).Truncate(time.Millisecond)
+	cases := []struct {
+		name, fault, at string
+		status          provider.Status
+		ambiguous       bool
+		deliveries      int
+		stamped         time.Time
+	}{
+		{"standing fault", "", "", provider.Rejected, false, 0, time.Time{}},
+		{"header fault none", "drop-after-apply", past.Format(time.RFC3339Nano), "", true, 1, past},
+		{"header fail-before", "fail-before", "", provider.NotApplied, false, 0, time.Time{}},
+		{"dated", "", past.Format(time.RFC3339Nano), provider.Rejected, false, 0, time.Time{}},
+		{"not a time", "drop-after-apply", "yesterday", provider.Rejected, false, 0, time.Time{}},
+		{"in the future", "drop-after-apply", time.Now().Add(time.Hour).Format(time.RFC3339Nano), provider.Rejected, false, 0, time.Time{}},
+		{"too far back", "drop-after-apply", time.Now().Add(-8 * 24 * time.Hour).Format(time.RFC3339Nano), provider.Rejected, false, 0, time.Time{}},
+		{"unknown fault", "explode", "", provider.Rejected, false, 0, time.Time{}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			sb, err := sandbox.Open(filepath.Join(t.TempDir(), "sandbox.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sb.Close()
+			srv := httptest.NewServer(sandbox.NewServer(sb, nil, sandbox.Fault{Kind: sandbox.FaultReject}).Handler())
+			defer srv.Close()
+			h := map[string]string{}
+			if c.fault != "" {
+				h[sandbox.FaultHeader] = c.fault
+			}
+			if c.at != "" {
+				h[sandbox.TimeHeader] = c.at
+			}
+			p, err := httpapi.New(httpapi.Config{Name: "s", Timeout: time.Second,
+				Classify: map[int]httpapi.Class{503: httpapi.NotApplied},
+				Dispatch: httpapi.Endpoint{URL: srv.URL + "/v1/sandbox/deliveries", RefPointer: "/id", Headers: h},
+				Lookup:   &httpapi.Endpoint{URL: srv.URL + "/v1/sandbox/deliveries/{downstream_key}", RefPointer: "/id"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := p.Dispatch(context.Background(), provider.Request{DownstreamKey: "k1", Args: json.RawMessage(`{"to":"x"}`)})
+			if c.ambiguous != errors.Is(err, provider.ErrAmbiguous) || !c.ambiguous && resp.Status != c.status {
+				t.Fatalf("got %+v, %v", resp, err)
+			}
+			if n, _ := sb.Deliveries(context.Background(), "k1"); n != c.deliveries {
+				t.Fatalf("the sandbox holds %d deliveries, want %d", n, c.deliveries)
+			}
+			if c.deliveries > 0 {
+				ev, err := sb.Provider("sandbox", false).Lookup(context.Background(), "k1")
+				if err != nil || !ev.At.Equal(c.stamped) {
+					t.Errorf("lookup %+v, %v: want the delivery stamped %s", ev, err, c.stamped)
+				}
+			}
+		})
 	}
 }
