@@ -46,20 +46,18 @@ func pick[T tea.Msg](msgs []tea.Msg) (T, int) {
 	return zero, n
 }
 
-// The first page is read beside the counts, not after them: on unknown,
-// the tab the counts pick whenever there is an unknown operation. If the
-// counts pick another tab, the early page is dropped by its sequence
-// number and the right one read. The watcher is asked for only once the
-// first page is in.
-func TestFirstPageStartsBesideTheCounts(t *testing.T) {
+// The first frame's queries come first: Init reads the counts alone, the
+// first page follows them, and the watcher (its own connection) is asked
+// for only once the first page is in — once, whatever reloads follow. If
+// the counts fail, no page can start, and the watcher is asked for then.
+func TestTheWatcherWaitsForTheFirstPage(t *testing.T) {
 	for _, tc := range []struct {
-		name        string
-		unknown     bool
-		wantTab     model.State
-		wantReloads int // pages read after the counts arrive
+		name    string
+		unknown bool
+		wantTab model.State
 	}{
-		{"unknown operations: the early page is the one shown", true, model.StateUnknown, 0},
-		{"no unknown operation: the counts pick all, the early page is dropped", false, "", 1},
+		{"unknown operations: the unknown tab", true, model.StateUnknown},
+		{"no unknown operation: all", false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l := newLedger(t)
@@ -72,52 +70,57 @@ func TestFirstPageStartsBesideTheCounts(t *testing.T) {
 			initMsgs := flatten(m.Init())
 			counts, n := pick[countsMsg](initMsgs)
 			if n != 1 || len(initMsgs) != 1 {
-				t.Fatalf("Init: %d counts of %d messages; want the counts alone (the watcher waits for the first page)", n, len(initMsgs))
+				t.Fatalf("Init: %d counts of %d messages; want the counts alone", n, len(initMsgs))
 			}
-			// The window's size arrives before the counts: the page starts now.
 			var msgs []tea.Msg
 			m, msgs = update(t, m, tea.WindowSizeMsg{Width: 120, Height: 30})
-			early, n := pick[pageMsg](msgs)
-			if n != 1 || m.countsOK {
-				t.Fatalf("before the counts: %d page reads (want 1), counts ok %v", n, m.countsOK)
+			if len(msgs) != 0 {
+				t.Fatalf("the window's size before the counts: %d messages, want none (the counts pick the tab)", len(msgs))
 			}
 			m, msgs = update(t, m, counts)
-			reload, n := pick[pageMsg](msgs)
-			if n != tc.wantReloads {
-				t.Fatalf("after the counts: %d page reads, want %d", n, tc.wantReloads)
-			}
-			if _, w := pick[watchMsg](msgs); w != 0 {
-				t.Fatal("the watcher was opened before the first page arrived")
+			page, n := pick[pageMsg](msgs)
+			if n != 1 || len(msgs) != 1 {
+				t.Fatalf("after the counts: %d page reads of %d messages; want the page alone", n, len(msgs))
 			}
 			if got := tabStates[m.list.tab]; got != tc.wantTab {
 				t.Fatalf("tab %q, want %q", got, tc.wantTab)
 			}
-			// The early page arrives: shown, or dropped as stale.
-			m, msgs = update(t, m, early)
+			m, msgs = update(t, m, page)
 			watch, w := pick[watchMsg](msgs)
 			if w != 1 || watch.Err != nil {
-				t.Fatalf("the first page's arrival opened %d watchers (%v), want 1", w, watch.Err)
+				t.Fatalf("the first page's arrival asked for %d watchers (%v), want 1", w, watch.Err)
 			}
 			m, _ = update(t, m, watch) // the model holds it (and Close releases it)
-			if m.list.loading != (tc.wantReloads > 0) {
-				t.Fatalf("after the early page: loading %v", m.list.loading)
-			}
-			if tc.wantReloads > 0 {
-				if len(m.list.rows) != 0 {
-					t.Fatalf("the stale early page was shown: %d rows", len(m.list.rows))
-				}
-				m, msgs = update(t, m, reload)
-				if _, w := pick[watchMsg](msgs); w != 0 {
-					t.Fatal("a second page asked for the watcher again")
-				}
-			}
-			// unknown: the one unknown operation; all: the one task.
 			if len(m.list.rows) != 1 || m.list.loading {
 				t.Fatalf("first page: %d rows, loading %v; want 1", len(m.list.rows), m.list.loading)
 			}
-			if tc.unknown && m.list.rows[0].State != model.StateUnknown {
-				t.Fatalf("the unknown tab shows %s", m.list.rows[0].State)
+			// A reload's page does not ask again.
+			m, msgs = update(t, m, keyMsg("r"))
+			for len(msgs) > 0 {
+				if _, w := pick[watchMsg](msgs); w != 0 {
+					t.Fatal("a later page asked for the watcher again")
+				}
+				var next []tea.Msg
+				for _, msg := range msgs {
+					var more []tea.Msg
+					m, more = update(t, m, msg)
+					next = append(next, more...)
+				}
+				msgs = next
 			}
 		})
 	}
+	t.Run("the counts fail: the watcher is asked for then", func(t *testing.T) {
+		l := newLedger(t)
+		m := New(config(l))
+		defer func() { m.Close() }()
+		m, _ = update(t, m, tea.WindowSizeMsg{Width: 120, Height: 30})
+		var msgs []tea.Msg
+		m, msgs = update(t, m, countsMsg{Seq: m.countsSeq, Err: model.Errorf(model.CodeUnavailable, "down")})
+		watch, w := pick[watchMsg](msgs)
+		if w != 1 {
+			t.Fatalf("failed counts asked for %d watchers, want 1", w)
+		}
+		m, _ = update(t, m, watch)
+	})
 }

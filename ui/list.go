@@ -71,10 +71,6 @@ type listModel struct {
 	// autoTab: the first tab is chosen from the counts (unknown if any
 	// operation is unknown, else all) until the user picks one.
 	autoTab bool
-	// early: the first page was started before the counts arrived, on the
-	// tab known then (the chosen one, or unknown when the counts choose);
-	// start keeps it if the counts pick that tab and reloads otherwise.
-	early bool
 
 	rows   []model.Operation
 	cursor int
@@ -150,48 +146,24 @@ func (l listModel) total(e env) int {
 	return e.counts.ByState[l.state()]
 }
 
-// start loads the first page, once. Started early (startEarly), it keeps
-// that page if the counts pick its tab; otherwise it loads the right one,
-// and the early page, its sequence number passed, is dropped on arrival.
+// start loads the first page, once.
 func (l listModel) start(e env) (listModel, tea.Cmd) {
-	if l.started && !l.early {
+	if l.started {
 		return l, nil
 	}
-	wasEarly, earlyTab := l.early, l.tab
-	l.started, l.early = true, false
+	l.started = true
 	if l.autoTab {
 		l.tab = len(tabStates) - 1
 		if e.counts.ByState[model.StateUnknown] > 0 {
 			l.tab = 0
 		}
 	}
-	if wasEarly && l.tab == earlyTab {
-		return l, nil
-	}
-	if wasEarly {
-		l.rows, l.cursor, l.anchor, l.offset = nil, 0, anchor{}, 0
-	}
-	return l.load(e, anchor{kind: anchorTop}, 0, cursorIntent{kind: intentIndex})
-}
-
-// startEarly loads the first page while the counts are still on their way,
-// so the two queries run side by side: on the tab chosen, or — when the
-// counts choose (autoTab) — on unknown, the tab they pick whenever there is
-// one. start settles it when the counts arrive.
-func (l listModel) startEarly(e env) (listModel, tea.Cmd) {
-	if l.started {
-		return l, nil
-	}
-	l.started, l.early = true, true
-	if l.autoTab {
-		l.tab = 0
-	}
 	return l.load(e, anchor{kind: anchorTop}, 0, cursorIntent{kind: intentIndex})
 }
 
 // rescope forgets the page for a new tenant scope; start reloads it.
 func (l listModel) rescope() listModel {
-	l.started, l.early, l.rows, l.cursor, l.anchor, l.offset = false, false, nil, 0, anchor{}, 0
+	l.started, l.rows, l.cursor, l.anchor, l.offset = false, nil, 0, anchor{}, 0
 	l.marked = marks{ops: map[int64]model.Operation{}}
 	return l
 }
