@@ -42,8 +42,104 @@ type benchReport struct {
 	// Baseline is bare SQLite on the same file system, same durability, same
 	// number of single-row write transactions, same workers, same run.
 	Baseline *benchBaseline `json:"baseline,omitempty"`
-	// Ratio is OpsPerSec / Baseline.TxPerSec.
+	// Ratio is OpsPerSec / Baseline.TxPerSec (over all rounds).
 	Ratio float64 `json:"ratio,omitempty"`
+	// Rounds are the interleaved rounds (with a baseline): bare and call
+	// path alternately, each timing its share of the ops, so the two halves
+	// of each ratio ran a moment apart under the same load. MedianRatio,
+	// RatioMin and RatioMax summarise the rounds' ratios.
+	Rounds      []benchRound `json:"rounds,omitempty"`
+	MedianRatio float64      `json:"median_ratio,omitempty"`
+	RatioMin    float64      `json:"ratio_min,omitempty"`
+	RatioMax    float64      `json:"ratio_max,omitempty"`
+}
+
+// benchRound is one interleaved round: Ops calls and as many bare
+// transactions, one right after the other (the order alternates).
+type benchRound struct {
+	Ops       int     `json:"ops"`
+	OpsPerSec float64 `json:"ops_per_sec"`
+	TxPerSec  float64 `json:"tx_per_sec"`
+	Ratio     float64 `json:"ratio"`
+}
+
+// benchRun times the calls numbered from..to-1 (their latencies into the
+// run's slice) and returns the wall time they took.
+type benchRun func(from, to int) (time.Duration, error)
+
+// benchBare times n bare transactions: wall time and sorted latencies.
+type benchBare func(round, n int) (time.Duration, []time.Duration, error)
+
+// runRounds splits rep.Ops into rounds; in each it times the bare
+// transactions and the calls one after the other, bare first in even
+// rounds and last in odd ones, so a load that swings during the run hits
+// both halves alike. Without bare it is one round of the calls.
+func (rep *benchReport) runRounds(rounds int, run benchRun, bare benchBare, lat []time.Duration, errs *atomic.Int64, firstErr *atomic.Value) error {
+	if bare == nil || rounds < 1 {
+		rounds = 1
+	}
+	rounds = min(rounds, rep.Ops)
+	var callTime, bareTime time.Duration
+	var bareLat []time.Duration
+	for r := 0; r < rounds; r++ {
+		from, to := rep.Ops*r/rounds, rep.Ops*(r+1)/rounds
+		var ce, be time.Duration
+		doCalls := func() (err error) { ce, err = run(from, to); return err }
+		doBare := func() error {
+			if bare == nil {
+				return nil
+			}
+			d, l, err := bare(r, to-from)
+			be, bareLat = d, append(bareLat, l...)
+			return err
+		}
+		first, second := doBare, doCalls
+		if r%2 == 1 {
+			first, second = doCalls, doBare
+		}
+		if err := first(); err != nil {
+			return err
+		}
+		if err := second(); err != nil {
+			return err
+		}
+		callTime, bareTime = callTime+ce, bareTime+be
+		if bare != nil {
+			n := to - from
+			rd := benchRound{Ops: n, OpsPerSec: float64(n) / ce.Seconds(), TxPerSec: float64(n) / be.Seconds()}
+			rd.Ratio = rd.OpsPerSec / rd.TxPerSec
+			rep.Rounds = append(rep.Rounds, rd)
+		}
+	}
+	rep.finish(callTime, lat, errs, firstErr)
+	if bare == nil {
+		return nil
+	}
+	sort.Slice(bareLat, func(i, j int) bool { return bareLat[i] < bareLat[j] })
+	rep.Baseline = &benchBaseline{Transactions: len(bareLat), TxPerSec: float64(len(bareLat)) / bareTime.Seconds(),
+		P50Ms: ms(sqlite.Percentile(bareLat, 0.50)), P99Ms: ms(sqlite.Percentile(bareLat, 0.99))}
+	rep.Ratio = rep.OpsPerSec / rep.Baseline.TxPerSec
+	ratios := make([]float64, len(rep.Rounds))
+	for i, rd := range rep.Rounds {
+		ratios[i] = rd.Ratio
+	}
+	sort.Float64s(ratios)
+	rep.RatioMin, rep.RatioMax = ratios[0], ratios[len(ratios)-1]
+	if n := len(ratios); n%2 == 1 {
+		rep.MedianRatio = ratios[n/2]
+	} else {
+		rep.MedianRatio = (ratios[n/2-1] + ratios[n/2]) / 2
+	}
+	return nil
+}
+
+// printRatios is the human report's rounds and their median.
+func (rep *benchReport) printRatios(w io.Writer, bare string) {
+	for i, rd := range rep.Rounds {
+		fmt.Fprintf(w, "  round %-2d     %9.0f calls/s  %9.0f tx/s  %.2f×\n", i+1, rd.OpsPerSec, rd.TxPerSec, rd.Ratio)
+	}
+	fmt.Fprintf(w, "  ratio        %.2f× %s (median of %d interleaved rounds; %.2f–%.2f×; over all rounds %.2f×)\n",
+		rep.MedianRatio, bare, len(rep.Rounds), rep.RatioMin, rep.RatioMax, rep.Ratio)
 }
 
 type benchBaseline struct {
@@ -65,6 +161,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fresh := fs.Bool("fresh", false, "delete FILE (and its -wal, -shm and provider file) first")
 	durability := fs.String("durability", "durable", "durable (synchronous=FULL, what calls rely on) or fast (synchronous=OFF, throw-away ledgers only)")
 	baseline := fs.Bool("baseline", true, "also time the bare database for the ratio: SQLite single-row write transactions (same durability, same directory), or on PostgreSQL bare pgx transactions of a new call's writes")
+	rounds := fs.Int("rounds", 6, "with the baseline: interleave it with the calls in this many rounds (each a share of --ops, bare and calls back to back) and report each round's ratio and their median")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the timed calls to FILE (go tool pprof)")
 	httpURL := fs.String("http", "", "drive a running gateway (retrysafe serve) at URL over HTTP instead of an in-process ledger; --db is then not used")
 	token := fs.String("token", os.Getenv("RETRYSAFE_TOKEN"), "with --http: the bearer token (default $RETRYSAFE_TOKEN)")
@@ -76,7 +173,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return code
 	}
 	if *httpURL != "" {
-		return runBenchHTTP(ctx, *httpURL, *token, *baselineDir, *workers, *ops, *mix, *asJSON, *baseline, stdout, stderr)
+		return runBenchHTTP(ctx, *httpURL, *token, *baselineDir, *workers, *ops, *rounds, *mix, *asJSON, *baseline, stdout, stderr)
 	}
 	cfg, code, ok := loadConfig(*cfgPath, stderr)
 	if !ok {
@@ -109,6 +206,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--ops must be between 1 and 10000000"))
 	case *mix != "new" && *mix != "replay" && *mix != "conflict":
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--mix must be new, replay or conflict"))
+	case *rounds < 1 || *rounds > 1000:
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--rounds must be between 1 and 1000"))
 	}
 	pdb := providerPath(*db)
 	isPG := postgres.IsURL(*db)
@@ -145,20 +244,20 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	defer l.Close()
 
 	rep := benchReport{Ledger: l.Store().Path(), Mix: *mix, Workers: *workers, Ops: *ops, Durability: *durability, Tool: *tool, args: *argsTmpl}
+	var bare benchBare
 	if *baseline && isPG {
-		b, err := postgres.Baseline(ctx, *db, *ops, *workers, d)
+		b, err := postgres.NewBaseliner(ctx, *db, *workers, d)
 		if err != nil {
 			return fail(stderr, err)
 		}
-		rep.Baseline = &benchBaseline{Transactions: b.Transactions, TxPerSec: b.PerSecond,
-			P50Ms: ms(sqlite.Percentile(b.Latencies, 0.50)), P99Ms: ms(sqlite.Percentile(b.Latencies, 0.99))}
+		defer b.Close()
+		bare = func(_, n int) (time.Duration, []time.Duration, error) {
+			r, err := b.Run(ctx, n)
+			return r.Elapsed, r.Latencies, err
+		}
 	} else if *baseline {
 		path := filepath.Join(filepath.Dir(*db), "."+filepath.Base(*db)+".baseline-"+strconv.Itoa(os.Getpid()))
-		b, err := sqlite.Baseline(ctx, path, *ops, *workers, d)
-		if err != nil {
-			return fail(stderr, err)
-		}
-		rep.Baseline = &benchBaseline{Transactions: b.Transactions, TxPerSec: b.PerSecond, P50Ms: ms(b.P50), P99Ms: ms(b.P99)}
+		bare = sqliteBare(ctx, path, *workers, d)
 	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -171,11 +270,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		defer pprof.StopCPUProfile()
 	}
-	if err := benchCalls(ctx, l.Service(), &rep); err != nil {
+	if err := benchCalls(ctx, l.Service(), &rep, *rounds, bare); err != nil {
 		return fail(stderr, err)
-	}
-	if rep.Baseline != nil && rep.Baseline.TxPerSec > 0 {
-		rep.Ratio = rep.OpsPerSec / rep.Baseline.TxPerSec
 	}
 	if *asJSON {
 		b, _ := json.Marshal(rep)
@@ -193,7 +289,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		if rep.Baseline != nil {
 			fmt.Fprintf(stdout, "  %-11s  %9.0f tx/s     p50 %6.2f ms  p99 %6.2f ms  (%d %s)\n",
 				bare, rep.Baseline.TxPerSec, rep.Baseline.P50Ms, rep.Baseline.P99Ms, rep.Baseline.Transactions, bareWhat)
-			fmt.Fprintf(stdout, "  ratio        %.2f× %s\n", rep.Ratio, bare)
+			rep.printRatios(stdout, bare)
 		}
 		if rep.FirstError != "" {
 			fmt.Fprintf(stdout, "  first error: %s\n", rep.FirstError)
@@ -210,7 +306,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 // the latency percentiles and the errors. An error is any call that did not
 // end as the mix expects: new → created, replay → replayed, conflict →
 // conflict.
-func benchCalls(ctx context.Context, svc *reconcile.Service, rep *benchReport) error {
+func benchCalls(ctx context.Context, svc *reconcile.Service, rep *benchReport, rounds int, bare benchBare) error {
 	tool := rep.Tool
 	run := strconv.FormatInt(time.Now().UnixNano(), 36)
 	// Replay and conflict need stored keys: a pool the calls cycle through,
@@ -233,45 +329,57 @@ func benchCalls(ctx context.Context, svc *reconcile.Service, rep *benchReport) e
 		firstErr atomic.Value
 		wg       sync.WaitGroup
 	)
-	start := time.Now()
-	for w := 0; w < rep.Workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			worker := "bench-" + strconv.Itoa(w)
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= rep.Ops || ctx.Err() != nil {
-					return
-				}
-				req := model.Request{Tool: tool, PayloadVersion: 1, WorkerID: worker, TraceID: "call-" + strconv.Itoa(i)}
-				if rep.Mix == "new" {
-					req.Tenant, req.Key, req.Args = benchTenant(i), fmt.Sprintf("bench-%s-new-%d", run, i), benchArgs(rep.args, i, false)
-				} else {
-					j := i % pool
-					req.Tenant, req.Key, req.Args = benchTenant(j), fmt.Sprintf("bench-%s-%d", run, j), benchArgs(rep.args, j, rep.Mix == "conflict")
-				}
-				t0 := time.Now()
-				res, err := svc.Call(ctx, req, reconcile.CallOptions{})
-				lat[i] = time.Since(t0)
-				if err != nil || res.Outcome != want {
-					errs.Add(1)
-					msg := res.Message
-					if err != nil {
-						msg = err.Error()
+	timed := func(from, to int) (time.Duration, error) {
+		next.Store(int64(from))
+		start := time.Now()
+		for w := 0; w < rep.Workers; w++ {
+			wg.Add(1)
+			go func(w int) {
+				defer wg.Done()
+				worker := "bench-" + strconv.Itoa(w)
+				for {
+					i := int(next.Add(1)) - 1
+					if i >= to || ctx.Err() != nil {
+						return
 					}
-					firstErr.CompareAndSwap(nil, fmt.Sprintf("%s: %s %s", req.Key, res.Class, msg))
+					req := model.Request{Tool: tool, PayloadVersion: 1, WorkerID: worker, TraceID: "call-" + strconv.Itoa(i)}
+					if rep.Mix == "new" {
+						req.Tenant, req.Key, req.Args = benchTenant(i), fmt.Sprintf("bench-%s-new-%d", run, i), benchArgs(rep.args, i, false)
+					} else {
+						j := i % pool
+						req.Tenant, req.Key, req.Args = benchTenant(j), fmt.Sprintf("bench-%s-%d", run, j), benchArgs(rep.args, j, rep.Mix == "conflict")
+					}
+					t0 := time.Now()
+					res, err := svc.Call(ctx, req, reconcile.CallOptions{})
+					lat[i] = time.Since(t0)
+					if err != nil || res.Outcome != want {
+						errs.Add(1)
+						msg := res.Message
+						if err != nil {
+							msg = err.Error()
+						}
+						firstErr.CompareAndSwap(nil, fmt.Sprintf("%s: %s %s", req.Key, res.Class, msg))
+					}
 				}
-			}
-		}(w)
+			}(w)
+		}
+		wg.Wait()
+		elapsed := time.Since(start)
+		if err := ctx.Err(); err != nil {
+			return 0, model.Wrap(model.CodeInternal, err, "bench interrupted: %v", err)
+		}
+		return elapsed, nil
 	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	if err := ctx.Err(); err != nil {
-		return model.Wrap(model.CodeInternal, err, "bench interrupted: %v", err)
+	return rep.runRounds(rounds, timed, bare, lat, &errs, &firstErr)
+}
+
+// sqliteBare is the bare SQLite baseline as rounds: each a new file next
+// to path (removed after it), same durability and workers.
+func sqliteBare(ctx context.Context, path string, workers int, d store.Durability) benchBare {
+	return func(round, n int) (time.Duration, []time.Duration, error) {
+		b, err := sqlite.Baseline(ctx, path+"-"+strconv.Itoa(round), n, workers, d)
+		return b.Elapsed, b.Latencies, err
 	}
-	rep.finish(elapsed, lat, &errs, &firstErr)
-	return nil
 }
 
 // finish fills in a run's rate, latency percentiles and errors (the

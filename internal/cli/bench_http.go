@@ -20,13 +20,12 @@ import (
 
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/store"
-	"github.com/retrysafe/retrysafe/store/sqlite"
 )
 
 // runBenchHTTP is `retrysafe bench --http URL`: load on a running gateway
 // from this separate process over the network (loopback in the README),
 // against bare SQLite single-row transactions timed in the same run.
-func runBenchHTTP(ctx context.Context, rawURL, token, baselineDir string, workers, ops int, mix string, asJSON, baseline bool, stdout, stderr io.Writer) int {
+func runBenchHTTP(ctx context.Context, rawURL, token, baselineDir string, workers, ops, rounds int, mix string, asJSON, baseline bool, stdout, stderr io.Writer) int {
 	u, err := url.Parse(rawURL)
 	switch {
 	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
@@ -39,24 +38,19 @@ func runBenchHTTP(ctx context.Context, rawURL, token, baselineDir string, worker
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--ops must be between 1 and 10000000"))
 	case mix != "new" && mix != "replay" && mix != "conflict":
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--mix must be new, replay or conflict"))
+	case rounds < 1 || rounds > 1000:
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--rounds must be between 1 and 1000"))
 	case baseline && !isDir(baselineDir):
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--baseline-dir %s is not a directory", baselineDir))
 	}
 	base := strings.TrimRight(rawURL, "/")
 	rep := benchReport{Ledger: base, Mix: mix, Workers: workers, Ops: ops, Durability: "durable"}
+	var bare benchBare
 	if baseline {
-		path := filepath.Join(baselineDir, ".retrysafe-http-bench.baseline-"+strconv.Itoa(os.Getpid()))
-		b, err := sqlite.Baseline(ctx, path, ops, workers, store.Durable)
-		if err != nil {
-			return fail(stderr, err)
-		}
-		rep.Baseline = &benchBaseline{Transactions: b.Transactions, TxPerSec: b.PerSecond, P50Ms: ms(b.P50), P99Ms: ms(b.P99)}
+		bare = sqliteBare(ctx, filepath.Join(baselineDir, ".retrysafe-http-bench.baseline-"+strconv.Itoa(os.Getpid())), workers, store.Durable)
 	}
-	if err := benchHTTPCalls(ctx, u, base, token, &rep); err != nil {
+	if err := benchHTTPCalls(ctx, u, base, token, &rep, rounds, bare); err != nil {
 		return fail(stderr, err)
-	}
-	if rep.Baseline != nil && rep.Baseline.TxPerSec > 0 {
-		rep.Ratio = rep.OpsPerSec / rep.Baseline.TxPerSec
 	}
 	if asJSON {
 		b, _ := json.Marshal(rep)
@@ -67,7 +61,7 @@ func runBenchHTTP(ctx context.Context, rawURL, token, baselineDir string, worker
 		if rep.Baseline != nil {
 			fmt.Fprintf(stdout, "  bare SQLite  %9.0f tx/s     p50 %6.2f ms  p99 %6.2f ms  (%d single-row write transactions, synchronous=FULL, in %s)\n",
 				rep.Baseline.TxPerSec, rep.Baseline.P50Ms, rep.Baseline.P99Ms, rep.Baseline.Transactions, baselineDir)
-			fmt.Fprintf(stdout, "  ratio        %.2f× bare SQLite\n", rep.Ratio)
+			rep.printRatios(stdout, "bare SQLite")
 		}
 		if rep.FirstError != "" {
 			fmt.Fprintf(stdout, "  first error: %s\n", rep.FirstError)
@@ -181,7 +175,7 @@ func (p *clientPoster) close() {}
 
 // benchHTTPCalls is benchCalls over HTTP: an error is any answer other
 // than the mix's (new → 201, replay → 200 replayed, conflict → 422).
-func benchHTTPCalls(ctx context.Context, u *url.URL, base, token string, rep *benchReport) error {
+func benchHTTPCalls(ctx context.Context, u *url.URL, base, token string, rep *benchReport, rounds int, bare benchBare) error {
 	run := strconv.FormatInt(time.Now().UnixNano(), 36)
 	client := &http.Client{Timeout: benchRequestTimeout, Transport: &http.Transport{
 		MaxIdleConns: rep.Workers * 2, MaxIdleConnsPerHost: rep.Workers * 2, IdleConnTimeout: time.Minute}}
@@ -223,40 +217,47 @@ func benchHTTPCalls(ctx context.Context, u *url.URL, base, token string, rep *be
 		firstErr atomic.Value
 		wg       sync.WaitGroup
 	)
-	start := time.Now()
-	for w := 0; w < rep.Workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			p := newPoster()
-			defer p.close()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= rep.Ops || ctx.Err() != nil {
-					return
-				}
-				var key string
-				var body []byte
-				if rep.Mix == "new" {
-					key, body = fmt.Sprintf("hbench-%s-new-%d", run, i), benchArgs(defaultBenchArgs, i, false)
-				} else {
-					key, body = poolKeys[i%pool], poolBodies[i%pool]
-				}
-				t0 := time.Now()
-				code, err := p.post(key, body, "bench-"+strconv.Itoa(i))
-				lat[i] = time.Since(t0)
-				if err != nil || code != want {
-					errs.Add(1)
-					firstErr.CompareAndSwap(nil, fmt.Sprintf("%s: HTTP %d %v", key, code, err))
-				}
-			}
-		}()
+	// Each client keeps its connection across rounds.
+	posters := make([]benchPoster, rep.Workers)
+	for w := range posters {
+		posters[w] = newPoster()
+		defer posters[w].close()
 	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	if err := ctx.Err(); err != nil {
-		return model.Wrap(model.CodeInternal, err, "bench interrupted: %v", err)
+	timed := func(from, to int) (time.Duration, error) {
+		next.Store(int64(from))
+		start := time.Now()
+		for w := 0; w < rep.Workers; w++ {
+			wg.Add(1)
+			go func(p benchPoster) {
+				defer wg.Done()
+				for {
+					i := int(next.Add(1)) - 1
+					if i >= to || ctx.Err() != nil {
+						return
+					}
+					var key string
+					var body []byte
+					if rep.Mix == "new" {
+						key, body = fmt.Sprintf("hbench-%s-new-%d", run, i), benchArgs(defaultBenchArgs, i, false)
+					} else {
+						key, body = poolKeys[i%pool], poolBodies[i%pool]
+					}
+					t0 := time.Now()
+					code, err := p.post(key, body, "bench-"+strconv.Itoa(i))
+					lat[i] = time.Since(t0)
+					if err != nil || code != want {
+						errs.Add(1)
+						firstErr.CompareAndSwap(nil, fmt.Sprintf("%s: HTTP %d %v", key, code, err))
+					}
+				}
+			}(posters[w])
+		}
+		wg.Wait()
+		elapsed := time.Since(start)
+		if err := ctx.Err(); err != nil {
+			return 0, model.Wrap(model.CodeInternal, err, "bench interrupted: %v", err)
+		}
+		return elapsed, nil
 	}
-	rep.finish(elapsed, lat, &errs, &firstErr)
-	return nil
+	return rep.runRounds(rounds, timed, bare, lat, &errs, &firstErr)
 }

@@ -530,6 +530,10 @@ func TestBenchReportsRateLatencyErrorsAndTheBaseline(t *testing.T) {
 			rep.P50Ms <= 0 || rep.P99Ms < rep.P50Ms || rep.Baseline == nil || rep.Baseline.TxPerSec <= 0 || rep.Ratio <= 0 {
 			t.Errorf("bench %s report %+v", mix, rep)
 		}
+		// The baseline is interleaved with the calls in rounds (6 by
+		// default) that share the ops out; the median is one of the
+		// rounds' spread.
+		checkBenchRounds(t, out, rep, 6, 60)
 		// The calls were real: the ledger holds them.
 		st, err := sqlite.Open(db, store.Options{ReadOnly: true})
 		if err != nil {
@@ -728,5 +732,37 @@ func TestAReplayedCallLeavesItsWALAndLosesNothing(t *testing.T) {
 	}
 	if len(d.Attempts) != 4 {
 		t.Errorf("%d attempts after a call and three replays, want 4", len(d.Attempts))
+	}
+}
+
+// checkBenchRounds checks a bench report's interleaved rounds: the JSON
+// keys scripts read, rounds that add up to the ops, and a median ratio
+// within the rounds' spread.
+func checkBenchRounds(t *testing.T, out string, rep benchReport, rounds, ops int) {
+	t.Helper()
+	var raw map[string]any
+	if err := json.Unmarshal([]byte(out), &raw); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"ops_per_sec", "p50_ms", "p99_ms", "baseline", "ratio", "rounds", "median_ratio", "ratio_min", "ratio_max"} {
+		if _, ok := raw[k]; !ok {
+			t.Errorf("bench --json has no %q: %s", k, out)
+		}
+	}
+	if len(rep.Rounds) != rounds {
+		t.Fatalf("bench ran %d rounds, want %d: %+v", len(rep.Rounds), rounds, rep.Rounds)
+	}
+	sum := 0
+	for i, rd := range rep.Rounds {
+		sum += rd.Ops
+		if rd.Ops < 1 || rd.OpsPerSec <= 0 || rd.TxPerSec <= 0 || rd.Ratio <= 0 {
+			t.Errorf("round %d: %+v", i, rd)
+		}
+	}
+	if sum != ops || rep.Baseline.Transactions != ops {
+		t.Errorf("rounds timed %d calls and %d bare transactions, want %d each", sum, rep.Baseline.Transactions, ops)
+	}
+	if !(rep.RatioMin <= rep.MedianRatio && rep.MedianRatio <= rep.RatioMax && rep.RatioMin > 0) {
+		t.Errorf("median ratio %v outside the rounds' %v–%v", rep.MedianRatio, rep.RatioMin, rep.RatioMax)
 	}
 }

@@ -526,13 +526,24 @@ func TestBenchOverHTTPDrivesARealGateway(t *testing.T) {
 			t.Errorf("bench --http %s report %+v", mix, rep)
 		}
 	}
+	// With the baseline: bare SQLite interleaved with the gateway's calls.
+	out, errText, code := cli(t, "bench", "--http", srv.url, "--token", token, "--workers", "4", "--ops", "40",
+		"--rounds", "4", "--baseline-dir", t.TempDir(), "--json")
+	if code != 0 {
+		t.Fatalf("bench --http with the baseline: exit %d %q %q", code, out, errText)
+	}
+	var rep benchReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("bench --json %q: %v", out, err)
+	}
+	checkBenchRounds(t, out, rep, 4, 40)
 	st, err := sqlite.Open(db, store.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
 	// new: 40 keys; replay and conflict: a pool of 40 stored keys each.
-	if c, _ := st.Counts(context.Background(), "bench"); c.Total != 120 {
-		t.Errorf("the ledger holds %d operations of tenant bench, want 120", c.Total)
+	if c, _ := st.Counts(context.Background(), "bench"); c.Total != 160 {
+		t.Errorf("the ledger holds %d operations of tenant bench, want 160", c.Total)
 	}
 }

@@ -17,12 +17,13 @@ import (
 // BaselineResult is the write rate of bare SQLite on one file system: the
 // yardstick `retrysafe bench` holds the call path against.
 type BaselineResult struct {
-	Transactions int           `json:"transactions"`
-	Workers      int           `json:"workers"`
-	Elapsed      time.Duration `json:"elapsed_ns"`
-	PerSecond    float64       `json:"tx_per_sec"`
-	P50          time.Duration `json:"p50_ns"`
-	P99          time.Duration `json:"p99_ns"`
+	Transactions int             `json:"transactions"`
+	Workers      int             `json:"workers"`
+	Elapsed      time.Duration   `json:"elapsed_ns"`
+	PerSecond    float64         `json:"tx_per_sec"`
+	P50          time.Duration   `json:"p50_ns"`
+	P99          time.Duration   `json:"p99_ns"`
+	Latencies    []time.Duration `json:"-"` // sorted
 }
 
 // Baseline runs n single-row write transactions (BEGIN IMMEDIATE, one
@@ -98,6 +99,7 @@ func Baseline(ctx context.Context, path string, n, workers int, d store.Durabili
 	res.PerSecond = float64(n) / res.Elapsed.Seconds()
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	res.P50, res.P99 = Percentile(lat, 0.50), Percentile(lat, 0.99)
+	res.Latencies = lat
 	return res, nil
 }
 
