@@ -260,6 +260,7 @@ func TestTriageOfASlowHTTPProviderCannotTell(t *testing.T) {
 	if err := proc.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
+	waitStopped(t, proc.Process.Pid)
 	out, errText, code := cli(t, "triage", "--db", db, "--config", cfgPath, "--json", "--timeout", "200ms", "--operator", "oncall")
 	if err := proc.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
@@ -345,5 +346,28 @@ func BenchmarkTriage5000SandboxServe(b *testing.B) {
 		}
 		b.ReportMetric(wall.Seconds(), "s/run")
 		b.ReportMetric(float64(n)/wall.Seconds(), "lookups/s")
+	}
+}
+
+// waitStopped waits until the kernel shows pid stopped (state T): a stop
+// signal takes effect when the process is next scheduled, and on a loaded
+// machine a server signalled a moment ago still answered a lookup or two
+// — the answers of a live server, which this test must not ask.
+func waitStopped(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			t.Fatalf("process %d: %v", pid, err)
+		}
+		// The state follows the command name's closing parenthesis.
+		if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) && stat[i+2] == 'T' {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d not stopped after 10s: %.80s", pid, stat)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
