@@ -70,7 +70,10 @@ const (
 	// its provider file, a wrong ProviderDB: refused) — and tied to this
 	// ledger for the config's sandbox provider names (sandbox.Tie: a file
 	// that never served it for a name is refused once the ledger has sent
-	// to that name).
+	// to that name), and the ledger records the file's id (sandbox.FileID)
+	// per name: once it has sent to a name, any other file is refused for
+	// dispatch and cannot tell for lookups — a copy of the ledger keeps its
+	// id, so only this record tells a copy's file from its own.
 	Dispatching
 	// Resending: a sweep, which sends again only what the ledger already
 	// sent. On a ledger that has sent nothing to a sandbox no sandbox file
@@ -278,6 +281,18 @@ func (l *Ledger) buildProvider(ctx context.Context, p config.Provider, use Provi
 				return provider.Unreachable(p.Name, p.HonoursKeys, fmt.Sprintf(
 					"the sandbox provider's file %s has never served this ledger (id %s), which has operations sent to %s: it is another ledger's file, a new one, or one made before ledgers had ids; pass --provider-db with the file the calls used", l.providerDB, id, p.Name)), nil
 			}
+			// A file other than the one this ledger recorded for this
+			// provider (store.Tx.TieProviderFile) is not where its
+			// deliveries are, whatever its ties say: a copy of the ledger
+			// keeps its id, so a file that served a copy serves "it" too.
+			recorded, err := l.st.ProviderFile(ctx, p.Name)
+			if err != nil {
+				return nil, err
+			}
+			if recorded != "" && recorded != l.sb.FileID() {
+				return provider.Unreachable(p.Name, p.HonoursKeys, fmt.Sprintf(
+					"the sandbox provider's file %s (file id %s) is not the one this ledger dispatched to %s through (file id %s): it is a copy's file, another ledger's, or a new one; pass --provider-db with the file the calls used", l.providerDB, l.sb.FileID(), p.Name, recorded)), nil
+			}
 		}
 		return l.sb.Provider(p.Name, p.HonoursKeys), nil
 	case config.KindHTTP:
@@ -317,7 +332,54 @@ func (l *Ledger) tieSandbox(ctx context.Context, use ProviderUse) error {
 	if err != nil {
 		return model.Wrap(model.CodeUnavailable, err, "cannot tie sandbox provider %s to this ledger: %v", l.providerDB, err)
 	}
+	// The file serves this ledger (its ties), but a copy of the ledger
+	// keeps the ledger's id, so a file that served a copy serves "it"
+	// too: the ledger records which file it dispatches through, by the
+	// file's own id. A ledger that has sent nothing to a name yet may
+	// move to another file (one file serves several ledgers); one that
+	// has sent is refused any file but the one recorded.
+	fileID := l.sb.FileID()
+	for _, name := range l.sandboxNames {
+		recorded, err := l.st.ProviderFile(ctx, name)
+		if err != nil {
+			return err
+		}
+		if recorded == fileID {
+			continue
+		}
+		if recorded != "" {
+			sent, err := l.st.SentTo(ctx, name)
+			if err != nil {
+				return err
+			}
+			if sent {
+				return l.refuseOtherFile(name, recorded, fileID)
+			}
+		}
+		var now string
+		if err := l.st.WithTx(ctx, func(tx store.Tx) (err error) {
+			now, err = tx.TieProviderFile(name, fileID, recorded)
+			return err
+		}); err != nil {
+			return err
+		}
+		if now != fileID {
+			// Another opener recorded its file meanwhile.
+			return l.refuseOtherFile(name, now, fileID)
+		}
+	}
 	return nil
+}
+
+// refuseOtherFile refuses to dispatch to provider name through the file
+// whose id is fileID when the ledger recorded another one for it.
+func (l *Ledger) refuseOtherFile(name, recorded, fileID string) error {
+	if recorded == fileID {
+		return nil
+	}
+	return model.Errorf(model.CodeInvalid,
+		"the sandbox provider's file %s (file id %s) is not the one this ledger dispatched to %s through (file id %s): it is a copy's file, another ledger's, or a new one; pass --provider-db with the file the calls used (nothing was sent: its \"has nothing\" would prove nothing about them)",
+		l.providerDB, fileID, name, recorded)
 }
 
 // refuseNewSandboxWithHistory refuses to create a sandbox provider's file

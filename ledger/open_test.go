@@ -267,3 +267,98 @@ func TestResendingOpensNoSandboxFileForALedgerThatSentNothing(t *testing.T) {
 		t.Errorf("Serves(sandbox) = %v, %v; want the file tied", ok, err)
 	}
 }
+
+// A copy of a ledger keeps its ledger id, so a sandbox file's ties cannot
+// tell the copies apart: the ledger records the file it dispatches
+// through by the file's own id. Ledger A and its copy B (made before
+// either sent) each send through their own file; each file cannot tell
+// about the other copy's operations and is refused to it for dispatch,
+// while a copy of a ledger with a copy of its file is still the same
+// pair. A ledger that has sent nothing may move to another file.
+func TestOpenConfigTellsACopysProviderFileFromItsOwn(t *testing.T) {
+	ctx := context.Background()
+	open := func(t *testing.T, where, pdb string, use ledger.ProviderUse, create bool) (*ledger.Ledger, error) {
+		t.Helper()
+		return ledger.OpenConfig(ctx, where, config.Default(), ledger.ConfigOptions{ProviderDB: pdb, Use: use, Store: store.Options{Create: create}})
+	}
+	send := func(t *testing.T, where, key string) {
+		t.Helper()
+		l, err := open(t, where, "", ledger.Dispatching, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		if res, err := l.Call(ctx, "acme", key, "send_notification", notify); err != nil || res.Class != model.ClassDone {
+			t.Fatalf("setup call: %+v %v", res, err)
+		}
+	}
+	a := filepath.Join(t.TempDir(), "a.db")
+	l, err := open(t, a, "", ledger.Dispatching, true) // ties and records a's file
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	b := filepath.Join(t.TempDir(), "b.db")
+	copyTo(t, a, b)
+	send(t, a, "ka")
+	send(t, b, "kb")
+	pair := filepath.Join(t.TempDir(), "pair.db")
+	copyTo(t, a, pair)
+	copyTo(t, ledger.ProviderPath(a), ledger.ProviderPath(pair))
+	const other = "is not the one this ledger dispatched to sandbox through"
+
+	for _, c := range []struct {
+		name, where, key, pdb string
+		use                   ledger.ProviderUse
+		openErr               bool   // OpenConfig refuses (invalid)
+		check                 string // what Check says: "found", or a part of its error
+	}{
+		{"lookups, A in its own file", a, "ka", "", ledger.LookupsOnly, false, "found"},
+		{"lookups, B in its own file", b, "kb", "", ledger.LookupsOnly, false, "found"},
+		{"lookups, A in B's file", a, "ka", ledger.ProviderPath(b), ledger.LookupsOnly, false, other},
+		{"lookups, B in A's file", b, "kb", ledger.ProviderPath(a), ledger.LookupsOnly, false, other},
+		{"lookups, a copy of A beside a copy of its file", pair, "ka", "", ledger.LookupsOnly, false, "found"},
+		{"dispatching, A through B's file", a, "ka", ledger.ProviderPath(b), ledger.Dispatching, true, other},
+		{"dispatching, B through A's file", b, "kb", ledger.ProviderPath(a), ledger.Dispatching, true, other},
+		{"dispatching, a copy of A beside a copy of its file", pair, "ka", "", ledger.Dispatching, false, "found"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			l, err := open(t, c.where, c.pdb, c.use, false)
+			if c.openErr {
+				if !ledger.IsInvalid(err) || !strings.Contains(err.Error(), c.check) {
+					t.Fatalf("OpenConfig: %v; want invalid saying %q", err, c.check)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			ev, err := l.Check(ctx, "acme", c.key)
+			switch {
+			case c.check == "found" && (err != nil || !ev.Found):
+				t.Errorf("Check: %+v %v; want found", ev, err)
+			case c.check != "found" && (err == nil || !strings.Contains(err.Error(), c.check)):
+				t.Errorf("Check: %+v %v; want cannot tell saying %q", ev, err, c.check)
+			}
+		})
+	}
+
+	// A ledger that has sent nothing moves to the file it dispatches
+	// through next, and trusts that one from then on.
+	fresh := filepath.Join(t.TempDir(), "fresh.db")
+	if l, err = open(t, fresh, "", ledger.Dispatching, true); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	if l, err = open(t, fresh, ledger.ProviderPath(b), ledger.Dispatching, false); err != nil {
+		t.Fatalf("a ledger that sent nothing, through another file: %v", err)
+	}
+	if res, err := l.Call(ctx, "acme", "kf", "send_notification", notify); err != nil || res.Class != model.ClassDone {
+		t.Fatalf("call: %+v %v", res, err)
+	}
+	l.Close()
+	if _, err := open(t, fresh, "", ledger.Dispatching, false); !ledger.IsInvalid(err) || !strings.Contains(err.Error(), other) {
+		t.Errorf("after it sent through B's file, through its first file again: %v; want invalid saying %q", err, other)
+	}
+}

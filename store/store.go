@@ -70,6 +70,13 @@ type Reader interface {
 	// ledgers it served, so a provider file that never served this one is
 	// not taken for this ledger's (its "has nothing" proves nothing).
 	LedgerID(ctx context.Context) (string, error)
+	// ProviderFile is the id of the provider file (a sandbox file's own
+	// random id) this ledger recorded for the provider named provider when
+	// it first dispatched through it (Tx.TieProviderFile), or "" if none
+	// is recorded. A copy of the ledger keeps its LedgerID, so a provider
+	// file's record of the ledgers it served cannot tell the copies apart;
+	// the ledger's record of the file it used can.
+	ProviderFile(ctx context.Context, provider string) (string, error)
 	// Get reads one operation of a tenant, with its latest finding (as
 	// List has it); another tenant's key is not found, exactly as a key
 	// that never existed.
@@ -190,6 +197,12 @@ type Tx interface {
 	SetReceipt(opID int64, receipt []byte) error
 	// SupersedingKey is the key an operator authorized in place of opID.
 	SupersedingKey(opID int64) (string, error)
+	// TieProviderFile records fileID (32 lowercase hex digits) as the
+	// provider file of the provider named provider, a compare-and-set:
+	// only while the one recorded is replacing ("" = none is recorded).
+	// It returns the one recorded after: fileID, or another that was
+	// recorded meanwhile.
+	TieProviderFile(provider, fileID, replacing string) (string, error)
 
 	// InsertAttempt appends an attempt; a lookup attempt carries its
 	// finding (a.Finding, a.Detail) and changes nothing else.

@@ -441,3 +441,52 @@ func TestASweepThatSendsNothingTiesNoProviderFile(t *testing.T) {
 		t.Errorf("sweep through a file the ledger never used: exit %d: %s; want refused", code, errText)
 	}
 }
+
+// A copy of a ledger keeps its ledger id, so a sandbox file's ties cannot
+// tell the copies apart: once copy B has dispatched through its own new
+// file, that file "serves" A's id too. A records the file it dispatched
+// through (by the file's own id), so B's file cannot tell about A's
+// operations and a call of A through it is refused; each copy still
+// trusts its own file.
+func TestACopysProviderFileCannotTellAboutTheOriginal(t *testing.T) {
+	a := newLedgerFile(t)
+	if _, errText, code := cli(t, callArgs(a, "t", "c1", "create_support_task", taskArgs("x"))...); code != 0 {
+		t.Fatalf("setup local call on A: exit %d: %s", code, errText)
+	}
+	b := filepath.Join(t.TempDir(), "B.db")
+	copyFile(t, a, b)
+	if _, _, code := cli(t, callArgs(a, "t", "n1", "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
+		t.Fatalf("setup call on A: exit %d; want 5", code)
+	}
+	if _, errText, code := cli(t, callArgs(b, "t", "m1", "send_notification", notifyArgs)...); code != 0 {
+		t.Fatalf("setup call on B: exit %d: %s", code, errText)
+	}
+	for _, c := range []struct {
+		name, ledger, key, providerDB, want string
+		code                                int
+	}{
+		{"A's operation in B's file", a, "n1", providerPath(b), "cannot tell", 2},
+		{"B's operation in A's file", b, "m1", providerPath(a), "cannot tell", 2},
+		{"A's operation in A's file", a, "n1", providerPath(a), "delivered", 0},
+		{"B's operation in B's file", b, "m1", providerPath(b), "delivered", 0},
+	} {
+		out, errText, code := cli(t, "ops", "check", "--db", c.ledger, "--tenant", "t", "--key", c.key, "--provider-db", c.providerDB)
+		if code != c.code || !strings.Contains(out+errText, c.want) || strings.Contains(out, "no delivery") {
+			t.Errorf("%s: ops check exit %d, stdout %q, stderr %q; want exit %d and %q", c.name, code, out, errText, c.code, c.want)
+		}
+		if c.code == 2 && !strings.Contains(errText, "is not the one this ledger dispatched to sandbox through") {
+			t.Errorf("%s: stderr %q does not say why", c.name, errText)
+		}
+	}
+	before, err := countDeliveries(t, providerPath(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _, code := cli(t, callArgs(a, "t", "n2", "send_notification", notifyArgs, "--provider-db", providerPath(b), "--json")...)
+	if code != 2 || !strings.Contains(out, `"class":"invalid"`) || !strings.Contains(out, "is not the one this ledger dispatched to sandbox through") {
+		t.Errorf("a call of A through B's file: exit %d, %s; want 2, class invalid and a refusal", code, out)
+	}
+	if after, err := countDeliveries(t, providerPath(b)); err != nil || after != before {
+		t.Errorf("B's file held %d deliveries, now %d (%v): the refused call sent something", before, after, err)
+	}
+}

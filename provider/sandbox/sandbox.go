@@ -31,9 +31,10 @@ import (
 // keys (every dispatch is a new delivery), and "sandbox-idem", which honours
 // them (a repeated key returns the first delivery).
 type Sandbox struct {
-	db   *sql.DB
-	path string
-	now  func() time.Time // stamps deliveries; nil = time.Now
+	db     *sql.DB
+	path   string
+	fileID string           // this file's own random id (FileID)
+	now    func() time.Time // stamps deliveries; nil = time.Now
 	// lookupDelay slows every lookup down (a slow provider, for tests and
 	// measurements of what waits on it); nanoseconds.
 	lookupDelay atomic.Int64
@@ -80,7 +81,49 @@ func Open(path string) (*Sandbox, error) {
 		db.Close()
 		return nil, fmt.Errorf("sandbox provider %s: %w", path, err)
 	}
-	return &Sandbox{db: db, path: path}, nil
+	fileID, err := makeFileID(db)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sandbox provider %s: %w", path, err)
+	}
+	return &Sandbox{db: db, path: path, fileID: fileID}, nil
+}
+
+// FileID is this file's own identity: a random id (32 lowercase hex
+// digits) made once, by the first Open of the file (an older file gets
+// one on its first Open since), and kept. Its ties (Serves) are by ledger
+// id, which a copy of a ledger keeps, so they cannot tell two copies of a
+// ledger apart; a ledger records the FileID of the file it dispatched
+// through (store.Tx.TieProviderFile), which can.
+func (s *Sandbox) FileID() string { return s.fileID }
+
+// makeFileID reads the file's id, making it first if it has none (one
+// immediate transaction, so concurrent first opens agree); a file that
+// has one costs a read, no write.
+func makeFileID(db *sql.DB) (string, error) {
+	var id string
+	if db.QueryRow(`SELECT file_id FROM file_meta`).Scan(&id) == nil {
+		return id, nil
+	}
+	tx, err := db.Begin()
+	if err != nil {
+		return "", err
+	}
+	defer tx.Rollback()
+	for _, q := range []string{
+		`CREATE TABLE IF NOT EXISTS file_meta (
+			one INTEGER PRIMARY KEY CHECK (one = 1),
+			file_id TEXT NOT NULL CHECK (length(file_id) = 32))`,
+		`INSERT OR IGNORE INTO file_meta (one, file_id) VALUES (1, lower(hex(randomblob(16))))`,
+	} {
+		if _, err := tx.Exec(q); err != nil {
+			return "", err
+		}
+	}
+	if err := tx.QueryRow(`SELECT file_id FROM file_meta`).Scan(&id); err != nil {
+		return "", err
+	}
+	return id, tx.Commit()
 }
 
 // ErrNotASandboxFile is Open's refusal of an existing file that is not a

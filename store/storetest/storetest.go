@@ -88,6 +88,7 @@ func Run(t *testing.T, d Driver) {
 		{"LatestConclusiveFindingOutlivesALaterCannotTell", testLatestConclusiveFinding},
 		{"SentToFindsOperationsOfAnyTenantSentToAProvider", testSentTo},
 		{"LedgerIDIsMadeOnceKeptAndDiffersBetweenLedgers", testLedgerID},
+		{"ProviderFileIsRecordedOncePerProviderAndKept", testProviderFile},
 		{"LocalEffectsCommitWithTheirOperationAndRollBackWithIt", testLocalEffects},
 		{"ListPagesInEverySortOrderBothWays", testListSortPaging},
 		{"ListFiltersByProviderAndAge", testListProviderAndAge},

@@ -1061,3 +1061,49 @@ func testLedgerID(t *testing.T, h *harness) {
 		t.Errorf("another ledger: LedgerID = %q, %v; want 32 hex digits other than %q", oid, err, id)
 	}
 }
+
+// A ledger records, per provider name, the provider file it dispatches
+// through: a compare-and-set (the first tie records; a tie replacing the
+// recorded one replaces it; a tie that expected another — none, or a
+// stale one — changes nothing and returns the recorded one), names are
+// apart, every handle reads it, and an id that is not 32 characters is
+// refused.
+func testProviderFile(t *testing.T, h *harness) {
+	ctx := ctxT(t)
+	const a, b, c = "0123456789abcdef0123456789abcdef", "fedcba9876543210fedcba9876543210", "00000000000000000000000000000000"
+	if got, err := h.L.ProviderFile(ctx, "sandbox"); err != nil || got != "" {
+		t.Fatalf("ProviderFile before any tie = %q, %v; want \"\"", got, err)
+	}
+	for _, tc := range []struct {
+		provider, file, replacing, want string
+	}{
+		{"sandbox", a, "", a},
+		{"sandbox", b, "", a},
+		{"sandbox", b, c, a},
+		{"sandbox", c, a, c},
+		{"sandbox", a, a, c},
+		{"sandbox-idem", b, "", b},
+		{"sandbox-idem", a, "", b},
+	} {
+		var got string
+		h.tx(t, func(tx store.Tx) (err error) {
+			got, err = tx.TieProviderFile(tc.provider, tc.file, tc.replacing)
+			return err
+		})
+		if got != tc.want {
+			t.Errorf("TieProviderFile(%s, %s, replacing %q) = %s; want %s", tc.provider, tc.file, tc.replacing, got, tc.want)
+		}
+	}
+	for _, o := range []store.Options{{}, {ReadOnly: true}} {
+		l := h.open(t, o)
+		for p, want := range map[string]string{"sandbox": c, "sandbox-idem": b, "other": ""} {
+			if got, err := l.ProviderFile(ctx, p); err != nil || got != want {
+				t.Errorf("read-only %v: ProviderFile(%s) = %q, %v; want %q", o.ReadOnly, p, got, err, want)
+			}
+		}
+	}
+	err := h.L.WithTx(ctx, func(tx store.Tx) error { _, err := tx.TieProviderFile("short", "abc", ""); return err })
+	if err == nil {
+		t.Errorf("TieProviderFile with a 3-character id: no error; want the CHECK's refusal")
+	}
+}

@@ -1,0 +1,33 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+)
+
+// ProviderFile is the provider file id recorded for provider, or "".
+func (s *Store) ProviderFile(ctx context.Context, provider string) (string, error) {
+	var id string
+	err := s.r.QueryRowContext(ctx, `SELECT file_id FROM provider_files WHERE provider = ?`, provider).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return id, s.translate(err, "read the ledger's provider file")
+}
+
+// TieProviderFile records fileID for provider while the recorded one is
+// replacing ("" = none), and returns the recorded one.
+func (t *Tx) TieProviderFile(provider, fileID, replacing string) (string, error) {
+	q := `UPDATE provider_files SET file_id = ? WHERE provider = ? AND file_id = ?`
+	args := []any{fileID, provider, replacing}
+	if replacing == "" {
+		q, args = `INSERT INTO provider_files (provider, file_id) VALUES (?, ?) ON CONFLICT (provider) DO NOTHING`, []any{provider, fileID}
+	}
+	if _, err := t.exec(q, args...); err != nil {
+		return "", err
+	}
+	var id string
+	err := t.queryRow(`SELECT file_id FROM provider_files WHERE provider = ?`, provider).Scan(&id)
+	return id, err
+}
