@@ -18,9 +18,9 @@ func TestNarrowTabsKeepTheActiveTabAndItsClicks(t *testing.T) {
 	if !strings.Contains(line, "[all 4]") || strings.Contains(line, "…") {
 		t.Fatalf("the all tab is not shown whole at 60 columns: %q", line)
 	}
-	x := strings.Index(line, "applied 1")
+	x := strings.Index(line, "appl 1")
 	h.send(tea.MouseMsg{X: len([]rune(line[:x])) + 1, Y: 1, Action: tea.MouseActionPress, Button: tea.MouseButtonLeft})
-	if got := strings.Split(h.view(), "\n")[1]; !strings.Contains(got, "[applied 1]") {
+	if got := strings.Split(h.view(), "\n")[1]; !strings.Contains(got, "[appl 1]") {
 		t.Fatalf("a click on the applied tab: %q", got)
 	}
 }
