@@ -24,3 +24,26 @@ func TestNarrowTabsKeepTheActiveTabAndItsClicks(t *testing.T) {
 		t.Fatalf("a click on the applied tab: %q", got)
 	}
 }
+
+// At 60 columns every screen's help line keeps the way back and the help
+// key: lower-priority bindings give way first.
+func TestNarrowHelpLinesKeepEscAndHelp(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		keys []string
+	}{
+		{"detail", []string{"enter"}},
+		{"detail of an applied op", []string{"5", "enter"}},
+		{"audit log", []string{"D"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := open(t, config(fixture(t)), 60, 20)
+			h.keys(tc.keys...)
+			lines := strings.Split(h.view(), "\n")
+			help := lines[len(lines)-1]
+			if !strings.Contains(help, "esc back") || !strings.Contains(help, "? help") {
+				t.Fatalf("help line at 60 columns: %q", help)
+			}
+		})
+	}
+}
