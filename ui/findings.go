@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/reconcile"
@@ -31,6 +32,35 @@ func findingCell(f *model.Finding, now time.Time) string {
 		return "not checked"
 	}
 	return f.Line(f.Ref, age(now, f.At))
+}
+
+// findingCellIn is the FINDING cell in w cells: the finding's words ("has
+// it", "has nothing", "cannot tell", and "stale:") are never cut — the
+// reference narrows in its middle first, then it goes, then the age.
+func findingCellIn(f *model.Finding, now time.Time, w int) string {
+	full := findingCell(f, now)
+	if f == nil || ansi.StringWidth(full) <= w {
+		return fit(full, w)
+	}
+	when := age(now, f.At)
+	if f.Kind == model.FindingHasIt && f.Ref != "" {
+		// "has it · " + ref + " " + when, with the ref clipped.
+		if room := w - ansi.StringWidth(f.Line("", when)) - 3; room >= 4 {
+			return fit(f.Line(clipMiddle(f.Ref, room), when), w)
+		}
+	}
+	if short := f.Line("", when); ansi.StringWidth(short) <= w {
+		return fit(short, w)
+	}
+	return fit(strings.TrimSpace(f.Line("", "")), w)
+}
+
+// findingWords is the narrowest a finding can be shown in: its words.
+func findingWords(f *model.Finding) string {
+	if f == nil {
+		return "not checked"
+	}
+	return strings.TrimSpace(f.Line("", ""))
 }
 
 // findingStyle colours a finding by what it supports; stale and "cannot

@@ -204,3 +204,28 @@ func TestAHostileProviderReferenceFillsTheFormInertAndBounded(t *testing.T) {
 	h.keys("a")
 	h.contains(`ref\x1b[31mQQQ`, "Reason")
 }
+
+// The FINDING cell never cuts the finding's words: the reference narrows
+// and goes first, then the age.
+func TestFindingCellKeepsItsWordsWhole(t *testing.T) {
+	now := time.Date(2026, 1, 2, 10, 0, 0, 0, time.UTC)
+	at := now.Add(-3 * time.Minute)
+	for _, tc := range []struct {
+		f    model.Finding
+		w    int
+		want string
+	}{
+		{model.Finding{Kind: model.FindingHasIt, Ref: "sbx_123456", At: at}, 30, "has it · sbx_123456 3m"},
+		{model.Finding{Kind: model.FindingHasIt, Ref: "sbx_123456", At: at}, 18, "has it · sbx…56 3m"},
+		{model.Finding{Kind: model.FindingHasIt, Ref: "sbx_123456", At: at}, 11, "has it 3m"},
+		{model.Finding{Kind: model.FindingHasIt, Ref: "sbx_123456", At: at}, 7, "has it"},
+		{model.Finding{Kind: model.FindingHasNothing, At: at}, 11, "has nothing"},
+		{model.Finding{Kind: model.FindingCannotTell, At: at}, 12, "cannot tell"},
+		{model.Finding{Kind: model.FindingHasNothing, At: at, Stale: true}, 18, "stale: has nothing"},
+	} {
+		got := strings.TrimRight(findingCellIn(&tc.f, now, tc.w), " ")
+		if got != tc.want {
+			t.Errorf("%s in %d cells: %q, want %q", tc.f.Kind, tc.w, got, tc.want)
+		}
+	}
+}

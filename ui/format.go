@@ -180,12 +180,23 @@ func toolShort(tool string) string {
 }
 
 // stateLabel is how a state reads in a tab of the given tier (0 full, 1
-// short). One abbreviation scheme on every screen: a narrow tabs line
-// drops the contradicted count before it invents shorter words.
+// short, 2 shortest). One abbreviation scheme on every screen; a narrow
+// tabs line never drops the contradicted count for them.
 // "unknown" is never shortened: it is the word the screen exists for.
 func stateLabel(st model.State, tier int) string {
 	if tier == 0 || st == model.StateUnknown {
 		return string(st)
+	}
+	if tier >= 2 {
+		shortest := map[model.State]string{
+			model.StateInProgress: "prog",
+			model.StateNotApplied: "n/a",
+			model.StateFailed:     "fail",
+			model.StateApplied:    "appl",
+			model.StateSuperseded: "sup",
+			model.StateAuthorized: "auth",
+		}
+		return shortest[st]
 	}
 	short := map[model.State]string{
 		model.StateInProgress: "in-prog",

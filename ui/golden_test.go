@@ -116,6 +116,27 @@ func TestGolden80x24(t *testing.T) {
 	golden(t, "layout_80x24_all", h.view())
 }
 
+// At 60 columns the tabs line shortens labels and drops the least urgent
+// tabs, never the unknown count nor the contradicted one; the detail's
+// help line keeps "esc back" and "? help".
+func TestGolden60x20(t *testing.T) {
+	h := open(t, config(fixture(t)), 60, 20)
+	for _, keys := range [][]string{nil, {"8"}, {"7"}} {
+		h.keys(keys...)
+		tabs := strings.Split(h.view(), "\n")[1]
+		if !strings.Contains(tabs, "unknown 2") || !strings.HasSuffix(strings.TrimRight(tabs, " "), "!1") {
+			t.Fatalf("after %v the tabs line hides an alarm: %q", keys, tabs)
+		}
+	}
+	h.keys("1")
+	golden(t, "layout_60x20_list", h.view())
+	h.keys("8")
+	golden(t, "layout_60x20_all", h.view())
+	h.pin = pinAttempts
+	h.keys("1", "enter")
+	golden(t, "layout_60x20_detail", h.view())
+}
+
 // pinCheck fixes what the sandbox stamps with the wall clock (the time of
 // a delivery) in a provider check's answer.
 func pinCheck(msg tea.Msg) tea.Msg {

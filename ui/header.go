@@ -136,23 +136,37 @@ func (m Model) tabsLine(e env) string {
 }
 
 // tabsLayout is the tabs line and where each tab starts (its first cell),
-// for mouse clicks.
+// for mouse clicks. The unknown tab and the contradicted count are alarms:
+// they are never dropped. Labels shorten first, then the empty tabs go,
+// then the last tabs (least urgent) go one by one behind a "…", never the
+// active one.
 func (m Model) tabsLayout(active int) (string, []int) {
 	tries := []struct {
 		tier  int
 		short bool
 		gap   string
-	}{{0, false, "  "}, {0, true, "  "}, {1, false, "  "}, {1, true, "  "}, {1, true, " "}}
-	for _, contra := range []bool{true, false} {
-		for _, try := range tries {
-			if line, at := m.renderTabs(active, try.tier, try.short, try.gap, contra, false); ansi.StringWidth(line) <= m.width {
-				return line, at
-			}
+	}{{0, false, "  "}, {0, true, "  "}, {1, false, "  "}, {1, true, "  "}, {1, true, " "}, {2, true, " "}}
+	for _, try := range tries {
+		if line, at := m.renderTabs(active, try.tier, try.short, try.gap, nil); ansi.StringWidth(line) <= m.width {
+			return line, at
 		}
 	}
-	// Still too wide: the empty tabs go (not the active one, nor unknown),
-	// so the tab being shown is never the one cut off.
-	line, at := m.renderTabs(active, 1, true, " ", false, true)
+	hidden := make([]bool, len(tabStates))
+	for i, st := range tabStates {
+		n := m.counts.Total
+		if st != "" {
+			n = m.counts.ByState[st]
+		}
+		hidden[i] = n == 0 && i != active && st != model.StateUnknown && m.countsOK
+	}
+	line, at := m.renderTabs(active, 2, true, " ", hidden)
+	for i := len(tabStates) - 1; i >= 0 && ansi.StringWidth(line) > m.width; i-- {
+		if hidden[i] || i == active || tabStates[i] == model.StateUnknown {
+			continue
+		}
+		hidden[i] = true
+		line, at = m.renderTabs(active, 2, true, " ", hidden)
+	}
 	return truncate(line, m.width), at
 }
 
@@ -175,7 +189,7 @@ func (m Model) tabAt(x int) int {
 	return -1
 }
 
-func (m Model) renderTabs(active, tier int, short bool, gap string, contra, hideEmpty bool) (string, []int) {
+func (m Model) renderTabs(active, tier int, short bool, gap string, hidden []bool) (string, []int) {
 	s := m.styles
 	num := count
 	if short {
@@ -185,12 +199,18 @@ func (m Model) renderTabs(active, tier int, short bool, gap string, contra, hide
 	var parts []string
 	var at []int
 	x := 1
+	more := false // a tab with operations is not shown
 	for i, st := range tabStates {
 		label := "all"
 		n := m.counts.Total
 		if st != "" {
 			label = stateLabel(st, tier)
 			n = m.counts.ByState[st]
+		}
+		if hidden != nil && hidden[i] {
+			at = append(at, -1)
+			more = more || n > 0 || !m.countsOK
+			continue
 		}
 		text := label + " " + num(n)
 		if !m.countsOK {
@@ -209,16 +229,15 @@ func (m Model) renderTabs(active, tier int, short bool, gap string, contra, hide
 		if i == active {
 			text = "[" + text + "]"
 		}
-		if hideEmpty && n == 0 && i != active && st != model.StateUnknown && m.countsOK {
-			at = append(at, -1)
-			continue
-		}
 		at = append(at, x)
 		x += ansi.StringWidth(text) + len(gap)
 		parts = append(parts, style.Render(text))
 	}
 	line := " " + strings.Join(parts, gap)
-	if n := m.counts.Contradicted; n > 0 && contra {
+	if more {
+		line += gap + s.Muted.Render("…")
+	}
+	if n := m.counts.Contradicted; n > 0 {
 		label := fmt.Sprintf("! %s contradicted", num(n))
 		if tier > 0 {
 			label = "!" + num(n)

@@ -51,19 +51,33 @@ func (m Model) helpLine() string {
 		}
 	}
 	// The screen's keys are in priority order: drop from their end until
-	// the line fits, and always keep help and quit.
+	// the line fits, and always keep help and quit, and the way back (esc):
+	// an operator who cannot see how to leave a screen is stuck in it.
 	global := []key.Binding{m.keys.Help, m.keys.Quit}
 	if m.overlay != overlayNone {
 		global = nil // a form or the picker has the keyboard: q is text there
 	}
 	for {
 		line := " " + h.ShortHelpView(append(append([]key.Binding{}, shown...), global...))
-		if len(shown) == 0 || ansi.StringWidth(line) <= m.width {
+		if ansi.StringWidth(line) <= m.width {
+			return line
+		}
+		drop := -1
+		for i := len(shown) - 1; i >= 0; i-- {
+			if !isEsc(shown[i]) {
+				drop = i
+				break
+			}
+		}
+		if drop < 0 {
 			return truncate(line, m.width)
 		}
-		shown = shown[:len(shown)-1]
+		shown = append(shown[:drop:drop], shown[drop+1:]...)
 	}
 }
+
+// isEsc reports whether b is a screen's way back or out (esc).
+func isEsc(b key.Binding) bool { return strings.HasPrefix(b.Help().Key, "esc") }
 
 // helpModel is the help screen: every key of the screen it was opened
 // over, in columns, and what the states mean. esc, ? and q close it — q

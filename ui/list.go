@@ -672,6 +672,8 @@ func layout(w int, rows []model.Operation, stuck bool) columns {
 		// "not checked" is the narrowest a finding says anything in.
 		finding: widest(func(o model.Operation) string { return findingCell(o.Finding, time.Time{}) }, 11, 26),
 	}
+	// The finding's words are never cut: its floor is the widest of them.
+	wordsW := widest(func(o model.Operation) string { return findingWords(o.Finding) }, 11, 26)
 	natural := c
 	const seps = 9
 	c.stuck = stuck
@@ -690,7 +692,7 @@ func layout(w int, rows []model.Operation, stuck bool) columns {
 	for _, step := range []struct {
 		col   *int
 		floor int
-	}{{&c.tenant, 10}, {&c.ref, 6}, {&c.finding, 16}, {&c.key, 16}, {&c.key, 14}, {&c.tenant, 8}, {&c.ref, 3}, {&c.finding, 11}} {
+	}{{&c.tenant, 10}, {&c.ref, 6}, {&c.finding, max(16, wordsW)}, {&c.key, 16}, {&c.key, 14}, {&c.tenant, 8}, {&c.ref, 3}, {&c.finding, wordsW}} {
 		if c.summary >= 14 {
 			break
 		}
@@ -722,7 +724,7 @@ func layout(w int, rows []model.Operation, stuck bool) columns {
 		for _, g := range []struct {
 			col   *int
 			floor int
-		}{{&c.finding, 11}, {&c.key, 10}, {&c.tenant, 6}} {
+		}{{&c.finding, wordsW}, {&c.key, 10}, {&c.tenant, 6}} {
 			if over := c.width() - (w - 1); over > 0 {
 				*g.col -= min(over, max(*g.col-g.floor, 0))
 			}
@@ -818,7 +820,7 @@ func (c columns) row(s *Styles, op model.Operation, now time.Time, selected, mar
 		st = fit("lease ended", colState)
 	}
 	att := fitRight(strconv.Itoa(op.AttemptCount), c.att)
-	finding := fit(findingCell(op.Finding, now), c.finding)
+	finding := findingCellIn(op.Finding, now, c.finding)
 	if op.Finding == nil && op.Provider == "" {
 		finding = fit("-", c.finding) // local: nothing to ask
 	}

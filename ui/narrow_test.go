@@ -18,9 +18,9 @@ func TestANarrowListKeepsTheStateAndTheFinding(t *testing.T) {
 	if _, err := l.svc.Triage(t.Context(), reconcileTriageFast()); err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range []int{60, 64, 72} {
+	for _, w := range []int{60, 64, 72, 80} {
 		h := open(t, config(l), w, 20)
-		h.contains("STATE", "FINDING", "unknown", "has it · s", "has nothin")
+		h.contains("STATE", "FINDING", "unknown", "has it", "has nothing")
 		for _, line := range strings.Split(h.view(), "\n") {
 			if ansi.StringWidth(line) > w {
 				t.Fatalf("%d columns: a line of %d cells: %q", w, ansi.StringWidth(line), line)

@@ -18,9 +18,32 @@ func TestNarrowTabsKeepTheActiveTabAndItsClicks(t *testing.T) {
 	if !strings.Contains(line, "[all 4]") || strings.Contains(line, "…") {
 		t.Fatalf("the all tab is not shown whole at 60 columns: %q", line)
 	}
-	x := strings.Index(line, "applied 1")
+	x := strings.Index(line, "appl 1")
 	h.send(tea.MouseMsg{X: len([]rune(line[:x])) + 1, Y: 1, Action: tea.MouseActionPress, Button: tea.MouseButtonLeft})
-	if got := strings.Split(h.view(), "\n")[1]; !strings.Contains(got, "[applied 1]") {
+	if got := strings.Split(h.view(), "\n")[1]; !strings.Contains(got, "[appl 1]") {
 		t.Fatalf("a click on the applied tab: %q", got)
+	}
+}
+
+// At 60 columns every screen's help line keeps the way back and the help
+// key: lower-priority bindings give way first.
+func TestNarrowHelpLinesKeepEscAndHelp(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		keys []string
+	}{
+		{"detail", []string{"enter"}},
+		{"detail of an applied op", []string{"5", "enter"}},
+		{"audit log", []string{"D"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := open(t, config(fixture(t)), 60, 20)
+			h.keys(tc.keys...)
+			lines := strings.Split(h.view(), "\n")
+			help := lines[len(lines)-1]
+			if !strings.Contains(help, "esc back") || !strings.Contains(help, "? help") {
+				t.Fatalf("help line at 60 columns: %q", help)
+			}
+		})
 	}
 }
