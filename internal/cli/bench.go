@@ -324,53 +324,65 @@ func benchCalls(ctx context.Context, svc *reconcile.Service, rep *benchReport, r
 	want := map[string]model.Outcome{"new": model.OutcomeCreated, "replay": model.OutcomeReplayed, "conflict": model.OutcomeConflict}[rep.Mix]
 	lat := make([]time.Duration, rep.Ops)
 	var (
-		next     atomic.Int64
 		errs     atomic.Int64
 		firstErr atomic.Value
-		wg       sync.WaitGroup
 	)
+	workers := make([]string, rep.Workers)
+	for w := range workers {
+		workers[w] = "bench-" + strconv.Itoa(w)
+	}
 	timed := func(from, to int) (time.Duration, error) {
-		next.Store(int64(from))
-		start := time.Now()
-		for w := 0; w < rep.Workers; w++ {
-			wg.Add(1)
-			go func(w int) {
-				defer wg.Done()
-				worker := "bench-" + strconv.Itoa(w)
-				for {
-					i := int(next.Add(1)) - 1
-					if i >= to || ctx.Err() != nil {
-						return
-					}
-					req := model.Request{Tool: tool, PayloadVersion: 1, WorkerID: worker, TraceID: "call-" + strconv.Itoa(i)}
-					if rep.Mix == "new" {
-						req.Tenant, req.Key, req.Args = benchTenant(i), fmt.Sprintf("bench-%s-new-%d", run, i), benchArgs(rep.args, i, false)
-					} else {
-						j := i % pool
-						req.Tenant, req.Key, req.Args = benchTenant(j), fmt.Sprintf("bench-%s-%d", run, j), benchArgs(rep.args, j, rep.Mix == "conflict")
-					}
-					t0 := time.Now()
-					res, err := svc.Call(ctx, req, reconcile.CallOptions{})
-					lat[i] = time.Since(t0)
-					if err != nil || res.Outcome != want {
-						errs.Add(1)
-						msg := res.Message
-						if err != nil {
-							msg = err.Error()
-						}
-						firstErr.CompareAndSwap(nil, fmt.Sprintf("%s: %s %s", req.Key, res.Class, msg))
-					}
+		return timeWorkers(ctx, rep.Workers, from, to, func(w, i int) {
+			req := model.Request{Tool: tool, PayloadVersion: 1, WorkerID: workers[w], TraceID: "call-" + strconv.Itoa(i)}
+			if rep.Mix == "new" {
+				req.Tenant, req.Key, req.Args = benchTenant(i), fmt.Sprintf("bench-%s-new-%d", run, i), benchArgs(rep.args, i, false)
+			} else {
+				j := i % pool
+				req.Tenant, req.Key, req.Args = benchTenant(j), fmt.Sprintf("bench-%s-%d", run, j), benchArgs(rep.args, j, rep.Mix == "conflict")
+			}
+			t0 := time.Now()
+			res, err := svc.Call(ctx, req, reconcile.CallOptions{})
+			lat[i] = time.Since(t0)
+			if err != nil || res.Outcome != want {
+				errs.Add(1)
+				msg := res.Message
+				if err != nil {
+					msg = err.Error()
 				}
-			}(w)
-		}
-		wg.Wait()
-		elapsed := time.Since(start)
-		if err := ctx.Err(); err != nil {
-			return 0, model.Wrap(model.CodeInternal, err, "bench interrupted: %v", err)
-		}
-		return elapsed, nil
+				firstErr.CompareAndSwap(nil, fmt.Sprintf("%s: %s %s", req.Key, res.Class, msg))
+			}
+		})
 	}
 	return rep.runRounds(rounds, timed, bare, lat, &errs, &firstErr)
+}
+
+// timeWorkers runs do for every i in from..to-1 on workers goroutines (each
+// claims the next i; do gets its worker's number) and returns the wall
+// time they took, or the interruption when ctx ended first.
+func timeWorkers(ctx context.Context, workers, from, to int, do func(w, i int)) (time.Duration, error) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	next.Store(int64(from))
+	start := time.Now()
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= to || ctx.Err() != nil {
+					return
+				}
+				do(w, i)
+			}
+		}(w)
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if err := ctx.Err(); err != nil {
+		return 0, model.Wrap(model.CodeInternal, err, "bench interrupted: %v", err)
+	}
+	return elapsed, nil
 }
 
 // sqliteBare is the bare SQLite baseline as rounds: each a new file next

@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -212,10 +211,8 @@ func benchHTTPCalls(ctx context.Context, u *url.URL, base, token string, rep *be
 	want := map[string]int{"new": http.StatusCreated, "replay": http.StatusOK, "conflict": http.StatusUnprocessableEntity}[rep.Mix]
 	lat := make([]time.Duration, rep.Ops)
 	var (
-		next     atomic.Int64
 		errs     atomic.Int64
 		firstErr atomic.Value
-		wg       sync.WaitGroup
 	)
 	// Each client keeps its connection across rounds.
 	posters := make([]benchPoster, rep.Workers)
@@ -224,40 +221,23 @@ func benchHTTPCalls(ctx context.Context, u *url.URL, base, token string, rep *be
 		defer posters[w].close()
 	}
 	timed := func(from, to int) (time.Duration, error) {
-		next.Store(int64(from))
-		start := time.Now()
-		for w := 0; w < rep.Workers; w++ {
-			wg.Add(1)
-			go func(p benchPoster) {
-				defer wg.Done()
-				for {
-					i := int(next.Add(1)) - 1
-					if i >= to || ctx.Err() != nil {
-						return
-					}
-					var key string
-					var body []byte
-					if rep.Mix == "new" {
-						key, body = fmt.Sprintf("hbench-%s-new-%d", run, i), benchArgs(defaultBenchArgs, i, false)
-					} else {
-						key, body = poolKeys[i%pool], poolBodies[i%pool]
-					}
-					t0 := time.Now()
-					code, err := p.post(key, body, "bench-"+strconv.Itoa(i))
-					lat[i] = time.Since(t0)
-					if err != nil || code != want {
-						errs.Add(1)
-						firstErr.CompareAndSwap(nil, fmt.Sprintf("%s: HTTP %d %v", key, code, err))
-					}
-				}
-			}(posters[w])
-		}
-		wg.Wait()
-		elapsed := time.Since(start)
-		if err := ctx.Err(); err != nil {
-			return 0, model.Wrap(model.CodeInternal, err, "bench interrupted: %v", err)
-		}
-		return elapsed, nil
+		return timeWorkers(ctx, rep.Workers, from, to, func(w, i int) {
+			p := posters[w]
+			var key string
+			var body []byte
+			if rep.Mix == "new" {
+				key, body = fmt.Sprintf("hbench-%s-new-%d", run, i), benchArgs(defaultBenchArgs, i, false)
+			} else {
+				key, body = poolKeys[i%pool], poolBodies[i%pool]
+			}
+			t0 := time.Now()
+			code, err := p.post(key, body, "bench-"+strconv.Itoa(i))
+			lat[i] = time.Since(t0)
+			if err != nil || code != want {
+				errs.Add(1)
+				firstErr.CompareAndSwap(nil, fmt.Sprintf("%s: HTTP %d %v", key, code, err))
+			}
+		})
 	}
 	return rep.runRounds(rounds, timed, bare, lat, &errs, &firstErr)
 }
