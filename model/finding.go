@@ -1,6 +1,9 @@
 package model
 
-import "time"
+import (
+	"strconv"
+	"time"
+)
 
 // FindingKind is what one provider lookup said about an operation's
 // downstream key. The SQL CHECK on attempts.finding lists exactly
@@ -142,4 +145,18 @@ func LatestFinding(provider string, attempts []Attempt) *Finding {
 	}
 	return &Finding{Kind: latest.Finding, Provider: provider, Ref: latest.ProviderRef, Detail: latest.Detail,
 		At: latest.StartedAt, Seq: latest.Seq, By: latest.WorkerID, Stale: lastOther > latest.Seq}
+}
+
+// AgeWords spells a non-negative age in one unit, rounded down: 45s, 12m,
+// 3h (under two days), 2d — the console's and the CLI's one spelling.
+func AgeWords(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return strconv.Itoa(int(d/time.Second)) + "s"
+	case d < time.Hour:
+		return strconv.Itoa(int(d/time.Minute)) + "m"
+	case d < 48*time.Hour:
+		return strconv.Itoa(int(d/time.Hour)) + "h"
+	}
+	return strconv.Itoa(int(d/(24*time.Hour))) + "d"
 }

@@ -100,18 +100,10 @@ func age(now, t time.Time) string {
 		return "-"
 	}
 	d := now.Sub(t)
-	switch {
-	case d < 0:
+	if d < 0 {
 		return "now"
-	case d < time.Minute:
-		return strconv.Itoa(int(d/time.Second)) + "s"
-	case d < time.Hour:
-		return strconv.Itoa(int(d/time.Minute)) + "m"
-	case d < 48*time.Hour:
-		return strconv.Itoa(int(d/time.Hour)) + "h"
-	default:
-		return strconv.Itoa(int(d/(24*time.Hour))) + "d"
 	}
+	return model.AgeWords(d)
 }
 
 // count renders n with thousands separators: 1,000,000.

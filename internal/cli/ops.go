@@ -177,14 +177,8 @@ func ago(now, t time.Time) string {
 		return ""
 	case d < time.Second:
 		return "now"
-	case d < time.Minute:
-		return strconv.Itoa(int(d/time.Second)) + "s ago"
-	case d < time.Hour:
-		return strconv.Itoa(int(d/time.Minute)) + "m ago"
-	case d < 48*time.Hour:
-		return strconv.Itoa(int(d/time.Hour)) + "h ago"
 	}
-	return strconv.Itoa(int(d/(24*time.Hour))) + "d ago"
+	return model.AgeWords(d) + " ago"
 }
 
 // listPage is `ops list --json`: one page, and where the next begins.
