@@ -33,7 +33,7 @@ func (c *callFlags) register(fs interface {
 	BoolVar(*bool, string, bool, string)
 	DurationVar(*time.Duration, string, time.Duration, string)
 }) {
-	fs.StringVar(&c.db, "db", defaultDB(), "ledger file")
+	fs.StringVar(&c.db, "db", defaultDB(), dbUsage)
 	fs.StringVar(&c.providerDB, "provider-db", "", "sandbox provider file (default: beside the ledger, NAME.provider.db)")
 	fs.StringVar(&c.tenant, "tenant", "", "tenant (required)")
 	fs.StringVar(&c.key, "key", "", "operation id, the idempotency key (required; same key for every retry)")
@@ -271,7 +271,7 @@ func printResult(res reconcile.Result, err error, stdout, stderr io.Writer, asJS
 
 func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("sweep", stderr)
-	db := fs.String("db", defaultDB(), "ledger file")
+	db := fs.String("db", defaultDB(), dbUsage)
 	pdb := fs.String("provider-db", "", "sandbox provider file (default beside the ledger)")
 	cfgPath := configFlag(fs)
 	asJSON := fs.Bool("json", false, "print the report as JSON")

@@ -124,6 +124,10 @@ func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (int, bool) {
 	return 0, true
 }
 
+// dbUsage is --db's help. It names the default rather than letting the
+// flag package print it: $RETRYSAFE_DB may be a URL with a password.
+const dbUsage = "the ledger: a file or a postgres:// URL (default $RETRYSAFE_DB, else ./retrysafe.db)"
+
 // defaultDB is --db's default: $RETRYSAFE_DB, else ./retrysafe.db.
 func defaultDB() string {
 	if v := os.Getenv("RETRYSAFE_DB"); v != "" {

@@ -74,6 +74,14 @@ func bashCompletion(words map[string][]string) string {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	// The groups (ops, tokens, sandbox): their second word names the
+	// subcommand whose flags follow.
+	var groups []string
+	for _, k := range keys {
+		if g, _, ok := strings.Cut(k, " "); ok && (len(groups) == 0 || groups[len(groups)-1] != g) {
+			groups = append(groups, g)
+		}
+	}
 	var b strings.Builder
 	b.WriteString(`# bash completion for retrysafe (retrysafe completion bash)
 _retrysafe() {
@@ -81,7 +89,11 @@ _retrysafe() {
     for ((i = 1; i < COMP_CWORD; i++)); do
         w="${COMP_WORDS[i]}"
         [[ "$w" == -* ]] && continue
-        if [[ -z "$cmd" ]]; then cmd="$w"; elif [[ "$cmd" == ops && "$w" != -* ]]; then cmd="ops $w"; break; fi
+        if [[ -z "$cmd" ]]; then cmd="$w"; else
+            case "$cmd" in
+                ` + strings.Join(groups, "|") + `) cmd="$cmd $w"; break ;;
+            esac
+        fi
     done
     local words=""
     case "$cmd" in

@@ -23,7 +23,7 @@ import (
 // [--tenant T] [--operator NAME] [--read-only] [--log FILE]`.
 func runConsole(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("console", stderr)
-	db := fs.String("db", defaultDB(), "ledger file (default $RETRYSAFE_DB, else ./retrysafe.db)")
+	db := fs.String("db", defaultDB(), dbUsage)
 	tenant := fs.String("tenant", "", "show only this tenant (t in the console picks another)")
 	operator := fs.String("operator", defaultOperator(), "name recorded on every decision (default $USER)")
 	pdb := fs.String("provider-db", "", "sandbox provider file the calls used (default beside the ledger); never created to be asked")

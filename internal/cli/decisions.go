@@ -15,7 +15,7 @@ import (
 // first, filtered by tenant, operator and action.
 func opsDecisions(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("ops decisions", stderr)
-	db := fs.String("db", defaultDB(), "ledger file")
+	db := fs.String("db", defaultDB(), dbUsage)
 	tenant := fs.String("tenant", "", "only this tenant")
 	operator := fs.String("operator", "", "only this operator's decisions")
 	action := fs.String("action", "", "only this action: applied, not-applied or new-key (or mark_applied, mark_not_applied, authorize_new_key)")

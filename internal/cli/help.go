@@ -202,6 +202,26 @@ func topUsage() string {
 	return b.String()
 }
 
+// groupHelp is `retrysafe GROUP -h` for a command made of subcommands (ops,
+// tokens, sandbox): its line, the subcommands' usage, examples and exit
+// codes, as every other command's help says them.
+func groupHelp(name, usage string) string {
+	h, _ := helpFor(name)
+	var b strings.Builder
+	fmt.Fprintf(&b, "retrysafe %s — %s\n\n%s", name, h.summary, usage)
+	if len(h.examples) > 0 {
+		b.WriteString("\nExamples:\n")
+		for _, e := range h.examples {
+			fmt.Fprintf(&b, "  %s\n", e)
+		}
+	}
+	b.WriteString("\nExit codes:\n")
+	for _, e := range h.exits {
+		fmt.Fprintf(&b, "  %s\n", e)
+	}
+	return b.String()
+}
+
 // printHelp writes a command's help with its flags, each default once.
 func printHelp(w io.Writer, fs *flag.FlagSet, name string) {
 	if name == "console" {

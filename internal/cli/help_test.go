@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
@@ -23,10 +24,13 @@ func TestHelpListsEveryCommandAndEachCommandExplainsItself(t *testing.T) {
 		t.Error("--help does not show the console's flags")
 	}
 	for _, h := range commandHelp() {
-		if h.name == "" || h.name == "ops" || h.name == "tokens" || h.name == "sandbox" || h.name == "completion" {
+		if h.name == "" {
 			continue
 		}
-		_, text, code := cli(t, append(strings.Fields(h.name), "-h")...)
+		// A command's -h goes to stderr (the flag package's), a group's
+		// (ops, tokens, sandbox) to stdout; either way it says it all.
+		out, errText, code := cli(t, append(strings.Fields(h.name), "-h")...)
+		text := out + errText
 		if code != 0 {
 			t.Errorf("%s -h: exit %d", h.name, code)
 		}
@@ -61,11 +65,21 @@ func TestVersionAndCompletion(t *testing.T) {
 	}
 	if bash, err := exec.LookPath("bash"); err == nil {
 		// The script is valid bash and completes a command's flags.
-		script := out + `
-COMP_WORDS=(retrysafe sweep --tomb); COMP_CWORD=2; _retrysafe; echo "${COMPREPLY[@]}"`
-		got, err := exec.Command(bash, "-c", script).CombinedOutput()
-		if err != nil || strings.TrimSpace(string(got)) != "--tombstone-window" {
-			t.Errorf("bash completion of 'sweep --tomb' = %q %v", got, err)
+		// Every group's subcommands complete their own flags.
+		for line, want := range map[string]string{
+			"retrysafe sweep --tomb":           "--tombstone-window",
+			"retrysafe ops resolve --again":    "--against-finding",
+			"retrysafe tokens create --te":     "--tenant",
+			"retrysafe tokens rev":             "revoke",
+			"retrysafe sandbox serve --honour": "--honour-keys",
+		} {
+			words := strings.Fields(line)
+			script := out + fmt.Sprintf(`
+COMP_WORDS=(%s); COMP_CWORD=%d; _retrysafe; echo "${COMPREPLY[@]}"`, line, len(words)-1)
+			got, err := exec.Command(bash, "-c", script).CombinedOutput()
+			if err != nil || strings.TrimSpace(string(got)) != want {
+				t.Errorf("bash completion of %q = %q %v; want %q", line, got, err, want)
+			}
 		}
 	}
 	out, _, code = cli(t, "completion", "zsh")
@@ -74,5 +88,22 @@ COMP_WORDS=(retrysafe sweep --tomb); COMP_CWORD=2; _retrysafe; echo "${COMPREPLY
 	}
 	if _, _, code := cli(t, "completion", "fish"); code != 2 {
 		t.Errorf("completion fish: exit %d; want 2", code)
+	}
+}
+
+// $RETRYSAFE_DB may be a URL with a password: no command's help prints it
+// as a default, and each says --db takes a file or a postgres:// URL.
+func TestHelpNeverPrintsTheLedgerURLsPassword(t *testing.T) {
+	t.Setenv("RETRYSAFE_DB", "postgres://app:s3cret@db.internal/ops")
+	for _, h := range commandHelp() {
+		args := append(strings.Fields(h.name), "-h")
+		out, errText, _ := cli(t, args...)
+		text := out + errText
+		if strings.Contains(text, "s3cret") {
+			t.Errorf("%v prints $RETRYSAFE_DB's password:\n%s", args, text)
+		}
+		if strings.Contains(text, "--db string\n      the ledger:") && !strings.Contains(text, "postgres://") {
+			t.Errorf("%v: --db does not say it takes a URL", args)
+		}
 	}
 }

@@ -1,7 +1,7 @@
 package cli
 
 // The JSON that scripts read is a stable interface: the field names and
-// types of `call`, `ops list/show/check`, `triage`, `lab`, `sweep`, `version` and the
+// types of `call`, `ops list/show/check/decisions`, `triage`, `lab`, `sweep`, `version` and the
 // error object are pinned in testdata/json/*.shape. A change there is a
 // change of interface — deliberate, in the README, and run with -update.
 
@@ -110,6 +110,8 @@ func TestJSONShapesAreStable(t *testing.T) {
 	golden(t, "ops-show", shape(t, run("ops", "show", "--db", db, "--tenant", "acme", "--key", "n-lost", "--json")))
 	golden(t, "ops-show-superseded", shape(t, run("ops", "show", "--db", db, "--tenant", "acme", "--key", "n-rej", "--json")))
 	golden(t, "ops-check", shape(t, run("ops", "check", "--db", db, "--tenant", "acme", "--key", "n-lost", "--json")))
+	// The audit log: one decision with evidence, one with a new key.
+	golden(t, "ops-decisions", shape(t, run("ops", "decisions", "--db", db, "--json")))
 	golden(t, "ops-show-finding", shape(t, run("ops", "show", "--db", db, "--tenant", "acme", "--key", "n-lost", "--json")))
 	golden(t, "ops-list-finding", shape(t, run("ops", "list", "--db", db, "--search", "n-lost", "--json")))
 	run(callArgs(db, "acme", "n-lost-2", "send_notification", notifyArgs, "--fault", "lose-reply", "--json")...)

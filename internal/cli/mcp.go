@@ -16,7 +16,7 @@ import (
 // the protocol's.
 func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("mcp", stderr)
-	db := fs.String("db", defaultDB(), "ledger file (created if missing)")
+	db := fs.String("db", defaultDB(), dbUsage+"; created if missing")
 	pdb := fs.String("provider-db", "", "sandbox provider file (default beside the ledger)")
 	tenant := fs.String("tenant", "", "the tenant every call acts for (required)")
 	callTimeout := fs.Duration("call-timeout", 30*time.Second, "deadline of one call, a busy ledger included")

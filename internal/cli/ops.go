@@ -28,13 +28,13 @@ const opsUsage = `Usage:
   retrysafe ops supersede --tenant T --key K --reason TEXT [--new-key K2] [--against-finding] [--operator NAME] [--expect-version N]
   retrysafe ops check     --tenant T --key K [--provider-db FILE] [--operator NAME] [--read-only] [--json]
   retrysafe ops decisions [--tenant T] [--operator NAME] [--action applied|not-applied|new-key] [--limit N] [--json]
-Every command takes --db FILE (default $RETRYSAFE_DB or ./retrysafe.db).
+Every one takes --db FILE|URL (a ledger file or a postgres:// URL; default $RETRYSAFE_DB, else ./retrysafe.db).
 `
 
 func runOps(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			fmt.Fprint(stdout, opsUsage)
+			fmt.Fprint(stdout, groupHelp("ops", opsUsage))
 			return exitOK
 		}
 		fmt.Fprint(stderr, "retrysafe ops: which one? list, show, resolve, supersede, check or decisions\n\n"+opsUsage)
@@ -67,7 +67,7 @@ func opsOpen(db string, cfg *config.Config, readOnly bool) (*ledger.Ledger, erro
 
 func opsList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("ops list", stderr)
-	db := fs.String("db", defaultDB(), "ledger file")
+	db := fs.String("db", defaultDB(), dbUsage)
 	state := fs.String("state", "", "only this state (unknown, in_progress, not_applied, failed, applied, superseded, authorized)")
 	tenant := fs.String("tenant", "", "only this tenant")
 	tool := fs.String("tool", "", "only this tool")
@@ -230,7 +230,7 @@ type keyFlags struct{ db, tenant, key string }
 func (k *keyFlags) register(fs interface {
 	StringVar(*string, string, string, string)
 }) {
-	fs.StringVar(&k.db, "db", defaultDB(), "ledger file")
+	fs.StringVar(&k.db, "db", defaultDB(), dbUsage)
 	fs.StringVar(&k.tenant, "tenant", "", "tenant (required)")
 	fs.StringVar(&k.key, "key", "", "operation key (required)")
 }
@@ -405,7 +405,7 @@ func parseKeyAt(tenant, v string) (reconcile.Target, error) {
 
 func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("ops resolve", stderr)
-	db := fs.String("db", defaultDB(), "ledger file")
+	db := fs.String("db", defaultDB(), dbUsage)
 	tenant := fs.String("tenant", "", "tenant (required with --key)")
 	var keys keyList
 	fs.Var(&keys, "key", "operation key; repeat for several; KEY@VERSION pins the version you saw")

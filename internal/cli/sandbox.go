@@ -34,7 +34,7 @@ date the delivery with X-Sandbox-Time: RFC3339 (not later than now, at most
 func runSandbox(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] != "serve" {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			fmt.Fprint(stdout, sandboxUsage)
+			fmt.Fprint(stdout, groupHelp("sandbox", sandboxUsage))
 			return exitOK
 		}
 		fmt.Fprint(stderr, "retrysafe sandbox: which one? serve\n\n"+sandboxUsage)

@@ -26,7 +26,7 @@ import (
 // calls in flight finish and are answered, then the ledger closes.
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("serve", stderr)
-	db := fs.String("db", defaultDB(), "ledger file (created if missing)")
+	db := fs.String("db", defaultDB(), dbUsage+"; created if missing")
 	pdb := fs.String("provider-db", "", "sandbox provider file (default beside the ledger)")
 	listen := fs.String("listen", "127.0.0.1:8080", "address to listen on (port 0 picks a free one; the address is printed)")
 	maxInFlight := fs.Int("max-in-flight", 256, "requests worked on at once; more wait --queue-wait, then get 503 + Retry-After")

@@ -32,7 +32,7 @@ func runTokens(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	case "revoke":
 		return runTokensRevoke(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
-		fmt.Fprint(stdout, tokensUsage)
+		fmt.Fprint(stdout, groupHelp("tokens", tokensUsage))
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "retrysafe tokens: unknown subcommand %q\n%s", args[0], tokensUsage)
@@ -41,7 +41,7 @@ func runTokens(ctx context.Context, args []string, stdout, stderr io.Writer) int
 
 func runTokensCreate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("tokens create", stderr)
-	db := fs.String("db", defaultDB(), "ledger file (created if missing)")
+	db := fs.String("db", defaultDB(), dbUsage+"; created if missing")
 	tenant := fs.String("tenant", "", "the tenant the token acts for (required)")
 	name := fs.String("name", "", "a name to tell the token apart in lists (who or what holds it)")
 	asJSON := fs.Bool("json", false, "print the token and its record as JSON")
@@ -82,7 +82,7 @@ func nameSuffix(n string) string {
 
 func runTokensList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("tokens list", stderr)
-	db := fs.String("db", defaultDB(), "ledger file")
+	db := fs.String("db", defaultDB(), dbUsage)
 	tenant := fs.String("tenant", "", "only this tenant's tokens")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
@@ -128,7 +128,7 @@ func runTokensList(ctx context.Context, args []string, stdout, stderr io.Writer)
 
 func runTokensRevoke(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("tokens revoke", stderr)
-	db := fs.String("db", defaultDB(), "ledger file")
+	db := fs.String("db", defaultDB(), dbUsage)
 	id := fs.Int64("id", 0, "the token's id (see tokens list) (required)")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code

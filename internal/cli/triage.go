@@ -46,7 +46,7 @@ type triageFinding struct {
 
 func runTriage(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("triage", stderr)
-	db := fs.String("db", defaultDB(), "ledger file (default $RETRYSAFE_DB, else ./retrysafe.db)")
+	db := fs.String("db", defaultDB(), dbUsage)
 	tenant := fs.String("tenant", "", "only this tenant's operations")
 	prov := fs.String("provider", "", "only this provider's operations")
 	asJSON := fs.Bool("json", false, "the report and every finding as JSON, for scripts")
