@@ -327,3 +327,11 @@ func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
 // could act on it is shown as an inert escape. Every value the text output
 // prints from a ledger, a flag or an error passes through it.
 func show(s string) string { return textsafe.Visible(s) }
+
+// flagGiven reports whether the command line set the flag (a default is
+// not a choice).
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
+}

@@ -118,7 +118,7 @@ func commandHelp() []help {
 			examples: []string{"retrysafe lab", "retrysafe lab --keep ./lab-ledgers --json"},
 			exits:    []string{"0  every scenario held", "1  a scenario did not hold, or the lab could not run", "2  bad flags"}},
 		{name: "demo", summary: "build a demo ledger through the real code paths and open the console on it",
-			synopsis: "retrysafe demo [--db FILE] [--fresh] [--no-console]",
+			synopsis: "retrysafe demo [--db FILE|URL] [--fresh] [--no-console]",
 			examples: []string{"retrysafe demo", "retrysafe demo --db /tmp/demo.db --fresh --no-console"},
 			exits:    exitsCommon},
 		{name: "bench", summary: "measure the call path against bare SQLite on the same disk",

@@ -250,7 +250,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 // on it.
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("demo", stderr)
-	db := fs.String("db", "demo.db", "demo ledger file (its sandbox provider goes beside it)")
+	db := fs.String("db", "demo.db", "demo ledger file (its sandbox provider goes beside it) or postgres:// URL; without --db, a postgres:// URL in $RETRYSAFE_DB is used, in schema retrysafe_demo")
 	fresh := fs.Bool("fresh", false, "rebuild the demo ledger even if it exists")
 	noConsole := fs.Bool("no-console", false, "build the ledger and exit without opening the console")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
@@ -258,7 +258,14 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	var err error
 	path := *db
-	if postgres.IsURL(path) && postgres.SchemaOf(path) == "public" {
+	forceSchema := false
+	if env := os.Getenv("RETRYSAFE_DB"); !flagGiven(fs, "db") && postgres.IsURL(env) {
+		// $RETRYSAFE_DB names the team's ledger: the demo goes beside it,
+		// in a schema of its own, never into it (--fresh replaces).
+		// A file in $RETRYSAFE_DB is left alone: the demo is demo.db.
+		path, forceSchema = env, true
+	}
+	if postgres.IsURL(path) && (forceSchema || postgres.SchemaOf(path) == "public") {
 		// The demo is built beside and then renamed into place, which a
 		// public schema cannot be: it gets a schema of its own.
 		if path, err = postgres.WithSchema(path, "retrysafe_demo"); err != nil {

@@ -131,6 +131,44 @@ func TestDemoOnPostgreSQL(t *testing.T) {
 	}
 }
 
+// $RETRYSAFE_DB names a team's ledger: demo without --db builds beside it,
+// in schema retrysafe_demo of that database, and leaves the ledger alone.
+func TestDemoTakesAPostgreSQLURLFromTheEnvironmentIntoASchemaOfItsOwn(t *testing.T) {
+	url := pgtest.URL(t)
+	t.Chdir(t.TempDir())
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, pgtest.BaseURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(ctx) }) // after the drop below
+	drop := func() {
+		if _, err := conn.Exec(ctx, `DROP SCHEMA IF EXISTS retrysafe_demo CASCADE`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	drop()
+	t.Cleanup(drop)
+	// The team's ledger, with one operation of its own.
+	if _, errText, code := cli(t, callArgs(url, "acme", "op-1", "create_support_task", taskArgs("ours"))...); code != 0 {
+		t.Fatalf("call: exit %d %s", code, errText)
+	}
+	t.Setenv("RETRYSAFE_DB", url)
+	_, errText, code, _ := asBinary(t, "demo", "--no-console")
+	if code != 0 || !strings.Contains(errText, "retrysafe_demo") {
+		t.Fatalf("demo: exit %d\n%s", code, errText)
+	}
+	var demoOps int
+	if err := conn.QueryRow(ctx, `SELECT COUNT(*) FROM retrysafe_demo.operations`).Scan(&demoOps); err != nil || demoOps < 200 {
+		t.Errorf("schema retrysafe_demo holds %d operations (%v); want the demo", demoOps, err)
+	}
+	out, _, _ := cli(t, "ops", "list", "--json")
+	var page struct{ Operations []model.Operation }
+	if err := json.Unmarshal([]byte(out), &page); err != nil || len(page.Operations) != 1 || page.Operations[0].Key != "op-1" {
+		t.Errorf("the team's ledger changed: %v %s", err, out)
+	}
+}
+
 // gen on PostgreSQL builds, with COPY, the ledger SQLite's gen builds with
 // the same seed: the same operations in the same states, the same pages;
 // the invariants hold, the next call gets a new id, and a schema that
