@@ -103,8 +103,12 @@ func TestJSONShapesAreStable(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		run(callArgs(db, "acme", fmt.Sprintf("more-%d", i), "create_support_task", taskArgs("more"))...)
 	}
-	cli(t, "ops", "resolve", "--db", db, "--tenant", "acme", "--key", "n-lost", "--as", "applied", "--reason", "provider log", "--evidence", "msg-1")
-	cli(t, "ops", "supersede", "--db", db, "--tenant", "acme", "--key", "n-rej", "--reason", "resend", "--new-key", "n-rej-2")
+	// A decision on one key under --json: the operation after it; a new
+	// key: the superseded operation and the key.
+	golden(t, "ops-resolve", shape(t, run("ops", "resolve", "--db", db, "--tenant", "acme", "--key", "n-lost", "--as", "applied", "--reason", "provider log", "--evidence", "msg-1", "--json")))
+	golden(t, "ops-supersede", shape(t, run("ops", "supersede", "--db", db, "--tenant", "acme", "--key", "n-rej", "--reason", "resend", "--new-key", "n-rej-2", "--json")))
+	run("tokens", "create", "--db", db, "--tenant", "acme", "--name", "agent")
+	golden(t, "tokens-revoke", shape(t, run("tokens", "revoke", "--db", db, "--id", "1", "--json")))
 
 	golden(t, "ops-list", shape(t, run("ops", "list", "--db", db, "--limit", "2", "--json")))
 	golden(t, "ops-show", shape(t, run("ops", "show", "--db", db, "--tenant", "acme", "--key", "n-lost", "--json")))

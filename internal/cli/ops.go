@@ -22,10 +22,10 @@ const opsUsage = `Usage:
   retrysafe ops list      [--state S] [--tenant T] [--tool X] [--search TEXT] [--finding F] [--limit N] [--before ID] [--json]
   retrysafe ops show      --tenant T --key K [--json]
   retrysafe ops resolve   --tenant T --key K --as applied|not-applied --reason TEXT [--evidence REF] [--operator NAME] [--expect-version N]
-                          [--check [--provider-db F] [--against-finding]]
+                          [--check [--provider-db F] [--against-finding]] [--json]
   retrysafe ops resolve   --tenant T --key K1[@V] --key K2[@V] ... | --state S [--tenant T] [--tool X] [--search TEXT] [--finding F]
                           --as ... --reason ... [--evidence ...] [--provider-db F] [--against-finding] --dry-run | --yes [--json]
-  retrysafe ops supersede --tenant T --key K --reason TEXT [--new-key K2] [--against-finding] [--operator NAME] [--expect-version N]
+  retrysafe ops supersede --tenant T --key K --reason TEXT [--new-key K2] [--against-finding] [--operator NAME] [--expect-version N] [--json]
   retrysafe ops check     --tenant T --key K [--provider-db FILE] [--operator NAME] [--read-only] [--json]
   retrysafe ops decisions [--tenant T] [--operator NAME] [--action applied|not-applied|new-key] [--limit N] [--json]
 Every one takes --db FILE|URL (a ledger file or a postgres:// URL; default $RETRYSAFE_DB, else ./retrysafe.db).
@@ -420,7 +420,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	as := fs.String("as", "", "applied or not-applied (required)")
 	dryRun := fs.Bool("dry-run", false, "several operations: list each from → to and write nothing")
 	yes := fs.Bool("yes", false, "several operations: write them (after a --dry-run)")
-	asJSON := fs.Bool("json", false, "several operations: one JSON object per operation and result")
+	asJSON := fs.Bool("json", false, "one key: the operation after the decision; several: one JSON object per operation and result")
 	check := fs.Bool("check", false, "one key: ask the provider first and record its finding; it is the evidence, or must be overridden")
 	against := fs.Bool("against-finding", false, "with --check, or several operations: decide against what the provider check found (the second confirmation)")
 	pdb := fs.String("provider-db", "", "with --check, or several operations deciding not applied: the sandbox provider file the calls used (default beside the ledger)")
@@ -606,7 +606,14 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		if det, err := l.Store().Detail(ctx, op.Tenant, op.Key); err == nil && len(det.Decisions) > 0 {
 			from = string(det.Decisions[len(det.Decisions)-1].FromState)
 		}
-		fmt.Fprintf(stdout, "%s/%s: %s → %s (version %d), decided by %s\n", op.Tenant, op.Key, from, op.State, op.Version, d.Operator)
+		line := fmt.Sprintf("%s/%s: %s → %s (version %d), decided by %s\n", show(op.Tenant), show(op.Key), from, op.State, op.Version, show(d.Operator))
+		if *asJSON {
+			// The operation as ops list --json and ops show --json give it.
+			fmt.Fprint(stderr, line)
+			fmt.Fprintln(stdout, jsonLine(op))
+			return exitOK
+		}
+		fmt.Fprint(stdout, line)
 		return exitOK
 	}
 	// Several: read what each is now (the versions the decision expects).
@@ -863,6 +870,7 @@ func opsSupersede(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	f.register(fs)
 	newKey := fs.String("new-key", "", "the new key (default: derived from the old one)")
 	against := fs.Bool("against-finding", false, "authorize it even though the latest recorded provider finding says the provider has the effect (the second confirmation: the new key makes it again)")
+	asJSON := fs.Bool("json", false, `one line: {"operation": the superseded operation, "new_key": the authorized key}`)
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
@@ -880,11 +888,18 @@ func opsSupersede(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return fail(stderr, err)
 	}
 	defer l.Close()
-	_, n, err := l.Service().AuthorizeNewKey(ctx, d)
+	old, n, err := l.Service().AuthorizeNewKey(ctx, d)
 	if err != nil {
 		return fail(stderr, err)
 	}
-	fmt.Fprintln(stdout, show(n.Key))
+	if *asJSON {
+		fmt.Fprintln(stdout, jsonLine(struct {
+			Operation *model.Operation `json:"operation"`
+			NewKey    string           `json:"new_key"`
+		}{old, n.Key}))
+	} else {
+		fmt.Fprintln(stdout, show(n.Key))
+	}
 	fmt.Fprintf(stderr, "%s/%s superseded; the new key %q is authorized — its first call claims it\n", show(f.tenant), show(f.key), n.Key)
 	return exitOK
 }

@@ -14,7 +14,7 @@ import (
 const tokensUsage = `Usage:
   retrysafe tokens create --tenant T [--name N] [--db FILE] [--json]   make a token; it is printed once
   retrysafe tokens list   [--tenant T] [--db FILE] [--json]
-  retrysafe tokens revoke --id N [--db FILE]
+  retrysafe tokens revoke --id N [--db FILE] [--json]
 `
 
 // runTokens manages the gateway's bearer tokens. The ledger keeps only a
@@ -130,6 +130,7 @@ func runTokensRevoke(ctx context.Context, args []string, stdout, stderr io.Write
 	fs := newFlags("tokens revoke", stderr)
 	db := fs.String("db", defaultDB(), dbUsage)
 	id := fs.Int64("id", 0, "the token's id (see tokens list) (required)")
+	asJSON := fs.Bool("json", false, "print the revoked token's record as tokens list --json does")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
@@ -144,6 +145,10 @@ func runTokensRevoke(ctx context.Context, args []string, stdout, stderr io.Write
 	t, err := st.RevokeToken(ctx, *id)
 	if err != nil {
 		return fail(stderr, err)
+	}
+	if *asJSON {
+		t.Hint = model.TokenHint(t.Hash) // from the hash, as tokens list says it
+		return printJSON(stdout, stderr, t)
 	}
 	fmt.Fprintf(stdout, "revoked token #%d of tenant %s%s: it opens nothing from now on\n", t.ID, show(t.Tenant), show(nameSuffix(t.Name)))
 	return exitOK
