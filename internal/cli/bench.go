@@ -153,7 +153,7 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("bench", stderr)
-	db := fs.String("db", "", "bench ledger file (required; a new file, or --fresh to replace one)")
+	db := fs.String("db", "", "the bench's ledger: a new file, or a postgres:// URL of an empty schema (required; --fresh replaces one)")
 	workers := fs.Int("workers", 8, "concurrent callers (goroutines sharing one ledger, as workers of one process)")
 	ops := fs.Int("ops", 5000, "calls to time")
 	mix := fs.String("mix", "new", "new (every call a new key), replay (every call repeats a stored key) or conflict (stored key, changed arguments)")
