@@ -169,7 +169,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	cfgPath := configFlag(fs)
 	tool := fs.String("tool", "create_support_task", "tool to call (from --config)")
 	argsTmpl := fs.String("args", "", `arguments of each call, {i} replaced by the call's number (default for create_support_task: {"subject":"delayed delivery #{i}"})`)
-	if code, ok := parseFlags(fs, args, stderr); !ok {
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	if *httpURL != "" {

@@ -184,7 +184,7 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("call", stderr)
 	c.register(fs)
 	asJSON := fs.Bool("json", false, "every outcome as one JSON line on stdout, errors and refusals included (done and stored failures always are)")
-	if code, ok := parseFlags(fs, args, stderr); !ok {
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	if err := explicitPayloadVersion(fs, c.payloadVersion); err != nil {
@@ -279,7 +279,7 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		"the replay window calls settle receipts with (each operation records its expiry when settled; the sweep compacts a receipt once that has passed): the tombstone window must be at least this long")
 	tomb := fs.Duration("tombstone-window", reconcile.DefaultTombstoneWindow,
 		"how long a tombstone answers 'expired' after compaction (at least the replay window)")
-	if code, ok := parseFlags(fs, args, stderr); !ok {
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	cfg, code, ok := loadConfig(*cfgPath, stderr)

@@ -105,11 +105,12 @@ func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 }
 
 // parseFlags parses and turns flag errors into exit codes: -h is 0, a bad
-// flag is 2, stray positional arguments are 2.
-func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (int, bool) {
+// flag is 2, stray positional arguments are 2. Help asked for goes to
+// stdout (retrysafe call -h | less), as retrysafe --help's does.
+func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (int, bool) {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			printHelp(fs.Output(), fs, fs.Name())
+			printHelp(stdout, fs, fs.Name())
 			return exitOK, false
 		}
 		reportJSON(stderr, model.CodeInvalid, err.Error(), exitInvalid)

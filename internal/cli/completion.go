@@ -16,11 +16,11 @@ import (
 // the script cannot drift from the binary that wrote it.
 func runCompletion(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("completion", stderr)
-	if code, ok := parseFlags(fs, nil, stderr); !ok {
+	if code, ok := parseFlags(fs, nil, stdout, stderr); !ok {
 		return code
 	}
 	if len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
-		printHelp(stderr, fs, "completion")
+		printHelp(stdout, fs, "completion")
 		return exitOK
 	}
 	if len(args) != 1 {

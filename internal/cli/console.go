@@ -30,7 +30,7 @@ func runConsole(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	readOnly := fs.Bool("read-only", false, "look without changing anything: no decisions, no lab runs, no provider checks")
 	logFile := fs.String("log", "", "append the console's log to FILE (it never writes to the terminal)")
 	cfgPath := configFlag(fs)
-	if code, ok := parseFlags(fs, args, stderr); !ok {
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	cfg, code, ok := loadConfig(*cfgPath, stderr)

@@ -21,7 +21,7 @@ func opsDecisions(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	action := fs.String("action", "", "only this action: applied, not-applied or new-key (or mark_applied, mark_not_applied, authorize_new_key)")
 	limit := fs.Int("limit", 50, "at most N decisions, newest first")
 	asJSON := fs.Bool("json", false, "JSON array, stable for scripts")
-	if code, ok := parseFlags(fs, args, stderr); !ok {
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	q := store.DecisionQuery{Tenant: *tenant, Operator: *operator, Limit: *limit}

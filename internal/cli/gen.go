@@ -31,7 +31,7 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	batch := fs.Int("batch", 5000, "calls per transaction")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
-	if code, ok := parseFlags(fs, args, stderr); !ok {
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	switch {

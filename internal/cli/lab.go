@@ -54,7 +54,7 @@ func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	keep := fs.String("keep", "", "keep each scenario's ledger in DIR (DIR/SCENARIO.db) instead of a temporary directory")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	db := fs.String("db", "", "run each scenario in a fresh schema of this PostgreSQL database (a postgres:// URL; default $RETRYSAFE_DB if it is one, else SQLite files)")
-	if code, ok := parseFlags(fs, args, stderr); !ok {
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	r, err := labRunner()
@@ -173,7 +173,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	stallAt := fs.String(lab.FlagStallAt, "", "point to hang at until killed (a reply that never comes)")
 	calls := fs.Int(lab.FlagCalls, 1, "concurrent calls of the same request in this process")
 	clockOffset := fs.Duration(lab.FlagClockOffset, 0, "run the worker's clock this far behind real time (negative; the demo's earlier clock)")
-	if code, ok := parseFlags(fs, args, stderr); !ok {
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	if *clockOffset > 0 {
@@ -253,7 +253,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	db := fs.String("db", "demo.db", "demo ledger file (its sandbox provider goes beside it) or postgres:// URL; without --db, a postgres:// URL in $RETRYSAFE_DB is used, in schema retrysafe_demo")
 	fresh := fs.Bool("fresh", false, "rebuild the demo ledger even if it exists")
 	noConsole := fs.Bool("no-console", false, "build the ledger and exit without opening the console")
-	if code, ok := parseFlags(fs, args, stderr); !ok {
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	var err error

@@ -22,7 +22,7 @@ func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	callTimeout := fs.Duration("call-timeout", 30*time.Second, "deadline of one call, a busy ledger included")
 	logLevel := fs.String("log-level", "warn", "debug, info, warn or error (on stderr)")
 	cfgPath := configFlag(fs)
-	if code, ok := parseFlags(fs, args, stderr); !ok {
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	cfg, code, ok := loadConfig(*cfgPath, stderr)

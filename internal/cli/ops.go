@@ -77,7 +77,7 @@ func opsList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	limit := fs.Int("limit", 50, "at most N operations, newest first")
 	before := fs.Int64("before", 0, "the cursor: only operations older than this id (the next page's --before is printed when a page is full)")
 	asJSON := fs.Bool("json", false, `one JSON object {"operations":[…],"truncated":bool,"next_before":id}, stable for scripts`)
-	if code, ok := parseFlags(fs, args, stderr); !ok {
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	q := store.ListQuery{Tenant: *tenant, Tool: *tool, Search: *search, BeforeID: *before}
@@ -247,7 +247,7 @@ func opsShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var k keyFlags
 	k.register(fs)
 	asJSON := fs.Bool("json", false, "JSON, stable for scripts")
-	if code, ok := parseFlags(fs, args, stderr); !ok {
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	if err := k.validate(); err != nil {
@@ -425,7 +425,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	against := fs.Bool("against-finding", false, "with --check, or several operations: decide against what the provider check found (the second confirmation)")
 	pdb := fs.String("provider-db", "", "with --check, or several operations deciding not applied: the sandbox provider file the calls used (default beside the ledger)")
 	cfgPath := configFlag(fs)
-	if code, ok := parseFlags(fs, args, stderr); !ok {
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	cfg, code, ok := loadConfig(*cfgPath, stderr)
@@ -871,7 +871,7 @@ func opsSupersede(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	newKey := fs.String("new-key", "", "the new key (default: derived from the old one)")
 	against := fs.Bool("against-finding", false, "authorize it even though the latest recorded provider finding says the provider has the effect (the second confirmation: the new key makes it again)")
 	asJSON := fs.Bool("json", false, `one line: {"operation": the superseded operation, "new_key": the authorized key}`)
-	if code, ok := parseFlags(fs, args, stderr); !ok {
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	if err := f.validate(); err != nil {
@@ -913,7 +913,7 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	readOnly := fs.Bool("read-only", false, "ask and show; record nothing")
 	cfgPath := configFlag(fs)
 	asJSON := fs.Bool("json", false, "JSON, stable for scripts")
-	if code, ok := parseFlags(fs, args, stderr); !ok {
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	if err := k.validate(); err != nil {

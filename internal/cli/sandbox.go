@@ -45,7 +45,7 @@ func runSandbox(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	db := fs.String("db", "sandbox.db", "the sandbox's deliveries file (created if missing)")
 	faultFlag := fs.String("fault", "", "a fault every dispatch meets: drop-after-apply, delay=DURATION, reject, 5xx, busy")
 	honour := fs.String("honour-keys", "sandbox-idem", "comma-separated provider names that answer a repeated key with the first delivery")
-	if code, ok := parseFlags(fs, args[1:], stderr); !ok {
+	if code, ok := parseFlags(fs, args[1:], stdout, stderr); !ok {
 		return code
 	}
 	fault, err := sandbox.ParseFault(*faultFlag)

@@ -37,7 +37,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to FILE (go tool pprof)")
 	cfgPath := configFlag(fs)
-	if code, ok := parseFlags(fs, args, stderr); !ok {
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	cfg, code, ok := loadConfig(*cfgPath, stderr)

@@ -45,7 +45,7 @@ func runTokensCreate(ctx context.Context, args []string, stdout, stderr io.Write
 	tenant := fs.String("tenant", "", "the tenant the token acts for (required)")
 	name := fs.String("name", "", "a name to tell the token apart in lists (who or what holds it)")
 	asJSON := fs.Bool("json", false, "print the token and its record as JSON")
-	if code, ok := parseFlags(fs, args, stderr); !ok {
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	// Validated (and the secret made) before the ledger is opened.
@@ -85,7 +85,7 @@ func runTokensList(ctx context.Context, args []string, stdout, stderr io.Writer)
 	db := fs.String("db", defaultDB(), dbUsage)
 	tenant := fs.String("tenant", "", "only this tenant's tokens")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if code, ok := parseFlags(fs, args, stderr); !ok {
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	st, err := openStore(*db, store.Options{ReadOnly: true})
@@ -131,7 +131,7 @@ func runTokensRevoke(ctx context.Context, args []string, stdout, stderr io.Write
 	db := fs.String("db", defaultDB(), dbUsage)
 	id := fs.Int64("id", 0, "the token's id (see tokens list) (required)")
 	asJSON := fs.Bool("json", false, "print the revoked token's record as tokens list --json does")
-	if code, ok := parseFlags(fs, args, stderr); !ok {
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	if *id <= 0 {

@@ -57,7 +57,7 @@ func runTriage(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	pdb := fs.String("provider-db", "", "sandbox provider file the calls used (default beside the ledger); never created to be asked")
 	readOnly := fs.Bool("read-only", false, "ask and show, record nothing")
 	cfgPath := configFlag(fs)
-	if code, ok := parseFlags(fs, args, stderr); !ok {
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	rateSet := false

@@ -40,7 +40,7 @@ func buildVersion() versionInfo {
 func runVersion(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("version", stderr)
 	asJSON := fs.Bool("json", false, "print it as one JSON object")
-	if code, ok := parseFlags(fs, args, stderr); !ok {
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	v := buildVersion()
