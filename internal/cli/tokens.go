@@ -12,9 +12,9 @@ import (
 )
 
 const tokensUsage = `Usage:
-  retrysafe tokens create --tenant T [--name N] [--db FILE] [--json]   make a token; it is printed once
-  retrysafe tokens list   [--tenant T] [--db FILE] [--json]
-  retrysafe tokens revoke --id N [--db FILE] [--json]
+  retrysafe tokens create --tenant T [--name N] [--db FILE|URL] [--json]   make a token; it is printed once
+  retrysafe tokens list   [--tenant T] [--db FILE|URL] [--json]
+  retrysafe tokens revoke --id N [--db FILE|URL] [--json]
 `
 
 // runTokens manages the gateway's bearer tokens. The ledger keeps only a
