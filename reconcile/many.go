@@ -15,10 +15,12 @@ import (
 // allow the action is refused as illegal, and neither stops the others.
 
 // Target is one operation of a bulk decision, as the operator saw it.
+// Its JSON (ops resolve --yes --json) is snake_case like every other.
 type Target struct {
-	Tenant, Key   string
-	ExpectState   model.State
-	ExpectVersion int64 // 0: whatever it is now
+	Tenant        string      `json:"tenant"`
+	Key           string      `json:"key"`
+	ExpectState   model.State `json:"expect_state,omitempty"`
+	ExpectVersion int64       `json:"expect_version,omitempty"` // 0: whatever it is now
 	// Finding, when set, is the provider finding the operator decided on
 	// for this operation (a review by finding): it is the decision's
 	// finding, and the decision is refused as stale if another lookup or

@@ -122,6 +122,13 @@ func TestJSONShapesAreStable(t *testing.T) {
 	golden(t, "triage", shape(t, run("triage", "--db", db, "--json")))
 	golden(t, "sweep", shape(t, run("sweep", "--db", db, "--json")))
 	golden(t, "version", shape(t, run("version", "--json")))
+	// Several keys: the plan (--dry-run) and the results (--yes).
+	for i := 0; i < 2; i++ {
+		run(callArgs(db, "acme", fmt.Sprintf("lost-%d", i), "send_notification", notifyArgs, "--fault", "lose-reply", "--json")...)
+	}
+	bulk := []string{"ops", "resolve", "--db", db, "--tenant", "acme", "--key", "lost-0", "--key", "lost-1", "--as", "applied", "--reason", "provider log", "--evidence", "msg-2", "--json"}
+	golden(t, "ops-resolve-dry-run", shape(t, run(append(bulk, "--dry-run")...)))
+	golden(t, "ops-resolve-yes", shape(t, run(append(bulk, "--yes")...)))
 	golden(t, "error", shape(t, run("ops", "show", "--db", db, "--tenant", "acme", "--key", "nope", "--json")))
 }
 
