@@ -88,3 +88,38 @@ func TestKeyLookupPlannedOnANewLedgerIsReplannedAsItGrows(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// The unknown tab sorted by tool, over many applied operations whose tools
+// sort before the unknown ones': the page walks the partial index on
+// (state, tool, id) (migration 10) — the state spelled as a literal, so a
+// prepared page's generic plan can use it too — instead of walking every
+// row in tool order and filtering by state.
+func TestAStateTabSortedByToolWalksTheStateToolIndex(t *testing.T) {
+	url := pgtest.URL(t)
+	s, err := postgres.Open(url, store.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	// 20,000 applied operations of an early tool, 50 unknown of a late one.
+	if err := postgres.Exec(ctx, s, `INSERT INTO operations (tenant, op_key, tool, payload_version, args, fingerprint, state, receipt, created_at, updated_at)
+		SELECT 't', 'k' || i, CASE WHEN i % 400 = 0 THEN 'z_late' ELSE 'a_early' END, 1, '{}', repeat('a', 64),
+			CASE WHEN i % 400 = 0 THEN 'unknown' ELSE 'applied' END, '{}', i, i
+		FROM generate_series(1, 20000) i;
+		ANALYZE operations`); err != nil {
+		t.Fatal(err)
+	}
+	page, err := s.List(ctx, store.ListQuery{State: model.StateUnknown, Sort: model.SortTool, Limit: 10})
+	if err != nil || len(page) != 10 || page[0].Tool != "z_late" || page[0].Key != "k400" || page[9].Key != "k4000" {
+		t.Fatalf("first page: %d rows (%v)", len(page), err)
+	}
+	var plan string
+	if err := postgres.QueryRow(ctx, s, `EXPLAIN (FORMAT JSON) SELECT id FROM operations WHERE state = 'unknown'
+		ORDER BY tool COLLATE "C", id LIMIT 10`, &plan); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(plan, "operations_state_tool_id") {
+		t.Errorf("the unknown tab sorted by tool does not use operations_state_tool_id:\n%s", plan)
+	}
+}
