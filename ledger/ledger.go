@@ -93,6 +93,8 @@ type Ledger struct {
 	providerDB string
 	// sandboxNames are the config's sandbox providers (they share one file).
 	sandboxNames []string
+	// readOnly: opened read-only (what a lookup sees is not recorded).
+	readOnly bool
 }
 
 // Result is a call's classified outcome: Class says what the caller should
