@@ -200,3 +200,47 @@ func TestALookupRecordsHowFarTheProviderFileWent(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A long-lived opener (serve, mcp) ties its file when it opens, and checks
+// it again at every dispatch: when the ledger has moved to another file
+// since (another command, with the ledger still having sent nothing), the
+// opener sends nothing through its own — its deliveries would sit in a
+// file whose lookups the ledger no longer trusts, and the other file
+// would answer "has nothing" for them.
+func TestALongLivedOpenerChecksItsFileAtEveryDispatch(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	where := filepath.Join(dir, "l.db")
+	mine, theirs := filepath.Join(dir, "mine.provider.db"), filepath.Join(dir, "theirs.provider.db")
+	open := func(pdb string) *ledger.Ledger {
+		t.Helper()
+		l, err := ledger.OpenConfig(ctx, where, config.Default(), ledger.ConfigOptions{ProviderDB: pdb, Use: ledger.Dispatching, Store: store.Options{Create: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	server := open(mine)
+	defer server.Close()
+	other := open(theirs) // nothing sent yet: the ledger moves to this file
+	other.Close()
+	res, err := server.Call(ctx, "acme", "k", "send_notification", notify)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Class == model.ClassDone || !strings.Contains(res.Message, "not sent") || !strings.Contains(res.Message, "is not the one this ledger dispatched to sandbox through") {
+		t.Errorf("a call through the file the ledger left: %+v; want not sent, saying why", res)
+	}
+	if n, err := server.Sandbox().Deliveries(ctx, ""); err != nil || n != 0 {
+		t.Errorf("the file the ledger left holds %d deliveries; want 0", n)
+	}
+	// Through the file the ledger moved to, the same key goes out once.
+	l := open(theirs)
+	defer l.Close()
+	if res, err := l.Call(ctx, "acme", "k", "send_notification", notify); err != nil || res.Class != model.ClassDone {
+		t.Errorf("the same key through the recorded file: %+v %v; want done", res, err)
+	}
+	if n, err := l.Sandbox().Deliveries(ctx, ""); err != nil || n != 1 {
+		t.Errorf("the recorded file holds %d deliveries; want 1", n)
+	}
+}
