@@ -38,17 +38,13 @@ func (l *Ledger) marked(p provider.Provider, name string, write bool) provider.P
 // it hold. It reads the ledger's record and one delivery of the file.
 func (l *Ledger) fileProblem(ctx context.Context, name string) (store.FileMark, string, error) {
 	fileID := l.sb.FileID()
-	recorded, err := l.st.ProviderFile(ctx, name)
+	recorded, seen, err := l.st.ProviderFileMark(ctx, name)
 	if err != nil {
 		return store.FileMark{}, "", err
 	}
 	if recorded != "" && recorded != fileID {
 		return store.FileMark{}, fmt.Sprintf("the sandbox provider's file %s (file id %s) is not the one this ledger dispatched to %s through (file id %s): it is a copy's file, another ledger's, or a new one",
 			l.providerDB, fileID, name, recorded), nil
-	}
-	seen, err := l.st.ProviderFileMark(ctx, name)
-	if err != nil {
-		return store.FileMark{}, "", err
 	}
 	ok, err := l.sb.Holds(ctx, sandbox.Mark{Seq: seen.Seq, Check: seen.Check})
 	if err != nil {
@@ -61,30 +57,52 @@ func (l *Ledger) fileProblem(ctx context.Context, name string) (store.FileMark, 
 	return seen, "", nil
 }
 
+// checkWait bounds the reads that check the file before a dispatch or a
+// lookup. They are the ledger's and the local file's, not the provider's
+// answer: they do not spend the dispatch's deadline (a short one would
+// turn a busy ledger into "not sent").
+const checkWait = 10 * time.Second
+
 // see records how far the file has gone (its newest delivery), when it
 // went past seen. Best effort: a mark not recorded only leaves the ledger
-// knowing less, and the answer it follows stands either way.
+// knowing less, and the answer it follows stands either way. Concurrent
+// dispatches of one opener take turns, and one whose delivery a turn
+// before it already recorded writes nothing: under load many deliveries
+// share one write.
 func (m *markedSandbox) see(ctx context.Context, seen store.FileMark) {
 	if !m.write {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), checkWait)
 	defer cancel()
+	m.l.markMu.Lock()
+	defer m.l.markMu.Unlock()
 	now, err := m.l.sb.Mark(ctx)
-	if err != nil || now.Seq <= seen.Seq {
+	if err != nil || now.Seq <= seen.Seq || now.Seq <= m.l.notedSeq[m.name] {
 		return
 	}
 	fileID := m.l.sb.FileID()
-	_ = m.l.st.WithTx(ctx, func(tx store.Tx) error {
-		_, err := tx.MarkProviderFile(m.name, fileID, store.FileMark{Seq: now.Seq, Check: now.Check})
+	var got store.FileMark
+	if m.l.st.WithTx(ctx, func(tx store.Tx) (err error) {
+		got, err = tx.MarkProviderFile(m.name, fileID, store.FileMark{Seq: now.Seq, Check: now.Check})
 		return err
-	})
+	}) != nil {
+		return
+	}
+	// What the ledger holds now for this file (zero when it records
+	// another: nothing is skipped then).
+	if m.l.notedSeq == nil {
+		m.l.notedSeq = map[string]int64{}
+	}
+	m.l.notedSeq[m.name] = got.Seq
 }
 
 // Dispatch sends nothing through a file that is not (or no longer) where
 // the ledger's deliveries are: a definite not-applied that says why.
 func (m *markedSandbox) Dispatch(ctx context.Context, req provider.Request) (provider.Response, error) {
-	seen, why, err := m.l.fileProblem(ctx, m.name)
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), checkWait)
+	seen, why, err := m.l.fileProblem(cctx, m.name)
+	cancel()
 	if err != nil {
 		return provider.Response{Status: provider.NotApplied, Detail: "not sent: cannot read the provider file's record: " + err.Error()}, nil
 	}

@@ -2,9 +2,11 @@ package ledger_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/retrysafe/retrysafe/config"
@@ -155,7 +157,7 @@ func TestALookupRecordsHowFarTheProviderFileWent(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer st.Close()
-		m, err := st.ProviderFileMark(ctx, "sandbox")
+		_, m, err := st.ProviderFileMark(ctx, "sandbox")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -242,5 +244,43 @@ func TestALongLivedOpenerChecksItsFileAtEveryDispatch(t *testing.T) {
 	}
 	if n, err := l.Sandbox().Deliveries(ctx, ""); err != nil || n != 1 {
 		t.Errorf("the recorded file holds %d deliveries; want 1", n)
+	}
+}
+
+// Concurrent dispatches of one opener take turns noting how far the file
+// went, and a turn whose delivery an earlier one noted writes nothing:
+// whatever the interleaving, the ledger ends with the file's newest
+// delivery noted.
+func TestConcurrentDispatchesNoteTheNewestDelivery(t *testing.T) {
+	ctx := context.Background()
+	where := filepath.Join(t.TempDir(), "l.db")
+	l, err := ledger.OpenConfig(ctx, where, config.Default(), ledger.ConfigOptions{Use: ledger.Dispatching, Store: store.Options{Create: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 5 {
+				if res, err := l.Call(ctx, "acme", fmt.Sprintf("k%d-%d", w, i), "send_notification", notify); err != nil || res.Class != model.ClassDone {
+					t.Errorf("call: %+v %v", res, err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	newest, err := l.Sandbox().Mark(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, noted, err := l.Store().ProviderFileMark(ctx, "sandbox")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if newest.Seq != 40 || noted.Seq != newest.Seq || noted.Check != newest.Check {
+		t.Errorf("noted %+v; want the file's newest delivery %+v (#40)", noted, newest)
 	}
 }

@@ -88,10 +88,11 @@ type Reader interface {
 	// file's record of the ledgers it served cannot tell the copies apart;
 	// the ledger's record of the file it used can.
 	ProviderFile(ctx context.Context, provider string) (string, error)
-	// ProviderFileMark is how far this ledger has seen the provider file
-	// recorded for provider go (Tx.MarkProviderFile); zero when nothing
-	// is recorded or seen.
-	ProviderFileMark(ctx context.Context, provider string) (FileMark, error)
+	// ProviderFileMark is the provider file recorded for provider (as
+	// ProviderFile) and how far this ledger has seen it go
+	// (Tx.MarkProviderFile), in one read: "" and zero when none is
+	// recorded.
+	ProviderFileMark(ctx context.Context, provider string) (string, FileMark, error)
 	// Get reads one operation of a tenant, with its latest finding (as
 	// List has it); another tenant's key is not found, exactly as a key
 	// that never existed.

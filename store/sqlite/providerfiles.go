@@ -18,14 +18,16 @@ func (s *Store) ProviderFile(ctx context.Context, provider string) (string, erro
 	return id, s.translate(err, "read the ledger's provider file")
 }
 
-// ProviderFileMark is how far the ledger has seen provider's file go.
-func (s *Store) ProviderFileMark(ctx context.Context, provider string) (store.FileMark, error) {
+// ProviderFileMark is the file recorded for provider and how far the
+// ledger has seen it go, in one read.
+func (s *Store) ProviderFileMark(ctx context.Context, provider string) (string, store.FileMark, error) {
+	var id string
 	var m store.FileMark
-	err := s.r.QueryRowContext(ctx, `SELECT seen_seq, seen_check FROM provider_files WHERE provider = ?`, provider).Scan(&m.Seq, &m.Check)
+	err := s.r.QueryRowContext(ctx, `SELECT file_id, seen_seq, seen_check FROM provider_files WHERE provider = ?`, provider).Scan(&id, &m.Seq, &m.Check)
 	if errors.Is(err, sql.ErrNoRows) {
-		return store.FileMark{}, nil
+		return "", store.FileMark{}, nil
 	}
-	return m, s.translate(err, "read the ledger's provider file mark")
+	return id, m, s.translate(err, "read the ledger's provider file")
 }
 
 // TieProviderFile records fileID for provider while the recorded one is

@@ -1070,8 +1070,8 @@ func testLedgerID(t *testing.T, h *harness) {
 func testProviderFileMark(t *testing.T, h *harness) {
 	ctx := ctxT(t)
 	const a, b = "0123456789abcdef0123456789abcdef", "fedcba9876543210fedcba9876543210"
-	if m, err := h.L.ProviderFileMark(ctx, "sandbox"); err != nil || m != (store.FileMark{}) {
-		t.Fatalf("ProviderFileMark before any tie = %+v, %v; want zero", m, err)
+	if id, m, err := h.L.ProviderFileMark(ctx, "sandbox"); err != nil || id != "" || m != (store.FileMark{}) {
+		t.Fatalf("ProviderFileMark before any tie = %q %+v, %v; want none", id, m, err)
 	}
 	h.tx(t, func(tx store.Tx) error { _, err := tx.TieProviderFile("sandbox", a, ""); return err })
 	h.tx(t, func(tx store.Tx) error { _, err := tx.TieProviderFile("sandbox-idem", a, ""); return err })
@@ -1102,15 +1102,18 @@ func testProviderFileMark(t *testing.T, h *harness) {
 	}
 	// Tying the file already recorded changes nothing; another file starts again.
 	h.tx(t, func(tx store.Tx) error { _, err := tx.TieProviderFile("sandbox", a, a); return err })
-	if m, err := h.L.ProviderFileMark(ctx, "sandbox"); err != nil || m != (store.FileMark{Seq: 9, Check: "c9"}) {
-		t.Errorf("after tying the same file again: ProviderFileMark = %+v, %v; want {9 c9}", m, err)
+	if id, m, err := h.L.ProviderFileMark(ctx, "sandbox"); err != nil || id != a || m != (store.FileMark{Seq: 9, Check: "c9"}) {
+		t.Errorf("after tying the same file again: ProviderFileMark = %q %+v, %v; want %s {9 c9}", id, m, err, a)
 	}
 	h.tx(t, func(tx store.Tx) error { _, err := tx.TieProviderFile("sandbox", b, a); return err })
 	for _, o := range []store.Options{{}, {ReadOnly: true}} {
 		l := h.open(t, o)
-		for p, want := range map[string]store.FileMark{"sandbox": {}, "sandbox-idem": {Seq: 2, Check: "c2"}, "mail": {}} {
-			if got, err := l.ProviderFileMark(ctx, p); err != nil || got != want {
-				t.Errorf("read-only %v, after sandbox moved to another file: ProviderFileMark(%s) = %+v, %v; want %+v", o.ReadOnly, p, got, err, want)
+		for p, want := range map[string]struct {
+			file string
+			mark store.FileMark
+		}{"sandbox": {b, store.FileMark{}}, "sandbox-idem": {a, store.FileMark{Seq: 2, Check: "c2"}}, "mail": {}} {
+			if id, got, err := l.ProviderFileMark(ctx, p); err != nil || id != want.file || got != want.mark {
+				t.Errorf("read-only %v, after sandbox moved to another file: ProviderFileMark(%s) = %q %+v, %v; want %q %+v", o.ReadOnly, p, id, got, err, want.file, want.mark)
 			}
 		}
 	}
