@@ -152,6 +152,10 @@ type endpointSpec struct {
 	Headers    map[string]string `toml:"headers"`
 	KeyHeader  string            `toml:"key_header"`
 	RefPointer string            `toml:"ref_pointer"`
+	// Found is for [providers.lookup] of an http provider only
+	// (httpapi.Endpoint.Found). A pointer: found = "" is an error, not
+	// the absent key.
+	Found *string `toml:"found"`
 	// Rate is for [providers.lookup] only: lookups a second (see
 	// Provider.LookupRate). A pointer: absent is not zero.
 	Rate *float64 `toml:"rate"`
@@ -225,7 +229,7 @@ func Parse(name string, doc []byte, lookupEnv func(string) (string, bool)) (*Con
 				return nil, at("kind")("provider %s: a sandbox provider takes only name, kind, honours_keys, authoritative_lookup and a [providers.lookup] rate", ps.Name)
 			}
 			// The sandbox's lookup is built in: its section may only pace it.
-			if l := ps.Lookup; l != nil && (l.URL != "" || l.Method != "" || l.Headers != nil || l.KeyHeader != "" || l.RefPointer != "") {
+			if l := ps.Lookup; l != nil && (l.URL != "" || l.Method != "" || l.Headers != nil || l.KeyHeader != "" || l.RefPointer != "" || l.Found != nil) {
 				return nil, at("lookup")("provider %s: a sandbox provider's lookup is built in: its [providers.lookup] takes only rate", ps.Name)
 			}
 		case KindHTTP:

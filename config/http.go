@@ -49,6 +49,15 @@ func parseHTTP(ps providerSpec, at func(...string) func(string, ...any) error, l
 			return httpapi.Endpoint{}, at(which, "key_header")("provider %s: key_header belongs in [providers.dispatch]", ps.Name)
 		}
 		out := httpapi.Endpoint{Method: e.Method, URL: e.URL, RefPointer: e.RefPointer}
+		if e.Found != nil {
+			if which != "lookup" {
+				return httpapi.Endpoint{}, at(which, "found")("provider %s: found belongs in [providers.lookup] (what a lookup's answer must hold)", ps.Name)
+			}
+			if err := httpapi.CheckPointer(*e.Found); err != nil {
+				return httpapi.Endpoint{}, at(which, "found")("provider %s: lookup found: %v", ps.Name, err)
+			}
+			out.Found = *e.Found
+		}
 		if len(e.Headers) > 0 {
 			out.Headers = map[string]string{}
 		}

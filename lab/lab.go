@@ -211,19 +211,21 @@ func (r *Runner) RunIn(ctx context.Context, ledgerPath, tenant, scenarioID strin
 	if pdb == "" {
 		pdb = ProviderPathFor(ledgerPath)
 	}
-	sb, err := sandbox.Open(pdb)
-	if err != nil {
-		pre.Close()
-		return Row{}, model.Wrap(model.CodeUnavailable, err, "lab: cannot open sandbox provider %s: %v", pdb, err)
-	}
-	defer sb.Close()
-	// The file is this ledger's provider file (sandbox.Tie): the server
-	// started over it below takes the scenario's deliveries, and an
-	// operator's lookups on the ledger afterwards trust it.
-	err = sb.Tie(ctx, pre.Store(), "sandbox", "sandbox-idem")
 	pre.Close()
+	// The file is this ledger's provider file, tied and recorded as every
+	// command that dispatches does it (the opener with the built-in
+	// config's sandbox providers): the server started over it below takes
+	// the scenario's deliveries, and an operator's lookups on the ledger
+	// afterwards trust it. A refusal (a file that never served a ledger
+	// with history, one missing beside it) is the product's.
+	tied, err := r.open(ctx, ledgerPath, OpenOptions{Config: config.Default(), ProviderDB: pdb})
 	if err != nil {
-		return Row{}, model.Wrap(model.CodeInvalid, err, "lab: sandbox provider %s: %v", pdb, err)
+		return Row{}, err
+	}
+	defer tied.Close()
+	sb := tied.Sandbox()
+	if sb == nil {
+		return Row{}, model.Errorf(model.CodeInternal, "lab: the built-in registry opened no sandbox provider")
 	}
 	if progress == nil {
 		progress = func(Step) {}

@@ -16,7 +16,9 @@ import (
 	"github.com/retrysafe/retrysafe/internal/testledger"
 	"github.com/retrysafe/retrysafe/ledger"
 	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/provider/sandbox"
 	"github.com/retrysafe/retrysafe/reconcile"
+	"github.com/retrysafe/retrysafe/store"
 )
 
 // The test binary doubles as three kinds of child process (internal/reexec):
@@ -253,4 +255,41 @@ func openLedger(ctx context.Context, where string, o OpenOptions) (Ledger, error
 		return nil, err
 	}
 	return l, nil
+}
+
+// A lab run ties its ledger to the provider file as every command that
+// dispatches does: the file serves the ledger for the sandbox providers,
+// and the ledger records the file's id (provider_files) for each — so the
+// operator's later lookups through that file are trusted, and a copy's
+// file or an older backup of it is told apart. (It used to tie the file
+// with sandbox.Tie alone and record nothing.)
+func TestARunRecordsTheProviderFileAsACommandDoes(t *testing.T) {
+	ctx := context.Background()
+	r := &Runner{Exe: reexec.Executable(t), Env: reexec.Env(idleWorker, nil), Open: openLedger}
+	path := testledger.File(t, "l.db")
+	if _, err := r.RunIn(ctx, path, LabTenant, "external-unknown-mark-applied", nil); err != nil {
+		t.Logf("the run (idle workers) stopped: %v", err)
+	}
+	sb, err := sandbox.Open(ProviderPathFor(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	st, err := ledger.OpenStore(path, store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	id, err := st.LedgerID(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"sandbox", "sandbox-idem"} {
+		if got, err := st.ProviderFile(ctx, name); err != nil || got != sb.FileID() {
+			t.Errorf("ProviderFile(%s) = %q, %v; want the file's id %s", name, got, err, sb.FileID())
+		}
+		if ok, err := sb.Serves(ctx, id, name); err != nil || !ok {
+			t.Errorf("the file serves the ledger for %s: %v, %v; want true", name, ok, err)
+		}
+	}
 }

@@ -24,6 +24,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -93,6 +94,12 @@ type Ledger struct {
 	providerDB string
 	// sandboxNames are the config's sandbox providers (they share one file).
 	sandboxNames []string
+	// readOnly: opened read-only (what a lookup sees is not recorded).
+	readOnly bool
+	// markMu takes the sandbox providers' notes of how far the file went
+	// in turn; notedSeq is the newest delivery noted per provider name.
+	markMu   sync.Mutex
+	notedSeq map[string]int64
 }
 
 // Result is a call's classified outcome: Class says what the caller should

@@ -116,7 +116,7 @@ func OpenConfig(ctx context.Context, where string, cfg *config.Config, o ConfigO
 	if err != nil {
 		return nil, err
 	}
-	l := &Ledger{st: st, where: where}
+	l := &Ledger{st: st, where: where, readOnly: o.Store.ReadOnly}
 	for _, p := range cfg.Providers {
 		if p.Kind == config.KindSandbox {
 			l.sandboxNames = append(l.sandboxNames, p.Name)
@@ -294,7 +294,7 @@ func (l *Ledger) buildProvider(ctx context.Context, p config.Provider, use Provi
 					"the sandbox provider's file %s (file id %s) is not the one this ledger dispatched to %s through (file id %s): it is a copy's file, another ledger's, or a new one; pass --provider-db with the file the calls used", l.providerDB, l.sb.FileID(), p.Name, recorded)), nil
 			}
 		}
-		return l.sb.Provider(p.Name, p.HonoursKeys), nil
+		return l.marked(l.sb.Provider(p.Name, p.HonoursKeys), p.Name, !l.readOnly), nil
 	case config.KindHTTP:
 		// Opens nothing: a connection is made per request, and a provider
 		// that does not answer a lookup cannot tell.
@@ -368,7 +368,8 @@ func (l *Ledger) tieSandbox(ctx context.Context, use ProviderUse) error {
 			return l.refuseOtherFile(name, now, fileID)
 		}
 	}
-	return nil
+	// The recorded file, but perhaps an older copy of it.
+	return l.refuseWentBack(ctx)
 }
 
 // refuseOtherFile refuses to dispatch to provider name through the file

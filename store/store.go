@@ -49,6 +49,17 @@ type Ledger interface {
 	Close() error
 }
 
+// FileMark is a point in a provider file's history as a ledger saw it:
+// the sequence number of the newest delivery the file held (Seq, 0 =
+// none seen) and a check of that delivery's content (Check). A file that
+// no longer holds that delivery went back in time — restored from an
+// older backup, or replaced by a copy that went another way — and its
+// "has nothing" is no evidence about what the ledger sent through it.
+type FileMark struct {
+	Seq   int64
+	Check string
+}
+
 // Reader is the console's side of the ledger: queries that never write.
 type Reader interface {
 	// List returns one page of operations, newest first, with attempt
@@ -77,6 +88,11 @@ type Reader interface {
 	// file's record of the ledgers it served cannot tell the copies apart;
 	// the ledger's record of the file it used can.
 	ProviderFile(ctx context.Context, provider string) (string, error)
+	// ProviderFileMark is the provider file recorded for provider (as
+	// ProviderFile) and how far this ledger has seen it go
+	// (Tx.MarkProviderFile), in one read: "" and zero when none is
+	// recorded.
+	ProviderFileMark(ctx context.Context, provider string) (string, FileMark, error)
 	// Get reads one operation of a tenant, with its latest finding (as
 	// List has it); another tenant's key is not found, exactly as a key
 	// that never existed.
@@ -203,6 +219,11 @@ type Tx interface {
 	// It returns the one recorded after: fileID, or another that was
 	// recorded meanwhile.
 	TieProviderFile(provider, fileID, replacing string) (string, error)
+	// MarkProviderFile raises the mark recorded for provider to m while
+	// the file recorded for it is fileID and its mark is lower (a mark
+	// only moves forward; a tie to another file resets it), and returns
+	// the mark recorded after — zero when fileID is not the one recorded.
+	MarkProviderFile(provider, fileID string, m FileMark) (FileMark, error)
 
 	// InsertAttempt appends an attempt; a lookup attempt carries its
 	// finding (a.Finding, a.Detail) and changes nothing else.

@@ -13,9 +13,8 @@ import (
 
 	"github.com/charmbracelet/x/exp/teatest"
 
-	registry "github.com/retrysafe/retrysafe/config"
+	"github.com/retrysafe/retrysafe/internal/labledger"
 	"github.com/retrysafe/retrysafe/lab"
-	rsledger "github.com/retrysafe/retrysafe/ledger"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/reconcile"
@@ -229,16 +228,5 @@ func TestFlowLabStepModeNarratesALostResponse(t *testing.T) {
 	}
 }
 
-// labOpen is the lab's opener as the command line wires it: the public
-// ledger API (ledger.OpenConfig).
-func labOpen(ctx context.Context, where string, o lab.OpenOptions) (lab.Ledger, error) {
-	cfg, use := o.Config, rsledger.Dispatching
-	if cfg == nil {
-		cfg, use = registry.Default(), rsledger.NoProviders
-	}
-	l, err := rsledger.OpenConfig(ctx, where, cfg, rsledger.ConfigOptions{ProviderDB: o.ProviderDB, Use: use, Store: o.Store})
-	if err != nil {
-		return nil, err
-	}
-	return l, nil
-}
+// labOpen is the lab's opener as the command line wires it.
+var labOpen lab.OpenFunc = labledger.Open

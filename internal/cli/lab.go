@@ -12,8 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/retrysafe/retrysafe/internal/labledger"
 	"github.com/retrysafe/retrysafe/lab"
-	"github.com/retrysafe/retrysafe/ledger"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
@@ -33,20 +33,9 @@ func labRunner() (*lab.Runner, error) {
 	return &lab.Runner{Exe: exe, WorkerArgs: []string{workerCommand}, Open: labOpen, Operator: "lab"}, nil
 }
 
-// labOpen is how the lab and the demo builder open their ledgers: through
-// the public API (ledger.OpenConfig), with o.Config's providers ready to
-// dispatch, or — without a config — the built-in tools and no provider.
-func labOpen(ctx context.Context, where string, o lab.OpenOptions) (lab.Ledger, error) {
-	cfg, use := o.Config, ledger.Dispatching
-	if cfg == nil {
-		cfg, use = config.Default(), ledger.NoProviders
-	}
-	l, err := ledger.OpenConfig(ctx, where, cfg, ledger.ConfigOptions{ProviderDB: o.ProviderDB, Use: use, Store: o.Store})
-	if err != nil {
-		return nil, err // not a typed nil in the interface
-	}
-	return l, nil
-}
+// labOpen is how the lab and the demo builder open their ledgers: the
+// public API (ledger.OpenConfig), shared with the console's tests.
+var labOpen lab.OpenFunc = labledger.Open
 
 func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("lab", stderr)

@@ -490,3 +490,39 @@ func TestACopysProviderFileCannotTellAboutTheOriginal(t *testing.T) {
 		t.Errorf("B's file held %d deliveries, now %d (%v): the refused call sent something", before, after, err)
 	}
 }
+
+// A provider file put back from an older backup is the same file (same
+// file id) without the deliveries made since: ops check of an operation
+// delivered after the backup (its reply lost) cannot tell, saying the
+// file went back — never "no delivery" — and a call through it is
+// refused, sending nothing. Put the current file back and both work.
+func TestAProviderFileRestoredFromAnOlderBackupCannotTell(t *testing.T) {
+	a := newLedgerFile(t)
+	if _, errText, code := cli(t, callArgs(a, "t", "n1", "send_notification", notifyArgs)...); code != 0 {
+		t.Fatalf("setup call: exit %d: %s", code, errText)
+	}
+	backup := filepath.Join(t.TempDir(), "backup.provider.db")
+	copyFile(t, providerPath(a), backup)
+	if _, _, code := cli(t, callArgs(a, "t", "n2", "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
+		t.Fatalf("setup call with its reply lost: exit %d; want 5", code)
+	}
+	current := filepath.Join(t.TempDir(), "current.provider.db")
+	copyFile(t, providerPath(a), current)
+	copyFile(t, backup, providerPath(a)) // the restore
+	out, errText, code := cli(t, "ops", "check", "--db", a, "--tenant", "t", "--key", "n2")
+	if code != 2 || !strings.Contains(out+errText, "cannot tell") || strings.Contains(out, "no delivery") ||
+		!strings.Contains(errText, "no longer holds delivery sbx_2") || !strings.Contains(errText, "older backup") {
+		t.Errorf("ops check through the restored file: exit %d, stdout %q, stderr %q; want exit 2, cannot tell, saying the file went back", code, out, errText)
+	}
+	out, _, code = cli(t, callArgs(a, "t", "n3", "send_notification", notifyArgs, "--json")...)
+	if code != 2 || !strings.Contains(out, `"class":"invalid"`) || !strings.Contains(out, "no longer holds delivery sbx_2") {
+		t.Errorf("a call through the restored file: exit %d, %s; want 2, class invalid, saying why", code, out)
+	}
+	if n, err := countDeliveries(t, providerPath(a)); err != nil || n != 1 {
+		t.Errorf("the restored file holds %d deliveries (%v); want the backup's 1: the refused call sent something", n, err)
+	}
+	copyFile(t, current, providerPath(a))
+	if out, errText, code := cli(t, "ops", "check", "--db", a, "--tenant", "t", "--key", "n2"); code != 0 || !strings.Contains(out, "delivered") {
+		t.Errorf("ops check through the current file: exit %d, %q %q; want delivered", code, out, errText)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/retrysafe/retrysafe/config"
+	"github.com/retrysafe/retrysafe/ledger"
 	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/provider/sandbox"
 	"github.com/retrysafe/retrysafe/reconcile"
@@ -49,6 +50,8 @@ type Ledger struct {
 	Svc         *reconcile.Service
 	Clock       *Clock           // nil when the ledger runs on now
 	now         func() time.Time // the clock the store is given
+	opened      *ledger.Ledger   // what ledger.OpenConfig opened (Close closes it)
+	providers   provider.Registry
 	durability  store.Durability
 	noProviders bool
 }
@@ -111,42 +114,42 @@ func (l *Ledger) Options() store.Options {
 	return store.Options{Create: true, Durability: l.durability, Now: l.now}
 }
 
-// Open opens the ledger and its provider (again, after Close).
+// Open opens the ledger and its provider (again, after Close), as every
+// retrysafe command does (ledger.OpenConfig with the built-in config,
+// ready to dispatch): the sandbox file is tied to the ledger and recorded
+// as its provider file, and the providers are the ones the product uses
+// (they check and record how far the file went), so the CLI's lookups on
+// this ledger trust the file exactly as they trust one a real call used.
+// The service is a plain one over them (no declared lookup rates or
+// authoritative providers), as the packages' tests expect.
 func (l *Ledger) Open() {
 	l.t.Helper()
-	st, err := sqlite.Open(l.Path, l.Options())
+	use := ledger.Dispatching
+	if l.noProviders {
+		use = ledger.NoProviders
+	}
+	lg, err := ledger.OpenConfig(context.Background(), l.Path, config.Default(), ledger.ConfigOptions{ProviderDB: l.ProviderDB, Use: use, Store: l.Options()})
 	if err != nil {
 		l.t.Fatal(err)
 	}
-	l.Store = st
-	providers := provider.Registry{}
-	if !l.noProviders {
-		sb, err := sandbox.Open(l.ProviderDB)
-		if err != nil {
-			st.Close()
-			l.t.Fatal(err)
-		}
-		l.Sandbox = sb
-		// Tied to the ledger, as the CLI ties the file it dispatches
-		// through: the CLI's lookups on this ledger then trust the file.
-		if err := sb.Tie(context.Background(), st, "sandbox", "sandbox-idem"); err != nil {
-			l.Close()
-			l.t.Fatal(err)
-		}
-		providers = sb.Providers()
+	st, ok := lg.Store().(*sqlite.Store)
+	if !ok {
+		lg.Close()
+		l.t.Fatalf("testledger: %s opened as %T, not a SQLite ledger", l.Path, lg.Store())
 	}
-	l.Svc = reconcile.New(st, config.Default().Tools, providers)
+	l.opened, l.Store, l.Sandbox = lg, st, lg.Sandbox()
+	l.providers = provider.Registry{}
+	if !l.noProviders {
+		l.providers = lg.Service().Providers
+	}
+	l.Svc = reconcile.New(st, config.Default().Tools, l.providers)
 }
 
 // Close closes the ledger and its provider; closing twice is fine.
 func (l *Ledger) Close() {
-	if l.Store != nil {
-		l.Store.Close()
-		l.Store = nil
-	}
-	if l.Sandbox != nil {
-		l.Sandbox.Close()
-		l.Sandbox = nil
+	if l.opened != nil {
+		l.opened.Close()
+		l.opened, l.Store, l.Sandbox = nil, nil, nil
 	}
 }
 
@@ -168,7 +171,7 @@ func (l *Ledger) Second(t testing.TB) *reconcile.Service {
 	t.Cleanup(func() { st.Close() })
 	providers := provider.Registry{}
 	if l.Sandbox != nil {
-		providers = l.Sandbox.Providers()
+		providers = l.providers
 	}
 	return reconcile.New(st, config.Default().Tools, providers)
 }

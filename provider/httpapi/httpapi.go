@@ -106,6 +106,13 @@ type Endpoint struct {
 	// RefPointer is a JSON pointer (RFC 6901) to the provider's reference
 	// in a 2xx response body ("" = none).
 	RefPointer string
+	// Found (lookups only) is a JSON pointer that must lead to a value in
+	// a 2xx answer for the lookup to say "has it": a search that answers
+	// 200 {"data":[]} found nothing. A value is there unless it is null,
+	// false, 0, "", [] or {}; nothing there (or an empty value) in a JSON
+	// body is "has nothing"; a body that is not JSON, broke off or is over
+	// max_response_bytes cannot tell. "" = any 2xx answer is "has it".
+	Found string
 }
 
 // Config is one HTTP provider.
@@ -120,7 +127,8 @@ type Config struct {
 	KeyHeader string
 	Dispatch  Endpoint
 	// Lookup, when set, asks what the API holds under a downstream key:
-	// 2xx found, 404 not found, anything else cannot tell.
+	// 2xx found (with Found: a value at that pointer), 404 not found,
+	// anything else cannot tell.
 	Lookup *Endpoint
 	// Classify overrides DefaultClass for exact status codes.
 	Classify map[int]Class
@@ -262,9 +270,31 @@ func checkEndpoint(e *Endpoint, method string, dispatch bool) error {
 	if e.RefPointer != "" && !strings.HasPrefix(e.RefPointer, "/") {
 		return fmt.Errorf("ref_pointer %q must be a JSON pointer starting with /", e.RefPointer)
 	}
+	if e.Found != "" {
+		if dispatch {
+			return errors.New("found belongs in [providers.lookup]")
+		}
+		if err := CheckPointer(e.Found); err != nil {
+			return fmt.Errorf("found: %w", err)
+		}
+	}
 	for k := range e.Headers {
 		if k == "" || strings.ContainsAny(k, " :\r\n") {
 			return fmt.Errorf("header name %q is not valid", k)
+		}
+	}
+	return nil
+}
+
+// CheckPointer says why ptr is not a JSON pointer (RFC 6901) to a value
+// inside a document: it starts with "/", and every "~" is "~0" or "~1".
+func CheckPointer(ptr string) error {
+	if !strings.HasPrefix(ptr, "/") {
+		return fmt.Errorf("%q is not a JSON pointer: it must start with / (e.g. \"/data/0\")", ptr)
+	}
+	for i := 0; i < len(ptr); i++ {
+		if ptr[i] == '~' && (i+1 == len(ptr) || ptr[i+1] != '0' && ptr[i+1] != '1') {
+			return fmt.Errorf("%q is not a JSON pointer: ~ must be written ~0, and / inside a name ~1", ptr)
 		}
 	}
 	return nil
@@ -494,9 +524,10 @@ func (p *Provider) Dispatch(ctx context.Context, req provider.Request) (provider
 	return provider.Response{}, provider.Ambiguous("%s", detail)
 }
 
-// Lookup asks the API what it holds under a downstream key: 2xx found,
-// 404 not found, anything else (or no lookup configured) cannot tell — an
-// error, never evidence. A lookup URL that needs {provider_ref} cannot
+// Lookup asks the API what it holds under a downstream key: 2xx found
+// (with Endpoint.Found, only when a value is at that pointer), 404 not
+// found, anything else (or no lookup configured) cannot tell — an error,
+// never evidence. A lookup URL that needs {provider_ref} cannot
 // tell from a downstream key alone: see LookupQuery.
 func (p *Provider) Lookup(ctx context.Context, downstreamKey string) (provider.Evidence, error) {
 	return p.LookupQuery(ctx, provider.Query{DownstreamKey: downstreamKey})
@@ -544,6 +575,16 @@ func (p *Provider) LookupQuery(ctx context.Context, q provider.Query) (provider.
 		return ev, fmt.Errorf("cannot tell: %v", err)
 	}
 	switch {
+	case x.status >= 200 && x.status <= 299 && p.c.Lookup.Found != "":
+		there, why := found(x, p.c.Lookup.Found)
+		if why != "" {
+			return ev, fmt.Errorf("cannot tell: %s answered the lookup with HTTP %d, but %s", p.c.Name, x.status, why)
+		}
+		if !there {
+			ev.Detail = fmt.Sprintf("%s holds nothing under %s (HTTP %d with nothing at %s)", p.c.Name, under, x.status, p.c.Lookup.Found)
+			return ev, nil
+		}
+		fallthrough
 	case x.status >= 200 && x.status <= 299:
 		ref, why := pointer(x, p.c.Lookup.RefPointer)
 		if ref == "" && byRef {
@@ -560,6 +601,46 @@ func (p *Provider) LookupQuery(ctx context.Context, q provider.Query) (provider.
 		return ev, nil
 	}
 	return ev, fmt.Errorf("cannot tell: %s answered the lookup with HTTP %d", p.c.Name, x.status)
+}
+
+// found reports whether a lookup's 2xx answer holds a value at ptr (see
+// Endpoint.Found); why says why the body cannot tell.
+func found(x *exchange, ptr string) (bool, string) {
+	if x.overCap {
+		return false, "the response is over max_response_bytes, so whether anything is at " + ptr + " is not known"
+	}
+	if x.bodyErr != nil {
+		return false, "the response body broke off"
+	}
+	var doc any
+	dec := json.NewDecoder(bytes.NewReader(x.body))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil {
+		return false, "the response is not JSON"
+	}
+	if dec.More() {
+		return false, "the response is not one JSON value"
+	}
+	v, ok := resolvePointer(doc, ptr)
+	if !ok {
+		return false, ""
+	}
+	switch v := v.(type) {
+	case nil:
+		return false, ""
+	case bool:
+		return v, ""
+	case string:
+		return v != "", ""
+	case json.Number:
+		f, err := v.Float64()
+		return err != nil || f != 0, ""
+	case []any:
+		return len(v) > 0, ""
+	case map[string]any:
+		return len(v) > 0, ""
+	}
+	return true, ""
 }
 
 // pointer reads the reference at ptr in a response body; why says why

@@ -6,8 +6,10 @@ package sandbox
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"github.com/retrysafe/retrysafe/provider"
@@ -269,6 +271,62 @@ func (s *Sandbox) Deliveries(ctx context.Context, downstreamKey string) (int, er
 		err = s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM deliveries WHERE downstream_key = ?`, downstreamKey).Scan(&n)
 	}
 	return n, err
+}
+
+// Mark is a point in this file's history: the sequence number of a
+// delivery (its id, sbx_N; 0 = before any) and a check of what that
+// delivery is (provider, downstream key, tool, arguments, time). A ledger
+// keeps the newest Mark it saw the file hold (store.FileMark); a file
+// that no longer Holds it went back in time — restored from an older
+// backup (the delivery is gone, or its number was given to another one
+// since) or replaced by a copy that went another way — so its "has
+// nothing" says nothing about what the ledger sent through it.
+type Mark struct {
+	Seq   int64
+	Check string
+}
+
+// markCheck is a delivery's check: 16 bytes of SHA-256 over its columns,
+// so another delivery under the same number (a restored file that went on
+// delivering) does not pass for it.
+func markCheck(provider, key, tool, args string, at int64) string {
+	h := sha256.New()
+	for _, f := range []string{provider, key, tool, args, strconv.FormatInt(at, 10)} {
+		h.Write([]byte(f))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// Mark is the newest delivery this file holds (zero for a file with none).
+func (s *Sandbox) Mark(ctx context.Context) (Mark, error) {
+	return s.markAt(ctx, `SELECT id, provider, downstream_key, tool, args, created_at FROM deliveries ORDER BY id DESC LIMIT 1`)
+}
+
+// Holds reports whether this file still holds the delivery m names, as it
+// was: a file restored from an older backup does not. The zero Mark is
+// held by every file.
+func (s *Sandbox) Holds(ctx context.Context, m Mark) (bool, error) {
+	if m.Seq == 0 {
+		return true, nil
+	}
+	got, err := s.markAt(ctx, `SELECT id, provider, downstream_key, tool, args, created_at FROM deliveries WHERE id = ?`, m.Seq)
+	return err == nil && got == m, err
+}
+
+func (s *Sandbox) markAt(ctx context.Context, q string, args ...any) (Mark, error) {
+	var m Mark
+	var prov, key, tool, a string
+	var at int64
+	err := s.db.QueryRowContext(ctx, q, args...).Scan(&m.Seq, &prov, &key, &tool, &a, &at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Mark{}, nil
+	}
+	if err != nil {
+		return Mark{}, err
+	}
+	m.Check = markCheck(prov, key, tool, a, at)
+	return m, nil
 }
 
 // ErrNotThisLedgers is Tie's refusal: the file has never served the

@@ -1,6 +1,9 @@
 package postgres
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // QueryRow runs one query on the store's pool.
 func QueryRow(ctx context.Context, s *Store, q string, dest ...any) error {
@@ -33,3 +36,7 @@ func Exec(ctx context.Context, s *Store, q string) error {
 	_, err := s.pool.Exec(ctx, q)
 	return err
 }
+
+// FoldEvery sets the least time between s's folds (and its planner
+// statistics check); call it before s's first write.
+func FoldEvery(s *Store, d time.Duration) { s.foldGap = d }

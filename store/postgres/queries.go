@@ -33,7 +33,13 @@ func (s *Store) List(ctx context.Context, q store.ListQuery) ([]model.Operation,
 	if q.Tenant != "" {
 		where = append(where, "tenant = "+arg(q.Tenant))
 	}
-	if q.State != "" {
+	switch {
+	case q.State.Valid():
+		// A literal, not a parameter: the plan of a prepared page, generic
+		// ones too, can then use the partial index on (state, tool, id)
+		// (migration 10), which a parameter could not prove it may.
+		where = append(where, "state = '"+string(q.State)+"'")
+	case q.State != "":
 		where = append(where, "state = "+arg(string(q.State)))
 	}
 	if q.Tool != "" {

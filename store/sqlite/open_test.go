@@ -244,7 +244,8 @@ func TestOpenMarksALedgerMadeBeforeTheApplicationID(t *testing.T) {
 	}
 	s.Close()
 	// (A ledger of that version had no ledger_meta either, migration 7,
-	// nor the sort indexes, migration 8, nor provider_files, migration 10.)
+	// nor the sort indexes, migration 8, nor provider_files, migration 10,
+	// with its marks, migration 11.)
 	plainExec(t, path, "PRAGMA application_id = 0", fmt.Sprintf("PRAGMA user_version = %d", legacyVersions), "DROP TABLE ledger_meta",
 		"DROP INDEX operations_tool_id", "DROP INDEX operations_provider_id", "DROP TABLE provider_files")
 	s, err = Open(path, store.Options{})

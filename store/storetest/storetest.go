@@ -89,6 +89,7 @@ func Run(t *testing.T, d Driver) {
 		{"SentToFindsOperationsOfAnyTenantSentToAProvider", testSentTo},
 		{"LedgerIDIsMadeOnceKeptAndDiffersBetweenLedgers", testLedgerID},
 		{"ProviderFileIsRecordedOncePerProviderAndKept", testProviderFile},
+		{"ProviderFileMarkOnlyMovesForwardAndStartsAgainWithAnotherFile", testProviderFileMark},
 		{"LocalEffectsCommitWithTheirOperationAndRollBackWithIt", testLocalEffects},
 		{"ListPagesInEverySortOrderBothWays", testListSortPaging},
 		{"ListFiltersByProviderAndAge", testListProviderAndAge},

@@ -1062,6 +1062,66 @@ func testLedgerID(t *testing.T, h *harness) {
 	}
 }
 
+// How far a ledger saw its provider file go (FileMark) is kept per
+// provider name for the file recorded: it only moves forward (a lower mark
+// changes nothing), a mark for a file that is not the recorded one is not
+// taken, a tie to another file starts it again from none, a tie that
+// changes nothing keeps it, and every handle reads it.
+func testProviderFileMark(t *testing.T, h *harness) {
+	ctx := ctxT(t)
+	const a, b = "0123456789abcdef0123456789abcdef", "fedcba9876543210fedcba9876543210"
+	if id, m, err := h.L.ProviderFileMark(ctx, "sandbox"); err != nil || id != "" || m != (store.FileMark{}) {
+		t.Fatalf("ProviderFileMark before any tie = %q %+v, %v; want none", id, m, err)
+	}
+	h.tx(t, func(tx store.Tx) error { _, err := tx.TieProviderFile("sandbox", a, ""); return err })
+	h.tx(t, func(tx store.Tx) error { _, err := tx.TieProviderFile("sandbox-idem", a, ""); return err })
+	mark := func(provider, file string, m store.FileMark) (got store.FileMark) {
+		t.Helper()
+		h.tx(t, func(tx store.Tx) (err error) {
+			got, err = tx.MarkProviderFile(provider, file, m)
+			return err
+		})
+		return got
+	}
+	for _, tc := range []struct {
+		name           string
+		provider, file string
+		mark, want     store.FileMark
+	}{
+		{"a first mark is taken", "sandbox", a, store.FileMark{Seq: 5, Check: "c5"}, store.FileMark{Seq: 5, Check: "c5"}},
+		{"a higher one raises it", "sandbox", a, store.FileMark{Seq: 9, Check: "c9"}, store.FileMark{Seq: 9, Check: "c9"}},
+		{"a lower one changes nothing", "sandbox", a, store.FileMark{Seq: 7, Check: "c7"}, store.FileMark{Seq: 9, Check: "c9"}},
+		{"the same number changes nothing", "sandbox", a, store.FileMark{Seq: 9, Check: "other"}, store.FileMark{Seq: 9, Check: "c9"}},
+		{"another file's is not taken", "sandbox", b, store.FileMark{Seq: 50, Check: "c50"}, store.FileMark{}},
+		{"names are apart", "sandbox-idem", a, store.FileMark{Seq: 2, Check: "c2"}, store.FileMark{Seq: 2, Check: "c2"}},
+		{"a name with no file takes none", "mail", a, store.FileMark{Seq: 3, Check: "c3"}, store.FileMark{}},
+	} {
+		if got := mark(tc.provider, tc.file, tc.mark); got != tc.want {
+			t.Errorf("%s: MarkProviderFile(%s, %s, %+v) = %+v; want %+v", tc.name, tc.provider, tc.file, tc.mark, got, tc.want)
+		}
+	}
+	// Tying the file already recorded changes nothing; another file starts again.
+	h.tx(t, func(tx store.Tx) error { _, err := tx.TieProviderFile("sandbox", a, a); return err })
+	if id, m, err := h.L.ProviderFileMark(ctx, "sandbox"); err != nil || id != a || m != (store.FileMark{Seq: 9, Check: "c9"}) {
+		t.Errorf("after tying the same file again: ProviderFileMark = %q %+v, %v; want %s {9 c9}", id, m, err, a)
+	}
+	h.tx(t, func(tx store.Tx) error { _, err := tx.TieProviderFile("sandbox", b, a); return err })
+	for _, o := range []store.Options{{}, {ReadOnly: true}} {
+		l := h.open(t, o)
+		for p, want := range map[string]struct {
+			file string
+			mark store.FileMark
+		}{"sandbox": {b, store.FileMark{}}, "sandbox-idem": {a, store.FileMark{Seq: 2, Check: "c2"}}, "mail": {}} {
+			if id, got, err := l.ProviderFileMark(ctx, p); err != nil || id != want.file || got != want.mark {
+				t.Errorf("read-only %v, after sandbox moved to another file: ProviderFileMark(%s) = %q %+v, %v; want %q %+v", o.ReadOnly, p, id, got, err, want.file, want.mark)
+			}
+		}
+	}
+	if got := mark("sandbox", b, store.FileMark{Seq: 1, Check: "c1"}); got != (store.FileMark{Seq: 1, Check: "c1"}) {
+		t.Errorf("the new file's first mark = %+v; want {1 c1}", got)
+	}
+}
+
 // A ledger records, per provider name, the provider file it dispatches
 // through: a compare-and-set (the first tie records; a tie replacing the
 // recorded one replaces it; a tie that expected another — none, or a
