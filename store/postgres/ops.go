@@ -118,10 +118,14 @@ const lockKey = `SELECT pg_advisory_xact_lock(hashtext(current_schema() || '/' |
 // new and one for the attempt the call records — so that inserting either
 // waits for no answer and goes with the next round trip.
 func (t *Tx) GetOperation(tenant, key string) (*model.Operation, error) {
+	// The hint is for this read only: a later read in the same transaction
+	// (a bulk generator's next call) draws no effect id unless told again.
+	effectTable := t.effectTable
+	t.effectTable = ""
 	b, n := t.batch()
 	b.Queue(lockKey, tenant, key)
 	b.Queue(`SELECT `+opColumns+` FROM operations WHERE tenant = $1 AND op_key = $2 FOR UPDATE`, tenant, key)
-	b.Queue(readAheadQuery[t.effectTable], tenant, key, ms(t.now))
+	b.Queue(readAheadQuery[effectTable], tenant, key, ms(t.now))
 	br, err := t.sendQueued(b, n)
 	if err != nil {
 		return nil, err
@@ -166,7 +170,7 @@ func (t *Tx) GetOperation(tenant, key string) (*model.Operation, error) {
 	if newID != nil {
 		t.drawn.tenant, t.drawn.key, t.drawn.newOp, t.drawn.opID = tenant, key, *newID, *newID
 		if effectID != nil {
-			t.drawn.effect, t.drawn.effectTable = *effectID, t.effectTable
+			t.drawn.effect, t.drawn.effectTable = *effectID, effectTable
 		}
 	}
 	return nil, model.Errorf(model.CodeNotFound, "no operation %q in tenant %q", key, tenant)

@@ -45,7 +45,8 @@ type Tx struct {
 	// was missing, and an id for the next attempt of the operation read.
 	drawn drawnIDs
 	// effectTable is the table a local call said its effect would go
-	// into (ExpectLocalEffect), "" if none did.
+	// into (ExpectLocalEffect), "" if none did; the next GetOperation
+	// uses it up.
 	effectTable model.LocalTable
 }
 
