@@ -167,8 +167,10 @@ func TestEveryEnumConstIsInItsAllList(t *testing.T) {
 // migrations (store/DRIVER/migrations), written either as an IN list,
 // CHECK (col IN ('a','b')), or as an OR chain, CHECK (col = 'a' OR col =
 // 'b') — SQLite's migration 9 spells the hot tables' CHECKs so, inside the
-// schema text it writes, where every quote is doubled. The last migration
-// that mentions a column wins, and within one the last mention.
+// schema text it writes, where every quote is doubled — or, inside the
+// function a CHECK calls, as (col IN ('a','b')) IS NOT FALSE (PostgreSQL's
+// migration 10). The last migration that mentions a column wins, and
+// within one the last mention.
 func sqlCheckLists(t *testing.T, driver string) map[string][]string {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(driver, "migrations", "*.sql"))
@@ -176,7 +178,7 @@ func sqlCheckLists(t *testing.T, driver string) map[string][]string {
 		t.Fatalf("no migrations found in %s: %v", driver, err)
 	}
 	sort.Strings(files)
-	inList := regexp.MustCompile(`CHECK\s*\(\s*(\w+)\s+IN\s*\(([^)]*)\)`)
+	inList := regexp.MustCompile(`CHECK\s*\(\s*(\w+)\s+IN\s*\(([^)]*)\)|\(\s*(\w+)\s+IN\s*\(([^)]*)\)\)\s*IS NOT FALSE`)
 	orChain := regexp.MustCompile(`CHECK\s*\(\s*(\w+\s*=\s*'[^']*'(?:\s+OR\s+\w+\s*=\s*'[^']*')+)\s*\)`)
 	term := regexp.MustCompile(`(\w+)\s*=\s*'([^']*)'`)
 	out := map[string][]string{}
@@ -193,6 +195,9 @@ func sqlCheckLists(t *testing.T, driver string) map[string][]string {
 		}
 		var found []mention
 		for _, m := range inList.FindAllStringSubmatchIndex(text, -1) {
+			if m[2] < 0 { // the function form's groups
+				m = append(m[:2], m[6:]...)
+			}
 			var vals []string
 			for _, v := range strings.Split(text[m[4]:m[5]], ",") {
 				vals = append(vals, strings.Trim(strings.TrimSpace(v), "'"))

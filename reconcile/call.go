@@ -62,6 +62,9 @@ func (s *Service) callLocal(ctx context.Context, p *model.Prepared) (Result, err
 // and attempt all commit (or roll back) with tx. Bulk generators call it
 // many times in one transaction; Call wraps it in its own.
 func (s *Service) CallLocalTx(tx store.Tx, p *model.Prepared, start time.Time) (Result, error) {
+	if h, ok := tx.(store.EffectHinter); ok && p.Tool.Effect.Table != model.TableCustom {
+		h.ExpectLocalEffect(p.Tool.Effect.Table)
+	}
 	op, err := tx.GetOperation(p.Tenant, p.Key)
 	if model.IsCode(err, model.CodeNotFound) {
 		if r, done, err := s.tombstoned(tx, p); done || err != nil {

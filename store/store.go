@@ -157,6 +157,17 @@ type Peeker interface {
 	Seen(ctx context.Context, tenant, key string) (bool, error)
 }
 
+// EffectHinter is an optional hint a driver's transaction may take
+// (PostgreSQL's does; one without it loses only speed). A local call tells
+// its transaction, before it reads the key, which table its effect would
+// go into: a driver that reads ahead can then draw the effect row's id
+// with that read when the key turns out new, so that inserting the effect
+// waits for no answer and travels with the call's last writes. It changes
+// nothing the transaction reads or writes.
+type EffectHinter interface {
+	ExpectLocalEffect(table model.LocalTable)
+}
+
 // Replayer is an optional fast path for replays a driver may offer (SQLite
 // does; a driver without it loses only speed). A replay of a final
 // operation is a read plus one attempt row: reconcile reads the operation

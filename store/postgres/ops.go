@@ -118,10 +118,14 @@ const lockKey = `SELECT pg_advisory_xact_lock(hashtext(current_schema() || '/' |
 // new and one for the attempt the call records — so that inserting either
 // waits for no answer and goes with the next round trip.
 func (t *Tx) GetOperation(tenant, key string) (*model.Operation, error) {
+	// The hint is for this read only: a later read in the same transaction
+	// (a bulk generator's next call) draws no effect id unless told again.
+	effectTable := t.effectTable
+	t.effectTable = ""
 	b, n := t.batch()
 	b.Queue(lockKey, tenant, key)
 	b.Queue(`SELECT `+opColumns+` FROM operations WHERE tenant = $1 AND op_key = $2 FOR UPDATE`, tenant, key)
-	b.Queue(readAheadQuery, tenant, key, ms(t.now))
+	b.Queue(readAheadQuery[effectTable], tenant, key, ms(t.now))
 	br, err := t.sendQueued(b, n)
 	if err != nil {
 		return nil, err
@@ -137,13 +141,13 @@ func (t *Tx) GetOperation(tenant, key string) (*model.Operation, error) {
 	}
 	var (
 		attemptID                    int64
-		newID                        *int64
+		newID, effectID              *int64
 		ts                           model.Tombstone
 		tsTenant                     *string
 		tsKey, tsTool, tsFP, tsFinal *string
 		tsExp, tsForget              *int64
 	)
-	err2 := br.QueryRow().Scan(&attemptID, &newID, &tsTenant, &tsKey, &tsTool, &tsFP, &tsFinal, &tsExp, &tsForget)
+	err2 := br.QueryRow().Scan(&attemptID, &newID, &effectID, &tsTenant, &tsKey, &tsTool, &tsFP, &tsFinal, &tsExp, &tsForget)
 	if cerr := br.Close(); err2 == nil {
 		err2 = cerr
 	}
@@ -165,18 +169,39 @@ func (t *Tx) GetOperation(tenant, key string) (*model.Operation, error) {
 	t.tomb = &tombLookup{tenant: tenant, key: key, ts: found}
 	if newID != nil {
 		t.drawn.tenant, t.drawn.key, t.drawn.newOp, t.drawn.opID = tenant, key, *newID, *newID
+		if effectID != nil {
+			t.drawn.effect, t.drawn.effectTable = *effectID, effectTable
+		}
 	}
 	return nil, model.Errorf(model.CodeNotFound, "no operation %q in tenant %q", key, tenant)
 }
 
 // readAheadQuery is GetOperation's read-ahead, one row: an attempt id, the
 // new operation's id when (tenant, key) has no operation (a sequence value
-// is drawn only then), and the key's live tombstone, if any. The key is
-// locked, so nothing inserts it between this and the read before it.
-const readAheadQuery = `SELECT nextval('attempts_id_seq'),
-	CASE WHEN NOT EXISTS (SELECT 1 FROM operations WHERE tenant = $1 AND op_key = $2) THEN nextval('operations_id_seq') END,
+// is drawn only then), an id for its local effect row when the call named
+// the effect's table (ExpectLocalEffect) and the key has neither an
+// operation nor a tombstone — the one case that inserts it — and the key's
+// live tombstone, if any. The key is locked, so nothing inserts it between
+// this and the read before it. By effect table ("" none).
+var readAheadQuery = func() map[model.LocalTable]string {
+	q := func(effect string) string {
+		return `SELECT nextval('attempts_id_seq'), n.id, ` + effect + `,
 	ts.tenant, ts.op_key, ts.tool, ts.fingerprint, ts.final_state, ts.expired_at, ts.forget_at
-	FROM (SELECT 1) one LEFT JOIN tombstones ts ON ts.tenant = $1 AND ts.op_key = $2 AND ts.forget_at > $3`
+	FROM (SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM operations WHERE tenant = $1 AND op_key = $2)
+		THEN nextval('operations_id_seq') END AS id) n
+	LEFT JOIN tombstones ts ON ts.tenant = $1 AND ts.op_key = $2 AND ts.forget_at > $3`
+	}
+	m := map[model.LocalTable]string{"": q(`NULL::bigint`)}
+	for table, seq := range effectSeq {
+		m[table] = q(`CASE WHEN n.id IS NOT NULL AND ts.tenant IS NULL THEN nextval('` + seq + `') END`)
+	}
+	return m
+}()
+
+// effectSeq is the id sequence of each local effect table.
+var effectSeq = map[model.LocalTable]string{
+	model.TableTasks: "tasks_id_seq", model.TableReportJobs: "report_jobs_id_seq", model.TableLocalEffects: "local_effects_id_seq",
+}
 
 // tombLookup is a tombstone read ahead by GetOperation (ts nil: none).
 type tombLookup struct {
@@ -457,6 +482,26 @@ func (t *Tx) InsertLocalEffect(e store.LocalEffect) (json.RawMessage, error) {
 	// operation's queued insert waits for its receipt, which names this
 	// row, and is written once, final (SetReceipt), instead of inserted
 	// here and updated after.
+	if d := &t.drawn; d.effect != 0 && d.inserted && d.opID == e.OperationID && d.effectTable == e.Table {
+		// A new operation's effect, its id drawn with the key's read:
+		// queued with the operation's insert, nothing to wait for.
+		rowID, d.effect = d.effect, 0
+		switch e.Table {
+		case model.TableTasks:
+			t.later(`INSERT INTO tasks (id, tenant, subject, operation_id, created_at) VALUES ($5,$1,$2,$3,$4)`,
+				e.Tenant, e.Text, e.OperationID, ms(t.now), rowID)
+			key = "task_id"
+		case model.TableReportJobs:
+			t.later(`INSERT INTO report_jobs (id, tenant, report, operation_id, created_at) VALUES ($5,$1,$2,$3,$4)`,
+				e.Tenant, e.Text, e.OperationID, ms(t.now), rowID)
+			key = "job_id"
+		case model.TableLocalEffects:
+			t.later(`INSERT INTO local_effects (id, tenant, tool, args, operation_id, created_at) VALUES ($6,$1,$2,$3,$4,$5)`,
+				e.Tenant, e.Tool, string(e.Args), e.OperationID, ms(t.now), rowID)
+			key = "effect_id"
+		}
+		return json.Marshal(map[string]any{key: rowID, "status": "created"})
+	}
 	held := t.holdOps()
 	defer t.putBack(held)
 	switch e.Table {

@@ -276,16 +276,11 @@ func (s *Store) foldCounts(ctx context.Context) error {
 	return s.pool.SendBatch(ctx, b).Close()
 }
 
-// youngStatsSQL reads what the planner believes of operations (rows and
-// pages as of its last ANALYZE; -1 rows: never analyzed) beside the pages
-// it holds now.
-const youngStatsSQL = `SELECT c.reltuples::float8, c.relpages::bigint,
+// youngStatsSQL reads what the planner believes of operations (-1 rows:
+// never analyzed) beside the pages it holds now.
+const youngStatsSQL = `SELECT c.reltuples::float8,
 	pg_relation_size(c.oid) / current_setting('block_size')::bigint
 	FROM pg_class c WHERE c.oid = 'operations'::regclass`
-
-// settledRows is how many operations the planner must know of before the
-// driver leaves statistics to autovacuum.
-const settledRows = 10000
 
 // analyzeYoung gives the planner statistics for a ledger too young for
 // autovacuum's (its first ANALYZE comes up to a minute after the writes, a
@@ -295,26 +290,27 @@ const settledRows = 10000
 // the plan a connection caches after its fifth run can then scan a
 // tenant's every row for one key, and keeps doing so as the table grows
 // (at 8 workers, calls fell from 3,000 to 1,000 a second within 16,000
-// new operations, the server's CPU per call doubled). ANALYZE replaces
-// every connection's cached plans. It runs when the table has doubled
-// since the planner last looked, so a few times in a ledger's life, and
-// not at all once the planner knows of settledRows rows. It reports
-// whether the ledger is still young. An ANALYZE the role may not run (not
-// the tables' owner) is a warning, not an error: nothing is lost but the
-// nudge.
+// new operations, the server's CPU per call doubled). One ANALYZE, once
+// the table has a few pages, is enough: it replaces every connection's
+// cached plans, and from then on the planner scales the rows it knows of
+// by the table's size. It reports whether the ledger is still young (not
+// yet analyzed with rows in it, by anyone). An ANALYZE the role may not run (not the
+// tables' owner) is a warning, not an error: nothing is lost but the
+// nudge, and it is not tried again.
 func (s *Store) analyzeYoung(ctx context.Context) bool {
 	var rows float64
-	var planned, pages int64
-	if err := s.pool.QueryRow(ctx, youngStatsSQL).Scan(&rows, &planned, &pages); err != nil {
+	var pages int64
+	if err := s.pool.QueryRow(ctx, youngStatsSQL).Scan(&rows, &pages); err != nil {
 		return true // try again at the next fold
 	}
-	if rows >= settledRows {
-		return false
+	if rows >= 100 {
+		return false // analyzed (by autovacuum, or an earlier run) with rows to go by
 	}
-	if pages >= 2*max(planned, 5) {
-		_, _ = s.pool.Exec(ctx, `ANALYZE operations, attempts`)
+	if pages < 10 {
+		return true
 	}
-	return true
+	_, _ = s.pool.Exec(ctx, `ANALYZE operations, attempts`)
+	return false
 }
 
 // committed wakes the notifier without ever waiting for it.

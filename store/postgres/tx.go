@@ -23,8 +23,9 @@ import (
 // travels with the first statement, and COMMIT travels with the last
 // queued writes. Writes whose results nobody waits for are queued (see
 // later), and ids a write must return are drawn ahead (see GetOperation),
-// so a new call costs three round trips: the locked read, the effect row,
-// and the receipt, attempt and commit.
+// so a new local call costs two round trips: the locked read (which also
+// draws the operation's, the attempt's and the effect row's ids), then the
+// effect row, the operation with its receipt, the attempt and the commit.
 type Tx struct {
 	s    *Store
 	conn *pgxpool.Conn
@@ -43,6 +44,18 @@ type Tx struct {
 	// Ids drawn ahead by GetOperation: the new operation's id when the key
 	// was missing, and an id for the next attempt of the operation read.
 	drawn drawnIDs
+	// effectTable is the table a local call said its effect would go
+	// into (ExpectLocalEffect), "" if none did; the next GetOperation
+	// uses it up.
+	effectTable model.LocalTable
+}
+
+// ExpectLocalEffect is store.EffectHinter: GetOperation then also draws
+// the effect row's id when the key turns out new.
+func (t *Tx) ExpectLocalEffect(table model.LocalTable) {
+	if _, ok := effectSeq[table]; ok {
+		t.effectTable = table
+	}
 }
 
 // drawnIDs are sequence values GetOperation drew with its read, so that
@@ -57,6 +70,10 @@ type drawnIDs struct {
 	// inserted: opID is the operation this transaction inserted with the
 	// id drawn for it, so it has no attempt yet and its first is seq 1.
 	inserted bool
+	// effect is an id drawn for the new operation's local effect row in
+	// effectTable (0: none).
+	effect      int64
+	effectTable model.LocalTable
 }
 
 const (
