@@ -188,6 +188,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
+	longRunGC()
 	if *httpURL != "" {
 		return runBenchHTTP(ctx, *httpURL, *token, *baselineDir, *workers, *ops, *rounds, *mix, *asJSON, *baseline, stdout, stderr)
 	}
