@@ -163,6 +163,22 @@ type Replayer interface {
 	AppendReplay(ctx context.Context, op *model.Operation, a *model.Attempt) (bool, error)
 }
 
+// LocalCreator is an optional fast path a driver's Tx may offer for a new
+// local operation (SQLite's does; a driver without it loses only speed).
+// reconcile uses it only when Peeker said the key was never seen; anything
+// else (an operation or a live tombstone under the key after all) returns
+// false with nothing written, and the call takes the full path in the same
+// transaction.
+type LocalCreator interface {
+	// CreateLocal inserts op (a new operation: ID, Version and times are
+	// set as InsertOperation sets them) and its effect e (e.OperationID is
+	// op's new id) if, and only if, op.Tenant has neither an operation nor
+	// a live tombstone under op.Key. The receipt stored with op is
+	// receipt(result), result being what InsertLocalEffect would return for
+	// e; op.Receipt is set to it. false, nothing written, otherwise.
+	CreateLocal(op *model.Operation, e LocalEffect, receipt func(result json.RawMessage) ([]byte, error)) (bool, error)
+}
+
 // TombstoneReader is an optional read of a compacted key's tombstone on
 // the read side (SQLite has it). Without it the gateway reads the tombstone
 // in a transaction that writes nothing.

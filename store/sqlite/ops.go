@@ -139,8 +139,12 @@ func (t *Tx) InsertOperation(op *model.Operation) error {
 	if err != nil {
 		return err
 	}
-	op.ID, err = res.LastInsertId()
-	return err
+	if op.ID, err = res.LastInsertId(); err != nil {
+		return err
+	}
+	// The id rule's next answer, for CreateLocal (see writerIDs).
+	t.tx.s.ids.op = op.ID + 1
+	return nil
 }
 
 func boolInt(b bool) int {
@@ -331,7 +335,15 @@ func (t *Tx) InsertLocalEffect(e store.LocalEffect) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(map[string]any{key: id, "status": "created"})
+	// What the tables' next ids now are, if they were known (writerIDs).
+	ids := &t.tx.s.ids
+	if next := ids.effect(e.Table); *next != 0 {
+		*next = max(*next, id+1)
+	}
+	if ids.op != 0 {
+		ids.op = max(ids.op, e.OperationID+1)
+	}
+	return effectResult(key, id), nil
 }
 
 // GetTombstone returns the tombstone of (tenant, key), or not found.

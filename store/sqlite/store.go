@@ -76,6 +76,9 @@ type Store struct {
 	// opc is the writer's cache of operations read in relaxed batches
 	// (see opCache); only the writer, holding wsem, touches it.
 	opc opCache
+	// ids are the open write transaction's next ids (see writerIDs);
+	// only the writer, holding wsem, touches them.
+	ids writerIDs
 	lid ledgerID // LedgerID's cache
 
 	// replay is store.Replayer's cache and queue (replay.go).
