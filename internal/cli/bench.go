@@ -54,7 +54,8 @@ type benchReport struct {
 	RatioMax    float64      `json:"ratio_max,omitempty"`
 	// CPUMicrosPerCall is this process's CPU time (user + system) while the
 	// calls ran, per call: in process it is the whole call path's cost, the
-	// bench's own workers included (the bare rounds are not counted).
+	// bench's own workers included (the bare rounds are not counted); over
+	// HTTP it is the load generator's.
 	CPUMicrosPerCall float64 `json:"cpu_us_per_call,omitempty"`
 	// CallersPerCommit is the mean group-commit batch over the timed calls
 	// (in process, on SQLite): how many calls shared each commit's fsync.
