@@ -60,6 +60,11 @@ func TestCreateLocalWritesOnlyWhereTheKeyIsNew(t *testing.T) {
 				VALUES ('t', 'k', 'create_support_task', ?, 'applied', ?, ?)`, strings.Repeat("0", 64), ms(tx.Now()), ms(tx.Now().Add(time.Hour)))
 			return err
 		}, false},
+		{"a key with no tombstone, another key with one", func(tx store.Tx) error {
+			_, err := tx.Exec(`INSERT INTO tombstones (tenant, op_key, tool, fingerprint, final_state, expired_at, forget_at)
+				VALUES ('t', 'other', 'create_support_task', ?, 'applied', ?, ?)`, strings.Repeat("0", 64), ms(tx.Now()), ms(tx.Now().Add(time.Hour)))
+			return err
+		}, true},
 		{"a key whose tombstone was forgotten", func(tx store.Tx) error {
 			_, err := tx.Exec(`INSERT INTO tombstones (tenant, op_key, tool, fingerprint, final_state, expired_at, forget_at)
 				VALUES ('t', 'k', 'create_support_task', ?, 'applied', ?, ?)`, strings.Repeat("0", 64), ms(tx.Now().Add(-time.Hour)), ms(tx.Now().Add(-time.Minute)))
@@ -124,7 +129,8 @@ func TestCreateLocalIdsAgreeWithTheRuleInSQL(t *testing.T) {
 	// ruleNext is the id rule evaluated in the transaction now.
 	ruleNext := func(tx store.Tx, table string) (op, eff int64) {
 		t.Helper()
-		if err := tx.(*Tx).queryRow(localTables[model.LocalTable(table)].next).Scan(&op, &eff); err != nil {
+		var tombs bool
+		if err := tx.(*Tx).queryRow(localTables[model.LocalTable(table)].next).Scan(&op, &eff, &tombs); err != nil {
 			t.Fatal(err)
 		}
 		return op, eff
@@ -192,5 +198,36 @@ func TestEffectResultIsWhatJSONMarshalGives(t *testing.T) {
 				t.Errorf("effectResult(%s, %d) = %s, want %s", key, id, got, want)
 			}
 		}
+	}
+}
+
+// CreateLocal skips the tombstone check while the ledger holds none, a fact
+// it learns once per transaction: a compaction in the same transaction,
+// which makes tombstones, must bring the check back — else a key whose
+// operation was just compacted would get a second operation, and its
+// effect a second time.
+func TestCreateLocalChecksTombstonesACompactionMadeInItsTransaction(t *testing.T) {
+	s, _ := openLedger(t, store.Options{})
+	ctx := context.Background()
+	if err := s.WithTx(ctx, func(tx store.Tx) error {
+		op := newOp("old", model.StateApplied)
+		op.ExpiresAt = tx.Now().Add(-time.Minute)
+		return tx.InsertOperation(op)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WithTx(ctx, func(tx store.Tx) error {
+		if _, created, err := createLocal(tx, "first", model.TableTasks); err != nil || !created {
+			return fmt.Errorf("first new key: created %v, %v", created, err)
+		}
+		if n, _, err := tx.CompactExpired(time.Hour, 10); err != nil || n != 1 {
+			return fmt.Errorf("compacted %d, %v; want 1", n, err)
+		}
+		if _, created, err := createLocal(tx, "old", model.TableTasks); err != nil || created {
+			return fmt.Errorf("the compacted key: created %v, %v; want nothing written (its tombstone answers)", created, err)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 }
