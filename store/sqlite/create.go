@@ -19,24 +19,10 @@ import (
 // a gap; one below it would make an insert fail on its primary key (the
 // batch then runs again, each fn in a savepoint, after a new begin) —
 // never a row tied to the wrong operation.
-//
-// tombs says whether the ledger holds any tombstone at all (learned with
-// the ids): with none, no key can have a live one and CreateLocal's insert
-// skips the check. Only CompactExpired writes tombstones (and Tx.Exec
-// might): either sets it back to unknown.
 type writerIDs struct {
 	op                   int64
 	tasks, jobs, effects int64
-	tombs                tombstones
 }
-
-type tombstones int8
-
-const (
-	tombsUnknown tombstones = iota
-	tombsNone
-	tombsSome
-)
 
 func (w *writerIDs) effect(t model.LocalTable) *int64 {
 	switch t {
@@ -64,49 +50,44 @@ type localTable struct {
 
 var localTables = map[model.LocalTable]localTable{
 	model.TableTasks: {
-		next:   `SELECT ` + nextOpIDSQL + `, (SELECT COALESCE(MAX(id), 0) + 1 FROM tasks), EXISTS (SELECT 1 FROM tombstones)`,
+		next:   `SELECT ` + nextOpIDSQL + `, (SELECT COALESCE(MAX(id), 0) + 1 FROM tasks)`,
 		insert: `INSERT INTO tasks (id, tenant, subject, operation_id, created_at) VALUES (?,?,?,?,?)`,
 		key:    "task_id",
 	},
 	model.TableReportJobs: {
-		next:   `SELECT ` + nextOpIDSQL + `, (SELECT COALESCE(MAX(id), 0) + 1 FROM report_jobs), EXISTS (SELECT 1 FROM tombstones)`,
+		next:   `SELECT ` + nextOpIDSQL + `, (SELECT COALESCE(MAX(id), 0) + 1 FROM report_jobs)`,
 		insert: `INSERT INTO report_jobs (id, tenant, report, operation_id, created_at) VALUES (?,?,?,?,?)`,
 		key:    "job_id",
 	},
 	model.TableLocalEffects: {
-		next:   `SELECT ` + nextOpIDSQL + `, (SELECT COALESCE(MAX(id), 0) + 1 FROM local_effects), EXISTS (SELECT 1 FROM tombstones)`,
+		next:   `SELECT ` + nextOpIDSQL + `, (SELECT COALESCE(MAX(id), 0) + 1 FROM local_effects)`,
 		insert: `INSERT INTO local_effects (id, tenant, tool, args, operation_id, created_at) VALUES (?,?,?,?,?,?)`,
 		key:    "effect_id",
 	},
 }
 
 // createOperationSQL inserts a new operation with its id given, unless the
-// tenant has an operation (the unique key: nothing happens) or a live
-// tombstone under the key — what GetOperation and GetTombstone would have
-// found, in the insert itself.
-const createOperationSQL = createOperationColumns + `
-	SELECT ?,?,?,?,?,?,?,?,?,1,?,?,?,?,?,?,?,?,?,?,?,?,?
-	WHERE NOT EXISTS (SELECT 1 FROM tombstones WHERE tenant = ? AND op_key = ? AND forget_at > ?)
-	ON CONFLICT (tenant, op_key) DO NOTHING`
-
-// createOperationNoTombsSQL is createOperationSQL for a ledger that holds
-// no tombstone at all (writerIDs.tombs). One row of VALUES: an INSERT
-// from a SELECT into a table with a trigger (the state counts) goes
-// through a temporary table, which cost about 4 µs of the writer's CPU
-// per new operation.
-const createOperationNoTombsSQL = createOperationColumns + `
-	VALUES (?,?,?,?,?,?,?,?,?,1,?,?,?,?,?,?,?,?,?,?,?,?,?)
-	ON CONFLICT (tenant, op_key) DO NOTHING`
-
-const createOperationColumns = `INSERT INTO operations (id, tenant, op_key, tool, payload_version,
+// tenant has an operation under the key (the unique key) or a live
+// tombstone (then the tenant is NULL, which NOT NULL refuses) — what
+// GetOperation and GetTombstone would have found, in the insert itself. OR
+// IGNORE skips the row on any such refusal, a CHECK's or a taken id's too:
+// then nothing is written and the full path, which reports every error,
+// runs instead. One row of VALUES, not INSERT ... SELECT: SQLite runs the
+// latter through a temporary table when the table has a row trigger (the
+// state counts), which cost about 4 µs of the writer's CPU per operation.
+// The trigger's own upsert keeps counting under OR IGNORE (a test compares
+// the counts with the full path's).
+const createOperationSQL = `INSERT OR IGNORE INTO operations (id, tenant, op_key, tool, payload_version,
 	args, summary, fingerprint, state, version, claim_no, receipt, provider, downstream_key,
 	provider_ref, lease_owner, lease_until, contradicted, supersedes_id, superseded_by_id,
-	created_at, updated_at, expires_at)`
+	created_at, updated_at, expires_at)
+	VALUES (?, (CASE WHEN EXISTS (SELECT 1 FROM tombstones WHERE tenant = ? AND op_key = ? AND forget_at > ?)
+		THEN NULL ELSE ? END), ?,?,?,?,?,?,?,1,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 
 // CreateLocal is store.LocalCreator: a new local operation and its effect
 // in two inserts, its receipt written with it (no read of the key first, no
 // update of the receipt after). The ids come from writerIDs, read once per
-// transaction, with whether any tombstone exists.
+// transaction.
 func (t *Tx) CreateLocal(op *model.Operation, e store.LocalEffect, receipt func(json.RawMessage) ([]byte, error)) (bool, error) {
 	if err := t.durableOnly(); err != nil {
 		return false, err
@@ -117,15 +98,10 @@ func (t *Tx) CreateLocal(op *model.Operation, e store.LocalEffect, receipt func(
 	}
 	ids := &t.tx.s.ids
 	next := ids.effect(e.Table)
-	if ids.op == 0 || *next == 0 || ids.tombs == tombsUnknown {
-		var any bool
-		if err := t.queryRow(lt.next).Scan(&ids.op, next, &any); err != nil {
-			*ids = writerIDs{}
+	if ids.op == 0 || *next == 0 {
+		if err := t.queryRow(lt.next).Scan(&ids.op, next); err != nil {
+			ids.op, *next = 0, 0
 			return false, err
-		}
-		ids.tombs = tombsNone
-		if any {
-			ids.tombs = tombsSome
 		}
 	}
 	opID, effID := ids.op, *next
@@ -135,16 +111,11 @@ func (t *Tx) CreateLocal(op *model.Operation, e store.LocalEffect, receipt func(
 		return false, err
 	}
 	now := t.now
-	args := []any{opID, op.Tenant, op.Key, op.Tool, op.PayloadVersion, string(op.Args), op.Summary, op.Fingerprint,
+	res, err := t.exec(createOperationSQL, opID, op.Tenant, op.Key, ms(now),
+		op.Tenant, op.Key, op.Tool, op.PayloadVersion, string(op.Args), op.Summary, op.Fingerprint,
 		string(op.State), op.ClaimNo, string(rc), nullStr(op.Provider), nullStr(op.DownstreamKey),
 		nullStr(op.ProviderRef), nullStr(op.LeaseOwner), nullMS(op.LeaseUntil), boolInt(op.Contradicted),
-		nullID(op.SupersedesID), nullID(op.SupersededByID), ms(now), ms(now), nullMS(op.ExpiresAt),
-		op.Tenant, op.Key, ms(now)}
-	q := createOperationSQL
-	if ids.tombs == tombsNone {
-		q, args = createOperationNoTombsSQL, args[:len(args)-3]
-	}
-	res, err := t.exec(q, args...)
+		nullID(op.SupersedesID), nullID(op.SupersededByID), ms(now), ms(now), nullMS(op.ExpiresAt))
 	if err != nil {
 		return false, err
 	}

@@ -129,8 +129,7 @@ func TestCreateLocalIdsAgreeWithTheRuleInSQL(t *testing.T) {
 	// ruleNext is the id rule evaluated in the transaction now.
 	ruleNext := func(tx store.Tx, table string) (op, eff int64) {
 		t.Helper()
-		var tombs bool
-		if err := tx.(*Tx).queryRow(localTables[model.LocalTable(table)].next).Scan(&op, &eff, &tombs); err != nil {
+		if err := tx.(*Tx).queryRow(localTables[model.LocalTable(table)].next).Scan(&op, &eff); err != nil {
 			t.Fatal(err)
 		}
 		return op, eff
@@ -201,11 +200,9 @@ func TestEffectResultIsWhatJSONMarshalGives(t *testing.T) {
 	}
 }
 
-// CreateLocal skips the tombstone check while the ledger holds none, a fact
-// it learns once per transaction: a compaction in the same transaction,
-// which makes tombstones, must bring the check back — else a key whose
-// operation was just compacted would get a second operation, and its
-// effect a second time.
+// A key whose operation was compacted earlier in the same transaction
+// (its tombstone made there) gets no second operation, and its effect is
+// not made a second time.
 func TestCreateLocalChecksTombstonesACompactionMadeInItsTransaction(t *testing.T) {
 	s, _ := openLedger(t, store.Options{})
 	ctx := context.Background()
@@ -229,5 +226,32 @@ func TestCreateLocalChecksTombstonesACompactionMadeInItsTransaction(t *testing.T
 		return nil
 	}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A row the schema refuses (here a fingerprint of the wrong length) is
+// skipped by CreateLocal's OR IGNORE: nothing is written — no operation,
+// no effect — and it says so, so the full path runs and reports the error.
+func TestCreateLocalWritesNothingForARowTheSchemaRefuses(t *testing.T) {
+	s, _ := openLedger(t, store.Options{})
+	before := counts(t, s)
+	err := s.WithTx(context.Background(), func(tx store.Tx) error {
+		op := newOp("k", model.StateApplied)
+		op.Fingerprint, op.ExpiresAt = "short", tx.Now().Add(time.Hour)
+		e := store.LocalEffect{Table: model.TableTasks, Tool: op.Tool, Tenant: op.Tenant, Text: "s"}
+		created, err := tx.(store.LocalCreator).CreateLocal(op, e, func(r json.RawMessage) ([]byte, error) { return r, nil })
+		if err != nil || created {
+			return fmt.Errorf("created %v, %v; want false and no error", created, err)
+		}
+		if err := tx.InsertOperation(op); err == nil {
+			return fmt.Errorf("the full path's insert took the row the schema refuses")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after := counts(t, s); after != before {
+		t.Errorf("nothing may be written: before %s, after %s", before, after)
 	}
 }

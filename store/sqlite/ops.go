@@ -400,8 +400,6 @@ func (t *Tx) CompactExpired(tombstoneTTL time.Duration, limit int) (compacted, f
 		// effect again.
 		return 0, 0, model.Errorf(model.CodeInvalid, "tombstone window must be positive, got %v", tombstoneTTL)
 	}
-	// It writes tombstones: CreateLocal checks for them again.
-	t.tx.s.ids.tombs = tombsUnknown
 	now := ms(t.now)
 	ops, err := t.queryOps(`SELECT `+opColumns+` FROM operations WHERE expires_at IS NOT NULL AND expires_at <= ?
 		AND state IN ('applied','failed') LIMIT ?`, now, limit)
