@@ -131,12 +131,19 @@ func (s *Service) createLocal(tx store.Tx, p *model.Prepared, start time.Time) (
 	return Result{Class: model.ClassDone, Outcome: model.OutcomeCreated, Receipt: &rc, State: op.State, Op: op}, true, nil
 }
 
-// unseen asks a driver that can tell cheaply (store.Peeker) whether the
-// key is new to the ledger — no operation, no tombstone — before anything
-// else: a new key needs no replay read, and its call goes straight to one
-// durable transaction. It is only a hint (false when the driver cannot
-// tell): the transaction reads again and decides either way.
+// unseen asks the driver whether the key is new to the ledger — no
+// operation, no tombstone — before anything else: a new key needs no replay
+// read, and its call goes straight to one durable transaction. A
+// long-running process asks its memory (store.Recaller: no read at all),
+// else a driver that can tell cheaply reads (store.Peeker). It is only a
+// hint (false when the driver cannot tell): the transaction reads again
+// and decides either way.
 func (s *Service) unseen(ctx context.Context, p *model.Prepared) bool {
+	if rc, ok := s.Store.(store.Recaller); ok {
+		if used, ok := rc.Recalls(p.Tenant, p.Key); ok {
+			return !used
+		}
+	}
 	pk, ok := s.Store.(store.Peeker)
 	if !ok {
 		return false

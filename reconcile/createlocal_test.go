@@ -72,3 +72,48 @@ func TestANewLocalOperationIsWrittenAsTheFullPathWritesIt(t *testing.T) {
 		}
 	}
 }
+
+// A long-running process takes a key it does not remember for a new one
+// (store.Recaller) and reads nothing first. A key another process used is
+// still answered for what it is — a replay with the stored receipt, a
+// conflict, an expired key — with its attempt recorded and no second effect.
+func TestAKeyThisProcessDoesNotRememberIsAnsweredForWhatItIs(t *testing.T) {
+	clk := newClock()
+	l := newLedger(t, withClock(clk))
+	l.svc.ReplayWindow, l.svc.TombstoneWindow = time.Hour, 24*time.Hour
+	other := l.tl.Second(t)
+	other.ReplayWindow, other.TombstoneWindow = time.Hour, 24*time.Hour
+	first, err := other.Call(t.Context(), task("acme", "k", "made elsewhere"), reconcile.CallOptions{})
+	if err != nil || first.Class != model.ClassDone {
+		t.Fatalf("first call in the other process = %+v, %v", first, err)
+	}
+	if _, err := other.Call(t.Context(), task("acme", "old", "to be compacted"), reconcile.CallOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if used, ok := l.st.(store.Recaller).Recalls("acme", "k"); used || !ok {
+		t.Fatalf("Recalls = %v, %v; this process never met the key", used, ok)
+	}
+	rep := l.call(task("acme", "k", "made elsewhere"), reconcile.CallOptions{})
+	if rep.Class != model.ClassDone || rep.Outcome != model.OutcomeReplayed || rep.Receipt == nil ||
+		rep.Receipt.Status != "replayed" || string(rep.Receipt.Result) != string(first.Receipt.Result) {
+		t.Fatalf("replay here = %+v; want the stored receipt replayed", rep)
+	}
+	conflict := task("acme", "k", "something else")
+	if res := l.call(conflict, reconcile.CallOptions{}); res.Class != model.ClassConflict {
+		t.Fatalf("changed arguments here = %+v; want a conflict", res)
+	}
+	d := l.detail("acme", "k")
+	if len(d.Attempts) != 3 || d.Attempts[1].Outcome != model.OutcomeReplayed || d.Attempts[2].Outcome != model.OutcomeConflict {
+		t.Errorf("attempts %+v; want created, replayed, conflict", d.Attempts)
+	}
+	clk.Advance(2 * time.Hour)
+	if rep, err := other.Sweep(t.Context()); err != nil || rep.Compacted != 2 {
+		t.Fatalf("sweep = %+v, %v", rep, err)
+	}
+	if res := l.call(task("acme", "old", "to be compacted"), reconcile.CallOptions{}); res.Class != model.ClassExpired {
+		t.Fatalf("a compacted key this process never met = %+v; want expired", res)
+	}
+	if n := l.effects("create_support_task"); n != 2 {
+		t.Errorf("%d tasks; want 2 (no call here made one)", n)
+	}
+}

@@ -141,6 +141,19 @@ type Peeker interface {
 	Seen(ctx context.Context, tenant, key string) (bool, error)
 }
 
+// Recaller is an optional, read-free stand-in for Peeker a driver may offer
+// a long-running process (SQLite does, except to a store opened
+// ReadOnWriter): whether this process remembers the key in use — an
+// operation it created or read. A key it does not remember is taken for a
+// new one, with no read: its call goes straight to one durable transaction,
+// which reads the key again under the write lock and decides, so a replay
+// of a key made elsewhere (or forgotten) is still answered from the stored
+// receipt, only committed durably instead of cheaply. ok false: the driver
+// cannot tell here; ask Peeker.
+type Recaller interface {
+	Recalls(tenant, key string) (used, ok bool)
+}
+
 // Replayer is an optional fast path for replays a driver may offer (SQLite
 // does; a driver without it loses only speed). A replay of a final
 // operation is a read plus one attempt row: reconcile reads the operation

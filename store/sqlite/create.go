@@ -131,6 +131,10 @@ func (t *Tx) CreateLocal(op *model.Operation, e store.LocalEffect, receipt func(
 		return false, err
 	}
 	ids.op, *next = opID+1, effID+1
+	// Its replays need no read to be told from new keys (store.Recaller).
+	// Remembered before the commit: should it fail, a replay of the key
+	// only takes the relaxed path first, as after any stale hint.
+	t.tx.s.remember(opCacheKey(op.Tenant, op.Key))
 	op.ID, op.Version, op.Receipt = opID, 1, rc
 	op.CreatedAt, op.UpdatedAt = now.UTC().Truncate(time.Millisecond), now.UTC().Truncate(time.Millisecond)
 	return true, nil

@@ -255,3 +255,62 @@ func TestCreateLocalWritesNothingForARowTheSchemaRefuses(t *testing.T) {
 		t.Errorf("nothing may be written: before %s, after %s", before, after)
 	}
 }
+
+// Recalls answers from memory only: a key whose operation this store
+// created is in use, a key it never met is taken for new (no read: the
+// durable transaction decides), and a store opened ReadOnWriter — one call
+// per process, nothing in memory — says it cannot tell.
+func TestRecallsRemembersTheKeysItCreatedAndReadsNothing(t *testing.T) {
+	s, path := openLedger(t, store.Options{})
+	ctx := context.Background()
+	if err := s.WithTx(ctx, func(tx store.Tx) error {
+		_, created, err := createLocal(tx, "made-here", model.TableTasks)
+		if err == nil && !created {
+			err = fmt.Errorf("not created")
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	other, err := Open(path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if err := other.WithTx(ctx, func(tx store.Tx) error {
+		_, _, err := createLocal(tx, "made-elsewhere", model.TableTasks)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		key      string
+		used, ok bool
+	}{
+		{"made-here", true, true},
+		{"never-used", false, true},
+		// In use, but this store never met it: taken for new, and the
+		// durable transaction finds it (reconcile's tests run that path).
+		{"made-elsewhere", false, true},
+	}
+	for _, c := range cases {
+		if used, ok := s.Recalls("t", c.key); used != c.used || ok != c.ok {
+			t.Errorf("Recalls(%s) = %v, %v; want %v, %v", c.key, used, ok, c.used, c.ok)
+		}
+	}
+	// A key stays remembered past maxSeen keys noted after it.
+	for i := 0; i < maxSeen; i++ {
+		s.remember(opCacheKey("t", fmt.Sprintf("filler-%d", i)))
+	}
+	if used, _ := s.Recalls("t", "made-here"); !used {
+		t.Error("made-here was forgotten after maxSeen other keys")
+	}
+	one, err := Open(path, store.Options{ReadOnWriter: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer one.Close()
+	if _, ok := one.Recalls("t", "made-here"); ok {
+		t.Error("a ReadOnWriter store answered from a memory it does not have")
+	}
+}

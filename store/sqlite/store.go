@@ -72,6 +72,7 @@ type Store struct {
 	peekMu   sync.Mutex
 	seen     *sql.Stmt
 	seenKeys map[string]struct{}
+	seenPrev map[string]struct{} // the generation before (see remember)
 
 	// opc is the writer's cache of operations read in relaxed batches
 	// (see opCache); only the writer, holding wsem, touches it.
