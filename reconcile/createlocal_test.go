@@ -113,6 +113,9 @@ func TestAKeyThisProcessDoesNotRememberIsAnsweredForWhatItIs(t *testing.T) {
 	if res := l.call(task("acme", "old", "to be compacted"), reconcile.CallOptions{}); res.Class != model.ClassExpired {
 		t.Fatalf("a compacted key this process never met = %+v; want expired", res)
 	}
+	if used, _ := l.st.(store.Recaller).Recalls("acme", "k"); !used {
+		t.Error("a key this process has read is still not remembered: its every replay takes the durable path")
+	}
 	if n := l.effects("create_support_task"); n != 2 {
 		t.Errorf("%d tasks; want 2 (no call here made one)", n)
 	}

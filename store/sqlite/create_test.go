@@ -268,7 +268,11 @@ func TestRecallsRemembersTheKeysItCreatedAndReadsNothing(t *testing.T) {
 		if err == nil && !created {
 			err = fmt.Errorf("not created")
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		// The full path's insert (an external tool's operation) too.
+		return tx.InsertOperation(newOp("full-path", model.StateInProgress))
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -288,6 +292,7 @@ func TestRecallsRemembersTheKeysItCreatedAndReadsNothing(t *testing.T) {
 		used, ok bool
 	}{
 		{"made-here", true, true},
+		{"full-path", true, true},
 		{"never-used", false, true},
 		// In use, but this store never met it: taken for new, and the
 		// durable transaction finds it (reconcile's tests run that path).

@@ -89,8 +89,13 @@ func (t *Tx) GetOperation(tenant, key string) (*model.Operation, error) {
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, model.Errorf(model.CodeNotFound, "no operation %q in tenant %q", key, tenant)
 	}
-	if err == nil && t.ops != nil {
-		t.ops.put(op)
+	if err == nil {
+		if t.ops != nil {
+			t.ops.put(op)
+		}
+		// Its next call needs no read to be told from a new key
+		// (store.Recaller).
+		t.tx.s.remember(opCacheKey(tenant, key))
 	}
 	return op, err
 }
@@ -144,6 +149,7 @@ func (t *Tx) InsertOperation(op *model.Operation) error {
 	}
 	// The id rule's next answer, for CreateLocal (see writerIDs).
 	t.tx.s.ids.op = op.ID + 1
+	t.tx.s.remember(opCacheKey(op.Tenant, op.Key)) // see GetOperation
 	return nil
 }
 
