@@ -38,12 +38,25 @@ func (s *Service) Call(ctx context.Context, req model.Request, opt CallOptions) 
 
 func (s *Service) callLocal(ctx context.Context, p *model.Prepared) (Result, error) {
 	start := s.Store.Now()
-	if r, ok := s.fastReplay(ctx, p, start, true); ok {
-		return r, nil
+	fresh := s.unseen(ctx, p)
+	if !fresh {
+		if r, ok := s.fastReplay(ctx, p, start, true); ok {
+			return r, nil
+		}
 	}
 	var res Result
-	err := s.callTx(ctx, p, func(tx store.Tx) error {
-		r, err := s.CallLocalTx(tx, p, start)
+	err := s.callTx(ctx, fresh, func(tx store.Tx, fresh bool) error {
+		var (
+			r    Result
+			done bool
+			err  error
+		)
+		if fresh {
+			r, done, err = s.createLocal(tx, p, start)
+		}
+		if !done && err == nil {
+			r, err = s.CallLocalTx(tx, p, start)
+		}
 		if err != nil {
 			return err
 		}
@@ -91,20 +104,69 @@ func (s *Service) CallLocalTx(tx store.Tx, p *model.Prepared, start time.Time) (
 	return s.applyLocal(tx, op, p, start, false)
 }
 
-// callTx runs a call's transaction. A key the ledger has seen usually only
-// gets an attempt row (a replay, a conflict, a refusal): the cheap
-// attempt-only transaction, which turns durable if it must write more. A key
-// it has not seen is a new operation: straight to one durable transaction,
-// not a relaxed one that stops at its first write and runs again. Only a
-// driver that can tell cheaply (store.Peeker) is asked; the transaction
-// reads again and decides either way.
-func (s *Service) callTx(ctx context.Context, p *model.Prepared, fn func(store.Tx) error) error {
-	if pk, ok := s.Store.(store.Peeker); ok {
-		if seen, err := pk.Seen(ctx, p.Tenant, p.Key); err == nil && !seen {
-			return s.Store.WithTx(ctx, fn)
+// createLocal makes a new local operation the quick way, when the driver's
+// transaction offers it (store.LocalCreator) and the effect is one of the
+// registry's tables: the operation, its effect and its receipt in two
+// inserts that happen only if the key has neither an operation nor a
+// tombstone — no read of the key first, no update of the receipt after.
+// done false means nothing was written: CallLocalTx then decides, as
+// always. The rows are those applyLocal writes for a new operation.
+func (s *Service) createLocal(tx store.Tx, p *model.Prepared, start time.Time) (Result, bool, error) {
+	lc, ok := tx.(store.LocalCreator)
+	if !ok || p.Tool.Effect.Table == model.TableCustom {
+		return Result{}, false, nil
+	}
+	op := s.newOperation(tx, p)
+	op.State, op.ClaimNo = model.StateApplied, 1
+	op.ExpiresAt = tx.Now().Add(s.ReplayWindow)
+	var rc model.Receipt
+	e := store.LocalEffect{Table: p.Tool.Effect.Table, Tool: op.Tool, Tenant: op.Tenant, Text: p.Tool.SummaryText(p.Decoded), Args: p.Canonical}
+	created, err := lc.CreateLocal(op, e, func(result json.RawMessage) ([]byte, error) {
+		rc = model.Receipt{Status: "created", Tenant: op.Tenant, Key: op.Key, Tool: op.Tool, Result: result}
+		return json.Marshal(rc)
+	})
+	if err != nil || !created {
+		return Result{}, false, err
+	}
+	if err := s.attempt(tx, op, p, start, model.OutcomeCreated, "", ""); err != nil {
+		return Result{}, false, err
+	}
+	return Result{Class: model.ClassDone, Outcome: model.OutcomeCreated, Receipt: &rc, State: op.State, Op: op}, true, nil
+}
+
+// unseen asks the driver whether the key is new to the ledger — no
+// operation, no tombstone — before anything else: a new key needs no replay
+// read, and its call goes straight to one durable transaction. A
+// long-running process asks its memory (store.Recaller: no read at all),
+// else a driver that can tell cheaply reads (store.Peeker). It is only a
+// hint (false when the driver cannot tell): the transaction reads again
+// and decides either way.
+func (s *Service) unseen(ctx context.Context, p *model.Prepared) bool {
+	if rc, ok := s.Store.(store.Recaller); ok {
+		if used, ok := rc.Recalls(p.Tenant, p.Key); ok {
+			return !used
 		}
 	}
-	return s.Store.WithAttemptTx(ctx, fn)
+	pk, ok := s.Store.(store.Peeker)
+	if !ok {
+		return false
+	}
+	seen, err := pk.Seen(ctx, p.Tenant, p.Key)
+	return err == nil && !seen
+}
+
+// callTx runs a call's transaction. A key the ledger has seen usually only
+// gets an attempt row (a replay, a conflict, a refusal): the cheap
+// attempt-only transaction, which turns durable if it must write more. A
+// fresh key (see unseen) is a new operation: straight to one durable
+// transaction, not a relaxed one that stops at its first write and runs
+// again. fresh is passed on to fn, which must still check (as createLocal's
+// insert does).
+func (s *Service) callTx(ctx context.Context, fresh bool, fn func(tx store.Tx, fresh bool) error) error {
+	if fresh {
+		return s.Store.WithTx(ctx, func(tx store.Tx) error { return fn(tx, true) })
+	}
+	return s.Store.WithAttemptTx(ctx, func(tx store.Tx) error { return fn(tx, false) })
 }
 
 // fastReplay answers a replay of a final operation — applied or failed,
@@ -315,14 +377,17 @@ func (s *Service) callExternal(ctx context.Context, p *model.Prepared, opt CallO
 		err = model.Errorf(model.CodeInvalid, "%v", err)
 		return errorResult(err), err
 	}
-	if r, ok := s.fastReplay(ctx, p, start, false); ok {
-		return r, nil
+	fresh := s.unseen(ctx, p)
+	if !fresh {
+		if r, ok := s.fastReplay(ctx, p, start, false); ok {
+			return r, nil
+		}
 	}
 	var (
 		res Result
 		cl  *claim
 	)
-	err := s.callTx(ctx, p, func(tx store.Tx) error {
+	err := s.callTx(ctx, fresh, func(tx store.Tx, _ bool) error {
 		res, cl = Result{}, nil
 		op, err := tx.GetOperation(p.Tenant, p.Key)
 		if model.IsCode(err, model.CodeNotFound) {

@@ -168,6 +168,19 @@ type EffectHinter interface {
 	ExpectLocalEffect(table model.LocalTable)
 }
 
+// Recaller is an optional, read-free stand-in for Peeker a driver may offer
+// a long-running process (SQLite does, except to a store opened
+// ReadOnWriter): whether this process remembers the key in use — an
+// operation it created or read. A key it does not remember is taken for a
+// new one, with no read: its call goes straight to one durable transaction,
+// which reads the key again under the write lock and decides, so a replay
+// of a key made elsewhere (or forgotten) is still answered from the stored
+// receipt, only committed durably instead of cheaply. ok false: the driver
+// cannot tell here; ask Peeker.
+type Recaller interface {
+	Recalls(tenant, key string) (used, ok bool)
+}
+
 // Replayer is an optional fast path for replays a driver may offer (SQLite
 // does; a driver without it loses only speed). A replay of a final
 // operation is a read plus one attempt row: reconcile reads the operation
@@ -188,6 +201,22 @@ type Replayer interface {
 	// written, if the row moved on or is gone. Callers that arrive
 	// together share one transaction.
 	AppendReplay(ctx context.Context, op *model.Operation, a *model.Attempt) (bool, error)
+}
+
+// LocalCreator is an optional fast path a driver's Tx may offer for a new
+// local operation (SQLite's does; a driver without it loses only speed).
+// reconcile uses it only when Peeker said the key was never seen; anything
+// else (an operation or a live tombstone under the key after all) returns
+// false with nothing written, and the call takes the full path in the same
+// transaction.
+type LocalCreator interface {
+	// CreateLocal inserts op (a new operation: ID, Version and times are
+	// set as InsertOperation sets them) and its effect e (e.OperationID is
+	// op's new id) if, and only if, op.Tenant has neither an operation nor
+	// a live tombstone under op.Key. The receipt stored with op is
+	// receipt(result), result being what InsertLocalEffect would return for
+	// e; op.Receipt is set to it. false, nothing written, otherwise.
+	CreateLocal(op *model.Operation, e LocalEffect, receipt func(result json.RawMessage) ([]byte, error)) (bool, error)
 }
 
 // TombstoneReader is an optional read of a compacted key's tombstone on

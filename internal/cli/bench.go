@@ -52,6 +52,15 @@ type benchReport struct {
 	MedianRatio float64      `json:"median_ratio,omitempty"`
 	RatioMin    float64      `json:"ratio_min,omitempty"`
 	RatioMax    float64      `json:"ratio_max,omitempty"`
+	// CPUMicrosPerCall is this process's CPU time (user + system) while the
+	// calls ran, per call: in process it is the whole call path's cost, the
+	// bench's own workers included (the bare rounds are not counted); over
+	// HTTP it is the load generator's.
+	CPUMicrosPerCall float64 `json:"cpu_us_per_call,omitempty"`
+	// CallersPerCommit is the mean group-commit batch over the timed calls
+	// (in process, on SQLite): how many calls shared each commit's fsync.
+	CallersPerCommit float64       `json:"callers_per_commit,omitempty"`
+	cpu              time.Duration // CPU time of the timed calls
 }
 
 // benchRound is one interleaved round: Ops calls and as many bare
@@ -84,7 +93,12 @@ func (rep *benchReport) runRounds(rounds int, run benchRun, bare benchBare, lat 
 	for r := 0; r < rounds; r++ {
 		from, to := rep.Ops*r/rounds, rep.Ops*(r+1)/rounds
 		var ce, be time.Duration
-		doCalls := func() (err error) { ce, err = run(from, to); return err }
+		doCalls := func() (err error) {
+			c0 := processCPU()
+			ce, err = run(from, to)
+			rep.cpu += processCPU() - c0
+			return err
+		}
 		doBare := func() error {
 			if bare == nil {
 				return nil
@@ -112,6 +126,9 @@ func (rep *benchReport) runRounds(rounds int, run benchRun, bare benchBare, lat 
 		}
 	}
 	rep.finish(callTime, lat, errs, firstErr)
+	if rep.cpu > 0 {
+		rep.CPUMicrosPerCall = float64(rep.cpu.Microseconds()) / float64(rep.Ops)
+	}
 	if bare == nil {
 		return nil
 	}
@@ -172,6 +189,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
+	longRunGC()
 	if *httpURL != "" {
 		return runBenchHTTP(ctx, *httpURL, *token, *baselineDir, *workers, *ops, *rounds, *mix, *asJSON, *baseline, stdout, stderr)
 	}
@@ -286,6 +304,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stdout, "bench: %d %s calls of %s, %d workers, %s (%s), ledger %s\n",
 			rep.Ops, rep.Mix, rep.Tool, rep.Workers, rep.Durability, level, rep.Ledger)
 		fmt.Fprintf(stdout, "  call path    %9.0f calls/s  p50 %6.2f ms  p99 %6.2f ms  errors %d\n", rep.OpsPerSec, rep.P50Ms, rep.P99Ms, rep.Errors)
+		fmt.Fprintf(stdout, "  call path CPU  %6.1f µs/call (this process, user+system)", rep.CPUMicrosPerCall)
+		if rep.CallersPerCommit > 0 {
+			fmt.Fprintf(stdout, "; %.1f callers per commit", rep.CallersPerCommit)
+		}
+		fmt.Fprintln(stdout)
 		if rep.Baseline != nil {
 			fmt.Fprintf(stdout, "  %-11s  %9.0f tx/s     p50 %6.2f ms  p99 %6.2f ms  (%d %s)\n",
 				bare, rep.Baseline.TxPerSec, rep.Baseline.P50Ms, rep.Baseline.P99Ms, rep.Baseline.Transactions, bareWhat)
@@ -320,6 +343,17 @@ func benchCalls(ctx context.Context, svc *reconcile.Service, rep *benchReport, r
 				return model.Errorf(model.CodeInternal, "bench setup: key %s: %v %s", req.Key, err, res.Message)
 			}
 		}
+	}
+	// The group commit's batches, from here on (the pool's setup calls
+	// commit one by one).
+	var commits, callers atomic.Int64
+	if bo, ok := svc.Store.(interface{ ObserveBatches(func(size int)) }); ok {
+		bo.ObserveBatches(func(n int) { commits.Add(1); callers.Add(int64(n)) })
+		defer func() {
+			if n := commits.Load(); n > 0 {
+				rep.CallersPerCommit = float64(callers.Load()) / float64(n)
+			}
+		}()
 	}
 	want := map[string]model.Outcome{"new": model.OutcomeCreated, "replay": model.OutcomeReplayed, "conflict": model.OutcomeConflict}[rep.Mix]
 	lat := make([]time.Duration, rep.Ops)

@@ -57,6 +57,7 @@ func runBenchHTTP(ctx context.Context, rawURL, token, baselineDir string, worker
 	} else {
 		fmt.Fprintf(stdout, "bench: %d %s calls over HTTP to %s, %d concurrent clients\n", rep.Ops, rep.Mix, base, rep.Workers)
 		fmt.Fprintf(stdout, "  gateway      %9.0f calls/s  p50 %6.2f ms  p99 %6.2f ms  errors %d\n", rep.OpsPerSec, rep.P50Ms, rep.P99Ms, rep.Errors)
+		fmt.Fprintf(stdout, "  load generator CPU  %6.1f µs/call (this bench process, user+system; the gateway's own is not in it)\n", rep.CPUMicrosPerCall)
 		if rep.Baseline != nil {
 			fmt.Fprintf(stdout, "  bare SQLite  %9.0f tx/s     p50 %6.2f ms  p99 %6.2f ms  (%d single-row write transactions, synchronous=FULL, in %s)\n",
 				rep.Baseline.TxPerSec, rep.Baseline.P50Ms, rep.Baseline.P99Ms, rep.Baseline.Transactions, baselineDir)

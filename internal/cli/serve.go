@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"runtime/debug"
 	"runtime/pprof"
 	"time"
 
@@ -75,12 +74,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err != nil {
 		return fail(stderr, err)
 	}
-	if os.Getenv("GOGC") == "" {
-		// A long-running server with a small heap: collecting a quarter as
-		// often took about a tenth of its CPU off a call under load.
-		// $GOGC, when set, decides instead.
-		debug.SetGCPercent(400)
-	}
+	longRunGC()
 	srv := g.Server(*listen)
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {

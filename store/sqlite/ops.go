@@ -89,8 +89,13 @@ func (t *Tx) GetOperation(tenant, key string) (*model.Operation, error) {
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, model.Errorf(model.CodeNotFound, "no operation %q in tenant %q", key, tenant)
 	}
-	if err == nil && t.ops != nil {
-		t.ops.put(op)
+	if err == nil {
+		if t.ops != nil {
+			t.ops.put(op)
+		}
+		// Its next call needs no read to be told from a new key
+		// (store.Recaller).
+		t.tx.s.remember(opCacheKey(tenant, key))
 	}
 	return op, err
 }
@@ -139,8 +144,13 @@ func (t *Tx) InsertOperation(op *model.Operation) error {
 	if err != nil {
 		return err
 	}
-	op.ID, err = res.LastInsertId()
-	return err
+	if op.ID, err = res.LastInsertId(); err != nil {
+		return err
+	}
+	// The id rule's next answer, for CreateLocal (see writerIDs).
+	t.tx.s.ids.op = op.ID + 1
+	t.tx.s.remember(opCacheKey(op.Tenant, op.Key)) // see GetOperation
+	return nil
 }
 
 func boolInt(b bool) int {
@@ -331,7 +341,15 @@ func (t *Tx) InsertLocalEffect(e store.LocalEffect) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(map[string]any{key: id, "status": "created"})
+	// What the tables' next ids now are, if they were known (writerIDs).
+	ids := &t.tx.s.ids
+	if next := ids.effect(e.Table); *next != 0 {
+		*next = max(*next, id+1)
+	}
+	if ids.op != 0 {
+		ids.op = max(ids.op, e.OperationID+1)
+	}
+	return effectResult(key, id), nil
 }
 
 // GetTombstone returns the tombstone of (tenant, key), or not found.

@@ -22,10 +22,7 @@ const seenQuery = `SELECT EXISTS (SELECT 1 FROM operations WHERE tenant = ?1 AND
 // forgotten, and a stale "seen" only costs that call its cheap first try.
 func (s *Store) Seen(ctx context.Context, tenant, key string) (bool, error) {
 	id := tenant + "\x00" + key
-	s.peekMu.Lock()
-	_, known := s.seenKeys[id]
-	s.peekMu.Unlock()
-	if known {
+	if s.knows(id) {
 		return true, nil
 	}
 	var seen bool
@@ -44,18 +41,58 @@ func (s *Store) Seen(ctx context.Context, tenant, key string) (bool, error) {
 		}
 	}
 	if seen {
-		s.peekMu.Lock()
-		if s.seenKeys == nil || len(s.seenKeys) >= maxSeen {
-			s.seenKeys = map[string]struct{}{}
-		}
-		s.seenKeys[id] = struct{}{}
-		s.peekMu.Unlock()
+		s.remember(id)
 	}
 	return seen, nil
 }
 
-// maxSeen bounds the keys Seen remembers.
+// maxSeen bounds the keys remembered in one generation (see remember).
 const maxSeen = 1 << 16
+
+// knows reports whether the key (opCacheKey) is remembered in use.
+func (s *Store) knows(id string) bool {
+	s.peekMu.Lock()
+	_, known := s.seenKeys[id]
+	if !known {
+		_, known = s.seenPrev[id]
+	}
+	s.peekMu.Unlock()
+	return known
+}
+
+// remember notes a key in use: Seen found it, or this process created its
+// operation. Past maxSeen keys the set starts a new generation and keeps the
+// one before, so a key is forgotten only after at least maxSeen others.
+func (s *Store) remember(id string) {
+	s.peekMu.Lock()
+	if len(s.seenKeys) >= maxSeen {
+		s.seenPrev, s.seenKeys = s.seenKeys, nil
+	}
+	if s.seenKeys == nil {
+		s.seenKeys = make(map[string]struct{}, 1024)
+	}
+	s.seenKeys[id] = struct{}{}
+	s.peekMu.Unlock()
+}
+
+// Recalls is store.Recaller: a key Seen found, whose operation this process
+// created (CreateLocal), or that the replay cache holds, is in use; any
+// other is taken for new, with no read. A store opened ReadOnWriter (one
+// call per process, its memory empty) cannot tell: it reads (Seen).
+func (s *Store) Recalls(tenant, key string) (used, ok bool) {
+	if s.readOnWriter {
+		return false, false
+	}
+	id := opCacheKey(tenant, key)
+	if s.knows(id) {
+		return true, true
+	}
+	rs := &s.replay
+	rs.mu.Lock()
+	_, cached := rs.ops[id]
+	rs.mu.Unlock()
+	return cached, true
+}
 
 func (s *Store) seenStmt(ctx context.Context) (*sql.Stmt, error) {
 	s.peekMu.Lock()

@@ -72,10 +72,14 @@ type Store struct {
 	peekMu   sync.Mutex
 	seen     *sql.Stmt
 	seenKeys map[string]struct{}
+	seenPrev map[string]struct{} // the generation before (see remember)
 
 	// opc is the writer's cache of operations read in relaxed batches
 	// (see opCache); only the writer, holding wsem, touches it.
 	opc opCache
+	// ids are the open write transaction's next ids (see writerIDs);
+	// only the writer, holding wsem, touches them.
+	ids writerIDs
 	lid ledgerID // LedgerID's cache
 
 	// replay is store.Replayer's cache and queue (replay.go).

@@ -100,6 +100,9 @@ func (t *Tx) Exec(query string, args ...any) (sql.Result, error) {
 	if err := t.durableOnly(); err != nil {
 		return nil, err
 	}
+	// It may insert operations or effect rows: the ids counted in Go
+	// (writerIDs) are read again.
+	t.tx.s.ids = writerIDs{}
 	return t.exec(query, args...)
 }
 
@@ -342,6 +345,7 @@ func (s *Store) begin(c *connTx, batch []*pendingTx) error {
 		})
 		defer stop()
 	}
+	s.ids = writerIDs{} // learned anew in every transaction
 	if beginCtx.Err() != nil {
 		// Every caller has given up already: don't start what no one waits for.
 		return s.translate(context.DeadlineExceeded, "begin")
