@@ -220,6 +220,10 @@ func (g *Gateway) mcpHTTP() http.HandlerFunc {
 			return nil
 		}
 		return s
-	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: g.log, MaxRequestBodyBytes: g.cfg.MaxBody + 4096})
+	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: g.log, MaxRequestBodyBytes: g.mcpMaxBody()})
 	return h.ServeHTTP
 }
+
+// mcpMaxBody bounds a request to /mcp: the arguments' limit and room for
+// the JSON-RPC envelope and the key.
+func (g *Gateway) mcpMaxBody() int64 { return g.cfg.MaxBody + 4096 }
