@@ -78,6 +78,9 @@ type Store struct {
 	opc opCache
 	lid ledgerID // LedgerID's cache
 
+	// files are the ledger's files as opened (see checkFiles).
+	files linkedFiles
+
 	// replay is store.Replayer's cache and queue (replay.go).
 	replay replayState
 }
@@ -214,6 +217,9 @@ func open(path string, o options) (*Store, error) {
 			return open(path, o)
 		}
 		return nil, err
+	}
+	if !o.ReadOnly {
+		s.watchFiles()
 	}
 	return s, nil
 }
