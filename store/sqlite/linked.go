@@ -24,11 +24,16 @@ type linkedFiles struct {
 	lost    error       // set once the files changed
 }
 
-// watch remembers the ledger file the store opened (its log is remembered
-// at the first commit, when it surely exists).
+// watchFiles remembers the files the store opened. The log exists once
+// the writer has read the ledger in WAL mode (the migration did); a
+// journal that is not WAL (a file system without shared memory) has none
+// to watch, and only the ledger file is.
 func (s *Store) watchFiles() {
 	if fi, err := os.Stat(s.path); err == nil {
 		s.files.db = fi
+	}
+	if fi, err := os.Stat(s.path + "-wal"); err == nil {
+		s.files.wal = fi
 	}
 }
 
@@ -51,11 +56,8 @@ func (s *Store) checkFiles(c *connTx) error {
 	}
 	db, dbErr := os.Stat(s.path)
 	wal, walErr := os.Stat(s.path + "-wal")
-	if walErr == nil && s.files.wal == nil {
-		s.files.wal = wal
-	}
 	dbKept := dbErr == nil && os.SameFile(db, s.files.db)
-	walKept := walErr == nil && s.files.wal != nil && os.SameFile(wal, s.files.wal)
+	walKept := s.files.wal == nil || walErr == nil && os.SameFile(wal, s.files.wal)
 	if dbKept && walKept {
 		return nil
 	}
