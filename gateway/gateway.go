@@ -197,6 +197,14 @@ func (g *Gateway) methodNotAllowed(allow string) http.HandlerFunc {
 func (g *Gateway) healthz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
+	if wr, ok := g.ledger.(store.WriteRefuser); ok {
+		if err := wr.WritesRefused(); err != nil {
+			p := newProblem(KindBusy, "ledger refuses writes: "+err.Error())
+			p.RetryAfter = g.retryAfter()
+			p.write(w)
+			return
+		}
+	}
 	if _, err := g.ledger.Counts(ctx, ""); err != nil {
 		p := newProblem(KindBusy, "ledger not readable: "+err.Error())
 		p.RetryAfter = g.retryAfter()

@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -838,5 +839,25 @@ func TestSlowBodiesDoNotHoldTheConcurrencySlots(t *testing.T) {
 				t.Fatalf("with slow clients trickling their bodies, a whole request got %d %s", r.status, r.body)
 			}
 		})
+	}
+}
+
+// A ledger that refuses every write from now on (its -wal was removed
+// under the gateway: see store/sqlite) is not healthy: /healthz says so,
+// so whatever routes traffic by it stops sending calls that can only fail.
+func TestHealthzFailsOnceTheLedgerRefusesWrites(t *testing.T) {
+	e := newEnv(t)
+	if r := e.do("GET", "/healthz", ""); r.status != 200 {
+		t.Fatalf("healthz %d %s", r.status, r.body)
+	}
+	if err := os.Remove(e.path + "-wal"); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.call("acme", "create_support_task", "after-removal", task); r.status != 201 && r.status != 500 {
+		t.Fatalf("a call after the log was removed: %d %s", r.status, r.body)
+	}
+	r := e.do("GET", "/healthz", "")
+	if r.status != 503 || !strings.Contains(string(r.body), "restart") {
+		t.Fatalf("healthz once the ledger refuses writes: %d %s", r.status, r.body)
 	}
 }

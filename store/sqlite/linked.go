@@ -49,6 +49,10 @@ func (s *Store) filesLost() error {
 	return s.files.lost
 }
 
+// WritesRefused is the error every write gets once the files changed
+// (store.WriteRefuser), nil before.
+func (s *Store) WritesRefused() error { return s.filesLost() }
+
 // checkFiles runs after a COMMIT on the writer c: nil if the commit is in
 // the files that bear the ledger's name (or, for a removed log, has been
 // checkpointed into the ledger file), else the error its callers get
