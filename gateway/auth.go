@@ -87,27 +87,35 @@ func (c *tokenCache) put(hash, tenant string, now time.Time) {
 // read or written) and puts the token's tenant in its context.
 func (g *Gateway) authed(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		secret, ok := bearer(r.Header.Get("Authorization"))
-		if !ok {
-			g.metrics.unauthorized.Inc()
-			newProblem(KindUnauthorized, "no bearer token: send Authorization: Bearer TOKEN").write(w)
-			return
+		if g.authenticate(w, r) {
+			next(w, r)
 		}
-		tenant, err := g.Authenticate(r.Context(), secret)
-		if err != nil {
-			if model.IsCode(err, model.CodeInvalid) {
-				g.metrics.unauthorized.Inc()
-				newProblem(KindUnauthorized, err.Error()).write(w)
-				return
-			}
-			p := newProblem(KindBusy, "cannot check the token now: "+err.Error())
-			p.RetryAfter = g.retryAfter()
-			p.write(w)
-			return
-		}
-		infoOf(r.Context()).tenant = tenant
-		next(w, r)
 	}
+}
+
+// authenticate is authed's check: true with the tenant in the request's
+// info, else false with the refusal written.
+func (g *Gateway) authenticate(w http.ResponseWriter, r *http.Request) bool {
+	secret, ok := bearer(r.Header.Get("Authorization"))
+	if !ok {
+		g.metrics.unauthorized.Inc()
+		newProblem(KindUnauthorized, "no bearer token: send Authorization: Bearer TOKEN").write(w)
+		return false
+	}
+	tenant, err := g.Authenticate(r.Context(), secret)
+	if err != nil {
+		if model.IsCode(err, model.CodeInvalid) {
+			g.metrics.unauthorized.Inc()
+			newProblem(KindUnauthorized, err.Error()).write(w)
+			return false
+		}
+		p := newProblem(KindBusy, "cannot check the token now: "+err.Error())
+		p.RetryAfter = g.retryAfter()
+		p.write(w)
+		return false
+	}
+	infoOf(r.Context()).tenant = tenant
+	return true
 }
 
 // bearer takes the token out of an Authorization header (RFC 6750: the

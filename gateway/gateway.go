@@ -7,8 +7,10 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http"
 	"time"
@@ -151,12 +153,12 @@ func (g *Gateway) retryAfter() int { return int((g.cfg.RetryAfter + time.Second 
 //	GET  /problems/{kind}        what a problem type means
 func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/tools/{tool}", g.limited(g.authed(g.postTool)))
+	mux.HandleFunc("POST /v1/tools/{tool}", g.bodyFirst(g.cfg.MaxBody, g.postTool))
 	mux.HandleFunc("/v1/tools/{tool}", g.methodNotAllowed("POST"))
 	mux.HandleFunc("GET /v1/operations/{key...}", g.limited(g.authed(g.getOperation)))
 	mux.HandleFunc("GET /v1/operations", g.limited(g.authed(g.listOperations)))
 	mux.HandleFunc("/v1/operations", g.methodNotAllowed("GET"))
-	mux.Handle("/mcp", g.limited(g.authed(g.mcpHTTP())))
+	mux.Handle("/mcp", g.bodyFirst(g.mcpMaxBody(), g.mcpHTTP()))
 	mux.HandleFunc("GET /healthz", g.healthz)
 	mux.Handle("GET /metrics", g.metrics.handler())
 	mux.HandleFunc("GET /problems/{kind}", problemDocs)
@@ -195,6 +197,14 @@ func (g *Gateway) methodNotAllowed(allow string) http.HandlerFunc {
 func (g *Gateway) healthz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
+	if wr, ok := g.ledger.(store.WriteRefuser); ok {
+		if err := wr.WritesRefused(); err != nil {
+			p := newProblem(KindBusy, "ledger refuses writes: "+err.Error())
+			p.RetryAfter = g.retryAfter()
+			p.write(w)
+			return
+		}
+	}
 	if _, err := g.ledger.Counts(ctx, ""); err != nil {
 		p := newProblem(KindBusy, "ledger not readable: "+err.Error())
 		p.RetryAfter = g.retryAfter()
@@ -209,27 +219,96 @@ func (g *Gateway) healthz(w http.ResponseWriter, r *http.Request) {
 // slot, then gets 503 with Retry-After — before anything is read or written.
 func (g *Gateway) limited(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case g.slots <- struct{}{}:
-		default:
-			t := time.NewTimer(g.cfg.QueueWait)
-			select {
-			case g.slots <- struct{}{}:
-				t.Stop()
-			case <-t.C:
-				g.metrics.shed.Inc()
-				p := newProblem(KindBusy, "the gateway is at its limit of concurrent requests; retry later with the same key")
-				p.RetryAfter = g.retryAfter()
-				p.write(w)
-				return
-			case <-r.Context().Done():
-				t.Stop()
-				return
-			}
+		if !g.acquire(w, r) {
+			return
 		}
-		defer func() { <-g.slots }()
+		defer g.release()
 		next(w, r)
 	}
+}
+
+// acquire takes a slot: false, with the 503 written, if none frees up
+// within QueueWait (or the client left).
+func (g *Gateway) acquire(w http.ResponseWriter, r *http.Request) bool {
+	select {
+	case g.slots <- struct{}{}:
+		return true
+	default:
+	}
+	t := time.NewTimer(g.cfg.QueueWait)
+	defer t.Stop()
+	select {
+	case g.slots <- struct{}{}:
+		return true
+	case <-t.C:
+		g.metrics.shed.Inc()
+		p := newProblem(KindBusy, "the gateway is at its limit of concurrent requests; retry later with the same key")
+		p.RetryAfter = g.retryAfter()
+		p.write(w)
+	case <-r.Context().Done():
+	}
+	return false
+}
+
+func (g *Gateway) release() { <-g.slots }
+
+// bodyFirst is limited(authed(next)) for a request whose body is the
+// work's input, with the body read in between, outside any slot: a client
+// that sends its headers and then trickles its body (up to the server's
+// read timeout) holds a connection, never one of the MaxInFlight slots —
+// else as many slow clients as slots turned every other caller away. The
+// token is checked within a slot (a miss reads the ledger), the body is
+// read through a limit of max bytes, and next gets a slot again with the
+// body in memory. A body over max, or one that fails to arrive, is left
+// to next to refuse in its own words: r.Body then yields what arrived and
+// the read's error.
+func (g *Gateway) bodyFirst(max int64, next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !g.acquire(w, r) {
+			return
+		}
+		ok := g.authenticate(w, r)
+		g.release()
+		if !ok {
+			return
+		}
+		if r.ContentLength <= max { // a declared length over it: refused unread
+			b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+			r.Body = &bufferedBody{Reader: bytes.NewReader(b), b: b, err: err}
+		}
+		if !g.acquire(w, r) {
+			return
+		}
+		defer g.release()
+		next(w, r)
+	}
+}
+
+// bufferedBody is a request body read by bodyFirst: its bytes, then the
+// read's error, if any, in place of io.EOF.
+type bufferedBody struct {
+	*bytes.Reader
+	b   []byte
+	err error
+}
+
+func (b *bufferedBody) Read(p []byte) (int, error) {
+	n, err := b.Reader.Read(p)
+	if err == io.EOF && b.err != nil {
+		err = b.err
+	}
+	return n, err
+}
+
+func (b *bufferedBody) Close() error { return nil }
+
+// readBody is r's body read through a limit of max bytes: bodyFirst's
+// bytes as they are when it read them whole within that limit.
+func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
+	if b, ok := r.Body.(*bufferedBody); ok && b.err == nil && int64(len(b.b)) <= max {
+		return b.b, nil
+	}
+	return io.ReadAll(http.MaxBytesReader(w, r.Body, max))
 }
 
 // call runs one attempt through the service: the one path HTTP and MCP

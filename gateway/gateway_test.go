@@ -10,9 +10,12 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -804,5 +807,57 @@ func TestListOperationsRefusesARepeatedParameter(t *testing.T) {
 	}
 	if r := e.get("acme", "/v1/operations?state=unknown&limit=2"); r.status != 200 {
 		t.Fatalf("one of each: %d %s", r.status, r.body)
+	}
+}
+
+// A client that sends its headers and then dribbles its body (slowloris)
+// must not hold one of the --max-in-flight slots while it does: with the
+// slots taken before the body was read, as many slow clients as slots
+// turned every other caller away with 503 for as long as they kept
+// trickling (up to the read timeout, then again on a new connection).
+// The body is read first; a slot is taken only for the work.
+func TestSlowBodiesDoNotHoldTheConcurrencySlots(t *testing.T) {
+	e := newEnv(t, func(c *gateway.Config) {
+		c.MaxInFlight, c.QueueWait = 2, 50*time.Millisecond
+	})
+	for _, path := range []string{"/v1/tools/create_support_task", "/mcp"} {
+		t.Run(strings.TrimPrefix(path, "/"), func(t *testing.T) {
+			for i := 0; i < 4; i++ { // twice as many as there are slots
+				conn, err := net.Dial("tcp", e.srv.Listener.Addr().String())
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer conn.Close()
+				fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"+
+					"Accept: application/json, text/event-stream\r\nIdempotency-Key: slow-%d\r\nContent-Length: 100\r\n\r\n{", path, e.tokens["acme"], i)
+			}
+			// Let the server read the slow clients' headers.
+			time.Sleep(200 * time.Millisecond)
+			key := "legit-" + strings.Trim(path, "/")
+			key = strings.ReplaceAll(key, "/", "-")
+			if r := e.call("acme", "create_support_task", key, task); r.status != 201 {
+				t.Fatalf("with slow clients trickling their bodies, a whole request got %d %s", r.status, r.body)
+			}
+		})
+	}
+}
+
+// A ledger that refuses every write from now on (its -wal was removed
+// under the gateway: see store/sqlite) is not healthy: /healthz says so,
+// so whatever routes traffic by it stops sending calls that can only fail.
+func TestHealthzFailsOnceTheLedgerRefusesWrites(t *testing.T) {
+	e := newEnv(t)
+	if r := e.do("GET", "/healthz", ""); r.status != 200 {
+		t.Fatalf("healthz %d %s", r.status, r.body)
+	}
+	if err := os.Remove(e.path + "-wal"); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.call("acme", "create_support_task", "after-removal", task); r.status != 201 && r.status != 500 {
+		t.Fatalf("a call after the log was removed: %d %s", r.status, r.body)
+	}
+	r := e.do("GET", "/healthz", "")
+	if r.status != 503 || !strings.Contains(string(r.body), "restart") {
+		t.Fatalf("healthz once the ledger refuses writes: %d %s", r.status, r.body)
 	}
 }

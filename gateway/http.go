@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"mime"
 	"net/http"
 	"net/url"
@@ -53,7 +52,7 @@ func (g *Gateway) postTool(w http.ResponseWriter, r *http.Request) {
 		tooLarge(r.ContentLength, g.cfg.MaxBody).write(w)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.cfg.MaxBody))
+	body, err := readBody(w, r, g.cfg.MaxBody)
 	if err != nil {
 		g.metrics.refused(tool, KindInvalid)
 		var mbe *http.MaxBytesError

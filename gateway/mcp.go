@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -122,6 +123,9 @@ func splitKey(raw json.RawMessage) (string, []byte, error) {
 	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
 		return "", nil, model.Errorf(model.CodeInvalid, "arguments must be one JSON object")
 	}
+	if name := twiceNamed(raw, len(m)); name != "" {
+		return "", nil, model.Errorf(model.CodeInvalid, "arguments name %q twice; send each once", name)
+	}
 	kr, ok := m[keyArgument]
 	if !ok {
 		return "", nil, model.Errorf(model.CodeInvalid, "%s is required: a new id for a new action, the same id on every retry of it", keyArgument)
@@ -136,6 +140,35 @@ func splitKey(raw json.RawMessage) (string, []byte, error) {
 		return "", nil, model.Errorf(model.CodeInvalid, "arguments: %v", err)
 	}
 	return key, args, nil
+}
+
+// twiceNamed is a member name the object raw (n distinct names, valid
+// JSON) gives more than once, "" if none: the map above kept only the last
+// of each, which the call (and the HTTP path, which refuses the same body)
+// must not act on. Nested objects keep their bytes, and the call refuses
+// duplicates in them.
+func twiceNamed(raw []byte, n int) string {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if _, err := dec.Token(); err != nil { // {
+		return ""
+	}
+	seen := make(map[string]bool, n)
+	for dec.More() {
+		t, err := dec.Token()
+		name, ok := t.(string)
+		if err != nil || !ok {
+			return ""
+		}
+		if seen[name] {
+			return name
+		}
+		seen[name] = true
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return ""
+		}
+	}
+	return ""
 }
 
 // mcpTrace is the client's id for this tool call, where it sends one: a
@@ -220,6 +253,10 @@ func (g *Gateway) mcpHTTP() http.HandlerFunc {
 			return nil
 		}
 		return s
-	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: g.log, MaxRequestBodyBytes: g.cfg.MaxBody + 4096})
+	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: g.log, MaxRequestBodyBytes: g.mcpMaxBody()})
 	return h.ServeHTTP
 }
+
+// mcpMaxBody bounds a request to /mcp: the arguments' limit and room for
+// the JSON-RPC envelope and the key.
+func (g *Gateway) mcpMaxBody() int64 { return g.cfg.MaxBody + 4096 }

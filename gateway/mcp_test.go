@@ -117,3 +117,25 @@ func TestMCPBadToolCallIDIsDroppedNotAnError(t *testing.T) {
 		})
 	}
 }
+
+// Over /mcp as over stdio, a tool call's arguments that name a member
+// twice are refused: the transport must not collapse them to the last
+// before the gateway sees them.
+func TestMCPOverHTTPRefusesArgumentsNamedTwice(t *testing.T) {
+	e := newEnv(t)
+	before := e.snapshot()
+	for _, args := range []string{
+		`{"subject":"s","idempotency_key":"a","idempotency_key":"b"}`,
+		`{"subject":"s","subject":"t","idempotency_key":"c"}`,
+	} {
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"create_support_task","arguments":` + args + `}}`
+		r := e.do("POST", "/mcp", body, "Authorization", "Bearer "+e.tokens["acme"], "Content-Type", "application/json",
+			"Accept", "application/json, text/event-stream")
+		if r.status != 200 || !strings.Contains(string(r.body), `"isError":true`) || !strings.Contains(string(r.body), "twice") {
+			t.Errorf("arguments %s: %d %s; want a tool error naming the repeated member", args, r.status, r.body)
+		}
+	}
+	if e.snapshot() != before {
+		t.Fatal("a call with a member named twice wrote")
+	}
+}

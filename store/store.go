@@ -219,6 +219,13 @@ type LocalCreator interface {
 	CreateLocal(op *model.Operation, e LocalEffect, receipt func(result json.RawMessage) ([]byte, error)) (bool, error)
 }
 
+// WriteRefuser is an optional report of a ledger that refuses every write
+// from now on until the process restarts (SQLite: its files were removed
+// or replaced under it): nil while it writes.
+type WriteRefuser interface {
+	WritesRefused() error
+}
+
 // TombstoneReader is an optional read of a compacted key's tombstone on
 // the read side (SQLite has it). Without it the gateway reads the tombstone
 // in a transaction that writes nothing.

@@ -13,6 +13,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/retrysafe/retrysafe/internal/textsafe"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/store"
 )
@@ -62,14 +63,11 @@ func exportHeader() []string {
 func writeExport(ctx context.Context, st store.Ledger, q store.ListQuery, f *os.File, format string) (int, error) {
 	w := bufio.NewWriter(f)
 	var cw *csv.Writer
-	var enc *json.Encoder
 	if format == "csv" {
 		cw = csv.NewWriter(w)
 		if err := cw.Write(exportHeader()); err != nil {
 			return 0, err
 		}
-	} else {
-		enc = json.NewEncoder(w)
 	}
 	n := 0
 	q.BeforeID, q.AfterID, q.Limit = 0, 0, exportPage
@@ -84,7 +82,11 @@ func writeExport(ctx context.Context, st store.Ledger, q store.ListQuery, f *os.
 			if cw != nil {
 				err = cw.Write(exportRow(op))
 			} else {
-				err = enc.Encode(op)
+				// Escaped as the pager file is: a person reads the file.
+				var b []byte
+				if b, err = json.Marshal(op); err == nil {
+					_, err = w.Write(append(textsafe.JSON(b), '\n'))
+				}
 			}
 			if err != nil {
 				return n, err

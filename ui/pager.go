@@ -8,6 +8,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/retrysafe/retrysafe/internal/textsafe"
 	"github.com/retrysafe/retrysafe/model"
 )
 
@@ -31,7 +32,10 @@ func writePagerFile(d *model.Detail) tea.Cmd {
 		if err != nil {
 			return pagerFileMsg{Err: err}
 		}
-		f, err := os.CreateTemp("", "retrysafe-"+d.Operation.Tenant+"-*.json")
+		// encoding/json leaves C1 and bidirectional controls raw: a pager
+		// would hand them to the terminal.
+		b = textsafe.JSON(b)
+		f, err := os.CreateTemp("", "retrysafe-"+fileWord(d.Operation.Tenant)+"-*.json")
 		if err != nil {
 			return pagerFileMsg{Err: err}
 		}
@@ -45,6 +49,21 @@ func writePagerFile(d *model.Detail) tea.Cmd {
 		}
 		return pagerFileMsg{Path: f.Name()}
 	}
+}
+
+// fileWord is s as a part of a file name: a tenant may hold a separator or
+// be longer than a name may be; the name only helps a person find the file.
+func fileWord(s string) string {
+	b := make([]byte, 0, 32)
+	for i := 0; i < len(s) && len(b) < 32; i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' {
+			b = append(b, c)
+		} else {
+			b = append(b, '_')
+		}
+	}
+	return string(b)
 }
 
 // page runs the pager on path (the pager command may carry arguments, as

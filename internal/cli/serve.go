@@ -15,6 +15,7 @@ import (
 	"github.com/mattn/go-isatty"
 
 	"github.com/retrysafe/retrysafe/gateway"
+	"github.com/retrysafe/retrysafe/internal/textsafe"
 	"github.com/retrysafe/retrysafe/ledger"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/store"
@@ -125,5 +126,17 @@ func newLogger(stderr io.Writer, level string) (*slog.Logger, error) {
 	if f, ok := stderr.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
 		return slog.New(slog.NewTextHandler(stderr, opts)), nil
 	}
-	return slog.New(slog.NewJSONHandler(stderr, opts)), nil
+	return slog.New(slog.NewJSONHandler(jsonLines{stderr}, opts)), nil
+}
+
+// jsonLines escapes the C1 and bidirectional controls slog's JSON leaves
+// raw (a refused key or trace id as the client sent it), for whoever reads
+// the log with tail or less. slog writes each record whole, in one Write.
+type jsonLines struct{ w io.Writer }
+
+func (j jsonLines) Write(p []byte) (int, error) {
+	if _, err := j.w.Write(textsafe.JSON(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

@@ -26,6 +26,7 @@ import (
 
 	"github.com/retrysafe/retrysafe/config"
 	"github.com/retrysafe/retrysafe/internal/reexec"
+	"github.com/retrysafe/retrysafe/internal/textsafe"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/store"
 	"github.com/retrysafe/retrysafe/store/sqlite"
@@ -545,5 +546,28 @@ func TestBenchOverHTTPDrivesARealGateway(t *testing.T) {
 	// new: 40 keys; replay and conflict: a pool of 40 stored keys each.
 	if c, _ := st.Counts(context.Background(), "bench"); c.Total != 160 {
 		t.Errorf("the ledger holds %d operations of tenant bench, want 160", c.Total)
+	}
+}
+
+// The gateway's JSON log lines carry what clients sent (a refused key, a
+// trace id) and are read with tail and less: C1 and bidirectional controls
+// are escaped in them, as in every JSON the command line writes, and each
+// line still decodes to what was logged.
+func TestServeJSONLogEscapesEveryUnsafeCharacter(t *testing.T) {
+	var buf bytes.Buffer
+	log, err := newLogger(&buf, "info")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostile := "k\u009b2J\u202eevil\u2066\x7f"
+	log.Info("request", "key", hostile)
+	for _, r := range buf.String() {
+		if r != '\n' && textsafe.Unsafe(r) {
+			t.Fatalf("a raw %U in the log line %q", r, buf.String())
+		}
+	}
+	var line struct{ Key string }
+	if err := json.Unmarshal(buf.Bytes(), &line); err != nil || line.Key != hostile {
+		t.Fatalf("log line %q: %v, key %q", buf.String(), err, line.Key)
 	}
 }

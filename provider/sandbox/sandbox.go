@@ -157,19 +157,36 @@ func checkFile(path string) error {
 	if app := binary.BigEndian.Uint32(head[68:72]); app != 0 {
 		return fmt.Errorf("%w: a retrysafe ledger or another application's database (application_id %#x); nothing was written to it", ErrNotASandboxFile, app)
 	}
-	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?mode=ro&immutable=1")
+	tables, deliveries, err := countTables(path, "mode=ro&immutable=1")
 	if err != nil {
-		return err
-	}
-	defer db.Close()
-	var tables, deliveries int
-	if err := db.QueryRow(`SELECT COUNT(*), COUNT(*) FILTER (WHERE name = 'deliveries') FROM sqlite_master WHERE type = 'table'`).Scan(&tables, &deliveries); err != nil {
-		return err
+		// A kill -9 during a checkpoint leaves the file alone unreadable
+		// ("malformed": its header already counts pages not yet written),
+		// whole only with its -wal, which SQLite replays on open. Such a
+		// file is read again with its log (read-only; SQLite may make the
+		// -shm index beside the -wal, never changes the file).
+		if st, serr := os.Stat(path + "-wal"); serr != nil || st.Size() == 0 {
+			return err
+		}
+		if tables, deliveries, err = countTables(path, "mode=ro"); err != nil {
+			return err
+		}
 	}
 	if tables > 0 && deliveries == 0 {
 		return fmt.Errorf("%w: it holds other tables and no deliveries; nothing was written to it", ErrNotASandboxFile)
 	}
 	return nil
+}
+
+// countTables counts the file's tables and whether one is deliveries,
+// opened with params.
+func countTables(path, params string) (tables, deliveries int, err error) {
+	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?"+params)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer db.Close()
+	err = db.QueryRow(`SELECT COUNT(*), COUNT(*) FILTER (WHERE name = 'deliveries') FROM sqlite_master WHERE type = 'table'`).Scan(&tables, &deliveries)
+	return tables, deliveries, err
 }
 
 // tieTables makes the table of the ledgers this file serves, by their ids

@@ -133,7 +133,10 @@ func TestErrorsAreClassedBySQLSTATE(t *testing.T) {
 		{&pgconn.PgError{Code: "23503", Message: "x"}, model.CodeConflict},
 		{&pgconn.PgError{Code: "08006", Message: "x"}, model.CodeUnavailable},
 		{&pgconn.PgError{Code: "57P01", Message: "x"}, model.CodeUnavailable},
-		{&pgconn.PgError{Code: "53100", Message: "x"}, model.CodeUnavailable},
+		// The server's disk full or failing is the machine, as SQLite's is:
+		// internal (exit 1, retry later), not a refusal of the request.
+		{&pgconn.PgError{Code: "53100", Message: "x"}, model.CodeInternal},
+		{&pgconn.PgError{Code: "58030", Message: "x"}, model.CodeInternal},
 		{&pgconn.PgError{Code: "22P05", Message: "x"}, model.CodeInvalid},
 		{&pgconn.PgError{Code: "42601", Message: "deadlock detected"}, model.CodeInternal},
 		{io.ErrUnexpectedEOF, model.CodeInternal},

@@ -559,7 +559,9 @@ func (s *Store) translate(err error, what string) error {
 		case pe.Code == "42501": // insufficient_privilege
 			return model.Wrap(model.CodeUnavailable, err, "%s: permission denied (SQLSTATE %s)", prefix, pe.Code)
 		case pe.Code == "53100" || strings.HasPrefix(pe.Code, "58"): // disk full, I/O error
-			return model.Wrap(model.CodeUnavailable, err, "%s: server disk error (SQLSTATE %s)", prefix, pe.Code)
+			// The machine, as SQLite's SQLITE_FULL/IOERR: internal, so a
+			// runner retries later instead of reading it as a refusal.
+			return model.Wrap(model.CodeInternal, err, "%s: server disk error (SQLSTATE %s): disk full or failing?", prefix, pe.Code)
 		case connectionLost(err):
 			return model.Wrap(model.CodeUnavailable, err, "%s: PostgreSQL is unavailable (SQLSTATE %s)", prefix, pe.Code)
 		}

@@ -82,6 +82,9 @@ type Store struct {
 	ids writerIDs
 	lid ledgerID // LedgerID's cache
 
+	// files are the ledger's files as opened (see checkFiles).
+	files linkedFiles
+
 	// replay is store.Replayer's cache and queue (replay.go).
 	replay replayState
 }
@@ -219,6 +222,9 @@ func open(path string, o options) (*Store, error) {
 		}
 		return nil, err
 	}
+	if !o.ReadOnly {
+		s.watchFiles()
+	}
 	return s, nil
 }
 
@@ -305,17 +311,32 @@ func precheck(path string, o options) error {
 
 // hasLedgerTables reports whether the file holds the ledger's tables,
 // reading it as an immutable file: no lock, no -wal or -shm, nothing
-// written.
+// written. A file whose writer was killed during a checkpoint is whole only
+// with its -wal (alone it reads "malformed": its header already counts
+// pages not yet written): such a file is read again with its log,
+// read-only (SQLite may make the -shm index beside the -wal, never
+// changes the file).
 func hasLedgerTables(path string) bool {
-	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?mode=ro&immutable=1")
+	n, err := countLedgerTables(path, "mode=ro&immutable=1")
 	if err != nil {
-		return false
+		if st, serr := os.Stat(path + "-wal"); serr != nil || st.Size() == 0 {
+			return false
+		}
+		n, err = countLedgerTables(path, "mode=ro")
+	}
+	return err == nil && n == 5
+}
+
+func countLedgerTables(path, params string) (int, error) {
+	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?"+params)
+	if err != nil {
+		return 0, err
 	}
 	defer db.Close()
 	var n int
 	err = db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'table'
 		AND name IN ('operations', 'attempts', 'decisions', 'tombstones', 'state_counts')`).Scan(&n)
-	return err == nil && n == 5
+	return n, err
 }
 
 // create makes a new ledger at path as one step: it is built beside it under

@@ -273,7 +273,11 @@ func (r txResult) unwrap() error {
 // own result — after the commit.
 func (s *Store) runBatch(batch []*pendingTx) {
 	c := &connTx{s: s, ctx: context.Background()}
-	durable, err := s.setSynchronous(c, batch)
+	err := s.filesLost()
+	var durable bool
+	if err == nil {
+		durable, err = s.setSynchronous(c, batch)
+	}
 	if err == nil {
 		err = s.begin(c, batch)
 	}
@@ -441,6 +445,12 @@ func (s *Store) commit(c *connTx, batch []*pendingTx, results []txResult) {
 		_, _ = c.ExecContext(c.ctx, "ROLLBACK")
 		s.opc.reset()
 		err = s.translate(err, "commit")
+		for i := range results {
+			if results[i].err == nil && !results[i].panicked {
+				results[i] = txResult{err: err}
+			}
+		}
+	} else if err := s.checkFiles(c); err != nil {
 		for i := range results {
 			if results[i].err == nil && !results[i].panicked {
 				results[i] = txResult{err: err}

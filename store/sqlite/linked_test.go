@@ -1,0 +1,140 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/store"
+)
+
+// A ledger's files removed or replaced under an open store: what the store
+// acknowledged must be in the files that bear the ledger's name, which are
+// all that the next process (after a kill -9, a reboot) opens. Before, a
+// removed -wal went unnoticed: every commit went on into the unlinked log,
+// was acknowledged, and vanished with the process — and the next call of
+// an acknowledged key made its effect a second time.
+func TestCommitsAfterTheLedgersFilesAreRemovedAreNeverAcknowledgedAndLost(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		disturb func(t *testing.T, path string)
+	}{
+		{"write-ahead log removed", func(t *testing.T, path string) {
+			if err := os.Remove(path + "-wal"); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"ledger file replaced by a copy", func(t *testing.T, path string) {
+			if err := os.Rename(path, path+".old"); err != nil {
+				t.Fatal(err)
+			}
+			copyFile(t, path+".old", path)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, path := openLedger(t, store.Options{})
+			ctx := context.Background()
+			write := func(key string) error {
+				return s.WithTx(ctx, func(tx store.Tx) error { return insertOp(tx, key) })
+			}
+			if err := write("before"); err != nil {
+				t.Fatal(err)
+			}
+			tc.disturb(t, path)
+			acked := map[string]bool{"before": true}
+			for _, key := range []string{"after", "later", "last"} {
+				err := write(key)
+				switch {
+				case err == nil:
+					acked[key] = true
+				case !model.IsCode(err, model.CodeInternal):
+					t.Fatalf("write %s after the files changed: %v; want success or an internal (retry later) error", key, err)
+				}
+			}
+			// What a new process finds under the ledger's name, now.
+			dir := t.TempDir()
+			copyFile(t, path, filepath.Join(dir, "ledger.db"))
+			if _, err := os.Stat(path + "-wal"); err == nil {
+				copyFile(t, path+"-wal", filepath.Join(dir, "ledger.db-wal"))
+			}
+			found, err := Open(filepath.Join(dir, "ledger.db"), store.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer found.Close()
+			for key := range acked {
+				if _, err := found.Get(ctx, "t", key); err != nil {
+					t.Errorf("%s was acknowledged, but the ledger's files do not have it: %v", key, err)
+				}
+			}
+			if acked["last"] {
+				t.Errorf("every write was acknowledged: the store never noticed its files changed")
+			}
+		})
+	}
+}
+
+// A ledger made before the mark is recognised by its tables; one whose
+// writer was killed during a checkpoint is whole only with its -wal (the
+// file's header already counts pages not yet written), and reading the
+// file alone found it "malformed" and refused it as no ledger at all.
+func TestALedgerBeforeTheMarkKilledMidCheckpointIsRecognised(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	s, err := Open(path, store.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	plainExec(t, path, "PRAGMA application_id = 0", fmt.Sprintf("PRAGMA user_version = %d", legacyVersions), "DROP TABLE ledger_meta",
+		"DROP INDEX operations_tool_id", "DROP INDEX operations_provider_id", "DROP TABLE provider_files")
+	// The old writer's commits, still in its log when it is killed.
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=wal_autocheckpoint(0)&_pragma=journal_mode(WAL)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	for i := 0; i < 300; i++ {
+		if _, err := db.Exec(`INSERT INTO tasks (tenant, subject, operation_id, created_at) VALUES ('t', ?, ?, 0)`,
+			strings.Repeat("s", 500), i+1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	killed := filepath.Join(t.TempDir(), "old.db")
+	copyFile(t, path, killed)
+	copyFile(t, path+"-wal", killed+"-wal")
+	// The checkpoint's first write, and no more: the log's last page 1.
+	wal, err := os.ReadFile(killed + "-wal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pageSize := int(binary.BigEndian.Uint32(wal[8:12]))
+	var page1 []byte
+	for off := 32; off+24+pageSize <= len(wal); off += 24 + pageSize {
+		if binary.BigEndian.Uint32(wal[off:off+4]) == 1 {
+			page1 = wal[off+24 : off+24+pageSize]
+		}
+	}
+	if page1 == nil {
+		t.Fatal("the log holds no page 1")
+	}
+	f, err := os.OpenFile(killed, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(page1, 0); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	s, err = Open(killed, store.Options{})
+	if err != nil {
+		t.Fatalf("an old ledger killed mid-checkpoint is refused: %v", err)
+	}
+	s.Close()
+}
