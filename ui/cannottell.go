@@ -121,3 +121,12 @@ func shortWhy(why string, max int) string {
 	}
 	return truncate(why, max) + " (in full on the detail)"
 }
+
+// whyWords is a "cannot tell" reason in a few words, for a review's row.
+func whyWords(detail string) string {
+	why := cannotTellWhy(detail)
+	if wentBackWords.MatchString(why) {
+		return "its file went back in time"
+	}
+	return or(clipMiddle(shortWhy(why, 0), 40), "no reason given")
+}

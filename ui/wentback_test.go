@@ -277,3 +277,28 @@ func TestGoldenTheProviderCannotTell(t *testing.T) {
 		}
 	}
 }
+
+// A bulk "not applied" over rows whose provider cannot tell says why on
+// each row and, above its keys, that y writes them on the typed evidence
+// alone and what that risks.
+func TestABulkNotAppliedReviewSaysWhyTheProviderCannotTell(t *testing.T) {
+	l := wentBackLedger(t)
+	for _, size := range []struct{ w, h int }{{80, 24}, {60, 20}} {
+		t.Run(fmt.Sprintf("%dx%d", size.w, size.h), func(t *testing.T) {
+			h := open(t, config(l), size.w, size.h)
+			selectOp(t, h, "acme/refund-2")
+			h.keys("space")
+			selectOp(t, h, "acme/refund-1")
+			h.keys("space", "n")
+			h.typeText("customer says no mail came")
+			h.keys("tab")
+			h.typeText("ticket 4411")
+			h.keys("enter")
+			containsText(t, h, "cannot tell (its file went back in time)",
+				"! The provider cannot tell about 2 of them (its file went back in time): y writes them on your evidence alone. If one was sent, its next call sends it a second time.")
+			if size.w == 80 {
+				golden(t, "bulk_review_cannot_tell_80x24", h.view())
+			}
+		})
+	}
+}
