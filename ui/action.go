@@ -62,13 +62,14 @@ type actionModel struct {
 	finding *provider.Evidence
 	// cannotTell is why the provider cannot tell now (a failed check, a
 	// fresh recorded "cannot tell"), or "": the box says it, with what the
-	// decision risks. earlier is the lookup before it that found the
-	// effect, when there is one: it is then the decision's finding.
+	// decision risks. earlier is the lookup before it that said something
+	// (has it, has nothing), when there is one: it is then the decision's
+	// finding, as it is the ledger's when it writes.
 	cannotTell string
 	earlier    *model.Finding
 	// history: with the provider unable to tell, the operation's lookups
 	// are read (an actionOpMsg) before the review may open, so that an
-	// earlier "has it" is never missed; historyErr is why they could not be.
+	// earlier finding is never missed; historyErr is why they could not be.
 	history    historyState
 	historyErr string
 	// whyMax clips the reason on a terminal too short for it whole (0:
@@ -134,9 +135,9 @@ func (a actionModel) historyIn(msg actionOpMsg) actionModel {
 	if a.problem == stillReading {
 		a.problem = ""
 	}
-	if f := earlierHasIt(a.op.Provider, msg.Attempts); f != nil && a.finding == nil {
+	if f := earlierFinding(a.op.Provider, msg.Attempts); f != nil && a.finding == nil {
 		a.earlier, a.finding = f, reconcile.EvidenceOf(f)
-		if a.action == model.ActionMarkApplied {
+		if a.action == model.ActionMarkApplied && f.Kind == model.FindingHasIt {
 			for i := range a.fields {
 				if a.fields[i].field == reconcile.FieldEvidence && strings.TrimSpace(a.fields[i].input.Value()) == "" {
 					a.fields[i].input.SetValue(reconcile.RefEvidence(f.Ref))
@@ -491,6 +492,12 @@ func (a actionModel) cannotTellWarning(e env, inner int, compact bool) string {
 	s := e.styles
 	if a.cannotTell == "" || a.against() {
 		return ""
+	}
+	if f := a.earlier; f != nil && f.Kind == model.FindingHasNothing {
+		// "not applied" on an earlier "has nothing": that lookup is the
+		// evidence recorded, and the provider cannot tell now.
+		return s.BannerErr.Render(wrap(fmt.Sprintf("! The provider cannot tell now (%s); an earlier check found nothing, %s, %s. %s",
+			shortWhy(a.cannotTell, a.whyMax), clockTime(f.At, e), or(f.By, "a lookup"), cannotTellRisk(a.action, compact)), inner, " "))
 	}
 	if f := a.earlier; f != nil {
 		// "applied" on an earlier "has it": the evidence the form starts

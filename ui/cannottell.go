@@ -5,8 +5,6 @@ import (
 	"strings"
 
 	"github.com/retrysafe/retrysafe/model"
-	"github.com/retrysafe/retrysafe/provider"
-	"github.com/retrysafe/retrysafe/reconcile"
 )
 
 // When the provider cannot tell. "Cannot tell" is no evidence either way,
@@ -15,8 +13,9 @@ import (
 // including ones an earlier lookup found delivered. A wrong "not applied"
 // here is a second e-mail or payment, so the console (1) names the reason
 // on the detail and on every decision form, with what the decision risks,
-// and (2) keeps an earlier lookup that found the effect as the decision's
-// finding: the later "cannot tell" takes nothing back from it.
+// and (2) keeps the earlier lookup that said something (found the effect,
+// or nothing) as the decision's finding: the later "cannot tell" takes
+// nothing back from it — as the ledger's own rule does when it writes.
 
 // cannotTellPrefix is how a recorded "cannot tell" detail starts (the
 // provider's error); the console already says "cannot tell" once.
@@ -40,10 +39,13 @@ func cannotTellWhy(detail string) string {
 	return strings.TrimSpace(strings.TrimPrefix(oneLine(detail), cannotTellPrefix))
 }
 
-// earlierHasIt is the newest lookup among atts that found the effect, as a
-// finding, if no attempt other than a lookup came after it (a retry or a
-// sweep would make it stale); nil if there is none.
-func earlierHasIt(providerName string, atts []model.Attempt) *model.Finding {
+// earlierFinding is the finding that binds a decision when the last
+// lookup cannot tell: the newest lookup among atts that said something
+// (has it, has nothing), if no attempt other than a lookup came after it —
+// the rule the ledger applies when it writes (reconcile's decideTx over
+// store.Tx.LatestConclusiveFinding), so the form asks for the override
+// the write would need. nil if there is none, or it is stale.
+func earlierFinding(providerName string, atts []model.Attempt) *model.Finding {
 	var found *model.Attempt
 	lastOther := 0
 	for i := range atts {
@@ -51,20 +53,15 @@ func earlierHasIt(providerName string, atts []model.Attempt) *model.Finding {
 		switch {
 		case a.Outcome != model.OutcomeLookup:
 			lastOther = max(lastOther, a.Seq)
-		case a.Finding == model.FindingHasIt && (found == nil || a.Seq > found.Seq):
+		case (a.Finding == model.FindingHasIt || a.Finding == model.FindingHasNothing) && (found == nil || a.Seq > found.Seq):
 			found = a
 		}
 	}
 	if found == nil || lastOther > found.Seq {
 		return nil
 	}
-	return &model.Finding{Kind: model.FindingHasIt, Provider: providerName, Ref: found.ProviderRef, Detail: found.Detail,
+	return &model.Finding{Kind: found.Finding, Provider: providerName, Ref: found.ProviderRef, Detail: found.Detail,
 		At: found.StartedAt, Seq: found.Seq, By: found.WorkerID}
-}
-
-// earlierEvidence is earlierHasIt as a decision's finding.
-func earlierEvidence(providerName string, atts []model.Attempt) *provider.Evidence {
-	return reconcile.EvidenceOf(earlierHasIt(providerName, atts))
 }
 
 // cannotTellRisk says what a decision risks when the provider cannot tell

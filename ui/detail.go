@@ -387,11 +387,12 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 	if op.Contradicted {
 		para(s.Contra.Render, "! Contradicted: a provider result arrived after the operation was settled and disagrees with it (see the late_result attempt). Look at the provider before trusting either.")
 	}
-	// The provider cannot tell now, but an earlier lookup found the
-	// effect: that finding stands, and is said first — above the reason
-	// it cannot tell, which can take a short terminal's whole height.
+	// The provider cannot tell now, but an earlier lookup said something:
+	// that finding still binds a decision (the ledger's rule), and is said
+	// first — above the reason it cannot tell, which can take a short
+	// terminal's whole height.
 	if cannotTellNow(op, chk) != "" && (op.State == model.StateUnknown || op.State == model.StateInProgress || op.State == model.StateNotApplied) {
-		if f := earlierHasIt(op.Provider, d.Attempts); f != nil {
+		if f := earlierFinding(op.Provider, d.Attempts); f != nil && f.Kind == model.FindingHasIt {
 			text := fmt.Sprintf("! An earlier lookup found it: %s — %s, %s (%s ago). Cannot tell takes nothing back: ",
 				or(f.Ref, "has it"), or(f.By, "a lookup"), clockTime(f.At, e), age(e.now, f.At))
 			if op.State == model.StateNotApplied {
@@ -400,6 +401,9 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 				text += "that is evidence to mark it applied (a); marking it not applied (n) goes against it: the next call would send it a second time."
 			}
 			para(s.BannerErr.Render, text)
+		} else if f != nil && op.State != model.StateNotApplied {
+			para(s.State(model.StateNotApplied).Render, fmt.Sprintf("An earlier lookup found nothing — %s, %s (%s ago); marking it applied (a) goes against it.",
+				or(f.By, "a lookup"), clockTime(f.At, e), age(e.now, f.At)))
 		}
 	}
 	// The provider's answer goes where the question was asked: at the top,

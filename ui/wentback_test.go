@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -41,6 +42,16 @@ func wentBackLedger(t *testing.T) *ledger {
 	if _, looked, err := l.svc.CheckAndRecord(ctx, "acme", "refund-1", "ops check by bob"); err != nil || !looked.Evidence.Found {
 		t.Fatalf("before the restore, refund-1's lookup: found=%v %v %v", looked.Evidence.Found, looked.Err, err)
 	}
+	// never-1: claimed, never sent, its lease ended (a sweep made it
+	// unknown); a lookup before the restore found nothing.
+	l.inFlight(t, "acme", "never-1", "cfo@acme.example")
+	l.clock.Advance(2 * time.Hour)
+	if _, err := l.svc.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, looked, err := l.svc.CheckAndRecord(ctx, "acme", "never-1", "ops check by bob"); err != nil || looked.Err != nil || looked.Evidence.Found {
+		t.Fatalf("before the restore, never-1's lookup: found=%v %v %v", looked.Evidence.Found, looked.Err, err)
+	}
 	l.tl.Close()
 	copyFileT(t, backup, l.tl.ProviderDB) // the restore
 	lg, err := rsledger.OpenConfig(ctx, l.tl.Path, toolconfig.Default(), rsledger.ConfigOptions{ProviderDB: l.tl.ProviderDB, Use: rsledger.LookupsOnly, Store: l.tl.Options()})
@@ -50,7 +61,7 @@ func wentBackLedger(t *testing.T) *ledger {
 	t.Cleanup(func() { lg.Close() })
 	l.st = lg.Store()
 	l.svc = reconcile.New(l.st, toolconfig.Default().Tools, lg.Service().Providers)
-	for _, key := range []string{"refund-1", "refund-2"} {
+	for _, key := range []string{"refund-1", "refund-2", "never-1"} {
 		_, looked, err := l.svc.CheckAndRecord(ctx, "acme", key, "ops check by bob")
 		if err != nil || looked.Err == nil || !strings.Contains(looked.Err.Error(), "went back in time") {
 			t.Fatalf("after the restore, %s's lookup: found=%v %v %v", key, looked.Evidence.Found, looked.Err, err)
@@ -300,5 +311,34 @@ func TestABulkNotAppliedReviewSaysWhyTheProviderCannotTell(t *testing.T) {
 				golden(t, "bulk_review_cannot_tell_80x24", h.view())
 			}
 		})
+	}
+}
+
+// An earlier lookup that found nothing binds "applied" when a later one
+// cannot tell, as the ledger's rule does when it writes: the form says so
+// and the review takes the typed override, which writes it — the console
+// used to offer only y, which the ledger refused, with no way on.
+func TestAnEarlierLookupThatFoundNothingNeedsTheOverrideForApplied(t *testing.T) {
+	l := wentBackLedger(t)
+	h := open(t, config(l), 80, 24)
+	selectOp(t, h, "acme/never-1")
+	h.keys("enter")
+	containsText(t, h, "An earlier lookup found nothing — ops check by bob", "marking it applied (a) goes against it")
+	h.keys("a")
+	containsText(t, h, "! Against an earlier check: the provider check found nothing", "went back in time")
+	h.typeText("sbx_999")
+	h.keys("tab")
+	h.typeText("the customer has the mail")
+	h.keys("enter")
+	containsText(t, h, "Type override and press enter")
+	h.keys("y")
+	if op := l.get(t, "acme", "never-1").Operation; op.State != model.StateUnknown {
+		t.Fatalf("y wrote against the earlier finding: %s", op.State)
+	}
+	h.keys("backspace") // the y went into the override's field
+	h.typeText("override")
+	h.keys("enter")
+	if op := l.get(t, "acme", "never-1").Operation; op.State != model.StateApplied {
+		t.Fatalf("override did not write it: %s\n%s", op.State, h.view())
 	}
 }
