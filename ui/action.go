@@ -60,6 +60,21 @@ type actionModel struct {
 	// finding is the last provider check of this operation, if one
 	// answered: a decision against it needs the typed override.
 	finding *provider.Evidence
+	// cannotTell is why the provider cannot tell now (a failed check, a
+	// fresh recorded "cannot tell"), or "": the box says it, with what the
+	// decision risks. earlier is the lookup before it that said something
+	// (has it, has nothing), when there is one: it is then the decision's
+	// finding, as it is the ledger's when it writes.
+	cannotTell string
+	earlier    *model.Finding
+	// history: with the provider unable to tell, the operation's lookups
+	// are read (an actionOpMsg) before the review may open, so that an
+	// earlier finding is never missed; historyErr is why they could not be.
+	history    historyState
+	historyErr string
+	// whyMax clips the reason on a terminal too short for it whole (0:
+	// whole); the detail always has it in full.
+	whyMax int
 	// override is where the operator types overrideWord.
 	override    textinput.Model
 	overrideErr string
@@ -90,6 +105,47 @@ type actionModel struct {
 	// against its finding, whether its state refuses it (setBulk).
 	againstRow, refusedRow []bool
 	nAgainst               int
+}
+
+const stillReading = "still reading its earlier lookups; press enter again in a moment."
+
+// historyState is where the form is in reading the operation's lookups.
+type historyState int
+
+const (
+	historyNotNeeded historyState = iota
+	historyReading
+	historyRead
+	historyFailed
+)
+
+// historyIn takes the operation's attempts, read when the form opened
+// with the provider unable to tell: a lookup before that found the effect
+// becomes the decision's finding (against it: the override), and its
+// reference the evidence of "applied" if none was typed.
+func (a actionModel) historyIn(msg actionOpMsg) actionModel {
+	if a.history != historyReading || msg.Seq != a.seq {
+		return a
+	}
+	if msg.Err != nil {
+		a.history, a.historyErr = historyFailed, oneLine(msg.Err.Error())
+		return a
+	}
+	a.history = historyRead
+	if a.problem == stillReading {
+		a.problem = ""
+	}
+	if f := earlierFinding(a.op.Provider, msg.Attempts); f != nil && a.finding == nil {
+		a.earlier, a.finding = f, reconcile.EvidenceOf(f)
+		if a.action == model.ActionMarkApplied && f.Kind == model.FindingHasIt {
+			for i := range a.fields {
+				if a.fields[i].field == reconcile.FieldEvidence && strings.TrimSpace(a.fields[i].input.Value()) == "" {
+					a.fields[i].input.SetValue(reconcile.RefEvidence(f.Ref))
+				}
+			}
+		}
+	}
+	return a
 }
 
 // noticed keeps a refreshed copy of the operation the form is about, if it
@@ -264,6 +320,14 @@ func (a actionModel) update(msg tea.Msg, e env) (actionModel, tea.Cmd) {
 			if a.focus < len(a.fields)-1 {
 				return a.setFocus(a.focus + 1), nil
 			}
+			switch a.history {
+			case historyReading:
+				a.problem = stillReading
+				return a, nil
+			case historyFailed:
+				a.problem = "its earlier lookups could not be read (" + a.historyErr + "), and one may have found the effect: nothing is written without them — esc and open it again."
+				return a, nil
+			}
 			var ok bool
 			if a, ok = a.validate(e); ok {
 				a.stage = stageConfirm
@@ -392,21 +456,56 @@ func (a actionModel) view(e env, w, h int) string {
 		// of the override.
 		out = a.render(e, w, true)
 	}
+	// Still too tall: the provider's reason gives way, from its end (its
+	// start says what happened), before any field or prompt would.
+	for n := 240; lipgloss.Height(out) > h && a.cannotTell != "" && n >= 60; n -= 30 {
+		a.whyMax = n
+		out = a.render(e, w, true)
+	}
 	return out
 }
 
 // againstWarning is the box's warning about a decision against the last
 // finding — on the form as on the review, so it is seen before a reason
 // is typed — or "".
-func (a actionModel) againstWarning(s *Styles, inner int, review bool) string {
+func (a actionModel) againstWarning(e env, inner int, review, compact bool) string {
+	s := e.styles
 	if !a.against() {
 		return ""
 	}
 	text := fmt.Sprintf("! Against the last check: %s. %s", reconcile.FindingText(a.finding), againstRisk(a.action))
-	if !review {
+	if f := a.earlier; f != nil {
+		// The last check could not tell: the one that found it is older.
+		text = fmt.Sprintf("! Against an earlier check: %s, %s, %s. The last check cannot tell (%s); that takes nothing back. %s",
+			reconcile.FindingText(a.finding), clockTime(f.At, e), or(f.By, "a lookup"), shortWhy(a.cannotTell, a.whyMax), againstRisk(a.action))
+	}
+	if !review && !(compact && a.earlier != nil) { // the review asks for it anyway
 		text += " The review will ask you to type " + overrideWord + " to write it."
 	}
 	return s.BannerErr.Render(wrap(text, inner, " "))
+}
+
+// cannotTellWarning is the box's warning when the provider cannot tell and
+// no finding stands against the decision: the reason, and what the
+// decision risks if it is wrong — on the form and on the review.
+func (a actionModel) cannotTellWarning(e env, inner int, compact bool) string {
+	s := e.styles
+	if a.cannotTell == "" || a.against() {
+		return ""
+	}
+	if f := a.earlier; f != nil && f.Kind == model.FindingHasNothing {
+		// "not applied" on an earlier "has nothing": that lookup is the
+		// evidence recorded, and the provider cannot tell now.
+		return s.BannerErr.Render(wrap(fmt.Sprintf("! The provider cannot tell now (%s); an earlier check found nothing, %s, %s. %s",
+			shortWhy(a.cannotTell, a.whyMax), clockTime(f.At, e), or(f.By, "a lookup"), cannotTellRisk(a.action, compact)), inner, " "))
+	}
+	if f := a.earlier; f != nil {
+		// "applied" on an earlier "has it": the evidence the form starts
+		// with is that lookup's, and the box says where it came from.
+		return s.BannerOK.Render(wrap(fmt.Sprintf("The provider cannot tell now (%s), but an earlier check found the effect (%s), %s, %s: its reference is filled in.",
+			shortWhy(a.cannotTell, a.whyMax), or(f.Ref, "has it"), clockTime(f.At, e), or(f.By, "a lookup")), inner, " "))
+	}
+	return s.BannerErr.Render(wrap("! The provider cannot tell: "+shortWhy(a.cannotTell, a.whyMax)+". "+cannotTellRisk(a.action, compact), inner, " "))
 }
 
 func (a actionModel) render(e env, w int, compact bool) string {
@@ -435,11 +534,22 @@ func (a actionModel) render(e env, w int, compact bool) string {
 	}
 	switch a.stage {
 	case stageForm:
-		if w := a.againstWarning(s, inner, false); w != "" {
+		warned := false
+		if w := a.againstWarning(e, inner, false, compact); w != "" {
 			b.WriteString(w + "\n")
+			warned = true
+		}
+		if w := a.cannotTellWarning(e, inner, compact); w != "" {
+			b.WriteString(w + "\n")
+			warned = true
+		}
+		if a.history == historyReading {
+			b.WriteString(s.Muted.Render(wrap("reading its earlier lookups…", inner, " ")) + "\n")
 		}
 		b.WriteString(a.transition(s) + "\n")
-		b.WriteString(s.Muted.Render(wrap(consequence(a.action), inner, " ")) + "\n")
+		if !(compact && warned) { // the warning says what the decision does
+			b.WriteString(s.Muted.Render(wrap(consequence(a.action), inner, " ")) + "\n")
+		}
 		for i, f := range a.fields {
 			gap(&b)
 			// The focused field is marked with a character, not only bold:
@@ -491,7 +601,7 @@ func (a actionModel) render(e env, w int, compact bool) string {
 			b.WriteString(s.Muted.Render("writing…"))
 		case a.against():
 			// The second confirmation names the finding it overrides.
-			b.WriteString(a.againstWarning(s, inner, true) + "\n")
+			b.WriteString(a.againstWarning(e, inner, true, compact) + "\n")
 			gap(&b)
 			b.WriteString(s.Bold.Render("Type "+overrideWord+" and press enter to write it anyway") + "\n")
 			in := a.override
@@ -504,6 +614,10 @@ func (a actionModel) render(e env, w int, compact bool) string {
 				b.WriteString("\n" + s.Key.Render("esc") + s.Muted.Render(" back to the form"))
 			}
 		default:
+			if w := a.cannotTellWarning(e, inner, compact); w != "" {
+				b.WriteString(w + "\n")
+				gap(&b)
+			}
 			b.WriteString(s.Key.Render("y") + s.Muted.Render(" write it     ") +
 				s.Key.Render("esc") + s.Muted.Render(" back to the form"))
 		}

@@ -175,6 +175,38 @@ func openBulk(a model.Action, ops []model.Operation, s *Styles, seq int) actionM
 	return m
 }
 
+// bulkCannotTellWarning names the rows the decision would write although
+// their provider cannot tell — on the typed evidence alone — with why (the
+// first row's reason) and what it risks; "" if there are none.
+func (a actionModel) bulkCannotTellWarning(s *Styles, inner int) string {
+	n, why := 0, ""
+	for i, op := range a.bulk {
+		if f := op.Finding; f != nil && !f.Stale && f.Kind == model.FindingCannotTell && !a.refusedRow[i] && !a.againstRow[i] {
+			if n == 0 {
+				why = whyWords(f.Detail)
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	them := "them"
+	if n == 1 {
+		them = "it"
+	}
+	return s.BannerErr.Render(wrap(fmt.Sprintf("! The provider cannot tell about %d of them (%s): y writes %s on your evidence alone. %s",
+		n, why, them, bulkCannotTellRisk(a.action)), inner, " "))
+}
+
+// bulkCannotTellRisk is cannotTellRisk for many rows.
+func bulkCannotTellRisk(a model.Action) string {
+	if a == model.ActionMarkNotApplied {
+		return "If one was sent, its next call sends it a second time."
+	}
+	return "If one was not sent, its retries replay a receipt for an effect that never happened."
+}
+
 // legalCount is how many marked rows the write would decide: those that
 // allow the action and, unless the override is typed, do not go against
 // their finding.
@@ -215,7 +247,9 @@ func findingNote(s *Styles, against bool, op model.Operation) string {
 	case f.Stale:
 		return s.Muted.Render("stale: " + f.Kind.Words() + " · your evidence")
 	case f.Kind == model.FindingCannotTell:
-		return s.Muted.Render("cannot tell · your evidence")
+		// Why, in a few words: "the provider is down" and "its file went
+		// back in time" are not the same night.
+		return s.BannerErr.Render("cannot tell (" + whyWords(f.Detail) + ") · your evidence")
 	}
 	return s.Muted.Render(f.Kind.Words())
 }
@@ -330,6 +364,9 @@ func (a actionModel) bulkView(e env, w, h int) string {
 		}
 		t.WriteString("  " + s.Label.Render(fit("reason", 10)) + " " + truncate(a.value("Reason"), inner-13) + "\n")
 		t.WriteString("  " + s.Label.Render(fit("operator", 10)) + " " + e.operator + "\n\n")
+		if w := a.bulkCannotTellWarning(s, inner); w != "" {
+			t.WriteString(w + "\n")
+		}
 		against := a.bulkAgainst()
 		switch {
 		case a.stage == stageRunning:

@@ -360,7 +360,10 @@ type actionOpMsg struct {
 	// Last is the operation's latest decision, if it has one: who moved
 	// it on under the open form.
 	Last *model.Decision
-	Err  error
+	// Attempts is its history: the form looks for an earlier lookup that
+	// found the effect when the last one could not tell.
+	Attempts []model.Attempt
+	Err      error
 }
 
 func loadActionOp(ctx context.Context, st store.Ledger, seq int, tenant, key string) tea.Cmd {
@@ -372,7 +375,7 @@ func loadActionOp(ctx context.Context, st store.Ledger, seq int, tenant, key str
 			return actionOpMsg{Seq: seq, Err: err}
 		}
 		d = d.Visible()
-		msg := actionOpMsg{Seq: seq, Op: &d.Operation}
+		msg := actionOpMsg{Seq: seq, Op: &d.Operation, Attempts: d.Attempts}
 		if n := len(d.Decisions); n > 0 {
 			msg.Last = &d.Decisions[n-1]
 		}

@@ -56,6 +56,16 @@ func (m Model) requestAction(req actionRequestMsg, e env) (Model, tea.Cmd) {
 	}
 	m.action = openAction(req.Action, op, evidence, finding, m.styles, m.action.seq+1)
 	m.overlay = overlayAction
+	var chk *checkState
+	if m.screen == screenDetail {
+		chk = m.detail.check
+	}
+	if why := cannotTellNow(op, chk); why != "" && finding == nil {
+		// The provider cannot tell now; an earlier lookup may have found
+		// the effect. The review waits for the history (one read).
+		m.action.cannotTell, m.action.history = why, historyReading
+		return m, loadActionOp(m.ctx, m.cfg.Store, m.action.seq, op.Tenant, op.Key)
+	}
 	return m, nil
 }
 

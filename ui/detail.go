@@ -387,6 +387,25 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 	if op.Contradicted {
 		para(s.Contra.Render, "! Contradicted: a provider result arrived after the operation was settled and disagrees with it (see the late_result attempt). Look at the provider before trusting either.")
 	}
+	// The provider cannot tell now, but an earlier lookup said something:
+	// that finding still binds a decision (the ledger's rule), and is said
+	// first — above the reason it cannot tell, which can take a short
+	// terminal's whole height.
+	if cannotTellNow(op, chk) != "" && (op.State == model.StateUnknown || op.State == model.StateInProgress || op.State == model.StateNotApplied) {
+		if f := earlierFinding(op.Provider, d.Attempts); f != nil && f.Kind == model.FindingHasIt {
+			text := fmt.Sprintf("! An earlier lookup found it: %s — %s, %s (%s ago). Cannot tell takes nothing back: ",
+				or(f.Ref, "has it"), or(f.By, "a lookup"), clockTime(f.At, e), age(e.now, f.At))
+			if op.State == model.StateNotApplied {
+				text += "yet it is marked not applied, and the next call with this key sends it again."
+			} else {
+				text += "that is evidence to mark it applied (a); marking it not applied (n) goes against it: the next call would send it a second time."
+			}
+			para(s.BannerErr.Render, text)
+		} else if f != nil && op.State != model.StateNotApplied {
+			para(s.State(model.StateNotApplied).Render, fmt.Sprintf("An earlier lookup found nothing — %s, %s (%s ago); marking it applied (a) goes against it.",
+				or(f.By, "a lookup"), clockTime(f.At, e), age(e.now, f.At)))
+		}
+	}
 	// The provider's answer goes where the question was asked: at the top,
 	// not only in the Provider section below the fold.
 	switch {
@@ -394,7 +413,7 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 		para(s.Muted.Render, "Asking "+op.Provider+" by the downstream key…")
 	case chk != nil && chk.err != nil:
 		// "Cannot tell" is never evidence, either way.
-		para(s.BannerErr.Render, "Cannot tell — no evidence either way: "+checkErrText(chk.err))
+		para(s.BannerErr.Render, "Cannot tell — no evidence either way"+cannotTellAdvice(op, e)+": "+checkErrText(chk.err))
 	case chk != nil && chk.ev.Found:
 		text := "Provider check: " + chk.ev.Detail + "."
 		if op.State == model.StateUnknown && !e.readOnly {
@@ -426,7 +445,14 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 	case op.Finding != nil && (op.State == model.StateUnknown || op.State == model.StateInProgress):
 		// No check on this screen: the last one recorded, by whoever.
 		style := findingStyle(s, op.Finding)
-		para(style.Render, "Last finding: "+findingSentence(e, op.Finding))
+		text := "Last finding: " + findingSentence(e, op.Finding)
+		if f := op.Finding; f.Kind == model.FindingCannotTell && !f.Stale {
+			// What it means comes before why: the provider's reason can
+			// be longer than a short terminal.
+			text = fmt.Sprintf("Last finding: cannot tell — no evidence either way%s. %s, %s (%s ago), %s: %s", cannotTellAdvice(op, e),
+				or(f.Provider, "provider"), clockTime(f.At, e), age(e.now, f.At), or(f.By, "a lookup"), or(cannotTellWhy(f.Detail), "no reason given"))
+		}
+		para(style.Render, text)
 	}
 
 	line("")
@@ -466,6 +492,10 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 		switch {
 		case checking:
 			field("check", s.Muted.Render("asking "+op.Provider+"…"))
+		case chk != nil && chk.err != nil && op.Finding != nil && op.Finding.Kind == model.FindingCannotTell &&
+			strings.Contains(checkErrText(chk.err), cannotTellWhy(op.Finding.Detail)):
+			// Recorded as the finding above: its reason is not said twice.
+			field("check", s.BannerErr.Render("cannot tell")+s.Muted.Render(" (asked "+clockTime(chk.at, e)+"; recorded as the finding above)"))
 		case chk != nil && chk.err != nil:
 			field("check", s.BannerErr.Render("cannot tell: "+checkErrText(chk.err)))
 		case chk != nil:
@@ -569,8 +599,16 @@ func writeAttempts(b *strings.Builder, e env, atts []model.Attempt, w int) {
 			errText = strings.TrimSpace("ref " + a.ProviderRef + "  " + errText)
 		}
 		if a.Outcome == model.OutcomeLookup {
-			// A lookup's finding, then the provider's words.
-			errText = strings.TrimSpace(a.Finding.Words() + " " + or(strings.TrimSpace(errText), "") + " · " + a.Detail)
+			// A lookup's finding, then the provider's words (a "cannot
+			// tell" says so once).
+			words := a.Detail
+			if a.Finding == model.FindingCannotTell {
+				words = cannotTellWhy(words)
+			}
+			errText = strings.Join(nonEmpty(a.Finding.Words(), strings.TrimSpace(errText)), " ")
+			if words != "" {
+				errText += " · " + words
+			}
 		}
 		// An error too long for its column is written out under the row
 		// instead, in full.
@@ -618,6 +656,26 @@ func outcomeStyle(s *Styles, o model.Outcome) interface{ Render(...string) strin
 // effect.
 func hasIt(f *model.Finding) bool {
 	return f != nil && !f.Stale && f.Kind == model.FindingHasIt
+}
+
+// cannotTellAdvice is what "cannot tell" means for the decision an
+// operator is about to make on an unknown operation, or "".
+func cannotTellAdvice(op model.Operation, e env) string {
+	if op.State != model.StateUnknown || e.readOnly {
+		return ""
+	}
+	return ", and it does not mean it was not sent: mark it not applied (n) only on evidence from elsewhere"
+}
+
+// nonEmpty is the strings of parts that are not empty.
+func nonEmpty(parts ...string) []string {
+	var out []string
+	for _, p := range parts {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // checkErrText is a failed check's reason, without a second "cannot tell".

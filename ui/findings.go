@@ -87,7 +87,11 @@ func findingSentence(e env, f *model.Finding) string {
 	if f.By != "" {
 		text += ", " + f.By
 	}
-	if f.Detail != "" {
+	switch {
+	case f.Kind == model.FindingCannotTell && f.Detail != "":
+		// The words are said once: the detail repeats them.
+		text += ": " + cannotTellWhy(f.Detail)
+	case f.Detail != "":
 		text += ": " + f.Detail
 	}
 	if f.Kind == model.FindingCannotTell {
