@@ -40,7 +40,8 @@ func Run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	switch cmd {
-	case "":
+	case "", "console":
+		// "console" is what people type; bare retrysafe opens it too.
 		return runConsole(ctx, args, stdout, stderr)
 	case "call":
 		return runCall(ctx, args, stdout, stderr)

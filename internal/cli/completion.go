@@ -63,7 +63,9 @@ func completionWords() map[string][]string {
 	}
 	var console bytes.Buffer
 	Run([]string{"-h"}, &console, &console)
+	words[""] = append(words[""], "console")
 	words[""] = append(words[""], flagNames(console.String())...)
+	words["console"] = flagNames(console.String())
 	words["completion"] = []string{"bash", "zsh"}
 	return words
 }

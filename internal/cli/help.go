@@ -191,7 +191,7 @@ func helpFor(name string) (help, bool) {
 func topUsage() string {
 	var b strings.Builder
 	b.WriteString("retrysafe — safe retries for agent write tools, and a console to settle unknown outcomes\n\nUsage:\n")
-	b.WriteString("  retrysafe [flags]            open the console\n")
+	b.WriteString("  retrysafe [console] [flags]  open the console\n")
 	b.WriteString("  retrysafe COMMAND [flags]\n\nCommands:\n")
 	for _, h := range commandHelp() {
 		if h.name == "" || strings.Contains(h.name, " ") {

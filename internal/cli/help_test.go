@@ -105,3 +105,23 @@ func TestHelpNeverPrintsTheLedgerURLsPassword(t *testing.T) {
 		}
 	}
 }
+
+// "retrysafe console" is what people type for the console: it is the bare
+// command's alias, with the same flags, not an unknown command.
+func TestConsoleIsTheBareCommandsAlias(t *testing.T) {
+	bare, _, code := cli(t, "-h")
+	if code != 0 {
+		t.Fatalf("-h: exit %d", code)
+	}
+	named, errText, code := cli(t, "console", "-h")
+	if code != 0 || errText != "" || !strings.Contains(named, "--read-only") {
+		t.Fatalf("console -h: exit %d, stderr %q:\n%s", code, errText, named)
+	}
+	if !strings.Contains(bare, "retrysafe [console] [flags]") {
+		t.Errorf("-h does not name the console command:\n%s", bare)
+	}
+	_, errText, code = cli(t, "console", "--no-such-flag")
+	if code != 2 || strings.Contains(errText, "unknown command") {
+		t.Errorf("console with a bad flag: exit %d, %q; want the console's own flag error", code, errText)
+	}
+}
