@@ -229,3 +229,23 @@ func TestFindingCellKeepsItsWordsWhole(t *testing.T) {
 		}
 	}
 }
+
+// A check asked on one operation whose answer comes after the operator has
+// opened another must not show up as the other's provider evidence.
+func TestAProviderCheckStillInFlightNeverLandsOnAnotherOperation(t *testing.T) {
+	h := open(t, config(fixture(t)), 120, 40)
+	h.keys("enter")
+	h.contains("acme / notify-1")
+	next, inFlight := h.m.Update(keyMsg("c")) // asked, not answered yet
+	h.m = next.(Model)
+	h.keys("esc", "j", "enter")
+	h.contains("acme / notify-2")
+	h.do(inFlight) // notify-1's answer arrives now
+	h.lacks("Provider check:", "sandbox delivered")
+	if h.m.detail.check != nil {
+		t.Fatalf("notify-2 holds notify-1's check: %+v", h.m.detail.check)
+	}
+	// Its own check still works.
+	h.keys("c")
+	h.contains("Provider check: sandbox delivered")
+}

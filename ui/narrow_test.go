@@ -122,3 +122,39 @@ func TestNewKeyReviewAt60ColumnsNamesTheNewKeysState(t *testing.T) {
 	h.keys("enter", "enter")
 	h.contains("Write this decision", "(generated on write)  → authorized")
 }
+
+// With a banner on screen the detail's viewport is shorter; G must still
+// reach the last line (the links), and the position must say 100%.
+func TestDetailScrollsToTheEndWithABannerOnScreen(t *testing.T) {
+	h := open(t, config(fixture(t)), 80, 24)
+	h.keys("6", "enter")
+	h.contains("globex / notify-super", "SUPERSEDED")
+	h.keys("a") // refused: a two-line banner takes room from the viewport
+	h.contains("Cannot mark applied globex/notify-super")
+	h.keys("G")
+	h.contains("superseded by", "globex/notify-super-2", "100%")
+	h.keys("esc") // the banner goes: the viewport grows and still ends at the end
+	h.lacks("Cannot mark applied")
+	h.contains("superseded by", "100%")
+	if lines := strings.Split(h.view(), "\n"); len(lines) != 24 {
+		t.Fatalf("%d lines at 80×24", len(lines))
+	}
+}
+
+// A decision's header line is wrapped in a narrow detail, not clipped at
+// the edge.
+func TestDecisionLinesWrapInANarrowDetail(t *testing.T) {
+	h := open(t, config(fixture(t)), 80, 40)
+	h.keys("6", "enter")
+	h.contains("authorize a new key  unknown → superseded", "(seen at v2)")
+}
+
+// Wrapping never breaks a hyphenated tenant or key across lines.
+func TestBannersKeepHyphenatedNamesWhole(t *testing.T) {
+	h := open(t, config(fixture(t)), 40, 20)
+	h.send(bannerMsg{kind: bannerErr, text: "Cannot mark applied umbrella-logistics/op_1: it is applied."})
+	h.contains("umbrella-logistics/op_1")
+	if got := wrap("see rs-a93953a4e1348737c2e55cf03d064c5b now", 40, " "); !strings.Contains(got, "rs-a93953a4e1348737c2e55cf03d064c5b") {
+		t.Fatalf("downstream key split: %q", got)
+	}
+}

@@ -47,3 +47,12 @@ func TestNarrowHelpLinesKeepEscAndHelp(t *testing.T) {
 		})
 	}
 }
+
+// The contradicted count is in the tabs at 80 columns too (shortened), not
+// only on wide screens.
+func TestTabsShowTheContradictedCountAt80Columns(t *testing.T) {
+	h := open(t, config(fixture(t)), 80, 24)
+	h.contains("!1")
+	h.send(tea.WindowSizeMsg{Width: 140, Height: 30})
+	h.contains("! 1 contradicted")
+}
