@@ -195,7 +195,7 @@ func (a actionModel) bulkCannotTellWarning(s *Styles, inner int) string {
 	if n == 1 {
 		them = "it"
 	}
-	return s.BannerErr.Render(wrap(fmt.Sprintf("! The provider cannot tell about %d of them (%s): y writes %s on your evidence alone. %s",
+	return s.BannerErr.Render(wrap(fmt.Sprintf("! The provider cannot tell about %d of them (%s): y writes %s on your evidence alone (one an earlier lookup contradicts is refused by the ledger). %s",
 		n, why, them, bulkCannotTellRisk(a.action)), inner, " "))
 }
 

@@ -306,7 +306,7 @@ func TestABulkNotAppliedReviewSaysWhyTheProviderCannotTell(t *testing.T) {
 			h.typeText("ticket 4411")
 			h.keys("enter")
 			containsText(t, h, "cannot tell (its file went back in time)",
-				"! The provider cannot tell about 2 of them (its file went back in time): y writes them on your evidence alone. If one was sent, its next call sends it a second time.")
+				"! The provider cannot tell about 2 of them (its file went back in time): y writes them on your evidence alone (one an earlier lookup contradicts is refused by the ledger). If one was sent, its next call sends it a second time.")
 			if size.w == 80 {
 				golden(t, "bulk_review_cannot_tell_80x24", h.view())
 			}
