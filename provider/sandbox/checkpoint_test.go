@@ -3,7 +3,6 @@ package sandbox_test
 import (
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	_ "modernc.org/sqlite"
 
+	"github.com/retrysafe/retrysafe/internal/walfault"
 	"github.com/retrysafe/retrysafe/provider/sandbox"
 )
 
@@ -62,29 +62,10 @@ func TestAFileKilledMidCheckpointOpensWithItsLog(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// The checkpoint's first write, and no more: the log's last page 1.
-	wal, err := os.ReadFile(killed + "-wal")
-	if err != nil {
+	// The checkpoint's first write, and no more.
+	if err := walfault.KilledAfterPage1(killed); err != nil {
 		t.Fatal(err)
 	}
-	pageSize := int(binary.BigEndian.Uint32(wal[8:12]))
-	var page1 []byte
-	for off := 32; off+24+pageSize <= len(wal); off += 24 + pageSize {
-		if binary.BigEndian.Uint32(wal[off:off+4]) == 1 {
-			page1 = wal[off+24 : off+24+pageSize]
-		}
-	}
-	if page1 == nil {
-		t.Fatal("the log holds no page 1")
-	}
-	f, err := os.OpenFile(killed, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteAt(page1, 0); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
 
 	s, err = sandbox.Open(killed)
 	if err != nil {

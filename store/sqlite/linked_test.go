@@ -3,13 +3,13 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/retrysafe/retrysafe/internal/walfault"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/store"
 )
@@ -109,29 +109,10 @@ func TestALedgerBeforeTheMarkKilledMidCheckpointIsRecognised(t *testing.T) {
 	killed := filepath.Join(t.TempDir(), "old.db")
 	copyFile(t, path, killed)
 	copyFile(t, path+"-wal", killed+"-wal")
-	// The checkpoint's first write, and no more: the log's last page 1.
-	wal, err := os.ReadFile(killed + "-wal")
-	if err != nil {
+	// The checkpoint's first write, and no more.
+	if err := walfault.KilledAfterPage1(killed); err != nil {
 		t.Fatal(err)
 	}
-	pageSize := int(binary.BigEndian.Uint32(wal[8:12]))
-	var page1 []byte
-	for off := 32; off+24+pageSize <= len(wal); off += 24 + pageSize {
-		if binary.BigEndian.Uint32(wal[off:off+4]) == 1 {
-			page1 = wal[off+24 : off+24+pageSize]
-		}
-	}
-	if page1 == nil {
-		t.Fatal("the log holds no page 1")
-	}
-	f, err := os.OpenFile(killed, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteAt(page1, 0); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
 	s, err = Open(killed, store.Options{})
 	if err != nil {
 		t.Fatalf("an old ledger killed mid-checkpoint is refused: %v", err)
