@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/retrysafe/retrysafe/config"
+	"github.com/retrysafe/retrysafe/internal/testfiles"
 	"github.com/retrysafe/retrysafe/ledger"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
@@ -56,19 +57,19 @@ func TestAProviderFileThatWentBackInTimeCannotTell(t *testing.T) {
 		t.Fatalf("k1: %+v", res)
 	}
 	backup := filepath.Join(dir, "backup.provider.db")
-	copyTo(t, pdb, backup)
+	testfiles.Copy(t, pdb, backup)
 	pair := filepath.Join(dir, "pair.db")
-	copyTo(t, a, pair)
-	copyTo(t, pdb, ledger.ProviderPath(pair))
+	testfiles.Copy(t, a, pair)
+	testfiles.Copy(t, pdb, ledger.ProviderPath(pair))
 	if res := call(t, a, "", "k2", provider.Faults{LoseReply: true}); res.Class != model.ClassUnknown {
 		t.Fatalf("k2 with its reply lost: %+v; want unknown", res)
 	}
 	current := filepath.Join(dir, "current.provider.db")
-	copyTo(t, pdb, current)
+	testfiles.Copy(t, pdb, current)
 	// The copy of k1's file, restored, delivering again for a new ledger
 	// that has sent nothing (one file may serve several ledgers).
 	onward := filepath.Join(dir, "onward.provider.db")
-	copyTo(t, backup, onward)
+	testfiles.Copy(t, backup, onward)
 	if res := call(t, filepath.Join(dir, "other.db"), onward, "ko", provider.Faults{}); res.Class != model.ClassDone {
 		t.Fatalf("another ledger through the restored file: %+v", res)
 	}
@@ -88,7 +89,7 @@ func TestAProviderFileThatWentBackInTimeCannotTell(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			restore := filepath.Join(t.TempDir(), "p.db")
-			copyTo(t, c.pdb, restore)
+			testfiles.Copy(t, c.pdb, restore)
 			l, err := open(t, a, restore, ledger.LookupsOnly)
 			if err != nil {
 				t.Fatal(err)
@@ -121,7 +122,7 @@ func TestAProviderFileThatWentBackInTimeCannotTell(t *testing.T) {
 func deliveriesIn(t *testing.T, path string) int {
 	t.Helper()
 	cp := filepath.Join(t.TempDir(), "count.db")
-	copyTo(t, path, cp)
+	testfiles.Copy(t, path, cp)
 	return deliveries(t, cp)
 }
 

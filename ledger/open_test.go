@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/retrysafe/retrysafe/config"
+	"github.com/retrysafe/retrysafe/internal/testfiles"
 	"github.com/retrysafe/retrysafe/ledger"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
@@ -39,23 +39,6 @@ func sentLedger(t *testing.T) string {
 	return where
 }
 
-func copyTo(t *testing.T, from, to string) {
-	t.Helper()
-	in, err := os.Open(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	out, err := os.Create(to)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer out.Close()
-	if _, err := io.Copy(out, in); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func deliveries(t *testing.T, path string) int {
 	t.Helper()
 	sb, err := sandbox.Open(path)
@@ -81,7 +64,7 @@ func TestOpenConfigKeepsTheProviderFileRules(t *testing.T) {
 	b := sentLedger(t)
 	// A copy of A with no provider file beside it.
 	alone := filepath.Join(t.TempDir(), "alone.db")
-	copyTo(t, a, alone)
+	testfiles.Copy(t, a, alone)
 	before := deliveries(t, ledger.ProviderPath(b))
 
 	for _, c := range []struct {
@@ -299,12 +282,12 @@ func TestOpenConfigTellsACopysProviderFileFromItsOwn(t *testing.T) {
 	}
 	l.Close()
 	b := filepath.Join(t.TempDir(), "b.db")
-	copyTo(t, a, b)
+	testfiles.Copy(t, a, b)
 	send(t, a, "ka")
 	send(t, b, "kb")
 	pair := filepath.Join(t.TempDir(), "pair.db")
-	copyTo(t, a, pair)
-	copyTo(t, ledger.ProviderPath(a), ledger.ProviderPath(pair))
+	testfiles.Copy(t, a, pair)
+	testfiles.Copy(t, ledger.ProviderPath(a), ledger.ProviderPath(pair))
 	const other = "is not the one this ledger dispatched to sandbox through"
 
 	for _, c := range []struct {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -15,6 +13,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	toolconfig "github.com/retrysafe/retrysafe/config"
+	"github.com/retrysafe/retrysafe/internal/testfiles"
 	rsledger "github.com/retrysafe/retrysafe/ledger"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/reconcile"
@@ -34,7 +33,7 @@ func wentBackLedger(t *testing.T) *ledger {
 	l.unknown(t, "acme", "before-1", "ops@acme.example")
 	backup := filepath.Join(t.TempDir(), "backup.provider.db")
 	l.tl.Close()
-	copyFileT(t, l.tl.ProviderDB, backup)
+	testfiles.Copy(t, l.tl.ProviderDB, backup)
 	l.tl.Open()
 	l.st, l.sb, l.svc = l.tl.Store, l.tl.Sandbox, l.tl.Svc
 	l.unknown(t, "acme", "refund-1", "cfo@acme.example")
@@ -53,7 +52,7 @@ func wentBackLedger(t *testing.T) *ledger {
 		t.Fatalf("before the restore, never-1's lookup: found=%v %v %v", looked.Evidence.Found, looked.Err, err)
 	}
 	l.tl.Close()
-	copyFileT(t, backup, l.tl.ProviderDB) // the restore
+	testfiles.Copy(t, backup, l.tl.ProviderDB) // the restore
 	lg, err := rsledger.OpenConfig(ctx, l.tl.Path, toolconfig.Default(), rsledger.ConfigOptions{ProviderDB: l.tl.ProviderDB, Use: rsledger.LookupsOnly, Store: l.tl.Options()})
 	if err != nil {
 		t.Fatal(err)
@@ -79,25 +78,6 @@ func selectOp(t *testing.T, h *harness, ref string) {
 			t.Fatalf("%s is not in the list (%v):\n%s", ref, h.m.list.err, h.view())
 		}
 		h.keys("down")
-	}
-}
-
-func copyFileT(t *testing.T, from, to string) {
-	t.Helper()
-	in, err := os.Open(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	out, err := os.Create(to)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/retrysafe/retrysafe/config"
 	"github.com/retrysafe/retrysafe/internal/reexec"
+	"github.com/retrysafe/retrysafe/internal/testfiles"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/provider/sandbox"
@@ -629,7 +630,7 @@ func TestTheConsoleNeverCreatesAProviderStoreToAskIt(t *testing.T) {
 		t.Fatalf("setup call exit %d; want 5", code)
 	}
 	copied := filepath.Join(t.TempDir(), "copy.db")
-	copyFile(t, db, copied)
+	testfiles.Copy(t, db, copied)
 	for _, c := range []struct{ name, ledger, providerDB string }{
 		{"a copied ledger", copied, ""},
 		{"a wrong --provider-db", db, filepath.Join(t.TempDir(), "wrong.provider.db")},
@@ -674,7 +675,7 @@ func TestADispatchingCommandNeverCreatesAnEmptyProviderFileBesideHistory(t *test
 		t.Fatalf("setup call exit %d; want 5", code)
 	}
 	copied := filepath.Join(t.TempDir(), "copy.db")
-	copyFile(t, db, copied)
+	testfiles.Copy(t, db, copied)
 	cases := []struct {
 		name string
 		args []string

@@ -8,21 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/retrysafe/retrysafe/internal/testfiles"
 	"github.com/retrysafe/retrysafe/provider/sandbox"
 )
-
-// copyFile copies a closed SQLite file (ledger or provider file) as a
-// person would: the bytes, nothing else.
-func copyFile(t *testing.T, from, to string) {
-	t.Helper()
-	data, err := os.ReadFile(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(to, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // A provider file that never served this ledger — another ledger's, or an
 // empty one made elsewhere — holds none of its deliveries: its lookup
@@ -52,12 +40,12 @@ func TestAProviderFileThatNeverServedTheLedgerCannotTell(t *testing.T) {
 	sb.Close()
 	// A copy of A with B's provider file beside it (swapped files).
 	swapped := filepath.Join(t.TempDir(), "swapped.db")
-	copyFile(t, a, swapped)
-	copyFile(t, providerPath(b), providerPath(swapped))
+	testfiles.Copy(t, a, swapped)
+	testfiles.Copy(t, providerPath(b), providerPath(swapped))
 	// A copy of A with A's own provider file: the same ledger.
 	copied := filepath.Join(t.TempDir(), "copied.db")
-	copyFile(t, a, copied)
-	copyFile(t, providerPath(a), providerPath(copied))
+	testfiles.Copy(t, a, copied)
+	testfiles.Copy(t, providerPath(a), providerPath(copied))
 
 	for _, c := range []struct {
 		name, ledger, providerDB string
@@ -454,7 +442,7 @@ func TestACopysProviderFileCannotTellAboutTheOriginal(t *testing.T) {
 		t.Fatalf("setup local call on A: exit %d: %s", code, errText)
 	}
 	b := filepath.Join(t.TempDir(), "B.db")
-	copyFile(t, a, b)
+	testfiles.Copy(t, a, b)
 	if _, _, code := cli(t, callArgs(a, "t", "n1", "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
 		t.Fatalf("setup call on A: exit %d; want 5", code)
 	}
@@ -502,13 +490,13 @@ func TestAProviderFileRestoredFromAnOlderBackupCannotTell(t *testing.T) {
 		t.Fatalf("setup call: exit %d: %s", code, errText)
 	}
 	backup := filepath.Join(t.TempDir(), "backup.provider.db")
-	copyFile(t, providerPath(a), backup)
+	testfiles.Copy(t, providerPath(a), backup)
 	if _, _, code := cli(t, callArgs(a, "t", "n2", "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
 		t.Fatalf("setup call with its reply lost: exit %d; want 5", code)
 	}
 	current := filepath.Join(t.TempDir(), "current.provider.db")
-	copyFile(t, providerPath(a), current)
-	copyFile(t, backup, providerPath(a)) // the restore
+	testfiles.Copy(t, providerPath(a), current)
+	testfiles.Copy(t, backup, providerPath(a)) // the restore
 	out, errText, code := cli(t, "ops", "check", "--db", a, "--tenant", "t", "--key", "n2")
 	if code != 2 || !strings.Contains(out+errText, "cannot tell") || strings.Contains(out, "no delivery") ||
 		!strings.Contains(errText, "no longer holds delivery sbx_2") || !strings.Contains(errText, "older backup") {
@@ -521,7 +509,7 @@ func TestAProviderFileRestoredFromAnOlderBackupCannotTell(t *testing.T) {
 	if n, err := countDeliveries(t, providerPath(a)); err != nil || n != 1 {
 		t.Errorf("the restored file holds %d deliveries (%v); want the backup's 1: the refused call sent something", n, err)
 	}
-	copyFile(t, current, providerPath(a))
+	testfiles.Copy(t, current, providerPath(a))
 	if out, errText, code := cli(t, "ops", "check", "--db", a, "--tenant", "t", "--key", "n2"); code != 0 || !strings.Contains(out, "delivered") {
 		t.Errorf("ops check through the current file: exit %d, %q %q; want delivered", code, out, errText)
 	}

@@ -10,7 +10,7 @@ import (
 
 	_ "modernc.org/sqlite"
 
-	"github.com/retrysafe/retrysafe/internal/walfault"
+	"github.com/retrysafe/retrysafe/internal/testfiles"
 	"github.com/retrysafe/retrysafe/provider/sandbox"
 )
 
@@ -63,7 +63,7 @@ func TestAFileKilledMidCheckpointOpensWithItsLog(t *testing.T) {
 		}
 	}
 	// The checkpoint's first write, and no more.
-	if err := walfault.KilledAfterPage1(killed); err != nil {
+	if err := testfiles.KilledAfterPage1(killed); err != nil {
 		t.Fatal(err)
 	}
 

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/retrysafe/retrysafe/internal/walfault"
+	"github.com/retrysafe/retrysafe/internal/testfiles"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/store"
 )
@@ -34,7 +34,7 @@ func TestCommitsAfterTheLedgersFilesAreRemovedAreNeverAcknowledgedAndLost(t *tes
 			if err := os.Rename(path, path+".old"); err != nil {
 				t.Fatal(err)
 			}
-			copyFile(t, path+".old", path)
+			testfiles.Copy(t, path+".old", path)
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -59,9 +59,9 @@ func TestCommitsAfterTheLedgersFilesAreRemovedAreNeverAcknowledgedAndLost(t *tes
 			}
 			// What a new process finds under the ledger's name, now.
 			dir := t.TempDir()
-			copyFile(t, path, filepath.Join(dir, "ledger.db"))
+			testfiles.Copy(t, path, filepath.Join(dir, "ledger.db"))
 			if _, err := os.Stat(path + "-wal"); err == nil {
-				copyFile(t, path+"-wal", filepath.Join(dir, "ledger.db-wal"))
+				testfiles.Copy(t, path+"-wal", filepath.Join(dir, "ledger.db-wal"))
 			}
 			found, err := Open(filepath.Join(dir, "ledger.db"), store.Options{})
 			if err != nil {
@@ -107,10 +107,10 @@ func TestALedgerBeforeTheMarkKilledMidCheckpointIsRecognised(t *testing.T) {
 		}
 	}
 	killed := filepath.Join(t.TempDir(), "old.db")
-	copyFile(t, path, killed)
-	copyFile(t, path+"-wal", killed+"-wal")
+	testfiles.Copy(t, path, killed)
+	testfiles.Copy(t, path+"-wal", killed+"-wal")
 	// The checkpoint's first write, and no more.
-	if err := walfault.KilledAfterPage1(killed); err != nil {
+	if err := testfiles.KilledAfterPage1(killed); err != nil {
 		t.Fatal(err)
 	}
 	s, err = Open(killed, store.Options{})

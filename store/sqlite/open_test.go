@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/retrysafe/retrysafe/internal/testfiles"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/store"
 )
@@ -434,7 +434,7 @@ func TestOpenRefusesAFileItMayNotWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(dir, "store.test")
-	copyFile(t, exe, bin)
+	testfiles.Copy(t, exe, bin)
 	before = dirState(t, dir)
 	cmd := exec.Command(bin, "-test.run=^TestReadOnlyFileChild$", "-test.v")
 	cmd.Env = append(os.Environ(), "STORE_RO_CHILD="+path)
@@ -477,24 +477,5 @@ func checkReadOnlyFile(t *testing.T, path string) {
 	defer ro.Close()
 	if _, err := ro.Counts(context.Background(), ""); err != nil {
 		t.Errorf("cannot read it read-only: %v", err)
-	}
-}
-
-func copyFile(t *testing.T, from, to string) {
-	t.Helper()
-	in, err := os.Open(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	out, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
 	}
 }

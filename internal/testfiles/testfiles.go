@@ -1,13 +1,42 @@
-// Package walfault makes, for tests, the SQLite files a kill -9 during a
+// Package testfiles holds the file chores tests share: copying a ledger
+// as an operator's cp would, and making the files a kill -9 during a
 // checkpoint leaves behind.
-package walfault
+package testfiles
 
 import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"testing"
 )
+
+// Copy copies the file from into to (created or truncated, with from's
+// permissions: a copied test binary stays executable), as cp does.
+func Copy(t testing.TB, from, to string) {
+	t.Helper()
+	in, err := os.Open(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	fi, err := in.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, fi.Mode().Perm())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
 
 // KilledAfterPage1 makes path (a SQLite database in WAL mode, its -wal
 // beside it) look as a checkpoint killed after its first write leaves it:
