@@ -41,12 +41,13 @@ func cannotTellWhy(detail string) string {
 
 // earlierFinding is the finding that binds a decision when the last
 // lookup cannot tell: the newest lookup among atts that said something
-// (has it, has nothing), if no attempt other than a lookup came after it —
+// (has it, has nothing) — a "has it" before a later "has nothing" — if no
+// attempt other than a lookup came after it —
 // the rule the ledger applies when it writes (reconcile's decideTx over
 // store.Tx.LatestConclusiveFinding), so the form asks for the override
 // the write would need. nil if there is none, or it is stale.
 func earlierFinding(providerName string, atts []model.Attempt) *model.Finding {
-	var found *model.Attempt
+	var found, hasIt *model.Attempt
 	lastOther := 0
 	for i := range atts {
 		a := &atts[i]
@@ -56,6 +57,14 @@ func earlierFinding(providerName string, atts []model.Attempt) *model.Finding {
 		case (a.Finding == model.FindingHasIt || a.Finding == model.FindingHasNothing) && (found == nil || a.Seq > found.Seq):
 			found = a
 		}
+		if a.Outcome == model.OutcomeLookup && a.Finding == model.FindingHasIt && (hasIt == nil || a.Seq > hasIt.Seq) {
+			hasIt = a
+		}
+	}
+	// A fresh "has it" outlives a later "has nothing" (the provider never
+	// takes a delivery back), as in the ledger's rule.
+	if hasIt != nil && lastOther < hasIt.Seq {
+		found = hasIt
 	}
 	if found == nil || lastOther > found.Seq {
 		return nil
