@@ -59,3 +59,47 @@ func TestAnEarlierHasItOutlivesALaterHasNothingInTheConsole(t *testing.T) {
 		})
 	}
 }
+
+// The same when the last lookup itself found nothing (no "cannot tell"
+// after it): the form reads the earlier lookups, the earlier "has it"
+// binds, and y writes nothing — the ledger would refuse it anyway, and the
+// form must ask for what the ledger needs.
+func TestAnEarlierHasItBindsWhenTheLastLookupFoundNothing(t *testing.T) {
+	l := newLedger(t)
+	l.unknown(t, "acme", "refund-1", "cfo@acme.example")
+	op := l.get(t, "acme", "refund-1").Operation
+	err := l.st.WithTx(context.Background(), func(tx store.Tx) error {
+		for i, f := range []model.FindingKind{model.FindingHasIt, model.FindingHasNothing} {
+			a := &model.Attempt{OperationID: op.ID, Outcome: model.OutcomeLookup, Finding: f, Fingerprint: op.Fingerprint,
+				WorkerID: "ops check by bob", StartedAt: time.Now().Add(time.Duration(i) * time.Millisecond).UTC()}
+			if f == model.FindingHasIt {
+				a.ProviderRef = "sbx_1"
+			}
+			if err := tx.InsertAttempt(a); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := open(t, config(l), 100, 30)
+	selectOp(t, h, "acme/refund-1")
+	h.keys("n")
+	h.typeText("customer says no mail came")
+	h.keys("tab")
+	h.typeText("ticket 4411")
+	h.keys("enter")
+	containsText(t, h, "! Against an earlier check", "found the effect (sbx_1)", "A later check found nothing", "Type override and press enter")
+	h.keys("y")
+	if got := l.get(t, "acme", "refund-1").Operation; got.State != model.StateUnknown {
+		t.Fatalf("y wrote not applied against the earlier has-it: %s", got.State)
+	}
+	h.keys("backspace")
+	h.typeText("override")
+	h.keys("enter")
+	if got := l.get(t, "acme", "refund-1").Operation; got.State != model.StateNotApplied {
+		t.Fatalf("override did not write it: %s\n%s", got.State, h.view())
+	}
+}
