@@ -15,8 +15,11 @@ import (
 // back in time without the mark noticing, e.g. copied without its -wal)
 // contradicts it and must not let "not applied" or a new key through on
 // the typed evidence alone — either would send the effect a second time.
-// Each case records lookups after the delivery (has it, cannot tell, has
-// nothing, ...) and then decides without the override.
+// Nor does a retry of the key after it (an attempt that makes the finding
+// stale: a retry cannot take a delivery back either) — one retry by the
+// agent, then "not applied" on typed evidence, and the next call sent the
+// effect a second time. Each case records lookups (and attempts) after the
+// delivery and then decides without the override.
 func TestALaterHasNothingDoesNotTakeBackAnEarlierHasIt(t *testing.T) {
 	cases := []struct {
 		name     string
@@ -25,6 +28,10 @@ func TestALaterHasNothingDoesNotTakeBackAnEarlierHasIt(t *testing.T) {
 		{"it-nothing", []model.FindingKind{model.FindingHasIt, model.FindingHasNothing}},
 		{"it-cannot-nothing-cannot", []model.FindingKind{model.FindingHasIt, model.FindingCannotTell, model.FindingHasNothing, model.FindingCannotTell}},
 		{"nothing-it-nothing", []model.FindingKind{model.FindingHasNothing, model.FindingHasIt, model.FindingHasNothing}},
+		// A retry of the key after the lookup ("" here: an attempt that
+		// is not a lookup) makes the finding stale, not untrue.
+		{"it-retry", []model.FindingKind{model.FindingHasIt, ""}},
+		{"it-retry-nothing", []model.FindingKind{model.FindingHasIt, "", model.FindingHasNothing}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -41,6 +48,9 @@ func TestALaterHasNothingDoesNotTakeBackAnEarlierHasIt(t *testing.T) {
 						WorkerID: "triage by test", Detail: string(f), StartedAt: time.Now().Add(time.Duration(i) * time.Millisecond).UTC()}
 					if f == model.FindingHasIt {
 						a.ProviderRef = "sbx_1"
+					}
+					if f == "" {
+						a.Outcome, a.Detail = model.OutcomeDispatched, "a retry"
 					}
 					if err := tx.InsertAttempt(a); err != nil {
 						return err

@@ -475,10 +475,9 @@ func (a actionModel) againstWarning(e env, inner int, review, compact bool) stri
 	}
 	text := fmt.Sprintf("! Against the last check: %s. %s", reconcile.FindingText(a.finding), againstRisk(a.action))
 	if f := a.earlier; f != nil && a.cannotTell == "" {
-		// The last check found nothing after one that found it: a
-		// provider never takes a delivery back, so the later answer is
-		// the one in doubt.
-		text = fmt.Sprintf("! Against an earlier check: %s, %s, %s. A later check found nothing, which takes nothing back: its file may have gone back in time. %s",
+		// A later check found nothing, or the key was tried again: a
+		// provider never takes a delivery back, so neither undoes it.
+		text = fmt.Sprintf("! Against an earlier check: %s, %s, %s. Nothing since takes it back (a later lookup that found nothing, a retry of the key): a provider never takes a delivery back. %s",
 			reconcile.FindingText(a.finding), clockTime(f.At, e), or(f.By, "a lookup"), againstRisk(a.action))
 	} else if f != nil {
 		// The last check could not tell: the one that found it is older.

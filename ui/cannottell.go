@@ -41,8 +41,8 @@ func cannotTellWhy(detail string) string {
 
 // earlierFinding is the finding that binds a decision when the last
 // lookup cannot tell: the newest lookup among atts that said something
-// (has it, has nothing) — a "has it" before a later "has nothing" — if no
-// attempt other than a lookup came after it —
+// (has it, has nothing) — any "has it" first, stale or not; a "has
+// nothing" only if no attempt other than a lookup came after it —
 // the rule the ledger applies when it writes (reconcile's decideTx over
 // store.Tx.LatestConclusiveFinding), so the form asks for the override
 // the write would need. nil if there is none, or it is stale.
@@ -61,12 +61,11 @@ func earlierFinding(providerName string, atts []model.Attempt) *model.Finding {
 			hasIt = a
 		}
 	}
-	// A fresh "has it" outlives a later "has nothing" (the provider never
-	// takes a delivery back), as in the ledger's rule.
-	if hasIt != nil && lastOther < hasIt.Seq {
+	// A "has it" outlives a later "has nothing" and a later attempt (the
+	// provider never takes a delivery back), as in the ledger's rule.
+	if hasIt != nil {
 		found = hasIt
-	}
-	if found == nil || lastOther > found.Seq {
+	} else if found == nil || lastOther > found.Seq {
 		return nil
 	}
 	return &model.Finding{Kind: found.Finding, Provider: providerName, Ref: found.ProviderRef, Detail: found.Detail,

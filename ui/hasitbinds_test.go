@@ -61,19 +61,33 @@ func TestAnEarlierHasItOutlivesALaterHasNothingInTheConsole(t *testing.T) {
 }
 
 // The same when the last lookup itself found nothing (no "cannot tell"
-// after it): the form reads the earlier lookups, the earlier "has it"
+// after it), or the key was tried again since (the finding is stale): the
+// form reads the earlier lookups, the earlier "has it"
 // binds, and y writes nothing — the ledger would refuse it anyway, and the
 // form must ask for what the ledger needs.
 func TestAnEarlierHasItBindsWhenTheLastLookupFoundNothing(t *testing.T) {
+	for _, seq := range [][]model.FindingKind{
+		{model.FindingHasIt, model.FindingHasNothing},
+		{model.FindingHasIt, ""},                          // the key tried again: the finding is stale, not untrue
+		{model.FindingHasIt, "", model.FindingHasNothing}, // and a lookup after that found nothing
+	} {
+		t.Run(fmt.Sprint(seq), func(t *testing.T) { hasItThenNotApplied(t, seq) })
+	}
+}
+
+func hasItThenNotApplied(t *testing.T, seq []model.FindingKind) {
 	l := newLedger(t)
 	l.unknown(t, "acme", "refund-1", "cfo@acme.example")
 	op := l.get(t, "acme", "refund-1").Operation
 	err := l.st.WithTx(context.Background(), func(tx store.Tx) error {
-		for i, f := range []model.FindingKind{model.FindingHasIt, model.FindingHasNothing} {
+		for i, f := range seq {
 			a := &model.Attempt{OperationID: op.ID, Outcome: model.OutcomeLookup, Finding: f, Fingerprint: op.Fingerprint,
 				WorkerID: "ops check by bob", StartedAt: time.Now().Add(time.Duration(i) * time.Millisecond).UTC()}
 			if f == model.FindingHasIt {
 				a.ProviderRef = "sbx_1"
+			}
+			if f == "" {
+				a.Outcome, a.Detail = model.OutcomeDispatched, "a retry"
 			}
 			if err := tx.InsertAttempt(a); err != nil {
 				return err
@@ -91,7 +105,7 @@ func TestAnEarlierHasItBindsWhenTheLastLookupFoundNothing(t *testing.T) {
 	h.keys("tab")
 	h.typeText("ticket 4411")
 	h.keys("enter")
-	containsText(t, h, "! Against an earlier check", "found the effect (sbx_1)", "A later check found nothing", "Type override and press enter")
+	containsText(t, h, "! Against an earlier check", "found the effect (sbx_1)", "Nothing since takes it back", "Type override and press enter")
 	h.keys("y")
 	if got := l.get(t, "acme", "refund-1").Operation; got.State != model.StateUnknown {
 		t.Fatalf("y wrote not applied against the earlier has-it: %s", got.State)
