@@ -548,7 +548,8 @@ func (m *propMachine) Decide(t *rapid.T) {
 		((action == model.ActionMarkApplied && !effect) || (action == model.ActionMarkNotApplied && effect)) {
 		return // an untruthful decision: outside what the ledger can guarantee
 	}
-	cur := m.l.op(op.tenant, op.key)
+	det := m.l.detail(op.tenant, op.key)
+	cur := &det.Operation
 	d := decision(cur)
 	if stale && cur.Version > 1 {
 		d.ExpectVersion--
@@ -569,7 +570,7 @@ func (m *propMachine) Decide(t *rapid.T) {
 	// an effect under this key from before the operation existed (a
 	// forgotten key made again), so the finding can differ from effect.
 	d.Override = rapid.Bool().Draw(t, "second confirmation")
-	against := !d.Override && reconcile.Against(action, reconcile.EvidenceOf(cur.Finding))
+	against := !d.Override && reconcile.Against(action, reconcile.EvidenceOf(bindingFinding(cur.Provider, det.Attempts)))
 	err := m.l.decide(action, d)
 	to, legal := legalDecisions[op.state][action]
 	_, taken := m.ops[op.tenant+"/"+newKey]
@@ -768,3 +769,31 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 func sortStrings(s []string) { slices.Sort(s) }
+
+// bindingFinding is the finding a decision is held to, computed from the
+// attempts independently of the store's SQL: any lookup that found the
+// effect (a provider never takes a delivery back, so neither a later "has
+// nothing" nor a later attempt undoes it), else the latest lookup that
+// found nothing, stale if an attempt that is not a lookup came after it.
+func bindingFinding(provider string, atts []model.Attempt) *model.Finding {
+	var hasIt, latest *model.Attempt
+	lastOther := 0
+	for i := range atts {
+		a := &atts[i]
+		switch {
+		case a.Outcome != model.OutcomeLookup:
+			lastOther = max(lastOther, a.Seq)
+		case a.Finding == model.FindingHasIt && (hasIt == nil || a.Seq > hasIt.Seq):
+			hasIt = a
+		case a.Finding == model.FindingHasNothing && (latest == nil || a.Seq > latest.Seq):
+			latest = a
+		}
+	}
+	if hasIt != nil {
+		return &model.Finding{Kind: model.FindingHasIt, Provider: provider, Ref: hasIt.ProviderRef, Seq: hasIt.Seq}
+	}
+	if latest != nil {
+		return &model.Finding{Kind: model.FindingHasNothing, Provider: provider, Seq: latest.Seq, Stale: lastOther > latest.Seq}
+	}
+	return nil
+}

@@ -135,7 +135,7 @@ func (a actionModel) historyIn(msg actionOpMsg) actionModel {
 	if a.problem == stillReading {
 		a.problem = ""
 	}
-	if f := earlierFinding(a.op.Provider, msg.Attempts); f != nil && a.finding == nil {
+	if f := earlierFinding(a.op.Provider, msg.Attempts); f != nil && (a.finding == nil || (f.Kind == model.FindingHasIt && !a.finding.Found)) {
 		a.earlier, a.finding = f, reconcile.EvidenceOf(f)
 		if a.action == model.ActionMarkApplied && f.Kind == model.FindingHasIt {
 			for i := range a.fields {
@@ -474,7 +474,12 @@ func (a actionModel) againstWarning(e env, inner int, review, compact bool) stri
 		return ""
 	}
 	text := fmt.Sprintf("! Against the last check: %s. %s", reconcile.FindingText(a.finding), againstRisk(a.action))
-	if f := a.earlier; f != nil {
+	if f := a.earlier; f != nil && a.cannotTell == "" {
+		// A later check found nothing, or the key was tried again: a
+		// provider never takes a delivery back, so neither undoes it.
+		text = fmt.Sprintf("! Against an earlier check: %s, %s, %s. Nothing since takes it back (a later lookup that found nothing, a retry of the key): a provider never takes a delivery back. %s",
+			reconcile.FindingText(a.finding), clockTime(f.At, e), or(f.By, "a lookup"), againstRisk(a.action))
+	} else if f != nil {
 		// The last check could not tell: the one that found it is older.
 		text = fmt.Sprintf("! Against an earlier check: %s, %s, %s. The last check cannot tell (%s); that takes nothing back. %s",
 			reconcile.FindingText(a.finding), clockTime(f.At, e), or(f.By, "a lookup"), shortWhy(a.cannotTell, a.whyMax), againstRisk(a.action))

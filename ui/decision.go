@@ -66,6 +66,14 @@ func (m Model) requestAction(req actionRequestMsg, e env) (Model, tea.Cmd) {
 		m.action.cannotTell, m.action.history = why, historyReading
 		return m, loadActionOp(m.ctx, m.cfg.Store, m.action.seq, op.Tenant, op.Key)
 	}
+	if (finding != nil && !finding.Found) || (finding == nil && op.Finding != nil && op.Finding.Stale) {
+		// A lookup found nothing, or the last one is stale (the key was
+		// tried again); an earlier one may have found the effect, which
+		// the ledger holds to (a provider never takes a delivery back):
+		// the review waits for the history (one read).
+		m.action.history = historyReading
+		return m, loadActionOp(m.ctx, m.cfg.Store, m.action.seq, op.Tenant, op.Key)
+	}
 	return m, nil
 }
 

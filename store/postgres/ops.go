@@ -422,16 +422,17 @@ func (t *Tx) LatestFinding(opID int64) (*model.Finding, error) {
 }
 
 // LatestConclusiveFinding is the operation's latest finding that said
-// something (has it, has nothing), or nil.
+// something (has it, has nothing), or nil — any "has it" first, never
+// stale (see the SQLite driver's latestConclusiveFindingSQL).
 func (t *Tx) LatestConclusiveFinding(opID int64) (*model.Finding, error) {
 	var f findingScan
 	var provider *string
 	err := t.queryRow(`SELECT o.provider, `+latestFindingColumnList+` FROM operations o
 		LEFT JOIN LATERAL (SELECT a.finding AS lf_kind, a.provider_ref AS lf_ref,
 		a.detail AS lf_detail, a.started_at AS lf_at, a.seq AS lf_seq, a.worker_id AS lf_by,
-		EXISTS (SELECT 1 FROM attempts b WHERE b.operation_id = a.operation_id AND b.seq > a.seq AND b.outcome <> 'lookup') AS lf_stale
+		(a.finding <> 'has_it' AND EXISTS (SELECT 1 FROM attempts b WHERE b.operation_id = a.operation_id AND b.seq > a.seq AND b.outcome <> 'lookup')) AS lf_stale
 		FROM attempts a WHERE a.operation_id = o.id AND a.outcome = 'lookup' AND a.finding IN ('has_it', 'has_nothing')
-		ORDER BY a.seq DESC LIMIT 1) lf ON true WHERE o.id = $1`, opID).
+		ORDER BY a.finding = 'has_it' DESC, a.seq DESC LIMIT 1) lf ON true WHERE o.id = $1`, opID).
 		Scan(append([]any{&provider}, f.dest()...)...)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil

@@ -237,12 +237,17 @@ const latestFindingSQL = `SELECT a.finding, a.provider_ref, a.detail, a.started_
 	WHERE a.id = (SELECT id FROM attempts WHERE operation_id = ? AND outcome = 'lookup' ORDER BY seq DESC LIMIT 1)`
 
 // latestConclusiveFindingSQL is latestFindingSQL among the lookups that
-// said something.
+// said something, except that a "has it" comes first and never goes stale:
+// a provider never takes a delivery back, so neither a later "has nothing"
+// (a provider file gone back in time unnoticed) nor a later attempt (the
+// agent retrying the key) makes it untrue, and "not applied" or a new key
+// against it needs the second confirmation — each sends it again.
 const latestConclusiveFindingSQL = `SELECT a.finding, a.provider_ref, a.detail, a.started_at, a.seq, a.worker_id,
-	EXISTS (SELECT 1 FROM attempts b WHERE b.operation_id = a.operation_id AND b.seq > a.seq AND b.outcome <> 'lookup'),
+	a.finding <> 'has_it' AND EXISTS (SELECT 1 FROM attempts b WHERE b.operation_id = a.operation_id AND b.seq > a.seq AND b.outcome <> 'lookup'),
 	o.provider
 	FROM attempts a JOIN operations o ON o.id = a.operation_id
-	WHERE a.id = (SELECT id FROM attempts WHERE operation_id = ? AND outcome = 'lookup' AND finding IN ('has_it', 'has_nothing') ORDER BY seq DESC LIMIT 1)`
+	WHERE a.id = (SELECT id FROM attempts WHERE operation_id = ? AND outcome = 'lookup' AND finding IN ('has_it', 'has_nothing')
+		ORDER BY finding = 'has_it' DESC, seq DESC LIMIT 1)`
 
 func scanFinding(sc scanner) (*model.Finding, error) {
 	var f model.Finding
@@ -268,7 +273,7 @@ func (t *Tx) LatestFinding(opID int64) (*model.Finding, error) {
 }
 
 // LatestConclusiveFinding is the operation's latest finding that said
-// something (has it, has nothing), or nil.
+// something (has it, has nothing), any "has it" first, or nil.
 func (t *Tx) LatestConclusiveFinding(opID int64) (*model.Finding, error) {
 	f, err := scanFinding(t.queryRow(latestConclusiveFindingSQL, opID))
 	if errors.Is(err, sql.ErrNoRows) {

@@ -168,9 +168,10 @@ func testFindings(t *testing.T, h *harness) {
 }
 
 // Tx.LatestConclusiveFinding is the latest lookup that said something (has
-// it, has nothing): a later "cannot tell" leaves it standing; it is stale
-// by the same rule as the latest finding; none when no lookup said
-// anything.
+// it, has nothing), any "has it" first and never stale (a delivery is not
+// taken back): a later "cannot tell" leaves it standing; a "has nothing"
+// is stale by the same rule as the latest finding; none when no lookup
+// said anything.
 func testLatestConclusiveFinding(t *testing.T, h *harness) {
 	cases := []struct {
 		key      string
@@ -181,7 +182,12 @@ func testLatestConclusiveFinding(t *testing.T, h *harness) {
 	}{
 		{"has-it-then-cannot-tell", []model.FindingKind{"", model.FindingHasIt, model.FindingCannotTell, model.FindingCannotTell}, model.FindingHasIt, 2, false},
 		{"nothing-stale-then-cannot-tell", []model.FindingKind{"", model.FindingHasNothing, "", model.FindingCannotTell}, model.FindingHasNothing, 2, true},
-		{"it-then-nothing", []model.FindingKind{"", model.FindingHasIt, model.FindingHasNothing, model.FindingCannotTell}, model.FindingHasNothing, 3, false},
+		// A later "has nothing" does not take a fresh "has it" back.
+		{"it-then-nothing", []model.FindingKind{"", model.FindingHasIt, model.FindingHasNothing, model.FindingCannotTell}, model.FindingHasIt, 2, false},
+		{"nothing-it-nothing", []model.FindingKind{"", model.FindingHasNothing, model.FindingHasIt, model.FindingCannotTell, model.FindingHasNothing}, model.FindingHasIt, 3, false},
+		// Nor does a later attempt (a retry): a delivery is not taken back.
+		{"it-then-retry", []model.FindingKind{"", model.FindingHasIt, "", model.FindingCannotTell}, model.FindingHasIt, 2, false},
+		{"it-then-retry-then-nothing", []model.FindingKind{"", model.FindingHasIt, "", model.FindingHasNothing}, model.FindingHasIt, 2, false},
 		{"only-cannot-tell", []model.FindingKind{"", model.FindingCannotTell}, "", 0, false},
 		{"never-checked", []model.FindingKind{""}, "", 0, false},
 	}

@@ -1,0 +1,80 @@
+package reconcile_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/reconcile"
+	"github.com/retrysafe/retrysafe/store"
+)
+
+// A provider never takes a delivery back, so a lookup that found the effect
+// stays true: a later "has nothing" from the same provider (its file went
+// back in time without the mark noticing, e.g. copied without its -wal)
+// contradicts it and must not let "not applied" or a new key through on
+// the typed evidence alone — either would send the effect a second time.
+// Nor does a retry of the key after it (an attempt that makes the finding
+// stale: a retry cannot take a delivery back either) — one retry by the
+// agent, then "not applied" on typed evidence, and the next call sent the
+// effect a second time. Each case records lookups (and attempts) after the
+// delivery and then decides without the override.
+func TestALaterHasNothingDoesNotTakeBackAnEarlierHasIt(t *testing.T) {
+	cases := []struct {
+		name     string
+		findings []model.FindingKind
+	}{
+		{"it-nothing", []model.FindingKind{model.FindingHasIt, model.FindingHasNothing}},
+		{"it-cannot-nothing-cannot", []model.FindingKind{model.FindingHasIt, model.FindingCannotTell, model.FindingHasNothing, model.FindingCannotTell}},
+		{"nothing-it-nothing", []model.FindingKind{model.FindingHasNothing, model.FindingHasIt, model.FindingHasNothing}},
+		// A retry of the key after the lookup ("" here: an attempt that
+		// is not a lookup) makes the finding stale, not untrue.
+		{"it-retry", []model.FindingKind{model.FindingHasIt, ""}},
+		{"it-retry-nothing", []model.FindingKind{model.FindingHasIt, "", model.FindingHasNothing}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			l := newLedger(t, fast())
+			ctx := context.Background()
+			unknownWithDelivery(t, l, "k")
+			op, err := l.st.Get(ctx, "acme", "k")
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = l.st.WithTx(ctx, func(tx store.Tx) error {
+				for i, f := range c.findings {
+					a := &model.Attempt{OperationID: op.ID, Outcome: model.OutcomeLookup, Finding: f, Fingerprint: op.Fingerprint,
+						WorkerID: "triage by test", Detail: string(f), StartedAt: time.Now().Add(time.Duration(i) * time.Millisecond).UTC()}
+					if f == model.FindingHasIt {
+						a.ProviderRef = "sbx_1"
+					}
+					if f == "" {
+						a.Outcome, a.Detail = model.OutcomeDispatched, "a retry"
+					}
+					if err := tx.InsertAttempt(a); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := reconcile.Decision{Tenant: "acme", Key: "k", Operator: "alice", Reason: "customer says no mail came", Evidence: "ticket 4411"}
+			if _, err := l.svc.MarkNotApplied(ctx, d); model.CodeOf(err) != model.CodeIllegal {
+				t.Fatalf("not applied against an earlier has-it: %v; want refused (illegal)", err)
+			}
+			if _, _, err := l.svc.AuthorizeNewKey(ctx, d); model.CodeOf(err) != model.CodeIllegal {
+				t.Fatalf("a new key against an earlier has-it: %v; want refused (illegal)", err)
+			}
+			if got, err := l.st.Get(ctx, "acme", "k"); err != nil || got.State != model.StateUnknown {
+				t.Fatalf("after the refusals: %+v %v; want unknown", got, err)
+			}
+			d.Override = true
+			if got, err := l.svc.MarkNotApplied(ctx, d); err != nil || got.State != model.StateNotApplied {
+				t.Fatalf("with the override: %+v %v", got, err)
+			}
+		})
+	}
+}
