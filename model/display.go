@@ -17,7 +17,7 @@ func (op Operation) Visible() Operation {
 	op.Provider, op.DownstreamKey = textsafe.Visible(op.Provider), textsafe.Visible(op.DownstreamKey)
 	op.ProviderRef, op.LeaseOwner = textsafe.Visible(op.ProviderRef), textsafe.Visible(op.LeaseOwner)
 	op.Args, op.Receipt = visibleJSON(op.Args), visibleJSON(op.Receipt)
-	op.Finding = op.Finding.Visible()
+	op.Finding, op.BindingFinding = op.Finding.Visible(), op.BindingFinding.Visible()
 	return op
 }
 

@@ -48,7 +48,10 @@ func (k FindingKind) Words() string {
 	return "not checked"
 }
 
-// FindingFilter selects operations by their latest finding.
+// FindingFilter selects operations by the kind of finding their FINDING
+// column shows (Operation.Shown): "has it" also selects an operation whose
+// later lookups could not tell or found nothing, since that "has it" still
+// binds.
 type FindingFilter string
 
 const (
@@ -99,14 +102,21 @@ type Finding struct {
 	// Stale: made before the operation's latest non-lookup attempt, so the
 	// provider may know more now.
 	Stale bool `json:"stale"`
+	// Earlier: an Operation.BindingFinding from a lookup before the latest
+	// one, which said less ("cannot tell", or "has nothing" after a "has it").
+	Earlier bool `json:"earlier,omitempty"`
 }
 
 // Line is the finding in one line, as the console's and ops list's FINDING
 // columns show it: what it found, the provider's reference after a "has
 // it" (ref: the caller makes it inert and short), how long ago (when, in
-// the caller's format), and "stale:" first when it is.
+// the caller's format), "stale:" first when it is, and "(earlier)" after
+// the words of an earlier lookup that binds.
 func (f *Finding) Line(ref, when string) string {
 	s := f.Kind.Words()
+	if f.Earlier {
+		s += " (earlier)"
+	}
 	if f.Kind == FindingHasIt && ref != "" {
 		s += " · " + ref
 	}
@@ -145,6 +155,78 @@ func LatestFinding(provider string, attempts []Attempt) *Finding {
 	}
 	return &Finding{Kind: latest.Finding, Provider: provider, Ref: latest.ProviderRef, Detail: latest.Detail,
 		At: latest.StartedAt, Seq: latest.Seq, By: latest.WorkerID, Stale: lastOther > latest.Seq}
+}
+
+// BindingFinding is the finding a decision on an operation is checked
+// against, from its attempts (in any order): the newest "has it", never
+// stale (a provider never takes a delivery back); else the newest "has
+// nothing", stale if a non-lookup attempt came after it; nil if neither
+// was recorded. store.Tx.LatestConclusiveFinding is the same rule in SQL.
+func BindingFinding(provider string, attempts []Attempt) *Finding {
+	var hasIt, nothing *Attempt
+	lastOther := 0
+	for i := range attempts {
+		a := &attempts[i]
+		switch {
+		case a.Outcome != OutcomeLookup:
+			lastOther = max(lastOther, a.Seq)
+		case a.Finding == FindingHasIt && (hasIt == nil || a.Seq > hasIt.Seq):
+			hasIt = a
+		case a.Finding == FindingHasNothing && (nothing == nil || a.Seq > nothing.Seq):
+			nothing = a
+		}
+	}
+	b := hasIt
+	if b == nil {
+		b = nothing
+	}
+	if b == nil {
+		return nil
+	}
+	return &Finding{Kind: b.Finding, Provider: provider, Ref: b.ProviderRef, Detail: b.Detail,
+		At: b.StartedAt, Seq: b.Seq, By: b.WorkerID, Stale: b.Finding != FindingHasIt && lastOther > b.Seq}
+}
+
+// EarlierBinding is binding (BindingFinding's) when it binds a decision
+// and latest (LatestFinding's) does not say the same: another lookup, or
+// the same "has it" that latest calls stale. nil otherwise — what
+// Operation.BindingFinding holds.
+func EarlierBinding(latest, binding *Finding) *Finding {
+	if !binding.Conclusive() || latest == nil {
+		return nil
+	}
+	if latest.Seq == binding.Seq && latest.Stale == binding.Stale {
+		return nil
+	}
+	b := *binding
+	b.Earlier = latest.Seq != b.Seq
+	return &b
+}
+
+// Binding is the finding a decision on op is checked against:
+// BindingFinding when set, else Finding.
+func (op *Operation) Binding() *Finding {
+	if op.BindingFinding != nil {
+		return op.BindingFinding
+	}
+	return op.Finding
+}
+
+// Shown is the finding op's FINDING column shows: the earlier lookup that
+// binds ("has it (earlier)") when there is one, else the latest — a
+// "has it" made stale by a later attempt still reads "stale: has it",
+// though it binds as fresh (Binding).
+func (op *Operation) Shown() *Finding {
+	if op.Earlier() {
+		return op.BindingFinding
+	}
+	return op.Finding
+}
+
+// Earlier reports whether op's FINDING column shows an earlier lookup
+// than its latest one.
+func (op *Operation) Earlier() bool {
+	return op.BindingFinding != nil && op.BindingFinding.Earlier
 }
 
 // AgeWords spells a non-negative age in one unit, rounded down: 45s, 12m,

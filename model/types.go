@@ -30,10 +30,16 @@ type Operation struct {
 	AttemptCount   int             `json:"attempt_count"`
 	// Finding is the latest provider lookup recorded for it (nil: not
 	// checked). Lists and details fill it; a write path does not.
-	Finding   *Finding  `json:"finding,omitempty"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
-	ExpiresAt time.Time `json:"expires_at,omitzero"` // end of the replay window
+	Finding *Finding `json:"finding,omitempty"`
+	// BindingFinding is the earlier lookup a decision is checked against
+	// when it is not Finding (store.Tx.LatestConclusiveFinding's rule): a
+	// "has it" before a later "has nothing", "cannot tell" or retry, or a
+	// fresh "has nothing" before a later "cannot tell". nil when Finding
+	// itself binds, or nothing does. Filled with Finding.
+	BindingFinding *Finding  `json:"binding_finding,omitempty"`
+	CreatedAt      time.Time `json:"created_at"`
+	UpdatedAt      time.Time `json:"updated_at"`
+	ExpiresAt      time.Time `json:"expires_at,omitzero"` // end of the replay window
 }
 
 // Attempt is one transport attempt against a key (or one sweep of it).

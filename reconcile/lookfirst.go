@@ -56,7 +56,14 @@ func (s *Service) LookFirst(ctx context.Context, action model.Action, ops []mode
 			first = err
 		case err == nil:
 			f := l.Finding
-			out[todo[j]].Finding = &f
+			op := &out[todo[j]]
+			op.Finding = &f
+			// The new lookup binds unless an earlier "has it" still does
+			// (a provider never takes a delivery back): the list's binding
+			// finding goes when this one says as much.
+			if bf := op.BindingFinding; bf != nil && (f.Kind == model.FindingHasIt || (f.Kind == model.FindingHasNothing && bf.Kind == model.FindingHasNothing)) {
+				op.BindingFinding = nil
+			}
 		}
 	})
 	if first == nil {
@@ -66,11 +73,13 @@ func (s *Service) LookFirst(ctx context.Context, action model.Action, ops []mode
 }
 
 // AgainstFinding reports whether deciding action on op (as listed, with
-// its latest finding) goes against that finding, and names it: the same
-// rule the write applies (Against over EvidenceOf), for a review to show
-// before anything is written.
+// its findings) goes against the finding that binds it — an earlier "has
+// it" before a later "cannot tell" too (op.Binding) — and names it: the
+// same rule the write applies (Against over EvidenceOf of
+// LatestConclusiveFinding), for a review to show before anything is
+// written.
 func AgainstFinding(action model.Action, op model.Operation) (bool, string) {
-	ev := EvidenceOf(op.Finding)
+	ev := EvidenceOf(op.Binding())
 	if !Against(action, ev) {
 		return false, ""
 	}

@@ -160,12 +160,12 @@ func TestBulkFormNamesTheRowsAgainstTheirFinding(t *testing.T) {
 	}
 	h := open(t, config(l), 80, 24)
 	h.keys("*", "n")
-	containsText(t, h, "! 2 marked operations go against the last recorded finding (the provider has it)", "type override", "▸ Reason")
+	containsText(t, h, "! 2 marked operations go against a recorded finding (the provider has it)", "type override", "▸ Reason")
 	h.keys("esc", "esc", "esc") // the form, the banner, the marks
 	for h.selected() != "acme/nothing-1" {
 		h.keys("down")
 	}
 	h.keys("space", "n")
 	h.contains("Mark not applied", "▸ Reason")
-	h.lacks("against the last recorded finding")
+	h.lacks("against a recorded finding")
 }

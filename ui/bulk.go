@@ -88,7 +88,8 @@ func (a actionModel) needLook(e env) int {
 }
 
 // bulkAgainst is how many marked rows the decision would go against the
-// latest finding of (reconcile's rule: refused unless overridden).
+// binding finding of (reconcile's rule: refused unless overridden) — the
+// latest, or an earlier "has it" a later lookup could not take back.
 func (a actionModel) bulkAgainst() int { return a.nAgainst }
 
 // setBulk sets the marked rows and, once, which of them the decision goes
@@ -181,7 +182,7 @@ func openBulk(a model.Action, ops []model.Operation, s *Styles, seq int) actionM
 func (a actionModel) bulkCannotTellWarning(s *Styles, inner int) string {
 	n, why := 0, ""
 	for i, op := range a.bulk {
-		if f := op.Finding; f != nil && !f.Stale && f.Kind == model.FindingCannotTell && !a.refusedRow[i] && !a.againstRow[i] {
+		if f := op.Binding(); f != nil && !f.Stale && f.Kind == model.FindingCannotTell && !a.refusedRow[i] && !a.againstRow[i] {
 			if n == 0 {
 				why = whyWords(f.Detail)
 			}
@@ -195,7 +196,7 @@ func (a actionModel) bulkCannotTellWarning(s *Styles, inner int) string {
 	if n == 1 {
 		them = "it"
 	}
-	return s.BannerErr.Render(wrap(fmt.Sprintf("! The provider cannot tell about %d of them (%s): y writes %s on your evidence alone (one an earlier lookup contradicts is refused by the ledger). %s",
+	return s.BannerErr.Render(wrap(fmt.Sprintf("! The provider cannot tell about %d of them (%s): y writes %s on your evidence alone. %s",
 		n, why, them, bulkCannotTellRisk(a.action)), inner, " "))
 }
 
@@ -222,23 +223,31 @@ func (a actionModel) legalCount() int {
 }
 
 // findingShort names a conclusive finding in a few words, its reference
-// first: "the provider has it (sbx_12)".
+// first: "the provider has it (sbx_12)", or "(earlier: sbx_12)" for one
+// before the latest lookup.
 func findingShort(f *model.Finding) string {
+	words, earlier := "the provider has nothing", ""
 	if f.Kind == model.FindingHasIt {
-		if f.Ref != "" {
-			return "the provider has it (" + textsafe.Visible(f.Ref) + ")"
-		}
-		return "the provider has it"
+		words = "the provider has it"
 	}
-	return "the provider has nothing"
+	if f.Earlier {
+		earlier = "earlier"
+	}
+	if f.Kind == model.FindingHasIt && f.Ref != "" {
+		return words + " (" + strings.Join(nonEmpty(earlier, textsafe.Visible(f.Ref)), ": ") + ")"
+	}
+	if earlier != "" {
+		return words + " (" + earlier + ")"
+	}
+	return words
 }
 
 // findingNote is a review row's finding, as the review shows it.
 func findingNote(s *Styles, against bool, op model.Operation) string {
 	if against {
-		return s.BannerErr.Render("refused: " + findingShort(op.Finding))
+		return s.BannerErr.Render("refused: " + findingShort(op.Binding()))
 	}
-	f := op.Finding
+	f := op.Shown()
 	switch {
 	case op.Provider == "":
 		return ""
@@ -329,7 +338,7 @@ func (a actionModel) bulkView(e env, w, h int) string {
 			}
 		}
 		if against > 0 {
-			b.WriteString(s.BannerErr.Render(wrap(fmt.Sprintf("! %s against the last recorded finding (%s). The review refuses them unless you type %s.",
+			b.WriteString(s.BannerErr.Render(wrap(fmt.Sprintf("! %s against a recorded finding (%s). The review refuses them unless you type %s.",
 				plural(against, "marked operation goes", "marked operations go"), againstWhat(a.action), overrideWord), inner, " ")) + "\n")
 		}
 		b.WriteString(s.Muted.Render(strings.ReplaceAll(consequence(a.action), "this key", "each key")+" Each is written on its own, with the version shown.") + "\n")
@@ -453,7 +462,7 @@ func (a actionModel) bulkView(e env, w, h int) string {
 						why = "against its recorded finding"
 						if i < len(a.bulk) {
 							if against, _ := reconcile.AgainstFinding(a.action, a.bulk[i]); against {
-								why = "refused: " + findingShort(a.bulk[i].Finding)
+								why = "refused: " + findingShort(a.bulk[i].Binding())
 							}
 						}
 					}

@@ -25,8 +25,10 @@ import (
 // provider has nothing, each written as its own compare-and-set. Findings
 // are evidence for a person: nothing is written until the person presses y.
 
-// findingCell is the FINDING column: what the latest lookup found, the
-// provider's reference, and how long ago; a stale finding says so first.
+// findingCell is the FINDING column: what the latest lookup found — or
+// the earlier one that binds a decision (model.Operation.Shown: "has it
+// (earlier)" after a later "cannot tell") — the provider's reference, and
+// how long ago; a stale finding says so first.
 func findingCell(f *model.Finding, now time.Time) string {
 	if f == nil {
 		return "not checked"

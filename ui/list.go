@@ -670,10 +670,10 @@ func layout(w int, rows []model.Operation, stuck bool) columns {
 		tool:   6,
 		ref:    widest(func(o model.Operation) string { return o.ProviderRef }, 3, 12),
 		// "not checked" is the narrowest a finding says anything in.
-		finding: widest(func(o model.Operation) string { return findingCell(o.Finding, time.Time{}) }, 11, 26),
+		finding: widest(func(o model.Operation) string { return findingCell(o.Shown(), time.Time{}) }, 11, 26),
 	}
 	// The finding's words are never cut: its floor is the widest of them.
-	wordsW := widest(func(o model.Operation) string { return findingWords(o.Finding) }, 11, 26)
+	wordsW := widest(func(o model.Operation) string { return findingWords(o.Shown()) }, 11, 26)
 	natural := c
 	const seps = 9
 	c.stuck = stuck
@@ -820,7 +820,7 @@ func (c columns) row(s *Styles, op model.Operation, now time.Time, selected, mar
 		st = fit("lease ended", colState)
 	}
 	att := fitRight(strconv.Itoa(op.AttemptCount), c.att)
-	finding := findingCellIn(op.Finding, now, c.finding)
+	finding := findingCellIn(op.Shown(), now, c.finding)
 	if op.Finding == nil && op.Provider == "" {
 		finding = fit("-", c.finding) // local: nothing to ask
 	}
@@ -838,7 +838,7 @@ func (c columns) row(s *Styles, op model.Operation, now time.Time, selected, mar
 		flagStyled = s.State(model.StateUnknown).Render(flag)
 	}
 	cells[0] = mark + flagStyled + s.Muted.Render(fitRight(age(now, op.CreatedAt), colAge)) + s.Contra.Render(c.stuckCell(stuckFor(op, now)))
-	cells[5], cells[6], cells[8] = s.State(op.State).Render(st), s.Muted.Render(att), findingStyle(s, op.Finding).Render(finding)
+	cells[5], cells[6], cells[8] = s.State(op.State).Render(st), s.Muted.Render(att), findingStyle(s, op.Shown()).Render(finding)
 	return join(cells, c.widths())
 }
 

@@ -212,6 +212,11 @@ func pinWentBack(msg tea.Msg) tea.Msg {
 			f.Detail = fix(f.Detail)
 			op.Finding = &f
 		}
+		if op != nil && op.BindingFinding != nil {
+			f := *op.BindingFinding
+			f.Detail = fix(f.Detail)
+			op.BindingFinding = &f
+		}
 	}
 	msg = pinAttempts(msg)
 	switch m := msg.(type) {
@@ -271,12 +276,19 @@ func TestGoldenTheProviderCannotTell(t *testing.T) {
 
 // A bulk "not applied" over rows whose provider cannot tell says why on
 // each row and, above its keys, that y writes them on the typed evidence
-// alone and what that risks.
+// alone and what that risks. refund-1's lookups went has it → cannot
+// tell: the list's FINDING column shows the earlier "has it", and the
+// review counts it against that finding (refused without the override,
+// as the ledger would), not among the rows y writes on evidence alone.
 func TestABulkNotAppliedReviewSaysWhyTheProviderCannotTell(t *testing.T) {
-	l := wentBackLedger(t)
 	for _, size := range []struct{ w, h int }{{80, 24}, {60, 20}} {
 		t.Run(fmt.Sprintf("%dx%d", size.w, size.h), func(t *testing.T) {
+			l := wentBackLedger(t) // y writes: each size its own
 			h := open(t, config(l), size.w, size.h)
+			containsText(t, h, "has it (earlier)")
+			if size.w == 80 {
+				golden(t, "list_earlier_has_it_80x24", h.view())
+			}
 			selectOp(t, h, "acme/refund-2")
 			h.keys("space")
 			selectOp(t, h, "acme/refund-1")
@@ -285,10 +297,21 @@ func TestABulkNotAppliedReviewSaysWhyTheProviderCannotTell(t *testing.T) {
 			h.keys("tab")
 			h.typeText("ticket 4411")
 			h.keys("enter")
-			containsText(t, h, "cannot tell (its file went back in time)",
-				"! The provider cannot tell about 2 of them (its file went back in time): y writes them on your evidence alone (one an earlier lookup contradicts is refused by the ledger). If one was sent, its next call sends it a second time.")
+			if size.w == 80 { // at 60×20 the refused row comes first and refund-2's is "… and 1 more"
+				containsText(t, h, "cannot tell (its file went back in time)")
+			}
+			containsText(t, h, "refused: the provider has it (earlier",
+				"! The provider cannot tell about 1 of them (its file went back in time): y writes it on your evidence alone. If one was sent, its next call sends it a second time.",
+				"1 operation goes against the provider's finding")
 			if size.w == 80 {
 				golden(t, "bulk_review_cannot_tell_80x24", h.view())
+			}
+			// y writes refund-2 on the typed evidence and refund-1 not.
+			h.keys("y")
+			for key, want := range map[string]model.State{"refund-1": model.StateUnknown, "refund-2": model.StateNotApplied} {
+				if got := l.get(t, "acme", key).Operation.State; got != want {
+					t.Errorf("%s after y: %s; want %s", key, got, want)
+				}
 			}
 		})
 	}

@@ -156,10 +156,12 @@ func opsList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // the operation's latest provider lookup found (has it · its reference, has
 // nothing, cannot tell), and how long ago; "stale:" first when another
 // attempt came after it; "not checked" when no lookup was recorded; "-"
-// for a local operation (there is no provider to ask). The provider's
-// reference is outside text: made inert, then cut short.
+// for a local operation (there is no provider to ask); an earlier lookup
+// that binds a decision where the latest says less, as "has it
+// (earlier)" (model.Operation.Shown, what --finding selects by). The
+// provider's reference is outside text: made inert, then cut short.
 func findingCell(op model.Operation, now time.Time) string {
-	f := op.Finding
+	f := op.Shown()
 	switch {
 	case f == nil && op.Provider == "":
 		return "-"

@@ -374,6 +374,29 @@ func latestFindingJoin(opID string) string {
 // latestFindingColumnList is what scanFinding reads, in its order.
 const latestFindingColumnList = `lf_kind, lf_ref, lf_detail, lf_at, lf_seq, lf_by, lf_stale`
 
+// bindingFindingJoin joins, beside latestFindingJoin, the lookup a
+// decision is checked against (LatestConclusiveFinding's choice and
+// staleness: any "has it" first, never stale; else the newest "has
+// nothing"), for model.Operation.BindingFinding.
+func bindingFindingJoin(opID string) string {
+	return `LEFT JOIN LATERAL (SELECT a.finding AS bf_kind, a.provider_ref AS bf_ref,
+	a.detail AS bf_detail, a.started_at AS bf_at, a.seq AS bf_seq, a.worker_id AS bf_by,
+	(a.finding <> 'has_it' AND EXISTS (SELECT 1 FROM attempts b WHERE b.operation_id = a.operation_id AND b.seq > a.seq AND b.outcome <> 'lookup')) AS bf_stale
+	FROM attempts a WHERE a.operation_id = ` + opID + ` AND a.outcome = 'lookup' AND a.finding IN ('has_it', 'has_nothing')
+	ORDER BY a.finding = 'has_it' DESC, a.seq DESC LIMIT 1) bf ON true`
+}
+
+// bindingFindingColumnList is bindingFindingJoin's columns, in findingScan's order.
+const bindingFindingColumnList = `bf_kind, bf_ref, bf_detail, bf_at, bf_seq, bf_by, bf_stale`
+
+// shownFindingSQL is the kind of the finding an operation's FINDING column
+// shows (model.Operation.Shown), over both joins: "has it" if any lookup
+// found the effect; the binding "has nothing" if it is fresh and the
+// latest lookup cannot tell; else the latest lookup's.
+const shownFindingSQL = `(CASE WHEN bf.bf_kind = 'has_it' THEN 'has_it'
+	WHEN bf.bf_kind = 'has_nothing' AND NOT bf.bf_stale AND lf.lf_kind = 'cannot_tell' THEN 'has_nothing'
+	ELSE lf.lf_kind END)`
+
 // findingScan holds one row's latest-finding columns (all NULL: not checked).
 type findingScan struct {
 	kind, ref, detail, by *string

@@ -67,7 +67,7 @@ func (s *Store) List(ctx context.Context, q store.ListQuery) ([]model.Operation,
 		if !model.FindingKind(q.Finding).Valid() {
 			return nil, model.Errorf(model.CodeInvalid, "unknown finding filter %q", q.Finding)
 		}
-		where = append(where, "lf.lf_kind = "+arg(string(q.Finding)))
+		where = append(where, shownFindingSQL+" = "+arg(string(q.Finding)))
 	}
 	if q.Search != "" {
 		like := arg("%" + escapeLike(q.Search) + "%")
@@ -121,8 +121,8 @@ func (s *Store) List(ctx context.Context, q store.ListQuery) ([]model.Operation,
 		orderBy[i] = "operations." + c + " " + dir
 	}
 	sqlText := `SELECT ` + opColumns + `, (SELECT COUNT(*) FROM attempts a WHERE a.operation_id = operations.id),
-		` + latestFindingColumnList + `
-		FROM operations ` + latestFindingJoin("operations.id")
+		` + latestFindingColumnList + `, ` + bindingFindingColumnList + `
+		FROM operations ` + latestFindingJoin("operations.id") + ` ` + bindingFindingJoin("operations.id")
 	if len(where) > 0 {
 		sqlText += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -135,13 +135,14 @@ func (s *Store) List(ctx context.Context, q store.ListQuery) ([]model.Operation,
 	var out []model.Operation
 	for rows.Next() {
 		var n int
-		var f findingScan
-		op, err := scanOperation(rows, append([]any{&n}, f.dest()...)...)
+		var f, b findingScan
+		op, err := scanOperation(rows, append(append([]any{&n}, f.dest()...), b.dest()...)...)
 		if err != nil {
 			return nil, s.translate(err, "list operations")
 		}
 		op.AttemptCount = n
 		op.Finding = f.finding(op.Provider)
+		op.BindingFinding = model.EarlierBinding(op.Finding, b.finding(op.Provider))
 		out = append(out, *op)
 	}
 	if err := rows.Err(); err != nil {
@@ -245,9 +246,10 @@ func (s *Store) Tenants(ctx context.Context) ([]string, error) {
 // Its latest finding comes with it, as in a list, joined in the same
 // statement.
 func (s *Store) Get(ctx context.Context, tenant, key string) (*model.Operation, error) {
-	var f findingScan
-	op, err := scanOperation(s.pool.QueryRow(ctx, `SELECT `+opColumns+`, `+latestFindingColumnList+`
-		FROM operations `+latestFindingJoin("operations.id")+` WHERE tenant = $1 AND op_key = $2`, tenant, key), f.dest()...)
+	var f, b findingScan
+	op, err := scanOperation(s.pool.QueryRow(ctx, `SELECT `+opColumns+`, `+latestFindingColumnList+`, `+bindingFindingColumnList+`
+		FROM operations `+latestFindingJoin("operations.id")+` `+bindingFindingJoin("operations.id")+` WHERE tenant = $1 AND op_key = $2`, tenant, key),
+		append(f.dest(), b.dest()...)...)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, model.Errorf(model.CodeNotFound, "no operation %q in tenant %q", key, tenant)
 	}
@@ -255,6 +257,7 @@ func (s *Store) Get(ctx context.Context, tenant, key string) (*model.Operation, 
 		return nil, s.translate(err, "read operation")
 	}
 	op.Finding = f.finding(op.Provider)
+	op.BindingFinding = model.EarlierBinding(op.Finding, b.finding(op.Provider))
 	return op, nil
 }
 
@@ -318,6 +321,7 @@ func (s *Store) detail(ctx context.Context, where string, args ...any) (*model.D
 	}
 	d.Operation.AttemptCount = len(d.Attempts)
 	d.Operation.Finding = model.LatestFinding(op.Provider, d.Attempts)
+	d.Operation.BindingFinding = model.EarlierBinding(d.Operation.Finding, model.BindingFinding(op.Provider, d.Attempts))
 	rows, err = tx.Query(ctx, `SELECT id, operation_id, operator, action, reason, evidence, from_state,
 		to_state, from_version, new_key, at FROM decisions WHERE operation_id = $1 ORDER BY id`, op.ID)
 	if err != nil {

@@ -67,6 +67,10 @@ func cloneOp(op *model.Operation) *model.Operation {
 		f := *op.Finding
 		cp.Finding = &f
 	}
+	if op.BindingFinding != nil {
+		f := *op.BindingFinding
+		cp.BindingFinding = &f
+	}
 	return &cp
 }
 

@@ -50,8 +50,7 @@ func (s *Store) List(ctx context.Context, q store.ListQuery) ([]model.Operation,
 		if !model.FindingKind(q.Finding).Valid() {
 			return nil, model.Errorf(model.CodeInvalid, "unknown finding filter %q", q.Finding)
 		}
-		where = append(where, `(SELECT finding FROM attempts WHERE operation_id = operations.id AND outcome = 'lookup'
-			ORDER BY seq DESC LIMIT 1) = ?`)
+		where = append(where, shownFindingSQL+` = ?`)
 		args = append(args, string(q.Finding))
 	}
 	if q.Search != "" {
@@ -100,7 +99,7 @@ func (s *Store) List(ctx context.Context, q store.ListQuery) ([]model.Operation,
 		from = "operations INDEXED BY operations_contradicted"
 	}
 	sqlText := `SELECT ` + opColumns + `, (SELECT COUNT(*) FROM attempts a WHERE a.operation_id = operations.id),
-		` + latestLookupColumn + `
+		` + latestLookupColumn + `, ` + bindingLookupColumn + `
 		FROM ` + from
 	if len(where) > 0 {
 		sqlText += " WHERE " + strings.Join(where, " AND ")
@@ -113,23 +112,23 @@ func (s *Store) List(ctx context.Context, q store.ListQuery) ([]model.Operation,
 	}
 	defer rows.Close()
 	var out []model.Operation
-	var lookups []sql.NullInt64
+	var lookups, bindings []sql.NullInt64
 	for rows.Next() {
 		var n int
-		var lookup sql.NullInt64
-		op, err := scanOperation(rows, &n, &lookup)
+		var lookup, binding sql.NullInt64
+		op, err := scanOperation(rows, &n, &lookup, &binding)
 		if err != nil {
 			return nil, s.translate(err, "list operations")
 		}
 		op.AttemptCount = n
 		out = append(out, *op)
-		lookups = append(lookups, lookup)
+		lookups, bindings = append(lookups, lookup), append(bindings, binding)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, s.translate(err, "list operations")
 	}
 	rows.Close()
-	if err := s.fillFindings(ctx, out, lookups); err != nil {
+	if err := s.fillFindings(ctx, out, lookups, bindings); err != nil {
 		return nil, err
 	}
 	if flip {
@@ -146,6 +145,23 @@ func (s *Store) List(ctx context.Context, q store.ListQuery) ([]model.Operation,
 const latestLookupColumn = `(SELECT id FROM attempts WHERE operation_id = operations.id AND outcome = 'lookup'
 	ORDER BY seq DESC LIMIT 1)`
 
+// bindingLookupColumn is, beside latestLookupColumn, the id of the lookup
+// a decision is checked against (latestConclusiveFindingSQL's choice: any
+// "has it" first, then the newest "has nothing"; NULL: neither).
+const bindingLookupColumn = `(SELECT id FROM attempts WHERE operation_id = operations.id AND outcome = 'lookup'
+	AND finding IN ('has_it', 'has_nothing') ORDER BY finding = 'has_it' DESC, seq DESC LIMIT 1)`
+
+// shownFindingSQL is the kind of the finding an operation's FINDING column
+// shows (model.Operation.Shown): "has it" if any lookup found the
+// effect; "has nothing" if the latest lookup cannot tell and a "has
+// nothing" no later attempt made stale is there; else the latest lookup's.
+const shownFindingSQL = `(CASE
+	WHEN EXISTS (SELECT 1 FROM attempts WHERE operation_id = operations.id AND outcome = 'lookup' AND finding = 'has_it') THEN 'has_it'
+	WHEN (SELECT finding FROM attempts WHERE operation_id = operations.id AND outcome = 'lookup' ORDER BY seq DESC LIMIT 1) = 'cannot_tell'
+		AND EXISTS (SELECT 1 FROM attempts h WHERE h.operation_id = operations.id AND h.outcome = 'lookup' AND h.finding = 'has_nothing'
+			AND NOT EXISTS (SELECT 1 FROM attempts b WHERE b.operation_id = h.operation_id AND b.seq > h.seq AND b.outcome <> 'lookup')) THEN 'has_nothing'
+	ELSE (SELECT finding FROM attempts WHERE operation_id = operations.id AND outcome = 'lookup' ORDER BY seq DESC LIMIT 1) END)`
+
 // findingsSQL reads lookup attempts by id (a JSON array of ids, so one
 // statement serves a page of any size), each with whether a non-lookup
 // attempt came after it: model.LatestFinding's rule in SQL.
@@ -154,14 +170,17 @@ const findingsSQL = `SELECT a.id, a.finding, a.provider_ref, a.detail, a.started
 	FROM attempts a WHERE a.id IN (SELECT value FROM json_each(?))`
 
 // fillFindings sets the finding of each operation whose latest lookup
-// attempt lookups names (the same index; NULL: never checked), reading
-// them all in one statement: a page costs two queries, not one per
-// checked row.
-func (s *Store) fillFindings(ctx context.Context, ops []model.Operation, lookups []sql.NullInt64) error {
-	ids := make([]string, 0, len(ops))
-	for _, l := range lookups {
+// attempt lookups names (the same index; NULL: never checked), and its
+// binding finding from the lookup bindings names, reading them all in one
+// statement: a page costs two queries, not one per checked row.
+func (s *Store) fillFindings(ctx context.Context, ops []model.Operation, lookups, bindings []sql.NullInt64) error {
+	ids := make([]string, 0, 2*len(ops))
+	for i, l := range lookups {
 		if l.Valid {
 			ids = append(ids, strconv.FormatInt(l.Int64, 10))
+		}
+		if b := bindings[i]; b.Valid && b != l {
+			ids = append(ids, strconv.FormatInt(b.Int64, 10))
 		}
 	}
 	if len(ids) == 0 {
@@ -199,6 +218,13 @@ func (s *Store) fillFindings(ctx context.Context, ops []model.Operation, lookups
 			cp := *f
 			cp.Provider = ops[i].Provider
 			ops[i].Finding = &cp
+			if f := found[bindings[i].Int64]; bindings[i].Valid && f != nil {
+				b := *f
+				b.Provider = ops[i].Provider
+				// A "has it" binds however many attempts came after it.
+				b.Stale = b.Stale && b.Kind != model.FindingHasIt
+				ops[i].BindingFinding = model.EarlierBinding(ops[i].Finding, &b)
+			}
 		}
 	}
 	return nil
@@ -300,8 +326,8 @@ func (s *Store) SentTo(ctx context.Context, providers ...string) (bool, error) {
 // Its latest finding comes with it, as in a list: the statement names the
 // newest lookup attempt (one index step), read only if there is one.
 func (s *Store) Get(ctx context.Context, tenant, key string) (*model.Operation, error) {
-	var lookup sql.NullInt64
-	op, err := scanOperation(s.r.QueryRowContext(ctx, `SELECT `+opColumns+`, `+latestLookupColumn+` FROM operations WHERE tenant = ? AND op_key = ?`, tenant, key), &lookup)
+	var lookup, binding sql.NullInt64
+	op, err := scanOperation(s.r.QueryRowContext(ctx, `SELECT `+opColumns+`, `+latestLookupColumn+`, `+bindingLookupColumn+` FROM operations WHERE tenant = ? AND op_key = ?`, tenant, key), &lookup, &binding)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, model.Errorf(model.CodeNotFound, "no operation %q in tenant %q", key, tenant)
 	}
@@ -310,7 +336,7 @@ func (s *Store) Get(ctx context.Context, tenant, key string) (*model.Operation, 
 	}
 	if lookup.Valid {
 		ops := []model.Operation{*op}
-		if err := s.fillFindings(ctx, ops, []sql.NullInt64{lookup}); err != nil {
+		if err := s.fillFindings(ctx, ops, []sql.NullInt64{lookup}, []sql.NullInt64{binding}); err != nil {
 			return nil, err
 		}
 		op = &ops[0]
@@ -375,6 +401,7 @@ func (s *Store) detail(ctx context.Context, where string, args ...any) (*model.D
 	rows.Close()
 	d.Operation.AttemptCount = len(d.Attempts)
 	d.Operation.Finding = model.LatestFinding(op.Provider, d.Attempts)
+	d.Operation.BindingFinding = model.EarlierBinding(d.Operation.Finding, model.BindingFinding(op.Provider, d.Attempts))
 	rows, err = tx.QueryContext(ctx, `SELECT id, operation_id, operator, action, reason, evidence, from_state,
 		to_state, from_version, new_key, at FROM decisions WHERE operation_id = ? ORDER BY id`, op.ID)
 	if err != nil {

@@ -226,3 +226,135 @@ func testLatestConclusiveFinding(t *testing.T, h *harness) {
 		})
 	}
 }
+
+// A list's and Get's operations carry, beside their latest finding, the
+// earlier one that binds a decision when it is not the latest
+// (BindingFinding: LatestConclusiveFinding's rule), so the console's
+// FINDING column and bulk review show "has it (earlier)" after a later
+// "cannot tell"; the finding filter selects by that shown finding. Detail
+// says the same from its attempts.
+func testBindingFindingInLists(t *testing.T, h *harness) {
+	const none = model.FindingKind("none")
+	cases := []struct {
+		key      string
+		attempts []model.FindingKind // "" = a dispatch attempt
+		binding  model.FindingKind   // BindingFinding's kind, none if nil
+		seq      int                 // its lookup's number
+		earlier  bool
+		shown    model.FindingFilter // what the filter selects it by
+	}{
+		{"it-then-cannot-tell", []model.FindingKind{"", model.FindingHasIt, model.FindingCannotTell}, model.FindingHasIt, 2, true, model.FilterHasIt},
+		{"it-then-nothing", []model.FindingKind{"", model.FindingHasIt, model.FindingHasNothing}, model.FindingHasIt, 2, true, model.FilterHasIt},
+		{"it-nothing-cannot-tell", []model.FindingKind{"", model.FindingHasIt, model.FindingHasNothing, model.FindingCannotTell}, model.FindingHasIt, 2, true, model.FilterHasIt},
+		// The latest "has it" is stale after a retry, but binds: the same lookup, not earlier.
+		{"it-then-retry", []model.FindingKind{"", model.FindingHasIt, ""}, model.FindingHasIt, 2, false, model.FilterHasIt},
+		{"nothing-then-cannot-tell", []model.FindingKind{"", model.FindingHasNothing, model.FindingCannotTell}, model.FindingHasNothing, 2, true, model.FilterHasNothing},
+		{"nothing-stale-then-cannot-tell", []model.FindingKind{"", model.FindingHasNothing, "", model.FindingCannotTell}, none, 0, false, model.FilterCannotTell},
+		{"cannot-tell-then-it", []model.FindingKind{"", model.FindingCannotTell, model.FindingHasIt}, none, 0, false, model.FilterHasIt},
+		{"nothing-latest", []model.FindingKind{"", model.FindingCannotTell, model.FindingHasNothing}, none, 0, false, model.FilterHasNothing},
+		{"only-cannot-tell", []model.FindingKind{"", model.FindingCannotTell}, none, 0, false, model.FilterCannotTell},
+		{"never-checked", []model.FindingKind{""}, none, 0, false, model.FilterNotChecked},
+	}
+	for _, c := range cases {
+		h.tx(t, func(tx store.Tx) error {
+			op := newOp("acme", c.key, model.StateUnknown)
+			op.Provider = "sandbox"
+			if err := tx.InsertOperation(op); err != nil {
+				return err
+			}
+			for i, f := range c.attempts {
+				a := &model.Attempt{OperationID: op.ID, Outcome: model.OutcomeDispatched, Fingerprint: op.Fingerprint,
+					WorkerID: "test", StartedAt: time.UnixMilli(int64(1000 * (i + 1))).UTC()}
+				if f != "" {
+					a.Outcome, a.Finding, a.Detail = model.OutcomeLookup, f, fmt.Sprintf("step %d", i+1)
+					if f == model.FindingHasIt {
+						a.ProviderRef = "sbx_1"
+					}
+				}
+				if err := tx.InsertAttempt(a); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	check := func(how, key string, op model.Operation) {
+		t.Helper()
+		for _, c := range cases {
+			if c.key != key {
+				continue
+			}
+			b := op.BindingFinding
+			switch {
+			case c.binding == none && b != nil:
+				t.Errorf("%s %s: binding %+v; want none (latest %+v)", how, key, b, op.Finding)
+			case c.binding != none && (b == nil || b.Kind != c.binding || b.Seq != c.seq || b.Stale || b.Earlier != c.earlier ||
+				b.Provider != "sandbox" || b.Detail != fmt.Sprintf("step %d", c.seq) || (b.Kind == model.FindingHasIt && b.Ref != "sbx_1")):
+				t.Errorf("%s %s: binding %+v; want %s at %d, earlier %v, not stale", how, key, b, c.binding, c.seq, c.earlier)
+			}
+			if c.earlier != op.Earlier() {
+				t.Errorf("%s %s: Earlier() %v; want %v", how, key, op.Earlier(), c.earlier)
+			}
+			// The column shows what the filter selects by.
+			shown := model.FilterNotChecked
+			if f := op.Shown(); f != nil {
+				shown = model.FindingFilter(f.Kind)
+			}
+			if shown != c.shown {
+				t.Errorf("%s %s: shows %s; want %s", how, key, shown, c.shown)
+			}
+			return
+		}
+		t.Errorf("%s: unexpected %s", how, key)
+	}
+	// A page smaller than the cases, so the second page's findings are read too.
+	var all []model.Operation
+	q := store.ListQuery{Tenant: "acme", Limit: 4}
+	for {
+		page, err := h.L.List(ctxT(t), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, page...)
+		if len(page) < q.Limit {
+			break
+		}
+		q.BeforeID = page[len(page)-1].ID
+	}
+	if len(all) != len(cases) {
+		t.Fatalf("listed %d operations; want %d", len(all), len(cases))
+	}
+	for _, op := range all {
+		check("list", op.Key, op)
+	}
+	for _, c := range cases {
+		op, err := h.L.Get(ctxT(t), "acme", c.key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check("get", c.key, *op)
+		d, err := h.L.Detail(ctxT(t), "acme", c.key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check("detail", c.key, d.Operation)
+	}
+	for _, filter := range model.AllFindingFilters {
+		ops, err := h.L.List(ctxT(t), store.ListQuery{Tenant: "acme", Finding: filter})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got, want []string
+		for _, op := range ops {
+			got = append(got, op.Key)
+		}
+		for i := len(cases) - 1; i >= 0; i-- { // newest first
+			if cases[i].shown == filter {
+				want = append(want, cases[i].key)
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("filter %s: %v; want %v", filter, got, want)
+		}
+	}
+}

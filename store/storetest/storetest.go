@@ -86,6 +86,7 @@ func Run(t *testing.T, d Driver) {
 		{"CompactExpiredRefusesANonPositiveTombstoneWindow", testCompactRefusesNonPositiveWindow},
 		{"FindingsAreLatestLookupsStaleAfterAnotherAttemptAndFilterable", testFindings},
 		{"LatestConclusiveFindingOutlivesALaterCannotTell", testLatestConclusiveFinding},
+		{"ListsCarryTheEarlierFindingThatBindsAndFilterByIt", testBindingFindingInLists},
 		{"SentToFindsOperationsOfAnyTenantSentToAProvider", testSentTo},
 		{"LedgerIDIsMadeOnceKeptAndDiffersBetweenLedgers", testLedgerID},
 		{"ProviderFileIsRecordedOncePerProviderAndKept", testProviderFile},
