@@ -202,11 +202,13 @@ type FindingReview struct {
 }
 
 // ReviewByFinding sorts ops (as the screen showed them, with their
-// findings) into a review.
+// findings) into a review, each by the finding that binds its decision
+// (model.Operation.Binding: an earlier "has it" outlives a later "has
+// nothing", "cannot tell" or retry), as the ledger checks it when it writes.
 func (s *Service) ReviewByFinding(ops []model.Operation) FindingReview {
 	var r FindingReview
 	for _, op := range ops {
-		f := op.Finding
+		f := op.Binding()
 		if op.State != model.StateUnknown || !f.Conclusive() {
 			r.Left = append(r.Left, op)
 			continue

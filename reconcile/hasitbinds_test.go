@@ -78,3 +78,79 @@ func TestALaterHasNothingDoesNotTakeBackAnEarlierHasIt(t *testing.T) {
 		})
 	}
 }
+
+// The review by finding (the console's R, ops resolve by finding) proposes
+// by the same binding finding: an operation whose lookups went has it →
+// has nothing (or cannot tell, or a retry after) is proposed "mark
+// applied" with the earlier reference, never "not applied" — even from a
+// provider whose lookup is declared authoritative.
+func TestAReviewByFindingProposesByTheEarlierHasIt(t *testing.T) {
+	l := newLedger(t, fast())
+	l.svc.AuthoritativeLookups = map[string]bool{"sandbox": true}
+	ctx := context.Background()
+	histories := map[string][]model.FindingKind{
+		"it-nothing":    {model.FindingHasIt, model.FindingHasNothing},
+		"it-cannot":     {model.FindingHasIt, model.FindingCannotTell},
+		"it-retry":      {model.FindingHasIt, ""},
+		"nothing-fresh": {model.FindingHasNothing},
+	}
+	for key, findings := range histories {
+		unknownWithDelivery(t, l, key)
+		op, err := l.st.Get(ctx, "acme", key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = l.st.WithTx(ctx, func(tx store.Tx) error {
+			for i, f := range findings {
+				a := &model.Attempt{OperationID: op.ID, Outcome: model.OutcomeLookup, Finding: f, Fingerprint: op.Fingerprint,
+					WorkerID: "triage by test", Detail: string(f), StartedAt: time.Now().Add(time.Duration(i) * time.Millisecond).UTC()}
+				if f == model.FindingHasIt {
+					a.ProviderRef = "sbx_" + key
+				}
+				if f == "" {
+					a.Outcome, a.Detail = model.OutcomeDispatched, "a retry"
+				}
+				if err := tx.InsertAttempt(a); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	ops, err := l.st.List(ctx, store.ListQuery{State: model.StateUnknown})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := l.svc.ReviewByFinding(ops)
+	apply := map[string]string{}
+	for _, x := range r.Apply {
+		apply[x.Key] = x.Evidence
+	}
+	for _, key := range []string{"it-nothing", "it-cannot", "it-retry"} {
+		if apply[key] != "sbx_"+key {
+			t.Errorf("%s: proposed apply with evidence %q; want apply on the earlier reference sbx_%s", key, apply[key], key)
+		}
+	}
+	for _, x := range r.NotApplied {
+		if x.Key != "nothing-fresh" {
+			t.Errorf("%s proposed not applied against an earlier has-it", x.Key)
+		}
+	}
+	if len(r.NotApplied) != 1 {
+		t.Errorf("not applied %d; want only nothing-fresh", len(r.NotApplied))
+	}
+	// Written, the proposals go through: none needs an override.
+	d := reconcile.Decision{Operator: "oncall", Reason: "triage findings reviewed"}
+	out, err := l.svc.DecideMany(ctx, model.ActionMarkApplied, d, r.Apply)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range out {
+		if o.Verdict != reconcile.VerdictWritten {
+			t.Errorf("%s: %v; want written", o.Key, o.Verdict)
+		}
+	}
+}

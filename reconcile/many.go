@@ -181,6 +181,18 @@ func findingMoved(tx store.Tx, t Target) (error, error) {
 	if err != nil {
 		return nil, err
 	}
+	if t.Finding.Kind == model.FindingHasIt {
+		// A "has it" binds for good (a provider never takes a delivery
+		// back): a later "cannot tell", "has nothing" or retry moves
+		// nothing, only a newer lookup that found it again does.
+		b, err := tx.LatestConclusiveFinding(op.ID)
+		if err != nil {
+			return nil, err
+		}
+		if b != nil && b.Kind == model.FindingHasIt && b.Seq == t.Finding.Seq {
+			return nil, nil
+		}
+	}
 	latest, err := tx.LatestFinding(op.ID)
 	if err != nil {
 		return nil, err
