@@ -40,36 +40,15 @@ func cannotTellWhy(detail string) string {
 }
 
 // earlierFinding is the finding that binds a decision when the last
-// lookup cannot tell: the newest lookup among atts that said something
-// (has it, has nothing) — any "has it" first, stale or not; a "has
-// nothing" only if no attempt other than a lookup came after it —
-// the rule the ledger applies when it writes (reconcile's decideTx over
-// store.Tx.LatestConclusiveFinding), so the form asks for the override
-// the write would need. nil if there is none, or it is stale.
+// lookup cannot tell: model.BindingFinding — the rule the ledger applies
+// when it writes (reconcile's decideTx over
+// store.Tx.LatestConclusiveFinding), so the form asks for the override the
+// write would need. nil if there is none, or it is a stale "has nothing".
 func earlierFinding(providerName string, atts []model.Attempt) *model.Finding {
-	var found, hasIt *model.Attempt
-	lastOther := 0
-	for i := range atts {
-		a := &atts[i]
-		switch {
-		case a.Outcome != model.OutcomeLookup:
-			lastOther = max(lastOther, a.Seq)
-		case (a.Finding == model.FindingHasIt || a.Finding == model.FindingHasNothing) && (found == nil || a.Seq > found.Seq):
-			found = a
-		}
-		if a.Outcome == model.OutcomeLookup && a.Finding == model.FindingHasIt && (hasIt == nil || a.Seq > hasIt.Seq) {
-			hasIt = a
-		}
+	if f := model.BindingFinding(providerName, atts); f != nil && !f.Stale {
+		return f
 	}
-	// A "has it" outlives a later "has nothing" and a later attempt (the
-	// provider never takes a delivery back), as in the ledger's rule.
-	if hasIt != nil {
-		found = hasIt
-	} else if found == nil || lastOther > found.Seq {
-		return nil
-	}
-	return &model.Finding{Kind: found.Finding, Provider: providerName, Ref: found.ProviderRef, Detail: found.Detail,
-		At: found.StartedAt, Seq: found.Seq, By: found.WorkerID}
+	return nil
 }
 
 // cannotTellRisk says what a decision risks when the provider cannot tell
