@@ -112,8 +112,8 @@ func TestPathHasNoPassword(t *testing.T) {
 		}
 	}
 	_, err := postgres.Open("postgres://ana:s3cret@127.0.0.1:1/ledger?connect_timeout=2", store.Options{})
-	if err == nil || strings.Contains(err.Error(), "s3cret") || !model.IsCode(err, model.CodeUnavailable) {
-		t.Errorf("connecting to nothing: %v; want unavailable without the password", err)
+	if err == nil || strings.Contains(err.Error(), "s3cret") || !model.IsCode(err, model.CodeBusy) {
+		t.Errorf("connecting to nothing: %v; want busy (an outage: retry later) without the password", err)
 	}
 }
 
@@ -131,8 +131,13 @@ func TestErrorsAreClassedBySQLSTATE(t *testing.T) {
 		{&pgconn.PgError{Code: "23505", Message: "x"}, model.CodeConflict},
 		{&pgconn.PgError{Code: "23514", Message: "x"}, model.CodeConflict},
 		{&pgconn.PgError{Code: "23503", Message: "x"}, model.CodeConflict},
-		{&pgconn.PgError{Code: "08006", Message: "x"}, model.CodeUnavailable},
-		{&pgconn.PgError{Code: "57P01", Message: "x"}, model.CodeUnavailable},
+		// An outage is busy (retry later); a refused login or a database
+		// that does not exist is the caller's setup: unavailable.
+		{&pgconn.PgError{Code: "08006", Message: "x"}, model.CodeBusy},
+		{&pgconn.PgError{Code: "57P01", Message: "x"}, model.CodeBusy},
+		{&pgconn.PgError{Code: "53300", Message: "x"}, model.CodeBusy},
+		{&pgconn.PgError{Code: "28P01", Message: "x"}, model.CodeUnavailable},
+		{&pgconn.PgError{Code: "3D000", Message: "x"}, model.CodeUnavailable},
 		// The server's disk full or failing is the machine, as SQLite's is:
 		// internal (exit 1, retry later), not a refusal of the request.
 		{&pgconn.PgError{Code: "53100", Message: "x"}, model.CodeInternal},

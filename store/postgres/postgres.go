@@ -505,6 +505,13 @@ func retryable(err error) bool {
 
 // connectionLost reports a broken or refused connection, by type and by
 // SQLSTATE class 08 and the shutdown codes — never by message text.
+// refusedByServer: connection errors that are the caller's setup, not an
+// outage — a wrong password or role (28000, 28P01), a database that does
+// not exist (3D000). Retrying changes nothing: unavailable, not busy.
+func refusedByServer(code string) bool {
+	return code == "28000" || code == "28P01" || code == "3D000"
+}
+
 func connectionLost(err error) bool {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
@@ -562,13 +569,19 @@ func (s *Store) translate(err error, what string) error {
 			// The machine, as SQLite's SQLITE_FULL/IOERR: internal, so a
 			// runner retries later instead of reading it as a refusal.
 			return model.Wrap(model.CodeInternal, err, "%s: server disk error (SQLSTATE %s): disk full or failing?", prefix, pe.Code)
+		case connectionLost(err) && refusedByServer(pe.Code):
+			return model.Wrap(model.CodeUnavailable, err, "%s: PostgreSQL refused the connection (SQLSTATE %s)", prefix, pe.Code)
 		case connectionLost(err):
-			return model.Wrap(model.CodeUnavailable, err, "%s: PostgreSQL is unavailable (SQLSTATE %s)", prefix, pe.Code)
+			// An outage (the server stopped, restarting, out of
+			// connections, the socket broke): busy, so a runner, a cron
+			// sweep or an agent retries later with the same key instead of
+			// reading it as a refusal of the request.
+			return model.Wrap(model.CodeBusy, err, "%s: PostgreSQL is unavailable (SQLSTATE %s); retry later", prefix, pe.Code)
 		}
 		return model.Wrap(model.CodeInternal, err, "%s: SQLSTATE %s: %s", prefix, pe.Code, pe.Message)
 	}
 	if connectionLost(err) {
-		return model.Wrap(model.CodeUnavailable, err, "%s: PostgreSQL is unavailable: %v", prefix, err)
+		return model.Wrap(model.CodeBusy, err, "%s: PostgreSQL is unavailable (retry later): %v", prefix, err)
 	}
 	return model.Wrap(model.CodeInternal, err, "%s: %v", prefix, err)
 }

@@ -103,7 +103,8 @@ func (t *Tx) durableOnly() error {
 // backoff until ctx's deadline (then CodeBusy); fn may therefore run more
 // than once and must not have effects outside the transaction. A lost
 // connection is not retried: the commit's fate is unknown to this process,
-// and the caller's retry with the same key finds out (CodeUnavailable).
+// and the caller's retry with the same key finds out (CodeBusy: retry
+// later).
 func (s *Store) WithTx(ctx context.Context, fn func(store.Tx) error) error {
 	return s.withTx(ctx, false, fn)
 }
