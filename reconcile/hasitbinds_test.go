@@ -38,29 +38,7 @@ func TestALaterHasNothingDoesNotTakeBackAnEarlierHasIt(t *testing.T) {
 			l := newLedger(t, fast())
 			ctx := context.Background()
 			unknownWithDelivery(t, l, "k")
-			op, err := l.st.Get(ctx, "acme", "k")
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = l.st.WithTx(ctx, func(tx store.Tx) error {
-				for i, f := range c.findings {
-					a := &model.Attempt{OperationID: op.ID, Outcome: model.OutcomeLookup, Finding: f, Fingerprint: op.Fingerprint,
-						WorkerID: "triage by test", Detail: string(f), StartedAt: time.Now().Add(time.Duration(i) * time.Millisecond).UTC()}
-					if f == model.FindingHasIt {
-						a.ProviderRef = "sbx_1"
-					}
-					if f == "" {
-						a.Outcome, a.Detail = model.OutcomeDispatched, "a retry"
-					}
-					if err := tx.InsertAttempt(a); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			recordHistory(t, l, "k", "sbx_1", c.findings)
 			d := reconcile.Decision{Tenant: "acme", Key: "k", Operator: "alice", Reason: "customer says no mail came", Evidence: "ticket 4411"}
 			if _, err := l.svc.MarkNotApplied(ctx, d); model.CodeOf(err) != model.CodeIllegal {
 				t.Fatalf("not applied against an earlier has-it: %v; want refused (illegal)", err)
@@ -96,29 +74,7 @@ func TestAReviewByFindingProposesByTheEarlierHasIt(t *testing.T) {
 	}
 	for key, findings := range histories {
 		unknownWithDelivery(t, l, key)
-		op, err := l.st.Get(ctx, "acme", key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = l.st.WithTx(ctx, func(tx store.Tx) error {
-			for i, f := range findings {
-				a := &model.Attempt{OperationID: op.ID, Outcome: model.OutcomeLookup, Finding: f, Fingerprint: op.Fingerprint,
-					WorkerID: "triage by test", Detail: string(f), StartedAt: time.Now().Add(time.Duration(i) * time.Millisecond).UTC()}
-				if f == model.FindingHasIt {
-					a.ProviderRef = "sbx_" + key
-				}
-				if f == "" {
-					a.Outcome, a.Detail = model.OutcomeDispatched, "a retry"
-				}
-				if err := tx.InsertAttempt(a); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		recordHistory(t, l, key, "sbx_"+key, findings)
 	}
 	ops, err := l.st.List(ctx, store.ListQuery{State: model.StateUnknown})
 	if err != nil {
@@ -152,5 +108,36 @@ func TestAReviewByFindingProposesByTheEarlierHasIt(t *testing.T) {
 		if o.Verdict != reconcile.VerdictWritten {
 			t.Errorf("%s: %v; want written", o.Key, o.Verdict)
 		}
+	}
+}
+
+// recordHistory appends to acme/key's attempts, in order, a lookup per
+// finding ("has it" with ref as its reference), "" standing for a retry of
+// the key (an attempt that is not a lookup).
+func recordHistory(t *testing.T, l *ledger, key, ref string, findings []model.FindingKind) {
+	t.Helper()
+	ctx := context.Background()
+	op, err := l.st.Get(ctx, "acme", key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = l.st.WithTx(ctx, func(tx store.Tx) error {
+		for i, f := range findings {
+			a := &model.Attempt{OperationID: op.ID, Outcome: model.OutcomeLookup, Finding: f, Fingerprint: op.Fingerprint,
+				WorkerID: "triage by test", Detail: string(f), StartedAt: time.Now().Add(time.Duration(i) * time.Millisecond).UTC()}
+			if f == model.FindingHasIt {
+				a.ProviderRef = ref
+			}
+			if f == "" {
+				a.Outcome, a.Detail = model.OutcomeDispatched, "a retry"
+			}
+			if err := tx.InsertAttempt(a); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
