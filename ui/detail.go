@@ -391,7 +391,20 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 	// that finding still binds a decision (the ledger's rule), and is said
 	// first — above the reason it cannot tell, which can take a short
 	// terminal's whole height.
-	if cannotTellNow(op, chk) != "" && (op.State == model.StateUnknown || op.State == model.StateInProgress || op.State == model.StateNotApplied) {
+	//
+	// An earlier "has it" binds after any later lookup — "has nothing"
+	// (on the screen or recorded) and a retry too, not only "cannot
+	// tell": a provider never takes a delivery back, and the ledger
+	// refuses "not applied" against it. Said unless the provider says it
+	// has it now.
+	settling := op.State == model.StateUnknown || op.State == model.StateInProgress || op.State == model.StateNotApplied
+	earlierHasIt := false
+	if settling && !(chk != nil && chk.err == nil && chk.ev.Found) && !(chk == nil && hasIt(op.Finding)) {
+		if f := earlierFinding(op.Provider, d.Attempts); f != nil && f.Kind == model.FindingHasIt {
+			earlierHasIt = true
+		}
+	}
+	if settling && (cannotTellNow(op, chk) != "" || earlierHasIt) {
 		if f := earlierFinding(op.Provider, d.Attempts); f != nil && f.Kind == model.FindingHasIt {
 			text := fmt.Sprintf("! An earlier lookup found it: %s — %s, %s (%s ago). Cannot tell takes nothing back: ",
 				or(f.Ref, "has it"), or(f.By, "a lookup"), clockTime(f.At, e), age(e.now, f.At))
@@ -422,7 +435,7 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 		para(s.BannerOK.Render, text)
 	case chk != nil:
 		text := "Provider check: " + chk.ev.Detail + "."
-		if op.State == model.StateUnknown && !e.readOnly {
+		if op.State == model.StateUnknown && !e.readOnly && !earlierHasIt {
 			text += " If nothing can still arrive, that is evidence to mark it not applied (n)."
 		}
 		para(s.State(model.StateNotApplied).Render, text)

@@ -1,0 +1,84 @@
+package ui
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/store"
+)
+
+// A lookup that found the effect binds for good: a later lookup (or the
+// check on the screen) that finds nothing must not make the detail call
+// it evidence to mark the operation not applied — the ledger refuses that
+// without the override, and the next call would send it a second time.
+// never-1 was never delivered (a provider whose lookup forgot it answers
+// "has nothing" now); an earlier lookup recorded "has it · sbx_earlier".
+func TestTheDetailNeverCallsHasNothingEvidenceAfterAnEarlierHasIt(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		history []model.FindingKind // recorded after the earlier "has it"
+		check   bool                // press c on the detail (the sandbox has nothing)
+	}{
+		{"a later recorded has nothing", []model.FindingKind{model.FindingHasNothing}, false},
+		{"the check on the screen finds nothing", nil, true},
+		{"a retry, then the check finds nothing", []model.FindingKind{""}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := newLedger(t)
+			l.inFlight(t, "acme", "never-1", "cfo@acme.example")
+			l.clock.Advance(2 * time.Hour)
+			if _, err := l.svc.Sweep(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			recordLookups(t, l, "never-1", append([]model.FindingKind{model.FindingHasIt}, tc.history...))
+			h := open(t, config(l), 120, 40)
+			selectOp(t, h, "acme/never-1")
+			h.keys("enter")
+			if tc.check {
+				h.keys("c")
+				containsText(t, h, "Provider check")
+			}
+			v := boxText(h.view())
+			if strings.Contains(v, "evidence to mark it not applied") {
+				t.Fatalf("the detail calls it evidence for not applied after an earlier has it:\n%s", h.view())
+			}
+			containsText(t, h, "An earlier lookup found it: sbx_earlier", "marking it not applied (n) goes against it")
+			h.keys("n")
+			containsText(t, h, "! Against an earlier check", "found the effect (sbx_earlier)")
+		})
+	}
+}
+
+// recordLookups records lookup attempts on acme/key in order ("" is a
+// retry: a dispatched attempt).
+func recordLookups(t *testing.T, l *ledger, key string, findings []model.FindingKind) {
+	t.Helper()
+	ctx := context.Background()
+	op, err := l.st.Get(ctx, "acme", key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = l.st.WithTx(ctx, func(tx store.Tx) error {
+		for _, f := range findings {
+			l.clock.Advance(time.Minute)
+			a := &model.Attempt{OperationID: op.ID, Outcome: model.OutcomeLookup, Finding: f, Fingerprint: op.Fingerprint,
+				WorkerID: "triage by test", Detail: string(f), StartedAt: l.clock.Now().UTC()}
+			if f == model.FindingHasIt {
+				a.ProviderRef = "sbx_earlier"
+			}
+			if f == "" {
+				a.Outcome, a.Detail = model.OutcomeDispatched, "a retry"
+			}
+			if err := tx.InsertAttempt(a); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
