@@ -226,7 +226,10 @@ func (s *Service) ReviewByFinding(ops []model.Operation) FindingReview {
 				t.Evidence = clipEvidence(textsafe.Visible("provider lookup found it: " + f.Detail))
 			}
 			r.Apply = append(r.Apply, t)
-		case s.LookupAuthoritative(op.Provider):
+		case s.LookupAuthoritative(op.Provider) && !f.Earlier:
+			// Only the latest lookup's "has nothing": after it one could
+			// not tell, and the write (findingMoved) refuses a "not
+			// applied" on an earlier one as stale — one by one instead.
 			r.NotApplied = append(r.NotApplied, t)
 		default:
 			r.OneByOne = append(r.OneByOne, op)

@@ -141,3 +141,47 @@ func recordHistory(t *testing.T, l *ledger, key, ref string, findings []model.Fi
 		t.Fatal(err)
 	}
 }
+
+// A review by finding proposes only what it will write: an authoritative
+// "has nothing" followed by a lookup that could not tell was proposed
+// "not applied", and every write of it was refused as stale ("the
+// provider now says cannot tell — look again"), however often the
+// operator looked again. Such a row is left to decide one by one; a
+// proposal on an unchanged ledger is written.
+func TestAReviewByFindingProposesNothingItThenRefusesAsStale(t *testing.T) {
+	l := newLedger(t, fast())
+	l.svc.AuthoritativeLookups = map[string]bool{"sandbox": true}
+	ctx := context.Background()
+	histories := map[string][]model.FindingKind{
+		"nothing-cannot": {model.FindingHasNothing, model.FindingCannotTell},
+		"nothing-fresh":  {model.FindingHasNothing},
+	}
+	for key, findings := range histories {
+		unknownWithDelivery(t, l, key)
+		recordHistory(t, l, key, "sbx_"+key, findings)
+	}
+	ops, err := l.st.List(ctx, store.ListQuery{State: model.StateUnknown})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := l.svc.ReviewByFinding(ops)
+	d := reconcile.Decision{Operator: "oncall", Reason: "triage findings reviewed"}
+	if len(r.NotApplied) > 0 {
+		out, err := l.svc.DecideMany(ctx, model.ActionMarkNotApplied, d, r.NotApplied)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range out {
+			if o.Verdict != reconcile.VerdictWritten {
+				t.Errorf("%s: proposed not applied, then %v (%v); a proposal on an unchanged ledger must be written", o.Key, o.Verdict, o.Err)
+			}
+		}
+	}
+	oneByOne := map[string]bool{}
+	for _, op := range r.OneByOne {
+		oneByOne[op.Key] = true
+	}
+	if !oneByOne["nothing-cannot"] {
+		t.Errorf("nothing-cannot is not left to decide one by one (one by one: %v)", oneByOne)
+	}
+}
