@@ -358,3 +358,157 @@ func testBindingFindingInLists(t *testing.T, h *harness) {
 		}
 	}
 }
+
+// Every lookup history of up to four steps (has it, has nothing, cannot
+// tell, a retry): what a list page (forwards and backwards, and sorted by
+// another column) and Get say binds a decision (Operation.Binding) is
+// what the ledger's write rule reads (Tx.LatestConclusiveFinding, through
+// the same conclusiveness), the binding and latest findings are Detail's,
+// and each finding filter selects exactly the rows whose column shows it.
+func testBindingFindingEveryHistory(t *testing.T, h *harness) {
+	steps := []model.FindingKind{model.FindingHasIt, model.FindingHasNothing, model.FindingCannotTell, ""}
+	var histories [][]model.FindingKind
+	var grow func(prefix []model.FindingKind)
+	grow = func(prefix []model.FindingKind) {
+		if len(prefix) > 0 {
+			histories = append(histories, append([]model.FindingKind(nil), prefix...))
+		}
+		if len(prefix) == 4 {
+			return
+		}
+		for _, s := range steps {
+			grow(append(prefix, s))
+		}
+	}
+	grow(nil)
+	keyOf := func(hist []model.FindingKind) string {
+		k := "h"
+		for _, f := range hist {
+			k += "-" + string(f)
+			if f == "" {
+				k += "retry"
+			}
+		}
+		return k
+	}
+	h.tx(t, func(tx store.Tx) error {
+		for _, hist := range histories {
+			op := newOp("every", keyOf(hist), model.StateUnknown)
+			op.Provider = "sandbox"
+			if err := tx.InsertOperation(op); err != nil {
+				return err
+			}
+			for i, f := range hist {
+				a := &model.Attempt{OperationID: op.ID, Outcome: model.OutcomeDispatched, Fingerprint: op.Fingerprint,
+					WorkerID: "test", StartedAt: time.UnixMilli(int64(1000 * (i + 1))).UTC()}
+				if f != "" {
+					a.Outcome, a.Finding, a.Detail = model.OutcomeLookup, f, fmt.Sprintf("step %d", i+1)
+					if f == model.FindingHasIt {
+						a.ProviderRef = fmt.Sprintf("sbx_%d", i+1)
+					}
+				}
+				if err := tx.InsertAttempt(a); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	same := func(a, b *model.Finding) bool {
+		if a == nil || b == nil {
+			return a == nil && b == nil
+		}
+		return a.Kind == b.Kind && a.Seq == b.Seq && a.Stale == b.Stale && a.Earlier == b.Earlier && a.Ref == b.Ref && a.Detail == b.Detail
+	}
+	evidence := func(f *model.Finding) string {
+		if !f.Conclusive() {
+			return "none"
+		}
+		return fmt.Sprintf("%s@%d", f.Kind, f.Seq)
+	}
+	check := func(how string, op model.Operation) {
+		t.Helper()
+		d, err := h.L.Detail(ctxT(t), op.Tenant, op.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !same(op.Finding, d.Operation.Finding) || !same(op.BindingFinding, d.Operation.BindingFinding) {
+			t.Errorf("%s %s: finding %+v binding %+v; detail says %+v and %+v", how, op.Key, op.Finding, op.BindingFinding, d.Operation.Finding, d.Operation.BindingFinding)
+		}
+		var rule *model.Finding
+		h.tx(t, func(tx store.Tx) error {
+			rule, err = tx.LatestConclusiveFinding(op.ID)
+			return err
+		})
+		if got, want := evidence(op.Binding()), evidence(rule); got != want {
+			t.Errorf("%s %s: the screen's binding finding is %s; the write rule's is %s", how, op.Key, got, want)
+		}
+	}
+	var listed int
+	pages := map[string]store.ListQuery{
+		"forwards":       {Tenant: "every", Limit: 7},
+		"by state, back": {Tenant: "every", Limit: 7, Sort: model.SortState, Reverse: true},
+	}
+	for how, q := range pages {
+		listed = 0
+		for {
+			page, err := h.L.List(ctxT(t), q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, op := range page {
+				check(how, op)
+			}
+			listed += len(page)
+			if len(page) < q.Limit {
+				break
+			}
+			q.BeforeID = page[len(page)-1].ID
+		}
+		if listed != len(histories) {
+			t.Errorf("%s: listed %d; want %d", how, listed, len(histories))
+		}
+	}
+	// Backwards from the end: AfterID pages.
+	q := store.ListQuery{Tenant: "every", Limit: 7, AfterID: 1}
+	if first, err := h.L.List(ctxT(t), store.ListQuery{Tenant: "every", Reverse: true, Limit: 1}); err == nil && len(first) == 1 {
+		q.AfterID = first[0].ID
+		page, err := h.L.List(ctxT(t), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, op := range page {
+			check("backwards", op)
+		}
+	}
+	for _, hist := range histories[:20] {
+		op, err := h.L.Get(ctxT(t), "every", keyOf(hist))
+		if err != nil {
+			t.Fatal(err)
+		}
+		check("get", *op)
+	}
+	all, err := h.L.List(ctxT(t), store.ListQuery{Tenant: "every", Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, filter := range model.AllFindingFilters {
+		ops, err := h.L.List(ctxT(t), store.ListQuery{Tenant: "every", Finding: filter, Limit: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]bool{}
+		for _, op := range ops {
+			got[op.Key] = true
+		}
+		for _, op := range all {
+			shown := model.FilterNotChecked
+			if f := op.Shown(); f != nil {
+				shown = model.FindingFilter(f.Kind)
+			}
+			if (shown == filter) != got[op.Key] {
+				t.Errorf("filter %s: %s selected %v, its column shows %s", filter, op.Key, got[op.Key], shown)
+			}
+		}
+	}
+}

@@ -87,6 +87,7 @@ func Run(t *testing.T, d Driver) {
 		{"FindingsAreLatestLookupsStaleAfterAnotherAttemptAndFilterable", testFindings},
 		{"LatestConclusiveFindingOutlivesALaterCannotTell", testLatestConclusiveFinding},
 		{"ListsCarryTheEarlierFindingThatBindsAndFilterByIt", testBindingFindingInLists},
+		{"EveryLookupHistoryListsTheFindingTheWriteRuleBindsBy", testBindingFindingEveryHistory},
 		{"SentToFindsOperationsOfAnyTenantSentToAProvider", testSentTo},
 		{"LedgerIDIsMadeOnceKeptAndDiffersBetweenLedgers", testLedgerID},
 		{"ProviderFileIsRecordedOncePerProviderAndKept", testProviderFile},
