@@ -576,12 +576,14 @@ func (s *Store) translate(err error, what string) error {
 			// connections, the socket broke): busy, so a runner, a cron
 			// sweep or an agent retries later with the same key instead of
 			// reading it as a refusal of the request.
-			return model.Wrap(model.CodeBusy, err, "%s: PostgreSQL is unavailable (SQLSTATE %s); retry later", prefix, pe.Code)
+			// The words say what happened, not what to do: wrapped in a
+			// call's "unknown — stop" they must not read "retry later".
+			return model.Wrap(model.CodeBusy, err, "%s: PostgreSQL is unavailable (SQLSTATE %s: an outage)", prefix, pe.Code)
 		}
 		return model.Wrap(model.CodeInternal, err, "%s: SQLSTATE %s: %s", prefix, pe.Code, pe.Message)
 	}
 	if connectionLost(err) {
-		return model.Wrap(model.CodeBusy, err, "%s: PostgreSQL is unavailable (retry later): %v", prefix, err)
+		return model.Wrap(model.CodeBusy, err, "%s: PostgreSQL is unavailable (an outage): %v", prefix, err)
 	}
 	return model.Wrap(model.CodeInternal, err, "%s: %v", prefix, err)
 }
