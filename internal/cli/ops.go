@@ -320,6 +320,20 @@ func writeDetail(w io.Writer, d *model.Detail) {
 	} else if op.Provider != "" {
 		row("finding", "not checked")
 	}
+	if b := op.BindingFinding; b != nil {
+		// The lookup a decision is checked against when it is not the
+		// last one said above (the console's "has it (earlier)").
+		text := findingLine(*b) + " — " + fmtTime(b.At)
+		if b.By != "" {
+			text += ", " + b.By
+		}
+		if b.Earlier {
+			text = fmt.Sprintf("earlier lookup #%d: %s; a decision is checked against it, not the last", b.Seq, text)
+		} else {
+			text += "; it binds all the same (a retry cannot take a delivery back)"
+		}
+		row("binding finding", text)
+	}
 	row("receipt", string(op.Receipt))
 	if d.Supersedes != nil {
 		row("supersedes", fmt.Sprintf("%s (%s)", d.Supersedes.Key, d.Supersedes.State))

@@ -420,3 +420,37 @@ func TestOpsResolveSeveralNotAppliedLooksFirst(t *testing.T) {
 		t.Fatalf("--against-finding: exit %d\n%s%s", code, out, errText)
 	}
 }
+
+// ops show names the finding a decision is checked against when it is not
+// the last lookup (has it, then has nothing), and says a "has it" a retry
+// made stale binds all the same — what the console's "has it (earlier)"
+// says, so an operator on the command line is not pointed at "not applied".
+func TestOpsShowNamesTheBindingFinding(t *testing.T) {
+	db := newLedgerFile(t)
+	for _, k := range []string{"later-nothing", "retried"} {
+		if _, _, code := cli(t, callArgs(db, "acme", k, "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
+			t.Fatalf("setup %s: exit %d", k, code)
+		}
+	}
+	if _, errText, code := cli(t, "triage", "--db", db, "--operator", "oncall"); code != 0 {
+		t.Fatalf("triage: exit %d %s", code, errText)
+	}
+	recordHasNothing(t, db, "acme", "later-nothing")
+	if _, _, code := cli(t, callArgs(db, "acme", "retried", "send_notification", notifyArgs)...); code != 5 {
+		t.Fatalf("retry: exit %d", code)
+	}
+	for key, want := range map[string][]string{
+		"later-nothing": {"finding", "has nothing", "binding finding", "earlier lookup #", "has it · sbx_", "checked against it, not the last"},
+		"retried":       {"stale (another attempt came after it", "binding finding", "has it · sbx_", "binds all the same"},
+	} {
+		out, errText, code := cli(t, "ops", "show", "--db", db, "--tenant", "acme", "--key", key)
+		if code != 0 {
+			t.Fatalf("ops show %s: exit %d %s", key, code, errText)
+		}
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				t.Errorf("ops show %s lacks %q:\n%s", key, w, out)
+			}
+		}
+	}
+}
