@@ -332,7 +332,7 @@ func writeDetail(w io.Writer, d *model.Detail) {
 		} else {
 			text += "; it binds all the same (a retry cannot take a delivery back)"
 		}
-		row("binding finding", text)
+		row("binding", text)
 	}
 	row("receipt", string(op.Receipt))
 	if d.Supersedes != nil {

@@ -440,8 +440,8 @@ func TestOpsShowNamesTheBindingFinding(t *testing.T) {
 		t.Fatalf("retry: exit %d", code)
 	}
 	for key, want := range map[string][]string{
-		"later-nothing": {"finding", "has nothing", "binding finding", "earlier lookup #", "has it · sbx_", "checked against it, not the last"},
-		"retried":       {"stale (another attempt came after it", "binding finding", "has it · sbx_", "binds all the same"},
+		"later-nothing": {"finding", "has nothing", "binding ", "earlier lookup #", "has it · sbx_", "checked against it, not the last"},
+		"retried":       {"stale (another attempt came after it", "binding ", "has it · sbx_", "binds all the same"},
 	} {
 		out, errText, code := cli(t, "ops", "show", "--db", db, "--tenant", "acme", "--key", key)
 		if code != 0 {
