@@ -430,32 +430,23 @@ func (f *findingScan) finding(provider string) *model.Finding {
 
 // LatestFinding is the operation's latest recorded finding, or nil.
 func (t *Tx) LatestFinding(opID int64) (*model.Finding, error) {
-	var f findingScan
-	var provider *string
-	err := t.queryRow(`SELECT o.provider, `+latestFindingColumnList+` FROM operations o
-		`+latestFindingJoin("o.id")+` WHERE o.id = $1`, opID).
-		Scan(append([]any{&provider}, f.dest()...)...)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return f.finding(str(provider)), nil
+	return t.findingOf(opID, latestFindingColumnList, latestFindingJoin("o.id"))
 }
 
 // LatestConclusiveFinding is the operation's latest finding that said
 // something (has it, has nothing), or nil — any "has it" first, never
-// stale (see the SQLite driver's latestConclusiveFindingSQL).
+// stale (see the SQLite driver's latestConclusiveFindingSQL): the lookup
+// bindingFindingJoin picks for lists.
 func (t *Tx) LatestConclusiveFinding(opID int64) (*model.Finding, error) {
+	return t.findingOf(opID, bindingFindingColumnList, bindingFindingJoin("o.id"))
+}
+
+// findingOf reads one finding of operation opID through join (one of the
+// finding joins above, on o) and its columns, or nil.
+func (t *Tx) findingOf(opID int64, columns, join string) (*model.Finding, error) {
 	var f findingScan
 	var provider *string
-	err := t.queryRow(`SELECT o.provider, `+latestFindingColumnList+` FROM operations o
-		LEFT JOIN LATERAL (SELECT a.finding AS lf_kind, a.provider_ref AS lf_ref,
-		a.detail AS lf_detail, a.started_at AS lf_at, a.seq AS lf_seq, a.worker_id AS lf_by,
-		(a.finding <> 'has_it' AND EXISTS (SELECT 1 FROM attempts b WHERE b.operation_id = a.operation_id AND b.seq > a.seq AND b.outcome <> 'lookup')) AS lf_stale
-		FROM attempts a WHERE a.operation_id = o.id AND a.outcome = 'lookup' AND a.finding IN ('has_it', 'has_nothing')
-		ORDER BY a.finding = 'has_it' DESC, a.seq DESC LIMIT 1) lf ON true WHERE o.id = $1`, opID).
+	err := t.queryRow(`SELECT o.provider, `+columns+` FROM operations o `+join+` WHERE o.id = $1`, opID).
 		Scan(append([]any{&provider}, f.dest()...)...)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
