@@ -227,27 +227,30 @@ func (t *Tx) InsertAttempt(a *model.Attempt) error {
 	return err
 }
 
-// latestFindingSQL reads the newest lookup attempt of an operation (one
-// step down attempts_lookup) and whether a non-lookup attempt came after
-// it: model.LatestFinding's rule in SQL.
-const latestFindingSQL = `SELECT a.finding, a.provider_ref, a.detail, a.started_at, a.seq, a.worker_id,
-	EXISTS (SELECT 1 FROM attempts b WHERE b.operation_id = a.operation_id AND b.seq > a.seq AND b.outcome <> 'lookup'),
-	o.provider
+// findingSQL reads the lookup attempt whose id is lookup (an SQL
+// expression) as a finding, stale if a non-lookup attempt came after it —
+// except a "has it" when hasItStays: a provider never takes a delivery
+// back, so neither a later "has nothing" (a provider file gone back in time
+// unnoticed) nor a later attempt (the agent retrying the key) makes it
+// untrue, and "not applied" or a new key against it needs the second
+// confirmation — each sends it again.
+func findingSQL(lookup string, hasItStays bool) string {
+	stale := `EXISTS (SELECT 1 FROM attempts b WHERE b.operation_id = a.operation_id AND b.seq > a.seq AND b.outcome <> 'lookup')`
+	if hasItStays {
+		stale = `a.finding <> 'has_it' AND ` + stale
+	}
+	return `SELECT a.finding, a.provider_ref, a.detail, a.started_at, a.seq, a.worker_id, ` + stale + `, o.provider
 	FROM attempts a JOIN operations o ON o.id = a.operation_id
-	WHERE a.id = (SELECT id FROM attempts WHERE operation_id = ? AND outcome = 'lookup' ORDER BY seq DESC LIMIT 1)`
+	WHERE a.id = ` + lookup
+}
 
-// latestConclusiveFindingSQL is latestFindingSQL among the lookups that
-// said something, except that a "has it" comes first and never goes stale:
-// a provider never takes a delivery back, so neither a later "has nothing"
-// (a provider file gone back in time unnoticed) nor a later attempt (the
-// agent retrying the key) makes it untrue, and "not applied" or a new key
-// against it needs the second confirmation — each sends it again.
-const latestConclusiveFindingSQL = `SELECT a.finding, a.provider_ref, a.detail, a.started_at, a.seq, a.worker_id,
-	a.finding <> 'has_it' AND EXISTS (SELECT 1 FROM attempts b WHERE b.operation_id = a.operation_id AND b.seq > a.seq AND b.outcome <> 'lookup'),
-	o.provider
-	FROM attempts a JOIN operations o ON o.id = a.operation_id
-	WHERE a.id = (SELECT id FROM attempts WHERE operation_id = ? AND outcome = 'lookup' AND finding IN ('has_it', 'has_nothing')
-		ORDER BY finding = 'has_it' DESC, seq DESC LIMIT 1)`
+var (
+	// latestFindingSQL is model.LatestFinding's rule in SQL.
+	latestFindingSQL = findingSQL(latestLookupOf("?"), false)
+	// latestConclusiveFindingSQL is latestFindingSQL among the lookups
+	// that said something, a "has it" first and never stale.
+	latestConclusiveFindingSQL = findingSQL(bindingLookupOf("?"), true)
+)
 
 func scanFinding(sc scanner) (*model.Finding, error) {
 	var f model.Finding

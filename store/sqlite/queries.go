@@ -139,17 +139,29 @@ func (s *Store) List(ctx context.Context, q store.ListQuery) ([]model.Operation,
 	return out, nil
 }
 
-// latestLookupColumn is, in a statement that reads operations, the id of
-// each one's newest lookup attempt (NULL: never checked): one step down
-// attempts_lookup. fillFindings reads those attempts afterwards.
-const latestLookupColumn = `(SELECT id FROM attempts WHERE operation_id = operations.id AND outcome = 'lookup'
+// latestLookupOf is the id of the newest lookup attempt of the operation
+// whose id is opID (an SQL expression; NULL: never checked): one step down
+// attempts_lookup — model.LatestFinding's choice.
+func latestLookupOf(opID string) string {
+	return `(SELECT id FROM attempts WHERE operation_id = ` + opID + ` AND outcome = 'lookup'
 	ORDER BY seq DESC LIMIT 1)`
+}
 
-// bindingLookupColumn is, beside latestLookupColumn, the id of the lookup
-// a decision is checked against (latestConclusiveFindingSQL's choice: any
-// "has it" first, then the newest "has nothing"; NULL: neither).
-const bindingLookupColumn = `(SELECT id FROM attempts WHERE operation_id = operations.id AND outcome = 'lookup'
+// bindingLookupOf is the id of the lookup a decision on the operation
+// whose id is opID is checked against: any "has it" first, then the
+// newest "has nothing" (NULL: neither) — LatestConclusiveFinding's choice.
+func bindingLookupOf(opID string) string {
+	return `(SELECT id FROM attempts WHERE operation_id = ` + opID + ` AND outcome = 'lookup'
 	AND finding IN ('has_it', 'has_nothing') ORDER BY finding = 'has_it' DESC, seq DESC LIMIT 1)`
+}
+
+// latestLookupColumn and bindingLookupColumn are, in a statement that reads
+// operations, each one's two lookups' ids; fillFindings reads those
+// attempts afterwards.
+var (
+	latestLookupColumn  = latestLookupOf("operations.id")
+	bindingLookupColumn = bindingLookupOf("operations.id")
+)
 
 // shownFindingSQL is the kind of the finding an operation's FINDING column
 // shows (model.Operation.Shown): "has it" if any lookup found the
