@@ -3,8 +3,8 @@ package reconcile_test
 import (
 	"context"
 	"testing"
-	"time"
 
+	"github.com/retrysafe/retrysafe/internal/testledger"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
@@ -121,25 +121,8 @@ func recordHistory(t *testing.T, l *ledger, key, ref string, findings []model.Fi
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = l.st.WithTx(ctx, func(tx store.Tx) error {
-		for i, f := range findings {
-			a := &model.Attempt{OperationID: op.ID, Outcome: model.OutcomeLookup, Finding: f, Fingerprint: op.Fingerprint,
-				WorkerID: "triage by test", Detail: string(f), StartedAt: time.Now().Add(time.Duration(i) * time.Millisecond).UTC()}
-			if f == model.FindingHasIt {
-				a.ProviderRef = ref
-			}
-			if f == "" {
-				a.Outcome, a.Detail = model.OutcomeDispatched, "a retry"
-			}
-			if err := tx.InsertAttempt(a); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	testledger.Lookups{Worker: "triage by test", Ref: ref, Detail: func(f model.FindingKind) string { return string(f) }}.
+		Record(t, l.st, op, findings...)
 }
 
 // A review by finding proposes only what it will write: an authoritative

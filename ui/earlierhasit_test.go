@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retrysafe/retrysafe/internal/testledger"
 	"github.com/retrysafe/retrysafe/model"
-	"github.com/retrysafe/retrysafe/store"
 )
 
 // A lookup that found the effect binds for good: a later lookup (or the
@@ -61,24 +61,8 @@ func recordLookups(t *testing.T, l *ledger, key string, findings []model.Finding
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = l.st.WithTx(ctx, func(tx store.Tx) error {
-		for _, f := range findings {
-			l.clock.Advance(time.Minute)
-			a := &model.Attempt{OperationID: op.ID, Outcome: model.OutcomeLookup, Finding: f, Fingerprint: op.Fingerprint,
-				WorkerID: "triage by test", Detail: string(f), StartedAt: l.clock.Now().UTC()}
-			if f == model.FindingHasIt {
-				a.ProviderRef = "sbx_earlier"
-			}
-			if f == "" {
-				a.Outcome, a.Detail = model.OutcomeDispatched, "a retry"
-			}
-			if err := tx.InsertAttempt(a); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	testledger.Lookups{Worker: "triage by test", Ref: "sbx_earlier",
+		Detail: func(f model.FindingKind) string { return string(f) },
+		At:     func(int) time.Time { l.clock.Advance(time.Minute); return l.clock.Now().UTC() }}.
+		Record(t, l.st, op, findings...)
 }

@@ -1,13 +1,11 @@
 package ui
 
 import (
-	"context"
 	"fmt"
 	"testing"
-	"time"
 
+	"github.com/retrysafe/retrysafe/internal/testledger"
 	"github.com/retrysafe/retrysafe/model"
-	"github.com/retrysafe/retrysafe/store"
 )
 
 // A provider never takes a delivery back: after a lookup found the effect,
@@ -25,25 +23,12 @@ func TestAnEarlierHasItOutlivesALaterHasNothingInTheConsole(t *testing.T) {
 			l := newLedger(t)
 			l.unknown(t, "acme", "refund-1", "cfo@acme.example")
 			op := l.get(t, "acme", "refund-1").Operation
-			err := l.st.WithTx(context.Background(), func(tx store.Tx) error {
-				for i, f := range seq {
-					a := &model.Attempt{OperationID: op.ID, Outcome: model.OutcomeLookup, Finding: f, Fingerprint: op.Fingerprint,
-						WorkerID: "ops check by bob", StartedAt: time.Now().Add(time.Duration(i) * time.Millisecond).UTC()}
-					switch f {
-					case model.FindingHasIt:
-						a.ProviderRef = "sbx_1"
-					case model.FindingCannotTell:
-						a.Detail = "cannot tell: the provider file went back in time"
-					}
-					if err := tx.InsertAttempt(a); err != nil {
-						return err
-					}
+			testledger.Lookups{Worker: "ops check by bob", Ref: "sbx_1", Detail: func(f model.FindingKind) string {
+				if f == model.FindingCannotTell {
+					return "cannot tell: the provider file went back in time"
 				}
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+				return ""
+			}}.Record(t, l.st, &op, seq...)
 			h := open(t, config(l), 100, 30)
 			selectOp(t, h, "acme/refund-1")
 			h.keys("n")
@@ -79,25 +64,7 @@ func hasItThenNotApplied(t *testing.T, seq []model.FindingKind) {
 	l := newLedger(t)
 	l.unknown(t, "acme", "refund-1", "cfo@acme.example")
 	op := l.get(t, "acme", "refund-1").Operation
-	err := l.st.WithTx(context.Background(), func(tx store.Tx) error {
-		for i, f := range seq {
-			a := &model.Attempt{OperationID: op.ID, Outcome: model.OutcomeLookup, Finding: f, Fingerprint: op.Fingerprint,
-				WorkerID: "ops check by bob", StartedAt: time.Now().Add(time.Duration(i) * time.Millisecond).UTC()}
-			if f == model.FindingHasIt {
-				a.ProviderRef = "sbx_1"
-			}
-			if f == "" {
-				a.Outcome, a.Detail = model.OutcomeDispatched, "a retry"
-			}
-			if err := tx.InsertAttempt(a); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	testledger.Lookups{Worker: "ops check by bob", Ref: "sbx_1"}.Record(t, l.st, &op, seq...)
 	h := open(t, config(l), 100, 30)
 	selectOp(t, h, "acme/refund-1")
 	h.keys("n")
