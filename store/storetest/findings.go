@@ -193,23 +193,9 @@ func testLatestConclusiveFinding(t *testing.T, h *harness) {
 	}
 	for _, c := range cases {
 		h.tx(t, func(tx store.Tx) error {
-			op := newOp("acme", c.key, model.StateUnknown)
-			op.Provider = "sandbox"
-			if err := tx.InsertOperation(op); err != nil {
+			op, err := insertHistory(tx, "acme", c.key, c.attempts, func(int) string { return "sbx_1" })
+			if err != nil {
 				return err
-			}
-			for i, f := range c.attempts {
-				a := &model.Attempt{OperationID: op.ID, Outcome: model.OutcomeDispatched, Fingerprint: op.Fingerprint,
-					WorkerID: "test", StartedAt: time.UnixMilli(int64(1000 * (i + 1))).UTC()}
-				if f != "" {
-					a.Outcome, a.Finding, a.Detail = model.OutcomeLookup, f, fmt.Sprintf("step %d", i+1)
-					if f == model.FindingHasIt {
-						a.ProviderRef = "sbx_1"
-					}
-				}
-				if err := tx.InsertAttempt(a); err != nil {
-					return err
-				}
 			}
 			got, err := tx.LatestConclusiveFinding(op.ID)
 			if err != nil {
@@ -257,23 +243,9 @@ func testBindingFindingInLists(t *testing.T, h *harness) {
 	}
 	for _, c := range cases {
 		h.tx(t, func(tx store.Tx) error {
-			op := newOp("acme", c.key, model.StateUnknown)
-			op.Provider = "sandbox"
-			if err := tx.InsertOperation(op); err != nil {
+			_, err := insertHistory(tx, "acme", c.key, c.attempts, func(int) string { return "sbx_1" })
+			if err != nil {
 				return err
-			}
-			for i, f := range c.attempts {
-				a := &model.Attempt{OperationID: op.ID, Outcome: model.OutcomeDispatched, Fingerprint: op.Fingerprint,
-					WorkerID: "test", StartedAt: time.UnixMilli(int64(1000 * (i + 1))).UTC()}
-				if f != "" {
-					a.Outcome, a.Finding, a.Detail = model.OutcomeLookup, f, fmt.Sprintf("step %d", i+1)
-					if f == model.FindingHasIt {
-						a.ProviderRef = "sbx_1"
-					}
-				}
-				if err := tx.InsertAttempt(a); err != nil {
-					return err
-				}
 			}
 			return nil
 		})
@@ -393,23 +365,8 @@ func testBindingFindingEveryHistory(t *testing.T, h *harness) {
 	}
 	h.tx(t, func(tx store.Tx) error {
 		for _, hist := range histories {
-			op := newOp("every", keyOf(hist), model.StateUnknown)
-			op.Provider = "sandbox"
-			if err := tx.InsertOperation(op); err != nil {
+			if _, err := insertHistory(tx, "every", keyOf(hist), hist, func(i int) string { return fmt.Sprintf("sbx_%d", i+1) }); err != nil {
 				return err
-			}
-			for i, f := range hist {
-				a := &model.Attempt{OperationID: op.ID, Outcome: model.OutcomeDispatched, Fingerprint: op.Fingerprint,
-					WorkerID: "test", StartedAt: time.UnixMilli(int64(1000 * (i + 1))).UTC()}
-				if f != "" {
-					a.Outcome, a.Finding, a.Detail = model.OutcomeLookup, f, fmt.Sprintf("step %d", i+1)
-					if f == model.FindingHasIt {
-						a.ProviderRef = fmt.Sprintf("sbx_%d", i+1)
-					}
-				}
-				if err := tx.InsertAttempt(a); err != nil {
-					return err
-				}
 			}
 		}
 		return nil
@@ -511,4 +468,30 @@ func testBindingFindingEveryHistory(t *testing.T, h *harness) {
 			}
 		}
 	}
+}
+
+// insertHistory inserts an unknown operation of tenant/key sent to the
+// sandbox and its attempts, one per step: "" a dispatch, else a lookup with
+// that finding and detail "step N" (N its number; a "has it"'s reference
+// ref(N-1)), each a second after the one before.
+func insertHistory(tx store.Tx, tenant, key string, steps []model.FindingKind, ref func(i int) string) (*model.Operation, error) {
+	op := newOp(tenant, key, model.StateUnknown)
+	op.Provider = "sandbox"
+	if err := tx.InsertOperation(op); err != nil {
+		return nil, err
+	}
+	for i, f := range steps {
+		a := &model.Attempt{OperationID: op.ID, Outcome: model.OutcomeDispatched, Fingerprint: op.Fingerprint,
+			WorkerID: "test", StartedAt: time.UnixMilli(int64(1000 * (i + 1))).UTC()}
+		if f != "" {
+			a.Outcome, a.Finding, a.Detail = model.OutcomeLookup, f, fmt.Sprintf("step %d", i+1)
+			if f == model.FindingHasIt {
+				a.ProviderRef = ref(i)
+			}
+		}
+		if err := tx.InsertAttempt(a); err != nil {
+			return nil, err
+		}
+	}
+	return op, nil
 }
