@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,14 +84,7 @@ func TestCommitsAfterTheLedgersFilesAreRemovedAreNeverAcknowledgedAndLost(t *tes
 // file's header already counts pages not yet written), and reading the
 // file alone found it "malformed" and refused it as no ledger at all.
 func TestALedgerBeforeTheMarkKilledMidCheckpointIsRecognised(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "old.db")
-	s, err := Open(path, store.Options{Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	plainExec(t, path, "PRAGMA application_id = 0", fmt.Sprintf("PRAGMA user_version = %d", legacyVersions), "DROP TABLE ledger_meta",
-		"DROP INDEX operations_tool_id", "DROP INDEX operations_provider_id", "DROP TABLE provider_files")
+	path := legacyLedger(t)
 	// The old writer's commits, still in its log when it is killed.
 	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=wal_autocheckpoint(0)&_pragma=journal_mode(WAL)")
 	if err != nil {
@@ -113,7 +105,7 @@ func TestALedgerBeforeTheMarkKilledMidCheckpointIsRecognised(t *testing.T) {
 	if err := testfiles.KilledAfterPage1(killed); err != nil {
 		t.Fatal(err)
 	}
-	s, err = Open(killed, store.Options{})
+	s, err := Open(killed, store.Options{})
 	if err != nil {
 		t.Fatalf("an old ledger killed mid-checkpoint is refused: %v", err)
 	}

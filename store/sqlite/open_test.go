@@ -237,18 +237,8 @@ func TestOpenRefusesDevNull(t *testing.T) {
 // version 3) is still recognised by its tables, and marked when first
 // opened for writing.
 func TestOpenMarksALedgerMadeBeforeTheApplicationID(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "old.db")
-	s, err := Open(path, store.Options{Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	// (A ledger of that version had no ledger_meta either, migration 7,
-	// nor the sort indexes, migration 8, nor provider_files, migration 10,
-	// with its marks, migration 11.)
-	plainExec(t, path, "PRAGMA application_id = 0", fmt.Sprintf("PRAGMA user_version = %d", legacyVersions), "DROP TABLE ledger_meta",
-		"DROP INDEX operations_tool_id", "DROP INDEX operations_provider_id", "DROP TABLE provider_files")
-	s, err = Open(path, store.Options{})
+	path := legacyLedger(t)
+	s, err := Open(path, store.Options{})
 	if err != nil {
 		t.Fatalf("an old ledger is refused: %v", err)
 	}
@@ -478,4 +468,21 @@ func checkReadOnlyFile(t *testing.T, path string) {
 	if _, err := ro.Counts(context.Background(), ""); err != nil {
 		t.Errorf("cannot read it read-only: %v", err)
 	}
+}
+
+// legacyLedger makes a ledger as a retrysafe before ledgers marked
+// themselves left it (application_id 0, schema version legacyVersions): a
+// new one with what came later dropped — ledger_meta (migration 7), the
+// sort indexes (8) and provider_files (10, with its marks, 11). Its path.
+func legacyLedger(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "old.db")
+	s, err := Open(path, store.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	plainExec(t, path, "PRAGMA application_id = 0", fmt.Sprintf("PRAGMA user_version = %d", legacyVersions), "DROP TABLE ledger_meta",
+		"DROP INDEX operations_tool_id", "DROP INDEX operations_provider_id", "DROP TABLE provider_files")
+	return path
 }
