@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/retrysafe/retrysafe/internal/textsafe"
 )
 
 // y copies the operation's key, Y a ready command line for it, to the
@@ -63,7 +65,7 @@ func (m Model) copyOp(req copyRequestMsg) tea.Cmd {
 		if req.Unknown {
 			sub = "check"
 		}
-		cmd := fmt.Sprintf("retrysafe ops %s --db %s --tenant %s --key %s", sub, shellQuote(ledgerArg(m.cfg.Store.Path())), shellQuote(req.Tenant), shellQuote(req.Key))
+		cmd := fmt.Sprintf("retrysafe ops %s --db %s --tenant %s --key %s", sub, textsafe.ShellWord(ledgerArg(m.cfg.Store.Path())), textsafe.ShellWord(req.Tenant), textsafe.ShellWord(req.Key))
 		return copyText(m.cfg.Clipboard, "the command `"+cmd+"`", cmd)
 	}
 	return copyText(m.cfg.Clipboard, "the key "+req.Tenant+"/"+req.Key, req.Key)

@@ -9,6 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/retrysafe/retrysafe/internal/textsafe"
 	"github.com/retrysafe/retrysafe/model"
 )
 
@@ -33,7 +34,7 @@ type copyTextMsg struct{ What, Text string }
 // copyMenuItems are an operation's: its key, commands, its trace ids.
 func copyMenuItems(d *model.Detail, db string) []copyItem {
 	op := d.Operation
-	flags := fmt.Sprintf("--db %s --tenant %s --key %s", shellQuote(db), shellQuote(op.Tenant), shellQuote(op.Key))
+	flags := fmt.Sprintf("--db %s --tenant %s --key %s", textsafe.ShellWord(db), textsafe.ShellWord(op.Tenant), textsafe.ShellWord(op.Key))
 	items := []copyItem{
 		{Label: "operation key", What: "the key " + op.Tenant + "/" + op.Key, Text: op.Key},
 		{Label: "show it", What: "the `retrysafe ops show` command", Text: "retrysafe ops show " + flags},

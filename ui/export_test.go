@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/retrysafe/retrysafe/internal/textsafe"
 	"github.com/retrysafe/retrysafe/model"
 )
 
@@ -212,8 +213,8 @@ func TestShellQuoteQuotesWhatShellsExpand(t *testing.T) {
 		"order-1": "order-1", "a b": "'a b'", "it's": `'it'\''s'`, "$(rm -rf ~)": "'$(rm -rf ~)'",
 		"=rm": "'=rm'", "^x": "'^x'", "": "''",
 	} {
-		if got := shellQuote(in); got != want {
-			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
+		if got := textsafe.ShellWord(in); got != want {
+			t.Errorf("textsafe.ShellWord(%q) = %s, want %s", in, got, want)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/retrysafe/retrysafe/internal/textsafe"
 	"github.com/retrysafe/retrysafe/model"
 )
 
@@ -297,7 +298,7 @@ func (m Model) emptyView(e env, height int) string {
 		"  " + s.Key.Render("retrysafe demo"),
 		s.Muted.Render("      builds demo.db with several tenants and unknown outcomes to settle, and opens it"),
 		"",
-		"  " + s.Key.Render(fmt.Sprintf("retrysafe call --db %s --tenant acme --key order-1 \\", shellQuote(db))),
+		"  " + s.Key.Render(fmt.Sprintf("retrysafe call --db %s --tenant acme --key order-1 \\", textsafe.ShellWord(db))),
 		"  " + s.Key.Render(`      --tool create_support_task --args '{"subject":"Printer on fire"}'`),
 		s.Muted.Render("      records one tool call here; add --tool send_notification --fault lose-reply"),
 		s.Muted.Render(`      (args {"to":…,"body":…}) to make an unknown outcome`),
@@ -309,14 +310,4 @@ func (m Model) emptyView(e env, height int) string {
 		b.WriteString("  " + l + "\n")
 	}
 	return b.String()
-}
-
-// shellQuote makes s one word for POSIX shells and zsh: also a word
-// starting with "=" (zsh: the path of that command) or holding "^" (zsh's
-// extended glob) is quoted.
-func shellQuote(s string) string {
-	if s != "" && !strings.ContainsAny(s, " '\"\\$`!*?&;|<>(){}[]#~=^") {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
