@@ -398,14 +398,18 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 	// refuses "not applied" against it. Said unless the provider says it
 	// has it now.
 	settling := op.State == model.StateUnknown || op.State == model.StateInProgress || op.State == model.StateNotApplied
+	var earlier *model.Finding // the binding finding from the attempts, read once per frame
+	if settling {
+		earlier = earlierFinding(op.Provider, d.Attempts)
+	}
 	earlierHasIt := false
 	if settling && !(chk != nil && chk.err == nil && chk.ev.Found) && !(chk == nil && hasIt(op.Finding)) {
-		if f := earlierFinding(op.Provider, d.Attempts); f != nil && f.Kind == model.FindingHasIt {
+		if f := earlier; f != nil && f.Kind == model.FindingHasIt {
 			earlierHasIt = true
 		}
 	}
 	if settling && (cannotTellNow(op, chk) != "" || earlierHasIt) {
-		if f := earlierFinding(op.Provider, d.Attempts); f != nil && f.Kind == model.FindingHasIt {
+		if f := earlier; f != nil && f.Kind == model.FindingHasIt {
 			text := fmt.Sprintf("! An earlier lookup found it: %s — %s, %s (%s ago). Cannot tell takes nothing back: ",
 				or(f.Ref, "has it"), or(f.By, "a lookup"), clockTime(f.At, e), age(e.now, f.At))
 			if op.State == model.StateNotApplied {
