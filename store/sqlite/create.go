@@ -36,7 +36,8 @@ func (w *writerIDs) effect(t model.LocalTable) *int64 {
 	return nil
 }
 
-// nextOpIDSQL is insertOperationSQL's id rule on its own.
+// nextOpIDSQL is the id of a new operation: past every id an effect row
+// still names (insertOperationSQL's, and CreateLocal's read of it).
 const nextOpIDSQL = `(SELECT MAX(m) + 1 FROM (SELECT COALESCE(MAX(id), 0) AS m FROM operations
 	UNION ALL SELECT COALESCE(MAX(operation_id), 0) FROM tasks
 	UNION ALL SELECT COALESCE(MAX(operation_id), 0) FROM report_jobs

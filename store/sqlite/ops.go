@@ -116,10 +116,7 @@ const insertOperationSQL = `INSERT INTO operations (id, tenant, op_key, tool, pa
 	args, summary, fingerprint, state, version, claim_no, receipt, provider, downstream_key,
 	provider_ref, lease_owner, lease_until, contradicted, supersedes_id, superseded_by_id,
 	created_at, updated_at, expires_at)
-	VALUES ((SELECT MAX(m) + 1 FROM (SELECT COALESCE(MAX(id), 0) AS m FROM operations
-		UNION ALL SELECT COALESCE(MAX(operation_id), 0) FROM tasks
-		UNION ALL SELECT COALESCE(MAX(operation_id), 0) FROM report_jobs
-		UNION ALL SELECT COALESCE(MAX(operation_id), 0) FROM local_effects)),
+	VALUES (` + nextOpIDSQL + `,
 	?,?,?,?,?,?,?,?,1,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 
 // InsertOperation writes a new operation and sets op.ID, op.Version and the
