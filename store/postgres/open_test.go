@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -114,6 +115,24 @@ func TestPathHasNoPassword(t *testing.T) {
 	_, err := postgres.Open("postgres://ana:s3cret@127.0.0.1:1/ledger?connect_timeout=2", store.Options{})
 	if err == nil || strings.Contains(err.Error(), "s3cret") || !model.IsCode(err, model.CodeBusy) {
 		t.Errorf("connecting to nothing: %v; want busy (an outage: retry later) without the password", err)
+	}
+}
+
+// A database that does not exist is the caller's setup: the error says
+// which database and that it does not exist (the server's own words), not
+// only a SQLSTATE a person has to look up.
+func TestOpenOfAMissingDatabaseSaysSo(t *testing.T) {
+	u, err := url.Parse(pgtest.BaseURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/no_such_db_" + pgtest.NewSchemaName()
+	q := u.Query()
+	q.Set("search_path", "ledger")
+	u.RawQuery = q.Encode()
+	_, err = postgres.Open(u.String(), store.Options{Create: true})
+	if !model.IsCode(err, model.CodeUnavailable) || !strings.Contains(err.Error(), `database "`+strings.TrimPrefix(u.Path, "/")+`" does not exist`) {
+		t.Errorf("open of a missing database: %v; want unavailable, naming the database and saying it does not exist", err)
 	}
 }
 

@@ -570,7 +570,9 @@ func (s *Store) translate(err error, what string) error {
 			// runner retries later instead of reading it as a refusal.
 			return model.Wrap(model.CodeInternal, err, "%s: server disk error (SQLSTATE %s): disk full or failing?", prefix, pe.Code)
 		case connectionLost(err) && refusedByServer(pe.Code):
-			return model.Wrap(model.CodeUnavailable, err, "%s: PostgreSQL refused the connection (SQLSTATE %s)", prefix, pe.Code)
+			// The server's words name what it refused (a database that
+			// does not exist, a failed login) and hold no password.
+			return model.Wrap(model.CodeUnavailable, err, "%s: PostgreSQL refused the connection: %s (SQLSTATE %s)", prefix, pe.Message, pe.Code)
 		case connectionLost(err):
 			// An outage (the server stopped, restarting, out of
 			// connections, the socket broke): busy, so a runner, a cron
