@@ -677,6 +677,11 @@ func pointer(x *exchange, ptr string) (string, string) {
 	if len(ref) > MaxRef {
 		return "", fmt.Sprintf("%s in the response is %d bytes, longer than a reference (%d); none read", ptr, len(ref), MaxRef)
 	}
+	// PostgreSQL text cannot hold a NUL: the answer could not be recorded
+	// there, and an applied effect would be left a claim in flight.
+	if strings.IndexByte(ref, 0) >= 0 {
+		return "", fmt.Sprintf("%s in the response holds a NUL character, which is no reference; none read", ptr)
+	}
 	return ref, ""
 }
 
@@ -726,12 +731,14 @@ func retryAfter(h string, now time.Time) time.Duration {
 }
 
 // snippet is the start of a response body for a Detail: one line, at most
-// 200 characters, valid UTF-8.
+// 200 characters, valid UTF-8, without a NUL.
 func snippet(b []byte) string {
 	if !utf8.Valid(b) {
 		return "(binary body)"
 	}
 	s := strings.Join(strings.Fields(string(b)), " ")
+	// A NUL is text a PostgreSQL ledger cannot store: shown, not kept.
+	s = strings.ReplaceAll(s, "\x00", `\x00`)
 	if r := []rune(s); len(r) > 200 {
 		s = string(r[:199]) + "…"
 	}
