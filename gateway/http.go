@@ -110,7 +110,7 @@ func idempotencyKey(h http.Header) (string, error) {
 	case len(vals) > 1:
 		return "", model.Errorf(model.CodeInvalid, "Idempotency-Key header given %d times; send it once; nothing was written", len(vals))
 	}
-	v := strings.TrimSpace(vals[0])
+	v := trimOWS(vals[0])
 	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
 		var b strings.Builder
 		inner := v[1 : len(v)-1]
