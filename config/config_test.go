@@ -278,3 +278,33 @@ func TestLookupRate(t *testing.T) {
 		})
 	}
 }
+
+// A provider URL with credentials in it (https://user:password@host/) put a
+// secret in the config file — which never holds one — and Go sent it as
+// Basic authentication, which no mask covered: an API that echoed its
+// Authorization header in an error body had the credentials stored in the
+// operation's detail. It is refused, and the error does not repeat it.
+func TestAProviderURLWithCredentialsIsRefusedWithoutRepeatingThem(t *testing.T) {
+	for _, c := range []struct {
+		name, doc string
+		line      int
+	}{
+		{"dispatch user and password", "[[providers]]\nname = \"mail\"\nkind = \"http\"\n[providers.dispatch]\nurl = \"https://bob:hunter2pw@api.example/send\"\n" + goodTool, 4},
+		{"dispatch token as the user", "[[providers]]\nname = \"mail\"\nkind = \"http\"\n[providers.dispatch]\nurl = \"https://hunter2pw@api.example/send\"\n" + goodTool, 4},
+		{"lookup", "[[providers]]\nname = \"mail\"\nkind = \"http\"\n[providers.dispatch]\nurl = \"https://api.example/send\"\n[providers.lookup]\nurl = \"https://bob:hunter2pw@api.example/send/{downstream_key}\"\n" + goodTool, 7},
+		{"a bad port, credentials and all", "[[providers]]\nname = \"mail\"\nkind = \"http\"\n[providers.dispatch]\nurl = \"https://bob:hunter2pw@api.example:port/send\"\n" + goodTool, 4},
+		{"an unclosed placeholder, credentials and all", "[[providers]]\nname = \"mail\"\nkind = \"http\"\n[providers.dispatch]\nurl = \"https://bob:hunter2pw@api.example/{to\"\n" + goodTool, 4},
+		{"not absolute, credentials and all", "[[providers]]\nname = \"mail\"\nkind = \"http\"\n[providers.dispatch]\nurl = \"bob:hunter2pw@api.example/send\"\n" + goodTool, 4},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := config.Parse("tools.toml", []byte(c.doc), noEnv)
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			msg := err.Error()
+			if strings.Contains(msg, "hunter2pw") || !strings.HasPrefix(msg, "tools.toml:"+itoa(c.line)+": ") {
+				t.Errorf("got %q; want line %d, without the credentials", msg, c.line)
+			}
+		})
+	}
+}

@@ -262,10 +262,22 @@ func checkEndpoint(e *Endpoint, method string, dispatch bool) error {
 	}
 	u, err := url.Parse(probe)
 	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // without the URL
+		}
 		return fmt.Errorf("url: %v", err)
 	}
+	// Neither message repeats the URL: it may hold credentials.
 	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
-		return fmt.Errorf("url %q must be an absolute http:// or https:// URL", e.URL)
+		return errors.New("url must be an absolute http:// or https:// URL (e.g. https://api.example.com/v1/send)")
+	}
+	// Credentials in the URL are a secret in the config file, which never
+	// holds one, and Go sends them as Basic authentication that no mask
+	// covers (an API that echoes its Authorization header would have them
+	// stored in the operation's detail).
+	if u.User != nil {
+		return errors.New("url holds credentials (user:password@): put them in a header from the environment instead, e.g. headers = { Authorization = \"Basic ${API_BASIC}\" }")
 	}
 	if e.RefPointer != "" && !strings.HasPrefix(e.RefPointer, "/") {
 		return fmt.Errorf("ref_pointer %q must be a JSON pointer starting with /", e.RefPointer)
@@ -301,7 +313,7 @@ func CheckPointer(ptr string) error {
 }
 
 // TemplateNames lists the {names} a URL template uses, or says why it is
-// malformed.
+// malformed (without repeating the template: a URL may hold credentials).
 func TemplateNames(tmpl string) ([]string, error) { return templateNames(tmpl) }
 
 func templateNames(tmpl string) ([]string, error) {
@@ -313,15 +325,15 @@ func templateNames(tmpl string) ([]string, error) {
 			return names, nil
 		}
 		if rest[i] == '}' {
-			return nil, fmt.Errorf("url: unmatched } in %q", tmpl)
+			return nil, errors.New("url: unmatched }")
 		}
 		j := strings.IndexByte(rest[i:], '}')
 		if j < 0 {
-			return nil, fmt.Errorf("url: unclosed { in %q", tmpl)
+			return nil, errors.New("url: unclosed {")
 		}
 		name := rest[i+1 : i+j]
 		if name == "" || strings.ContainsAny(name, "{ /") {
-			return nil, fmt.Errorf("url: bad placeholder {%s} in %q", name, tmpl)
+			return nil, fmt.Errorf("url: bad placeholder {%s}", name)
 		}
 		names = append(names, name)
 		rest = rest[i+j+1:]
