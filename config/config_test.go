@@ -69,6 +69,10 @@ func TestConfigErrorsNameFileAndLine(t *testing.T) {
 		{"schema missing", "[[tools]]\nname = \"x\"\nlocal = \"local_effects\"\n", 1, "arguments (its JSON Schema) is required"},
 		{"summary not a property", "[[tools]]\nname = \"x\"\nlocal = \"local_effects\"\nsummary = \"nope\"\narguments = '{\"type\":\"object\"}'\n", 4, `summary argument "nope"`},
 		{"duplicate tool", goodTool + goodTool, 12, "declared twice"},
+		// A description goes to every MCP client, whose terminal shows it.
+		{"description with an escape sequence", strings.Replace(goodTool, "Open a ticket", `Open \u001b]0;pwned\u0007 a ticket`, 1), 4, "description must be printable text on one line"},
+		{"description with a right-to-left override", strings.Replace(goodTool, "Open a ticket", `Open \u202e a ticket`, 1), 4, "description must be printable text on one line"},
+		{"description of 10 KB", strings.Replace(goodTool, "Open a ticket", strings.Repeat("x", 10<<10), 1), 4, "description is 10240 bytes; at most 2048"},
 		{"duplicate provider", "[[providers]]\nname = \"p\"\nkind = \"sandbox\"\n[[providers]]\nname = \"p\"\nkind = \"sandbox\"\n" + goodTool, 5, "declared twice"},
 		{"provider name with an escape", "[[providers]]\nname = \"sb\\u001b[31m\"\nkind = \"sandbox\"\n" + goodTool, 2, "provider name must be printable"},
 		{"provider name with spaces", "[[providers]]\nname = \"my mail\"\nkind = \"sandbox\"\n" + goodTool, 2, "must not contain spaces"},
