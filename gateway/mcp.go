@@ -254,7 +254,25 @@ func (g *Gateway) mcpHTTP() http.HandlerFunc {
 		}
 		return s
 	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: g.log, MaxRequestBodyBytes: g.mcpMaxBody()})
-	return h.ServeHTTP
+	return func(w http.ResponseWriter, r *http.Request) {
+		// A batch is one request — one slot of MaxInFlight — that the SDK
+		// runs as many tool calls at once as fit in the body (it takes
+		// batches from clients of protocol versions before 2025-06-18):
+		// refused, as on stdio. bodyFirst has the body in memory.
+		if b, ok := r.Body.(*bufferedBody); ok && r.Method == http.MethodPost && isBatch(b.b) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			w.Write(rpcError(nil, rpcInvalidRequest, "Invalid request: JSON-RPC batches are not supported; send one message per request"))
+			return
+		}
+		h.ServeHTTP(w, r)
+	}
+}
+
+// isBatch reports whether a JSON-RPC body is a batch (a JSON array).
+func isBatch(body []byte) bool {
+	b := bytes.TrimLeft(body, " \t\r\n")
+	return len(b) > 0 && b[0] == '['
 }
 
 // mcpMaxBody bounds a request to /mcp: the arguments' limit and room for

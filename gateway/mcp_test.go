@@ -4,6 +4,7 @@ import (
 	"context"
 	"github.com/retrysafe/retrysafe/model"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -137,5 +138,32 @@ func TestMCPOverHTTPRefusesArgumentsNamedTwice(t *testing.T) {
 	}
 	if e.snapshot() != before {
 		t.Fatal("a call with a member named twice wrote")
+	}
+}
+
+// A JSON-RPC batch is one HTTP request — one of --max-in-flight's slots —
+// that held as many tool calls as fit in the body, all run at once: a
+// gateway capped at 2 ran 25 calls of one batch concurrently against the
+// provider. It is refused, as on stdio (MCP dropped batches in 2025-06-18;
+// the SDK still took them from older clients), and nothing is written.
+func TestMCPOverHTTPRefusesABatch(t *testing.T) {
+	e := newEnv(t)
+	before := e.snapshot()
+	var calls []string
+	for i := 0; i < 3; i++ {
+		calls = append(calls, `{"jsonrpc":"2.0","id":`+strconv.Itoa(i+1)+`,"method":"tools/call","params":{"name":"create_support_task","arguments":{"subject":"s","idempotency_key":"batch-`+strconv.Itoa(i)+`"}}}`)
+	}
+	for _, version := range []string{"", "2025-03-26"} {
+		hdr := []string{"Authorization", "Bearer " + e.tokens["acme"], "Content-Type", "application/json", "Accept", "application/json, text/event-stream"}
+		if version != "" {
+			hdr = append(hdr, "Mcp-Protocol-Version", version)
+		}
+		r := e.do("POST", "/mcp", " \n["+strings.Join(calls, ",")+"]", hdr...)
+		if r.status != 400 || !strings.Contains(string(r.body), `"code":-32600`) || !strings.Contains(string(r.body), "batch") {
+			t.Errorf("protocol %q: %d %s; want 400 with a JSON-RPC invalid request naming the batch", version, r.status, r.body)
+		}
+	}
+	if e.snapshot() != before {
+		t.Fatal("a batch wrote")
 	}
 }
