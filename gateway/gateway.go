@@ -76,6 +76,8 @@ type Gateway struct {
 	checked argsChecked
 	// receipts are answer bodies of receipts answered before.
 	receipts receiptBodies
+	// mcpServers are the tenants' MCP servers for POST /mcp.
+	mcpServers mcpServers
 	// tools are the catalog's tools read once at New: a request looks its
 	// tool up here instead of asking the catalog (which may build a schema
 	// per call) every time.

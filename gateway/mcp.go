@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -247,7 +248,7 @@ func toolError(res reconcile.Result, key string) *mcp.CallToolResult {
 // server.
 func (g *Gateway) mcpHTTP() http.HandlerFunc {
 	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
-		s, err := g.MCPServer(tenantOf(r.Context()))
+		s, err := g.mcpServers.get(tenantOf(r.Context()), g.MCPServer)
 		if err != nil {
 			logger(r.Context()).Error("mcp server", "err", err)
 			return nil
@@ -278,3 +279,32 @@ func isBatch(body []byte) bool {
 // mcpMaxBody bounds a request to /mcp: the arguments' limit and room for
 // the JSON-RPC envelope and the key.
 func (g *Gateway) mcpMaxBody() int64 { return g.cfg.MaxBody + 4096 }
+
+// mcpServers are the MCP servers of the tenants that called POST /mcp, built
+// once each (the SDK takes one server for many requests): building one
+// converts every tool's schema, and the SDK logs an error for each tool name
+// MCP does not take — per request, that was log lines at the rate any token
+// holder chose. Past maxMCPServers tenants it starts over.
+type mcpServers struct {
+	mu sync.Mutex
+	m  map[string]*mcp.Server
+}
+
+const maxMCPServers = 1024
+
+func (c *mcpServers) get(tenant string, build func(string) (*mcp.Server, error)) (*mcp.Server, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s, ok := c.m[tenant]; ok {
+		return s, nil
+	}
+	s, err := build(tenant)
+	if err != nil {
+		return nil, err
+	}
+	if c.m == nil || len(c.m) >= maxMCPServers {
+		c.m = map[string]*mcp.Server{}
+	}
+	c.m[tenant] = s
+	return s, nil
+}

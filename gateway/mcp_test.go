@@ -1,14 +1,20 @@
 package gateway_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"github.com/retrysafe/retrysafe/model"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/retrysafe/retrysafe/gateway"
 )
 
 // bearerTransport adds a bearer token to every request.
@@ -166,4 +172,60 @@ func TestMCPOverHTTPRefusesABatch(t *testing.T) {
 	if e.snapshot() != before {
 		t.Fatal("a batch wrote")
 	}
+}
+
+// oddNames is the test catalog plus a tool whose name MCP does not take
+// ("/" is outside its A-Z a-z 0-9 _ - . set); the SDK logs an error for it
+// each time a server is built.
+type oddNames struct{ catalog }
+
+func (oddNames) Names() []string { return append(catalog{}.Names(), "tasks/create") }
+
+func (c oddNames) Schema(name string) (json.RawMessage, bool) {
+	if name == "tasks/create" {
+		return c.catalog.Schema("create_support_task")
+	}
+	return c.catalog.Schema(name)
+}
+
+// The gateway built an MCP server — every tool's schema — for every POST
+// /mcp, and the SDK's error about a tool name it does not take was logged
+// again each time: any token holder could write error lines at the rate it
+// sent requests. A tenant's server is built once.
+func TestMCPOverHTTPBuildsATenantsServerOnce(t *testing.T) {
+	var logs syncBuffer
+	e := newEnv(t, func(c *gateway.Config) {
+		c.Tools = oddNames{}
+		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	})
+	for i := 0; i < 5; i++ {
+		for _, tenant := range []string{"acme", "globex"} {
+			r := e.do("POST", "/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "Authorization", "Bearer "+e.tokens[tenant],
+				"Content-Type", "application/json", "Accept", "application/json, text/event-stream")
+			if r.status != 200 || !strings.Contains(string(r.body), `"create_support_task"`) {
+				t.Fatalf("tools/list: %d %s", r.status, r.body)
+			}
+		}
+	}
+	if n := strings.Count(logs.String(), "invalid tool name"); n > 2 {
+		t.Errorf("the SDK's complaint about a tool name was logged %d times for 10 requests; want once per tenant's server", n)
+	}
+}
+
+// syncBuffer is a bytes.Buffer the server's goroutines may write to.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
