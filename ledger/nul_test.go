@@ -18,7 +18,7 @@ import (
 
 // An HTTP API that answers with a NUL character — in the reference of an
 // applied call, in the body of a refusal or a 500 — is recorded on both
-// ledgers alike. PostgreSQL text cannot hold a NUL: recording failed there,
+// ledgers alike, and so is a call whose summary argument holds one. PostgreSQL text cannot hold a NUL: recording failed there,
 // and a delivered (or refused) call was left a claim in flight, later an
 // unknown for a person.
 func TestAnAnswerWithANULIsRecordedOnEveryLedger(t *testing.T) {
@@ -30,6 +30,7 @@ func TestAnAnswerWithANULIsRecordedOnEveryLedger(t *testing.T) {
 		"applied": {201, `{"id":"ch_\u00007"}`},
 		"failed":  {422, "bad \x00 address"},
 		"unknown": {500, "boom \x00"},
+		"summary": {201, `{"id":"ch_8"}`},
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		a := answers[r.Header.Get("X-Want")]
@@ -48,6 +49,7 @@ headers = { X-Want = "${WANT}" }
 [[tools]]
 name = "send"
 provider = "api"
+summary = "to"
 arguments = '{"type":"object","properties":{"to":{"type":"string"}}}'
 `
 	ledgers := []string{t.TempDir() + "/l.db"}
@@ -64,11 +66,15 @@ arguments = '{"type":"object","properties":{"to":{"type":"string"}}}'
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := l.Call(ctx, "acme", "k-"+want, "send", json.RawMessage(`{"to":"x"}`))
+			args, state := `{"to":"x"}`, want
+			if want == "summary" {
+				args, state = `{"to":"x\u0000y"}`, "applied"
+			}
+			res, err := l.Call(ctx, "acme", "k-"+want, "send", json.RawMessage(args))
 			op, gerr := l.Get(ctx, "acme", "k-"+want)
 			l.Close()
-			if gerr != nil || string(op.State) != want {
-				t.Errorf("%s, HTTP %d %q: %s (%v; call %+v %v); want %s, recorded", l.Store().Path(), a.code, a.body, stateOf(op), gerr, res, err, want)
+			if gerr != nil || string(op.State) != state {
+				t.Errorf("%s, HTTP %d %q, arguments %s: %s (%v; call %+v %v); want %s, recorded", l.Store().Path(), a.code, a.body, args, stateOf(op), gerr, res, err, state)
 			}
 		}
 	}

@@ -232,9 +232,13 @@ func (t *Tool) SummaryText(args map[string]any) string {
 	}
 }
 
-// Summary renders the one-line summary of decoded args for this tool.
+// Summary renders the one-line summary of decoded args for this tool. A
+// NUL in the argument is written \x00: the summary is for people, and a
+// PostgreSQL ledger cannot store a NUL (a call of an external tool with one
+// in its summary argument was refused there, and taken on SQLite).
 func (t *Tool) Summary(args map[string]any) string {
 	s := strings.Join(strings.Fields(t.SummaryText(args)), " ")
+	s = strings.ReplaceAll(s, "\x00", `\x00`)
 	if r := []rune(s); len(r) > 120 {
 		s = string(r[:119]) + "…"
 	}
