@@ -361,14 +361,27 @@ func (p *Provider) Classify(status int) Class {
 }
 
 // expand fills a URL template: {downstream_key}, a lookup's
-// {provider_ref} (ref; only lookups pass one), or an argument.
+// {provider_ref} (ref; only lookups pass one), or an argument. A value is
+// one value where it stands: query-escaped after the "?" (path escaping
+// keeps & and =, and a value could add parameters of its own), one path
+// segment before it — and never "", "." or "..", which a server that
+// cleans the path would read as another endpoint.
 func expand(tmpl, downstreamKey, ref string, args map[string]any) (string, error) {
-	names, err := templateNames(tmpl)
-	if err != nil {
+	if _, err := templateNames(tmpl); err != nil {
 		return "", err
 	}
-	out := tmpl
-	for _, n := range names {
+	query := strings.IndexByte(tmpl, '?')
+	var out strings.Builder
+	rest, at := tmpl, 0
+	for {
+		i := strings.IndexByte(rest, '{')
+		if i < 0 {
+			out.WriteString(rest)
+			return out.String(), nil
+		}
+		j := strings.IndexByte(rest[i:], '}') // templateNames checked it
+		n := rest[i+1 : i+j]
+		out.WriteString(rest[:i])
 		var v string
 		switch {
 		case n == "downstream_key":
@@ -391,9 +404,16 @@ func expand(tmpl, downstreamKey, ref string, args map[string]any) (string, error
 				return "", fmt.Errorf("argument %q is not a string, number or boolean and cannot go in the URL", n)
 			}
 		}
-		out = strings.ReplaceAll(out, "{"+n+"}", url.PathEscape(v))
+		if query >= 0 && at+i > query {
+			out.WriteString(url.QueryEscape(v))
+		} else {
+			if v == "" || v == "." || v == ".." {
+				return "", fmt.Errorf("{%s} is %q, which cannot be a segment of the URL's path (a server would read another path)", n, v)
+			}
+			out.WriteString(url.PathEscape(v))
+		}
+		rest, at = rest[i+j+1:], at+i+j+1
 	}
-	return out, nil
 }
 
 // exchange is one request's outcome at the transport level.
