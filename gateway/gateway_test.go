@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -883,5 +884,31 @@ func TestHealthzFailsOnceTheLedgerRefusesWrites(t *testing.T) {
 	r := e.do("GET", "/healthz", "")
 	if r.status != 503 || !strings.Contains(string(r.body), "restart") {
 		t.Fatalf("healthz once the ledger refuses writes: %d %s", r.status, r.body)
+	}
+}
+
+// What the gateway tells a client about its ledger's trouble says what
+// happened without where the ledger lives: a file path, or a PostgreSQL
+// URL's host, user, database and schema, are the operator's to know — and
+// /healthz answers anyone.
+func TestAnswersDoNotNameWhereTheLedgerLives(t *testing.T) {
+	e := newEnv(t)
+	if err := os.Remove(e.path + "-wal"); err != nil {
+		t.Fatal(err)
+	}
+	var bodies []string
+	for i := 0; i < 2; i++ {
+		r := e.call("acme", "create_support_task", "after-removal-"+strconv.Itoa(i), task)
+		bodies = append(bodies, string(r.body))
+	}
+	r := e.do("GET", "/healthz", "")
+	if r.status != 503 {
+		t.Fatalf("healthz once the ledger refuses writes: %d %s", r.status, r.body)
+	}
+	bodies = append(bodies, string(r.body))
+	for _, b := range bodies {
+		if strings.Contains(b, filepath.Base(e.path)) {
+			t.Errorf("an answer names the ledger's file: %s", b)
+		}
 	}
 }

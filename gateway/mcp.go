@@ -110,6 +110,7 @@ func (g *Gateway) mcpHandler(tenant, tool string) mcp.ToolHandler {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(textsafe.JSON(b))}}, StructuredContent: structured}, nil
 		}
 		_ = err // the class says it all; internal errors are in the message
+		res.Message = g.unplaced(res.Message)
 		return toolError(res, key), nil
 	}
 }
