@@ -335,6 +335,8 @@ func Parse(name string, doc []byte, lookupEnv func(string) (string, bool)) (*Con
 func keyFor(err error) string {
 	s := err.Error()
 	switch {
+	case strings.Contains(s, ": description "):
+		return "description"
 	case strings.Contains(s, "summary"):
 		return "summary"
 	case strings.Contains(s, "schema"):

@@ -69,6 +69,10 @@ func TestConfigErrorsNameFileAndLine(t *testing.T) {
 		{"schema missing", "[[tools]]\nname = \"x\"\nlocal = \"local_effects\"\n", 1, "arguments (its JSON Schema) is required"},
 		{"summary not a property", "[[tools]]\nname = \"x\"\nlocal = \"local_effects\"\nsummary = \"nope\"\narguments = '{\"type\":\"object\"}'\n", 4, `summary argument "nope"`},
 		{"duplicate tool", goodTool + goodTool, 12, "declared twice"},
+		// A description goes to every MCP client, whose terminal shows it.
+		{"description with an escape sequence", strings.Replace(goodTool, "Open a ticket", `Open \u001b]0;pwned\u0007 a ticket`, 1), 4, "description must be printable text on one line"},
+		{"description with a right-to-left override", strings.Replace(goodTool, "Open a ticket", `Open \u202e a ticket`, 1), 4, "description must be printable text on one line"},
+		{"description of 10 KB", strings.Replace(goodTool, "Open a ticket", strings.Repeat("x", 10<<10), 1), 4, "description is 10240 bytes; at most 2048"},
 		{"duplicate provider", "[[providers]]\nname = \"p\"\nkind = \"sandbox\"\n[[providers]]\nname = \"p\"\nkind = \"sandbox\"\n" + goodTool, 5, "declared twice"},
 		{"provider name with an escape", "[[providers]]\nname = \"sb\\u001b[31m\"\nkind = \"sandbox\"\n" + goodTool, 2, "provider name must be printable"},
 		{"provider name with spaces", "[[providers]]\nname = \"my mail\"\nkind = \"sandbox\"\n" + goodTool, 2, "must not contain spaces"},
@@ -274,6 +278,36 @@ func TestLookupRate(t *testing.T) {
 			}
 			if got := cfg.Providers[0].LookupRate; got != c.want {
 				t.Fatalf("LookupRate = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+// A provider URL with credentials in it (https://user:password@host/) put a
+// secret in the config file — which never holds one — and Go sent it as
+// Basic authentication, which no mask covered: an API that echoed its
+// Authorization header in an error body had the credentials stored in the
+// operation's detail. It is refused, and the error does not repeat it.
+func TestAProviderURLWithCredentialsIsRefusedWithoutRepeatingThem(t *testing.T) {
+	for _, c := range []struct {
+		name, doc string
+		line      int
+	}{
+		{"dispatch user and password", "[[providers]]\nname = \"mail\"\nkind = \"http\"\n[providers.dispatch]\nurl = \"https://bob:hunter2pw@api.example/send\"\n" + goodTool, 4},
+		{"dispatch token as the user", "[[providers]]\nname = \"mail\"\nkind = \"http\"\n[providers.dispatch]\nurl = \"https://hunter2pw@api.example/send\"\n" + goodTool, 4},
+		{"lookup", "[[providers]]\nname = \"mail\"\nkind = \"http\"\n[providers.dispatch]\nurl = \"https://api.example/send\"\n[providers.lookup]\nurl = \"https://bob:hunter2pw@api.example/send/{downstream_key}\"\n" + goodTool, 7},
+		{"a bad port, credentials and all", "[[providers]]\nname = \"mail\"\nkind = \"http\"\n[providers.dispatch]\nurl = \"https://bob:hunter2pw@api.example:port/send\"\n" + goodTool, 4},
+		{"an unclosed placeholder, credentials and all", "[[providers]]\nname = \"mail\"\nkind = \"http\"\n[providers.dispatch]\nurl = \"https://bob:hunter2pw@api.example/{to\"\n" + goodTool, 4},
+		{"not absolute, credentials and all", "[[providers]]\nname = \"mail\"\nkind = \"http\"\n[providers.dispatch]\nurl = \"bob:hunter2pw@api.example/send\"\n" + goodTool, 4},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := config.Parse("tools.toml", []byte(c.doc), noEnv)
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			msg := err.Error()
+			if strings.Contains(msg, "hunter2pw") || !strings.HasPrefix(msg, "tools.toml:"+itoa(c.line)+": ") {
+				t.Errorf("got %q; want line %d, without the credentials", msg, c.line)
 			}
 		})
 	}

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -96,6 +97,12 @@ func (g *Gateway) authed(next http.HandlerFunc) http.HandlerFunc {
 // authenticate is authed's check: true with the tenant in the request's
 // info, else false with the refusal written.
 func (g *Gateway) authenticate(w http.ResponseWriter, r *http.Request) bool {
+	// Two credentials: whichever one is taken, a proxy in front that
+	// checked the other one would have let through another tenant's call.
+	if n := len(r.Header.Values("Authorization")); n > 1 {
+		newProblem(KindInvalid, "Authorization header given "+strconv.Itoa(n)+" times; send one bearer token; nothing was written").write(w)
+		return false
+	}
 	secret, ok := bearer(r.Header.Get("Authorization"))
 	if !ok {
 		g.metrics.unauthorized.Inc()
@@ -109,7 +116,7 @@ func (g *Gateway) authenticate(w http.ResponseWriter, r *http.Request) bool {
 			newProblem(KindUnauthorized, err.Error()).write(w)
 			return false
 		}
-		p := newProblem(KindBusy, "cannot check the token now: "+err.Error())
+		p := newProblem(KindBusy, "cannot check the token now: "+g.unplaced(err.Error()))
 		p.RetryAfter = g.retryAfter()
 		p.write(w)
 		return false
@@ -121,10 +128,16 @@ func (g *Gateway) authenticate(w http.ResponseWriter, r *http.Request) bool {
 // bearer takes the token out of an Authorization header (RFC 6750: the
 // scheme is case-insensitive).
 func bearer(h string) (string, bool) {
-	scheme, tok, ok := strings.Cut(strings.TrimSpace(h), " ")
+	scheme, tok, ok := strings.Cut(trimOWS(h), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return "", false
 	}
-	tok = strings.TrimSpace(tok)
+	tok = trimOWS(tok)
 	return tok, tok != ""
 }
+
+// trimOWS trims what may surround a header field's value: spaces and tabs
+// (RFC 9110's OWS), not every Unicode space — strings.TrimSpace took a
+// trailing U+0085 or U+00A0 off a key, which was then recorded under a key
+// the client never sent.
+func trimOWS(s string) string { return strings.Trim(s, " \t") }

@@ -13,6 +13,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/retrysafe/retrysafe/model"
@@ -76,6 +77,8 @@ type Gateway struct {
 	checked argsChecked
 	// receipts are answer bodies of receipts answered before.
 	receipts receiptBodies
+	// mcpServers are the tenants' MCP servers for POST /mcp.
+	mcpServers mcpServers
 	// tools are the catalog's tools read once at New: a request looks its
 	// tool up here instead of asking the catalog (which may build a schema
 	// per call) every time.
@@ -140,6 +143,17 @@ func New(cfg Config) (*Gateway, error) {
 	return g, nil
 }
 
+// unplaced is a message for a client without where the ledger lives (its
+// file's path, or its URL's host, user, database and schema): the
+// operator's to know (the console and ops show say it), and /healthz
+// answers anyone.
+func (g *Gateway) unplaced(msg string) string {
+	if where := g.ledger.Path(); where != "" {
+		msg = strings.ReplaceAll(msg, where, "the ledger")
+	}
+	return msg
+}
+
 // retryAfter is the Retry-After value in whole seconds.
 func (g *Gateway) retryAfter() int { return int((g.cfg.RetryAfter + time.Second - 1) / time.Second) }
 
@@ -199,14 +213,14 @@ func (g *Gateway) healthz(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	if wr, ok := g.ledger.(store.WriteRefuser); ok {
 		if err := wr.WritesRefused(); err != nil {
-			p := newProblem(KindBusy, "ledger refuses writes: "+err.Error())
+			p := newProblem(KindBusy, "ledger refuses writes: "+g.unplaced(err.Error()))
 			p.RetryAfter = g.retryAfter()
 			p.write(w)
 			return
 		}
 	}
 	if _, err := g.ledger.Counts(ctx, ""); err != nil {
-		p := newProblem(KindBusy, "ledger not readable: "+err.Error())
+		p := newProblem(KindBusy, "ledger not readable: "+g.unplaced(err.Error()))
 		p.RetryAfter = g.retryAfter()
 		p.write(w)
 		return

@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -371,6 +372,17 @@ func TestBadRequestsAre4xxWithOneProblemAndWriteNothing(t *testing.T) {
 		{"empty key", "/v1/tools/create_support_task", task, std("Idempotency-Key", `""`), 400},
 		{"300-character key", "/v1/tools/create_support_task", task, std("Idempotency-Key", strings.Repeat("k", 300)), 400},
 		{"key given twice", "/v1/tools/create_support_task", task, std("Idempotency-Key", "a", "Idempotency-Key", "b"), 400},
+		// Only SP and HTAB surround a header's value (RFC 9110's OWS): a
+		// key ending in U+0085 or U+00A0 was trimmed to "k1" and recorded
+		// under a key the client never sent.
+		{"key ending in a next-line control (U+0085)", "/v1/tools/create_support_task", task, std("Idempotency-Key", "k1\u0085"), 400},
+		{"key ending in a no-break space", "/v1/tools/create_support_task", task, std("Idempotency-Key", "k1\u00a0"), 400},
+		{"structured key followed by a no-break space", "/v1/tools/create_support_task", task, std("Idempotency-Key", "\"k1\"\u00a0"), 400},
+		{"token followed by a no-break space", "/v1/tools/create_support_task", task, []string{"Authorization", auth + "\u00a0", "Content-Type", "application/json", "Idempotency-Key", "k1"}, 401},
+		// Two tokens: which one is the caller? The first one was used; a
+		// proxy that reads the last would have checked another tenant.
+		{"two Authorization headers", "/v1/tools/create_support_task", task, std("Authorization", "Bearer "+e.tokens["globex"], "Idempotency-Key", "k1"), 400},
+		{"two Authorization headers, the same token", "/v1/tools/create_support_task", task, std("Authorization", auth, "Idempotency-Key", "k1"), 400},
 		{"invalid JSON", "/v1/tools/create_support_task", `{"subject":`, std("Idempotency-Key", "k1"), 400},
 		{"not an object", "/v1/tools/create_support_task", `["subject"]`, std("Idempotency-Key", "k1"), 400},
 		{"body over the limit", "/v1/tools/create_support_task", `{"subject":"` + strings.Repeat("x", 70<<10) + `"}`, std("Idempotency-Key", "k1"), 413},
@@ -415,6 +427,19 @@ func TestBadRequestsAre4xxWithOneProblemAndWriteNothing(t *testing.T) {
 		reply{resp.StatusCode, resp.Header, b}.problem(t)
 		if e.snapshot() != before {
 			t.Fatal("the ledger changed")
+		}
+	})
+	t.Run("two Authorization headers on every endpoint", func(t *testing.T) {
+		for _, path := range []string{"/v1/operations/k1", "/v1/operations", "/mcp"} {
+			method := "GET"
+			if path == "/mcp" {
+				method = "POST"
+			}
+			r := e.do(method, path, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "Authorization", auth, "Authorization", "Bearer "+e.tokens["globex"],
+				"Content-Type", "application/json", "Accept", "application/json, text/event-stream")
+			if r.status != 400 || !strings.Contains(r.problem(t).Detail, "Authorization header given 2 times") {
+				t.Errorf("%s %s: %d %s; want 400 naming the repeated header", method, path, r.status, r.body)
+			}
 		}
 	})
 	t.Run("GET of another method", func(t *testing.T) {
@@ -859,5 +884,31 @@ func TestHealthzFailsOnceTheLedgerRefusesWrites(t *testing.T) {
 	r := e.do("GET", "/healthz", "")
 	if r.status != 503 || !strings.Contains(string(r.body), "restart") {
 		t.Fatalf("healthz once the ledger refuses writes: %d %s", r.status, r.body)
+	}
+}
+
+// What the gateway tells a client about its ledger's trouble says what
+// happened without where the ledger lives: a file path, or a PostgreSQL
+// URL's host, user, database and schema, are the operator's to know — and
+// /healthz answers anyone.
+func TestAnswersDoNotNameWhereTheLedgerLives(t *testing.T) {
+	e := newEnv(t)
+	if err := os.Remove(e.path + "-wal"); err != nil {
+		t.Fatal(err)
+	}
+	var bodies []string
+	for i := 0; i < 2; i++ {
+		r := e.call("acme", "create_support_task", "after-removal-"+strconv.Itoa(i), task)
+		bodies = append(bodies, string(r.body))
+	}
+	r := e.do("GET", "/healthz", "")
+	if r.status != 503 {
+		t.Fatalf("healthz once the ledger refuses writes: %d %s", r.status, r.body)
+	}
+	bodies = append(bodies, string(r.body))
+	for _, b := range bodies {
+		if strings.Contains(b, filepath.Base(e.path)) {
+			t.Errorf("an answer names the ledger's file: %s", b)
+		}
 	}
 }

@@ -110,7 +110,7 @@ func idempotencyKey(h http.Header) (string, error) {
 	case len(vals) > 1:
 		return "", model.Errorf(model.CodeInvalid, "Idempotency-Key header given %d times; send it once; nothing was written", len(vals))
 	}
-	v := strings.TrimSpace(vals[0])
+	v := trimOWS(vals[0])
 	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
 		var b strings.Builder
 		inner := v[1 : len(v)-1]
@@ -164,7 +164,7 @@ func (g *Gateway) writeResult(w http.ResponseWriter, res reconcile.Result, err e
 	if res.Class == model.ClassInternal && model.IsCode(err, model.CodeBusy) {
 		k = KindBusy
 	}
-	p := newProblem(k, res.Message)
+	p := newProblem(k, g.unplaced(res.Message))
 	p.Class, p.Key, p.NewKey, p.State = res.Class, key, res.NewKey, res.State
 	if res.Class == model.ClassInvalid {
 		p.Detail += "; nothing was written"
@@ -347,11 +347,11 @@ func (g *Gateway) listOperations(w http.ResponseWriter, r *http.Request) {
 
 func (g *Gateway) storeProblem(err error) *Problem {
 	if model.IsCode(err, model.CodeBusy) {
-		p := newProblem(KindBusy, err.Error())
+		p := newProblem(KindBusy, g.unplaced(err.Error()))
 		p.RetryAfter = g.retryAfter()
 		return p
 	}
-	return newProblem(KindInternal, err.Error())
+	return newProblem(KindInternal, g.unplaced(err.Error()))
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -109,6 +110,7 @@ func (g *Gateway) mcpHandler(tenant, tool string) mcp.ToolHandler {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(textsafe.JSON(b))}}, StructuredContent: structured}, nil
 		}
 		_ = err // the class says it all; internal errors are in the message
+		res.Message = g.unplaced(res.Message)
 		return toolError(res, key), nil
 	}
 }
@@ -247,16 +249,63 @@ func toolError(res reconcile.Result, key string) *mcp.CallToolResult {
 // server.
 func (g *Gateway) mcpHTTP() http.HandlerFunc {
 	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
-		s, err := g.MCPServer(tenantOf(r.Context()))
+		s, err := g.mcpServers.get(tenantOf(r.Context()), g.MCPServer)
 		if err != nil {
 			logger(r.Context()).Error("mcp server", "err", err)
 			return nil
 		}
 		return s
 	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: g.log, MaxRequestBodyBytes: g.mcpMaxBody()})
-	return h.ServeHTTP
+	return func(w http.ResponseWriter, r *http.Request) {
+		// A batch is one request — one slot of MaxInFlight — that the SDK
+		// runs as many tool calls at once as fit in the body (it takes
+		// batches from clients of protocol versions before 2025-06-18):
+		// refused, as on stdio. bodyFirst has the body in memory.
+		if b, ok := r.Body.(*bufferedBody); ok && r.Method == http.MethodPost && isBatch(b.b) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			w.Write(rpcError(nil, rpcInvalidRequest, "Invalid request: JSON-RPC batches are not supported; send one message per request"))
+			return
+		}
+		h.ServeHTTP(w, r)
+	}
+}
+
+// isBatch reports whether a JSON-RPC body is a batch (a JSON array).
+func isBatch(body []byte) bool {
+	b := bytes.TrimLeft(body, " \t\r\n")
+	return len(b) > 0 && b[0] == '['
 }
 
 // mcpMaxBody bounds a request to /mcp: the arguments' limit and room for
 // the JSON-RPC envelope and the key.
 func (g *Gateway) mcpMaxBody() int64 { return g.cfg.MaxBody + 4096 }
+
+// mcpServers are the MCP servers of the tenants that called POST /mcp, built
+// once each (the SDK takes one server for many requests): building one
+// converts every tool's schema, and the SDK logs an error for each tool name
+// MCP does not take — per request, that was log lines at the rate any token
+// holder chose. Past maxMCPServers tenants it starts over.
+type mcpServers struct {
+	mu sync.Mutex
+	m  map[string]*mcp.Server
+}
+
+const maxMCPServers = 1024
+
+func (c *mcpServers) get(tenant string, build func(string) (*mcp.Server, error)) (*mcp.Server, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s, ok := c.m[tenant]; ok {
+		return s, nil
+	}
+	s, err := build(tenant)
+	if err != nil {
+		return nil, err
+	}
+	if c.m == nil || len(c.m) >= maxMCPServers {
+		c.m = map[string]*mcp.Server{}
+	}
+	c.m[tenant] = s
+	return s, nil
+}

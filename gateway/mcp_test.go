@@ -1,13 +1,20 @@
 package gateway_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"github.com/retrysafe/retrysafe/model"
+	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/retrysafe/retrysafe/gateway"
 )
 
 // bearerTransport adds a bearer token to every request.
@@ -138,4 +145,87 @@ func TestMCPOverHTTPRefusesArgumentsNamedTwice(t *testing.T) {
 	if e.snapshot() != before {
 		t.Fatal("a call with a member named twice wrote")
 	}
+}
+
+// A JSON-RPC batch is one HTTP request — one of --max-in-flight's slots —
+// that held as many tool calls as fit in the body, all run at once: a
+// gateway capped at 2 ran 25 calls of one batch concurrently against the
+// provider. It is refused, as on stdio (MCP dropped batches in 2025-06-18;
+// the SDK still took them from older clients), and nothing is written.
+func TestMCPOverHTTPRefusesABatch(t *testing.T) {
+	e := newEnv(t)
+	before := e.snapshot()
+	var calls []string
+	for i := 0; i < 3; i++ {
+		calls = append(calls, `{"jsonrpc":"2.0","id":`+strconv.Itoa(i+1)+`,"method":"tools/call","params":{"name":"create_support_task","arguments":{"subject":"s","idempotency_key":"batch-`+strconv.Itoa(i)+`"}}}`)
+	}
+	for _, version := range []string{"", "2025-03-26"} {
+		hdr := []string{"Authorization", "Bearer " + e.tokens["acme"], "Content-Type", "application/json", "Accept", "application/json, text/event-stream"}
+		if version != "" {
+			hdr = append(hdr, "Mcp-Protocol-Version", version)
+		}
+		r := e.do("POST", "/mcp", " \n["+strings.Join(calls, ",")+"]", hdr...)
+		if r.status != 400 || !strings.Contains(string(r.body), `"code":-32600`) || !strings.Contains(string(r.body), "batch") {
+			t.Errorf("protocol %q: %d %s; want 400 with a JSON-RPC invalid request naming the batch", version, r.status, r.body)
+		}
+	}
+	if e.snapshot() != before {
+		t.Fatal("a batch wrote")
+	}
+}
+
+// oddNames is the test catalog plus a tool whose name MCP does not take
+// ("/" is outside its A-Z a-z 0-9 _ - . set); the SDK logs an error for it
+// each time a server is built.
+type oddNames struct{ catalog }
+
+func (oddNames) Names() []string { return append(catalog{}.Names(), "tasks/create") }
+
+func (c oddNames) Schema(name string) (json.RawMessage, bool) {
+	if name == "tasks/create" {
+		return c.catalog.Schema("create_support_task")
+	}
+	return c.catalog.Schema(name)
+}
+
+// The gateway built an MCP server — every tool's schema — for every POST
+// /mcp, and the SDK's error about a tool name it does not take was logged
+// again each time: any token holder could write error lines at the rate it
+// sent requests. A tenant's server is built once.
+func TestMCPOverHTTPBuildsATenantsServerOnce(t *testing.T) {
+	var logs syncBuffer
+	e := newEnv(t, func(c *gateway.Config) {
+		c.Tools = oddNames{}
+		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	})
+	for i := 0; i < 5; i++ {
+		for _, tenant := range []string{"acme", "globex"} {
+			r := e.do("POST", "/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "Authorization", "Bearer "+e.tokens[tenant],
+				"Content-Type", "application/json", "Accept", "application/json, text/event-stream")
+			if r.status != 200 || !strings.Contains(string(r.body), `"create_support_task"`) {
+				t.Fatalf("tools/list: %d %s", r.status, r.body)
+			}
+		}
+	}
+	if n := strings.Count(logs.String(), "invalid tool name"); n > 2 {
+		t.Errorf("the SDK's complaint about a tool name was logged %d times for 10 requests; want once per tenant's server", n)
+	}
+}
+
+// syncBuffer is a bytes.Buffer the server's goroutines may write to.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

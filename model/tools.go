@@ -89,6 +89,10 @@ type Registry struct {
 // maxToolName bounds a tool's name (it is stored with every operation).
 const maxToolName = 128
 
+// maxDescription bounds a tool's description (sent to MCP clients with
+// every tools/list).
+const maxDescription = 2048
+
 // NewRegistry checks every tool and returns the registry, or an invalid
 // error naming the first tool that is wrong.
 func NewRegistry(tools ...Tool) (*Registry, error) {
@@ -100,6 +104,11 @@ func NewRegistry(tools ...Tool) (*Registry, error) {
 		}
 		if strings.ContainsAny(t.Name, " \t") {
 			return nil, Errorf(CodeInvalid, "tool name %q must not contain spaces", t.Name)
+		}
+		// The description goes to every MCP client, which shows it on a
+		// terminal: one line of printable text, like an operator's words.
+		if err := ValidateText("tool "+t.Name+": description", t.Description, maxDescription); err != nil {
+			return nil, err
 		}
 		if _, dup := r.tools[t.Name]; dup {
 			return nil, Errorf(CodeInvalid, "tool %q is declared twice", t.Name)
@@ -223,9 +232,13 @@ func (t *Tool) SummaryText(args map[string]any) string {
 	}
 }
 
-// Summary renders the one-line summary of decoded args for this tool.
+// Summary renders the one-line summary of decoded args for this tool. A
+// NUL in the argument is written \x00: the summary is for people, and a
+// PostgreSQL ledger cannot store a NUL (a call of an external tool with one
+// in its summary argument was refused there, and taken on SQLite).
 func (t *Tool) Summary(args map[string]any) string {
 	s := strings.Join(strings.Fields(t.SummaryText(args)), " ")
+	s = strings.ReplaceAll(s, "\x00", `\x00`)
 	if r := []rune(s); len(r) > 120 {
 		s = string(r[:119]) + "…"
 	}

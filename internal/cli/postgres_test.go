@@ -4,9 +4,11 @@ package cli
 // postgres:// URL; the contract is the one the SQLite tests check.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -242,4 +244,34 @@ func TestGenOnPostgreSQLBuildsWhatSQLiteBuilds(t *testing.T) {
 	if code != 2 || !strings.Contains(errText, "new ledger") {
 		t.Errorf("gen into a ledger with operations: exit %d %q; want refused", code, errText)
 	}
+}
+
+// serve prints where its ledger is — on stdout, and in the log a shipper
+// sends on — without the URL's password: it printed --db as given.
+func TestServeNeverPrintsTheLedgersPassword(t *testing.T) {
+	u, err := url.Parse(pgtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.UserPassword(u.User.Username(), "s3cretpw") // the test server trusts its socket: any password does
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stdout := &cancelOnWrite{cancel: cancel}
+	var stderr bytes.Buffer
+	code := runServe(ctx, []string{"--db", u.String(), "--listen", "127.0.0.1:0"}, stdout, &stderr)
+	out := stdout.String() + stderr.String()
+	if code != 0 || !strings.Contains(stdout.String(), "listening on") || strings.Contains(out, "s3cretpw") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want the address and the ledger without its password", code, stdout.String(), stderr.String())
+	}
+}
+
+// cancelOnWrite is a stdout that stops the command once it has printed.
+type cancelOnWrite struct {
+	bytes.Buffer
+	cancel func()
+}
+
+func (c *cancelOnWrite) Write(p []byte) (int, error) {
+	defer c.cancel()
+	return c.Buffer.Write(p)
 }

@@ -262,10 +262,22 @@ func checkEndpoint(e *Endpoint, method string, dispatch bool) error {
 	}
 	u, err := url.Parse(probe)
 	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // without the URL
+		}
 		return fmt.Errorf("url: %v", err)
 	}
+	// Neither message repeats the URL: it may hold credentials.
 	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
-		return fmt.Errorf("url %q must be an absolute http:// or https:// URL", e.URL)
+		return errors.New("url must be an absolute http:// or https:// URL (e.g. https://api.example.com/v1/send)")
+	}
+	// Credentials in the URL are a secret in the config file, which never
+	// holds one, and Go sends them as Basic authentication that no mask
+	// covers (an API that echoes its Authorization header would have them
+	// stored in the operation's detail).
+	if u.User != nil {
+		return errors.New("url holds credentials (user:password@): put them in a header from the environment instead, e.g. headers = { Authorization = \"Basic ${API_BASIC}\" }")
 	}
 	if e.RefPointer != "" && !strings.HasPrefix(e.RefPointer, "/") {
 		return fmt.Errorf("ref_pointer %q must be a JSON pointer starting with /", e.RefPointer)
@@ -301,7 +313,7 @@ func CheckPointer(ptr string) error {
 }
 
 // TemplateNames lists the {names} a URL template uses, or says why it is
-// malformed.
+// malformed (without repeating the template: a URL may hold credentials).
 func TemplateNames(tmpl string) ([]string, error) { return templateNames(tmpl) }
 
 func templateNames(tmpl string) ([]string, error) {
@@ -313,15 +325,15 @@ func templateNames(tmpl string) ([]string, error) {
 			return names, nil
 		}
 		if rest[i] == '}' {
-			return nil, fmt.Errorf("url: unmatched } in %q", tmpl)
+			return nil, errors.New("url: unmatched }")
 		}
 		j := strings.IndexByte(rest[i:], '}')
 		if j < 0 {
-			return nil, fmt.Errorf("url: unclosed { in %q", tmpl)
+			return nil, errors.New("url: unclosed {")
 		}
 		name := rest[i+1 : i+j]
 		if name == "" || strings.ContainsAny(name, "{ /") {
-			return nil, fmt.Errorf("url: bad placeholder {%s} in %q", name, tmpl)
+			return nil, fmt.Errorf("url: bad placeholder {%s}", name)
 		}
 		names = append(names, name)
 		rest = rest[i+j+1:]
@@ -349,14 +361,27 @@ func (p *Provider) Classify(status int) Class {
 }
 
 // expand fills a URL template: {downstream_key}, a lookup's
-// {provider_ref} (ref; only lookups pass one), or an argument.
+// {provider_ref} (ref; only lookups pass one), or an argument. A value is
+// one value where it stands: query-escaped after the "?" (path escaping
+// keeps & and =, and a value could add parameters of its own), one path
+// segment before it — and never "", "." or "..", which a server that
+// cleans the path would read as another endpoint.
 func expand(tmpl, downstreamKey, ref string, args map[string]any) (string, error) {
-	names, err := templateNames(tmpl)
-	if err != nil {
+	if _, err := templateNames(tmpl); err != nil {
 		return "", err
 	}
-	out := tmpl
-	for _, n := range names {
+	query := strings.IndexByte(tmpl, '?')
+	var out strings.Builder
+	rest, at := tmpl, 0
+	for {
+		i := strings.IndexByte(rest, '{')
+		if i < 0 {
+			out.WriteString(rest)
+			return out.String(), nil
+		}
+		j := strings.IndexByte(rest[i:], '}') // templateNames checked it
+		n := rest[i+1 : i+j]
+		out.WriteString(rest[:i])
 		var v string
 		switch {
 		case n == "downstream_key":
@@ -379,9 +404,16 @@ func expand(tmpl, downstreamKey, ref string, args map[string]any) (string, error
 				return "", fmt.Errorf("argument %q is not a string, number or boolean and cannot go in the URL", n)
 			}
 		}
-		out = strings.ReplaceAll(out, "{"+n+"}", url.PathEscape(v))
+		if query >= 0 && at+i > query {
+			out.WriteString(url.QueryEscape(v))
+		} else {
+			if v == "" || v == "." || v == ".." {
+				return "", fmt.Errorf("{%s} is %q, which cannot be a segment of the URL's path (a server would read another path)", n, v)
+			}
+			out.WriteString(url.PathEscape(v))
+		}
+		rest, at = rest[i+j+1:], at+i+j+1
 	}
-	return out, nil
 }
 
 // exchange is one request's outcome at the transport level.
@@ -677,6 +709,11 @@ func pointer(x *exchange, ptr string) (string, string) {
 	if len(ref) > MaxRef {
 		return "", fmt.Sprintf("%s in the response is %d bytes, longer than a reference (%d); none read", ptr, len(ref), MaxRef)
 	}
+	// PostgreSQL text cannot hold a NUL: the answer could not be recorded
+	// there, and an applied effect would be left a claim in flight.
+	if strings.IndexByte(ref, 0) >= 0 {
+		return "", fmt.Sprintf("%s in the response holds a NUL character, which is no reference; none read", ptr)
+	}
 	return ref, ""
 }
 
@@ -726,12 +763,14 @@ func retryAfter(h string, now time.Time) time.Duration {
 }
 
 // snippet is the start of a response body for a Detail: one line, at most
-// 200 characters, valid UTF-8.
+// 200 characters, valid UTF-8, without a NUL.
 func snippet(b []byte) string {
 	if !utf8.Valid(b) {
 		return "(binary body)"
 	}
 	s := strings.Join(strings.Fields(string(b)), " ")
+	// A NUL is text a PostgreSQL ledger cannot store: shown, not kept.
+	s = strings.ReplaceAll(s, "\x00", `\x00`)
 	if r := []rune(s); len(r) > 200 {
 		s = string(r[:199]) + "…"
 	}

@@ -490,3 +490,85 @@ func TestRetryAfterIsReadOrIgnored(t *testing.T) {
 		}
 	}
 }
+
+// A NUL character in an answer — a reference, an error body — is text a
+// PostgreSQL ledger cannot hold: recording the answer failed there, and an
+// effect the API applied (or refused for good) became a claim stuck in
+// flight, then an unknown for a person. A reference holding one is not
+// taken (applied without a reference, the detail says why); in a body's
+// snippet it is shown as \x00.
+func TestANULInTheAnswerNeverReachesTheLedger(t *testing.T) {
+	for _, c := range []struct {
+		code int
+		body string
+	}{{201, `{"id":"ch_\u00007"}`}, {200, `{"id":"ch_\u00007"}`}, {422, "bad \x00 address"}, {500, "boom \x00"}, {429, "slow \x00 down"}} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(c.code)
+			io.WriteString(w, c.body)
+		}))
+		p, err := httpapi.New(httpapi.Config{Name: "mail", Timeout: time.Second,
+			Dispatch: httpapi.Endpoint{URL: srv.URL + "/send", RefPointer: "/id"},
+			Lookup:   &httpapi.Endpoint{URL: srv.URL + "/send/{downstream_key}", RefPointer: "/id"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := p.Dispatch(context.Background(), provider.Request{DownstreamKey: "k", Args: json.RawMessage(`{}`)})
+		out := resp.Ref + resp.Detail + errString(err)
+		if strings.ContainsRune(out, 0) {
+			t.Errorf("dispatch, HTTP %d %q: ref %q, detail %q, err %v: a NUL reached what the ledger records", c.code, c.body, resp.Ref, resp.Detail, err)
+		}
+		if c.code < 300 && (resp.Status != provider.Applied || resp.Ref != "" || !strings.Contains(resp.Detail, "NUL")) {
+			t.Errorf("dispatch, HTTP %d: %s ref %q detail %q; want applied without the reference, saying why", c.code, resp.Status, resp.Ref, resp.Detail)
+		}
+		if c.code >= 300 && !strings.Contains(out, `\x00`) {
+			t.Errorf("dispatch, HTTP %d: %q; want the NUL shown as \\x00", c.code, out)
+		}
+		ev, err := p.Lookup(context.Background(), "k")
+		if strings.ContainsRune(ev.Ref+ev.Detail+errString(err), 0) {
+			t.Errorf("lookup, HTTP %d: ref %q, detail %q, err %v: a NUL reached what the ledger records", c.code, ev.Ref, ev.Detail, err)
+		}
+		srv.Close()
+	}
+}
+
+// An argument that goes into the URL is one value where it stands: in the
+// query it is query-escaped ("x&admin=true" was path-escaped, which keeps &
+// and =, and added a parameter of the caller's choosing); in the path it is
+// one segment, and "." or ".." — a segment that climbs to another endpoint
+// once the server cleans the path — is not sent at all. A provider's
+// reference goes into a lookup URL the same way.
+func TestAnArgumentInTheURLStaysOneValue(t *testing.T) {
+	var got []string
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.RequestURI)
+		mu.Unlock()
+		w.WriteHeader(201)
+		io.WriteString(w, `{"id":"x&admin=true"}`)
+	}))
+	defer srv.Close()
+	p, err := httpapi.New(httpapi.Config{Name: "mail", Timeout: time.Second,
+		Dispatch: httpapi.Endpoint{URL: srv.URL + "/accounts/{account}/send?to={to}&mode=safe"},
+		Lookup:   &httpapi.Endpoint{URL: srv.URL + "/search?ref={provider_ref}&key={downstream_key}"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := p.Dispatch(context.Background(), provider.Request{DownstreamKey: "k", Args: json.RawMessage(`{"account":"a b/c","to":"x&admin=true#frag"}`)})
+	if err != nil || resp.Status != provider.Applied {
+		t.Fatalf("dispatch: %+v %v", resp, err)
+	}
+	if _, err := p.LookupQuery(context.Background(), provider.Query{DownstreamKey: "k", Ref: "r&admin=true"}); err != nil {
+		t.Fatalf("lookup: %v", err)
+	}
+	for _, acct := range []string{"..", "."} {
+		resp, err := p.Dispatch(context.Background(), provider.Request{DownstreamKey: "k", Args: json.RawMessage(`{"account":"` + acct + `","to":"x"}`)})
+		if err != nil || resp.Status != provider.Rejected || !strings.Contains(resp.Detail, "not sent") {
+			t.Errorf("account %q: %+v %v; want refused, not sent", acct, resp, err)
+		}
+	}
+	want := []string{"/accounts/a%20b%2Fc/send?to=x%26admin%3Dtrue%23frag&mode=safe", "/search?ref=r%26admin%3Dtrue&key=k"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the API was asked\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

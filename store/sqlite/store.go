@@ -17,7 +17,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -463,7 +462,7 @@ func (s *Store) Close() error {
 // driver's table names few of those).
 func codeText(code int) string {
 	if t, ok := sqlite.ErrorCodeString[code]; ok {
-		return strings.Trim(t, "()")
+		return t // "words (SQLITE_NAME)"
 	}
 	return fmt.Sprintf("%s, extended code %d", sqlite.ErrorCodeString[code&0xff], code)
 }
@@ -512,7 +511,7 @@ func (s *Store) translate(err error, what string) error {
 	case sqlite3.SQLITE_READONLY:
 		return model.Wrap(model.CodeUnavailable, err, "%s is read-only here: %s", s.path, codeText(se.Code()))
 	case sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM, sqlite3.SQLITE_AUTH:
-		return model.Wrap(model.CodeUnavailable, err, "cannot open %s: %s", s.path, codeText(se.Code()))
+		return model.Wrap(model.CodeUnavailable, err, "cannot open %s: %s; can this user write it and its directory? (SQLite keeps %s-wal and %s-shm beside it)", s.path, codeText(se.Code()), s.path, s.path)
 	case sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_NOMEM, sqlite3.SQLITE_NOLFS:
 		// The machine, not the request or the configuration: internal,
 		// so a runner retries the same key later rather than giving up on
