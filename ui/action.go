@@ -101,10 +101,8 @@ type actionModel struct {
 	// typed (o), to write the rows against their findings too.
 	checkingN  int
 	overriding bool
-	// againstRow, refusedRow: per marked row, whether the decision goes
-	// against its finding, whether its state refuses it (setBulk).
-	againstRow, refusedRow []bool
-	nAgainst               int
+	// bulkEval: what setBulk worked out about each marked row, once.
+	bulkEval
 }
 
 const stillReading = "still reading its earlier lookups; press enter again in a moment."
