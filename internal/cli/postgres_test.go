@@ -14,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/retrysafe/retrysafe/ledger"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/store"
 	"github.com/retrysafe/retrysafe/store/postgres"
@@ -183,7 +184,7 @@ func TestGenOnPostgreSQLBuildsWhatSQLiteBuilds(t *testing.T) {
 		}
 	}
 	ctx := context.Background()
-	lite, err := openStore(file, store.Options{ReadOnly: true})
+	lite, err := ledger.OpenStore(file, store.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
