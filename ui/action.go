@@ -519,16 +519,16 @@ func (a actionModel) againstWarning(e env, inner int, review, compact bool) stri
 	if !a.against() {
 		return ""
 	}
-	text := fmt.Sprintf("! Against the last check: %s. %s", reconcile.FindingText(a.finding), againstRisk(a.action))
+	text := fmt.Sprintf("! Against the last check: %s. %s", localTimes(reconcile.FindingText(a.finding), e), againstRisk(a.action))
 	if f := a.earlier; f != nil && a.cannotTell == "" {
 		// A later check found nothing, or the key was tried again: a
 		// provider never takes a delivery back, so neither undoes it.
 		text = fmt.Sprintf("! Against an earlier check: %s, %s, %s. Nothing since takes it back (a later lookup that found nothing, a retry of the key): a provider never takes a delivery back. %s",
-			reconcile.FindingText(a.finding), clockTime(f.At, e), or(f.By, "a lookup"), againstRisk(a.action))
+			localTimes(reconcile.FindingText(a.finding), e), clockTime(f.At, e), or(f.By, "a lookup"), againstRisk(a.action))
 	} else if f != nil {
 		// The last check could not tell: the one that found it is older.
 		text = fmt.Sprintf("! Against an earlier check: %s, %s, %s. The last check cannot tell (%s); that takes nothing back. %s",
-			reconcile.FindingText(a.finding), clockTime(f.At, e), or(f.By, "a lookup"), shortWhy(a.cannotTell, a.whyMax), againstRisk(a.action))
+			localTimes(reconcile.FindingText(a.finding), e), clockTime(f.At, e), or(f.By, "a lookup"), shortWhy(a.cannotTell, a.whyMax), againstRisk(a.action))
 	}
 	if !review && !(compact && a.earlier != nil) { // the review asks for it anyway
 		text += " The review will ask you to type " + overrideWord + " to write it."
@@ -605,7 +605,7 @@ func (a actionModel) content(e env, w int, compact bool) *boxLines {
 		b.WriteString(w + "\n")
 	}
 	if a.problem != "" && a.changed == nil { // the stale warning says it better
-		b.WriteString(s.BannerErr.Render(wrap("Not written: "+a.problem, inner, " ")) + "\n")
+		b.WriteString(s.BannerErr.Render(wrap("Not written: "+localTimes(a.problem, e), inner, " ")) + "\n")
 	}
 	switch a.stage {
 	case stageForm:
@@ -668,7 +668,7 @@ func (a actionModel) content(e env, w int, compact bool) *boxLines {
 		row("reason", a.value("Reason"))
 		row("operator", e.operator)
 		if a.finding != nil && !(compact && a.against()) { // the warning names it
-			row("check", oneLine(a.finding.Detail))
+			row("check", localTimes(oneLine(a.finding.Detail), e))
 		}
 		gap(b)
 		switch {

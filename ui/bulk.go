@@ -472,7 +472,7 @@ func (a actionModel) bulkView(e env, w, h int) string {
 				line = s.BannerOK.Render("  written ") + " " + fit(clipMiddle(o.Tenant+"/"+o.Key, nameW), nameW) +
 					fmt.Sprintf(" v%d → %s v%d", o.ExpectVersion, o.State, o.Version)
 			default:
-				why := oneLine(errText(o.Err))
+				why := localTimes(oneLine(errText(o.Err)), e)
 				switch o.Verdict {
 				case reconcile.VerdictStale:
 					why = fmt.Sprintf("now %s v%d: changed since you looked", o.State, o.Version)

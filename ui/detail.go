@@ -272,7 +272,7 @@ func (d detailModel) view(e env, w, h int) string {
 	s := e.styles
 	switch {
 	case d.d == nil && d.err != nil:
-		return "\n" + s.BannerErr.Render("  "+oneLine(d.err.Error())) + "\n" + s.Muted.Render("  esc goes back")
+		return "\n" + s.BannerErr.Render("  "+localTimes(oneLine(d.err.Error()), e)) + "\n" + s.Muted.Render("  esc goes back")
 	case d.d == nil:
 		return "\n" + s.Muted.Render("  loading "+or(d.target.Tenant+"/"+d.target.Key, "operation")+"…")
 	}
@@ -300,7 +300,7 @@ func (d detailModel) view(e env, w, h int) string {
 	}
 	status := s.Muted.Render(" " + back)
 	if d.err != nil {
-		status = s.BannerErr.Render(" refresh failed: " + oneLine(d.err.Error()))
+		status = s.BannerErr.Render(" refresh failed: " + localTimes(oneLine(d.err.Error()), e))
 	}
 	b.WriteString(spread(status, s.Muted.Render(pos+" "), w))
 	return b.String()
@@ -432,13 +432,13 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 		// "Cannot tell" is never evidence, either way.
 		para(s.BannerErr.Render, "Cannot tell — no evidence either way"+cannotTellAdvice(op, e)+": "+checkErrText(chk.err))
 	case chk != nil && chk.ev.Found:
-		text := "Provider check: " + chk.ev.Detail + "."
+		text := "Provider check: " + localTimes(chk.ev.Detail, e) + "."
 		if op.State == model.StateUnknown && !e.readOnly {
 			text += " That is evidence to mark it applied (a); the reference is filled in."
 		}
 		para(s.BannerOK.Render, text)
 	case chk != nil:
-		text := "Provider check: " + chk.ev.Detail + "."
+		text := "Provider check: " + localTimes(chk.ev.Detail, e) + "."
 		if op.State == model.StateUnknown && !e.readOnly && !earlierHasIt {
 			text += " If nothing can still arrive, that is evidence to mark it not applied (n)."
 		}
@@ -520,7 +520,7 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 			if chk.ev.Found {
 				style = s.BannerOK.Render
 			}
-			field("check", style(chk.ev.Detail)+s.Muted.Render(" (asked "+clockTime(chk.at, e)+"; changes nothing)"))
+			field("check", style(localTimes(chk.ev.Detail, e))+s.Muted.Render(" (asked "+clockTime(chk.at, e)+"; changes nothing)"))
 		}
 	}
 
@@ -684,14 +684,14 @@ func writeAttempts(b *strings.Builder, e env, atts []model.Attempt, w int) {
 	for _, a := range atts {
 		line := row(strconv.Itoa(a.Seq), clockTime(a.StartedAt, e), string(a.Outcome), clipMiddle(or(a.TraceID, "-"), c.traceW),
 			or(a.WorkerID, "-"), dur(a.Duration), func(t string) string { return outcomeStyle(s, a.Outcome).Render(t) })
-		errText := a.Error
+		errText := localTimes(a.Error, e)
 		if a.ProviderRef != "" {
 			errText = strings.TrimSpace("ref " + a.ProviderRef + "  " + errText)
 		}
 		if a.Outcome == model.OutcomeLookup {
 			// A lookup's finding, then the provider's words (a "cannot
 			// tell" says so once).
-			words := a.Detail
+			words := localTimes(a.Detail, e)
 			if a.Finding == model.FindingCannotTell {
 				words = cannotTellWhy(words)
 			}
