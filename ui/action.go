@@ -11,6 +11,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/cellbuf"
 
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
@@ -101,10 +102,8 @@ type actionModel struct {
 	// typed (o), to write the rows against their findings too.
 	checkingN  int
 	overriding bool
-	// againstRow, refusedRow: per marked row, whether the decision goes
-	// against its finding, whether its state refuses it (setBulk).
-	againstRow, refusedRow []bool
-	nAgainst               int
+	// bulkEval: what setBulk worked out about each marked row, once.
+	bulkEval
 }
 
 const stillReading = "still reading its earlier lookups; press enter again in a moment."
@@ -445,24 +444,71 @@ func (a actionModel) transition(s *Styles) string {
 	return from + "  →  " + to
 }
 
+// view draws the form or the review in a box that fits h lines: whole if
+// it fits; else compact — the box gives up its blank lines and the lines
+// the help line repeats, never a warning, a field or the prompt of the
+// override; and if still too tall, the provider's reason gives way, from
+// its end (its start says what happened), before any field or prompt
+// would. The box's text is made at most twice (whole, compact) and its
+// height measured, not drawn; only the parts with the reason are made
+// again per clip; the box is drawn once.
 func (a actionModel) view(e env, w, h int) string {
 	if len(a.bulk) > 0 {
 		return a.bulkView(e, w, h)
 	}
-	out := "\n" + a.render(e, w, false)
-	if lipgloss.Height(out) > h {
-		// A short terminal: the box gives up its blank lines and the lines
-		// the help line repeats, never a warning, a field or the prompt
-		// of the override.
-		out = a.render(e, w, true)
+	t := a.content(e, w, false)
+	if 1+t.height() <= h {
+		return "\n" + a.box(e.styles, w, t.String())
 	}
-	// Still too tall: the provider's reason gives way, from its end (its
-	// start says what happened), before any field or prompt would.
-	for n := 240; lipgloss.Height(out) > h && a.cannotTell != "" && n >= 60; n -= 30 {
-		a.whyMax = n
-		out = a.render(e, w, true)
+	t = a.content(e, w, true)
+	for n := 240; t.height() > h && a.cannotTell != "" && n >= 60; n -= 30 {
+		t.clipWhy(n)
 	}
-	return out
+	return a.box(e.styles, w, t.String())
+}
+
+// boxLines is a decision box's text in parts, to measure before it is
+// drawn: why holds the parts that carry the provider's reason, made again
+// at a clip (clipWhy).
+type boxLines struct {
+	parts  []string
+	why    map[int]func(whyMax int) string
+	wrapAt int // the box's text width: a longer line is wrapped by it
+}
+
+func (t *boxLines) WriteString(s string) { t.parts = append(t.parts, s) }
+
+// writeWhy writes a part with the provider's reason in it: part(0) now,
+// part(n) at clipWhy(n).
+func (t *boxLines) writeWhy(part func(whyMax int) string) {
+	if t.why == nil {
+		t.why = map[int]func(int) string{}
+	}
+	t.why[len(t.parts)] = part
+	t.parts = append(t.parts, part(0))
+}
+
+// clipWhy makes the parts with the provider's reason again, clipped at n.
+func (t *boxLines) clipWhy(n int) {
+	for i, part := range t.why {
+		t.parts[i] = part(n)
+	}
+}
+
+func (t *boxLines) String() string { return strings.TrimRight(strings.Join(t.parts, ""), "\n") }
+
+// height is how many lines the box takes with this text: its lines, a
+// line too wide for the box wrapped as the box wraps it, and its borders.
+func (t *boxLines) height() int {
+	n := 2
+	for _, l := range strings.Split(t.String(), "\n") {
+		if ansi.StringWidth(l) <= t.wrapAt {
+			n++
+			continue
+		}
+		n += strings.Count(cellbuf.Wrap(l, t.wrapAt, ""), "\n") + 1
+	}
+	return n
 }
 
 // againstWarning is the box's warning about a decision against the last
@@ -473,16 +519,16 @@ func (a actionModel) againstWarning(e env, inner int, review, compact bool) stri
 	if !a.against() {
 		return ""
 	}
-	text := fmt.Sprintf("! Against the last check: %s. %s", reconcile.FindingText(a.finding), againstRisk(a.action))
+	text := fmt.Sprintf("! Against the last check: %s. %s", localTimes(reconcile.FindingText(a.finding), e), againstRisk(a.action))
 	if f := a.earlier; f != nil && a.cannotTell == "" {
 		// A later check found nothing, or the key was tried again: a
 		// provider never takes a delivery back, so neither undoes it.
 		text = fmt.Sprintf("! Against an earlier check: %s, %s, %s. Nothing since takes it back (a later lookup that found nothing, a retry of the key): a provider never takes a delivery back. %s",
-			reconcile.FindingText(a.finding), clockTime(f.At, e), or(f.By, "a lookup"), againstRisk(a.action))
+			localTimes(reconcile.FindingText(a.finding), e), clockTime(f.At, e), or(f.By, "a lookup"), againstRisk(a.action))
 	} else if f != nil {
 		// The last check could not tell: the one that found it is older.
 		text = fmt.Sprintf("! Against an earlier check: %s, %s, %s. The last check cannot tell (%s); that takes nothing back. %s",
-			reconcile.FindingText(a.finding), clockTime(f.At, e), or(f.By, "a lookup"), shortWhy(a.cannotTell, a.whyMax), againstRisk(a.action))
+			localTimes(reconcile.FindingText(a.finding), e), clockTime(f.At, e), or(f.By, "a lookup"), shortWhy(a.cannotTell, a.whyMax), againstRisk(a.action))
 	}
 	if !review && !(compact && a.earlier != nil) { // the review asks for it anyway
 		text += " The review will ask you to type " + overrideWord + " to write it."
@@ -513,13 +559,37 @@ func (a actionModel) cannotTellWarning(e env, inner int, compact bool) string {
 	return s.BannerErr.Render(wrap("! The provider cannot tell: "+shortWhy(a.cannotTell, a.whyMax)+". "+cannotTellRisk(a.action, compact), inner, " "))
 }
 
-func (a actionModel) render(e env, w int, compact bool) string {
+// boxWidth is a decision box's width on a w-column screen.
+func boxWidth(w int) int { return min(max(w-6, 30), 76) }
+
+// box draws text in the decision's box, centred on a w-column screen.
+func (a actionModel) box(s *Styles, w int, text string) string {
+	box := s.Box
+	if a.stage != stageForm {
+		box = s.BoxDanger
+	}
+	return lipgloss.PlaceHorizontal(w, lipgloss.Center, box.Width(boxWidth(w)).Render(text))
+}
+
+// content is the box's text, whole or compact (view).
+func (a actionModel) content(e env, w int, compact bool) *boxLines {
 	s := e.styles
-	boxW := min(max(w-6, 30), 76)
+	boxW := boxWidth(w)
 	inner := boxW - 4
-	gap := func(b *strings.Builder) {
+	gap := func(b *boxLines) {
 		if !compact {
 			b.WriteString("\n")
+		}
+	}
+	// whyAt is a warning with the provider's reason clipped at n.
+	whyAt := func(warning func(a actionModel) string) func(int) string {
+		return func(n int) string {
+			c := a
+			c.whyMax = n
+			if text := warning(c); text != "" {
+				return text + "\n"
+			}
+			return ""
 		}
 	}
 	verb := strings.ToUpper(a.action.Verb()[:1]) + a.action.Verb()[1:]
@@ -529,23 +599,23 @@ func (a actionModel) render(e env, w int, compact bool) string {
 		name = clipMiddle(name, max(inner-ansi.StringWidth(verb)-3, 8))
 	}
 	title := s.Title.Render(verb) + s.Muted.Render(" — ") + s.Bold.Render(name)
-	var b strings.Builder
+	b := &boxLines{wrapAt: boxW - 2} // the box's padding: a cell each side
 	b.WriteString(title + "\n")
 	if w := a.staleWarning(e, inner); w != "" {
 		b.WriteString(w + "\n")
 	}
 	if a.problem != "" && a.changed == nil { // the stale warning says it better
-		b.WriteString(s.BannerErr.Render(wrap("Not written: "+a.problem, inner, " ")) + "\n")
+		b.WriteString(s.BannerErr.Render(wrap("Not written: "+localTimes(a.problem, e), inner, " ")) + "\n")
 	}
 	switch a.stage {
 	case stageForm:
 		warned := false
 		if w := a.againstWarning(e, inner, false, compact); w != "" {
-			b.WriteString(w + "\n")
+			b.writeWhy(whyAt(func(a actionModel) string { return a.againstWarning(e, inner, false, compact) }))
 			warned = true
 		}
 		if w := a.cannotTellWarning(e, inner, compact); w != "" {
-			b.WriteString(w + "\n")
+			b.writeWhy(whyAt(func(a actionModel) string { return a.cannotTellWarning(e, inner, compact) }))
 			warned = true
 		}
 		if a.history == historyReading {
@@ -556,7 +626,7 @@ func (a actionModel) render(e env, w int, compact bool) string {
 			b.WriteString(s.Muted.Render(wrap(consequence(a.action), inner, " ")) + "\n")
 		}
 		for i, f := range a.fields {
-			gap(&b)
+			gap(b)
 			// The focused field is marked with a character, not only bold:
 			// with NO_COLOR there is no bold to see.
 			label := s.Label.Render("  " + f.label)
@@ -575,9 +645,9 @@ func (a actionModel) render(e env, w int, compact bool) string {
 			b.WriteString("\n" + s.Muted.Render("enter next / review · tab switch field · esc cancel"))
 		}
 	case stageConfirm, stageRunning:
-		gap(&b)
+		gap(b)
 		b.WriteString(s.Bold.Render("Write this decision to the ledger?") + "\n")
-		gap(&b)
+		gap(b)
 		row := func(label, value string) {
 			if value == "" {
 				return
@@ -598,16 +668,16 @@ func (a actionModel) render(e env, w int, compact bool) string {
 		row("reason", a.value("Reason"))
 		row("operator", e.operator)
 		if a.finding != nil && !(compact && a.against()) { // the warning names it
-			row("check", oneLine(a.finding.Detail))
+			row("check", localTimes(oneLine(a.finding.Detail), e))
 		}
-		gap(&b)
+		gap(b)
 		switch {
 		case a.stage == stageRunning:
 			b.WriteString(s.Muted.Render("writing…"))
 		case a.against():
 			// The second confirmation names the finding it overrides.
-			b.WriteString(a.againstWarning(e, inner, true, compact) + "\n")
-			gap(&b)
+			b.writeWhy(whyAt(func(a actionModel) string { return a.againstWarning(e, inner, true, compact) }))
+			gap(b)
 			b.WriteString(s.Bold.Render("Type "+overrideWord+" and press enter to write it anyway") + "\n")
 			in := a.override
 			in.Width = inner - 3
@@ -620,18 +690,14 @@ func (a actionModel) render(e env, w int, compact bool) string {
 			}
 		default:
 			if w := a.cannotTellWarning(e, inner, compact); w != "" {
-				b.WriteString(w + "\n")
-				gap(&b)
+				b.writeWhy(whyAt(func(a actionModel) string { return a.cannotTellWarning(e, inner, compact) }))
+				gap(b)
 			}
 			b.WriteString(s.Key.Render("y") + s.Muted.Render(" write it     ") +
 				s.Key.Render("esc") + s.Muted.Render(" back to the form"))
 		}
 	}
-	box := s.Box
-	if a.stage != stageForm {
-		box = s.BoxDanger
-	}
-	return lipgloss.PlaceHorizontal(w, lipgloss.Center, box.Width(boxW).Render(strings.TrimRight(b.String(), "\n")))
+	return b
 }
 
 // fieldHead is a form field's label and hint: a hint too long for the

@@ -92,19 +92,82 @@ func (a actionModel) needLook(e env) int {
 // latest, or an earlier "has it" a later lookup could not take back.
 func (a actionModel) bulkAgainst() int { return a.nAgainst }
 
-// setBulk sets the marked rows and, once, which of them the decision goes
-// against the finding of and which their state refuses (a review of 5,000
-// rows is drawn on every key: the rule is not asked 5,000 times a frame).
+// bulkEval is what a bulk decision's form and review say about the marked
+// rows, worked out once per set of rows (setBulk: when the form opens, and
+// when the rows come back with their providers' findings): a frame, drawn
+// on every key, reads only the rows it draws — a review of 5,000 rows does
+// not ask the rule 5,000 times a frame. Its counts are the write's: a row
+// against its finding or refused by its state is what DecideMany refuses.
+type bulkEval struct {
+	// againstRow, refusedRow: per marked row, whether the decision goes
+	// against its finding (its state allowing it), whether its state
+	// refuses it.
+	againstRow, refusedRow []bool
+	nAgainst, nRefused     int
+	// nCannotTell rows are written on the typed evidence alone: their
+	// provider cannot tell (cannotTellWhy: the first one's reason).
+	nCannotTell   int
+	cannotTellWhy string
+	// nameW is the widest tenant/key; order lists the rows the write
+	// refuses first, the others after, each in marked order.
+	nameW int
+	order []int
+	// verdicts and outOrder are the same for the results (setOutcomes).
+	verdicts map[reconcile.Verdict]int
+	outOrder []int
+}
+
+// evalBulk works out bulkEval for deciding action on ops.
+func evalBulk(action model.Action, ops []model.Operation) bulkEval {
+	v := bulkEval{againstRow: make([]bool, len(ops)), refusedRow: make([]bool, len(ops)), order: make([]int, 0, len(ops))}
+	for i, op := range ops {
+		allowed := reconcile.AllowedFor(op, action)
+		against, _ := reconcile.AgainstFinding(action, op)
+		v.againstRow[i], v.refusedRow[i] = against && allowed, !allowed
+		switch {
+		case v.refusedRow[i]:
+			v.nRefused++
+		case v.againstRow[i]:
+			v.nAgainst++
+		default:
+			if f := op.Binding(); f != nil && !f.Stale && f.Kind == model.FindingCannotTell {
+				if v.nCannotTell == 0 {
+					v.cannotTellWhy = whyWords(f.Detail)
+				}
+				v.nCannotTell++
+			}
+		}
+		v.nameW = max(v.nameW, ansi.StringWidth(op.Tenant+"/"+op.Key))
+	}
+	for pass := 0; pass < 2; pass++ {
+		for i := range ops {
+			if refused := v.againstRow[i] || v.refusedRow[i]; refused == (pass == 0) {
+				v.order = append(v.order, i)
+			}
+		}
+	}
+	return v
+}
+
+// setBulk sets the marked rows and works out, once, what the form and the
+// review say about them (bulkEval).
 func (a *actionModel) setBulk(ops []model.Operation) {
 	a.bulk = ops
-	a.againstRow, a.refusedRow, a.nAgainst = make([]bool, len(ops)), make([]bool, len(ops)), 0
-	for i, op := range ops {
-		allowed := reconcile.AllowedFor(op, a.action)
-		against, _ := reconcile.AgainstFinding(a.action, op)
-		a.againstRow[i] = against && allowed
-		a.refusedRow[i] = !allowed
-		if a.againstRow[i] {
-			a.nAgainst++
+	a.bulkEval = evalBulk(a.action, ops)
+}
+
+// setOutcomes sets the rows' results and, once, how many of each verdict
+// and their order on screen: the refused first, then the written.
+func (a *actionModel) setOutcomes(out []reconcile.Outcome) {
+	a.outcomes, a.verdicts, a.outOrder = out, map[reconcile.Verdict]int{}, make([]int, 0, len(out))
+	for _, o := range out {
+		a.verdicts[o.Verdict]++
+	}
+	for pass := 0; pass < 2; pass++ {
+		for i, o := range out {
+			if (o.Verdict != reconcile.VerdictWritten) == (pass == 0) {
+				a.outOrder = append(a.outOrder, i)
+			}
 		}
 	}
 }
@@ -180,15 +243,7 @@ func openBulk(a model.Action, ops []model.Operation, s *Styles, seq int) actionM
 // their provider cannot tell — on the typed evidence alone — with why (the
 // first row's reason) and what it risks; "" if there are none.
 func (a actionModel) bulkCannotTellWarning(s *Styles, inner int) string {
-	n, why := 0, ""
-	for i, op := range a.bulk {
-		if f := op.Binding(); f != nil && !f.Stale && f.Kind == model.FindingCannotTell && !a.refusedRow[i] && !a.againstRow[i] {
-			if n == 0 {
-				why = whyWords(f.Detail)
-			}
-			n++
-		}
-	}
+	n := a.nCannotTell
 	if n == 0 {
 		return ""
 	}
@@ -197,7 +252,7 @@ func (a actionModel) bulkCannotTellWarning(s *Styles, inner int) string {
 		them = "it"
 	}
 	return s.BannerErr.Render(wrap(fmt.Sprintf("! The provider cannot tell about %d of them (%s): y writes %s on your evidence alone. %s",
-		n, why, them, bulkCannotTellRisk(a.action)), inner, " "))
+		n, a.cannotTellWhy, them, bulkCannotTellRisk(a.action)), inner, " "))
 }
 
 // bulkCannotTellRisk is cannotTellRisk for many rows.
@@ -212,14 +267,10 @@ func bulkCannotTellRisk(a model.Action) string {
 // allow the action and, unless the override is typed, do not go against
 // their finding.
 func (a actionModel) legalCount() int {
-	n := 0
-	override := a.override.Value() == overrideWord
-	for i := range a.bulk {
-		if !a.refusedRow[i] && (!a.againstRow[i] || override) {
-			n++
-		}
+	if a.override.Value() == overrideWord {
+		return len(a.bulk) - a.nRefused
 	}
-	return n
+	return len(a.bulk) - a.nRefused - a.nAgainst
 }
 
 // findingShort names a conclusive finding in a few words, its reference
@@ -274,11 +325,7 @@ func (a actionModel) bulkView(e env, w, h int) string {
 	b.WriteString(title + "\n")
 	rows := max(h-14, 3)
 	// The name column is as wide as the longest name, within reason.
-	nameW := 12
-	for _, op := range a.bulk {
-		nameW = max(nameW, ansi.StringWidth(op.Tenant+"/"+op.Key))
-	}
-	nameW = min(nameW, max(inner-36, 16))
+	nameW := min(max(a.nameW, 12), max(inner-36, 16))
 	// A row and its note on one line if they fit, else the note on its
 	// own line below (what a row's finding or refusal says is never cut
 	// off at 80 columns); the rows stop, with "… and N more", when the
@@ -309,16 +356,8 @@ func (a actionModel) bulkView(e env, w, h int) string {
 	// otherwise): when the screen has room for only a few, those are
 	// the ones to see.
 	listOps := func(line func(i int, op model.Operation) (string, string)) {
-		order := make([]int, 0, len(a.bulk))
-		for pass := 0; pass < 2; pass++ {
-			for i := range a.bulk {
-				if refused := a.againstRow[i] || a.refusedRow[i]; refused == (pass == 0) {
-					order = append(order, i)
-				}
-			}
-		}
-		for n, i := range order {
-			if more(n, len(order)) {
+		for n, i := range a.order {
+			if more(n, len(a.order)) {
 				break
 			}
 			row(line(i, a.bulk[i]))
@@ -331,13 +370,7 @@ func (a actionModel) bulkView(e env, w, h int) string {
 	case stageForm:
 		// Rows whose recorded finding this decision goes against are named
 		// before a reason is typed, as on a single decision's form.
-		against := 0
-		for _, op := range a.bulk {
-			if ag, _ := reconcile.AgainstFinding(a.action, op); ag {
-				against++
-			}
-		}
-		if against > 0 {
+		if against := a.bulkAgainst(); against > 0 {
 			b.WriteString(s.BannerErr.Render(wrap(fmt.Sprintf("! %s against a recorded finding (%s). The review refuses them unless you type %s.",
 				plural(against, "marked operation goes", "marked operations go"), againstWhat(a.action), overrideWord), inner, " ")) + "\n")
 		}
@@ -420,10 +453,7 @@ func (a actionModel) bulkView(e env, w, h int) string {
 		})
 		b.WriteString(tail)
 	case stageResults:
-		n := map[reconcile.Verdict]int{}
-		for _, o := range a.outcomes {
-			n[o.Verdict]++
-		}
+		n := a.verdicts
 		summary := fmt.Sprintf("%s written", count(n[reconcile.VerdictWritten]))
 		for _, v := range []reconcile.Verdict{reconcile.VerdictStale, reconcile.VerdictIllegal, reconcile.VerdictFailed} {
 			if n[v] > 0 {
@@ -431,17 +461,9 @@ func (a actionModel) bulkView(e env, w, h int) string {
 			}
 		}
 		b.WriteString("\n" + s.Bold.Render(summary) + "\n\n")
-		order := make([]int, 0, len(a.outcomes))
-		for pass := 0; pass < 2; pass++ {
-			for i, o := range a.outcomes {
-				if (o.Verdict != reconcile.VerdictWritten) == (pass == 0) {
-					order = append(order, i)
-				}
-			}
-		}
-		for n, i := range order {
+		for n, i := range a.outOrder {
 			o := a.outcomes[i]
-			if more(n, len(order)) {
+			if more(n, len(a.outOrder)) {
 				break
 			}
 			var line, note string
@@ -450,7 +472,7 @@ func (a actionModel) bulkView(e env, w, h int) string {
 				line = s.BannerOK.Render("  written ") + " " + fit(clipMiddle(o.Tenant+"/"+o.Key, nameW), nameW) +
 					fmt.Sprintf(" v%d → %s v%d", o.ExpectVersion, o.State, o.Version)
 			default:
-				why := oneLine(errText(o.Err))
+				why := localTimes(oneLine(errText(o.Err)), e)
 				switch o.Verdict {
 				case reconcile.VerdictStale:
 					why = fmt.Sprintf("now %s v%d: changed since you looked", o.State, o.Version)
@@ -460,10 +482,8 @@ func (a actionModel) bulkView(e env, w, h int) string {
 						// The state allows it: the ledger refused it as
 						// against the operation's recorded finding.
 						why = "against its recorded finding"
-						if i < len(a.bulk) {
-							if against, _ := reconcile.AgainstFinding(a.action, a.bulk[i]); against {
-								why = "refused: " + findingShort(a.bulk[i].Binding())
-							}
+						if i < len(a.againstRow) && a.againstRow[i] {
+							why = "refused: " + findingShort(a.bulk[i].Binding())
 						}
 					}
 				}
@@ -518,7 +538,8 @@ func (m Model) bulkDecided(msg bulkDecisionMsg) (Model, tea.Cmd) {
 		}
 	}
 	m.log.Printf("bulk %s by %s: %d of %d written", msg.Action, m.cfg.Operator, written, len(m.action.bulk))
-	m.action.stage, m.action.outcomes = stageResults, msg.Outcomes
+	m.action.stage = stageResults
+	m.action.setOutcomes(msg.Outcomes)
 	m.list.marked = marks{ops: map[int64]model.Operation{}}
 	kind, text := bannerOK, fmt.Sprintf("%s: %s of %s written, recorded for %s.", m.action.action.Verb(), count(written), plural(len(m.action.bulk), "operation", "operations"), m.cfg.Operator)
 	if msg.Err != nil {

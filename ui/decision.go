@@ -62,7 +62,12 @@ func (m Model) requestAction(req actionRequestMsg, e env) (Model, tea.Cmd) {
 	}
 	if why := cannotTellNow(op, chk); why != "" && finding == nil {
 		// The provider cannot tell now; an earlier lookup may have found
-		// the effect. The review waits for the history (one read).
+		// the effect. The review waits for the history (one read). The
+		// row's own binding finding says the same of the lookups the
+		// screen saw (TestTheFormsHistoryReadEqualsTheListedBindingFinding),
+		// but the read also sees one recorded since — another console's
+		// triage — so that the form asks for the override the write will
+		// need (TestTheFormReadsALookupRecordedAfterTheListWasDrawn).
 		m.action.cannotTell, m.action.history = why, historyReading
 		return m, loadActionOp(m.ctx, m.cfg.Store, m.action.seq, op.Tenant, op.Key)
 	}

@@ -272,7 +272,7 @@ func (d detailModel) view(e env, w, h int) string {
 	s := e.styles
 	switch {
 	case d.d == nil && d.err != nil:
-		return "\n" + s.BannerErr.Render("  "+oneLine(d.err.Error())) + "\n" + s.Muted.Render("  esc goes back")
+		return "\n" + s.BannerErr.Render("  "+localTimes(oneLine(d.err.Error()), e)) + "\n" + s.Muted.Render("  esc goes back")
 	case d.d == nil:
 		return "\n" + s.Muted.Render("  loading "+or(d.target.Tenant+"/"+d.target.Key, "operation")+"…")
 	}
@@ -300,7 +300,7 @@ func (d detailModel) view(e env, w, h int) string {
 	}
 	status := s.Muted.Render(" " + back)
 	if d.err != nil {
-		status = s.BannerErr.Render(" refresh failed: " + oneLine(d.err.Error()))
+		status = s.BannerErr.Render(" refresh failed: " + localTimes(oneLine(d.err.Error()), e))
 	}
 	b.WriteString(spread(status, s.Muted.Render(pos+" "), w))
 	return b.String()
@@ -432,13 +432,13 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 		// "Cannot tell" is never evidence, either way.
 		para(s.BannerErr.Render, "Cannot tell — no evidence either way"+cannotTellAdvice(op, e)+": "+checkErrText(chk.err))
 	case chk != nil && chk.ev.Found:
-		text := "Provider check: " + chk.ev.Detail + "."
+		text := "Provider check: " + localTimes(chk.ev.Detail, e) + "."
 		if op.State == model.StateUnknown && !e.readOnly {
 			text += " That is evidence to mark it applied (a); the reference is filled in."
 		}
 		para(s.BannerOK.Render, text)
 	case chk != nil:
-		text := "Provider check: " + chk.ev.Detail + "."
+		text := "Provider check: " + localTimes(chk.ev.Detail, e) + "."
 		if op.State == model.StateUnknown && !e.readOnly && !earlierHasIt {
 			text += " If nothing can still arrive, that is evidence to mark it not applied (n)."
 		}
@@ -520,7 +520,7 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 			if chk.ev.Found {
 				style = s.BannerOK.Render
 			}
-			field("check", style(chk.ev.Detail)+s.Muted.Render(" (asked "+clockTime(chk.at, e)+"; changes nothing)"))
+			field("check", style(localTimes(chk.ev.Detail, e))+s.Muted.Render(" (asked "+clockTime(chk.at, e)+"; changes nothing)"))
 		}
 	}
 
@@ -579,46 +579,119 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 	return b.String()
 }
 
-// writeAttempts draws the attempt history as a table. An error too long for
-// its column is written out in full on the lines under its attempt: it is
-// usually the most useful text on the screen.
+// attemptCols is the attempt table's layout for a width: each column's
+// width, 0 for a column given up (its value goes under the row, in full).
+type attemptCols struct {
+	outW, traceW, workerW, errW int
+	dur                         bool
+}
+
+const attNumW, attOutW, attDurW = 3, 13, 8
+
+// width is a row's width without the error column.
+func (c attemptCols) width() int {
+	n := 2 + attNumW + 1 + len(timeLayout) + 1 + c.outW
+	for _, w := range []int{c.traceW, c.workerW} {
+		if w > 0 {
+			n += 1 + w
+		}
+	}
+	if c.dur {
+		n += 1 + attDurW
+	}
+	return n
+}
+
+// layoutAttempts fits the attempt table in w columns (a row takes at most
+// w-1). The least useful give way first, never by being cut off at the
+// screen's edge: the error column (its text goes under its row), then
+// the trace and worker columns shrink to 10, then the trace column goes
+// (the trace id is written under the row, as a long one always is), then
+// the duration, then the worker column shrinks to 8 and then goes (the
+// worker id under the row), then the outcome is shortened with an "…".
+// The time, in the screen's one format, stays.
+func layoutAttempts(atts []model.Attempt, w int) attemptCols {
+	c := attemptCols{outW: attOutW, traceW: 12, workerW: 12, dur: true}
+	for _, a := range atts {
+		c.traceW = max(c.traceW, min(ansi.StringWidth(a.TraceID), 36))
+		c.workerW = max(c.workerW, min(ansi.StringWidth(a.WorkerID), 20))
+	}
+	limit := w - 1
+	if errW := limit - c.width() - 1; errW >= 16 {
+		c.errW = errW
+		return c
+	}
+	// Narrow: trace and worker give way before the error does.
+	c.traceW, c.workerW = 10, 10
+	if errW := limit - c.width() - 1; errW >= 16 {
+		c.errW = errW
+		return c
+	}
+	for _, giveUp := range []func(){
+		func() { c.traceW = 0 },
+		func() { c.dur = false },
+		func() { c.workerW = 8 },
+		func() { c.workerW = 0 },
+	} {
+		if c.width() <= limit {
+			return c
+		}
+		giveUp()
+	}
+	if over := c.width() - limit; over > 0 {
+		c.outW = max(c.outW-over, 1)
+	}
+	return c
+}
+
+// writeAttempts draws the attempt history as a table (layoutAttempts). An
+// error too long for its column is written out in full on the lines under
+// its attempt: it is usually the most useful text on the screen.
 func writeAttempts(b *strings.Builder, e env, atts []model.Attempt, w int) {
 	s := e.styles
 	// The screen's one time format, at every width: the trace id has its
 	// own line under a narrow table.
 	timeW := len(timeLayout)
-	traceW, workerW := 12, 12
-	for _, a := range atts {
-		traceW = max(traceW, min(ansi.StringWidth(a.TraceID), 36))
-		workerW = max(workerW, min(ansi.StringWidth(a.WorkerID), 20))
+	c := layoutAttempts(atts, w)
+	showErrCol := c.errW > 0
+	row := func(num, time, outcome, trace, worker, duration string, styleOut func(string) string) string {
+		cells := []string{fitRight(num, attNumW), fit(time, timeW), styleOut(fit(outcome, c.outW))}
+		if c.traceW > 0 {
+			cells = append(cells, fit(trace, c.traceW))
+		}
+		if c.workerW > 0 {
+			cells = append(cells, fit(worker, c.workerW))
+		}
+		if c.dur {
+			cells = append(cells, fitRight(duration, attDurW))
+		}
+		return strings.Join(cells, " ")
 	}
-	const numW, outW, durW = 3, 13, 8
-	fixed := 2 + numW + timeW + outW + traceW + workerW + durW + 6
-	errW := w - fixed - 1
-	if errW < 16 {
-		// Narrow: trace and worker give way before the error does.
-		traceW, workerW = 10, 10
-		fixed = 2 + numW + timeW + outW + traceW + workerW + durW + 6
-		errW = w - fixed - 1
-	}
-	showErrCol := errW >= 16
-	head := []string{fitRight("#", numW), fit("TIME", timeW), fit("OUTCOME", outW), fit("TRACE", traceW), fit("WORKER", workerW), fitRight("DURATION", durW)}
+	head := row("#", "TIME", "OUTCOME", "TRACE", "WORKER", "DURATION", func(s string) string { return s })
 	if showErrCol {
-		head = append(head, fit("ERROR", errW))
+		head += " " + fit("ERROR", c.errW)
 	}
-	b.WriteString("  " + s.TableHead.Render(strings.Join(head, " ")) + "\n")
+	b.WriteString("  " + s.TableHead.Render(head) + "\n")
+	under := func(text string) {
+		for i, l := range strings.Split(wrap(oneLine(text), max(w-9, 20), " "), "\n") {
+			lead := "  "
+			if i == 0 {
+				lead = "↳ "
+			}
+			b.WriteString("      " + s.Muted.Render(lead+l) + "\n")
+		}
+	}
 	for _, a := range atts {
-		cells := []string{fitRight(strconv.Itoa(a.Seq), numW), fit(clockTime(a.StartedAt, e), timeW),
-			outcomeStyle(s, a.Outcome).Render(fit(string(a.Outcome), outW)), fit(clipMiddle(or(a.TraceID, "-"), traceW), traceW),
-			fit(or(a.WorkerID, "-"), workerW), fitRight(dur(a.Duration), durW)}
-		errText := a.Error
+		line := row(strconv.Itoa(a.Seq), clockTime(a.StartedAt, e), string(a.Outcome), clipMiddle(or(a.TraceID, "-"), c.traceW),
+			or(a.WorkerID, "-"), dur(a.Duration), func(t string) string { return outcomeStyle(s, a.Outcome).Render(t) })
+		errText := localTimes(a.Error, e)
 		if a.ProviderRef != "" {
 			errText = strings.TrimSpace("ref " + a.ProviderRef + "  " + errText)
 		}
 		if a.Outcome == model.OutcomeLookup {
 			// A lookup's finding, then the provider's words (a "cannot
 			// tell" says so once).
-			words := a.Detail
+			words := localTimes(a.Detail, e)
 			if a.Finding == model.FindingCannotTell {
 				words = cannotTellWhy(words)
 			}
@@ -629,24 +702,22 @@ func writeAttempts(b *strings.Builder, e env, atts []model.Attempt, w int) {
 		}
 		// An error too long for its column is written out under the row
 		// instead, in full.
-		full := !showErrCol || ansi.StringWidth(oneLine(errText)) > errW
+		full := !showErrCol || ansi.StringWidth(oneLine(errText)) > c.errW
 		if showErrCol && !full {
-			cells = append(cells, fit(errText, errW))
+			line += " " + fit(errText, c.errW)
 		}
-		b.WriteString("  " + strings.Join(cells, " ") + "\n")
-		if ansi.StringWidth(a.TraceID) > traceW {
-			// A trace id is an opaque identifier: never shown cut. One too
-			// long for its column is written out in full under the row.
-			b.WriteString("      " + s.Muted.Render("↳ trace "+a.TraceID) + "\n")
+		b.WriteString("  " + line + "\n")
+		// A trace id is an opaque identifier, and a worker's names who
+		// made the attempt: never shown cut. One too long for its column,
+		// or whose column gave way, is written out in full under the row.
+		if a.TraceID != "" && ansi.StringWidth(a.TraceID) > c.traceW {
+			under("trace " + a.TraceID)
+		}
+		if a.WorkerID != "" && ansi.StringWidth(a.WorkerID) > c.workerW {
+			under("worker " + a.WorkerID)
 		}
 		if full && errText != "" {
-			for i, l := range strings.Split(wrap(oneLine(errText), max(w-9, 20), " "), "\n") {
-				lead := "  "
-				if i == 0 {
-					lead = "↳ "
-				}
-				b.WriteString("      " + s.Muted.Render(lead+l) + "\n")
-			}
+			under(errText)
 		}
 	}
 }

@@ -94,7 +94,7 @@ func findingSentence(e env, f *model.Finding) string {
 		// The words are said once: the detail repeats them.
 		text += ": " + cannotTellWhy(f.Detail)
 	case f.Detail != "":
-		text += ": " + f.Detail
+		text += ": " + localTimes(f.Detail, e)
 	}
 	if f.Kind == model.FindingCannotTell {
 		text += " — no evidence either way"
@@ -469,7 +469,7 @@ func (r reviewModel) View(e env) string {
 			if o.Verdict == reconcile.VerdictWritten {
 				lines = append(lines, s.BannerOK.Render("written ")+fmt.Sprintf(" %s/%s  %s → %s (v%d)", o.Tenant, o.Key, o.ExpectState, o.State, o.Version))
 			} else {
-				lines = append(lines, s.BannerErr.Render(fmt.Sprintf("%-8s", o.Verdict))+fmt.Sprintf(" %s/%s  %s", o.Tenant, o.Key, oneLine(errText(o.Err))))
+				lines = append(lines, s.BannerErr.Render(fmt.Sprintf("%-8s", o.Verdict))+fmt.Sprintf(" %s/%s  %s", o.Tenant, o.Key, localTimes(oneLine(errText(o.Err)), e)))
 			}
 		}
 		summary := fmt.Sprintf("%s written", count(n[reconcile.VerdictWritten]))

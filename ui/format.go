@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -249,3 +250,25 @@ const timeLayout = "2006-01-02 15:04:05"
 
 // clockTime is t in the console's time zone and format.
 func clockTime(t time.Time, e env) string { return t.In(e.loc).Format(timeLayout) }
+
+// rfc3339 is a point in time as the ledger, reconcile and the providers
+// write it in their words ("lease ended 2026-03-14T10:26:53Z …", "lease
+// held by w1 until …", "delivered sbx_6 at …").
+var rfc3339 = regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})`)
+
+// localTimes is text from outside the console (an attempt's error, a
+// provider's words, a refusal) with every RFC 3339 time in it said in the
+// console's own format and time zone (clockTime): the screen shows one
+// format. Arguments and receipts, which are data, are shown as they are.
+func localTimes(text string, e env) string {
+	if !strings.ContainsRune(text, 'T') {
+		return text
+	}
+	return rfc3339.ReplaceAllStringFunc(text, func(m string) string {
+		t, err := time.Parse(time.RFC3339Nano, m)
+		if err != nil {
+			return m
+		}
+		return clockTime(t, e)
+	})
+}

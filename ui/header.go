@@ -262,7 +262,7 @@ func (m Model) bannerLines() []string {
 	case bannerOK:
 		style, mark = s.BannerOK, "✓"
 	}
-	text := m.banner.text
+	text := localTimes(m.banner.text, m.env())
 	if m.banner.kind == bannerErr {
 		text += "  (esc dismisses)"
 	}

@@ -436,7 +436,7 @@ func (l labModel) view(e env, w, h int) string {
 		if !l.waiting {
 			mark, state = spin+" ", "running: "
 		}
-		narration = append(narration, "   "+s.Bold.Render(mark+state+truncate(cur.Text, w-14)))
+		narration = append(narration, "   "+s.Bold.Render(mark+state+truncate(localTimes(cur.Text, e), w-14)))
 		if cur.Why != "" {
 			wrap(&narration, "  ", cur.Why)
 		}
@@ -456,7 +456,7 @@ func (l labModel) view(e env, w, h int) string {
 		if l.gate != nil {
 			mark = "✓ "
 		}
-		add("   " + s.Muted.Render(mark+truncate(st.Text, w-6)))
+		add("   " + s.Muted.Render(mark+truncate(localTimes(st.Text, e), w-6)))
 	}
 	out = append(out, narration...)
 	out = append(out, result...)

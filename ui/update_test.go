@@ -219,7 +219,7 @@ func TestCheckShowsWhatTheProviderHoldsAndChangesNothing(t *testing.T) {
 	l := fixture(t)
 	h := open(t, config(l), 120, 40)
 	h.keys("enter", "c")
-	h.contains("sandbox delivered sbx_", "(1 delivery under this key)", "; changes")
+	containsText(t, h, "sandbox delivered sbx_", "(1 delivery under this key)", "; changes nothing")
 	if d := l.get(t, "acme", "notify-1"); d.Operation.State != model.StateUnknown || d.Operation.Version != 2 || len(d.Decisions) != 0 {
 		t.Fatalf("check changed the operation: %+v", d.Operation)
 	}

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/retrysafe/retrysafe/ledger"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
@@ -240,7 +241,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			if err := os.Remove(pdb); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return fail(stderr, model.Wrap(model.CodeUnavailable, err, "--fresh: %v", err))
 			}
-		} else if st, err := openStore(*db, store.Options{ReadOnly: true}); err == nil {
+		} else if st, err := ledger.OpenStore(*db, store.Options{ReadOnly: true}); err == nil {
 			st.Close()
 			return fail(stderr, model.Errorf(model.CodeInvalid, "%s holds a ledger; the bench wants a new one (add --fresh to replace it)", postgres.Redact(*db)))
 		}
@@ -255,7 +256,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	} else if _, err := os.Stat(*db); err == nil {
 		return fail(stderr, model.Errorf(model.CodeInvalid, "%s exists; the bench wants a new ledger (add --fresh to replace it)", *db))
 	}
-	l, err := openLedger(*db, pdb, cfg, store.Options{Create: true, Durability: d})
+	l, err := openLedger(context.Background(), *db, cfg, opening{providerDB: pdb, store: store.Options{Create: true, Durability: d}, use: ledger.Dispatching})
 	if err != nil {
 		return fail(stderr, err)
 	}

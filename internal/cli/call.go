@@ -222,7 +222,7 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// From here on the request is valid: whatever goes wrong is the
 	// machine's (class internal, retry the same key), never invalid — but
 	// for a provider file the ledger refuses (openFailure).
-	l, err := openLedgerCtx(ctx, c.db, c.providerDB, cfg, store.Options{Create: true, LeaveWAL: true, ReadOnWriter: true}, prep.Tool.Kind() == model.EffectExternal)
+	l, err := openLedger(ctx, c.db, cfg, opening{providerDB: c.providerDB, store: store.Options{Create: true, LeaveWAL: true, ReadOnWriter: true}, use: dispatchingIf(prep.Tool.Kind() == model.EffectExternal)})
 	if err != nil {
 		return printResult(openFailure(err), err, stdout, stderr, *asJSON)
 	}
@@ -289,7 +289,7 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err := reconcile.ValidateRetention(*replay, *tomb); err != nil {
 		return fail(stderr, err) // before the ledger is opened: nothing touched
 	}
-	l, err := openWith(ctx, *db, *pdb, cfg, store.Options{}, ledger.Resending)
+	l, err := openLedger(ctx, *db, cfg, opening{providerDB: *pdb, use: ledger.Resending})
 	if err != nil {
 		return fail(stderr, err)
 	}

@@ -154,49 +154,51 @@ func defaultOperator() string {
 // (ledger.ProviderPath); --provider-db chooses another.
 func providerPath(where string) string { return ledger.ProviderPath(where) }
 
-// Every command opens its ledger through the public API (ledger.OpenConfig,
-// ledger.OpenStore), choosing what it does with the providers: the
-// functions below only name the command line's choices.
+// Every command opens its ledger through the public API: openLedger
+// (ledger.OpenConfig) for a ledger with its rules and providers,
+// ledger.OpenStore for the bare store (tokens, a look at the counts).
 
-// openLedger opens the ledger with cfg's providers ready to dispatch
-// (unless read-only).
-func openLedger(path, providerDB string, cfg *config.Config, o store.Options) (*ledger.Ledger, error) {
-	return openLedgerCtx(context.Background(), path, providerDB, cfg, o, !o.ReadOnly)
+// opening is how a command opens its ledger. The zero opening opens an
+// existing ledger (the store creates none without store.Create) and no
+// provider: what ops's reads and decisions need.
+type opening struct {
+	// providerDB is --provider-db ("": the sandbox file beside the
+	// ledger, ledger.ProviderPath).
+	providerDB string
+	store      store.Options
+	// use is what the command does with the providers: NoProviders for
+	// reads and decisions (and a call of a local tool: it must not pay for
+	// a provider, nor fail on one); LookupsOnly to ask them (the console,
+	// ops check, triage: a missing sandbox file is never created, it
+	// answers "cannot tell"); Dispatching to send; Resending for a sweep.
+	use ledger.ProviderUse
+	// askReadOnly: a read-only ledger still asks its providers (ops check
+	// and triage show the findings then, and record nothing). Otherwise a
+	// read-only ledger opens no provider at all.
+	askReadOnly bool
 }
 
-// openLedgerCtx opens the ledger, and its providers only when
-// withProvider: a call of a local tool, a decision or a read needs none,
-// and must not pay for it — nor fail on it.
-func openLedgerCtx(ctx context.Context, path, providerDB string, cfg *config.Config, o store.Options, withProvider bool) (*ledger.Ledger, error) {
-	use := ledger.NoProviders
-	if withProvider {
-		use = ledger.Dispatching
+// providers is the ProviderUse the ledger is opened with.
+func (o opening) providers() ledger.ProviderUse {
+	if o.store.ReadOnly && !(o.askReadOnly && o.use == ledger.LookupsOnly) {
+		return ledger.NoProviders
 	}
-	return openWith(ctx, path, providerDB, cfg, o, use)
+	return o.use
 }
 
-// openForLookups opens a ledger whose providers are only asked, never sent
-// anything: the console and ops check (ledger.LookupsOnly: a missing
-// sandbox file is never created; it answers "cannot tell"). A read-only
-// ledger opens no provider at all.
-func openForLookups(path, providerDB string, cfg *config.Config, o store.Options) (*ledger.Ledger, error) {
-	use := ledger.LookupsOnly
-	if o.ReadOnly {
-		use = ledger.NoProviders
+// openLedger opens the ledger at path (a file or a postgres:// URL) with
+// cfg's tools and providers, as o says.
+func openLedger(ctx context.Context, path string, cfg *config.Config, o opening) (*ledger.Ledger, error) {
+	return ledger.OpenConfig(ctx, path, cfg, ledger.ConfigOptions{ProviderDB: o.providerDB, Use: o.providers(), Store: o.store})
+}
+
+// dispatchingIf is Dispatching for a command that may send (an external
+// tool's call), else NoProviders.
+func dispatchingIf(sends bool) ledger.ProviderUse {
+	if sends {
+		return ledger.Dispatching
 	}
-	return openWith(context.Background(), path, providerDB, cfg, o, use)
-}
-
-// openAsking opens the ledger (read-only if o says so) with its providers
-// ready to be asked, never sent anything, as openForLookups does for a
-// writable ledger: ops check and triage ask even with --read-only — they
-// show the findings then, and record nothing.
-func openAsking(path, providerDB string, cfg *config.Config, o store.Options) (*ledger.Ledger, error) {
-	return openWith(context.Background(), path, providerDB, cfg, o, ledger.LookupsOnly)
-}
-
-func openWith(ctx context.Context, path, providerDB string, cfg *config.Config, o store.Options, use ledger.ProviderUse) (*ledger.Ledger, error) {
-	return ledger.OpenConfig(ctx, path, cfg, ledger.ConfigOptions{ProviderDB: providerDB, Use: use, Store: o})
+	return ledger.NoProviders
 }
 
 // openFailure is the result of a call whose ledger could not be opened. A
@@ -211,12 +213,6 @@ func openFailure(err error) reconcile.Result {
 		return reconcile.Result{Class: model.ClassInvalid, Message: err.Error()}
 	}
 	return reconcile.Result{}
-}
-
-// openStore opens the bare store at a ledger's location (ledger.OpenStore):
-// for the commands that need no service (tokens, a look at the counts).
-func openStore(where string, o store.Options) (store.Ledger, error) {
-	return ledger.OpenStore(where, o)
 }
 
 // loadConfig resolves the config a command runs with (--config, else

@@ -20,6 +20,7 @@ import (
 	"github.com/retrysafe/retrysafe/config"
 	"github.com/retrysafe/retrysafe/internal/reexec"
 	"github.com/retrysafe/retrysafe/internal/testfiles"
+	"github.com/retrysafe/retrysafe/ledger"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/provider/sandbox"
@@ -130,7 +131,7 @@ func asBinary(t *testing.T, args ...string) (stdout, stderr string, code int, si
 func newLedgerFile(t *testing.T) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "ledger.db")
-	l, err := openLedger(path, "", config.Default(), store.Options{Create: true})
+	l, err := openLedger(context.Background(), path, config.Default(), opening{store: store.Options{Create: true}, use: ledger.Dispatching})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +215,7 @@ func TestCallExitCodesAndOutput(t *testing.T) {
 
 	// 7: expired — a receipt older than the replay window, before and after
 	// the sweep compacts it; nothing is created either way.
-	old, err := openLedger(db, "", config.Default(), store.Options{Now: func() time.Time { return time.Now().Add(-48 * time.Hour) }})
+	old, err := openLedger(context.Background(), db, config.Default(), opening{store: store.Options{Now: func() time.Time { return time.Now().Add(-48 * time.Hour) }}, use: ledger.Dispatching})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -635,7 +636,7 @@ func TestTheConsoleNeverCreatesAProviderStoreToAskIt(t *testing.T) {
 		{"a copied ledger", copied, ""},
 		{"a wrong --provider-db", db, filepath.Join(t.TempDir(), "wrong.provider.db")},
 	} {
-		l, err := openForLookups(c.ledger, c.providerDB, config.Default(), store.Options{})
+		l, err := openLedger(context.Background(), c.ledger, config.Default(), opening{providerDB: c.providerDB, use: ledger.LookupsOnly})
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -653,7 +654,7 @@ func TestTheConsoleNeverCreatesAProviderStoreToAskIt(t *testing.T) {
 		}
 	}
 	// With the right file, the same check finds the delivery.
-	l, err := openForLookups(db, "", config.Default(), store.Options{})
+	l, err := openLedger(context.Background(), db, config.Default(), opening{use: ledger.LookupsOnly})
 	if err != nil {
 		t.Fatal(err)
 	}

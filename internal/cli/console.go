@@ -48,7 +48,7 @@ func runConsole(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	// Read-only opens the ledger with mode=ro and no provider: the sandbox
 	// provider's opener creates its schema, so opening it would write. A
 	// missing provider file is never created: checks say "cannot tell".
-	l, err := openForLookups(*db, *pdb, cfg, store.Options{ReadOnly: *readOnly})
+	l, err := openLedger(context.Background(), *db, cfg, opening{providerDB: *pdb, store: store.Options{ReadOnly: *readOnly}, use: ledger.LookupsOnly})
 	if err != nil {
 		return fail(stderr, err)
 	}

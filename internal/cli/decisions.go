@@ -35,7 +35,7 @@ func opsDecisions(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if *limit < 1 || *limit > 10000 {
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--limit must be between 1 and 10000"))
 	}
-	l, err := opsOpen(*db, config.Default(), true)
+	l, err := openLedger(context.Background(), *db, config.Default(), opening{store: store.Options{ReadOnly: true}})
 	if err != nil {
 		return fail(stderr, err)
 	}

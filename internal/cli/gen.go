@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/retrysafe/retrysafe/config"
+	"github.com/retrysafe/retrysafe/ledger"
 	"io"
 	"os"
 	"path/filepath"
@@ -68,7 +69,7 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	} else if _, err := os.Stat(*db); err == nil {
 		return fail(stderr, model.Errorf(model.CodeInvalid, "%s exists; gen writes a new ledger (remove it first)", *db))
 	}
-	l, err := openLedger(where, providerDB, config.Default(), store.Options{Create: true, Durability: store.Fast})
+	l, err := openLedger(context.Background(), where, config.Default(), opening{providerDB: providerDB, store: store.Options{Create: true, Durability: store.Fast}, use: ledger.Dispatching})
 	if err != nil {
 		return fail(stderr, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/retrysafe/retrysafe/config"
+	"github.com/retrysafe/retrysafe/ledger"
 	"io"
 	"os"
 	"strconv"
@@ -198,7 +199,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		opts.Now = func() time.Time { return time.Now().Add(off) }
 	}
 	tool, _ := cfg.Tools.Lookup(req.Tool) // checked by parse
-	l, err := openLedgerCtx(ctx, c.db, c.providerDB, cfg, opts, tool != nil && tool.Kind() == model.EffectExternal)
+	l, err := openLedger(ctx, c.db, cfg, opening{providerDB: c.providerDB, store: opts, use: dispatchingIf(tool != nil && tool.Kind() == model.EffectExternal)})
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -281,7 +282,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *noConsole {
 		return exitOK
 	}
-	l, err := openForLookups(path, "", config.Default(), store.Options{})
+	l, err := openLedger(context.Background(), path, config.Default(), opening{use: ledger.LookupsOnly})
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -296,7 +297,7 @@ func demoExists(ctx context.Context, path string) (bool, error) {
 	if _, err := os.Stat(path); os.IsNotExist(err) && !postgres.IsURL(path) {
 		return false, nil
 	}
-	st, err := openStore(path, store.Options{ReadOnly: true})
+	st, err := ledger.OpenStore(path, store.Options{ReadOnly: true})
 	if model.IsCode(err, model.CodeNotFound) && postgres.IsURL(path) {
 		return false, nil
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/retrysafe/retrysafe/internal/reexec"
 	"github.com/retrysafe/retrysafe/internal/testledger"
 	"github.com/retrysafe/retrysafe/lab"
+	"github.com/retrysafe/retrysafe/ledger"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/store"
 	"github.com/retrysafe/retrysafe/store/sqlite"
@@ -434,7 +435,7 @@ func checkDemoTimeline(t *testing.T, path string, built time.Time) {
 func checkDemoLedger(t *testing.T, path string) {
 	t.Helper()
 	ctx := context.Background()
-	l, err := openLedger(path, "", config.Default(), store.Options{})
+	l, err := openLedger(context.Background(), path, config.Default(), opening{use: ledger.Dispatching})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/retrysafe/retrysafe/gateway"
+	"github.com/retrysafe/retrysafe/ledger"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/store"
 )
@@ -36,7 +37,7 @@ func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, err)
 	}
-	l, err := openLedger(*db, *pdb, cfg, store.Options{Create: true})
+	l, err := openLedger(context.Background(), *db, cfg, opening{providerDB: *pdb, store: store.Options{Create: true}, use: ledger.Dispatching})
 	if err != nil {
 		return fail(stderr, err)
 	}

@@ -59,12 +59,6 @@ func runOps(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return exitInvalid
 }
 
-// opsOpen opens an existing ledger; ops never creates one.
-// Decisions and reads need no provider, so none is opened (or created).
-func opsOpen(db string, cfg *config.Config, readOnly bool) (*ledger.Ledger, error) {
-	return openWith(context.Background(), db, "", cfg, store.Options{ReadOnly: readOnly}, ledger.NoProviders)
-}
-
 func opsList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("ops list", stderr)
 	db := fs.String("db", defaultDB(), dbUsage)
@@ -108,7 +102,7 @@ func opsList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *before < 0 {
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--before must be an operation id (from a previous page), got %d", *before))
 	}
-	l, err := opsOpen(*db, cfg, true)
+	l, err := openLedger(context.Background(), *db, cfg, opening{store: store.Options{ReadOnly: true}})
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -255,7 +249,7 @@ func opsShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := k.validate(); err != nil {
 		return fail(stderr, err)
 	}
-	l, err := opsOpen(k.db, config.Default(), true)
+	l, err := openLedger(context.Background(), k.db, config.Default(), opening{store: store.Options{ReadOnly: true}})
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -529,7 +523,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		// lookup attempt, as ops check and triage record theirs, so the
 		// audit trail shows what was known when the decision was made.
 		// "Cannot tell" is no finding and stops here (recorded too).
-		l, err := openForLookups(*db, *pdb, cfg, store.Options{})
+		l, err := openLedger(context.Background(), *db, cfg, opening{providerDB: *pdb, use: ledger.LookupsOnly})
 		if err != nil {
 			return fail(stderr, err)
 		}
@@ -596,9 +590,9 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	lookFirst := !single && action == model.ActionMarkNotApplied
 	var l *ledger.Ledger
 	if lookFirst {
-		l, err = openForLookups(*db, *pdb, cfg, store.Options{})
+		l, err = openLedger(context.Background(), *db, cfg, opening{providerDB: *pdb, use: ledger.LookupsOnly})
 	} else {
-		l, err = opsOpen(*db, cfg, *dryRun)
+		l, err = openLedger(context.Background(), *db, cfg, opening{store: store.Options{ReadOnly: *dryRun}})
 	}
 	if err != nil {
 		return fail(stderr, err)
@@ -899,7 +893,7 @@ func opsSupersede(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err := d.Validate(model.ActionAuthorizeKey); err != nil {
 		return fail(stderr, err)
 	}
-	l, err := opsOpen(f.db, config.Default(), false)
+	l, err := openLedger(context.Background(), f.db, config.Default(), opening{})
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -944,7 +938,7 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	// A missing provider file is never created to be asked: the lookup
 	// says "cannot tell" (exit 2), never "no delivery".
-	l, err := openAsking(k.db, *pdb, cfg, store.Options{ReadOnly: *readOnly})
+	l, err := openLedger(context.Background(), k.db, cfg, opening{providerDB: *pdb, store: store.Options{ReadOnly: *readOnly}, use: ledger.LookupsOnly, askReadOnly: true})
 	if err != nil {
 		return fail(stderr, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retrysafe/retrysafe/ledger"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/store"
 )
@@ -47,7 +48,7 @@ func TestOpsListShowsFindings(t *testing.T) {
 	// What the sandbox cannot be made to say — nothing under a key it
 	// was sent, a reference full of escapes — is written as a lookup
 	// attempt through the store, as a provider's lookup would be.
-	st, err := openStore(db, store.Options{})
+	st, err := ledger.OpenStore(db, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/retrysafe/retrysafe/ledger"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/store"
 	"github.com/retrysafe/retrysafe/store/postgres"
@@ -185,7 +186,7 @@ func TestGenOnPostgreSQLBuildsWhatSQLiteBuilds(t *testing.T) {
 		}
 	}
 	ctx := context.Background()
-	lite, err := openStore(file, store.Options{ReadOnly: true})
+	lite, err := ledger.OpenStore(file, store.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retrysafe/retrysafe/ledger"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/store"
 )
@@ -24,7 +25,7 @@ func TestOpsResolveSeveralDryRunThenYes(t *testing.T) {
 		}
 	}
 	decisions := func() int {
-		st, err := openStore(db, store.Options{ReadOnly: true})
+		st, err := ledger.OpenStore(db, store.Options{ReadOnly: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -223,7 +224,7 @@ func TestOpsResolveCheckRecordsItsFinding(t *testing.T) {
 // file that never served the ledger cannot say so through the CLI.
 func recordHasNothing(t *testing.T, db, tenant, key string) {
 	t.Helper()
-	st, err := openStore(db, store.Options{})
+	st, err := ledger.OpenStore(db, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,7 +365,7 @@ func TestOpsResolveSeveralNotAppliedLooksFirst(t *testing.T) {
 	recordHasNothing(t, db, "acme", "n-1")
 	decisions := func(key string) int {
 		t.Helper()
-		st, err := openStore(db, store.Options{ReadOnly: true})
+		st, err := ledger.OpenStore(db, store.Options{ReadOnly: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -62,7 +62,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if *maxInFlight < 1 || *queueWait <= 0 || *callTimeout <= 0 || *grace <= 0 || *tokenTTL < 0 {
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--max-in-flight, --queue-wait, --call-timeout and --shutdown-timeout must be positive, --token-ttl not negative"))
 	}
-	l, err := openLedger(*db, *pdb, cfg, store.Options{Create: true})
+	l, err := openLedger(context.Background(), *db, cfg, opening{providerDB: *pdb, store: store.Options{Create: true}, use: ledger.Dispatching})
 	if err != nil {
 		return fail(stderr, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/retrysafe/retrysafe/ledger"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/store"
 )
@@ -53,7 +54,7 @@ func runTokensCreate(ctx context.Context, args []string, stdout, stderr io.Write
 	if err != nil {
 		return fail(stderr, err)
 	}
-	st, err := openStore(*db, store.Options{Create: true})
+	st, err := ledger.OpenStore(*db, store.Options{Create: true})
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -88,7 +89,7 @@ func runTokensList(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
-	st, err := openStore(*db, store.Options{ReadOnly: true})
+	st, err := ledger.OpenStore(*db, store.Options{ReadOnly: true})
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -137,7 +138,7 @@ func runTokensRevoke(ctx context.Context, args []string, stdout, stderr io.Write
 	if *id <= 0 {
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--id is required (see retrysafe tokens list)"))
 	}
-	st, err := openStore(*db, store.Options{})
+	st, err := ledger.OpenStore(*db, store.Options{})
 	if err != nil {
 		return fail(stderr, err)
 	}

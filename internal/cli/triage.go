@@ -14,6 +14,7 @@ import (
 	"github.com/mattn/go-isatty"
 
 	"github.com/retrysafe/retrysafe/config"
+	"github.com/retrysafe/retrysafe/ledger"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
@@ -84,7 +85,7 @@ func runTriage(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if !ok {
 		return code
 	}
-	l, err := openAsking(*db, *pdb, cfg, store.Options{ReadOnly: *readOnly})
+	l, err := openLedger(context.Background(), *db, cfg, opening{providerDB: *pdb, store: store.Options{ReadOnly: *readOnly}, use: ledger.LookupsOnly, askReadOnly: true})
 	if err != nil {
 		return fail(stderr, err)
 	}

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/retrysafe/retrysafe/config"
+	"github.com/retrysafe/retrysafe/ledger"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
@@ -83,7 +84,7 @@ func serveUnknowns(tb testing.TB, db, cfgPath, addr string, tools []string, hasI
 	if err != nil {
 		tb.Fatal(err)
 	}
-	l, err := openLedger(db, "", cfg, store.Options{Create: true})
+	l, err := openLedger(context.Background(), db, cfg, opening{store: store.Options{Create: true}, use: ledger.Dispatching})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -133,7 +134,7 @@ func serveUnknowns(tb testing.TB, db, cfgPath, addr string, tools []string, hasI
 // change, and its latest finding, by key.
 func opsNow(tb testing.TB, db string) (states map[string]string, findings map[string]*model.Finding) {
 	tb.Helper()
-	st, err := openStore(db, store.Options{ReadOnly: true})
+	st, err := ledger.OpenStore(db, store.Options{ReadOnly: true})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -185,7 +186,7 @@ func TestTriageWhenTheSandboxServerIsKilledMidRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := openAsking(db, "", cfg, store.Options{})
+	l, err := openLedger(context.Background(), db, cfg, opening{use: ledger.LookupsOnly, askReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
