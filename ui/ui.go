@@ -517,6 +517,12 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		m.polling = false
 		var cmds []tea.Cmd
 		if msg.Err != nil {
+			if m.watchErr == nil || m.watchErr.Error() != msg.Err.Error() {
+				// Said once, in words: the header's "live refresh
+				// failing" does not say whether to wait or restart (the
+				// ledger file replaced under the console: restart).
+				m.banner = banner{kind: bannerErr, text: "Live refresh failing: " + oneLine(errText(msg.Err)), at: e.now}
+			}
 			m.watchErr = msg.Err
 			m.log.Printf("watch: %v", msg.Err)
 		} else {

@@ -111,3 +111,51 @@ func TestALedgerBeforeTheMarkKilledMidCheckpointIsRecognised(t *testing.T) {
 	}
 	s.Close()
 }
+
+// A watcher pinned to a ledger file that was then replaced (or removed)
+// says so on its next poll instead of "nothing changed" — the pinned
+// connection reads the old file, which nobody writes any more — for a
+// read-only store too; and a writable store then refuses writes before
+// committing anything into the old file.
+func TestAWatcherSaysTheLedgerFileWasReplaced(t *testing.T) {
+	for _, ro := range []bool{false, true} {
+		t.Run(map[bool]string{false: "writable", true: "read-only"}[ro], func(t *testing.T) {
+			w0, path := openLedger(t, store.Options{})
+			ctx := context.Background()
+			if err := w0.WithTx(ctx, func(tx store.Tx) error { return insertOp(tx, "before") }); err != nil {
+				t.Fatal(err)
+			}
+			s := w0
+			if ro {
+				var err error
+				if s, err = Open(path, store.Options{ReadOnly: true}); err != nil {
+					t.Fatal(err)
+				}
+				defer s.Close()
+			}
+			w, err := s.Watch(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close()
+			if _, err := w.Changed(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(path, path+".old"); err != nil {
+				t.Fatal(err)
+			}
+			testfiles.Copy(t, path+".old", path)
+			for i := 0; i < 2; i++ {
+				if _, err := w.Changed(ctx); err == nil || !strings.Contains(err.Error(), "replaced") {
+					t.Fatalf("poll %d after the file was replaced: %v; want an error saying so", i, err)
+				}
+			}
+			if ro {
+				return
+			}
+			if err := s.WithTx(ctx, func(tx store.Tx) error { return insertOp(tx, "after") }); err == nil {
+				t.Fatal("a write after the watcher noticed was accepted")
+			}
+		})
+	}
+}
