@@ -44,6 +44,17 @@ func (m Model) requestAction(req actionRequestMsg, e env) (Model, tea.Cmd) {
 		// fresh and conclusive (a triage run's, another operator's).
 		finding = reconcile.EvidenceOf(op.Finding)
 	}
+	if finding == nil || !finding.Found {
+		// The provider's late "applied" on a contradicted operation
+		// binds as a "has it" (contradicted.go).
+		var atts []model.Attempt
+		if d := m.detail.d; m.screen == screenDetail && d != nil && d.Operation.ID == op.ID {
+			atts = d.Attempts
+		}
+		if late := lateApplied(op, atts); late != nil {
+			finding = late
+		}
+	}
 	evidence := ""
 	if req.Action == model.ActionMarkApplied {
 		switch {
