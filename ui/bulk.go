@@ -298,9 +298,25 @@ func (a actionModel) bulkView(e env, w, h int) string {
 		b.WriteString(truncate(main+"  "+note, inner) + "\n")
 		lines++
 	}
-	more := func(i, n int) bool {
+	// more ends the rows at the i-th of n when the lines ran out, saying
+	// how many of the rest y writes or wrote (written: whether the k-th
+	// would be, or was; done: "written", else "to write").
+	more := func(i, n int, done string, written func(k int) bool) bool {
 		if lines >= rows && n > i+1 || lines >= rows+1 {
-			b.WriteString(s.Muted.Render(fmt.Sprintf("  … and %s more", count(n-i))) + "\n")
+			w := 0
+			for k := i; k < n; k++ {
+				if written(k) {
+					w++
+				}
+			}
+			var parts []string
+			if w > 0 {
+				parts = append(parts, plural(w, done, done))
+			}
+			if n-i-w > 0 {
+				parts = append(parts, plural(n-i-w, "refused", "refused"))
+			}
+			b.WriteString(s.Muted.Render(fmt.Sprintf("  … and %s more: %s", count(n-i), strings.Join(parts, ", "))) + "\n")
 			return true
 		}
 		return false
@@ -318,7 +334,7 @@ func (a actionModel) bulkView(e env, w, h int) string {
 			}
 		}
 		for n, i := range order {
-			if more(n, len(order)) {
+			if more(n, len(order), "to write", func(k int) bool { return !a.againstRow[order[k]] && !a.refusedRow[order[k]] }) {
 				break
 			}
 			row(line(i, a.bulk[i]))
@@ -441,7 +457,7 @@ func (a actionModel) bulkView(e env, w, h int) string {
 		}
 		for n, i := range order {
 			o := a.outcomes[i]
-			if more(n, len(order)) {
+			if more(n, len(order), "written", func(k int) bool { return a.outcomes[order[k]].Verdict == reconcile.VerdictWritten }) {
 				break
 			}
 			var line, note string
