@@ -344,6 +344,14 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 	switch op.State {
 	case model.StateUnknown:
 		para(s.State(model.StateUnknown).Render, "The outcome is unknown: the provider may or may not have applied it, and nothing leaves unknown by itself.")
+		if late := lateApplied(op, nil); late != nil {
+			// Not "may or may not": the provider said it did (contradicted.go).
+			text := "! The provider said it applied it (" + late.Ref + "), in an answer that came after the call gave up (the late_result attempt)."
+			if !e.readOnly {
+				text += " That is evidence to mark it applied (a); marking it not applied (n) or a new key (s) goes against it: the next call would send it a second time."
+			}
+			para(s.BannerOK.Render, text)
+		}
 		if !e.readOnly {
 			para(s.Bold.Render, "Check the provider (c), then decide: a mark applied · n mark not applied · s supersede: authorize a new key.")
 		}
