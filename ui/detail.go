@@ -441,10 +441,20 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 		para(s.BannerErr.Render, "Cannot tell — no evidence either way"+cannotTellAdvice(op, e)+": "+checkErrText(chk.err))
 	case chk != nil && chk.ev.Found:
 		text := "Provider check: " + chk.ev.Detail + "."
-		if op.State == model.StateUnknown && !e.readOnly {
+		style := s.BannerOK.Render
+		switch {
+		case op.State == model.StateNotApplied:
+			// As under a recorded "has it": the check on the screen is
+			// no better news.
+			text += " Yet it is marked not applied: the next call with this key sends it again."
+			style = s.BannerErr.Render
+			if !e.readOnly && allowed(op, model.ActionMarkApplied) {
+				text += " Mark it applied (a)."
+			}
+		case op.State == model.StateUnknown && !e.readOnly:
 			text += " That is evidence to mark it applied (a); the reference is filled in."
 		}
-		para(s.BannerOK.Render, text)
+		para(style, text)
 	case chk != nil:
 		text := "Provider check: " + chk.ev.Detail + "."
 		if op.State == model.StateUnknown && !e.readOnly && !earlierHasIt {
