@@ -132,3 +132,33 @@ func (s *Store) nameMoved(opened os.FileInfo) error {
 	}
 	return err
 }
+
+// openedWAL is the write-ahead log as this store opened it (see
+// openedFile); nil if there was none.
+func (s *Store) openedWAL() os.FileInfo {
+	s.files.mu.Lock()
+	wal := s.files.wal
+	s.files.mu.Unlock()
+	if wal != nil {
+		return wal
+	}
+	fi, err := os.Stat(s.path + "-wal")
+	if err != nil {
+		return nil
+	}
+	return fi
+}
+
+// walMoved is nil while the ledger's log is still opened (a stat), else
+// the error a watcher reports. It does not stop the writer: its next
+// commit copies what the unlinked log holds into the ledger file first
+// (checkFiles), which refusing writes here would skip.
+func (s *Store) walMoved(opened os.FileInfo) error {
+	if opened == nil {
+		return nil
+	}
+	if fi, err := os.Stat(s.path + "-wal"); err == nil && os.SameFile(fi, opened) {
+		return nil
+	}
+	return model.Errorf(model.CodeInternal, "%s-wal was removed or replaced while this process had the ledger open: what it reads is no longer what other processes write — restart retrysafe", s.path)
+}
