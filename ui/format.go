@@ -267,3 +267,20 @@ const timeLayout = "2006-01-02 15:04:05"
 
 // clockTime is t in the console's time zone and format.
 func clockTime(t time.Time, e env) string { return t.In(e.loc).Format(timeLayout) }
+
+// safeRunes is rs without the runes textsafe.Unsafe names (the slice
+// itself when there is none).
+func safeRunes(rs []rune) []rune {
+	for i, r := range rs {
+		if textsafe.Unsafe(r) {
+			out := append([]rune{}, rs[:i]...)
+			for _, r := range rs[i+1:] {
+				if !textsafe.Unsafe(r) {
+					out = append(out, r)
+				}
+			}
+			return out
+		}
+	}
+	return rs
+}
