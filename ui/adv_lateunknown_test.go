@@ -65,3 +65,28 @@ func TestAdvNotAppliedAgainstTheProvidersLateAppliedOnAnUnknownNeedsTheOverride(
 		})
 	}
 }
+
+// A bulk "not applied" over marked rows that include one whose provider
+// answered "applied" late: the bulk review has no word for that answer
+// (the ledger holds a decision only to recorded lookups), and when the
+// provider cannot be asked it wrote the row on the typed evidence alone.
+// The console will not open the bulk form with such a row marked: it
+// names it, to be decided on its own (where n asks for the override).
+func TestAdvABulkNotAppliedLeavesOutNoRowWhoseProviderAnsweredAppliedLate(t *testing.T) {
+	l := newLedger(t)
+	l.lateOnUnknown(t, "acme", "late-1", "cfo@acme.example")
+	l.unknown(t, "acme", "plain-1", "ops@acme.example")
+	ref := l.get(t, "acme", "late-1").Operation.ProviderRef
+	h := open(t, config(l), 120, 40)
+	h.keys("*", "n")
+	containsText(t, h, "acme/late-1", ref)
+	h.lacks("Mark not applied — 2 marked operations")
+	if h.m.overlay == overlayAction {
+		t.Fatal("the bulk form opened")
+	}
+	// Marks on the other rows only: the form opens.
+	h.keys("esc", "esc")
+	selectOp(t, h, "acme/plain-1")
+	h.keys("space", "n")
+	h.contains("Mark not applied — 1 marked operation")
+}
