@@ -345,9 +345,25 @@ func (a actionModel) bulkView(e env, w, h int) string {
 		b.WriteString(truncate(main+"  "+note, inner) + "\n")
 		lines++
 	}
-	more := func(i, n int) bool {
+	// more ends the rows at the i-th of n when the lines ran out, saying
+	// how many of the rest y writes or wrote (written: whether the k-th
+	// would be, or was; done: "written", else "to write").
+	more := func(i, n int, done string, written func(k int) bool) bool {
 		if lines >= rows && n > i+1 || lines >= rows+1 {
-			b.WriteString(s.Muted.Render(fmt.Sprintf("  … and %s more", count(n-i))) + "\n")
+			w := 0
+			for k := i; k < n; k++ {
+				if written(k) {
+					w++
+				}
+			}
+			var parts []string
+			if w > 0 {
+				parts = append(parts, plural(w, done, done))
+			}
+			if n-i-w > 0 {
+				parts = append(parts, plural(n-i-w, "refused", "refused"))
+			}
+			b.WriteString(s.Muted.Render(fmt.Sprintf("  … and %s more: %s", count(n-i), strings.Join(parts, ", "))) + "\n")
 			return true
 		}
 		return false
@@ -357,7 +373,7 @@ func (a actionModel) bulkView(e env, w, h int) string {
 	// the ones to see.
 	listOps := func(line func(i int, op model.Operation) (string, string)) {
 		for n, i := range a.order {
-			if more(n, len(a.order)) {
+			if more(n, len(a.order), "to write", func(k int) bool { return !a.againstRow[a.order[k]] && !a.refusedRow[a.order[k]] }) {
 				break
 			}
 			row(line(i, a.bulk[i]))
@@ -463,7 +479,7 @@ func (a actionModel) bulkView(e env, w, h int) string {
 		b.WriteString("\n" + s.Bold.Render(summary) + "\n\n")
 		for n, i := range a.outOrder {
 			o := a.outcomes[i]
-			if more(n, len(a.outOrder)) {
+			if more(n, len(a.outOrder), "written", func(k int) bool { return a.outcomes[a.outOrder[k]].Verdict == reconcile.VerdictWritten }) {
 				break
 			}
 			var line, note string

@@ -44,6 +44,17 @@ func (m Model) requestAction(req actionRequestMsg, e env) (Model, tea.Cmd) {
 		// fresh and conclusive (a triage run's, another operator's).
 		finding = reconcile.EvidenceOf(op.Finding)
 	}
+	if finding == nil || !finding.Found {
+		// The provider's late "applied" on a contradicted operation
+		// binds as a "has it" (contradicted.go).
+		var atts []model.Attempt
+		if d := m.detail.d; m.screen == screenDetail && d != nil && d.Operation.ID == op.ID {
+			atts = d.Attempts
+		}
+		if late := lateApplied(op, atts); late != nil {
+			finding = late
+		}
+	}
 	evidence := ""
 	if req.Action == model.ActionMarkApplied {
 		switch {
@@ -143,6 +154,26 @@ func (m Model) requestBulk(req bulkRequestMsg, e env) (Model, tea.Cmd) {
 	}
 	if len(req.Ops) == 0 {
 		return m, nil
+	}
+	if req.Action == model.ActionMarkNotApplied {
+		// A row whose provider answered "applied" late (contradicted.go)
+		// is decided on its own, where n asks for the override: the bulk
+		// review, like the ledger, goes by recorded lookups only.
+		var late []string
+		for _, op := range req.Ops {
+			if ev := lateApplied(op, nil); ev != nil && op.State == model.StateUnknown {
+				late = append(late, clipMiddle(op.Tenant+"/"+op.Key, 44)+" ("+clipMiddle(ev.Ref, 24)+")")
+			}
+		}
+		if len(late) > 0 {
+			more := ""
+			if len(late) > 3 {
+				late, more = late[:3], fmt.Sprintf(" and %d more", len(late)-3)
+			}
+			m.banner = banner{kind: bannerErr, at: e.now, text: fmt.Sprintf("Not opened: the provider answered \"applied\" late for %s%s — marking it not applied would send it a second time. Unmark it (space) and decide it on its own.",
+				strings.Join(late, ", "), more)}
+			return m, nil
+		}
 	}
 	m.action = openBulk(req.Action, req.Ops, m.styles, m.action.seq+1)
 	m.overlay = overlayAction

@@ -344,6 +344,14 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 	switch op.State {
 	case model.StateUnknown:
 		para(s.State(model.StateUnknown).Render, "The outcome is unknown: the provider may or may not have applied it, and nothing leaves unknown by itself.")
+		if late := lateApplied(op, nil); late != nil {
+			// Not "may or may not": the provider said it did (contradicted.go).
+			text := "! The provider said it applied it (" + late.Ref + "), in an answer that came after the call gave up (the late_result attempt)."
+			if !e.readOnly {
+				text += " That is evidence to mark it applied (a); marking it not applied (n) or a new key (s) goes against it: the next call would send it a second time."
+			}
+			para(s.BannerOK.Render, text)
+		}
 		if !e.readOnly {
 			para(s.Bold.Render, "Check the provider (c), then decide: a mark applied · n mark not applied · s supersede: authorize a new key.")
 		}
@@ -433,10 +441,20 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 		para(s.BannerErr.Render, "Cannot tell — no evidence either way"+cannotTellAdvice(op, e)+": "+checkErrText(chk.err))
 	case chk != nil && chk.ev.Found:
 		text := "Provider check: " + localTimes(chk.ev.Detail, e) + "."
-		if op.State == model.StateUnknown && !e.readOnly {
+		style := s.BannerOK.Render
+		switch {
+		case op.State == model.StateNotApplied:
+			// As under a recorded "has it": the check on the screen is
+			// no better news.
+			text += " Yet it is marked not applied: the next call with this key sends it again."
+			style = s.BannerErr.Render
+			if !e.readOnly && allowed(op, model.ActionMarkApplied) {
+				text += " Mark it applied (a)."
+			}
+		case op.State == model.StateUnknown && !e.readOnly:
 			text += " That is evidence to mark it applied (a); the reference is filled in."
 		}
-		para(s.BannerOK.Render, text)
+		para(style, text)
 	case chk != nil:
 		text := "Provider check: " + localTimes(chk.ev.Detail, e) + "."
 		if op.State == model.StateUnknown && !e.readOnly && !earlierHasIt {

@@ -116,15 +116,19 @@ func exportRow(op model.Operation) []string {
 		}
 		return x.UTC().Format(time.RFC3339Nano)
 	}
-	// A spreadsheet runs a cell that starts with = + - @ as a formula:
-	// stored text is quoted with a leading apostrophe there.
+	// Stored text arrives inert (textsafe.Visible: a person cats the
+	// file; a tab or carriage return, which a spreadsheet takes as the
+	// start of a formula, is written \t, \r). A spreadsheet runs a cell
+	// that starts with = + - @ as a formula: stored text is quoted with a
+	// leading apostrophe there.
 	safe := func(s string) string {
+		s = textsafe.Visible(s)
 		if s != "" && (s[0] == '=' || s[0] == '+' || s[0] == '-' || s[0] == '@') {
 			return "'" + s
 		}
 		return s
 	}
-	return []string{strconv.FormatInt(op.ID, 10), safe(op.Tenant), safe(op.Key), op.Tool, string(op.State),
+	return []string{strconv.FormatInt(op.ID, 10), safe(op.Tenant), safe(op.Key), safe(op.Tool), string(op.State),
 		strconv.FormatBool(op.Contradicted), strconv.FormatInt(op.Version, 10), strconv.Itoa(op.AttemptCount),
-		t(op.CreatedAt), t(op.UpdatedAt), t(op.LeaseUntil), op.Provider, op.DownstreamKey, safe(op.ProviderRef), safe(op.Summary)}
+		t(op.CreatedAt), t(op.UpdatedAt), t(op.LeaseUntil), safe(op.Provider), safe(op.DownstreamKey), safe(op.ProviderRef), safe(op.Summary)}
 }

@@ -54,13 +54,31 @@ func clipMiddle(s string, w int) string {
 	if w <= 1 {
 		return ansi.Truncate(s, w, "")
 	}
+	// Both ends are measured in cells, not runes: a wide character (CJK,
+	// emoji) takes two, and neither end may push the whole past w.
 	r := []rune(s)
-	tail := (w - 1) / 2
-	head := w - 1 - tail
-	for ansi.StringWidth(string(r[:head])) > head && head > 0 {
-		head--
+	tailW := (w - 1) / 2
+	headW := w - 1 - tailW
+	head, used := 0, 0
+	for head < len(r) {
+		cw := ansi.StringWidth(string(r[head]))
+		if used+cw > headW {
+			break
+		}
+		used += cw
+		head++
 	}
-	return string(r[:head]) + "…" + string(r[len(r)-tail:])
+	tailW = w - 1 - used // what the head left over
+	tail, used := len(r), 0
+	for tail > head {
+		cw := ansi.StringWidth(string(r[tail-1]))
+		if used+cw > tailW {
+			break
+		}
+		used += cw
+		tail--
+	}
+	return string(r[:head]) + "…" + string(r[tail:])
 }
 
 // oneLine turns line breaks and tabs into spaces so a value never breaks a
@@ -271,4 +289,21 @@ func localTimes(text string, e env) string {
 		}
 		return clockTime(t, e)
 	})
+}
+
+// safeRunes is rs without the runes textsafe.Unsafe names (the slice
+// itself when there is none).
+func safeRunes(rs []rune) []rune {
+	for i, r := range rs {
+		if textsafe.Unsafe(r) {
+			out := append([]rune{}, rs[:i]...)
+			for _, r := range rs[i+1:] {
+				if !textsafe.Unsafe(r) {
+					out = append(out, r)
+				}
+			}
+			return out
+		}
+	}
+	return rs
 }

@@ -266,10 +266,17 @@ func (m Model) bannerLines() []string {
 	if m.banner.kind == bannerErr {
 		text += "  (esc dismisses)"
 	}
-	wrapped := strings.Split(wrap(text, max(m.width-4, 20), " "), "\n")
-	if len(wrapped) > maxBannerLines {
-		wrapped = wrapped[:maxBannerLines]
-		wrapped[maxBannerLines-1] = truncate(wrapped[maxBannerLines-1]+"…", m.width-4)
+	// At most three lines, and no more than a short terminal leaves
+	// beside the header, the tabs, one line of the screen and its help
+	// line; each within the width (a narrow terminal's too).
+	n := min(maxBannerLines, m.height-4)
+	if n <= 0 {
+		return nil
+	}
+	wrapped := strings.Split(wrap(text, max(m.width-4, 8), " "), "\n")
+	if len(wrapped) > n {
+		wrapped = wrapped[:n]
+		wrapped[n-1] = truncate(wrapped[n-1]+"…", max(m.width-4, 1))
 	}
 	out := make([]string, len(wrapped))
 	for i, l := range wrapped {
@@ -277,7 +284,7 @@ func (m Model) bannerLines() []string {
 		if i == 0 {
 			lead = " " + mark + " "
 		}
-		out[i] = style.Render(lead + l)
+		out[i] = style.Render(truncate(lead+l, max(m.width, 1)))
 	}
 	return out
 }

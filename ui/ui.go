@@ -310,6 +310,18 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		return m, tea.Batch(c, start)
 
 	case tea.KeyMsg:
+		if msg.Type == tea.KeyRunes {
+			// A text field shows what is typed or pasted as it is:
+			// bubbles drops C0 and C1 controls, not bidirectional
+			// overrides or zero-width characters (a key pasted from a
+			// ticket that reads backwards). No field may hold one — a
+			// reason or evidence with one is refused, keys and tenants
+			// cannot contain one — so none gets in to be shown.
+			msg.Runes = safeRunes(msg.Runes)
+			if len(msg.Runes) == 0 {
+				return m, nil
+			}
+		}
 		if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste {
 			// Keys typed faster than the terminal is read arrive as one
 			// message ("8/" then "task"): press them one at a time, so "/"
@@ -517,6 +529,12 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		m.polling = false
 		var cmds []tea.Cmd
 		if msg.Err != nil {
+			if m.watchErr == nil || m.watchErr.Error() != msg.Err.Error() {
+				// Said once, in words: the header's "live refresh
+				// failing" does not say whether to wait or restart (the
+				// ledger file replaced under the console: restart).
+				m.banner = banner{kind: bannerErr, text: "Live refresh failing: " + oneLine(errText(msg.Err)), at: e.now}
+			}
 			m.watchErr = msg.Err
 			m.log.Printf("watch: %v", msg.Err)
 		} else {

@@ -106,6 +106,9 @@ func TestPathHasNoPassword(t *testing.T) {
 	for _, raw := range []string{
 		"postgres://ana:s3cret@db.example:5432/ledger?search_path=acme",
 		"postgresql://ana@db.example/ledger?password=s3cret&sslmode=require",
+		// The client key's passphrase (pgx's sslpassword) is a secret too:
+		// the console's header and a copied ops command showed it.
+		"postgres://ana@db.example/ledger?sslmode=verify-full&sslkey=/k.pem&sslpassword=s3cret",
 	} {
 		got := postgres.Redact(raw)
 		if strings.Contains(got, "s3cret") || !strings.Contains(got, "ana@db.example") {

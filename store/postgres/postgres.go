@@ -71,7 +71,8 @@ func SchemaVersion() int { return len(migrations()) }
 func migrations() []store.Migration { return store.Migrations(migrationFS, "migrations") }
 
 // Redact returns the URL without its password (in the user part or the
-// query), for messages and Path.
+// query) or its client key's passphrase (sslpassword), for messages and
+// Path.
 func Redact(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -81,8 +82,10 @@ func Redact(raw string) string {
 		u.User = url.User(u.User.Username())
 	}
 	q := u.Query()
-	if q.Has("password") {
+	if q.Has("password") || q.Has("sslpassword") {
+		// sslpassword: the client key's passphrase (pgx).
 		q.Del("password")
+		q.Del("sslpassword")
 		u.RawQuery = q.Encode()
 	}
 	return u.String()

@@ -93,3 +93,72 @@ func (s *Store) checkFiles(c *connTx) error {
 	}
 	return nil
 }
+
+// openedFile is the ledger file as this store opened it: the writer's
+// (see watchFiles), else — a read-only store — the file under the ledger's
+// name now. nil if it cannot be read.
+func (s *Store) openedFile() os.FileInfo {
+	s.files.mu.Lock()
+	db := s.files.db
+	s.files.mu.Unlock()
+	if db != nil {
+		return db
+	}
+	fi, err := os.Stat(s.path)
+	if err != nil {
+		return nil
+	}
+	return fi
+}
+
+// nameMoved is nil while the ledger's name still names opened (a stat),
+// else the error a watcher reports. A writable store refuses every later
+// write from then on, as it does once a commit notices (checkFiles).
+func (s *Store) nameMoved(opened os.FileInfo) error {
+	if opened == nil {
+		return nil
+	}
+	if fi, err := os.Stat(s.path); err == nil && os.SameFile(fi, opened) {
+		return nil
+	}
+	s.files.mu.Lock()
+	defer s.files.mu.Unlock()
+	if s.files.lost != nil {
+		return s.files.lost
+	}
+	err := model.Errorf(model.CodeInternal, "%s was removed or replaced while this process had it open: what it reads is the old file, and nothing more is written to it — restart retrysafe", s.path)
+	if s.files.db != nil {
+		s.files.lost = err
+	}
+	return err
+}
+
+// openedWAL is the write-ahead log as this store opened it (see
+// openedFile); nil if there was none.
+func (s *Store) openedWAL() os.FileInfo {
+	s.files.mu.Lock()
+	wal := s.files.wal
+	s.files.mu.Unlock()
+	if wal != nil {
+		return wal
+	}
+	fi, err := os.Stat(s.path + "-wal")
+	if err != nil {
+		return nil
+	}
+	return fi
+}
+
+// walMoved is nil while the ledger's log is still opened (a stat), else
+// the error a watcher reports. It does not stop the writer: its next
+// commit copies what the unlinked log holds into the ledger file first
+// (checkFiles), which refusing writes here would skip.
+func (s *Store) walMoved(opened os.FileInfo) error {
+	if opened == nil {
+		return nil
+	}
+	if fi, err := os.Stat(s.path + "-wal"); err == nil && os.SameFile(fi, opened) {
+		return nil
+	}
+	return model.Errorf(model.CodeInternal, "%s-wal was removed or replaced while this process had the ledger open: what it reads is no longer what other processes write — restart retrysafe", s.path)
+}

@@ -111,3 +111,91 @@ func TestALedgerBeforeTheMarkKilledMidCheckpointIsRecognised(t *testing.T) {
 	}
 	s.Close()
 }
+
+// A watcher pinned to a ledger file that was then replaced (or removed)
+// says so on its next poll instead of "nothing changed" — the pinned
+// connection reads the old file, which nobody writes any more — for a
+// read-only store too; and a writable store then refuses writes before
+// committing anything into the old file.
+func TestAWatcherSaysTheLedgerFileWasReplaced(t *testing.T) {
+	for _, ro := range []bool{false, true} {
+		t.Run(map[bool]string{false: "writable", true: "read-only"}[ro], func(t *testing.T) {
+			w0, path := openLedger(t, store.Options{})
+			ctx := context.Background()
+			if err := w0.WithTx(ctx, func(tx store.Tx) error { return insertOp(tx, "before") }); err != nil {
+				t.Fatal(err)
+			}
+			s := w0
+			if ro {
+				var err error
+				if s, err = Open(path, store.Options{ReadOnly: true}); err != nil {
+					t.Fatal(err)
+				}
+				defer s.Close()
+			}
+			w, err := s.Watch(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close()
+			if _, err := w.Changed(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(path, path+".old"); err != nil {
+				t.Fatal(err)
+			}
+			testfiles.Copy(t, path+".old", path)
+			for i := 0; i < 2; i++ {
+				if _, err := w.Changed(ctx); err == nil || !strings.Contains(err.Error(), "replaced") {
+					t.Fatalf("poll %d after the file was replaced: %v; want an error saying so", i, err)
+				}
+			}
+			if ro {
+				return
+			}
+			if err := s.WithTx(ctx, func(tx store.Tx) error { return insertOp(tx, "after") }); err == nil {
+				t.Fatal("a write after the watcher noticed was accepted")
+			}
+		})
+	}
+}
+
+// The write-ahead log removed under a watcher (rm of the -wal and -shm,
+// a clean-up script): other processes' commits go into a new log this
+// connection never reads, so "nothing changed" would keep a screen
+// stale for good. The watcher says so; the writer's own next commit still
+// copies what the unlinked log held into the ledger file, as before.
+func TestAWatcherSaysTheWriteAheadLogWasRemoved(t *testing.T) {
+	s, path := openLedger(t, store.Options{})
+	ctx := context.Background()
+	if err := s.WithTx(ctx, func(tx store.Tx) error { return insertOp(tx, "before") }); err != nil {
+		t.Fatal(err)
+	}
+	w, err := s.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := w.Changed(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(path + "-wal"); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(path + "-shm")
+	if _, err := w.Changed(ctx); err == nil || !strings.Contains(err.Error(), "-wal was removed") {
+		t.Fatalf("poll after the log was removed: %v; want an error saying so", err)
+	}
+	// The writer is not stopped by the watcher: its next commit saves the
+	// unlinked log's commits into the ledger file (and then refuses).
+	s.WithTx(ctx, func(tx store.Tx) error { return insertOp(tx, "after") })
+	s.Close()
+	found, err := Open(path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer found.Close()
+	if _, err := found.Get(ctx, "t", "before"); err != nil {
+		t.Fatalf("the commit acknowledged before the log was removed is lost: %v", err)
+	}
+}
