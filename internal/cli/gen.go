@@ -116,7 +116,7 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	fmt.Fprintf(stdout, "generated %s: %s operations, %s attempts, %d decisions across %d tenants in %s\n",
-		name, genCount(rep.Operations), genCount(rep.Attempts), rep.Decisions, *tenants, rep.Elapsed.Round(100*time.Millisecond))
+		show(name), genCount(rep.Operations), genCount(rep.Attempts), rep.Decisions, *tenants, rep.Elapsed.Round(100*time.Millisecond))
 	if load != nil {
 		fmt.Fprintf(stdout, "  (copied into PostgreSQL in %s, VACUUM ANALYZE %s)\n", load.Copy.Round(100*time.Millisecond), load.Analyze.Round(100*time.Millisecond))
 	}

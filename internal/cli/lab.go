@@ -276,7 +276,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return fail(stderr, err)
 		}
 	} else {
-		fmt.Fprintf(stderr, "reusing the demo ledger %s (retrysafe demo --fresh rebuilds it)\n", path)
+		fmt.Fprintf(stderr, "reusing the demo ledger %s (retrysafe demo --fresh rebuilds it)\n", ledgerName(path))
 	}
 	if *noConsole {
 		return exitOK
@@ -357,7 +357,7 @@ func buildDemo(ctx context.Context, path string, stderr io.Writer) error {
 	}
 	tmp := strings.TrimSuffix(path, ".db") + fmt.Sprintf(".building-%d.db", os.Getpid())
 	defer removeLedgerFiles(tmp)
-	fmt.Fprintf(stderr, "building the demo ledger %s through the real code paths…\n", path)
+	fmt.Fprintf(stderr, "building the demo ledger %s through the real code paths…\n", show(path))
 	rep, err := lab.BuildDemo(ctx, tmp, providerPath(tmp), r, func(s string) { fmt.Fprintf(stderr, "  %s\n", s) })
 	if err != nil {
 		return err
@@ -369,7 +369,7 @@ func buildDemo(ctx context.Context, path string, stderr io.Writer) error {
 			}
 		}
 	}
-	fmt.Fprintf(stderr, "built %s in %.1fs: %d operations in %d tenants\n", path, rep.Elapsed.Seconds(), rep.Operations, len(lab.DemoTenants())+1)
+	fmt.Fprintf(stderr, "built %s in %.1fs: %d operations in %d tenants\n", show(path), rep.Elapsed.Seconds(), rep.Operations, len(lab.DemoTenants())+1)
 	fmt.Fprintf(stderr, "  waiting for a person (unknown): %s\n", strings.Join(rep.Unknown, ", "))
 	fmt.Fprintf(stderr, "  in flight (in_progress, leases held until %s; a sweep after that makes them unknown): %s\n",
 		rep.LeaseUntil.Local().Format("15:04"), strings.Join(rep.InFlight, ", "))

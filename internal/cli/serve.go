@@ -82,8 +82,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return fail(stderr, model.Wrap(model.CodeUnavailable, err, "cannot listen on %s: %v", *listen, err))
 	}
 	// The one line on stdout: scripts (and the tests) read the address.
-	fmt.Fprintf(stdout, "retrysafe serve: listening on http://%s (ledger %s)\n", ln.Addr(), *db)
-	log.Info("listening", "addr", ln.Addr().String(), "ledger", *db, "tools", len(l.Service().Tools.Names()))
+	fmt.Fprintf(stdout, "retrysafe serve: listening on http://%s (ledger %s)\n", ln.Addr(), ledgerName(*db))
+	log.Info("listening", "addr", ln.Addr().String(), "ledger", redactedDB(*db), "tools", len(l.Service().Tools.Names()))
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {
