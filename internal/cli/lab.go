@@ -94,7 +94,7 @@ func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	progress := func(s lab.Step) {
 		if !*quiet {
-			fmt.Fprintf(stderr, "  %-30s %s\n", s.Scenario, s.Text)
+			fmt.Fprintf(stderr, "  %-30s %s\n", show(s.Scenario), show(s.Text))
 		}
 	}
 	start := time.Now()
