@@ -4,14 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/retrysafe/retrysafe/config"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/retrysafe/retrysafe/config"
 	"github.com/retrysafe/retrysafe/internal/labledger"
 	"github.com/retrysafe/retrysafe/lab"
 	"github.com/retrysafe/retrysafe/model"
@@ -261,6 +262,11 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return fail(stderr, err)
 		}
 		fmt.Fprintf(stderr, "the demo ledger lives in schema retrysafe_demo: retrysafe --db '%s'\n", postgres.Redact(path))
+	}
+	if dir := filepath.Dir(path); !postgres.IsURL(path) && !isDir(dir) {
+		// Said before anything is built, and of the path given: the build
+		// goes through a temporary file beside it.
+		return fail(stderr, model.Errorf(model.CodeUnavailable, "cannot build the demo ledger %s: directory %s does not exist", path, dir))
 	}
 	exists, err := demoExists(ctx, path)
 	if err != nil {
