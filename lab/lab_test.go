@@ -293,3 +293,24 @@ func TestARunRecordsTheProviderFileAsACommandDoes(t *testing.T) {
 		}
 	}
 }
+
+// The table is for a terminal: what a worker printed or a check quoted
+// (a provider's words, a ledger's text) goes through the one sanitizer, so
+// an escape sequence in it is shown, inert, and never acts on the terminal.
+func TestWriteTableShowsControlCharactersInert(t *testing.T) {
+	const title, clear = "\x1b]0;pwned\x07", "\x1b[2J"
+	rows := []Row{{Scenario: "s" + clear, FirstCall: "c", NextAttempt: "n", Expected: "0 → 1", Ledger: "unknown " + title,
+		FirstResult: "done: " + title, NextResult: "refused\u202e" + clear,
+		Failures: []string{"ledger says " + title, "two\nlines"}}}
+	var out bytes.Buffer
+	WriteTable(&out, rows)
+	s := out.String()
+	if strings.ContainsAny(s, "\x1b\x07\u202e") {
+		t.Errorf("the table passes control characters to the terminal:\n%q", s)
+	}
+	for _, want := range []string{`\x1b]0;pwned\x07`, `\x1b[2J`, `two\nlines`} {
+		if !strings.Contains(s, want) {
+			t.Errorf("table lacks the inert %s:\n%s", want, s)
+		}
+	}
+}

@@ -3,12 +3,12 @@ package lab
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/retrysafe/retrysafe/provider/sandbox"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/provider/sandbox"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
 )

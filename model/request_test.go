@@ -2,12 +2,12 @@ package model_test
 
 import (
 	"encoding/json"
-	"github.com/retrysafe/retrysafe/config"
 	"strings"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/retrysafe/retrysafe/config"
 	"github.com/retrysafe/retrysafe/model"
 )
 

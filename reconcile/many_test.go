@@ -3,9 +3,9 @@ package reconcile_test
 import (
 	"context"
 	"fmt"
-	"github.com/retrysafe/retrysafe/config"
 	"testing"
 
+	"github.com/retrysafe/retrysafe/config"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"

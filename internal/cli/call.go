@@ -303,7 +303,7 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stdout, jsonLine(rep))
 	} else {
 		fmt.Fprintf(stdout, "swept %s: %d lease(s) ended → unknown, %d re-dispatched under their downstream key, %d receipt(s) compacted to tombstones, %d tombstone(s) forgotten\n",
-			show(*db), rep.Unknown, rep.Redispatched, rep.Compacted, rep.Forgotten)
+			ledgerName(*db), rep.Unknown, rep.Redispatched, rep.Compacted, rep.Forgotten)
 	}
 	return exitOK
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
+	"github.com/retrysafe/retrysafe/store/postgres"
 )
 
 // Run dispatches a command line (without the program name) and returns the
@@ -332,4 +333,17 @@ func flagGiven(fs *flag.FlagSet, name string) bool {
 	given := false
 	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
 	return given
+}
+
+// ledgerName is --db for a person's terminal: a PostgreSQL URL without its
+// password (redactedDB), every character inert.
+func ledgerName(db string) string { return show(redactedDB(db)) }
+
+// redactedDB is --db without a PostgreSQL URL's password (postgres.Redact),
+// for a log (which escapes it its own way) or a terminal (ledgerName).
+func redactedDB(db string) string {
+	if postgres.IsURL(db) {
+		return postgres.Redact(db)
+	}
+	return db
 }

@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/retrysafe/retrysafe/config"
-	"github.com/retrysafe/retrysafe/ledger"
 	"io"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/retrysafe/retrysafe/config"
+	"github.com/retrysafe/retrysafe/ledger"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
@@ -117,7 +117,7 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	fmt.Fprintf(stdout, "generated %s: %s operations, %s attempts, %d decisions across %d tenants in %s\n",
-		name, genCount(rep.Operations), genCount(rep.Attempts), rep.Decisions, *tenants, rep.Elapsed.Round(100*time.Millisecond))
+		show(name), genCount(rep.Operations), genCount(rep.Attempts), rep.Decisions, *tenants, rep.Elapsed.Round(100*time.Millisecond))
 	if load != nil {
 		fmt.Fprintf(stdout, "  (copied into PostgreSQL in %s, VACUUM ANALYZE %s)\n", load.Copy.Round(100*time.Millisecond), load.Analyze.Round(100*time.Millisecond))
 	}

@@ -4,17 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/retrysafe/retrysafe/config"
-	"github.com/retrysafe/retrysafe/ledger"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/retrysafe/retrysafe/config"
 	"github.com/retrysafe/retrysafe/internal/labledger"
 	"github.com/retrysafe/retrysafe/lab"
+	"github.com/retrysafe/retrysafe/ledger"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
@@ -95,7 +96,7 @@ func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	progress := func(s lab.Step) {
 		if !*quiet {
-			fmt.Fprintf(stderr, "  %-30s %s\n", s.Scenario, s.Text)
+			fmt.Fprintf(stderr, "  %-30s %s\n", show(s.Scenario), show(s.Text))
 		}
 	}
 	start := time.Now()
@@ -263,6 +264,11 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stderr, "the demo ledger lives in schema retrysafe_demo: retrysafe --db '%s'\n", postgres.Redact(path))
 	}
+	if dir := filepath.Dir(path); !postgres.IsURL(path) && !isDir(dir) {
+		// Said before anything is built, and of the path given: the build
+		// goes through a temporary file beside it.
+		return fail(stderr, model.Errorf(model.CodeUnavailable, "cannot build the demo ledger %s: directory %s does not exist", path, dir))
+	}
 	exists, err := demoExists(ctx, path)
 	if err != nil {
 		return fail(stderr, err)
@@ -277,7 +283,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return fail(stderr, err)
 		}
 	} else {
-		fmt.Fprintf(stderr, "reusing the demo ledger %s (retrysafe demo --fresh rebuilds it)\n", path)
+		fmt.Fprintf(stderr, "reusing the demo ledger %s (retrysafe demo --fresh rebuilds it)\n", ledgerName(path))
 	}
 	if *noConsole {
 		return exitOK
@@ -358,7 +364,7 @@ func buildDemo(ctx context.Context, path string, stderr io.Writer) error {
 	}
 	tmp := strings.TrimSuffix(path, ".db") + fmt.Sprintf(".building-%d.db", os.Getpid())
 	defer removeLedgerFiles(tmp)
-	fmt.Fprintf(stderr, "building the demo ledger %s through the real code paths…\n", path)
+	fmt.Fprintf(stderr, "building the demo ledger %s through the real code paths…\n", show(path))
 	rep, err := lab.BuildDemo(ctx, tmp, providerPath(tmp), r, func(s string) { fmt.Fprintf(stderr, "  %s\n", s) })
 	if err != nil {
 		return err
@@ -370,7 +376,7 @@ func buildDemo(ctx context.Context, path string, stderr io.Writer) error {
 			}
 		}
 	}
-	fmt.Fprintf(stderr, "built %s in %.1fs: %d operations in %d tenants\n", path, rep.Elapsed.Seconds(), rep.Operations, len(lab.DemoTenants())+1)
+	fmt.Fprintf(stderr, "built %s in %.1fs: %d operations in %d tenants\n", show(path), rep.Elapsed.Seconds(), rep.Operations, len(lab.DemoTenants())+1)
 	fmt.Fprintf(stderr, "  waiting for a person (unknown): %s\n", strings.Join(rep.Unknown, ", "))
 	fmt.Fprintf(stderr, "  in flight (in_progress, leases held until %s; a sweep after that makes them unknown): %s\n",
 		rep.LeaseUntil.Local().Format("15:04"), strings.Join(rep.InFlight, ", "))

@@ -630,3 +630,15 @@ func TestDemoBackgroundGoesOverHTTPToSandboxServe(t *testing.T) {
 	}
 	t.Logf("%d background deliveries, %d delivery requests over HTTP, from %s", delivered, rep.HTTPDispatches, earliest)
 }
+
+// demo --db in a directory that does not exist fails with one line naming
+// that directory — not the demo's temporary build file — before it says it
+// is building anything.
+func TestDemoInAMissingDirectorySaysWhichDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "nodir")
+	_, errText, code := cli(t, "demo", "--db", filepath.Join(dir, "demo.db"), "--no-console")
+	if code != 2 || !strings.Contains(oneErrorLine(t, "missing directory", errText), "directory "+dir+" does not exist") ||
+		strings.Contains(errText, ".building-") {
+		t.Fatalf("demo in a missing directory: exit %d %q", code, errText)
+	}
+}

@@ -770,12 +770,20 @@ func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation,
 	}
 	rows := make([]row, 0, len(ops))
 	legal := 0
+	// Why the others would be refused: a count per reason, in the order
+	// the reasons first appear.
+	var reasons []string
+	refused := map[string]int{}
 	for i, op := range ops {
 		ok := reconcile.AllowedFor(op, action)
-		against := ""
+		against, why := "", fmt.Sprintf("cannot %s from %s", action.Verb(), op.State)
 		if is, text := reconcile.AgainstFinding(action, op); ok && is {
 			against = text
 			ok = override
+			why = "the provider check found nothing (--against-finding)"
+			if ev := reconcile.EvidenceOf(op.Binding()); ev != nil && ev.Found {
+				why = "the provider check found the effect (--against-finding)"
+			}
 		}
 		r := row{Tenant: op.Tenant, Key: op.Key, From: op.State, Version: op.Version, To: action.Target(), Against: against}
 		if op.Finding != nil {
@@ -784,7 +792,7 @@ func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation,
 		if left != nil {
 			r.Evidence, r.NotDecided = targets[i].Evidence, left[i]
 			if r.NotDecided != "" {
-				ok = false
+				ok, why = false, "not decided: "+r.NotDecided
 			} else if r.Evidence == "" {
 				r.Evidence = reconcile.LookupEvidence(reconcile.EvidenceOf(targets[i].Finding))
 			}
@@ -792,6 +800,11 @@ func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation,
 		r.Legal = ok
 		if ok {
 			legal++
+		} else {
+			if refused[why] == 0 {
+				reasons = append(reasons, why)
+			}
+			refused[why]++
 		}
 		rows = append(rows, r)
 	}
@@ -819,8 +832,19 @@ func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation,
 		fmt.Fprintf(tw, "%s\t%s\t%s (v%d) → %s\t%s\n", show(r.Tenant), show(r.Key), r.From, r.Version, r.To, note)
 	}
 	tw.Flush()
-	fmt.Fprintf(stdout, "dry run: %s %s; nothing written. Run again with --yes instead of --dry-run to write them (each is refused if it changed since).\n",
-		action.Verb(), plural(legal, "operation", "operations"))
+	summary := fmt.Sprintf("dry run: %s %s", action.Verb(), plural(legal, "operation", "operations"))
+	if n := len(ops) - legal; n > 0 {
+		counts := make([]string, len(reasons))
+		for i, why := range reasons {
+			counts[i] = fmt.Sprintf("%d: %s", refused[why], show(why))
+		}
+		summary += fmt.Sprintf("; %d would be refused (%s)", n, strings.Join(counts, "; "))
+	}
+	summary += "; nothing written."
+	if legal > 0 {
+		summary += " Run again with --yes instead of --dry-run to write them (each is refused if it changed since)."
+	}
+	fmt.Fprintln(stdout, summary)
 	return exitOK
 }
 

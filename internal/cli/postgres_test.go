@@ -103,11 +103,15 @@ func TestProviderFileOfAPostgreSQLLedgerIsNamedByItsSchema(t *testing.T) {
 // demo --db URL builds the demo in a schema beside the target and renames
 // it into place; a second run reuses it; --fresh rebuilds it.
 func TestDemoOnPostgreSQL(t *testing.T) {
-	url := pgtest.URL(t)
+	const secret = "s3cret-demo-pw" // never printed
+	url := withPassword(t, secret)
 	t.Chdir(t.TempDir()) // the provider file goes in the current directory
 	_, errText, code, _ := asBinary(t, "demo", "--db", url, "--no-console")
 	if code != 0 {
 		t.Fatalf("demo: exit %d\n%s", code, errText)
+	}
+	if strings.Contains(errText, secret) {
+		t.Errorf("demo printed the ledger URL's password:\n%s", errText)
 	}
 	schema := postgres.SchemaOf(url)
 	if _, err := os.Stat(schema + ".provider.db"); err != nil {
@@ -131,6 +135,9 @@ func TestDemoOnPostgreSQL(t *testing.T) {
 	_, errText, code, _ = asBinary(t, "demo", "--db", url, "--no-console")
 	if code != 0 || !strings.Contains(errText, "reusing the demo ledger") {
 		t.Errorf("second demo: exit %d %s", code, errText)
+	}
+	if strings.Contains(errText, secret) {
+		t.Errorf("second demo printed the ledger URL's password:\n%s", errText)
 	}
 }
 

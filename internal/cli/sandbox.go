@@ -75,7 +75,7 @@ func runSandbox(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	defer sb.Close()
 	srv := &http.Server{Handler: sandbox.NewServer(sb, names, fault).Handler(), ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(stdout, "sandbox serving http://%s (deliveries in %s; honouring keys: %s)\n", ln.Addr(), *db, strings.Join(names, ", "))
+	fmt.Fprintf(stdout, "sandbox serving http://%s (deliveries in %s; honouring keys: %s)\n", ln.Addr(), show(*db), strings.Join(names, ", "))
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {

@@ -62,6 +62,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if *maxInFlight < 1 || *queueWait <= 0 || *callTimeout <= 0 || *grace <= 0 || *tokenTTL < 0 {
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--max-in-flight, --queue-wait, --call-timeout and --shutdown-timeout must be positive, --token-ttl not negative"))
 	}
+	// The address first: one it cannot listen on is bad input, which
+	// creates no ledger (nor a provider file beside it).
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return fail(stderr, model.Wrap(model.CodeUnavailable, err, "cannot listen on %s: %v", *listen, err))
+	}
+	defer ln.Close()
 	l, err := openLedger(context.Background(), *db, cfg, opening{providerDB: *pdb, store: store.Options{Create: true}, use: ledger.Dispatching})
 	if err != nil {
 		return fail(stderr, err)
@@ -77,10 +84,6 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	longRunGC()
 	srv := g.Server(*listen)
-	ln, err := net.Listen("tcp", *listen)
-	if err != nil {
-		return fail(stderr, model.Wrap(model.CodeUnavailable, err, "cannot listen on %s: %v", *listen, err))
-	}
 	// The one line on stdout: scripts (and the tests) read the address.
 	// The ledger as people may see it: a postgres:// URL without its
 	// password (stdout and the log go where the password must not).

@@ -506,8 +506,6 @@ func retryable(err error) bool {
 	return false
 }
 
-// connectionLost reports a broken or refused connection, by type and by
-// SQLSTATE class 08 and the shutdown codes — never by message text.
 // refusedByServer: connection errors that are the caller's setup, not an
 // outage — a wrong password or role (28000, 28P01), a database that does
 // not exist (3D000). Retrying changes nothing: unavailable, not busy.
@@ -515,6 +513,8 @@ func refusedByServer(code string) bool {
 	return code == "28000" || code == "28P01" || code == "3D000"
 }
 
+// connectionLost reports a broken or refused connection, by type and by
+// SQLSTATE class 08 and the shutdown codes — never by message text.
 func connectionLost(err error) bool {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {

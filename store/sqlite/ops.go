@@ -4,10 +4,10 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"github.com/retrysafe/retrysafe/store"
 	"time"
 
 	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/store"
 )
 
 const opColumns = `id, tenant, op_key, tool, payload_version, args, summary, fingerprint,
