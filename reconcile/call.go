@@ -638,6 +638,22 @@ func (s *Service) lateResult(tx store.Tx, op *model.Operation, a *model.Attempt,
 		if err := tx.UpdateOperation(op, from, ver); err != nil {
 			return Result{}, err
 		}
+		if resp.Status == provider.Applied {
+			// The provider's own answer that it applied the call is as
+			// strong as a lookup that found it (a provider never takes a
+			// delivery back), and is recorded as one: "has it" then binds
+			// every path to a decision — the console, ops resolve, ops
+			// supersede, a bulk "not applied" — by the one rule
+			// (LatestConclusiveFinding), and shows as the operation's
+			// finding. A reference-less answer included, which leaves no
+			// other mark on the operation.
+			f := &model.Attempt{OperationID: op.ID, Outcome: model.OutcomeLookup, Fingerprint: op.Fingerprint,
+				WorkerID: "late result", ProviderRef: resp.Ref, Finding: model.FindingHasIt, StartedAt: tx.Now(),
+				Detail: clip(fmt.Sprintf("%s answered \"applied\" to a dispatch after the operation had moved to %s", op.Provider, from))}
+			if err := tx.InsertAttempt(f); err != nil {
+				return Result{}, err
+			}
+		}
 	}
 	res := Result{Outcome: model.OutcomeLateResult, State: op.State, Op: op, Message: a.Error}
 	switch op.State {

@@ -298,11 +298,15 @@ func TestLateResultBetweenTheOperatorsLookAndDecision(t *testing.T) {
 			if op.ProviderRef == "" {
 				t.Error("the late result's provider reference is not on the operation")
 			}
+			// Without a version the decision is checked against what the
+			// ledger holds now: the late "applied", recorded as a "has it"
+			// finding, which a "not applied" needs the explicit second
+			// confirmation to go against.
 			switch {
 			case expectVersion && !model.IsCode(err, model.CodeStale):
 				t.Errorf("decision on the screen from before the late result: %v; want a stale refusal", err)
-			case !expectVersion && (err != nil || !op.Contradicted):
-				t.Errorf("decision without a version: err %v, contradicted %v; want it recorded and flagged contradicted", err, op.Contradicted)
+			case !expectVersion && (!model.IsCode(err, model.CodeIllegal) || op.State != model.StateUnknown):
+				t.Errorf("decision without a version: err %v, state %s; want refused against the late answer, still unknown", err, op.State)
 			}
 			if l.deliveries("acme", "k") != 1 {
 				t.Errorf("%d deliveries", l.deliveries("acme", "k"))
@@ -332,9 +336,15 @@ func TestContradictedNotAppliedIsNotDispatchedAgain(t *testing.T) {
 	if n := l.deliveries("acme", "k"); n != 1 {
 		t.Fatalf("the provider holds %d deliveries for one operation; want 1", n)
 	}
-	// The decision stands; a person can still authorize a deliberate new key.
+	// The decision stands; a person can still authorize a deliberate new key
+	// — against the provider's answer that it applied the first one (a
+	// recorded "has it"), so only with the explicit second confirmation.
 	d := decision(l.op("acme", "k"))
 	d.NewKey = "k2"
+	if err := l.decide(model.ActionAuthorizeKey, d); !model.IsCode(err, model.CodeIllegal) {
+		t.Fatalf("a new key against the late \"applied\", unconfirmed: %v; want refused", err)
+	}
+	d.Override = true
 	if err := l.decide(model.ActionAuthorizeKey, d); err != nil {
 		t.Fatal(err)
 	}

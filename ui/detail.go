@@ -446,7 +446,7 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 		case op.State == model.StateNotApplied:
 			// As under a recorded "has it": the check on the screen is
 			// no better news.
-			text += " Yet it is marked not applied: the next call with this key sends it again."
+			text += notAppliedYetHasIt(op)
 			style = s.BannerErr.Render
 			if !e.readOnly && allowed(op, model.ActionMarkApplied) {
 				text += " Mark it applied (a)."
@@ -468,7 +468,7 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 		style := s.BannerOK.Render
 		switch {
 		case op.State == model.StateNotApplied:
-			text += " Yet it is marked not applied: the next call with this key sends it again."
+			text += notAppliedYetHasIt(op)
 			style = s.BannerErr.Render
 			if !e.readOnly && allowed(op, model.ActionMarkApplied) {
 				text += " Mark it applied (a)."
@@ -793,4 +793,15 @@ func checkErrText(err error) string {
 // result: its worker is gone.
 func leaseEnded(op model.Operation, now time.Time) bool {
 	return op.State == model.StateInProgress && !op.LeaseUntil.IsZero() && op.LeaseUntil.Before(now)
+}
+
+// notAppliedYetHasIt is what a not_applied operation the provider has
+// means for the next call: sent again — unless the provider's own late
+// "applied" flagged it contradicted, when a retry of the key is refused
+// (the paragraph above says so) and only a new key would send it again.
+func notAppliedYetHasIt(op model.Operation) string {
+	if op.Contradicted {
+		return " Yet it is marked not applied: a retry of the key is refused until a person decides, and a new key would send it a second time."
+	}
+	return " Yet it is marked not applied: the next call with this key sends it again."
 }
