@@ -395,9 +395,13 @@ func (s *Service) callExternal(ctx context.Context, p *model.Prepared, opt CallO
 				res = r
 				return err
 			}
+			dk, err := downstreamKey(tx, p.Tenant, p.Key)
+			if err != nil {
+				return err
+			}
 			op = s.newOperation(tx, p)
 			op.State, op.ClaimNo = model.StateInProgress, 1
-			op.Provider, op.DownstreamKey = name, DownstreamKey(p.Tenant, p.Key)
+			op.Provider, op.DownstreamKey = name, dk
 			op.LeaseOwner, op.LeaseUntil = workerOr(p.WorkerID), tx.Now().Add(s.Lease)
 			if err := tx.InsertOperation(op); err != nil {
 				return err
@@ -438,7 +442,9 @@ func (s *Service) callExternal(ctx context.Context, p *model.Prepared, opt CallO
 		op.State, op.ClaimNo = model.StateInProgress, op.ClaimNo+1
 		op.LeaseOwner, op.LeaseUntil = workerOr(p.WorkerID), tx.Now().Add(s.Lease)
 		if op.DownstreamKey == "" {
-			op.DownstreamKey = DownstreamKey(op.Tenant, op.Key)
+			// Recorded before downstream keys were: the key it was
+			// sent under then.
+			op.DownstreamKey = DownstreamKey("", op.Tenant, op.Key)
 		}
 		if err := tx.UpdateOperation(op, from, ver); err != nil {
 			return err

@@ -33,3 +33,25 @@ func (s *Store) LedgerID(ctx context.Context) (string, error) {
 	s.lid.id = id
 	return id, nil
 }
+
+// LedgerID is the ledger's identity read inside the transaction, on its
+// connection (the writer's, already held: Store.LedgerID would wait for
+// it), and kept as Store.LedgerID keeps it. The cache's lock is not held
+// across the read: Store.LedgerID holds it while it waits for the writer
+// this transaction holds.
+func (t *Tx) LedgerID() (string, error) {
+	s := t.tx.s
+	s.lid.mu.Lock()
+	id := s.lid.id
+	s.lid.mu.Unlock()
+	if id != "" {
+		return id, nil
+	}
+	if err := t.tx.QueryRowContext(t.ctx, `SELECT ledger_id FROM ledger_meta`).Scan(&id); err != nil {
+		return "", s.translate(err, "read the ledger's id")
+	}
+	s.lid.mu.Lock()
+	s.lid.id = id
+	s.lid.mu.Unlock()
+	return id, nil
+}
