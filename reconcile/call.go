@@ -363,6 +363,8 @@ type claim struct {
 	downstreamKey            string
 	tool                     string
 	args                     json.RawMessage
+	// leaseUntil is when the claim's lease ends, on the store's clock.
+	leaseUntil time.Time
 }
 
 func (s *Service) callExternal(ctx context.Context, p *model.Prepared, opt CallOptions) (Result, error) {
@@ -484,7 +486,7 @@ func (s *Service) recordClaim(tx store.Tx, op *model.Operation, p *model.Prepare
 		return nil, model.Errorf(model.CodeInvalid, "%v", err)
 	}
 	return &claim{opID: op.ID, attemptID: a.ID, claimNo: op.ClaimNo, prov: prov, tenant: op.Tenant, key: op.Key,
-		downstreamKey: op.DownstreamKey, tool: op.Tool, args: op.Args}, nil
+		downstreamKey: op.DownstreamKey, tool: op.Tool, args: op.Args, leaseUntil: op.LeaseUntil}, nil
 }
 
 // expireLease moves an in_progress operation whose lease ended to unknown.
@@ -507,9 +509,28 @@ func (s *Service) expireLease(tx store.Tx, op *model.Operation, worker, trace st
 
 // dispatch sends a claimed request and records the answer (transaction B).
 func (s *Service) dispatch(ctx context.Context, cl *claim, faults provider.Faults, start time.Time) (Result, error) {
-	dctx, cancel := context.WithTimeout(ctx, s.DispatchTimeout)
-	resp, derr := cl.prov.Dispatch(dctx, provider.Request{DownstreamKey: cl.downstreamKey, Tool: cl.tool, Args: cl.args, Faults: faults})
-	cancel()
+	// The request is sent, and waited for, only while the claim's lease
+	// lasts: past it a sweep may make the operation unknown, a lookup find
+	// nothing and a person mark it not applied, and the next call sends
+	// it again — a request of this claim still on its way would then make
+	// the effect a second time. A claim whose lease ended before anything
+	// left (a worker paused after its claim) sends nothing.
+	timeout := s.DispatchTimeout
+	if left := cl.leaseUntil.Sub(s.Store.Now()); left < timeout {
+		timeout = left
+	}
+	var (
+		resp provider.Response
+		derr error
+	)
+	if timeout <= 0 {
+		resp = provider.Response{Status: provider.NotApplied, Detail: fmt.Sprintf(
+			"not sent: the claim's lease ended (%s) before the request could leave", cl.leaseUntil.Format(time.RFC3339Nano))}
+	} else {
+		dctx, cancel := context.WithTimeout(ctx, timeout)
+		resp, derr = cl.prov.Dispatch(dctx, provider.Request{DownstreamKey: cl.downstreamKey, Tool: cl.tool, Args: cl.args, Faults: faults})
+		cancel()
+	}
 	if derr != nil && !errors.Is(derr, provider.ErrAmbiguous) {
 		derr = fmt.Errorf("%w: %v", provider.ErrAmbiguous, derr)
 	}
