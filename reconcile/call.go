@@ -365,6 +365,8 @@ type claim struct {
 	args                     json.RawMessage
 	// leaseUntil is when the claim's lease ends, on the store's clock.
 	leaseUntil time.Time
+	// notSent: the lease ended before the request could leave.
+	notSent bool
 }
 
 func (s *Service) callExternal(ctx context.Context, p *model.Prepared, opt CallOptions) (Result, error) {
@@ -524,6 +526,7 @@ func (s *Service) dispatch(ctx context.Context, cl *claim, faults provider.Fault
 		derr error
 	)
 	if timeout <= 0 {
+		cl.notSent = true
 		resp = provider.Response{Status: provider.NotApplied, Detail: fmt.Sprintf(
 			"not sent: the claim's lease ended (%s) before the request could leave", cl.leaseUntil.Format(time.RFC3339Nano))}
 	} else {
@@ -612,6 +615,13 @@ func (s *Service) finish(ctx context.Context, cl *claim, resp provider.Response,
 			a.Outcome, a.Error = model.OutcomeNotApplied, resp.Detail
 			res = Result{Class: model.ClassInProgress, Outcome: a.Outcome, Message: fmt.Sprintf(
 				"provider %s did not take it now (%s)%s; retry the same key", cl.prov.Name(), resp.Detail, retryAfter(resp.RetryAfter))}
+		case resp.Status == provider.NotApplied && cl.notSent && cl.prov.HonoursKeys():
+			// Nothing left, and sending it again under the same key is
+			// safe: the claim is released, as for a busy provider, so
+			// the next call (or sweep) sends it at once.
+			op.LeaseOwner, op.LeaseUntil = "released", tx.Now()
+			a.Outcome, a.Error = model.OutcomeInProgress, resp.Detail
+			res = Result{Class: model.ClassInProgress, Outcome: a.Outcome, Message: resp.Detail + "; retry the same key"}
 		case resp.Status == provider.NotApplied:
 			op.State = model.StateNotApplied
 			a.Outcome, a.Error = model.OutcomeNotApplied, resp.Detail
