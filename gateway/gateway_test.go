@@ -545,7 +545,11 @@ func TestSixteenConcurrentRequestsWithOneKeyMakeOneEffect(t *testing.T) {
 	if count[201] != 1 || count[200]+count[409] != n-1 {
 		t.Fatalf("external: statuses %v: want one 201 and the rest 200 or 409", count)
 	}
-	if d, _ := e.sb.Deliveries(context.Background(), reconcile.DownstreamKey("acme", "one-notice")); d != 1 {
+	lid, err := e.st.LedgerID(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := e.sb.Deliveries(context.Background(), reconcile.DownstreamKey(lid, "acme", "one-notice")); d != 1 {
 		t.Fatalf("%d deliveries, want 1", d)
 	}
 }

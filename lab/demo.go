@@ -67,7 +67,7 @@ const (
 	fateRetriedNotApplied  fate = "retried-not-applied"  // resolved-not-applied, then the same key claims and applies
 	fateSupersededPending  fate = "superseded-pending"   // unknown-timeout, a new key authorized and not used yet
 	fateSupersededUsed     fate = "superseded-used"      // … the new key called and applied; the old key retried
-	fateContradicted       fate = "contradicted"         // marked not applied on an empty lookup while still in flight; the late result contradicts it
+	fateContradicted       fate = "contradicted"         // delivered, its answer slow; swept, marked not applied on a ticket; the late result contradicts it
 	fateIdemRedispatch     fate = "idem-redispatch"      // reply lost at a key-honouring provider; the retry re-dispatches safely
 	fateInFlight           fate = "in-flight"            // claimed by a worker killed before dispatch; lease InFlightLease; a second caller is told in_progress
 )
@@ -640,18 +640,20 @@ func (b *builder) timeout(req model.Request, opt reconcile.CallOptions) error {
 	return err
 }
 
-// contradicted: the article's warning, played out. The claim's lease is
-// shorter than the provider's latency; while the request is still in
-// flight the sweep calls it unknown, the lookup finds nothing yet and an
-// operator marks it not applied. Then the provider delivers and its late
-// result is recorded and flags the operation contradicted. The request
-// hangs on the timeline, minutes, while the rest of the traffic goes on.
+// contradicted: the article's warning, played out. The provider took the
+// request, but its answer is slower than the claim's lease; the sweep
+// calls it unknown and an operator, going by a ticket instead of a
+// lookup, marks it not applied. Then the answer arrives: its late result
+// is recorded and flags the operation contradicted. The answer hangs on
+// the timeline, minutes, while the rest of the traffic goes on. (A
+// request that has not left when its lease ends is never sent: a lookup
+// that found nothing then is the truth.)
 func (b *builder) contradicted(r *opRun, req model.Request) error {
 	slow := reconcile.New(b.st, b.svc.Tools, b.svc.Providers)
 	slow.Lease = 30 * time.Second
 	var hookErr error
 	slow.At = func(p reconcile.Point) {
-		if p != reconcile.PointAfterClaim {
+		if p != reconcile.PointAfterDispatch {
 			return
 		}
 		// The lease ends; the periodic sweep comes round.
@@ -662,23 +664,16 @@ func (b *builder) contradicted(r *opRun, req model.Request) error {
 			hookErr = err
 			return
 		}
-		// An operator picks it up and looks it up: nothing there yet.
+		// An operator picks it up and goes by the provider's status
+		// page instead of a lookup.
 		if hookErr = r.after(between(b.rng, 4*time.Minute, 9*time.Minute)); hookErr != nil {
 			return
 		}
-		_, ev, err := b.svc.Check(b.ctx, req.Tenant, req.Key)
-		if err != nil {
-			hookErr = err
-			return
-		}
-		if hookErr = r.after(between(b.rng, time.Minute, 3*time.Minute)); hookErr != nil {
-			return
-		}
 		if _, hookErr = b.svc.MarkNotApplied(b.ctx, b.decide(reconcile.Decision{Tenant: req.Tenant, Key: req.Key, Operator: b.operator(),
-			Reason: "lookup came back empty, so nothing was sent", Evidence: ev.Detail})); hookErr != nil {
+			Reason: "the provider's status page says the batch was dropped", Evidence: "INC-5120: provider incident, batch dropped"})); hookErr != nil {
 			return
 		}
-		// The provider finally delivers.
+		// The provider's answer finally arrives.
 		hookErr = r.after(between(b.rng, 2*time.Minute, 5*time.Minute))
 	}
 	res, err := slow.Call(b.ctx, req, reconcile.CallOptions{Provider: r.bt.provider})

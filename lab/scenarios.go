@@ -95,9 +95,13 @@ func (x *run) effects() (int, error) {
 		n, err := x.localEffects()
 		return n - x.baseline, err
 	}
+	id, err := x.st.LedgerID(x.ctx)
+	if err != nil {
+		return 0, err
+	}
 	total := 0
 	for _, k := range x.keys {
-		n, err := x.sb.Deliveries(x.ctx, reconcile.DownstreamKey(x.tenant, k))
+		n, err := x.sb.Deliveries(x.ctx, reconcile.DownstreamKey(id, x.tenant, k))
 		if err != nil {
 			return 0, err
 		}

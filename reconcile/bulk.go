@@ -32,9 +32,13 @@ func (s *Service) ClaimTx(tx store.Tx, p *model.Prepared, providerName string, l
 	if _, err := s.Providers.Get(providerName); err != nil {
 		return nil, model.Errorf(model.CodeInvalid, "%v", err)
 	}
+	dk, err := downstreamKey(tx, p.Tenant, p.Key)
+	if err != nil {
+		return nil, err
+	}
 	op := s.newOperation(tx, p)
 	op.State, op.ClaimNo = model.StateInProgress, 1
-	op.Provider, op.DownstreamKey = providerName, DownstreamKey(p.Tenant, p.Key)
+	op.Provider, op.DownstreamKey = providerName, dk
 	op.LeaseOwner, op.LeaseUntil = workerOr(p.WorkerID), tx.Now().Add(lease)
 	if err := tx.InsertOperation(op); err != nil {
 		return nil, err

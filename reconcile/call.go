@@ -363,6 +363,10 @@ type claim struct {
 	downstreamKey            string
 	tool                     string
 	args                     json.RawMessage
+	// leaseUntil is when the claim's lease ends, on the store's clock.
+	leaseUntil time.Time
+	// notSent: the lease ended before the request could leave.
+	notSent bool
 }
 
 func (s *Service) callExternal(ctx context.Context, p *model.Prepared, opt CallOptions) (Result, error) {
@@ -395,9 +399,13 @@ func (s *Service) callExternal(ctx context.Context, p *model.Prepared, opt CallO
 				res = r
 				return err
 			}
+			dk, err := downstreamKey(tx, p.Tenant, p.Key)
+			if err != nil {
+				return err
+			}
 			op = s.newOperation(tx, p)
 			op.State, op.ClaimNo = model.StateInProgress, 1
-			op.Provider, op.DownstreamKey = name, DownstreamKey(p.Tenant, p.Key)
+			op.Provider, op.DownstreamKey = name, dk
 			op.LeaseOwner, op.LeaseUntil = workerOr(p.WorkerID), tx.Now().Add(s.Lease)
 			if err := tx.InsertOperation(op); err != nil {
 				return err
@@ -438,7 +446,9 @@ func (s *Service) callExternal(ctx context.Context, p *model.Prepared, opt CallO
 		op.State, op.ClaimNo = model.StateInProgress, op.ClaimNo+1
 		op.LeaseOwner, op.LeaseUntil = workerOr(p.WorkerID), tx.Now().Add(s.Lease)
 		if op.DownstreamKey == "" {
-			op.DownstreamKey = DownstreamKey(op.Tenant, op.Key)
+			// Recorded before downstream keys were: the key it was
+			// sent under then.
+			op.DownstreamKey = DownstreamKey("", op.Tenant, op.Key)
 		}
 		if err := tx.UpdateOperation(op, from, ver); err != nil {
 			return err
@@ -478,7 +488,7 @@ func (s *Service) recordClaim(tx store.Tx, op *model.Operation, p *model.Prepare
 		return nil, model.Errorf(model.CodeInvalid, "%v", err)
 	}
 	return &claim{opID: op.ID, attemptID: a.ID, claimNo: op.ClaimNo, prov: prov, tenant: op.Tenant, key: op.Key,
-		downstreamKey: op.DownstreamKey, tool: op.Tool, args: op.Args}, nil
+		downstreamKey: op.DownstreamKey, tool: op.Tool, args: op.Args, leaseUntil: op.LeaseUntil}, nil
 }
 
 // expireLease moves an in_progress operation whose lease ended to unknown.
@@ -501,9 +511,29 @@ func (s *Service) expireLease(tx store.Tx, op *model.Operation, worker, trace st
 
 // dispatch sends a claimed request and records the answer (transaction B).
 func (s *Service) dispatch(ctx context.Context, cl *claim, faults provider.Faults, start time.Time) (Result, error) {
-	dctx, cancel := context.WithTimeout(ctx, s.DispatchTimeout)
-	resp, derr := cl.prov.Dispatch(dctx, provider.Request{DownstreamKey: cl.downstreamKey, Tool: cl.tool, Args: cl.args, Faults: faults})
-	cancel()
+	// The request is sent, and waited for, only while the claim's lease
+	// lasts: past it a sweep may make the operation unknown, a lookup find
+	// nothing and a person mark it not applied, and the next call sends
+	// it again — a request of this claim still on its way would then make
+	// the effect a second time. A claim whose lease ended before anything
+	// left (a worker paused after its claim) sends nothing.
+	timeout := s.DispatchTimeout
+	if left := cl.leaseUntil.Sub(s.Store.Now()); left < timeout {
+		timeout = left
+	}
+	var (
+		resp provider.Response
+		derr error
+	)
+	if timeout <= 0 {
+		cl.notSent = true
+		resp = provider.Response{Status: provider.NotApplied, Detail: fmt.Sprintf(
+			"not sent: the claim's lease ended (%s) before the request could leave", cl.leaseUntil.Format(time.RFC3339Nano))}
+	} else {
+		dctx, cancel := context.WithTimeout(ctx, timeout)
+		resp, derr = cl.prov.Dispatch(dctx, provider.Request{DownstreamKey: cl.downstreamKey, Tool: cl.tool, Args: cl.args, Faults: faults})
+		cancel()
+	}
 	if derr != nil && !errors.Is(derr, provider.ErrAmbiguous) {
 		derr = fmt.Errorf("%w: %v", provider.ErrAmbiguous, derr)
 	}
@@ -585,6 +615,13 @@ func (s *Service) finish(ctx context.Context, cl *claim, resp provider.Response,
 			a.Outcome, a.Error = model.OutcomeNotApplied, resp.Detail
 			res = Result{Class: model.ClassInProgress, Outcome: a.Outcome, Message: fmt.Sprintf(
 				"provider %s did not take it now (%s)%s; retry the same key", cl.prov.Name(), resp.Detail, retryAfter(resp.RetryAfter))}
+		case resp.Status == provider.NotApplied && cl.notSent && cl.prov.HonoursKeys():
+			// Nothing left, and sending it again under the same key is
+			// safe: the claim is released, as for a busy provider, so
+			// the next call (or sweep) sends it at once.
+			op.LeaseOwner, op.LeaseUntil = "released", tx.Now()
+			a.Outcome, a.Error = model.OutcomeInProgress, resp.Detail
+			res = Result{Class: model.ClassInProgress, Outcome: a.Outcome, Message: resp.Detail + "; retry the same key"}
 		case resp.Status == provider.NotApplied:
 			op.State = model.StateNotApplied
 			a.Outcome, a.Error = model.OutcomeNotApplied, resp.Detail

@@ -276,7 +276,11 @@ func authorize(d Decision, newOp **model.Operation) applyFunc {
 			Args: op.Args, Summary: op.Summary, Fingerprint: op.Fingerprint, State: model.StateAuthorized,
 			Provider: op.Provider, SupersedesID: op.ID}
 		if op.Provider != "" {
-			n.DownstreamKey = DownstreamKey(op.Tenant, d.NewKey)
+			dk, err := downstreamKey(tx, op.Tenant, d.NewKey)
+			if err != nil {
+				return "", err
+			}
+			n.DownstreamKey = dk
 		}
 		if err := tx.InsertOperation(n); err != nil {
 			return "", err

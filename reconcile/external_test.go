@@ -44,7 +44,7 @@ func TestWorkerKilledBetweenDispatchAndRecord(t *testing.T) {
 	if d.Operation.State != model.StateInProgress || len(d.Attempts) != 1 || d.Attempts[0].Outcome != model.OutcomeDispatched {
 		t.Fatalf("ledger after the kill: %s with %+v; want in_progress with one dispatched attempt", d.Operation.State, d.Attempts)
 	}
-	if d.Operation.DownstreamKey != reconcile.DownstreamKey("acme", "op-notify") {
+	if d.Operation.DownstreamKey != l.dk("acme", "op-notify") {
 		t.Error("the downstream key was not persisted before dispatch")
 	}
 

@@ -116,11 +116,25 @@ func (s *Service) Look(ctx context.Context, op *model.Operation, by string) (Loo
 		WorkerID: clipWorker(by), ProviderRef: ref, Finding: kind, Detail: detail, StartedAt: at, Duration: time.Since(start)}
 	err = s.Store.WithAttemptTx(context.WithoutCancel(ctx), func(tx store.Tx) error {
 		// Still there (not compacted): a finding is about an operation.
-		if _, err := tx.GetOperationByID(op.ID); err != nil {
+		cur, err := tx.GetOperationByID(op.ID)
+		if err != nil {
 			return err
 		}
 		if err := tx.InsertAttempt(a); err != nil {
 			return err
+		}
+		if kind == model.FindingHasIt && cur.State == model.StateNotApplied && !cur.Contradicted {
+			// The provider has what a decision (or its own answer) said
+			// it never took: the provider's word against the ledger's,
+			// as a late answer of a dispatch is. Flagged, its key is not
+			// dispatched again to a provider that ignores downstream
+			// keys — which would make the effect a second time — until a
+			// person decides (marking it applied agrees with the provider).
+			from, ver := cur.State, cur.Version
+			cur.Contradicted = true
+			if err := tx.UpdateOperation(cur, from, ver); err != nil {
+				return err
+			}
 		}
 		// Its number, as every reader will see it.
 		f, err := tx.LatestFinding(op.ID)

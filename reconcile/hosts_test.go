@@ -267,6 +267,10 @@ func TestManyHostsOnPostgreSQLSurviveKilledWorkersAndAServerCrash(t *testing.T) 
 		t.Errorf("%d acknowledged, %d failed: the crash did not land mid-load", acked, failedDuringOutage)
 	}
 
+	lid, err := st.LedgerID(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	checkEffects := func(when string) {
 		t.Helper()
 		if problems, err := st.Audit(ctx); err != nil || len(problems) > 0 {
@@ -276,7 +280,7 @@ func TestManyHostsOnPostgreSQLSurviveKilledWorkersAndAServerCrash(t *testing.T) 
 			if r.Tool != "send_notification" {
 				continue
 			}
-			n, err := sb.Deliveries(ctx, reconcile.DownstreamKey("acme", key))
+			n, err := sb.Deliveries(ctx, reconcile.DownstreamKey(lid, "acme", key))
 			if err != nil {
 				t.Fatal(err)
 			}

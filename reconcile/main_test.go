@@ -283,9 +283,19 @@ func (l *ledger) effects(tool string) int {
 	return n
 }
 
+// dk is the downstream key of tenant's key in this ledger.
+func (l *ledger) dk(tenant, key string) string {
+	l.t.Helper()
+	id, err := l.st.LedgerID(context.Background())
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	return reconcile.DownstreamKey(id, tenant, key)
+}
+
 func (l *ledger) deliveries(tenant, key string) int {
 	l.t.Helper()
-	n, err := l.sb.Deliveries(context.Background(), reconcile.DownstreamKey(tenant, key))
+	n, err := l.sb.Deliveries(context.Background(), l.dk(tenant, key))
 	if err != nil {
 		l.t.Fatal(err)
 	}

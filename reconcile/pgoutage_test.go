@@ -22,7 +22,12 @@ import (
 // stop at unknown — never re-run the call, which would send it again once
 // the lease ended. The effect is delivered once, whatever the call said.
 func TestAPostgreSQLOutageAfterTheDispatchIsUnknownNeverARetry(t *testing.T) {
-	u := pgtest.URL(t)
+	// The outage is this ledger's connections' alone, told apart by their
+	// application_name: the tests of other packages, running meanwhile on
+	// the same server, lost theirs too when every connection to the
+	// database was ended (SQLSTATE 57P01 in store/postgres's conformance).
+	app := "rs_outage_" + pgtest.NewSchemaName()
+	u := pgtest.URL(t) + "&application_name=" + app
 	st, err := postgres.Open(u, store.Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
@@ -41,9 +46,9 @@ func TestAPostgreSQLOutageAfterTheDispatchIsUnknownNeverARetry(t *testing.T) {
 			return
 		}
 		killed = true
-		// Every server process of this database but the killer's.
+		// Every server process of this ledger but the killer's.
 		if err := pgtest.Exec(t, u, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-			WHERE datname = current_database() AND pid <> pg_backend_pid()`); err != nil {
+			WHERE datname = current_database() AND application_name = '`+app+`' AND pid <> pg_backend_pid()`); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -62,7 +67,11 @@ func TestAPostgreSQLOutageAfterTheDispatchIsUnknownNeverARetry(t *testing.T) {
 	if res.Class == model.ClassUnknown && strings.Contains(res.Message, "retry later") {
 		t.Errorf("the unknown call's message tells the caller to retry: %s", res.Message)
 	}
-	if d, err := sb.Deliveries(context.Background(), reconcile.DownstreamKey("acme", "outage-1")); err != nil || d != 1 {
+	lid, err := st.LedgerID(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := sb.Deliveries(context.Background(), reconcile.DownstreamKey(lid, "acme", "outage-1")); err != nil || d != 1 {
 		t.Fatalf("deliveries %d, %v; want exactly 1", d, err)
 	}
 	t.Logf("class %s after %d attempt(s), code %q: %s", res.Class, n, model.CodeOf(err), res.Message)

@@ -50,9 +50,10 @@ type propOp struct {
 	newKey       string // superseded: the key that replaced it
 	base         int    // deliveries under its downstream key before it existed
 	lateRef      bool   // a late "applied" put the provider's reference on it
+	lid          string // the ledger's id, which its downstream key names
 }
 
-func (o *propOp) dk() string { return reconcile.DownstreamKey(o.tenant, o.key) }
+func (o *propOp) dk() string { return reconcile.DownstreamKey(o.lid, o.tenant, o.key) }
 func (o *propOp) id() string { return o.tenant + "/" + o.key }
 func (o *propOp) honours() bool {
 	return o.provider == "sandbox-idem"
@@ -61,6 +62,7 @@ func (o *propOp) honours() bool {
 type propMachine struct {
 	t      *testing.T
 	l      *ledger
+	lid    string // the ledger's id
 	clk    *clock
 	ops    map[string]*propOp
 	tombs  map[string]time.Time // tenant/key → forget at
@@ -141,7 +143,7 @@ func (m *propMachine) claim(tenant, key, tool string, variant int, prov string) 
 	id := tenant + "/" + key
 	op := m.ops[id]
 	if op == nil {
-		op = &propOp{tenant: tenant, key: key, tool: tool, variant: variant}
+		op = &propOp{tenant: tenant, key: key, tool: tool, variant: variant, lid: m.lid}
 		if tool != "create_support_task" {
 			op.provider = prov
 			if op.provider == "" {
@@ -514,7 +516,7 @@ func (m *propMachine) Late(t *rapid.T) {
 
 func (m *propMachine) supersede(op *propOp, newKey string) {
 	op.state, op.newKey, op.leaseUntil = model.StateSuperseded, newKey, time.Time{}
-	n := &propOp{tenant: op.tenant, key: newKey, tool: op.tool, variant: op.variant, provider: op.provider, state: model.StateAuthorized}
+	n := &propOp{tenant: op.tenant, key: newKey, tool: op.tool, variant: op.variant, provider: op.provider, state: model.StateAuthorized, lid: op.lid}
 	n.base = m.dk[n.dk()]
 	m.ops[n.id()] = n
 }
@@ -651,7 +653,7 @@ func (m *propMachine) Triage(t *rapid.T) {
 		if f == nil || f.Stale || f.By != "property" {
 			t.Fatalf("triage candidate %s/%s has finding %+v; want a fresh one by this run", op.Tenant, op.Key, f)
 		}
-		holds := m.byProv[op.Provider+" "+reconcile.DownstreamKey(op.Tenant, op.Key)] > 0
+		holds := m.byProv[op.Provider+" "+op.DownstreamKey] > 0
 		if want := map[bool]model.FindingKind{true: model.FindingHasIt, false: model.FindingHasNothing}[holds]; f.Kind != want {
 			t.Fatalf("triage found %q for %s/%s; the provider holds %v", f.Kind, op.Tenant, op.Key, holds)
 		}
@@ -743,7 +745,11 @@ func TestStateMachineProperty(t *testing.T) {
 		l := wrap(t, testledger.In(t, dir, testledger.ProviderFile("provider.db"), withClock(clk), fast()))
 		defer l.close()
 		l.svc.Lease, l.svc.ReplayWindow, l.svc.TombstoneWindow = propLease, propReplay, propTomb
-		m := &propMachine{t: t, l: l, clk: clk, ops: map[string]*propOp{}, tombs: map[string]time.Time{},
+		lid, err := l.st.LedgerID(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := &propMachine{t: t, l: l, clk: clk, lid: lid, ops: map[string]*propOp{}, tombs: map[string]time.Time{},
 			dk: map[string]int{}, byProv: map[string]int{}, stored: map[string]string{}, prev: map[string]model.State{}, decided: map[string]bool{}}
 		rt.Repeat(map[string]func(*rapid.T){
 			"call":    m.Call,

@@ -91,11 +91,31 @@ func (s *Service) at(p Point) {
 	}
 }
 
-// DownstreamKey is the idempotency key sent to a provider for (tenant, key):
-// stable across every attempt of the operation, and revealing neither.
-func DownstreamKey(tenant, key string) string {
-	h := sha256.Sum256([]byte(tenant + "\x00" + key))
+// DownstreamKey is the idempotency key sent to a provider for (tenant, key)
+// of the ledger whose id is ledgerID (store.Reader.LedgerID): stable across
+// every attempt of the operation, and revealing none of them. Two ledgers
+// that send to one provider (a sandbox file may serve several, an API
+// account several services) never share one, so neither is answered with
+// the other's delivery. A copy of a ledger keeps its id: it is the same
+// history. An operation keeps the key it recorded when it was created;
+// one created before keys named their ledger recorded the same hash
+// without it, which ledgerID "" still gives.
+func DownstreamKey(ledgerID, tenant, key string) string {
+	in := tenant + "\x00" + key
+	if ledgerID != "" {
+		in = ledgerID + "\x00" + in
+	}
+	h := sha256.Sum256([]byte(in))
 	return "rs-" + hex.EncodeToString(h[:16])
+}
+
+// downstreamKey is DownstreamKey for a new operation of tx's ledger.
+func downstreamKey(tx store.Tx, tenant, key string) (string, error) {
+	id, err := tx.LedgerID()
+	if err != nil {
+		return "", err
+	}
+	return DownstreamKey(id, tenant, key), nil
 }
 
 // Result is a call's classified outcome.

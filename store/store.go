@@ -260,6 +260,10 @@ type Tx interface {
 	SetReceipt(opID int64, receipt []byte) error
 	// SupersedingKey is the key an operator authorized in place of opID.
 	SupersedingKey(opID int64) (string, error)
+	// LedgerID is Reader.LedgerID read inside this transaction (a driver
+	// reads it once and keeps it): the downstream keys of the operations
+	// this transaction creates are derived from it.
+	LedgerID() (string, error)
 	// TieProviderFile records fileID (32 lowercase hex digits) as the
 	// provider file of the provider named provider, a compare-and-set:
 	// only while the one recorded is replacing ("" = none is recorded).

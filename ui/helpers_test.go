@@ -42,7 +42,7 @@ type ledger struct {
 
 func newLedger(t testing.TB) *ledger {
 	t.Helper()
-	tl := testledger.New(t, testledger.WithClock(newClock()), testledger.Fast())
+	tl := testledger.New(t, testledger.WithClock(newClock()), testledger.Fast(), testledger.ID("52534c4752534c4752534c4752534c47"))
 	return &ledger{tl: tl, path: tl.Path, st: tl.Store, sb: tl.Sandbox, svc: tl.Svc, clock: tl.Clock}
 }
 

@@ -78,7 +78,16 @@ func deliveries(t *testing.T, ledgerPath, tenant, key string) int {
 		t.Fatal(err)
 	}
 	defer sb.Close()
-	n, err := sb.Deliveries(context.Background(), reconcile.DownstreamKey(tenant, key))
+	st, err := sqlite.Open(ledgerPath, store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	lid, err := st.LedgerID(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := sb.Deliveries(context.Background(), reconcile.DownstreamKey(lid, tenant, key))
 	if err != nil {
 		t.Fatal(err)
 	}

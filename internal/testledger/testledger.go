@@ -54,6 +54,7 @@ type Ledger struct {
 	providers   provider.Registry
 	durability  store.Durability
 	noProviders bool
+	id          string // the id a new ledger is given ("" = a random one)
 }
 
 // Option tunes New.
@@ -87,6 +88,11 @@ func ProviderFile(file string) Option {
 // NoProviders opens no sandbox provider: the service has none.
 func NoProviders() Option { return func(l *Ledger) { l.noProviders = true } }
 
+// ID gives a new ledger the id id (32 lowercase hex digits) in place of a
+// random one: the downstream keys of its operations, which name it, are
+// then the same in every run (for tests that compare what shows them).
+func ID(id string) Option { return func(l *Ledger) { l.id = id } }
+
 // New creates and opens a ledger in a new t.TempDir(), closed at the end of
 // the test.
 func New(t testing.TB, opts ...Option) *Ledger {
@@ -105,8 +111,28 @@ func In(t testing.TB, dir string, opts ...Option) *Ledger {
 	for _, o := range opts {
 		o(l)
 	}
+	if l.id != "" {
+		l.setID()
+	}
 	l.Open()
 	return l
+}
+
+// setID creates the ledger and gives it l.id.
+func (l *Ledger) setID() {
+	l.t.Helper()
+	st, err := sqlite.Open(l.Path, l.Options())
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	defer st.Close()
+	err = st.WithTx(context.Background(), func(tx store.Tx) error {
+		_, err := tx.Exec(`UPDATE ledger_meta SET ledger_id = ?`, l.id)
+		return err
+	})
+	if err != nil {
+		l.t.Fatal(err)
+	}
 }
 
 // Options are the store options the ledger is opened with.

@@ -719,3 +719,21 @@ func (t *Tx) SupersedingKey(opID int64) (string, error) {
 	}
 	return key, err
 }
+
+// LedgerID is the ledger's identity read inside the transaction, and kept
+// as Store.LedgerID keeps it (read once per process).
+func (t *Tx) LedgerID() (string, error) {
+	t.s.lidMu.Lock()
+	id := t.s.lid
+	t.s.lidMu.Unlock()
+	if id != "" {
+		return id, nil
+	}
+	if err := t.queryRow(`SELECT ledger_id FROM ledger_meta`).Scan(&id); err != nil {
+		return "", err
+	}
+	t.s.lidMu.Lock()
+	t.s.lid = id
+	t.s.lidMu.Unlock()
+	return id, nil
+}

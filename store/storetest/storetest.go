@@ -90,6 +90,7 @@ func Run(t *testing.T, d Driver) {
 		{"EveryLookupHistoryListsTheFindingTheWriteRuleBindsBy", testBindingFindingEveryHistory},
 		{"SentToFindsOperationsOfAnyTenantSentToAProvider", testSentTo},
 		{"LedgerIDIsMadeOnceKeptAndDiffersBetweenLedgers", testLedgerID},
+		{"TxLedgerIDIsTheLedgersIDReadInsideTheTransaction", testTxLedgerID},
 		{"ProviderFileIsRecordedOncePerProviderAndKept", testProviderFile},
 		{"ProviderFileMarkOnlyMovesForwardAndStartsAgainWithAnotherFile", testProviderFileMark},
 		{"LocalEffectsCommitWithTheirOperationAndRollBackWithIt", testLocalEffects},

@@ -1062,6 +1062,44 @@ func testLedgerID(t *testing.T, h *harness) {
 	}
 }
 
+// Tx.LedgerID is the ledger's id read inside a write transaction — the
+// downstream keys of the operations it creates name it — on a handle
+// that has not read it yet too, and while another goroutine of the same
+// handle asks Reader.LedgerID (which, on SQLite, waits for the writer the
+// transaction holds: the two must not wait for each other).
+func testTxLedgerID(t *testing.T, h *harness) {
+	ctx := ctxT(t)
+	want, err := h.L.LedgerID(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := h.open(t, store.Options{})
+	read := make(chan error, 1)
+	err = fresh.WithTx(ctx, func(tx store.Tx) error {
+		go func() {
+			got, err := fresh.LedgerID(ctx)
+			if err == nil && got != want {
+				err = fmt.Errorf("Reader.LedgerID = %q; want %q", got, want)
+			}
+			read <- err
+		}()
+		got, err := tx.LedgerID()
+		if err != nil {
+			return err
+		}
+		if got != want {
+			return fmt.Errorf("Tx.LedgerID = %q; want %q", got, want)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-read; err != nil {
+		t.Fatal(err)
+	}
+}
+
 // How far a ledger saw its provider file go (FileMark) is kept per
 // provider name for the file recorded: it only moves forward (a lower mark
 // changes nothing), a mark for a file that is not the recorded one is not
