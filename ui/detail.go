@@ -446,11 +446,7 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 		case op.State == model.StateNotApplied:
 			// As under a recorded "has it": the check on the screen is
 			// no better news.
-			text += notAppliedYetHasIt(op)
-			style = s.BannerErr.Render
-			if !e.readOnly && allowed(op, model.ActionMarkApplied) {
-				text += " Mark it applied (a)."
-			}
+			text, style = text+notAppliedYetHasIt(op, e), s.BannerErr.Render
 		case op.State == model.StateUnknown && !e.readOnly:
 			text += " That is evidence to mark it applied (a); the reference is filled in."
 		}
@@ -468,11 +464,7 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 		style := s.BannerOK.Render
 		switch {
 		case op.State == model.StateNotApplied:
-			text += notAppliedYetHasIt(op)
-			style = s.BannerErr.Render
-			if !e.readOnly && allowed(op, model.ActionMarkApplied) {
-				text += " Mark it applied (a)."
-			}
+			text, style = text+notAppliedYetHasIt(op, e), s.BannerErr.Render
 		case op.State == model.StateUnknown && !e.readOnly:
 			text += " That is evidence to mark it applied (a); marking it not applied (n) goes against it: the next call would send it a second time."
 		}
@@ -799,9 +791,14 @@ func leaseEnded(op model.Operation, now time.Time) bool {
 // means for the next call: sent again — unless the provider's own late
 // "applied" flagged it contradicted, when a retry of the key is refused
 // (the paragraph above says so) and only a new key would send it again.
-func notAppliedYetHasIt(op model.Operation) string {
+// The way out follows: mark it applied, where this console may.
+func notAppliedYetHasIt(op model.Operation, e env) string {
+	text := " Yet it is marked not applied: the next call with this key sends it again."
 	if op.Contradicted {
-		return " Yet it is marked not applied: a retry of the key is refused until a person decides, and a new key would send it a second time."
+		text = " Yet it is marked not applied: a retry of the key is refused until a person decides, and a new key would send it a second time."
 	}
-	return " Yet it is marked not applied: the next call with this key sends it again."
+	if !e.readOnly && allowed(op, model.ActionMarkApplied) {
+		text += " Mark it applied (a)."
+	}
+	return text
 }
