@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"sort"
@@ -118,7 +119,7 @@ func parseHTTP(ps providerSpec, at func(...string) func(string, ...any) error, l
 	}
 	if _, err := httpapi.New(c); err != nil {
 		where := at("dispatch")
-		if strings.HasPrefix(err.Error(), "lookup:") {
+		if ee := (*httpapi.EndpointError)(nil); errors.As(err, &ee) && ee.Endpoint == "lookup" {
 			where = at("lookup", "url")
 		}
 		return nil, where("provider %s: %v", ps.Name, err)

@@ -204,11 +204,11 @@ func New(c Config) (*Provider, error) {
 		c.KeyHeader = DefaultKeyHeader
 	}
 	if err := checkEndpoint(&c.Dispatch, "POST", true); err != nil {
-		return nil, fmt.Errorf("dispatch: %w", err)
+		return nil, &EndpointError{Endpoint: "dispatch", Err: err}
 	}
 	if c.Lookup != nil {
 		if err := checkEndpoint(c.Lookup, "GET", false); err != nil {
-			return nil, fmt.Errorf("lookup: %w", err)
+			return nil, &EndpointError{Endpoint: "lookup", Err: err}
 		}
 	}
 	for code, cl := range c.Classify {
@@ -783,3 +783,14 @@ func orDash(s string) string {
 	}
 	return s
 }
+
+// EndpointError is a Config whose dispatch or lookup endpoint is wrong:
+// Endpoint names which ("dispatch", "lookup"), so a config file's error
+// can point at its table without reading the message.
+type EndpointError struct {
+	Endpoint string
+	Err      error
+}
+
+func (e *EndpointError) Error() string { return e.Endpoint + ": " + e.Err.Error() }
+func (e *EndpointError) Unwrap() error { return e.Err }
