@@ -75,6 +75,13 @@ func LegalFor(op model.Operation) []model.Action {
 	if op.State == model.StateNotApplied && op.Contradicted {
 		l = append([]model.Action{model.ActionMarkApplied}, l...)
 	}
+	if op.State == model.StateAuthorized && op.Contradicted {
+		// The key it replaced was applied after all (a late "applied"
+		// after the new key was authorized): its first call is refused,
+		// and marking it applied — with the old key's reference — gives
+		// its callers the receipt instead of a second effect.
+		l = []model.Action{model.ActionMarkApplied}
+	}
 	return l
 }
 
@@ -225,6 +232,21 @@ func (s *Service) markApplied(d Decision) applyFunc {
 		// provider's late answer: the contradiction is settled (the late
 		// attempt and both decisions stay in the history).
 		op.Contradicted = false
+		if op.State == model.StateAuthorized && op.SupersedesID != 0 {
+			// It settles the key it replaced too: the effect happened
+			// once, under that key, and this receipt says so.
+			old, err := tx.GetOperationByID(op.SupersedesID)
+			if err != nil && !model.IsCode(err, model.CodeNotFound) {
+				return "", err
+			}
+			if err == nil && old.Contradicted {
+				oldFrom, oldVer := old.State, old.Version
+				old.Contradicted = false
+				if err := tx.UpdateOperation(old, oldFrom, oldVer); err != nil {
+					return "", err
+				}
+			}
+		}
 		op.ExpiresAt = tx.Now().Add(s.ReplayWindow)
 		return model.StateApplied, nil
 	}

@@ -390,9 +390,18 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 		}
 		para(s.State(op.State).Render, fmt.Sprintf("An operator authorized a new key: retries of this key are told to use %s.", nk))
 	case model.StateAuthorized:
+		if op.Contradicted {
+			// reconcile refuses its first call: the key it replaced was
+			// applied after all, and this one would send it again.
+			para(s.State(op.State).Render, "A new key an operator authorized, but the provider later said it applied the key this one replaced: its first call is refused as unknown — sending it would make the effect a second time.")
+			if !e.readOnly {
+				para(s.Bold.Render, "a mark applied, with the replaced key's reference (< opens it): its callers then get the receipt.")
+			}
+			break
+		}
 		para(s.State(op.State).Render, "A new key an operator authorized; the first call with it claims it.")
 	}
-	if op.Contradicted {
+	if op.Contradicted && op.State != model.StateAuthorized { // its late result is the replaced key's, said above
 		para(s.Contra.Render, "! Contradicted: a provider result arrived after the operation was settled and disagrees with it (see the late_result attempt). Look at the provider before trusting either.")
 	}
 	// The provider cannot tell now, but an earlier lookup said something:

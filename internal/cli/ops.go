@@ -280,7 +280,10 @@ func writeDetail(w io.Writer, d *model.Detail) {
 		}
 	}
 	st := string(op.State)
-	if op.Contradicted {
+	switch {
+	case op.Contradicted && op.State == model.StateAuthorized:
+		st += "  (CONTRADICTED: the provider said, late, that it applied the key this one replaced — its first call is refused; mark it applied with that key's reference)"
+	case op.Contradicted:
 		st += "  (CONTRADICTED: a late provider result disagrees — see attempts)"
 	}
 	row("tenant", op.Tenant)

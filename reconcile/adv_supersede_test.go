@@ -1,0 +1,86 @@
+package reconcile_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/reconcile"
+)
+
+// supersededThenLateApplied: while the first call is in flight its lease
+// ends, a sweep makes it unknown and an operator authorizes a new key
+// k2; then the provider's answer "applied" for k arrives.
+func supersededThenLateApplied(t *testing.T) *ledger {
+	t.Helper()
+	clk := newClock()
+	l := newLedger(t, withClock(clk))
+	l.svc.At = func(p reconcile.Point) {
+		if p != reconcile.PointAfterDispatch {
+			return
+		}
+		l.svc.At = nil
+		clk.Advance(reconcile.DefaultLease + time.Second)
+		if _, err := l.svc.Sweep(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		d := decision(l.op("acme", "k"))
+		d.NewKey = "k2"
+		if err := l.decide(model.ActionAuthorizeKey, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.call(notify("acme", "k", "a@example.com"), reconcile.CallOptions{})
+	if op := l.op("acme", "k"); op.State != model.StateSuperseded || !op.Contradicted {
+		t.Fatalf("set-up: %s contradicted=%v; want superseded, contradicted", op.State, op.Contradicted)
+	}
+	return l
+}
+
+// An operator authorized a new key k2 for an unknown k; the provider then
+// answered, late, that it applied k. k2's first call used to send the
+// e-mail a second time (under k2's own downstream key: no provider could
+// tell it was the same one). It is refused now, as a contradicted
+// not_applied's retry is, until a person marks k2 applied — which gives
+// k2's callers (and k's, told to use k2) the receipt, and settles both.
+func TestANewKeyWhoseOldKeyWasAppliedLateIsNotSent(t *testing.T) {
+	l := supersededThenLateApplied(t)
+	k2 := l.op("acme", "k2")
+	if k2.State != model.StateAuthorized || !k2.Contradicted {
+		t.Fatalf("k2 after k's late \"applied\": %s contradicted=%v; want authorized, flagged contradicted", k2.State, k2.Contradicted)
+	}
+	res := l.call(notify("acme", "k2", "a@example.com"), reconcile.CallOptions{})
+	if res.Class != model.ClassUnknown || !strings.Contains(res.Message, "second time") {
+		t.Errorf("k2's first call: %s %s %q; want refused as unknown, saying why", res.Class, res.Outcome, res.Message)
+	}
+	if total := l.deliveries("acme", "k") + l.deliveries("acme", "k2"); total != 1 {
+		t.Fatalf("the provider holds %d deliveries of one notification; want 1", total)
+	}
+	k2 = l.op("acme", "k2")
+	if got := reconcile.LegalFor(*k2); len(got) != 1 || got[0] != model.ActionMarkApplied {
+		t.Fatalf("decisions on k2: %v; want only mark applied", got)
+	}
+	d := decision(k2)
+	for _, a := range l.detail("acme", "k").Attempts {
+		if a.Finding == model.FindingHasIt {
+			d.Evidence = a.ProviderRef // the late answer's reference, as a "has it"
+		}
+	}
+	if err := l.decide(model.ActionMarkApplied, d); err != nil {
+		t.Fatalf("mark k2 applied: %v", err)
+	}
+	if k, k2 := l.op("acme", "k"), l.op("acme", "k2"); k.Contradicted || k2.Contradicted || k2.State != model.StateApplied {
+		t.Fatalf("after marking k2 applied: k contradicted=%v, k2 %s contradicted=%v; want settled", k.Contradicted, k2.State, k2.Contradicted)
+	}
+	old := l.call(notify("acme", "k", "a@example.com"), reconcile.CallOptions{})
+	res = l.call(notify("acme", "k2", "a@example.com"), reconcile.CallOptions{})
+	if old.NewKey != "k2" || res.Class != model.ClassDone || res.Receipt == nil || res.Receipt.Status != "replayed" {
+		t.Fatalf("k: %s → %q; k2: %s %+v; want k2's replayed receipt", old.Class, old.NewKey, res.Class, res.Receipt)
+	}
+	if total := l.deliveries("acme", "k") + l.deliveries("acme", "k2"); total != 1 {
+		t.Fatalf("the provider holds %d deliveries; want 1", total)
+	}
+	l.audit()
+}

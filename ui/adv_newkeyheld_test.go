@@ -1,0 +1,51 @@
+package ui
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/provider"
+	"github.com/retrysafe/retrysafe/reconcile"
+)
+
+// An operator authorized a new key for an unknown operation; the provider
+// then answered, late, that it applied the old one. The new key's first
+// call is refused (reconcile): the console says so on its detail, where it
+// used to say "the first call with it claims it", and offers what settles
+// it — mark it applied, with the old key's reference.
+func TestAdvANewKeyWhoseOldKeyWasAppliedLateSaysItIsHeld(t *testing.T) {
+	l := newLedger(t)
+	ctx := context.Background()
+	other := l.second(t)
+	l.svc.Lease = time.Second
+	l.svc.At = func(p reconcile.Point) {
+		if p != reconcile.PointAfterDispatch {
+			return
+		}
+		l.clock.Advance(time.Minute)
+		if _, err := other.Sweep(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := other.AuthorizeNewKey(ctx, reconcile.Decision{Tenant: "acme", Key: "k", NewKey: "k2", Operator: "bob",
+			Reason: "provider console showed nothing"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.notify(t, "acme", "k", "a@example.com", provider.Faults{})
+	l.svc.At, l.svc.Lease = nil, reconcile.DefaultLease
+	if op := l.get(t, "acme", "k2").Operation; op.State != model.StateAuthorized || !op.Contradicted {
+		t.Fatalf("set-up: k2 %s contradicted=%v", op.State, op.Contradicted)
+	}
+	h := open(t, config(l), 120, 40)
+	h.keys("8")
+	selectOp(t, h, "acme/k2")
+	h.keys("enter")
+	h.contains("the provider later said it applied the key this one replaced", "a mark applied")
+	h.confirmMarkApplied("sbx_1", "the provider applied the old key")
+	h.keys("y")
+	if got := l.get(t, "acme", "k2").Operation; got.State != model.StateApplied || got.Contradicted {
+		t.Fatalf("k2 after mark applied: %s contradicted=%v", got.State, got.Contradicted)
+	}
+}
