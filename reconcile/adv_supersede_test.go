@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/reconcile"
 )
 
@@ -83,4 +84,70 @@ func TestANewKeyWhoseOldKeyWasAppliedLateIsNotSent(t *testing.T) {
 		t.Fatalf("the provider holds %d deliveries; want 1", total)
 	}
 	l.audit()
+}
+
+// failedThenLateApplied: the first call's dispatch is in flight when its
+// lease ends; a sweep makes it unknown, an operator marks it not applied,
+// the retry is rejected by the provider (failed) — and then the first
+// dispatch's answer arrives: applied.
+func failedThenLateApplied(t *testing.T) *ledger {
+	t.Helper()
+	clk := newClock()
+	l := newLedger(t, withClock(clk))
+	req := notify("acme", "k", "a@example.com")
+	l.svc.At = func(p reconcile.Point) {
+		if p != reconcile.PointAfterDispatch {
+			return
+		}
+		l.svc.At = nil
+		clk.Advance(reconcile.DefaultLease + time.Second)
+		if _, err := l.svc.Sweep(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		d := decision(l.op("acme", "k"))
+		d.Evidence = "provider search showed nothing yet"
+		if err := l.decide(model.ActionMarkNotApplied, d); err != nil {
+			t.Fatal(err)
+		}
+		if res := l.call(req, reconcile.CallOptions{Faults: provider.Faults{Reject: true}}); res.Class != model.ClassFailed {
+			t.Fatalf("the retry: %s; want failed", res.Class)
+		}
+	}
+	l.call(req, reconcile.CallOptions{})
+	if op := l.op("acme", "k"); op.State != model.StateFailed || !op.Contradicted {
+		t.Fatalf("set-up: %s contradicted=%v; want failed, contradicted", op.State, op.Contradicted)
+	}
+	return l
+}
+
+// A failed operation the provider's late answer says it applied: replays
+// of the key tell every caller "rejected for good — do not retry", and the
+// only decision was a new key, which sends the e-mail a second time. A
+// person can now mark it applied, as a contradicted not_applied can: the
+// replays then return the provider's receipt.
+func TestAFailedOperationTheProviderSaysItAppliedCanBeMarkedApplied(t *testing.T) {
+	l := failedThenLateApplied(t)
+	op := l.op("acme", "k")
+	if !reconcile.AllowedFor(*op, model.ActionMarkApplied) {
+		t.Fatalf("mark applied on a failed operation the provider says it applied: not allowed (%v)", reconcile.LegalFor(*op))
+	}
+	d := decision(op)
+	d.Evidence = "sbx_1"
+	if err := l.decide(model.ActionMarkApplied, d); err != nil {
+		t.Fatal(err)
+	}
+	if op := l.op("acme", "k"); op.State != model.StateApplied || op.Contradicted {
+		t.Fatalf("after marking it applied: %s contradicted=%v; want applied, settled", op.State, op.Contradicted)
+	}
+	res := l.call(notify("acme", "k", "a@example.com"), reconcile.CallOptions{})
+	if res.Class != model.ClassDone || res.Receipt == nil || res.Receipt.Status != "replayed" {
+		t.Fatalf("a retry: %s %+v; want the replayed receipt", res.Class, res.Receipt)
+	}
+	if n := l.deliveries("acme", "k"); n != 1 {
+		t.Fatalf("%d deliveries; want 1", n)
+	}
+	// A failed operation nobody contradicted stays final.
+	if reconcile.Allowed(model.StateFailed, model.ActionMarkApplied) {
+		t.Error("mark applied must stay illegal for a plain failed operation")
+	}
 }

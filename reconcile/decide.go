@@ -66,13 +66,15 @@ func Allowed(st model.State, action model.Action) bool {
 	return false
 }
 
-// LegalFor is Legal for one operation. A not_applied operation that a late
-// provider answer contradicted ("applied") may also be marked applied: the
-// person who said "not applied" was wrong, and a new key would send the
-// effect a second time.
+// LegalFor is Legal for one operation. A not_applied or failed operation
+// that a late provider answer contradicted ("applied") may also be marked
+// applied: the person who said "not applied" was wrong (or the rejection
+// was of a later attempt), a failed one's replays tell every caller it
+// was rejected for good, and a new key would send the effect a second
+// time.
 func LegalFor(op model.Operation) []model.Action {
 	l := Legal(op.State)
-	if op.State == model.StateNotApplied && op.Contradicted {
+	if (op.State == model.StateNotApplied || op.State == model.StateFailed) && op.Contradicted {
 		l = append([]model.Action{model.ActionMarkApplied}, l...)
 	}
 	if op.State == model.StateAuthorized && op.Contradicted {

@@ -586,7 +586,7 @@ func (m *propMachine) Decide(t *rapid.T) {
 	against := !d.Override && reconcile.Against(action, reconcile.EvidenceOf(bindingFinding(cur.Provider, det.Attempts)))
 	err := m.l.decide(action, d)
 	to, legal := legalDecisions[op.state][action]
-	if op.contradicted && action == model.ActionMarkApplied && (op.state == model.StateNotApplied || op.state == model.StateAuthorized) {
+	if op.contradicted && action == model.ActionMarkApplied && (op.state == model.StateNotApplied || op.state == model.StateFailed || op.state == model.StateAuthorized) {
 		// The provider said it applied (the key this one replaced, for
 		// an authorized one): marking it applied agrees.
 		to, legal = model.StateApplied, true

@@ -2,12 +2,14 @@ package ui
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/reconcile"
+	"github.com/retrysafe/retrysafe/store"
 )
 
 // An operator authorized a new key for an unknown operation; the provider
@@ -47,5 +49,44 @@ func TestAdvANewKeyWhoseOldKeyWasAppliedLateSaysItIsHeld(t *testing.T) {
 	h.keys("y")
 	if got := l.get(t, "acme", "k2").Operation; got.State != model.StateApplied || got.Contradicted {
 		t.Fatalf("k2 after mark applied: %s contradicted=%v", got.State, got.Contradicted)
+	}
+}
+
+// A failed operation the provider's late answer says it applied: its
+// replays tell callers "rejected for good", and the console offered only a
+// new key (a second e-mail). It now offers a, mark applied, starting from
+// the provider's reference, as for a contradicted not_applied.
+func TestAdvAFailedOperationTheProviderSaysItAppliedCanBeMarkedApplied(t *testing.T) {
+	l := fixture(t)
+	err := l.st.WithTx(context.Background(), func(tx store.Tx) error {
+		op, err := tx.GetOperation("initech", "notify-rejected")
+		if err != nil {
+			return err
+		}
+		if err := tx.InsertAttempt(&model.Attempt{OperationID: op.ID, Outcome: model.OutcomeLateResult, Fingerprint: op.Fingerprint,
+			ProviderRef: "sbx_late", Error: "provider said applied after the operation had moved to failed", WorkerID: "w", StartedAt: tx.Now()}); err != nil {
+			return err
+		}
+		from, ver := op.State, op.Version
+		op.Contradicted = true
+		return tx.UpdateOperation(op, from, ver)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := open(t, config(l), 120, 40)
+	h.keys("8")
+	selectOp(t, h, "initech/notify-rejected")
+	h.keys("enter")
+	h.contains("but the provider later said it applied it", "a mark applied")
+	h.keys("a")
+	if v := h.view(); !strings.Contains(v, "› sbx_late") {
+		t.Fatalf("mark applied does not start from the provider's reference:\n%s", v)
+	}
+	h.keys("tab")
+	h.typeText("the provider applied the first attempt")
+	h.keys("enter", "y")
+	if got := l.get(t, "initech", "notify-rejected").Operation; got.State != model.StateApplied || got.Contradicted {
+		t.Fatalf("after mark applied: %s contradicted=%v\n%s", got.State, got.Contradicted, h.view())
 	}
 }

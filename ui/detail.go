@@ -380,6 +380,15 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 		}
 		para(s.State(op.State).Render, "It never happened, on the evidence: the next call with the same key claims it again.")
 	case model.StateFailed:
+		if op.Contradicted {
+			// An earlier attempt's answer said "applied" after a later
+			// one was rejected: the replays' "rejected" is not the truth.
+			para(s.State(op.State).Render, "Recorded as rejected, but the provider later said it applied it (an earlier attempt's answer): replays of the key still return the stored failure until a person decides.")
+			if !e.readOnly {
+				para(s.Bold.Render, "Check the provider (c), then: a mark applied if it has the effect · s supersede: authorize a new key to send it deliberately.")
+			}
+			break
+		}
 		para(s.State(op.State).Render, "The provider rejected it for good; replays of the key return the stored failure.")
 	case model.StateApplied:
 		para(s.State(op.State).Render, "Done. Replays of the key return the stored receipt.")
