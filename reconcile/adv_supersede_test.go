@@ -151,3 +151,65 @@ func TestAFailedOperationTheProviderSaysItAppliedCanBeMarkedApplied(t *testing.T
 		t.Error("mark applied must stay illegal for a plain failed operation")
 	}
 }
+
+// appliedThenLateRejected: while the first call's dispatch is in flight
+// its lease ends, a sweep makes it unknown and an operator marks it
+// applied on typed evidence; then the provider's answer arrives: rejected.
+func appliedThenLateRejected(t *testing.T) *ledger {
+	t.Helper()
+	clk := newClock()
+	l := newLedger(t, withClock(clk))
+	l.svc.At = func(p reconcile.Point) {
+		if p != reconcile.PointAfterDispatch {
+			return
+		}
+		l.svc.At = nil
+		clk.Advance(reconcile.DefaultLease + time.Second)
+		if _, err := l.svc.Sweep(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		d := decision(l.op("acme", "k"))
+		d.Evidence = "the customer says it arrived"
+		if err := l.decide(model.ActionMarkApplied, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.call(notify("acme", "k", "a@example.com"), reconcile.CallOptions{Faults: provider.Faults{Reject: true}})
+	if op := l.op("acme", "k"); op.State != model.StateApplied || !op.Contradicted {
+		t.Fatalf("set-up: %s contradicted=%v; want applied, contradicted", op.State, op.Contradicted)
+	}
+	return l
+}
+
+// An operation marked applied that the provider's late answer says it
+// rejected: its replays report done an e-mail that was never sent, and no
+// decision could change that — applied allowed none. A person may now
+// authorize a new key for it (deliberately sending it), against a
+// recorded "has it" only with the second confirmation, as everywhere.
+func TestAnAppliedOperationTheProviderSaysItRejectedCanGetANewKey(t *testing.T) {
+	l := appliedThenLateRejected(t)
+	op := l.op("acme", "k")
+	if got := reconcile.LegalFor(*op); len(got) != 1 || got[0] != model.ActionAuthorizeKey {
+		t.Fatalf("decisions on an applied operation the provider says it rejected: %v; want a new key", got)
+	}
+	d := decision(op)
+	d.NewKey = "k2"
+	if err := l.decide(model.ActionAuthorizeKey, d); !model.IsCode(err, model.CodeIllegal) || l.op("acme", "k").Version != op.Version {
+		t.Fatalf("a new key against its receipt, unconfirmed: %v; want refused, nothing written", err)
+	}
+	d.Override = true
+	if err := l.decide(model.ActionAuthorizeKey, d); err != nil {
+		t.Fatal(err)
+	}
+	old := l.call(notify("acme", "k", "a@example.com"), reconcile.CallOptions{})
+	res := l.call(notify("acme", "k2", "a@example.com"), reconcile.CallOptions{})
+	if old.NewKey != "k2" || res.Class != model.ClassDone {
+		t.Fatalf("k: %s %q; k2: %s %s", old.Class, old.NewKey, res.Class, res.Message)
+	}
+	if n := l.deliveries("acme", "k") + l.deliveries("acme", "k2"); n != 1 {
+		t.Fatalf("%d deliveries; want 1", n)
+	}
+	if reconcile.Allowed(model.StateApplied, model.ActionAuthorizeKey) {
+		t.Error("an applied operation nobody contradicted stays final")
+	}
+}

@@ -77,6 +77,13 @@ func LegalFor(op model.Operation) []model.Action {
 	if (op.State == model.StateNotApplied || op.State == model.StateFailed) && op.Contradicted {
 		l = append([]model.Action{model.ActionMarkApplied}, l...)
 	}
+	if op.State == model.StateApplied && op.Contradicted {
+		// A late provider answer says it was rejected, or never applied:
+		// the receipt may report done an effect that never happened. A
+		// deliberate new key is the way to send it — against the receipt
+		// (AppliedEvidence), so only with the second confirmation.
+		l = []model.Action{model.ActionAuthorizeKey}
+	}
 	if op.State == model.StateAuthorized && op.Contradicted {
 		// The key it replaced was applied after all (a late "applied"
 		// after the new key was authorized): its first call is refused,
@@ -86,6 +93,23 @@ func LegalFor(op model.Operation) []model.Action {
 	}
 	return l
 }
+
+// AppliedEvidence is what an applied operation's own record says — its
+// receipt names the effect (the provider's answer, or the evidence a
+// person marked it applied on) — as a finding that found it: a new key
+// for it (legal only when a late answer contradicts it) goes against it.
+// nil for any other state.
+func AppliedEvidence(op model.Operation) *provider.Evidence {
+	if op.State != model.StateApplied {
+		return nil
+	}
+	return &provider.Evidence{Provider: op.Provider, DownstreamKey: op.DownstreamKey, Found: true, Ref: op.ProviderRef,
+		Status: StatusReceipt, Detail: "its receipt says applied: " + or(op.ProviderRef, "no reference")}
+}
+
+// StatusReceipt marks the Evidence AppliedEvidence makes: not a provider
+// check, the operation's own receipt (FindingText says so).
+const StatusReceipt = "receipt"
 
 // AllowedFor reports whether action is legal for op.
 func AllowedFor(op model.Operation, action model.Action) bool {
@@ -163,6 +187,10 @@ func decideTx(tx store.Tx, d Decision, action model.Action, apply applyFunc) (*m
 			return op, model.Errorf(model.CodeIllegal, "cannot %s %s/%s: %s, recorded %s by %s%s — deciding against it needs the explicit second confirmation (%s); nothing was written",
 				action.Verb(), d.Tenant, d.Key, textsafe.Visible(clipEvidence(FindingText(ev))), f.At.UTC().Format(time.RFC3339), textsafe.Visible(f.By), risk, how)
 		}
+	}
+	if ev := AppliedEvidence(*op); !d.Override && Against(action, ev) {
+		return op, model.Errorf(model.CodeIllegal, "cannot %s %s/%s: it is applied (%s) and only a late provider answer disagrees — if the effect did happen, a new key makes it a second time; check the provider (ops check), then confirm with ops supersede --against-finding, or the console's override; nothing was written",
+			action.Verb(), d.Tenant, d.Key, textsafe.Visible(clipEvidence(ev.Detail)))
 	}
 	from, ver := op.State, op.Version
 	to, err := apply(tx, op)

@@ -76,12 +76,15 @@ func (s *Service) LookFirst(ctx context.Context, action model.Action, ops []mode
 // its findings) goes against the finding that binds it — an earlier "has
 // it" before a later "cannot tell" too (op.Binding) — and names it: the
 // same rule the write applies (Against over EvidenceOf of
-// LatestConclusiveFinding), for a review to show before anything is
-// written.
+// LatestConclusiveFinding, then AppliedEvidence), for a review to show
+// before anything is written.
 func AgainstFinding(action model.Action, op model.Operation) (bool, string) {
 	ev := EvidenceOf(op.Binding())
 	if !Against(action, ev) {
-		return false, ""
+		// An applied operation's own receipt counts too (decideTx).
+		if ev = AppliedEvidence(op); !Against(action, ev) {
+			return false, ""
+		}
 	}
 	return true, FindingText(ev)
 }

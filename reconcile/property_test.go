@@ -592,6 +592,11 @@ func (m *propMachine) Decide(t *rapid.T) {
 		to, legal = model.StateApplied, true
 	} else if op.contradicted && op.state == model.StateAuthorized {
 		to, legal = "", false
+	} else if op.contradicted && op.state == model.StateApplied && action == model.ActionAuthorizeKey {
+		// A late answer disagrees with its receipt: a new key, against
+		// the receipt, with the second confirmation.
+		to, legal = model.StateSuperseded, true
+		against = against || !d.Override
 	}
 	_, taken := m.ops[op.tenant+"/"+newKey]
 	if forget, ok := m.tombs[op.tenant+"/"+newKey]; ok && forget.After(m.now()) {

@@ -90,3 +90,47 @@ func TestAdvAFailedOperationTheProviderSaysItAppliedCanBeMarkedApplied(t *testin
 		t.Fatalf("after mark applied: %s contradicted=%v\n%s", got.State, got.Contradicted, h.view())
 	}
 }
+
+// An operation marked applied that a late provider answer contradicts
+// ("rejected"): its receipt may report done an e-mail never sent, and no
+// decision was offered. A new key is now (reconcile.LegalFor) — against
+// the receipt, so the review asks for the typed override and y writes
+// nothing.
+func TestAdvANewKeyForAContradictedAppliedNeedsTheOverride(t *testing.T) {
+	l := fixture(t)
+	err := l.st.WithTx(context.Background(), func(tx store.Tx) error {
+		op, err := tx.GetOperation("initech", "notify-settled")
+		if err != nil {
+			return err
+		}
+		if err := tx.InsertAttempt(&model.Attempt{OperationID: op.ID, Outcome: model.OutcomeLateResult, Fingerprint: op.Fingerprint,
+			Error: "provider said rejected after the operation had moved to applied", WorkerID: "w", StartedAt: tx.Now()}); err != nil {
+			return err
+		}
+		from, ver := op.State, op.Version
+		op.Contradicted = true
+		return tx.UpdateOperation(op, from, ver)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := open(t, config(l), 120, 40)
+	h.keys("8")
+	selectOp(t, h, "initech/notify-settled")
+	h.keys("enter")
+	h.contains("a later provider answer says it was not", "s supersede")
+	h.keys("s")
+	h.typeText("the provider says it rejected it")
+	h.keys("enter", "enter")
+	containsText(t, h, "Against the receipt", "override")
+	h.keys("y")
+	if got := l.get(t, "initech", "notify-settled").Operation.State; got != model.StateApplied {
+		t.Fatalf("a new key was authorized against the receipt without the override: %s", got)
+	}
+	h.keys("backspace")
+	h.typeText("override")
+	h.keys("enter")
+	if got := l.get(t, "initech", "notify-settled").Operation.State; got != model.StateSuperseded {
+		t.Fatalf("override did not write it: %s\n%s", got, h.view())
+	}
+}

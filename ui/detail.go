@@ -391,6 +391,15 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 		}
 		para(s.State(op.State).Render, "The provider rejected it for good; replays of the key return the stored failure.")
 	case model.StateApplied:
+		if op.Contradicted {
+			// A late answer said rejected or not applied: the receipt may
+			// report done an effect that never happened.
+			para(s.State(op.State).Render, "Recorded as applied, but a later provider answer says it was not: replays of the key still return the stored receipt.")
+			if !e.readOnly {
+				para(s.Bold.Render, "Check the provider (c): if it holds nothing, s supersede: authorize a new key to send it deliberately (against the receipt: override).")
+			}
+			break
+		}
 		para(s.State(op.State).Render, "Done. Replays of the key return the stored receipt.")
 	case model.StateSuperseded:
 		nk := "the new key"

@@ -906,7 +906,7 @@ func opsSupersede(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	var f decisionFlags
 	f.register(fs)
 	newKey := fs.String("new-key", "", "the new key (default: derived from the old one)")
-	against := fs.Bool("against-finding", false, "authorize it even though the latest recorded provider finding says the provider has the effect (the second confirmation: the new key makes it again)")
+	against := fs.Bool("against-finding", false, "authorize it even though the latest recorded provider finding says the provider has the effect, or it is applied and only a late answer disagrees (the second confirmation: the new key makes it again)")
 	asJSON := fs.Bool("json", false, `one line: {"operation": the superseded operation, "new_key": the authorized key}`)
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
