@@ -134,3 +134,27 @@ func TestAdvANewKeyForAContradictedAppliedNeedsTheOverride(t *testing.T) {
 		t.Fatalf("override did not write it: %s\n%s", got, h.view())
 	}
 }
+
+// A console opened with a config that does not name the operations'
+// provider (the agents' --config left out): a bulk "not applied" asked
+// nothing and its review said nothing of the provider — y wrote every
+// row on the typed evidence, the one the provider has too. It asks now:
+// each row is "cannot tell", and the review says y writes them on the
+// typed evidence alone, and why.
+func TestAdvABulkNotAppliedUnderAConfigWithoutTheProviderSaysCannotTell(t *testing.T) {
+	l := newLedger(t)
+	l.unknown(t, "acme", "refund-1", "cfo@acme.example")
+	l.unknown(t, "acme", "refund-2", "cfo@acme.example")
+	cfg := config(l)
+	cfg.Service = reconcile.New(l.st, l.svc.Tools, provider.Registry{})
+	h := open(t, cfg, 120, 30)
+	selectOp(t, h, "acme/refund-2")
+	h.keys("space")
+	selectOp(t, h, "acme/refund-1")
+	h.keys("space", "n")
+	h.typeText("customer says no mail came")
+	h.keys("tab")
+	h.typeText("ticket 4411")
+	h.keys("enter")
+	containsText(t, h, "The provider cannot tell about 2 of them", "its provider is not in this config (--config)")
+}

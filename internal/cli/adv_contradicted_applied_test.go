@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -82,5 +84,36 @@ func TestResolveAContradictedFailedAsApplied(t *testing.T) {
 	}
 	if _, _, code := cli(t, callArgs(db, "acme", "k", "send_notification", notifyArgs)...); code != 0 {
 		t.Errorf("a retry after it: exit %d; want 0 (the replayed receipt)", code)
+	}
+}
+
+// `ops resolve --as not-applied` over several operations, run with a
+// config that does not name their provider (the agents' config left out,
+// or the provider renamed since): it asked nothing and said nothing, and
+// --yes wrote "not applied" on every row, the one the provider has too.
+// Each row now says "cannot tell", and why, on the dry run — as for a
+// provider that is down — and the summary says how many are written on
+// the typed evidence alone.
+func TestBulkNotAppliedUnderAConfigWithoutTheProviderSaysCannotTell(t *testing.T) {
+	db := newLedgerFile(t)
+	for _, k := range []string{"k1", "k2"} {
+		if _, _, code := cli(t, callArgs(db, "acme", k, "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
+			t.Fatalf("setup call %s: exit %d; want 5", k, code)
+		}
+	}
+	def, err := os.ReadFile(filepath.Join("..", "..", "config", "default.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	renamed := filepath.Join(t.TempDir(), "renamed.toml")
+	doc := strings.ReplaceAll(strings.ReplaceAll(string(def), "name = \"sandbox\"\n", "name = \"mail\"\n"), "provider = \"sandbox\"\n", "provider = \"mail\"\n")
+	if err := os.WriteFile(renamed, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errText, code := cli(t, "ops", "resolve", "--db", db, "--config", renamed, "--state", "unknown", "--as", "not-applied",
+		"--evidence", "INC-7", "--reason", "incident", "--dry-run")
+	if code != 0 || strings.Count(out, `cannot tell — provider "sandbox" is not in this config (--config): nothing was asked`) != 2 ||
+		!strings.Contains(out, "2 of them are on the typed evidence alone: the provider cannot tell") {
+		t.Fatalf("dry run under a config without the provider: exit %d\n%s%s", code, out, errText)
 	}
 }

@@ -772,7 +772,8 @@ func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation,
 		NotDecided string `json:"not_decided,omitempty"`
 	}
 	rows := make([]row, 0, len(ops))
-	legal := 0
+	cannotWhy := make([]string, 0, len(ops)) // a "cannot tell" row's reason, for the text
+	legal, blind, blindWhy := 0, 0, ""
 	// Why the others would be refused: a count per reason, in the order
 	// the reasons first appear.
 	var reasons []string
@@ -801,8 +802,19 @@ func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation,
 			}
 		}
 		r.Legal = ok
+		cannot := ""
+		if f := op.Finding; f != nil && f.Kind == model.FindingCannotTell && !f.Stale {
+			cannot = strings.TrimPrefix(oneLine(f.Detail), "cannot tell: ")
+		}
+		cannotWhy = append(cannotWhy, cannot)
 		if ok {
 			legal++
+			if cannot != "" && r.Evidence == "" {
+				// Written on the typed evidence alone.
+				if blind++; blindWhy == "" {
+					blindWhy = cannot
+				}
+			}
 		} else {
 			if refused[why] == 0 {
 				reasons = append(reasons, why)
@@ -816,7 +828,7 @@ func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation,
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TENANT\tKEY\tCHANGE\tNOTE")
-	for _, r := range rows {
+	for i, r := range rows {
 		note := ""
 		switch {
 		case r.NotDecided != "":
@@ -829,6 +841,8 @@ func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation,
 			note = fmt.Sprintf("would be refused: cannot %s from %s", action.Verb(), r.From)
 		case r.Evidence != "":
 			note = "evidence: " + show(r.Evidence)
+		case r.Finding != "" && cannotWhy[i] != "":
+			note = "provider finding: " + show(r.Finding) + " — " + show(cannotWhy[i])
 		case r.Finding != "":
 			note = "provider finding: " + show(r.Finding)
 		}
@@ -842,6 +856,10 @@ func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation,
 			counts[i] = fmt.Sprintf("%d: %s", refused[why], show(why))
 		}
 		summary += fmt.Sprintf("; %d would be refused (%s)", n, strings.Join(counts, "; "))
+	}
+	if blind > 0 {
+		summary += fmt.Sprintf("; %s on the typed evidence alone: the provider cannot tell (%s)",
+			map[bool]string{true: "it is", false: fmt.Sprintf("%d of them are", blind)}[blind == 1 && legal == 1], show(blindWhy))
 	}
 	summary += "; nothing written."
 	if legal > 0 {
