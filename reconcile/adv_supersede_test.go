@@ -213,3 +213,54 @@ func TestAnAppliedOperationTheProviderSaysItRejectedCanGetANewKey(t *testing.T) 
 		t.Error("an applied operation nobody contradicted stays final")
 	}
 }
+
+// An operator authorized a new key k2 for an unknown k without asking the
+// provider (its reply was lost); a lookup of k made after that — ops
+// check, the console's c — finds the delivery. k2's first call would send
+// the e-mail a second time: it is held, as after a late "applied".
+func TestANewKeyWhoseOldKeyWasFoundAfterItWasAuthorizedIsNotSent(t *testing.T) {
+	clk := newClock()
+	l := newLedger(t, withClock(clk))
+	ctx := context.Background()
+	l.call(notify("acme", "k", "a@example.com"), reconcile.CallOptions{Faults: provider.Faults{LoseReply: true}})
+	d := decision(l.op("acme", "k"))
+	d.NewKey = "k2"
+	if err := l.decide(model.ActionAuthorizeKey, d); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(time.Second)
+	if _, looked, err := l.svc.CheckAndRecord(ctx, "acme", "k", "ops check by bob"); err != nil || looked.Finding.Kind != model.FindingHasIt {
+		t.Fatalf("check of k: %+v %v; want has it", looked.Finding, err)
+	}
+	res := l.call(notify("acme", "k2", "a@example.com"), reconcile.CallOptions{})
+	if res.Class != model.ClassUnknown {
+		t.Errorf("k2's first call: %s %q; want refused as unknown", res.Class, res.Message)
+	}
+	if n := l.deliveries("acme", "k") + l.deliveries("acme", "k2"); n != 1 {
+		t.Fatalf("%d deliveries of one notification; want 1", n)
+	}
+	if k2 := l.op("acme", "k2"); k2.State != model.StateAuthorized || !k2.Contradicted || !reconcile.AllowedFor(*k2, model.ActionMarkApplied) {
+		t.Fatalf("k2: %s contradicted=%v; want authorized, held for a person", k2.State, k2.Contradicted)
+	}
+}
+
+// A "has it" recorded before the new key was authorized was overridden
+// deliberately (the second confirmation): the new key is sent.
+func TestANewKeyAuthorizedAgainstAHasItIsSent(t *testing.T) {
+	clk := newClock()
+	l := newLedger(t, withClock(clk))
+	ctx := context.Background()
+	l.call(notify("acme", "k", "a@example.com"), reconcile.CallOptions{Faults: provider.Faults{LoseReply: true}})
+	if _, _, err := l.svc.CheckAndRecord(ctx, "acme", "k", "ops check by bob"); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(time.Second)
+	d := decision(l.op("acme", "k"))
+	d.NewKey, d.Override = "k2", true
+	if err := l.decide(model.ActionAuthorizeKey, d); err != nil {
+		t.Fatal(err)
+	}
+	if res := l.call(notify("acme", "k2", "a@example.com"), reconcile.CallOptions{}); res.Class != model.ClassDone {
+		t.Fatalf("k2's first call: %s %q; want sent (the override was deliberate)", res.Class, res.Message)
+	}
+}

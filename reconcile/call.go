@@ -425,6 +425,23 @@ func (s *Service) callExternal(ctx context.Context, p *model.Prepared, opt CallO
 			res = Result{Class: model.ClassUnknown, Outcome: model.OutcomeRefused, State: op.State, Message: msg, Op: op}
 			return nil
 		}
+		if op.State == model.StateAuthorized && !op.Contradicted && op.SupersedesID != 0 {
+			// A lookup of the key it replaces that found the effect after
+			// this key was authorized (ops check, the console's c): hold
+			// it, as a late "applied" does (holdSuccessor). One found
+			// before was overridden deliberately.
+			found, err := foundSince(tx, op.SupersedesID, op.CreatedAt)
+			if err != nil {
+				return err
+			}
+			if found {
+				from, ver := op.State, op.Version
+				op.Contradicted = true
+				if err := tx.UpdateOperation(op, from, ver); err != nil {
+					return err
+				}
+			}
+		}
 		if op.State == model.StateAuthorized && op.Contradicted {
 			// The key it replaces was applied after all (holdSuccessor):
 			// its own downstream key is new, so no provider would know
@@ -721,10 +738,20 @@ func holdSuccessor(tx store.Tx, old *model.Operation) error {
 	return tx.UpdateOperation(n, from, ver)
 }
 
+// foundSince reports whether operation id's binding finding is a "has
+// it" recorded after since.
+func foundSince(tx store.Tx, id int64, since time.Time) (bool, error) {
+	f, err := tx.LatestConclusiveFinding(id)
+	if err != nil || f == nil {
+		return false, err
+	}
+	return f.Kind == model.FindingHasIt && f.At.After(since), nil
+}
+
 // supersededAppliedMsg is the refusal of the first call of a new key whose
 // old key the provider said, late, it applied.
 func supersededAppliedMsg(op *model.Operation) string {
-	return fmt.Sprintf("%q is a new key an operator authorized in place of an operation whose provider then answered that it applied it after all (flagged contradicted): sending it would make the effect a second time, so it is not sent — stop, a person must reconcile it: mark it applied with the old key's reference (retrysafe ops show --tenant %s --key %s)",
+	return fmt.Sprintf("%q is a new key an operator authorized in place of an operation its provider then said it had applied after all (a late answer, or a lookup; flagged contradicted): sending it would make the effect a second time, so it is not sent — stop, a person must reconcile it: mark it applied with the old key's reference (retrysafe ops show --tenant %s --key %s)",
 		op.Key, textsafe.ShellWord(op.Tenant), textsafe.ShellWord(op.Key))
 }
 
