@@ -2,22 +2,63 @@ package reconcile_test
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/retrysafe/retrysafe/config"
+
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
+	"github.com/retrysafe/retrysafe/provider/sandbox"
 	"github.com/retrysafe/retrysafe/reconcile"
+	"github.com/retrysafe/retrysafe/store"
+	"github.com/retrysafe/retrysafe/store/postgres"
+	"github.com/retrysafe/retrysafe/store/postgres/pgtest"
 )
+
+// driver makes a test's ledger on a pinned clock: SQLite (newLedger) or
+// PostgreSQL (a schema of its own at $RETRYSAFE_TEST_POSTGRES, skipped
+// without it), each with a sandbox provider file of its own.
+type driver struct {
+	name string
+	make func(t *testing.T, clk *clock) *ledger
+}
+
+var drivers = []driver{
+	{"sqlite", func(t *testing.T, clk *clock) *ledger { return newLedger(t, withClock(clk)) }},
+	{"postgres", func(t *testing.T, clk *clock) *ledger {
+		st, err := postgres.Open(pgtest.URL(t), store.Options{Create: true, Now: clk.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		sb, err := sandbox.Open(filepath.Join(t.TempDir(), "provider.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { sb.Close() })
+		return &ledger{t: t, st: st, sb: sb, svc: reconcile.New(st, config.Default().Tools, sb.Providers()), clock: clk}
+	}},
+}
+
+// bothDrivers runs test on each driver's ledger.
+func bothDrivers(t *testing.T, test func(t *testing.T, mk func(*clock) *ledger)) {
+	for _, d := range drivers {
+		t.Run(d.name, func(t *testing.T) {
+			test(t, func(clk *clock) *ledger { return d.make(t, clk) })
+		})
+	}
+}
 
 // supersededThenLateApplied: while the first call is in flight its lease
 // ends, a sweep makes it unknown and an operator authorizes a new key
 // k2; then the provider's answer "applied" for k arrives.
-func supersededThenLateApplied(t *testing.T) *ledger {
+func supersededThenLateApplied(t *testing.T, mk func(*clock) *ledger) *ledger {
 	t.Helper()
 	clk := newClock()
-	l := newLedger(t, withClock(clk))
+	l := mk(clk)
 	l.svc.At = func(p reconcile.Point) {
 		if p != reconcile.PointAfterDispatch {
 			return
@@ -47,53 +88,55 @@ func supersededThenLateApplied(t *testing.T) *ledger {
 // not_applied's retry is, until a person marks k2 applied — which gives
 // k2's callers (and k's, told to use k2) the receipt, and settles both.
 func TestANewKeyWhoseOldKeyWasAppliedLateIsNotSent(t *testing.T) {
-	l := supersededThenLateApplied(t)
-	k2 := l.op("acme", "k2")
-	if k2.State != model.StateAuthorized || !k2.Contradicted {
-		t.Fatalf("k2 after k's late \"applied\": %s contradicted=%v; want authorized, flagged contradicted", k2.State, k2.Contradicted)
-	}
-	res := l.call(notify("acme", "k2", "a@example.com"), reconcile.CallOptions{})
-	if res.Class != model.ClassUnknown || !strings.Contains(res.Message, "second time") {
-		t.Errorf("k2's first call: %s %s %q; want refused as unknown, saying why", res.Class, res.Outcome, res.Message)
-	}
-	if total := l.deliveries("acme", "k") + l.deliveries("acme", "k2"); total != 1 {
-		t.Fatalf("the provider holds %d deliveries of one notification; want 1", total)
-	}
-	k2 = l.op("acme", "k2")
-	if got := reconcile.LegalFor(*k2); len(got) != 1 || got[0] != model.ActionMarkApplied {
-		t.Fatalf("decisions on k2: %v; want only mark applied", got)
-	}
-	d := decision(k2)
-	for _, a := range l.detail("acme", "k").Attempts {
-		if a.Finding == model.FindingHasIt {
-			d.Evidence = a.ProviderRef // the late answer's reference, as a "has it"
+	bothDrivers(t, func(t *testing.T, mk func(*clock) *ledger) {
+		l := supersededThenLateApplied(t, mk)
+		k2 := l.op("acme", "k2")
+		if k2.State != model.StateAuthorized || !k2.Contradicted {
+			t.Fatalf("k2 after k's late \"applied\": %s contradicted=%v; want authorized, flagged contradicted", k2.State, k2.Contradicted)
 		}
-	}
-	if err := l.decide(model.ActionMarkApplied, d); err != nil {
-		t.Fatalf("mark k2 applied: %v", err)
-	}
-	if k, k2 := l.op("acme", "k"), l.op("acme", "k2"); k.Contradicted || k2.Contradicted || k2.State != model.StateApplied {
-		t.Fatalf("after marking k2 applied: k contradicted=%v, k2 %s contradicted=%v; want settled", k.Contradicted, k2.State, k2.Contradicted)
-	}
-	old := l.call(notify("acme", "k", "a@example.com"), reconcile.CallOptions{})
-	res = l.call(notify("acme", "k2", "a@example.com"), reconcile.CallOptions{})
-	if old.NewKey != "k2" || res.Class != model.ClassDone || res.Receipt == nil || res.Receipt.Status != "replayed" {
-		t.Fatalf("k: %s → %q; k2: %s %+v; want k2's replayed receipt", old.Class, old.NewKey, res.Class, res.Receipt)
-	}
-	if total := l.deliveries("acme", "k") + l.deliveries("acme", "k2"); total != 1 {
-		t.Fatalf("the provider holds %d deliveries; want 1", total)
-	}
-	l.audit()
+		res := l.call(notify("acme", "k2", "a@example.com"), reconcile.CallOptions{})
+		if res.Class != model.ClassUnknown || !strings.Contains(res.Message, "second time") {
+			t.Errorf("k2's first call: %s %s %q; want refused as unknown, saying why", res.Class, res.Outcome, res.Message)
+		}
+		if total := l.deliveries("acme", "k") + l.deliveries("acme", "k2"); total != 1 {
+			t.Fatalf("the provider holds %d deliveries of one notification; want 1", total)
+		}
+		k2 = l.op("acme", "k2")
+		if got := reconcile.LegalFor(*k2); len(got) != 1 || got[0] != model.ActionMarkApplied {
+			t.Fatalf("decisions on k2: %v; want only mark applied", got)
+		}
+		d := decision(k2)
+		for _, a := range l.detail("acme", "k").Attempts {
+			if a.Finding == model.FindingHasIt {
+				d.Evidence = a.ProviderRef // the late answer's reference, as a "has it"
+			}
+		}
+		if err := l.decide(model.ActionMarkApplied, d); err != nil {
+			t.Fatalf("mark k2 applied: %v", err)
+		}
+		if k, k2 := l.op("acme", "k"), l.op("acme", "k2"); k.Contradicted || k2.Contradicted || k2.State != model.StateApplied {
+			t.Fatalf("after marking k2 applied: k contradicted=%v, k2 %s contradicted=%v; want settled", k.Contradicted, k2.State, k2.Contradicted)
+		}
+		old := l.call(notify("acme", "k", "a@example.com"), reconcile.CallOptions{})
+		res = l.call(notify("acme", "k2", "a@example.com"), reconcile.CallOptions{})
+		if old.NewKey != "k2" || res.Class != model.ClassDone || res.Receipt == nil || res.Receipt.Status != "replayed" {
+			t.Fatalf("k: %s → %q; k2: %s %+v; want k2's replayed receipt", old.Class, old.NewKey, res.Class, res.Receipt)
+		}
+		if total := l.deliveries("acme", "k") + l.deliveries("acme", "k2"); total != 1 {
+			t.Fatalf("the provider holds %d deliveries; want 1", total)
+		}
+		l.audit()
+	})
 }
 
 // failedThenLateApplied: the first call's dispatch is in flight when its
 // lease ends; a sweep makes it unknown, an operator marks it not applied,
 // the retry is rejected by the provider (failed) — and then the first
 // dispatch's answer arrives: applied.
-func failedThenLateApplied(t *testing.T) *ledger {
+func failedThenLateApplied(t *testing.T, mk func(*clock) *ledger) *ledger {
 	t.Helper()
 	clk := newClock()
-	l := newLedger(t, withClock(clk))
+	l := mk(clk)
 	req := notify("acme", "k", "a@example.com")
 	l.svc.At = func(p reconcile.Point) {
 		if p != reconcile.PointAfterDispatch {
@@ -126,39 +169,41 @@ func failedThenLateApplied(t *testing.T) *ledger {
 // person can now mark it applied, as a contradicted not_applied can: the
 // replays then return the provider's receipt.
 func TestAFailedOperationTheProviderSaysItAppliedCanBeMarkedApplied(t *testing.T) {
-	l := failedThenLateApplied(t)
-	op := l.op("acme", "k")
-	if !reconcile.AllowedFor(*op, model.ActionMarkApplied) {
-		t.Fatalf("mark applied on a failed operation the provider says it applied: not allowed (%v)", reconcile.LegalFor(*op))
-	}
-	d := decision(op)
-	d.Evidence = "sbx_1"
-	if err := l.decide(model.ActionMarkApplied, d); err != nil {
-		t.Fatal(err)
-	}
-	if op := l.op("acme", "k"); op.State != model.StateApplied || op.Contradicted {
-		t.Fatalf("after marking it applied: %s contradicted=%v; want applied, settled", op.State, op.Contradicted)
-	}
-	res := l.call(notify("acme", "k", "a@example.com"), reconcile.CallOptions{})
-	if res.Class != model.ClassDone || res.Receipt == nil || res.Receipt.Status != "replayed" {
-		t.Fatalf("a retry: %s %+v; want the replayed receipt", res.Class, res.Receipt)
-	}
-	if n := l.deliveries("acme", "k"); n != 1 {
-		t.Fatalf("%d deliveries; want 1", n)
-	}
-	// A failed operation nobody contradicted stays final.
-	if reconcile.Allowed(model.StateFailed, model.ActionMarkApplied) {
-		t.Error("mark applied must stay illegal for a plain failed operation")
-	}
+	bothDrivers(t, func(t *testing.T, mk func(*clock) *ledger) {
+		l := failedThenLateApplied(t, mk)
+		op := l.op("acme", "k")
+		if !reconcile.AllowedFor(*op, model.ActionMarkApplied) {
+			t.Fatalf("mark applied on a failed operation the provider says it applied: not allowed (%v)", reconcile.LegalFor(*op))
+		}
+		d := decision(op)
+		d.Evidence = "sbx_1"
+		if err := l.decide(model.ActionMarkApplied, d); err != nil {
+			t.Fatal(err)
+		}
+		if op := l.op("acme", "k"); op.State != model.StateApplied || op.Contradicted {
+			t.Fatalf("after marking it applied: %s contradicted=%v; want applied, settled", op.State, op.Contradicted)
+		}
+		res := l.call(notify("acme", "k", "a@example.com"), reconcile.CallOptions{})
+		if res.Class != model.ClassDone || res.Receipt == nil || res.Receipt.Status != "replayed" {
+			t.Fatalf("a retry: %s %+v; want the replayed receipt", res.Class, res.Receipt)
+		}
+		if n := l.deliveries("acme", "k"); n != 1 {
+			t.Fatalf("%d deliveries; want 1", n)
+		}
+		// A failed operation nobody contradicted stays final.
+		if reconcile.Allowed(model.StateFailed, model.ActionMarkApplied) {
+			t.Error("mark applied must stay illegal for a plain failed operation")
+		}
+	})
 }
 
 // appliedThenLateRejected: while the first call's dispatch is in flight
 // its lease ends, a sweep makes it unknown and an operator marks it
 // applied on typed evidence; then the provider's answer arrives: rejected.
-func appliedThenLateRejected(t *testing.T) *ledger {
+func appliedThenLateRejected(t *testing.T, mk func(*clock) *ledger) *ledger {
 	t.Helper()
 	clk := newClock()
-	l := newLedger(t, withClock(clk))
+	l := mk(clk)
 	l.svc.At = func(p reconcile.Point) {
 		if p != reconcile.PointAfterDispatch {
 			return
@@ -187,31 +232,33 @@ func appliedThenLateRejected(t *testing.T) *ledger {
 // authorize a new key for it (deliberately sending it), against a
 // recorded "has it" only with the second confirmation, as everywhere.
 func TestAnAppliedOperationTheProviderSaysItRejectedCanGetANewKey(t *testing.T) {
-	l := appliedThenLateRejected(t)
-	op := l.op("acme", "k")
-	if got := reconcile.LegalFor(*op); len(got) != 1 || got[0] != model.ActionAuthorizeKey {
-		t.Fatalf("decisions on an applied operation the provider says it rejected: %v; want a new key", got)
-	}
-	d := decision(op)
-	d.NewKey = "k2"
-	if err := l.decide(model.ActionAuthorizeKey, d); !model.IsCode(err, model.CodeIllegal) || l.op("acme", "k").Version != op.Version {
-		t.Fatalf("a new key against its receipt, unconfirmed: %v; want refused, nothing written", err)
-	}
-	d.Override = true
-	if err := l.decide(model.ActionAuthorizeKey, d); err != nil {
-		t.Fatal(err)
-	}
-	old := l.call(notify("acme", "k", "a@example.com"), reconcile.CallOptions{})
-	res := l.call(notify("acme", "k2", "a@example.com"), reconcile.CallOptions{})
-	if old.NewKey != "k2" || res.Class != model.ClassDone {
-		t.Fatalf("k: %s %q; k2: %s %s", old.Class, old.NewKey, res.Class, res.Message)
-	}
-	if n := l.deliveries("acme", "k") + l.deliveries("acme", "k2"); n != 1 {
-		t.Fatalf("%d deliveries; want 1", n)
-	}
-	if reconcile.Allowed(model.StateApplied, model.ActionAuthorizeKey) {
-		t.Error("an applied operation nobody contradicted stays final")
-	}
+	bothDrivers(t, func(t *testing.T, mk func(*clock) *ledger) {
+		l := appliedThenLateRejected(t, mk)
+		op := l.op("acme", "k")
+		if got := reconcile.LegalFor(*op); len(got) != 1 || got[0] != model.ActionAuthorizeKey {
+			t.Fatalf("decisions on an applied operation the provider says it rejected: %v; want a new key", got)
+		}
+		d := decision(op)
+		d.NewKey = "k2"
+		if err := l.decide(model.ActionAuthorizeKey, d); !model.IsCode(err, model.CodeIllegal) || l.op("acme", "k").Version != op.Version {
+			t.Fatalf("a new key against its receipt, unconfirmed: %v; want refused, nothing written", err)
+		}
+		d.Override = true
+		if err := l.decide(model.ActionAuthorizeKey, d); err != nil {
+			t.Fatal(err)
+		}
+		old := l.call(notify("acme", "k", "a@example.com"), reconcile.CallOptions{})
+		res := l.call(notify("acme", "k2", "a@example.com"), reconcile.CallOptions{})
+		if old.NewKey != "k2" || res.Class != model.ClassDone {
+			t.Fatalf("k: %s %q; k2: %s %s", old.Class, old.NewKey, res.Class, res.Message)
+		}
+		if n := l.deliveries("acme", "k") + l.deliveries("acme", "k2"); n != 1 {
+			t.Fatalf("%d deliveries; want 1", n)
+		}
+		if reconcile.Allowed(model.StateApplied, model.ActionAuthorizeKey) {
+			t.Error("an applied operation nobody contradicted stays final")
+		}
+	})
 }
 
 // An operator authorized a new key k2 for an unknown k without asking the
@@ -219,48 +266,52 @@ func TestAnAppliedOperationTheProviderSaysItRejectedCanGetANewKey(t *testing.T) 
 // check, the console's c — finds the delivery. k2's first call would send
 // the e-mail a second time: it is held, as after a late "applied".
 func TestANewKeyWhoseOldKeyWasFoundAfterItWasAuthorizedIsNotSent(t *testing.T) {
-	clk := newClock()
-	l := newLedger(t, withClock(clk))
-	ctx := context.Background()
-	l.call(notify("acme", "k", "a@example.com"), reconcile.CallOptions{Faults: provider.Faults{LoseReply: true}})
-	d := decision(l.op("acme", "k"))
-	d.NewKey = "k2"
-	if err := l.decide(model.ActionAuthorizeKey, d); err != nil {
-		t.Fatal(err)
-	}
-	clk.Advance(time.Second)
-	if _, looked, err := l.svc.CheckAndRecord(ctx, "acme", "k", "ops check by bob"); err != nil || looked.Finding.Kind != model.FindingHasIt {
-		t.Fatalf("check of k: %+v %v; want has it", looked.Finding, err)
-	}
-	res := l.call(notify("acme", "k2", "a@example.com"), reconcile.CallOptions{})
-	if res.Class != model.ClassUnknown {
-		t.Errorf("k2's first call: %s %q; want refused as unknown", res.Class, res.Message)
-	}
-	if n := l.deliveries("acme", "k") + l.deliveries("acme", "k2"); n != 1 {
-		t.Fatalf("%d deliveries of one notification; want 1", n)
-	}
-	if k2 := l.op("acme", "k2"); k2.State != model.StateAuthorized || !k2.Contradicted || !reconcile.AllowedFor(*k2, model.ActionMarkApplied) {
-		t.Fatalf("k2: %s contradicted=%v; want authorized, held for a person", k2.State, k2.Contradicted)
-	}
+	bothDrivers(t, func(t *testing.T, mk func(*clock) *ledger) {
+		clk := newClock()
+		l := mk(clk)
+		ctx := context.Background()
+		l.call(notify("acme", "k", "a@example.com"), reconcile.CallOptions{Faults: provider.Faults{LoseReply: true}})
+		d := decision(l.op("acme", "k"))
+		d.NewKey = "k2"
+		if err := l.decide(model.ActionAuthorizeKey, d); err != nil {
+			t.Fatal(err)
+		}
+		clk.Advance(time.Second)
+		if _, looked, err := l.svc.CheckAndRecord(ctx, "acme", "k", "ops check by bob"); err != nil || looked.Finding.Kind != model.FindingHasIt {
+			t.Fatalf("check of k: %+v %v; want has it", looked.Finding, err)
+		}
+		res := l.call(notify("acme", "k2", "a@example.com"), reconcile.CallOptions{})
+		if res.Class != model.ClassUnknown {
+			t.Errorf("k2's first call: %s %q; want refused as unknown", res.Class, res.Message)
+		}
+		if n := l.deliveries("acme", "k") + l.deliveries("acme", "k2"); n != 1 {
+			t.Fatalf("%d deliveries of one notification; want 1", n)
+		}
+		if k2 := l.op("acme", "k2"); k2.State != model.StateAuthorized || !k2.Contradicted || !reconcile.AllowedFor(*k2, model.ActionMarkApplied) {
+			t.Fatalf("k2: %s contradicted=%v; want authorized, held for a person", k2.State, k2.Contradicted)
+		}
+	})
 }
 
 // A "has it" recorded before the new key was authorized was overridden
 // deliberately (the second confirmation): the new key is sent.
 func TestANewKeyAuthorizedAgainstAHasItIsSent(t *testing.T) {
-	clk := newClock()
-	l := newLedger(t, withClock(clk))
-	ctx := context.Background()
-	l.call(notify("acme", "k", "a@example.com"), reconcile.CallOptions{Faults: provider.Faults{LoseReply: true}})
-	if _, _, err := l.svc.CheckAndRecord(ctx, "acme", "k", "ops check by bob"); err != nil {
-		t.Fatal(err)
-	}
-	clk.Advance(time.Second)
-	d := decision(l.op("acme", "k"))
-	d.NewKey, d.Override = "k2", true
-	if err := l.decide(model.ActionAuthorizeKey, d); err != nil {
-		t.Fatal(err)
-	}
-	if res := l.call(notify("acme", "k2", "a@example.com"), reconcile.CallOptions{}); res.Class != model.ClassDone {
-		t.Fatalf("k2's first call: %s %q; want sent (the override was deliberate)", res.Class, res.Message)
-	}
+	bothDrivers(t, func(t *testing.T, mk func(*clock) *ledger) {
+		clk := newClock()
+		l := mk(clk)
+		ctx := context.Background()
+		l.call(notify("acme", "k", "a@example.com"), reconcile.CallOptions{Faults: provider.Faults{LoseReply: true}})
+		if _, _, err := l.svc.CheckAndRecord(ctx, "acme", "k", "ops check by bob"); err != nil {
+			t.Fatal(err)
+		}
+		clk.Advance(time.Second)
+		d := decision(l.op("acme", "k"))
+		d.NewKey, d.Override = "k2", true
+		if err := l.decide(model.ActionAuthorizeKey, d); err != nil {
+			t.Fatal(err)
+		}
+		if res := l.call(notify("acme", "k2", "a@example.com"), reconcile.CallOptions{}); res.Class != model.ClassDone {
+			t.Fatalf("k2's first call: %s %q; want sent (the override was deliberate)", res.Class, res.Message)
+		}
+	})
 }
