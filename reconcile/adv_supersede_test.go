@@ -315,3 +315,40 @@ func TestANewKeyAuthorizedAgainstAHasItIsSent(t *testing.T) {
 		}
 	})
 }
+
+// A bulk override confirms the findings the operator saw (Target.Seen):
+// a lookup recorded after them — another operator's check that found the
+// delivery — refuses that row as stale; the others are written.
+func TestABulkOverrideIsForTheLookupsSeen(t *testing.T) {
+	bothDrivers(t, func(t *testing.T, mk func(*clock) *ledger) {
+		l := mk(newClock())
+		ctx := context.Background()
+		for _, k := range []string{"k1", "k2"} {
+			l.call(notify("acme", k, "a@example.com"), reconcile.CallOptions{Faults: provider.Faults{LoseReply: true}})
+		}
+		var ops []model.Operation
+		for _, k := range []string{"k1", "k2"} {
+			op, err := l.st.Get(ctx, "acme", k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ops = append(ops, *op)
+		}
+		targets := []reconcile.Target{reconcile.TargetOf(ops[0]), reconcile.TargetOf(ops[1])}
+		reconcile.SeeLookups(targets, ops)
+		if _, _, err := l.svc.CheckAndRecord(ctx, "acme", "k2", "ops check by carol"); err != nil {
+			t.Fatal(err)
+		}
+		d := reconcile.Decision{Operator: "alice", Reason: "incident INC-7", Evidence: "INC-7", Override: true}
+		out, err := l.svc.DecideMany(ctx, model.ActionMarkNotApplied, d, targets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out[0].Verdict != reconcile.VerdictWritten || out[1].Verdict != reconcile.VerdictStale {
+			t.Fatalf("verdicts %s, %s (%v); want written, stale", out[0].Verdict, out[1].Verdict, out[1].Err)
+		}
+		if got := l.op("acme", "k2").State; got != model.StateUnknown {
+			t.Fatalf("k2: %s; want unknown", got)
+		}
+	})
+}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retrysafe/retrysafe/internal/testledger"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/reconcile"
@@ -157,4 +158,41 @@ func TestAdvABulkNotAppliedUnderAConfigWithoutTheProviderSaysCannotTell(t *testi
 	h.typeText("ticket 4411")
 	h.keys("enter")
 	containsText(t, h, "The provider cannot tell about 2 of them", "its provider is not in this config (--config)")
+}
+
+// Two operators: a bulk "not applied" review shows refund-1 against its
+// "has it" and refund-2 "cannot tell" (the provider down); while the
+// operator types the override for refund-1, another operator's ops check
+// finds refund-2's delivery. The override confirmed the findings on
+// screen — not one recorded after: refund-2 is refused (stale: looked up
+// again since), not written against a "has it" nobody here saw.
+func TestAdvABulkOverrideDoesNotCoverAFindingRecordedAfterTheReview(t *testing.T) {
+	l := newLedger(t)
+	l.unknown(t, "acme", "refund-1", "cfo@acme.example")
+	l.unknown(t, "acme", "refund-2", "cfo@acme.example")
+	op1 := l.get(t, "acme", "refund-1").Operation
+	testledger.Lookups{Worker: "triage by bob", Ref: "sbx_1"}.Record(t, l.st, &op1, model.FindingHasIt)
+	cfg := config(l)
+	cfg.Service = reconcile.New(l.st, l.svc.Tools, provider.Registry{"sandbox": provider.Unreachable("sandbox", false, "the provider is down")})
+	h := open(t, cfg, 120, 30)
+	selectOp(t, h, "acme/refund-2")
+	h.keys("space")
+	selectOp(t, h, "acme/refund-1")
+	h.keys("space", "n")
+	h.typeText("provider incident INC-7")
+	h.keys("tab")
+	h.typeText("INC-7")
+	h.keys("enter")
+	containsText(t, h, "The provider cannot tell about 1 of them", "1 operation goes against the provider's finding")
+	op2 := l.get(t, "acme", "refund-2").Operation
+	testledger.Lookups{Worker: "ops check by carol", Ref: "sbx_2"}.Record(t, l.st, &op2, model.FindingHasIt)
+	h.keys("o")
+	h.typeText("override")
+	h.keys("enter")
+	if got := l.get(t, "acme", "refund-1").Operation.State; got != model.StateNotApplied {
+		t.Errorf("refund-1, against the finding on screen, overridden: %s; want not_applied\n%s", got, h.view())
+	}
+	if got := l.get(t, "acme", "refund-2").Operation.State; got != model.StateUnknown {
+		t.Fatalf("refund-2 written against a \"has it\" recorded after the review: %s\n%s", got, h.view())
+	}
 }
