@@ -433,6 +433,34 @@ func (s *Service) callExternal(ctx context.Context, p *model.Prepared, opt CallO
 			res = Result{Class: model.ClassUnknown, Outcome: model.OutcomeRefused, State: op.State, Message: msg, Op: op}
 			return nil
 		}
+		if op.State == model.StateAuthorized && !op.Contradicted && op.SupersedesID != 0 {
+			// A lookup of the key it replaces that found the effect after
+			// this key was authorized (ops check, the console's c): hold
+			// it, as a late "applied" does (holdSuccessor). One found
+			// before was overridden deliberately.
+			found, err := foundSince(tx, op.SupersedesID, op.CreatedAt)
+			if err != nil {
+				return err
+			}
+			if found {
+				from, ver := op.State, op.Version
+				op.Contradicted = true
+				if err := tx.UpdateOperation(op, from, ver); err != nil {
+					return err
+				}
+			}
+		}
+		if op.State == model.StateAuthorized && op.Contradicted {
+			// The key it replaces was applied after all (holdSuccessor):
+			// its own downstream key is new, so no provider would know
+			// it for the same effect.
+			msg := supersededAppliedMsg(op)
+			if err := s.attempt(tx, op, p, start, model.OutcomeRefused, "", msg); err != nil {
+				return err
+			}
+			res = Result{Class: model.ClassUnknown, Outcome: model.OutcomeRefused, State: op.State, Message: msg, Op: op}
+			return nil
+		}
 		if op.State == model.StateInProgress && (perr != nil || !prov.HonoursKeys()) {
 			// The lease ended with no result and a re-dispatch could apply
 			// twice: the outcome is unknown, and stays so until a person says.
@@ -675,6 +703,11 @@ func (s *Service) lateResult(tx store.Tx, op *model.Operation, a *model.Attempt,
 		if err := tx.UpdateOperation(op, from, ver); err != nil {
 			return Result{}, err
 		}
+		if contradicts && resp.Status == provider.Applied && op.State == model.StateSuperseded && op.SupersededByID != 0 {
+			if err := holdSuccessor(tx, op); err != nil {
+				return Result{}, err
+			}
+		}
 		if resp.Status == provider.Applied {
 			// The provider's own answer that it applied the call is as
 			// strong as a lookup that found it (a provider never takes a
@@ -721,6 +754,42 @@ func (s *Service) lateResult(tx store.Tx, op *model.Operation, a *model.Attempt,
 		res.Message += "; the operation is flagged contradicted for an operator"
 	}
 	return res, nil
+}
+
+// holdSuccessor flags the new key an operator authorized in place of
+// old (superseded) contradicted too, while nobody has used it yet: old's
+// provider has just said it applied the call after all, and the new key's
+// first call would make the effect a second time under another downstream
+// key — whether or not the provider honours keys. callExternal refuses it
+// until a person decides (LegalFor: mark it applied).
+func holdSuccessor(tx store.Tx, old *model.Operation) error {
+	n, err := tx.GetOperationByID(old.SupersededByID)
+	if model.IsCode(err, model.CodeNotFound) {
+		return nil
+	}
+	if err != nil || n.State != model.StateAuthorized || n.Contradicted {
+		return err
+	}
+	from, ver := n.State, n.Version
+	n.Contradicted = true
+	return tx.UpdateOperation(n, from, ver)
+}
+
+// foundSince reports whether operation id's binding finding is a "has
+// it" recorded after since.
+func foundSince(tx store.Tx, id int64, since time.Time) (bool, error) {
+	f, err := tx.LatestConclusiveFinding(id)
+	if err != nil || f == nil {
+		return false, err
+	}
+	return f.Kind == model.FindingHasIt && f.At.After(since), nil
+}
+
+// supersededAppliedMsg is the refusal of the first call of a new key whose
+// old key the provider said, late, it applied.
+func supersededAppliedMsg(op *model.Operation) string {
+	return fmt.Sprintf("%q is a new key an operator authorized in place of an operation its provider then said it had applied after all (a late answer, or a lookup; flagged contradicted): sending it would make the effect a second time, so it is not sent — stop, a person must reconcile it: mark it applied with the old key's reference (retrysafe ops show --tenant %s --key %s)",
+		op.Key, textsafe.ShellWord(op.Tenant), textsafe.ShellWord(op.Key))
 }
 
 func contradictedMsg(op *model.Operation) string {

@@ -66,17 +66,50 @@ func Allowed(st model.State, action model.Action) bool {
 	return false
 }
 
-// LegalFor is Legal for one operation. A not_applied operation that a late
-// provider answer contradicted ("applied") may also be marked applied: the
-// person who said "not applied" was wrong, and a new key would send the
-// effect a second time.
+// LegalFor is Legal for one operation. A not_applied or failed operation
+// that a late provider answer contradicted ("applied") may also be marked
+// applied: the person who said "not applied" was wrong (or the rejection
+// was of a later attempt), a failed one's replays tell every caller it
+// was rejected for good, and a new key would send the effect a second
+// time.
 func LegalFor(op model.Operation) []model.Action {
 	l := Legal(op.State)
-	if op.State == model.StateNotApplied && op.Contradicted {
+	if (op.State == model.StateNotApplied || op.State == model.StateFailed) && op.Contradicted {
 		l = append([]model.Action{model.ActionMarkApplied}, l...)
+	}
+	if op.State == model.StateApplied && op.Contradicted {
+		// A late provider answer says it was rejected, or never applied:
+		// the receipt may report done an effect that never happened. A
+		// deliberate new key is the way to send it — against the receipt
+		// (AppliedEvidence), so only with the second confirmation.
+		l = []model.Action{model.ActionAuthorizeKey}
+	}
+	if op.State == model.StateAuthorized && op.Contradicted {
+		// The key it replaced was applied after all (a late "applied"
+		// after the new key was authorized): its first call is refused,
+		// and marking it applied — with the old key's reference — gives
+		// its callers the receipt instead of a second effect.
+		l = []model.Action{model.ActionMarkApplied}
 	}
 	return l
 }
+
+// AppliedEvidence is what an applied operation's own record says — its
+// receipt names the effect (the provider's answer, or the evidence a
+// person marked it applied on) — as a finding that found it: a new key
+// for it (legal only when a late answer contradicts it) goes against it.
+// nil for any other state.
+func AppliedEvidence(op model.Operation) *provider.Evidence {
+	if op.State != model.StateApplied {
+		return nil
+	}
+	return &provider.Evidence{Provider: op.Provider, DownstreamKey: op.DownstreamKey, Found: true, Ref: op.ProviderRef,
+		Status: StatusReceipt, Detail: "its receipt says applied: " + or(op.ProviderRef, "no reference")}
+}
+
+// StatusReceipt marks the Evidence AppliedEvidence makes: not a provider
+// check, the operation's own receipt (FindingText says so).
+const StatusReceipt = "receipt"
 
 // AllowedFor reports whether action is legal for op.
 func AllowedFor(op model.Operation, action model.Action) bool {
@@ -155,6 +188,10 @@ func decideTx(tx store.Tx, d Decision, action model.Action, apply applyFunc) (*m
 				action.Verb(), d.Tenant, d.Key, textsafe.Visible(clipEvidence(FindingText(ev))), f.At.UTC().Format(time.RFC3339), textsafe.Visible(f.By), risk, how)
 		}
 	}
+	if ev := AppliedEvidence(*op); !d.Override && Against(action, ev) {
+		return op, model.Errorf(model.CodeIllegal, "cannot %s %s/%s: it is applied (%s) and only a late provider answer disagrees — if the effect did happen, a new key makes it a second time; check the provider (ops check), then confirm with ops supersede --against-finding, or the console's override; nothing was written",
+			action.Verb(), d.Tenant, d.Key, textsafe.Visible(clipEvidence(ev.Detail)))
+	}
 	from, ver := op.State, op.Version
 	to, err := apply(tx, op)
 	if err != nil {
@@ -225,6 +262,21 @@ func (s *Service) markApplied(d Decision) applyFunc {
 		// provider's late answer: the contradiction is settled (the late
 		// attempt and both decisions stay in the history).
 		op.Contradicted = false
+		if op.State == model.StateAuthorized && op.SupersedesID != 0 {
+			// It settles the key it replaced too: the effect happened
+			// once, under that key, and this receipt says so.
+			old, err := tx.GetOperationByID(op.SupersedesID)
+			if err != nil && !model.IsCode(err, model.CodeNotFound) {
+				return "", err
+			}
+			if err == nil && old.Contradicted {
+				oldFrom, oldVer := old.State, old.Version
+				old.Contradicted = false
+				if err := tx.UpdateOperation(old, oldFrom, oldVer); err != nil {
+					return "", err
+				}
+			}
+		}
 		op.ExpiresAt = tx.Now().Add(s.ReplayWindow)
 		return model.StateApplied, nil
 	}

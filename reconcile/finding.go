@@ -154,7 +154,10 @@ func (s *Service) Look(ctx context.Context, op *model.Operation, by string) (Loo
 func (s *Service) lookup(ctx context.Context, op *model.Operation) (provider.Evidence, error) {
 	prov, err := s.Providers.Get(op.Provider)
 	if err != nil {
-		return provider.Evidence{Provider: op.Provider, DownstreamKey: op.DownstreamKey}, err
+		// The config the calls were made with names it; this one does
+		// not (--config left out, the provider renamed since).
+		return provider.Evidence{Provider: op.Provider, DownstreamKey: op.DownstreamKey},
+			fmt.Errorf("provider %q is not in this config (--config): nothing was asked", op.Provider)
 	}
 	timeout := s.LookupTimeout
 	if timeout <= 0 {

@@ -16,13 +16,13 @@ import (
 
 // NeedsLook reports whether op should be looked up before action is
 // decided on it: "not applied" on an operation that allows it, sent to a
-// provider this service can ask, whose latest finding is not a fresh
-// conclusive one (never checked, cannot tell, or stale).
+// provider, whose latest finding is not a fresh conclusive one (never
+// checked, cannot tell, or stale). A provider this service's config does
+// not name is asked too: its lookup is "cannot tell" ("no provider … is
+// configured"), recorded on the row — not a row written on the typed
+// evidence with nothing said (a bulk run without the agents' --config).
 func (s *Service) NeedsLook(action model.Action, op model.Operation) bool {
 	if action != model.ActionMarkNotApplied || !AllowedFor(op, action) || op.Provider == "" || op.DownstreamKey == "" {
-		return false
-	}
-	if _, ok := s.Providers[op.Provider]; !ok {
 		return false
 	}
 	return !op.Finding.Conclusive()
@@ -76,12 +76,15 @@ func (s *Service) LookFirst(ctx context.Context, action model.Action, ops []mode
 // its findings) goes against the finding that binds it — an earlier "has
 // it" before a later "cannot tell" too (op.Binding) — and names it: the
 // same rule the write applies (Against over EvidenceOf of
-// LatestConclusiveFinding), for a review to show before anything is
-// written.
+// LatestConclusiveFinding, then AppliedEvidence), for a review to show
+// before anything is written.
 func AgainstFinding(action model.Action, op model.Operation) (bool, string) {
 	ev := EvidenceOf(op.Binding())
 	if !Against(action, ev) {
-		return false, ""
+		// An applied operation's own receipt counts too (decideTx).
+		if ev = AppliedEvidence(op); !Against(action, ev) {
+			return false, ""
+		}
 	}
 	return true, FindingText(ev)
 }

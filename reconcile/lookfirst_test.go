@@ -2,6 +2,7 @@ package reconcile_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/retrysafe/retrysafe/model"
@@ -83,5 +84,37 @@ func TestLookFirstThenDecideManyRefusesPerRowWhereTheProviderHasIt(t *testing.T)
 	out, err = down.DecideMany(ctx, model.ActionMarkNotApplied, d, []reconcile.Target{reconcile.TargetOf(looked[0])})
 	if err != nil || out[0].Verdict != reconcile.VerdictWritten {
 		t.Fatalf("cannot tell, typed evidence: %+v %v", out, err)
+	}
+}
+
+// A bulk "not applied" run with a config that does not name the
+// operations' provider (the agents' config had it; --config was left out,
+// or the provider was renamed since) asked nothing and said nothing: every
+// row, the ones the provider has too, was written on the typed evidence
+// with no "cannot tell" on it. Such a provider cannot be asked: that is
+// "cannot tell", recorded on its row, naming why — as for one that is
+// down.
+func TestLookFirstSaysCannotTellForAProviderThisConfigDoesNotName(t *testing.T) {
+	l := newLedger(t, fast())
+	ctx := context.Background()
+	unknownWithDelivery(t, l, "k")
+	op, err := l.st.Get(ctx, "acme", "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := reconcile.New(l.st, l.svc.Tools, provider.Registry{"mail": provider.Unreachable("mail", true, "not this one")})
+	if !other.NeedsLook(model.ActionMarkNotApplied, *op) {
+		t.Fatal("NeedsLook: false for an operation whose provider this service does not know")
+	}
+	looked, err := other.LookFirst(ctx, model.ActionMarkNotApplied, []model.Operation{*op}, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := looked[0].Finding
+	if f == nil || f.Kind != model.FindingCannotTell || !strings.Contains(f.Detail, `provider "sandbox" is not in this config`) {
+		t.Fatalf("finding %+v; want cannot tell naming the provider", f)
+	}
+	if rec, _ := l.st.Get(ctx, "acme", "k"); rec.Finding == nil || rec.Finding.Kind != model.FindingCannotTell {
+		t.Fatalf("recorded: %+v; want cannot tell", rec.Finding)
 	}
 }

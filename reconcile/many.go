@@ -29,6 +29,24 @@ type Target struct {
 	// Evidence, when set, is this operation's own evidence (a "has it"
 	// review: the provider's reference), in place of the decision's.
 	Evidence string `json:"evidence,omitempty"`
+	// Seen, when set, is the number of the latest lookup the operator saw
+	// for this operation when confirming (0: none was recorded; SeeLookups).
+	// With Override the decision is refused as stale if another lookup was
+	// recorded since: the override confirmed the findings on screen, not a
+	// "has it" another operator's check recorded after them.
+	Seen *int `json:"-"`
+}
+
+// SeeLookups sets each target's Seen from the operation it was made from
+// (ops[i], with its latest finding as shown).
+func SeeLookups(targets []Target, ops []model.Operation) {
+	for i := range targets {
+		seq := 0
+		if f := ops[i].Finding; f != nil {
+			seq = f.Seq
+		}
+		targets[i].Seen = &seq
+	}
 }
 
 // apply is d for this target: its own finding and evidence, if it has them.
@@ -133,6 +151,14 @@ func (s *Service) decideOne(tx store.Tx, action model.Action, d Decision, t Targ
 			return o, err
 		}
 	}
+	if d.Override && t.Seen != nil {
+		if moved, err := lookedUpSince(tx, t); err != nil || moved != nil {
+			if moved != nil {
+				o.Verdict, o.Err = VerdictStale, moved
+			}
+			return o, err
+		}
+	}
 	var newOp *model.Operation
 	var apply applyFunc
 	switch action {
@@ -167,6 +193,25 @@ func (s *Service) decideOne(tx store.Tx, action model.Action, d Decision, t Targ
 		return o, fmt.Errorf("%s/%s: %w", t.Tenant, t.Key, err)
 	}
 	return o, nil
+}
+
+// lookedUpSince refuses an overriding decision on t if a lookup was
+// recorded after the one the operator saw (t.Seen). A refusal is the
+// first result; the second is the ledger's error.
+func lookedUpSince(tx store.Tx, t Target) (error, error) {
+	op, err := tx.GetOperation(t.Tenant, t.Key)
+	if model.IsCode(err, model.CodeNotFound) {
+		return nil, nil // decideTx says so
+	}
+	if err != nil {
+		return nil, err
+	}
+	latest, err := tx.LatestFinding(op.ID)
+	if err != nil || latest == nil || latest.Seq == *t.Seen {
+		return nil, err
+	}
+	return model.Errorf(model.CodeStale, "%s/%s was looked up again after you confirmed the override: the provider now says %s — the override was for what you saw; nothing was written, look again",
+		t.Tenant, t.Key, latest.Kind.Words()), nil
 }
 
 // findingMoved refuses a decision made on a finding that is no longer the

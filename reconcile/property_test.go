@@ -134,6 +134,11 @@ func (m *propMachine) predict(tenant, key, tool string, variant int) prediction 
 		// A provider answer said applied: no second dispatch.
 		return prediction{class: model.ClassUnknown}
 	}
+	if op.state == model.StateAuthorized && op.contradicted {
+		// The key it replaced was applied after all: its own downstream
+		// key would be a second effect, whatever the provider.
+		return prediction{class: model.ClassUnknown}
+	}
 	return prediction{claims: true} // not_applied, authorized
 }
 
@@ -210,7 +215,15 @@ func (m *propMachine) late(op *propOp, status provider.Status, ambiguous bool) m
 		switch op.state {
 		case model.StateApplied:
 			op.contradicted = op.contradicted || !applied
-		case model.StateNotApplied, model.StateSuperseded, model.StateAuthorized, model.StateFailed:
+		case model.StateSuperseded:
+			if applied && !op.contradicted {
+				// Its new key, not used yet, is held too.
+				if n := m.ops[op.tenant+"/"+op.newKey]; n != nil && n.state == model.StateAuthorized {
+					n.contradicted = true
+				}
+			}
+			op.contradicted = op.contradicted || applied
+		case model.StateNotApplied, model.StateAuthorized, model.StateFailed:
 			op.contradicted = op.contradicted || applied
 		case model.StateUnknown:
 			op.lateRef = op.lateRef || applied
@@ -575,6 +588,18 @@ func (m *propMachine) Decide(t *rapid.T) {
 	against := !d.Override && reconcile.Against(action, reconcile.EvidenceOf(bindingFinding(cur.Provider, det.Attempts)))
 	err := m.l.decide(action, d)
 	to, legal := legalDecisions[op.state][action]
+	if op.contradicted && action == model.ActionMarkApplied && (op.state == model.StateNotApplied || op.state == model.StateFailed || op.state == model.StateAuthorized) {
+		// The provider said it applied (the key this one replaced, for
+		// an authorized one): marking it applied agrees.
+		to, legal = model.StateApplied, true
+	} else if op.contradicted && op.state == model.StateAuthorized {
+		to, legal = "", false
+	} else if op.contradicted && op.state == model.StateApplied && action == model.ActionAuthorizeKey {
+		// A late answer disagrees with its receipt: a new key, against
+		// the receipt, with the second confirmation.
+		to, legal = model.StateSuperseded, true
+		against = against || !d.Override
+	}
 	_, taken := m.ops[op.tenant+"/"+newKey]
 	if forget, ok := m.tombs[op.tenant+"/"+newKey]; ok && forget.After(m.now()) {
 		taken = true
@@ -609,7 +634,15 @@ func (m *propMachine) Decide(t *rapid.T) {
 		case model.ActionAuthorizeKey:
 			m.supersede(op, newKey)
 		case model.ActionMarkApplied:
+			if op.state == model.StateAuthorized {
+				for _, o := range m.ops {
+					if o.state == model.StateSuperseded && o.newKey == op.key && o.tenant == op.tenant {
+						o.contradicted = false
+					}
+				}
+			}
 			op.state, op.expiresAt, op.leaseUntil = to, m.now().Add(propReplay), time.Time{}
+			op.contradicted = false
 		case model.ActionMarkNotApplied:
 			op.state, op.leaseUntil = to, time.Time{}
 			op.contradicted = op.contradicted || op.lateRef

@@ -57,6 +57,9 @@ func FindingText(f *provider.Evidence) string {
 	if f == nil {
 		return ""
 	}
+	if f.Status == StatusReceipt {
+		return fmt.Sprintf("its receipt says applied (%s), and only a late provider answer disagrees", or(f.Ref, "no reference"))
+	}
 	if f.Found {
 		return fmt.Sprintf("the provider check found the effect (%s)", or(f.Ref, f.Detail))
 	}

@@ -520,7 +520,9 @@ func (a actionModel) againstWarning(e env, inner int, review, compact bool) stri
 		return ""
 	}
 	text := fmt.Sprintf("! Against the last check: %s. %s", localTimes(reconcile.FindingText(a.finding), e), againstRisk(a.action))
-	if f := a.earlier; f != nil && a.cannotTell == "" {
+	if a.finding.Status == reconcile.StatusReceipt {
+		text = fmt.Sprintf("! Against the receipt: %s. If the effect did happen, the new key's first call makes it a second time: check the provider (c) first.", reconcile.FindingText(a.finding))
+	} else if f := a.earlier; f != nil && a.cannotTell == "" {
 		// A later check found nothing, or the key was tried again: a
 		// provider never takes a delivery back, so neither undoes it.
 		text = fmt.Sprintf("! Against an earlier check: %s, %s, %s. Nothing since takes it back (a later lookup that found nothing, a retry of the key): a provider never takes a delivery back. %s",

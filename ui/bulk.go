@@ -40,6 +40,11 @@ func decideMany(ctx context.Context, svc *reconcile.Service, seq int, action mod
 	for i, op := range ops {
 		targets[i] = reconcile.TargetOf(op)
 	}
+	if d.Override {
+		// The override is for the findings on the review: a row looked
+		// up again since is refused, not written against what nobody saw.
+		reconcile.SeeLookups(targets, ops)
+	}
 	return func() tea.Msg {
 		// A long bulk decision gets more than one read's time.
 		ctx, cancel := context.WithTimeout(ctx, ioTimeout*time.Duration(1+len(ops)/1000))

@@ -112,5 +112,10 @@ func whyWords(detail string) string {
 	if wentBackWords.MatchString(why) {
 		return "its file went back in time"
 	}
+	if strings.Contains(why, "is not in this config (--config)") {
+		// reconcile's lookup of a provider the console's config does not
+		// name (the agents' --config left out).
+		return "its provider is not in this config (--config)"
+	}
 	return or(clipMiddle(shortWhy(why, 0), 40), "no reason given")
 }

@@ -10,7 +10,8 @@ import (
 // finding that found the effect — as strong as a lookup's "has it" (a
 // provider never takes a delivery back): a "not applied" or a new key is
 // against it (the typed override; the next call sends the e-mail or
-// payment a second time), and "applied" starts from its reference. Two
+// payment a second time), and "applied" (legal for both, reconcile.LegalFor)
+// starts from its reference. Two
 // operations carry one:
 //   - unknown with a provider reference: the answer came after the call
 //     had given up on it (a sweep made it unknown), and put its reference

@@ -55,6 +55,13 @@ func (m Model) requestAction(req actionRequestMsg, e env) (Model, tea.Cmd) {
 			finding = late
 		}
 	}
+	if finding == nil || !finding.Found {
+		// An applied operation's receipt names the effect: a new key
+		// (legal once a late answer contradicts it) goes against it.
+		if ae := reconcile.AppliedEvidence(op); ae != nil {
+			finding = ae
+		}
+	}
 	evidence := ""
 	if req.Action == model.ActionMarkApplied {
 		switch {

@@ -380,8 +380,26 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 		}
 		para(s.State(op.State).Render, "It never happened, on the evidence: the next call with the same key claims it again.")
 	case model.StateFailed:
+		if op.Contradicted {
+			// An earlier attempt's answer said "applied" after a later
+			// one was rejected: the replays' "rejected" is not the truth.
+			para(s.State(op.State).Render, "Recorded as rejected, but the provider later said it applied it (an earlier attempt's answer): replays of the key still return the stored failure until a person decides.")
+			if !e.readOnly {
+				para(s.Bold.Render, "Check the provider (c), then: a mark applied if it has the effect · s supersede: authorize a new key to send it deliberately.")
+			}
+			break
+		}
 		para(s.State(op.State).Render, "The provider rejected it for good; replays of the key return the stored failure.")
 	case model.StateApplied:
+		if op.Contradicted {
+			// A late answer said rejected or not applied: the receipt may
+			// report done an effect that never happened.
+			para(s.State(op.State).Render, "Recorded as applied, but a later provider answer says it was not: replays of the key still return the stored receipt.")
+			if !e.readOnly {
+				para(s.Bold.Render, "Check the provider (c): if it holds nothing, s supersede: authorize a new key to send it deliberately (against the receipt: override).")
+			}
+			break
+		}
 		para(s.State(op.State).Render, "Done. Replays of the key return the stored receipt.")
 	case model.StateSuperseded:
 		nk := "the new key"
@@ -390,9 +408,18 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 		}
 		para(s.State(op.State).Render, fmt.Sprintf("An operator authorized a new key: retries of this key are told to use %s.", nk))
 	case model.StateAuthorized:
+		if op.Contradicted {
+			// reconcile refuses its first call: the key it replaced was
+			// applied after all, and this one would send it again.
+			para(s.State(op.State).Render, "A new key an operator authorized, but the provider later said it applied the key this one replaced: its first call is refused as unknown — sending it would make the effect a second time.")
+			if !e.readOnly {
+				para(s.Bold.Render, "a mark applied, with the replaced key's reference (< opens it): its callers then get the receipt.")
+			}
+			break
+		}
 		para(s.State(op.State).Render, "A new key an operator authorized; the first call with it claims it.")
 	}
-	if op.Contradicted {
+	if op.Contradicted && op.State != model.StateAuthorized { // its late result is the replaced key's, said above
 		para(s.Contra.Render, "! Contradicted: a provider result arrived after the operation was settled and disagrees with it (see the late_result attempt). Look at the provider before trusting either.")
 	}
 	// The provider cannot tell now, but an earlier lookup said something:

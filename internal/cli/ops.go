@@ -280,7 +280,10 @@ func writeDetail(w io.Writer, d *model.Detail) {
 		}
 	}
 	st := string(op.State)
-	if op.Contradicted {
+	switch {
+	case op.Contradicted && op.State == model.StateAuthorized:
+		st += "  (CONTRADICTED: the provider said, late, that it applied the key this one replaced — its first call is refused; mark it applied with that key's reference)"
+	case op.Contradicted:
 		st += "  (CONTRADICTED: a late provider result disagrees — see attempts)"
 	}
 	row("tenant", op.Tenant)
@@ -769,7 +772,8 @@ func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation,
 		NotDecided string `json:"not_decided,omitempty"`
 	}
 	rows := make([]row, 0, len(ops))
-	legal := 0
+	cannotWhy := make([]string, 0, len(ops)) // a "cannot tell" row's reason, for the text
+	legal, blind, blindWhy := 0, 0, ""
 	// Why the others would be refused: a count per reason, in the order
 	// the reasons first appear.
 	var reasons []string
@@ -798,8 +802,19 @@ func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation,
 			}
 		}
 		r.Legal = ok
+		cannot := ""
+		if f := op.Finding; f != nil && f.Kind == model.FindingCannotTell && !f.Stale {
+			cannot = strings.TrimPrefix(oneLine(f.Detail), "cannot tell: ")
+		}
+		cannotWhy = append(cannotWhy, cannot)
 		if ok {
 			legal++
+			if cannot != "" && r.Evidence == "" {
+				// Written on the typed evidence alone.
+				if blind++; blindWhy == "" {
+					blindWhy = cannot
+				}
+			}
 		} else {
 			if refused[why] == 0 {
 				reasons = append(reasons, why)
@@ -813,7 +828,7 @@ func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation,
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TENANT\tKEY\tCHANGE\tNOTE")
-	for _, r := range rows {
+	for i, r := range rows {
 		note := ""
 		switch {
 		case r.NotDecided != "":
@@ -826,6 +841,8 @@ func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation,
 			note = fmt.Sprintf("would be refused: cannot %s from %s", action.Verb(), r.From)
 		case r.Evidence != "":
 			note = "evidence: " + show(r.Evidence)
+		case r.Finding != "" && cannotWhy[i] != "":
+			note = "provider finding: " + show(r.Finding) + " — " + show(cannotWhy[i])
 		case r.Finding != "":
 			note = "provider finding: " + show(r.Finding)
 		}
@@ -839,6 +856,10 @@ func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation,
 			counts[i] = fmt.Sprintf("%d: %s", refused[why], show(why))
 		}
 		summary += fmt.Sprintf("; %d would be refused (%s)", n, strings.Join(counts, "; "))
+	}
+	if blind > 0 {
+		summary += fmt.Sprintf("; %s on the typed evidence alone: the provider cannot tell (%s)",
+			map[bool]string{true: "it is", false: fmt.Sprintf("%d of them are", blind)}[blind == 1 && legal == 1], show(blindWhy))
 	}
 	summary += "; nothing written."
 	if legal > 0 {
@@ -903,7 +924,7 @@ func opsSupersede(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	var f decisionFlags
 	f.register(fs)
 	newKey := fs.String("new-key", "", "the new key (default: derived from the old one)")
-	against := fs.Bool("against-finding", false, "authorize it even though the latest recorded provider finding says the provider has the effect (the second confirmation: the new key makes it again)")
+	against := fs.Bool("against-finding", false, "authorize it even though the latest recorded provider finding says the provider has the effect, or it is applied and only a late answer disagrees (the second confirmation: the new key makes it again)")
 	asJSON := fs.Bool("json", false, `one line: {"operation": the superseded operation, "new_key": the authorized key}`)
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code

@@ -50,7 +50,7 @@ func TestOpsResolveSeveralDryRunThenYes(t *testing.T) {
 	}
 	out, errText, code := cli(t, append(base, "--dry-run")...)
 	if code != 0 || !strings.Contains(out, "u-1") || !strings.Contains(out, "unknown (v2) → not_applied") ||
-		!strings.Contains(out, "dry run: mark not applied 3 operations; nothing written") {
+		!strings.Contains(out, "dry run: mark not applied 3 operations; 3 of them are on the typed evidence alone: the provider cannot tell (the sandbox provider's file") {
 		t.Fatalf("dry run: exit %d\n%s%s", code, out, errText)
 	}
 	if n := decisions(); n != 0 {
