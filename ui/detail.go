@@ -407,6 +407,12 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 			nk = d.SupersededBy.Key
 		}
 		para(s.State(op.State).Render, fmt.Sprintf("An operator authorized a new key: retries of this key are told to use %s.", nk))
+		if op.Contradicted && d.SupersededBy != nil && d.SupersededBy.State != model.StateAuthorized {
+			// reconcile holds a new key only while nobody has used it:
+			// this one was sent before the late answer came.
+			para(s.Contra.Render, fmt.Sprintf("! But the provider later said it applied this key after all, and %s was already sent (%s): its effect may be a second one. Check the provider for both keys.",
+				nk, d.SupersededBy.State))
+		}
 	case model.StateAuthorized:
 		if op.Contradicted {
 			// reconcile refuses its first call: the key it replaced was
