@@ -123,13 +123,16 @@ func (s *Service) Look(ctx context.Context, op *model.Operation, by string) (Loo
 		if err := tx.InsertAttempt(a); err != nil {
 			return err
 		}
-		if kind == model.FindingHasIt && cur.State == model.StateNotApplied && !cur.Contradicted {
+		if kind == model.FindingHasIt && (cur.State == model.StateNotApplied || cur.State == model.StateFailed) && !cur.Contradicted {
 			// The provider has what a decision (or its own answer) said
 			// it never took: the provider's word against the ledger's,
 			// as a late answer of a dispatch is. Flagged, its key is not
 			// dispatched again to a provider that ignores downstream
 			// keys — which would make the effect a second time — until a
 			// person decides (marking it applied agrees with the provider).
+			// A failed one's replays say "rejected for good" of what the
+			// provider holds (an earlier attempt's delivery): flagged, it
+			// may be marked applied (LegalFor), not only get a new key.
 			from, ver := cur.State, cur.Version
 			cur.Contradicted = true
 			if err := tx.UpdateOperation(cur, from, ver); err != nil {

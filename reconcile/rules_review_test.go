@@ -1,0 +1,256 @@
+package reconcile_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/provider"
+	"github.com/retrysafe/retrysafe/reconcile"
+	"github.com/retrysafe/retrysafe/store"
+)
+
+// failedThenFoundByALookup: the first call's reply is lost while its lease
+// ends; a sweep makes it unknown, a person marks it not applied, the retry
+// is rejected (failed) — then the first attempt's lost reply arrives (no
+// definite answer, so nothing is contradicted) and the provider holds the
+// first delivery under the key.
+func failedThenFoundByALookup(t *testing.T, mk func(*clock) *ledger) *ledger {
+	t.Helper()
+	clk := newClock()
+	l := mk(clk)
+	req := notify("acme", "k", "a@example.com")
+	l.svc.At = func(p reconcile.Point) {
+		if p != reconcile.PointAfterDispatch {
+			return
+		}
+		l.svc.At = nil
+		clk.Advance(reconcile.DefaultLease + time.Second)
+		if _, err := l.svc.Sweep(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		d := decision(l.op("acme", "k"))
+		d.Evidence = "provider search showed nothing yet"
+		if err := l.decide(model.ActionMarkNotApplied, d); err != nil {
+			t.Fatal(err)
+		}
+		if res := l.call(req, reconcile.CallOptions{Faults: provider.Faults{Reject: true}}); res.Class != model.ClassFailed {
+			t.Fatalf("the retry: %s; want failed", res.Class)
+		}
+	}
+	l.call(req, reconcile.CallOptions{Faults: provider.Faults{LoseReply: true}})
+	if op := l.op("acme", "k"); op.State != model.StateFailed || op.Contradicted {
+		t.Fatalf("set-up: %s contradicted=%v; want failed, not contradicted", op.State, op.Contradicted)
+	}
+	if n := l.deliveries("acme", "k"); n != 1 {
+		t.Fatalf("set-up: %d deliveries; want 1", n)
+	}
+	return l
+}
+
+// A lookup (ops check, the console's c) that finds the delivery of a
+// failed operation is the provider's word against the stored rejection,
+// as a late "applied" is: the operation is flagged contradicted and may be
+// marked applied. It was not: the replays kept telling every caller
+// "rejected for good", and the one decision offered was a new key — a
+// second e-mail.
+func TestAFailedOperationALookupFindsCanBeMarkedApplied(t *testing.T) {
+	bothDrivers(t, func(t *testing.T, mk func(*clock) *ledger) {
+		l := failedThenFoundByALookup(t, mk)
+		ctx := context.Background()
+		if _, looked, err := l.svc.CheckAndRecord(ctx, "acme", "k", "ops check by bob"); err != nil || looked.Finding.Kind != model.FindingHasIt {
+			t.Fatalf("check: %+v %v; want has it", looked.Finding, err)
+		}
+		op := l.op("acme", "k")
+		if !op.Contradicted || !reconcile.AllowedFor(*op, model.ActionMarkApplied) {
+			t.Fatalf("a failed operation a lookup found: contradicted=%v, decisions %v; want contradicted, mark applied allowed", op.Contradicted, reconcile.LegalFor(*op))
+		}
+		if c, err := l.st.Counts(ctx, ""); err != nil || c.Contradicted != 1 {
+			t.Fatalf("counts: %+v %v; want 1 contradicted", c, err)
+		}
+		d := decision(op)
+		if err := l.decide(model.ActionMarkApplied, d); err != nil {
+			t.Fatal(err)
+		}
+		res := l.call(notify("acme", "k", "a@example.com"), reconcile.CallOptions{})
+		if res.Class != model.ClassDone {
+			t.Fatalf("a retry after marking it applied: %s %q; want done", res.Class, res.Message)
+		}
+		if n := l.deliveries("acme", "k"); n != 1 {
+			t.Fatalf("%d deliveries; want 1", n)
+		}
+	})
+}
+
+// A new key authorized for a contradicted operation (deliberately, with the
+// second confirmation where a finding or the receipt is against it) is the
+// person's decision on the contradiction: the old key, now superseded,
+// allows no decision at all, so a flag left on it could never be cleared —
+// the header's "! N contradicted" and the ! filter showed it for ever.
+func TestANewKeyForAContradictedOperationSettlesTheContradiction(t *testing.T) {
+	cases := []struct {
+		name  string
+		setup func(t *testing.T, mk func(*clock) *ledger) *ledger
+	}{
+		{"not applied", func(t *testing.T, _ func(*clock) *ledger) *ledger { return contradictedNotApplied(t) }},
+		{"failed", failedThenLateApplied},
+		{"applied", appliedThenLateRejected},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			l := c.setup(t, func(clk *clock) *ledger { return newLedger(t, withClock(clk)) })
+			ctx := context.Background()
+			d := decision(l.op("acme", "k"))
+			d.NewKey, d.Override = "k2", true
+			if err := l.decide(model.ActionAuthorizeKey, d); err != nil {
+				t.Fatal(err)
+			}
+			old := l.op("acme", "k")
+			if old.State != model.StateSuperseded || old.Contradicted {
+				t.Errorf("the old key: %s contradicted=%v; want superseded, settled", old.State, old.Contradicted)
+			}
+			if got := reconcile.LegalFor(*old); len(got) != 0 {
+				t.Errorf("decisions on the superseded key: %v; want none", got)
+			}
+			if cnt, err := l.st.Counts(ctx, ""); err != nil || cnt.Contradicted != 0 {
+				t.Errorf("counts: %+v %v; want nothing contradicted", cnt, err)
+			}
+			if k2 := l.op("acme", "k2"); k2.State != model.StateAuthorized || k2.Contradicted {
+				t.Errorf("k2: %s contradicted=%v; want authorized, free to send", k2.State, k2.Contradicted)
+			}
+		})
+	}
+}
+
+// offeredDecisions is the rules' table written out, (state, contradicted)
+// → the decisions a person is offered (reconcile.LegalFor, which the
+// console and ops resolve/supersede use), so a change to the rules has to
+// change this test too.
+var offeredDecisions = map[model.State]map[bool][]model.Action{
+	model.StateUnknown: {
+		false: {model.ActionMarkApplied, model.ActionMarkNotApplied, model.ActionAuthorizeKey},
+		true:  {model.ActionMarkApplied, model.ActionMarkNotApplied, model.ActionAuthorizeKey},
+	},
+	model.StateInProgress: {false: nil, true: nil},
+	model.StateNotApplied: {
+		false: {model.ActionAuthorizeKey},
+		true:  {model.ActionMarkApplied, model.ActionAuthorizeKey},
+	},
+	model.StateFailed: {
+		false: {model.ActionAuthorizeKey},
+		true:  {model.ActionMarkApplied, model.ActionAuthorizeKey},
+	},
+	model.StateApplied:    {false: nil, true: {model.ActionAuthorizeKey}},
+	model.StateSuperseded: {false: nil, true: nil},
+	model.StateAuthorized: {false: nil, true: {model.ActionMarkApplied}},
+}
+
+// Every (state, contradicted, recorded finding) × decision: what the
+// console predicts — offered (AllowedFor), and against a finding or the
+// receipt so only with the typed override (AgainstFinding) — is what the
+// ledger does: refused as illegal naming the decisions that are offered,
+// refused for the second confirmation, or written; with the override,
+// every offered decision is written.
+func TestEveryDecisionAsTheConsolePredictsIt(t *testing.T) {
+	l := newLedger(t, withClock(newClock()))
+	ctx := context.Background()
+	findings := []model.FindingKind{"", model.FindingHasIt, model.FindingHasNothing, model.FindingCannotTell}
+	n := 0
+	for _, st := range model.AllStates {
+		for _, contra := range []bool{false, true} {
+			for _, fk := range findings {
+				for _, action := range model.AllActions {
+					for _, override := range []bool{false, true} {
+						n++
+						key := fmt.Sprintf("k%d", n)
+						name := fmt.Sprintf("%s/contradicted=%v/finding=%q/%s/override=%v", st, contra, fk, action, override)
+						l.t = t
+						l.makeState(st, "acme", key)
+						if err := l.st.WithTx(ctx, func(tx store.Tx) error {
+							op, err := tx.GetOperation("acme", key)
+							if err != nil {
+								return err
+							}
+							if fk != "" {
+								if err := tx.InsertAttempt(&model.Attempt{OperationID: op.ID, Outcome: model.OutcomeLookup, Fingerprint: op.Fingerprint,
+									WorkerID: "table", Finding: fk, ProviderRef: "ref_1", StartedAt: tx.Now(), Detail: "table"}); err != nil {
+									return err
+								}
+							}
+							if contra != op.Contradicted {
+								from, ver := op.State, op.Version
+								op.Contradicted = contra
+								return tx.UpdateOperation(op, from, ver)
+							}
+							return nil
+						}); err != nil {
+							t.Fatalf("%s: %v", name, err)
+						}
+						ops, err := l.st.List(ctx, store.ListQuery{Tenant: "acme", Search: key, Limit: 100})
+						if err != nil {
+							t.Fatal(err)
+						}
+						var op *model.Operation
+						for i := range ops {
+							if ops[i].Key == key {
+								op = &ops[i]
+							}
+						}
+						if op == nil {
+							t.Fatalf("%s: not listed", name)
+						}
+						if fk != "" && fk != model.FindingCannotTell && op.Binding() == nil {
+							t.Fatalf("%s: the listed operation carries no binding finding", name)
+						}
+						want := offeredDecisions[st][contra]
+						if got := reconcile.LegalFor(*op); fmt.Sprint(got) != fmt.Sprint(want) {
+							t.Errorf("%s: offered %v; the table says %v", name, got, want)
+						}
+						offered := reconcile.AllowedFor(*op, action)
+						against, _ := reconcile.AgainstFinding(action, *op)
+						before := l.snapshot()
+						d := decision(op)
+						d.Evidence, d.Override, d.NewKey = "", override, key+"-new"
+						if action == model.ActionMarkApplied {
+							d.Evidence = "ref_1"
+						}
+						if action == model.ActionMarkNotApplied {
+							d.Evidence = "looked by hand"
+						}
+						err = l.decide(action, d)
+						switch {
+						case !offered:
+							if !model.IsCode(err, model.CodeIllegal) || !strings.Contains(err.Error(), "allowed from") {
+								t.Errorf("%s: not offered, the ledger said %v; want refused as illegal", name, err)
+							}
+							if len(want) == 0 && err != nil && !strings.Contains(err.Error(), "no decisions") {
+								t.Errorf("%s: refusal %q does not say no decision is allowed", name, err)
+							}
+							for _, a := range want {
+								if err != nil && !strings.Contains(err.Error(), a.Verb()) {
+									t.Errorf("%s: refusal %q does not name %s", name, err, a.Verb())
+								}
+							}
+						case against && !override:
+							if !model.IsCode(err, model.CodeIllegal) || !strings.Contains(err.Error(), "second confirmation") &&
+								!strings.Contains(err.Error(), "--against-finding") {
+								t.Errorf("%s: against its finding, unconfirmed: %v; want refused for the second confirmation", name, err)
+							}
+						default:
+							if err != nil {
+								t.Errorf("%s: offered (against=%v) but the ledger refused: %v", name, against, err)
+							}
+							continue
+						}
+						if l.snapshot() != before {
+							t.Errorf("%s: a refused decision changed the ledger", name)
+						}
+					}
+				}
+			}
+		}
+	}
+}
