@@ -139,6 +139,17 @@ func (s *Service) Look(ctx context.Context, op *model.Operation, by string) (Loo
 				return err
 			}
 		}
+		if kind == model.FindingHasIt && cur.State == model.StateSuperseded && cur.SupersededByID != 0 {
+			// Found after its new key was authorized (this commits after
+			// the decision, which a "has it" before it would have bound):
+			// the unused new key is held now, in commit order — not left
+			// to its first call comparing times (foundSince), which took a
+			// lookup of the same instant, or one timed before it waited
+			// for the writer, for one from before.
+			if err := holdSuccessor(tx, cur); err != nil {
+				return err
+			}
+		}
 		// Its number, as every reader will see it.
 		f, err := tx.LatestFinding(op.ID)
 		if err == nil && f != nil {

@@ -51,10 +51,6 @@ type propOp struct {
 	base         int    // deliveries under its downstream key before it existed
 	lateRef      bool   // a late "applied" put the provider's reference on it
 	lid          string // the ledger's id, which its downstream key names
-	created      time.Time
-	// held: authorized, and a lookup of the key it replaced found the
-	// effect after it was created — its first call is refused.
-	held bool
 }
 
 func (o *propOp) dk() string { return reconcile.DownstreamKey(o.lid, o.tenant, o.key) }
@@ -138,7 +134,7 @@ func (m *propMachine) predict(tenant, key, tool string, variant int) prediction 
 		// A provider answer said applied: no second dispatch.
 		return prediction{class: model.ClassUnknown}
 	}
-	if op.state == model.StateAuthorized && (op.contradicted || op.held) {
+	if op.state == model.StateAuthorized && op.contradicted {
 		// The key it replaced was applied after all: its own downstream
 		// key would be a second effect, whatever the provider.
 		return prediction{class: model.ClassUnknown}
@@ -406,10 +402,6 @@ func (m *propMachine) Call(t *rapid.T) {
 // unknown when a call finds it.
 func (m *propMachine) expire(c callDraw) {
 	op := m.ops[c.tenant+"/"+c.key]
-	if op != nil && op.tool == c.tool && op.variant == c.variant && op.state == model.StateAuthorized && op.held {
-		// A held new key is flagged when a call finds it (foundSince).
-		op.contradicted = true
-	}
 	if op != nil && op.tool == c.tool && op.variant == c.variant && op.state == model.StateInProgress &&
 		!m.now().Before(op.leaseUntil) && !op.honours() {
 		op.state, op.leaseUntil = model.StateUnknown, time.Time{}
@@ -538,7 +530,7 @@ func (m *propMachine) Late(t *rapid.T) {
 func (m *propMachine) supersede(op *propOp, newKey string) {
 	// The new key is the person's decision on a contradiction: settled.
 	op.state, op.newKey, op.leaseUntil, op.contradicted = model.StateSuperseded, newKey, time.Time{}, false
-	n := &propOp{tenant: op.tenant, key: newKey, tool: op.tool, variant: op.variant, provider: op.provider, state: model.StateAuthorized, lid: op.lid, created: m.now()}
+	n := &propOp{tenant: op.tenant, key: newKey, tool: op.tool, variant: op.variant, provider: op.provider, state: model.StateAuthorized, lid: op.lid}
 	n.base = m.dk[n.dk()]
 	m.ops[n.id()] = n
 }
@@ -708,7 +700,7 @@ func (m *propMachine) Triage(t *rapid.T) {
 // Look: one operation looked up and the finding recorded (ops check, the
 // console's c), whatever its state. It finds what the provider holds; a
 // "has it" flags a not_applied or failed operation contradicted, and holds
-// the unused new key of a superseded one (at its first call).
+// the unused new key of a superseded one.
 func (m *propMachine) Look(t *rapid.T) {
 	var ids []string
 	for _, id := range sortedKeys(m.ops) {
@@ -735,8 +727,8 @@ func (m *propMachine) Look(t *rapid.T) {
 	case model.StateNotApplied, model.StateFailed:
 		op.contradicted = true
 	case model.StateSuperseded:
-		if n := m.ops[op.tenant+"/"+op.newKey]; n != nil && n.state == model.StateAuthorized && m.now().After(n.created) {
-			n.held = true
+		if n := m.ops[op.tenant+"/"+op.newKey]; n != nil && n.state == model.StateAuthorized {
+			n.contradicted = true
 		}
 	}
 }

@@ -254,3 +254,36 @@ func TestEveryDecisionAsTheConsolePredictsIt(t *testing.T) {
 		}
 	}
 }
+
+// A lookup of a superseded key recorded in the same instant as its new
+// key's authorization — or started before it and written after, its time
+// taken before it waited for the writer — found the effect that nobody
+// deciding saw: the new key was sent, a second e-mail (foundSince compared
+// times: not after). The lookup holds the unused new key as it records the
+// finding, in commit order, and the console shows it held at once.
+func TestALookupWrittenAfterTheNewKeyInTheSameInstantHoldsIt(t *testing.T) {
+	bothDrivers(t, func(t *testing.T, mk func(*clock) *ledger) {
+		clk := newClock()
+		l := mk(clk)
+		ctx := context.Background()
+		l.call(notify("acme", "k", "a@example.com"), reconcile.CallOptions{Faults: provider.Faults{LoseReply: true}})
+		d := decision(l.op("acme", "k"))
+		d.NewKey = "k2"
+		if err := l.decide(model.ActionAuthorizeKey, d); err != nil {
+			t.Fatal(err)
+		}
+		if _, looked, err := l.svc.CheckAndRecord(ctx, "acme", "k", "ops check by bob"); err != nil || looked.Finding.Kind != model.FindingHasIt {
+			t.Fatalf("check of k: %+v %v; want has it", looked.Finding, err)
+		}
+		if k2 := l.op("acme", "k2"); !k2.Contradicted || !reconcile.AllowedFor(*k2, model.ActionMarkApplied) {
+			t.Errorf("k2 after the lookup: %s contradicted=%v; want held for a person at once", k2.State, k2.Contradicted)
+		}
+		res := l.call(notify("acme", "k2", "a@example.com"), reconcile.CallOptions{})
+		if res.Class != model.ClassUnknown {
+			t.Errorf("k2's first call: %s %q; want refused as unknown", res.Class, res.Message)
+		}
+		if n := l.deliveries("acme", "k") + l.deliveries("acme", "k2"); n != 1 {
+			t.Fatalf("%d deliveries of one notification; want 1", n)
+		}
+	})
+}
