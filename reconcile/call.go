@@ -619,6 +619,12 @@ func (s *Service) finish(ctx context.Context, cl *claim, resp provider.Response,
 			rc.Result, _ = json.Marshal(map[string]string{"provider": cl.prov.Name(), "provider_ref": resp.Ref, "status": "applied"})
 			op.Receipt, _ = json.Marshal(rc)
 			op.State, op.ProviderRef, op.ExpiresAt = model.StateApplied, resp.Ref, tx.Now().Add(s.ReplayWindow)
+			// A contradicted not_applied retried through a provider that
+			// honours keys: its answer agrees with the late one, and the
+			// ledger now does too. Left flagged, applied and contradicted
+			// would read "a later answer says it was not" and offer a new
+			// key — a second effect.
+			op.Contradicted = false
 			a.Outcome = model.OutcomeApplied
 			res = Result{Class: model.ClassDone, Outcome: model.OutcomeCreated, Receipt: &rc}
 		case resp.Status == provider.Rejected:

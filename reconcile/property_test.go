@@ -197,7 +197,8 @@ func (m *propMachine) record(op *propOp, status provider.Status, ambiguous bool)
 		op.state = model.StateUnknown
 		return model.ClassUnknown
 	case status == provider.Applied:
-		op.state, op.expiresAt = model.StateApplied, m.now().Add(propReplay)
+		// The ledger agrees with the provider now: settled.
+		op.state, op.expiresAt, op.contradicted = model.StateApplied, m.now().Add(propReplay), false
 		return model.ClassDone
 	case status == provider.Rejected:
 		op.state, op.expiresAt = model.StateFailed, m.now().Add(propReplay)
@@ -641,6 +642,11 @@ func (m *propMachine) Decide(t *rapid.T) {
 						o.contradicted = false
 					}
 				}
+			}
+			if op.state == model.StateFailed {
+				// The stored failure was not the truth: its receipt is
+				// replaced by the one marking it applied (once).
+				delete(m.stored, op.id())
 			}
 			op.state, op.expiresAt, op.leaseUntil = to, m.now().Add(propReplay), time.Time{}
 			op.contradicted = false

@@ -287,3 +287,63 @@ func TestALookupWrittenAfterTheNewKeyInTheSameInstantHoldsIt(t *testing.T) {
 		}
 	})
 }
+
+// A not_applied operation flagged contradicted (the provider said, late,
+// that it applied it) whose provider honours downstream keys may be
+// retried: the provider answers with the delivery it made. The ledger
+// then says applied, as the provider does — the contradiction is over.
+// It stayed flagged: applied and contradicted reads "a later answer says
+// it was not applied", and offers a new key against the receipt, which
+// sends the e-mail a second time.
+func TestARetryThatAgreesWithTheProviderSettlesTheContradiction(t *testing.T) {
+	bothDrivers(t, func(t *testing.T, mk func(*clock) *ledger) {
+		clk := newClock()
+		l := mk(clk)
+		req := notify("acme", "k", "a@example.com")
+		opt := reconcile.CallOptions{Provider: "sandbox-idem"}
+		// The first claim's request is delivered, its answer slow; its
+		// lease ends, and a sweep by a host whose config does not name
+		// the provider makes it unknown (it cannot re-send it); a person
+		// marks it not applied. Then the first answer arrives: applied.
+		l.svc.At = func(p reconcile.Point) {
+			if p != reconcile.PointAfterDispatch {
+				return
+			}
+			l.svc.At = nil
+			clk.Advance(reconcile.DefaultLease + time.Second)
+			other := *l.svc
+			other.Providers = provider.Registry{}
+			for name, pr := range l.svc.Providers {
+				if name != "sandbox-idem" {
+					other.Providers[name] = pr
+				}
+			}
+			if _, err := other.Sweep(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			d := decision(l.op("acme", "k"))
+			d.Evidence = "provider search showed nothing yet"
+			if err := l.decide(model.ActionMarkNotApplied, d); err != nil {
+				t.Fatal(err)
+			}
+		}
+		l.call(req, opt)
+		if op := l.op("acme", "k"); op.State != model.StateNotApplied || !op.Contradicted {
+			t.Fatalf("set-up: %s contradicted=%v; want not_applied, contradicted", op.State, op.Contradicted)
+		}
+		res := l.call(req, opt)
+		if res.Class != model.ClassDone {
+			t.Fatalf("the retry: %s %q; want done (the provider's first answer)", res.Class, res.Message)
+		}
+		op := l.op("acme", "k")
+		if op.State != model.StateApplied || op.Contradicted {
+			t.Errorf("after the retry: %s contradicted=%v; want applied, settled", op.State, op.Contradicted)
+		}
+		if got := reconcile.LegalFor(*op); len(got) != 0 {
+			t.Errorf("decisions on it: %v; want none (applied, agreed)", got)
+		}
+		if n := l.deliveries("acme", "k"); n != 1 {
+			t.Fatalf("%d deliveries; want 1", n)
+		}
+	})
+}
