@@ -210,6 +210,14 @@ func (s *Service) CheckAndRecord(ctx context.Context, tenant, key, by string) (*
 		return nil, Looked{}, err
 	}
 	l, err := s.Look(ctx, op, by)
+	if err == nil && l.Recorded {
+		// The lookup may have moved it on (flagged contradicted: a new
+		// version): the operation as it is now, for a decision that
+		// names the version it saw.
+		if cur, gerr := s.Store.Get(ctx, tenant, key); gerr == nil {
+			op = cur
+		}
+	}
 	return op, l, err
 }
 
