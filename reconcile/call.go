@@ -596,7 +596,7 @@ func (s *Service) finish(ctx context.Context, cl *claim, resp provider.Response,
 		}
 		a := &model.Attempt{ID: cl.attemptID, ProviderRef: resp.Ref, Duration: s.Store.Now().Sub(start)}
 		if op.State != model.StateInProgress || op.ClaimNo != cl.claimNo {
-			res, err = s.lateResult(tx, op, a, resp, derr, cl.prov.HonoursKeys())
+			res, err = s.lateResult(tx, op, a, resp, derr, cl)
 			return err
 		}
 		from, ver := op.State, op.Version
@@ -683,21 +683,35 @@ func (s *Service) finish(ctx context.Context, cl *claim, resp provider.Response,
 // on (a sweep, a decision, another claim). It is never dropped: the attempt
 // keeps it, and if it disagrees with what the ledger now says the operation
 // is flagged contradicted for a person to look at.
-func (s *Service) lateResult(tx store.Tx, op *model.Operation, a *model.Attempt, resp provider.Response, derr error, honours bool) (Result, error) {
-	said := string(resp.Status)
+//
+// A claim that sent nothing (its lease ended first: cl.notSent) has no
+// provider answer at all, so it neither contradicts nor is evidence —
+// another claim (a sweep's re-dispatch) may well have applied it. And an
+// answer that the request was not applied (rejected, not taken) speaks of
+// its own request only: it contradicts "applied" only if no later claim
+// was made — whose request may be the one applied. An "applied" names an
+// effect, whichever claim's.
+func (s *Service) lateResult(tx store.Tx, op *model.Operation, a *model.Attempt, resp provider.Response, derr error, cl *claim) (Result, error) {
+	honours, notSent := cl.prov.HonoursKeys(), cl.notSent
+	said := "provider said " + string(resp.Status)
 	if derr != nil {
-		said = "no definite answer (" + derr.Error() + ")"
+		said = "provider said no definite answer (" + derr.Error() + ")"
+	}
+	if notSent {
+		said = resp.Detail
 	}
 	a.Outcome = model.OutcomeLateResult
-	a.Error = fmt.Sprintf("provider said %s after the operation had moved to %s", said, op.State)
+	a.Error = fmt.Sprintf("%s after the operation had moved to %s", said, op.State)
 	if err := tx.UpdateAttempt(a); err != nil {
 		return Result{}, err
 	}
-	contradicts := derr == nil && contradiction(op.State, resp.Status)
+	definite := derr == nil && !notSent
+	contradicts := definite && contradiction(op.State, resp.Status) &&
+		(resp.Status == provider.Applied || op.ClaimNo == cl.claimNo)
 	// A definite answer for an operation still waiting on a person is new
 	// evidence: it goes on the operation (its reference, a new version), so
 	// a decision taken on the screen from before it is refused as stale.
-	evidence := derr == nil && resp.Status != provider.Busy && op.State == model.StateUnknown
+	evidence := definite && resp.Status != provider.Busy && op.State == model.StateUnknown
 	if (contradicts && !op.Contradicted) || evidence {
 		from, ver := op.State, op.Version
 		if contradicts {

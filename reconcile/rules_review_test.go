@@ -347,3 +347,88 @@ func TestARetryThatAgreesWithTheProviderSettlesTheContradiction(t *testing.T) {
 		}
 	})
 }
+
+// A worker paused after its claim past the lease, while a sweep re-sent
+// the claim under the same downstream key (its provider honours keys) and
+// the provider applied it: the paused worker sends nothing ("not sent:
+// the claim's lease ended"). That is no provider answer, and says nothing
+// of the sweep's delivery — yet it flagged the applied operation
+// contradicted: "a later provider answer says it was not", its one
+// decision a new key (a second e-mail) against the receipt.
+func TestAClaimThatSentNothingDoesNotContradictAnotherClaimsResult(t *testing.T) {
+	bothDrivers(t, func(t *testing.T, mk func(*clock) *ledger) {
+		clk := newClock()
+		l := mk(clk)
+		req := notify("acme", "k", "a@example.com")
+		l.svc.At = func(p reconcile.Point) {
+			if p != reconcile.PointAfterClaim {
+				return
+			}
+			l.svc.At = nil
+			clk.Advance(reconcile.DefaultLease + time.Second)
+			if rep, err := l.svc.Sweep(context.Background()); err != nil || rep.Redispatched != 1 {
+				t.Fatalf("sweep: %+v %v; want the claim re-sent", rep, err)
+			}
+			if op := l.op("acme", "k"); op.State != model.StateApplied {
+				t.Fatalf("set-up: after the sweep %s; want applied", op.State)
+			}
+		}
+		res := l.call(req, reconcile.CallOptions{Provider: "sandbox-idem"})
+		op := l.op("acme", "k")
+		if op.State != model.StateApplied || op.Contradicted {
+			t.Errorf("after the paused worker's turn: %s contradicted=%v; want applied, not contradicted", op.State, op.Contradicted)
+		}
+		if res.Class != model.ClassDone {
+			t.Errorf("the paused worker's call: %s %q; want done (the sweep's delivery)", res.Class, res.Message)
+		}
+		if got := reconcile.LegalFor(*op); len(got) != 0 {
+			t.Errorf("decisions: %v; want none", got)
+		}
+		if n := l.deliveries("acme", "k"); n != 1 {
+			t.Fatalf("%d deliveries; want 1", n)
+		}
+	})
+}
+
+// The first claim's answer is slow; its lease ends, a sweep makes it
+// unknown, a person marks it not applied and the retry's request is
+// applied. Then the first request's answer arrives: rejected. It speaks of
+// that request only — the retry's delivery is the one effect — yet it
+// flagged the applied operation contradicted ("a later provider answer
+// says it was not"), its one decision a new key: a second e-mail.
+func TestALateRejectionOfAnEarlierClaimDoesNotContradictALaterDelivery(t *testing.T) {
+	bothDrivers(t, func(t *testing.T, mk func(*clock) *ledger) {
+		clk := newClock()
+		l := mk(clk)
+		req := notify("acme", "k", "a@example.com")
+		l.svc.At = func(p reconcile.Point) {
+			if p != reconcile.PointAfterDispatch {
+				return
+			}
+			l.svc.At = nil
+			clk.Advance(reconcile.DefaultLease + time.Second)
+			if _, err := l.svc.Sweep(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			d := decision(l.op("acme", "k"))
+			d.Evidence = "the provider console shows nothing"
+			if err := l.decide(model.ActionMarkNotApplied, d); err != nil {
+				t.Fatal(err)
+			}
+			if res := l.call(req, reconcile.CallOptions{}); res.Class != model.ClassDone {
+				t.Fatalf("set-up: the retry: %s %q; want done", res.Class, res.Message)
+			}
+		}
+		l.call(req, reconcile.CallOptions{Faults: provider.Faults{Reject: true}})
+		op := l.op("acme", "k")
+		if op.State != model.StateApplied || op.Contradicted {
+			t.Errorf("after the first request's late rejection: %s contradicted=%v; want applied, not contradicted", op.State, op.Contradicted)
+		}
+		if got := reconcile.LegalFor(*op); len(got) != 0 {
+			t.Errorf("decisions: %v; want none", got)
+		}
+		if n := l.deliveries("acme", "k"); n != 1 {
+			t.Fatalf("%d deliveries; want 1", n)
+		}
+	})
+}
