@@ -185,7 +185,8 @@ func (s *Service) fastReplay(ctx context.Context, p *model.Prepared, start time.
 		return Result{}, false
 	}
 	op, err := rp.ReplayPeek(ctx, p.Tenant, p.Key)
-	if err != nil || op.Fingerprint != p.Fingerprint || (op.State != model.StateApplied && op.State != model.StateFailed) {
+	if err != nil || op.Fingerprint != p.Fingerprint || (op.State != model.StateApplied && op.State != model.StateFailed) ||
+		(op.State == model.StateFailed && op.Contradicted) {
 		return Result{}, false
 	}
 	if !op.ExpiresAt.IsZero() && !s.Store.Now().Before(op.ExpiresAt) {
@@ -212,6 +213,13 @@ func (s *Service) fastReplay(ctx context.Context, p *model.Prepared, start time.
 		s.at(PointAfterCommit)
 	}
 	return Result{Class: class, Outcome: model.OutcomeReplayed, State: op.State, Message: msg, Op: op, Receipt: &rc}, true
+}
+
+// failedContradictedMsg is what a call of a failed operation the provider
+// says it applied is told.
+func failedContradictedMsg(op *model.Operation) string {
+	return fmt.Sprintf("%q was rejected by the provider, but a provider answer (or lookup) says it was applied (flagged contradicted): the effect may have happened — stop, a person must reconcile it (retrysafe ops show --tenant %s --key %s)",
+		op.Key, textsafe.ShellWord(op.Tenant), textsafe.ShellWord(op.Key))
 }
 
 // failedReplayMsg is what a replay of a failed operation says.
@@ -306,6 +314,12 @@ func (s *Service) existing(tx store.Tx, op *model.Operation, p *model.Prepared, 
 		return rec(model.OutcomeExpired, model.ClassExpired, fmt.Sprintf(
 			"key %q is past its replay window (ended %s, state %s) — reconcile the outcome, do not retry under a fresh key",
 			op.Key, op.ExpiresAt.Format(time.RFC3339), op.State))
+	}
+	if op.State == model.StateFailed && op.Contradicted {
+		// The provider said it applied it (a late answer, a lookup that
+		// found it): "rejected for good" is not the truth, and the
+		// effect may have happened — stop, a person decides.
+		return rec(model.OutcomeRefused, model.ClassUnknown, failedContradictedMsg(op))
 	}
 	switch op.State {
 	case model.StateApplied, model.StateFailed:
@@ -756,6 +770,10 @@ func (s *Service) lateResult(tx store.Tx, op *model.Operation, a *model.Attempt,
 		res.Class = model.ClassDone
 	case model.StateFailed:
 		res.Class = model.ClassFailed
+		if op.Contradicted {
+			// This request may be the one applied (existing).
+			res.Class = model.ClassUnknown
+		}
 	case model.StateNotApplied:
 		res.Class = model.ClassInProgress
 		if op.Contradicted && !honours {

@@ -116,6 +116,10 @@ func (m *propMachine) predict(tenant, key, tool string, variant int) prediction 
 	case model.StateApplied:
 		return prediction{class: model.ClassDone}
 	case model.StateFailed:
+		if op.contradicted {
+			// The provider says it applied it: not "rejected for good".
+			return prediction{class: model.ClassUnknown}
+		}
 		return prediction{class: model.ClassFailed}
 	case model.StateUnknown:
 		return prediction{class: model.ClassUnknown}
@@ -234,6 +238,9 @@ func (m *propMachine) late(op *propOp, status provider.Status, ambiguous bool) m
 	case model.StateApplied:
 		return model.ClassDone
 	case model.StateFailed:
+		if op.contradicted {
+			return model.ClassUnknown // the provider says it applied it
+		}
 		return model.ClassFailed
 	case model.StateSuperseded:
 		return model.ClassSuperseded

@@ -432,3 +432,56 @@ func TestALateRejectionOfAnEarlierClaimDoesNotContradictALaterDelivery(t *testin
 		}
 	})
 }
+
+// A failed operation the provider says it applied (its late answer, or a
+// lookup that finds the delivery): its replays told every caller
+// "rejected for good — do not retry" (exit 8) of an e-mail the provider
+// sent, and so was the worker whose own request was the one applied.
+// Until a person decides they hear what is true: stop, a person
+// reconciles (unknown, exit 5); marked applied, the receipt.
+func TestAFailedOperationTheProviderSaysItAppliedIsNotReplayedAsRejected(t *testing.T) {
+	bothDrivers(t, func(t *testing.T, mk func(*clock) *ledger) {
+		clk := newClock()
+		l := mk(clk)
+		req := notify("acme", "k", "a@example.com")
+		l.svc.At = func(p reconcile.Point) {
+			if p != reconcile.PointAfterDispatch {
+				return
+			}
+			l.svc.At = nil
+			clk.Advance(reconcile.DefaultLease + time.Second)
+			if _, err := l.svc.Sweep(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			d := decision(l.op("acme", "k"))
+			d.Evidence = "provider search showed nothing yet"
+			if err := l.decide(model.ActionMarkNotApplied, d); err != nil {
+				t.Fatal(err)
+			}
+			if res := l.call(req, reconcile.CallOptions{Faults: provider.Faults{Reject: true}}); res.Class != model.ClassFailed {
+				t.Fatalf("the retry: %s; want failed", res.Class)
+			}
+		}
+		late := l.call(req, reconcile.CallOptions{})
+		if op := l.op("acme", "k"); op.State != model.StateFailed || !op.Contradicted {
+			t.Fatalf("set-up: %s contradicted=%v; want failed, contradicted", op.State, op.Contradicted)
+		}
+		if late.Class != model.ClassUnknown {
+			t.Errorf("the worker whose request was applied: %s %q; want unknown", late.Class, late.Message)
+		}
+		res := l.call(req, reconcile.CallOptions{})
+		if res.Class != model.ClassUnknown || !strings.Contains(res.Message, "contradicted") {
+			t.Errorf("a replay: %s %q; want unknown, saying why", res.Class, res.Message)
+		}
+		d := decision(l.op("acme", "k"))
+		if err := l.decide(model.ActionMarkApplied, d); err != nil {
+			t.Fatal(err)
+		}
+		if res := l.call(req, reconcile.CallOptions{}); res.Class != model.ClassDone {
+			t.Errorf("a replay after marking it applied: %s %q; want done", res.Class, res.Message)
+		}
+		if n := l.deliveries("acme", "k"); n != 1 {
+			t.Fatalf("%d deliveries; want 1", n)
+		}
+	})
+}
