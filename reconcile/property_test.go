@@ -269,8 +269,8 @@ func (m *propMachine) sweep() {
 		m.record(op, st, amb)
 	}
 	for _, op := range m.sorted() {
-		if (op.state != model.StateApplied && op.state != model.StateFailed) || op.expiresAt.After(now) {
-			continue
+		if (op.state != model.StateApplied && op.state != model.StateFailed) || op.expiresAt.After(now) || op.contradicted {
+			continue // a contradicted one waits for a person
 		}
 		// The operation and the chain it superseded become tombstones.
 		for chain := []*propOp{op}; len(chain) > 0; {

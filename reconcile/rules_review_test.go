@@ -485,3 +485,32 @@ func TestAFailedOperationTheProviderSaysItAppliedIsNotReplayedAsRejected(t *test
 		}
 	})
 }
+
+// A contradicted operation waits for a person: its replay window ending
+// does not compact it into a tombstone. It was compacted with the rest —
+// the flag, its "! contradicted" and the decision it waits for gone, a
+// failed one the provider applied remembered as failed, nobody asked.
+func TestAContradictedOperationIsNotCompactedBeforeAPersonDecides(t *testing.T) {
+	bothDrivers(t, func(t *testing.T, mk func(*clock) *ledger) {
+		l := failedThenLateApplied(t, mk)
+		ctx := context.Background()
+		l.clock.Advance(reconcile.DefaultReplayWindow + time.Hour)
+		if _, err := l.svc.Sweep(ctx); err != nil {
+			t.Fatal(err)
+		}
+		op, err := l.st.Get(ctx, "acme", "k")
+		if err != nil || op.State != model.StateFailed || !op.Contradicted {
+			t.Fatalf("after the replay window and a sweep: %+v %v; want it kept, failed and contradicted", op, err)
+		}
+		if c, err := l.st.Counts(ctx, ""); err != nil || c.Contradicted != 1 {
+			t.Fatalf("counts: %+v %v; want 1 contradicted", c, err)
+		}
+		d := decision(op)
+		if err := l.decide(model.ActionMarkApplied, d); err != nil {
+			t.Fatal(err)
+		}
+		if res := l.call(notify("acme", "k", "a@example.com"), reconcile.CallOptions{}); res.Class != model.ClassDone {
+			t.Errorf("a call after marking it applied: %s %q; want done", res.Class, res.Message)
+		}
+	})
+}
