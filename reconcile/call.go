@@ -185,7 +185,8 @@ func (s *Service) fastReplay(ctx context.Context, p *model.Prepared, start time.
 		return Result{}, false
 	}
 	op, err := rp.ReplayPeek(ctx, p.Tenant, p.Key)
-	if err != nil || op.Fingerprint != p.Fingerprint || (op.State != model.StateApplied && op.State != model.StateFailed) {
+	if err != nil || op.Fingerprint != p.Fingerprint || (op.State != model.StateApplied && op.State != model.StateFailed) ||
+		(op.State == model.StateFailed && op.Contradicted) {
 		return Result{}, false
 	}
 	if !op.ExpiresAt.IsZero() && !s.Store.Now().Before(op.ExpiresAt) {
@@ -212,6 +213,13 @@ func (s *Service) fastReplay(ctx context.Context, p *model.Prepared, start time.
 		s.at(PointAfterCommit)
 	}
 	return Result{Class: class, Outcome: model.OutcomeReplayed, State: op.State, Message: msg, Op: op, Receipt: &rc}, true
+}
+
+// failedContradictedMsg is what a call of a failed operation the provider
+// says it applied is told.
+func failedContradictedMsg(op *model.Operation) string {
+	return fmt.Sprintf("%q was rejected by the provider, but a provider answer (or lookup) says it was applied (flagged contradicted): the effect may have happened — stop, a person must reconcile it (retrysafe ops show --tenant %s --key %s)",
+		op.Key, textsafe.ShellWord(op.Tenant), textsafe.ShellWord(op.Key))
 }
 
 // failedReplayMsg is what a replay of a failed operation says.
@@ -306,6 +314,12 @@ func (s *Service) existing(tx store.Tx, op *model.Operation, p *model.Prepared, 
 		return rec(model.OutcomeExpired, model.ClassExpired, fmt.Sprintf(
 			"key %q is past its replay window (ended %s, state %s) — reconcile the outcome, do not retry under a fresh key",
 			op.Key, op.ExpiresAt.Format(time.RFC3339), op.State))
+	}
+	if op.State == model.StateFailed && op.Contradicted {
+		// The provider said it applied it (a late answer, a lookup that
+		// found it): "rejected for good" is not the truth, and the
+		// effect may have happened — stop, a person decides.
+		return rec(model.OutcomeRefused, model.ClassUnknown, failedContradictedMsg(op))
 	}
 	switch op.State {
 	case model.StateApplied, model.StateFailed:
@@ -596,7 +610,7 @@ func (s *Service) finish(ctx context.Context, cl *claim, resp provider.Response,
 		}
 		a := &model.Attempt{ID: cl.attemptID, ProviderRef: resp.Ref, Duration: s.Store.Now().Sub(start)}
 		if op.State != model.StateInProgress || op.ClaimNo != cl.claimNo {
-			res, err = s.lateResult(tx, op, a, resp, derr, cl.prov.HonoursKeys())
+			res, err = s.lateResult(tx, op, a, resp, derr, cl)
 			return err
 		}
 		from, ver := op.State, op.Version
@@ -619,6 +633,12 @@ func (s *Service) finish(ctx context.Context, cl *claim, resp provider.Response,
 			rc.Result, _ = json.Marshal(map[string]string{"provider": cl.prov.Name(), "provider_ref": resp.Ref, "status": "applied"})
 			op.Receipt, _ = json.Marshal(rc)
 			op.State, op.ProviderRef, op.ExpiresAt = model.StateApplied, resp.Ref, tx.Now().Add(s.ReplayWindow)
+			// A contradicted not_applied retried through a provider that
+			// honours keys: its answer agrees with the late one, and the
+			// ledger now does too. Left flagged, applied and contradicted
+			// would read "a later answer says it was not" and offer a new
+			// key — a second effect.
+			op.Contradicted = false
 			a.Outcome = model.OutcomeApplied
 			res = Result{Class: model.ClassDone, Outcome: model.OutcomeCreated, Receipt: &rc}
 		case resp.Status == provider.Rejected:
@@ -677,21 +697,35 @@ func (s *Service) finish(ctx context.Context, cl *claim, resp provider.Response,
 // on (a sweep, a decision, another claim). It is never dropped: the attempt
 // keeps it, and if it disagrees with what the ledger now says the operation
 // is flagged contradicted for a person to look at.
-func (s *Service) lateResult(tx store.Tx, op *model.Operation, a *model.Attempt, resp provider.Response, derr error, honours bool) (Result, error) {
-	said := string(resp.Status)
+//
+// A claim that sent nothing (its lease ended first: cl.notSent) has no
+// provider answer at all, so it neither contradicts nor is evidence —
+// another claim (a sweep's re-dispatch) may well have applied it. And an
+// answer that the request was not applied (rejected, not taken) speaks of
+// its own request only: it contradicts "applied" only if no later claim
+// was made — whose request may be the one applied. An "applied" names an
+// effect, whichever claim's.
+func (s *Service) lateResult(tx store.Tx, op *model.Operation, a *model.Attempt, resp provider.Response, derr error, cl *claim) (Result, error) {
+	honours, notSent := cl.prov.HonoursKeys(), cl.notSent
+	said := "provider said " + string(resp.Status)
 	if derr != nil {
-		said = "no definite answer (" + derr.Error() + ")"
+		said = "provider said no definite answer (" + derr.Error() + ")"
+	}
+	if notSent {
+		said = resp.Detail
 	}
 	a.Outcome = model.OutcomeLateResult
-	a.Error = fmt.Sprintf("provider said %s after the operation had moved to %s", said, op.State)
+	a.Error = fmt.Sprintf("%s after the operation had moved to %s", said, op.State)
 	if err := tx.UpdateAttempt(a); err != nil {
 		return Result{}, err
 	}
-	contradicts := derr == nil && contradiction(op.State, resp.Status)
+	definite := derr == nil && !notSent
+	contradicts := definite && contradiction(op.State, resp.Status) &&
+		(resp.Status == provider.Applied || op.ClaimNo == cl.claimNo)
 	// A definite answer for an operation still waiting on a person is new
 	// evidence: it goes on the operation (its reference, a new version), so
 	// a decision taken on the screen from before it is refused as stale.
-	evidence := derr == nil && resp.Status != provider.Busy && op.State == model.StateUnknown
+	evidence := definite && resp.Status != provider.Busy && op.State == model.StateUnknown
 	if (contradicts && !op.Contradicted) || evidence {
 		from, ver := op.State, op.Version
 		if contradicts {
@@ -736,6 +770,10 @@ func (s *Service) lateResult(tx store.Tx, op *model.Operation, a *model.Attempt,
 		res.Class = model.ClassDone
 	case model.StateFailed:
 		res.Class = model.ClassFailed
+		if op.Contradicted {
+			// This request may be the one applied (existing).
+			res.Class = model.ClassUnknown
+		}
 	case model.StateNotApplied:
 		res.Class = model.ClassInProgress
 		if op.Contradicted && !honours {

@@ -340,6 +340,12 @@ func authorize(d Decision, newOp **model.Operation) applyFunc {
 		*newOp = n
 		op.SupersededByID = n.ID
 		op.LeaseOwner, op.LeaseUntil = "", time.Time{}
+		// A contradicted operation's new key is a person's decision on
+		// the contradiction (against a "has it" or the receipt only with
+		// the second confirmation): settled, as marking it applied
+		// settles it. Superseded allows no decision, so a flag left here
+		// could never be cleared. A later late answer flags it again.
+		op.Contradicted = false
 		return model.StateSuperseded, nil
 	}
 }

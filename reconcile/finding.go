@@ -123,16 +123,30 @@ func (s *Service) Look(ctx context.Context, op *model.Operation, by string) (Loo
 		if err := tx.InsertAttempt(a); err != nil {
 			return err
 		}
-		if kind == model.FindingHasIt && cur.State == model.StateNotApplied && !cur.Contradicted {
+		if kind == model.FindingHasIt && (cur.State == model.StateNotApplied || cur.State == model.StateFailed) && !cur.Contradicted {
 			// The provider has what a decision (or its own answer) said
 			// it never took: the provider's word against the ledger's,
 			// as a late answer of a dispatch is. Flagged, its key is not
 			// dispatched again to a provider that ignores downstream
 			// keys — which would make the effect a second time — until a
 			// person decides (marking it applied agrees with the provider).
+			// A failed one's replays say "rejected for good" of what the
+			// provider holds (an earlier attempt's delivery): flagged, it
+			// may be marked applied (LegalFor), not only get a new key.
 			from, ver := cur.State, cur.Version
 			cur.Contradicted = true
 			if err := tx.UpdateOperation(cur, from, ver); err != nil {
+				return err
+			}
+		}
+		if kind == model.FindingHasIt && cur.State == model.StateSuperseded && cur.SupersededByID != 0 {
+			// Found after its new key was authorized (this commits after
+			// the decision, which a "has it" before it would have bound):
+			// the unused new key is held now, in commit order — not left
+			// to its first call comparing times (foundSince), which took a
+			// lookup of the same instant, or one timed before it waited
+			// for the writer, for one from before.
+			if err := holdSuccessor(tx, cur); err != nil {
 				return err
 			}
 		}
@@ -196,6 +210,14 @@ func (s *Service) CheckAndRecord(ctx context.Context, tenant, key, by string) (*
 		return nil, Looked{}, err
 	}
 	l, err := s.Look(ctx, op, by)
+	if err == nil && l.Recorded {
+		// The lookup may have moved it on (flagged contradicted: a new
+		// version): the operation as it is now, for a decision that
+		// names the version it saw.
+		if cur, gerr := s.Store.Get(ctx, tenant, key); gerr == nil {
+			op = cur
+		}
+	}
 	return op, l, err
 }
 

@@ -116,6 +116,10 @@ func (m *propMachine) predict(tenant, key, tool string, variant int) prediction 
 	case model.StateApplied:
 		return prediction{class: model.ClassDone}
 	case model.StateFailed:
+		if op.contradicted {
+			// The provider says it applied it: not "rejected for good".
+			return prediction{class: model.ClassUnknown}
+		}
 		return prediction{class: model.ClassFailed}
 	case model.StateUnknown:
 		return prediction{class: model.ClassUnknown}
@@ -197,7 +201,8 @@ func (m *propMachine) record(op *propOp, status provider.Status, ambiguous bool)
 		op.state = model.StateUnknown
 		return model.ClassUnknown
 	case status == provider.Applied:
-		op.state, op.expiresAt = model.StateApplied, m.now().Add(propReplay)
+		// The ledger agrees with the provider now: settled.
+		op.state, op.expiresAt, op.contradicted = model.StateApplied, m.now().Add(propReplay), false
 		return model.ClassDone
 	case status == provider.Rejected:
 		op.state, op.expiresAt = model.StateFailed, m.now().Add(propReplay)
@@ -233,6 +238,9 @@ func (m *propMachine) late(op *propOp, status provider.Status, ambiguous bool) m
 	case model.StateApplied:
 		return model.ClassDone
 	case model.StateFailed:
+		if op.contradicted {
+			return model.ClassUnknown // the provider says it applied it
+		}
 		return model.ClassFailed
 	case model.StateSuperseded:
 		return model.ClassSuperseded
@@ -261,8 +269,8 @@ func (m *propMachine) sweep() {
 		m.record(op, st, amb)
 	}
 	for _, op := range m.sorted() {
-		if (op.state != model.StateApplied && op.state != model.StateFailed) || op.expiresAt.After(now) {
-			continue
+		if (op.state != model.StateApplied && op.state != model.StateFailed) || op.expiresAt.After(now) || op.contradicted {
+			continue // a contradicted one waits for a person
 		}
 		// The operation and the chain it superseded become tombstones.
 		for chain := []*propOp{op}; len(chain) > 0; {
@@ -528,7 +536,8 @@ func (m *propMachine) Late(t *rapid.T) {
 }
 
 func (m *propMachine) supersede(op *propOp, newKey string) {
-	op.state, op.newKey, op.leaseUntil = model.StateSuperseded, newKey, time.Time{}
+	// The new key is the person's decision on a contradiction: settled.
+	op.state, op.newKey, op.leaseUntil, op.contradicted = model.StateSuperseded, newKey, time.Time{}, false
 	n := &propOp{tenant: op.tenant, key: newKey, tool: op.tool, variant: op.variant, provider: op.provider, state: model.StateAuthorized, lid: op.lid}
 	n.base = m.dk[n.dk()]
 	m.ops[n.id()] = n
@@ -641,6 +650,11 @@ func (m *propMachine) Decide(t *rapid.T) {
 					}
 				}
 			}
+			if op.state == model.StateFailed {
+				// The stored failure was not the truth: its receipt is
+				// replaced by the one marking it applied (once).
+				delete(m.stored, op.id())
+			}
 			op.state, op.expiresAt, op.leaseUntil = to, m.now().Add(propReplay), time.Time{}
 			op.contradicted = false
 		case model.ActionMarkNotApplied:
@@ -693,6 +707,42 @@ func (m *propMachine) Triage(t *rapid.T) {
 	}
 	if rep.Candidates != candidates || rep.Checked != candidates {
 		t.Fatalf("triage report %+v; %d candidates in the ledger", rep, candidates)
+	}
+}
+
+// Look: one operation looked up and the finding recorded (ops check, the
+// console's c), whatever its state. It finds what the provider holds; a
+// "has it" flags a not_applied or failed operation contradicted, and holds
+// the unused new key of a superseded one.
+func (m *propMachine) Look(t *rapid.T) {
+	var ids []string
+	for _, id := range sortedKeys(m.ops) {
+		if m.ops[id].provider != "" {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return
+	}
+	op := m.ops[rapid.SampledFrom(ids).Draw(t, "looked up")]
+	_, looked, err := m.l.svc.CheckAndRecord(context.Background(), op.tenant, op.key, "look")
+	if err != nil {
+		t.Fatalf("look %s: %v", op.id(), err)
+	}
+	holds := m.byProv[op.provider+" "+op.dk()] > 0
+	if want := map[bool]model.FindingKind{true: model.FindingHasIt, false: model.FindingHasNothing}[holds]; looked.Finding.Kind != want {
+		t.Fatalf("look found %q for %s; the provider holds %v", looked.Finding.Kind, op.id(), holds)
+	}
+	if !holds {
+		return
+	}
+	switch op.state {
+	case model.StateNotApplied, model.StateFailed:
+		op.contradicted = true
+	case model.StateSuperseded:
+		if n := m.ops[op.tenant+"/"+op.newKey]; n != nil && n.state == model.StateAuthorized {
+			n.contradicted = true
+		}
 	}
 }
 
@@ -792,6 +842,7 @@ func TestStateMachineProperty(t *testing.T) {
 			"sweep":   m.Sweep,
 			"decide":  m.Decide,
 			"triage":  m.Triage,
+			"look":    m.Look,
 			"":        m.Check,
 		})
 	})

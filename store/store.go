@@ -302,7 +302,8 @@ type Tx interface {
 	// ExpiredLeases lists in-progress operations whose lease has ended.
 	ExpiredLeases(limit int) ([]*model.Operation, error)
 	// CompactExpired turns receipts past their replay window into
-	// tombstones and forgets tombstones older than tombstoneTTL.
+	// tombstones and forgets tombstones older than tombstoneTTL. A
+	// contradicted operation is kept: it waits for a person.
 	CompactExpired(tombstoneTTL time.Duration, limit int) (compacted, forgotten int, err error)
 }
 

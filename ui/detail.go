@@ -383,7 +383,7 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 		if op.Contradicted {
 			// An earlier attempt's answer said "applied" after a later
 			// one was rejected: the replays' "rejected" is not the truth.
-			para(s.State(op.State).Render, "Recorded as rejected, but the provider later said it applied it (an earlier attempt's answer): replays of the key still return the stored failure until a person decides.")
+			para(s.State(op.State).Render, "Recorded as rejected, but the provider later said it applied it (an earlier attempt's answer, or a check that found it): calls of the key are told unknown — stop — until a person decides.")
 			if !e.readOnly {
 				para(s.Bold.Render, "Check the provider (c), then: a mark applied if it has the effect · s supersede: authorize a new key to send it deliberately.")
 			}

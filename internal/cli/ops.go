@@ -1020,7 +1020,9 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fmt.Fprintf(stdout, "%s/%s is %s (version %d) in the ledger\n", show(op.Tenant), show(op.Key), op.State, op.Version)
 	fmt.Fprintf(stdout, "provider %s, downstream key %s: %s\n", show(ev.Provider), show(ev.DownstreamKey), show(ev.Detail))
 	fmt.Fprintf(stdout, "finding: %s (%s)\n", show(findingLine(looked.Finding)), recorded)
-	if ev.Found && op.State == model.StateUnknown {
+	if ev.Found && reconcile.AllowedFor(*op, model.ActionMarkApplied) {
+		// Unknown, or a not_applied or failed one this lookup (or a
+		// late answer) contradicted.
 		fmt.Fprintf(stdout, "to settle: retrysafe ops resolve --tenant %s --key %s --as applied --evidence %s --reason \"provider lookup found it\"\n", show(textsafe.ShellWord(op.Tenant)), show(textsafe.ShellWord(op.Key)), show(textsafe.ShellWord(ev.Ref)))
 	}
 	return exitOK

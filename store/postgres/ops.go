@@ -636,7 +636,7 @@ func (t *Tx) CompactExpired(tombstoneTTL time.Duration, limit int) (compacted, f
 	now := ms(t.now)
 	forget := now + tombstoneTTL.Milliseconds()
 	ops, err := t.queryOps(`SELECT `+opColumns+` FROM operations WHERE expires_at IS NOT NULL AND expires_at <= $1
-		AND state IN ('applied','failed') ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED`, now, limit)
+		AND state IN ('applied','failed') AND NOT contradicted ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED`, now, limit)
 	if err != nil {
 		return 0, 0, err
 	}

@@ -413,7 +413,7 @@ func (t *Tx) CompactExpired(tombstoneTTL time.Duration, limit int) (compacted, f
 	}
 	now := ms(t.now)
 	ops, err := t.queryOps(`SELECT `+opColumns+` FROM operations WHERE expires_at IS NOT NULL AND expires_at <= ?
-		AND state IN ('applied','failed') LIMIT ?`, now, limit)
+		AND state IN ('applied','failed') AND contradicted = 0 LIMIT ?`, now, limit)
 	if err != nil {
 		return 0, 0, err
 	}
