@@ -499,7 +499,15 @@ func (a actionModel) bulkView(e env, w, h int) string {
 					why = fmt.Sprintf("now %s v%d: changed since you looked", o.State, o.Version)
 				case reconcile.VerdictIllegal:
 					why = fmt.Sprintf("it is %s: no %s from there", o.State, a.action.Verb())
-					if reconcile.Allowed(o.State, a.action) {
+					allowed := reconcile.Allowed(o.State, a.action)
+					if i < len(a.bulk) {
+						// As listed (a contradicted operation allows more),
+						// in the state the ledger found.
+						op := a.bulk[i]
+						op.State = o.State
+						allowed = reconcile.AllowedFor(op, a.action)
+					}
+					if allowed {
 						// The state allows it: the ledger refused it as
 						// against the operation's recorded finding.
 						why = "against its recorded finding"
