@@ -59,21 +59,13 @@ func supersededThenLateApplied(t *testing.T, mk func(*clock) *ledger) *ledger {
 	t.Helper()
 	clk := newClock()
 	l := mk(clk)
-	l.svc.At = func(p reconcile.Point) {
-		if p != reconcile.PointAfterDispatch {
-			return
-		}
-		l.svc.At = nil
-		clk.Advance(reconcile.DefaultLease + time.Second)
-		if _, err := l.svc.Sweep(context.Background()); err != nil {
-			t.Fatal(err)
-		}
+	l.atDispatchAfterSweep(t, clk, func() {
 		d := decision(l.op("acme", "k"))
 		d.NewKey = "k2"
 		if err := l.decide(model.ActionAuthorizeKey, d); err != nil {
 			t.Fatal(err)
 		}
-	}
+	})
 	l.call(notify("acme", "k", "a@example.com"), reconcile.CallOptions{})
 	if op := l.op("acme", "k"); op.State != model.StateSuperseded || !op.Contradicted {
 		t.Fatalf("set-up: %s contradicted=%v; want superseded, contradicted", op.State, op.Contradicted)
@@ -138,15 +130,7 @@ func failedThenLateApplied(t *testing.T, mk func(*clock) *ledger) *ledger {
 	clk := newClock()
 	l := mk(clk)
 	req := notify("acme", "k", "a@example.com")
-	l.svc.At = func(p reconcile.Point) {
-		if p != reconcile.PointAfterDispatch {
-			return
-		}
-		l.svc.At = nil
-		clk.Advance(reconcile.DefaultLease + time.Second)
-		if _, err := l.svc.Sweep(context.Background()); err != nil {
-			t.Fatal(err)
-		}
+	l.atDispatchAfterSweep(t, clk, func() {
 		d := decision(l.op("acme", "k"))
 		d.Evidence = "provider search showed nothing yet"
 		if err := l.decide(model.ActionMarkNotApplied, d); err != nil {
@@ -155,7 +139,7 @@ func failedThenLateApplied(t *testing.T, mk func(*clock) *ledger) *ledger {
 		if res := l.call(req, reconcile.CallOptions{Faults: provider.Faults{Reject: true}}); res.Class != model.ClassFailed {
 			t.Fatalf("the retry: %s; want failed", res.Class)
 		}
-	}
+	})
 	l.call(req, reconcile.CallOptions{})
 	if op := l.op("acme", "k"); op.State != model.StateFailed || !op.Contradicted {
 		t.Fatalf("set-up: %s contradicted=%v; want failed, contradicted", op.State, op.Contradicted)
@@ -204,21 +188,13 @@ func appliedThenLateRejected(t *testing.T, mk func(*clock) *ledger) *ledger {
 	t.Helper()
 	clk := newClock()
 	l := mk(clk)
-	l.svc.At = func(p reconcile.Point) {
-		if p != reconcile.PointAfterDispatch {
-			return
-		}
-		l.svc.At = nil
-		clk.Advance(reconcile.DefaultLease + time.Second)
-		if _, err := l.svc.Sweep(context.Background()); err != nil {
-			t.Fatal(err)
-		}
+	l.atDispatchAfterSweep(t, clk, func() {
 		d := decision(l.op("acme", "k"))
 		d.Evidence = "the customer says it arrived"
 		if err := l.decide(model.ActionMarkApplied, d); err != nil {
 			t.Fatal(err)
 		}
-	}
+	})
 	l.call(notify("acme", "k", "a@example.com"), reconcile.CallOptions{Faults: provider.Faults{Reject: true}})
 	if op := l.op("acme", "k"); op.State != model.StateApplied || !op.Contradicted {
 		t.Fatalf("set-up: %s contradicted=%v; want applied, contradicted", op.State, op.Contradicted)

@@ -1,9 +1,7 @@
 package reconcile_test
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/reconcile"
@@ -17,15 +15,7 @@ func unknownWithALateApplied(t *testing.T) *ledger {
 	t.Helper()
 	clk := newClock()
 	l := newLedger(t, withClock(clk))
-	l.svc.At = func(p reconcile.Point) {
-		if p == reconcile.PointAfterDispatch {
-			l.svc.At = nil
-			clk.Advance(reconcile.DefaultLease + time.Second)
-			if _, err := l.svc.Sweep(context.Background()); err != nil {
-				t.Error(err)
-			}
-		}
-	}
+	l.atDispatchAfterSweep(t, clk, nil)
 	l.call(notify("acme", "k", "a@example.com"), reconcile.CallOptions{})
 	if op := l.op("acme", "k"); op.State != model.StateUnknown || op.ProviderRef == "" {
 		t.Fatalf("set-up: %s, reference %q; want unknown with the late answer's reference", op.State, op.ProviderRef)

@@ -405,6 +405,22 @@ func raceNotAppliedAgainstALateApplied(t *testing.T) (*ledger, model.Request) {
 	t.Helper()
 	clk := newClock()
 	l := newLedger(t, withClock(clk))
+	l.atDispatchAfterSweep(t, clk, func() {
+		d := decision(l.op("acme", "k"))
+		d.Evidence = "provider search showed nothing yet"
+		if err := l.decide(model.ActionMarkNotApplied, d); err != nil {
+			t.Fatal(err)
+		}
+	})
+	return l, notify("acme", "k", "a@example.com")
+}
+
+// atDispatchAfterSweep arranges the next call's dispatch to find, once,
+// its claim's lease ended (the clock moved past it) and the operation
+// made unknown by a sweep — a worker slower than its lease — and then runs
+// then (nil: nothing more) before the provider's answer is recorded.
+func (l *ledger) atDispatchAfterSweep(t testing.TB, clk *clock, then func()) {
+	t.Helper()
 	l.svc.At = func(p reconcile.Point) {
 		if p != reconcile.PointAfterDispatch {
 			return
@@ -414,11 +430,8 @@ func raceNotAppliedAgainstALateApplied(t *testing.T) (*ledger, model.Request) {
 		if _, err := l.svc.Sweep(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		d := decision(l.op("acme", "k"))
-		d.Evidence = "provider search showed nothing yet"
-		if err := l.decide(model.ActionMarkNotApplied, d); err != nil {
-			t.Fatal(err)
+		if then != nil {
+			then()
 		}
 	}
-	return l, notify("acme", "k", "a@example.com")
 }

@@ -23,15 +23,7 @@ func failedThenFoundByALookup(t *testing.T, mk func(*clock) *ledger) *ledger {
 	clk := newClock()
 	l := mk(clk)
 	req := notify("acme", "k", "a@example.com")
-	l.svc.At = func(p reconcile.Point) {
-		if p != reconcile.PointAfterDispatch {
-			return
-		}
-		l.svc.At = nil
-		clk.Advance(reconcile.DefaultLease + time.Second)
-		if _, err := l.svc.Sweep(context.Background()); err != nil {
-			t.Fatal(err)
-		}
+	l.atDispatchAfterSweep(t, clk, func() {
 		d := decision(l.op("acme", "k"))
 		d.Evidence = "provider search showed nothing yet"
 		if err := l.decide(model.ActionMarkNotApplied, d); err != nil {
@@ -40,7 +32,7 @@ func failedThenFoundByALookup(t *testing.T, mk func(*clock) *ledger) *ledger {
 		if res := l.call(req, reconcile.CallOptions{Faults: provider.Faults{Reject: true}}); res.Class != model.ClassFailed {
 			t.Fatalf("the retry: %s; want failed", res.Class)
 		}
-	}
+	})
 	l.call(req, reconcile.CallOptions{Faults: provider.Faults{LoseReply: true}})
 	if op := l.op("acme", "k"); op.State != model.StateFailed || op.Contradicted {
 		t.Fatalf("set-up: %s contradicted=%v; want failed, not contradicted", op.State, op.Contradicted)
@@ -401,15 +393,7 @@ func TestALateRejectionOfAnEarlierClaimDoesNotContradictALaterDelivery(t *testin
 		clk := newClock()
 		l := mk(clk)
 		req := notify("acme", "k", "a@example.com")
-		l.svc.At = func(p reconcile.Point) {
-			if p != reconcile.PointAfterDispatch {
-				return
-			}
-			l.svc.At = nil
-			clk.Advance(reconcile.DefaultLease + time.Second)
-			if _, err := l.svc.Sweep(context.Background()); err != nil {
-				t.Fatal(err)
-			}
+		l.atDispatchAfterSweep(t, clk, func() {
 			d := decision(l.op("acme", "k"))
 			d.Evidence = "the provider console shows nothing"
 			if err := l.decide(model.ActionMarkNotApplied, d); err != nil {
@@ -418,7 +402,7 @@ func TestALateRejectionOfAnEarlierClaimDoesNotContradictALaterDelivery(t *testin
 			if res := l.call(req, reconcile.CallOptions{}); res.Class != model.ClassDone {
 				t.Fatalf("set-up: the retry: %s %q; want done", res.Class, res.Message)
 			}
-		}
+		})
 		l.call(req, reconcile.CallOptions{Faults: provider.Faults{Reject: true}})
 		op := l.op("acme", "k")
 		if op.State != model.StateApplied || op.Contradicted {
@@ -444,15 +428,7 @@ func TestAFailedOperationTheProviderSaysItAppliedIsNotReplayedAsRejected(t *test
 		clk := newClock()
 		l := mk(clk)
 		req := notify("acme", "k", "a@example.com")
-		l.svc.At = func(p reconcile.Point) {
-			if p != reconcile.PointAfterDispatch {
-				return
-			}
-			l.svc.At = nil
-			clk.Advance(reconcile.DefaultLease + time.Second)
-			if _, err := l.svc.Sweep(context.Background()); err != nil {
-				t.Fatal(err)
-			}
+		l.atDispatchAfterSweep(t, clk, func() {
 			d := decision(l.op("acme", "k"))
 			d.Evidence = "provider search showed nothing yet"
 			if err := l.decide(model.ActionMarkNotApplied, d); err != nil {
@@ -461,7 +437,7 @@ func TestAFailedOperationTheProviderSaysItAppliedIsNotReplayedAsRejected(t *test
 			if res := l.call(req, reconcile.CallOptions{Faults: provider.Faults{Reject: true}}); res.Class != model.ClassFailed {
 				t.Fatalf("the retry: %s; want failed", res.Class)
 			}
-		}
+		})
 		late := l.call(req, reconcile.CallOptions{})
 		if op := l.op("acme", "k"); op.State != model.StateFailed || !op.Contradicted {
 			t.Fatalf("set-up: %s contradicted=%v; want failed, contradicted", op.State, op.Contradicted)
