@@ -831,7 +831,7 @@ func supersededAppliedMsg(op *model.Operation) string {
 }
 
 func contradictedMsg(op *model.Operation) string {
-	return fmt.Sprintf("%q was marked not applied, but a provider answer says it was applied (flagged contradicted); provider %s does not honour downstream keys, so it is not dispatched again — stop, a person must reconcile it (retrysafe ops show --tenant %s --key %s)",
+	return fmt.Sprintf("%q was marked not applied, but a provider answer (or lookup) says it was applied (flagged contradicted); provider %s does not honour downstream keys, so it is not dispatched again — stop, a person must reconcile it (retrysafe ops show --tenant %s --key %s)",
 		op.Key, op.Provider, textsafe.ShellWord(op.Tenant), textsafe.ShellWord(op.Key))
 }
 

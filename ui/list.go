@@ -986,7 +986,7 @@ func (l listModel) statusLine(e env, w int) string {
 	}
 	right := ""
 	if op, ok := l.selected(); ok && op.Contradicted {
-		right = s.Contra.Render("! a late provider result contradicts this one")
+		right = s.Contra.Render("! a provider answer or lookup contradicts this one")
 	}
 	line := " " + s.Muted.Render(strings.Join(left, " · "))
 	if ansi.StringWidth(line)+ansi.StringWidth(right)+2 > w {

@@ -29,6 +29,11 @@ const opsUsage = `Usage:
   retrysafe ops check     --tenant T --key K [--provider-db FILE] [--operator NAME] [--read-only] [--json]
   retrysafe ops decisions [--tenant T] [--operator NAME] [--action applied|not-applied|new-key] [--limit N] [--json]
 Every one takes --db FILE|URL (a ledger file or a postgres:// URL; default $RETRYSAFE_DB, else ./retrysafe.db).
+Contradicted ("contradicted": true, ! in the console: a provider answer or lookup disagrees with the state): a
+failed one, a not_applied one (provider ignoring downstream keys) and a held new key (authorized) are not sent — their
+calls get exit 5 until a person marks them applied (ops resolve --as applied --evidence REF; a held new key: the
+replaced key's reference), or gives a failed or not_applied one a new key (ops supersede --against-finding); an applied
+one replays its receipt and may get a new key the same way.
 `
 
 func runOps(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -282,9 +287,9 @@ func writeDetail(w io.Writer, d *model.Detail) {
 	st := string(op.State)
 	switch {
 	case op.Contradicted && op.State == model.StateAuthorized:
-		st += "  (CONTRADICTED: the provider said, late, that it applied the key this one replaced — its first call is refused; mark it applied with that key's reference)"
+		st += "  (CONTRADICTED: the provider said later — a late answer, or a lookup of that key — that it applied the key this one replaced: its first call is refused; mark it applied with that key's reference)"
 	case op.Contradicted:
-		st += "  (CONTRADICTED: a late provider result disagrees — see attempts)"
+		st += "  (CONTRADICTED: a late provider answer or a lookup disagrees — see attempts and finding)"
 	}
 	row("tenant", op.Tenant)
 	row("key", op.Key)
