@@ -449,9 +449,10 @@ func (s *Service) callExternal(ctx context.Context, p *model.Prepared, opt CallO
 		}
 		if op.State == model.StateAuthorized && !op.Contradicted && op.SupersedesID != 0 {
 			// A lookup of the key it replaces that found the effect after
-			// this key was authorized (ops check, the console's c): hold
-			// it, as a late "applied" does (holdSuccessor). One found
-			// before was overridden deliberately.
+			// this key was authorized: hold it, as a late "applied" does
+			// (holdSuccessor). Look holds it itself, in commit order, as
+			// it records the finding; this catches a lookup recorded
+			// before it did. One found before was overridden deliberately.
 			found, err := foundSince(tx, op.SupersedesID, op.CreatedAt)
 			if err != nil {
 				return err

@@ -1,12 +1,10 @@
 package ui
 
 import (
-	"context"
 	"strings"
 	"testing"
 
 	"github.com/retrysafe/retrysafe/model"
-	"github.com/retrysafe/retrysafe/store"
 )
 
 // A not_applied operation the provider's late result contradicts: the
@@ -52,22 +50,7 @@ func TestAdvANewKeyAgainstTheProvidersLateAppliedNeedsTheOverride(t *testing.T) 
 // one decision, a new key, sends it a second time.
 func TestAdvANewKeyForAFailedOperationTheProviderSaysItAppliedNeedsTheOverride(t *testing.T) {
 	l := fixture(t)
-	err := l.st.WithTx(context.Background(), func(tx store.Tx) error {
-		op, err := tx.GetOperation("initech", "notify-rejected")
-		if err != nil {
-			return err
-		}
-		if err := tx.InsertAttempt(&model.Attempt{OperationID: op.ID, Outcome: model.OutcomeLateResult, Fingerprint: op.Fingerprint,
-			ProviderRef: "sbx_late", Error: "provider said applied after the operation had moved to failed", WorkerID: "w", StartedAt: tx.Now()}); err != nil {
-			return err
-		}
-		from, ver := op.State, op.Version
-		op.Contradicted = true
-		return tx.UpdateOperation(op, from, ver)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l.contradictLate(t, "initech", "notify-rejected", "sbx_late", "provider said applied after the operation had moved to failed")
 	h := open(t, config(l), 120, 40)
 	h.keys("8")
 	selectOp(t, h, "initech/notify-rejected")

@@ -1,16 +1,13 @@
 package ui
 
 import (
-	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/retrysafe/retrysafe/internal/testledger"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/reconcile"
-	"github.com/retrysafe/retrysafe/store"
 )
 
 // An operator authorized a new key for an unknown operation; the provider
@@ -20,24 +17,7 @@ import (
 // it — mark it applied, with the old key's reference.
 func TestAdvANewKeyWhoseOldKeyWasAppliedLateSaysItIsHeld(t *testing.T) {
 	l := newLedger(t)
-	ctx := context.Background()
-	other := l.second(t)
-	l.svc.Lease = time.Second
-	l.svc.At = func(p reconcile.Point) {
-		if p != reconcile.PointAfterDispatch {
-			return
-		}
-		l.clock.Advance(time.Minute)
-		if _, err := other.Sweep(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if _, _, err := other.AuthorizeNewKey(ctx, reconcile.Decision{Tenant: "acme", Key: "k", NewKey: "k2", Operator: "bob",
-			Reason: "provider console showed nothing"}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	l.notify(t, "acme", "k", "a@example.com", provider.Faults{})
-	l.svc.At, l.svc.Lease = nil, reconcile.DefaultLease
+	l.supersedeWhileDispatching(t, nil)
 	if op := l.get(t, "acme", "k2").Operation; op.State != model.StateAuthorized || !op.Contradicted {
 		t.Fatalf("set-up: k2 %s contradicted=%v", op.State, op.Contradicted)
 	}
@@ -59,22 +39,7 @@ func TestAdvANewKeyWhoseOldKeyWasAppliedLateSaysItIsHeld(t *testing.T) {
 // the provider's reference, as for a contradicted not_applied.
 func TestAdvAFailedOperationTheProviderSaysItAppliedCanBeMarkedApplied(t *testing.T) {
 	l := fixture(t)
-	err := l.st.WithTx(context.Background(), func(tx store.Tx) error {
-		op, err := tx.GetOperation("initech", "notify-rejected")
-		if err != nil {
-			return err
-		}
-		if err := tx.InsertAttempt(&model.Attempt{OperationID: op.ID, Outcome: model.OutcomeLateResult, Fingerprint: op.Fingerprint,
-			ProviderRef: "sbx_late", Error: "provider said applied after the operation had moved to failed", WorkerID: "w", StartedAt: tx.Now()}); err != nil {
-			return err
-		}
-		from, ver := op.State, op.Version
-		op.Contradicted = true
-		return tx.UpdateOperation(op, from, ver)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l.contradictLate(t, "initech", "notify-rejected", "sbx_late", "provider said applied after the operation had moved to failed")
 	h := open(t, config(l), 120, 40)
 	h.keys("8")
 	selectOp(t, h, "initech/notify-rejected")
@@ -99,22 +64,7 @@ func TestAdvAFailedOperationTheProviderSaysItAppliedCanBeMarkedApplied(t *testin
 // nothing.
 func TestAdvANewKeyForAContradictedAppliedNeedsTheOverride(t *testing.T) {
 	l := fixture(t)
-	err := l.st.WithTx(context.Background(), func(tx store.Tx) error {
-		op, err := tx.GetOperation("initech", "notify-settled")
-		if err != nil {
-			return err
-		}
-		if err := tx.InsertAttempt(&model.Attempt{OperationID: op.ID, Outcome: model.OutcomeLateResult, Fingerprint: op.Fingerprint,
-			Error: "provider said rejected after the operation had moved to applied", WorkerID: "w", StartedAt: tx.Now()}); err != nil {
-			return err
-		}
-		from, ver := op.State, op.Version
-		op.Contradicted = true
-		return tx.UpdateOperation(op, from, ver)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l.contradictLate(t, "initech", "notify-settled", "", "provider said rejected after the operation had moved to applied")
 	h := open(t, config(l), 120, 40)
 	h.keys("8")
 	selectOp(t, h, "initech/notify-settled")

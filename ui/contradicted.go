@@ -21,8 +21,10 @@ import (
 //     (reconcile's contradiction); its reference is on the late_result
 //     attempt — atts, the detail's attempts (nil: none known).
 //
-// nil for any other operation. The ledger itself does not hold a decision
-// to it (only to recorded lookups): the console asks for the override.
+// nil for any other operation. Since the ledger records such an answer as
+// a "has it" lookup (reconcile's lateResult), which binds every decision,
+// this covers operations written before it did: for them the console
+// alone asks for the override.
 func lateApplied(op model.Operation, atts []model.Attempt) *provider.Evidence {
 	ev := &provider.Evidence{Provider: op.Provider, DownstreamKey: op.DownstreamKey, Found: true,
 		Detail: "its late result said applied"}

@@ -163,8 +163,9 @@ func (m Model) requestBulk(req bulkRequestMsg, e env) (Model, tea.Cmd) {
 		return m, nil
 	}
 	if req.Action == model.ActionMarkNotApplied {
-		// A row whose provider answered "applied" late (contradicted.go)
-		// is decided on its own, where n asks for the override: the bulk
+		// A row whose provider answered "applied" late before the ledger
+		// recorded such an answer as a lookup (contradicted.go) is
+		// decided on its own, where n asks for the override: the bulk
 		// review, like the ledger, goes by recorded lookups only.
 		var late []string
 		for _, op := range req.Ops {

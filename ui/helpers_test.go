@@ -351,3 +351,55 @@ func settleElsewhere(t *testing.T, l *ledger) {
 		t.Fatal(err)
 	}
 }
+
+// contradictLate records, as an older ledger did, a provider's late answer
+// on tenant/key (a late_result attempt with reference ref, "" none, and
+// the words said) and flags the operation contradicted.
+func (l *ledger) contradictLate(t testing.TB, tenant, key, ref, said string) {
+	t.Helper()
+	err := l.st.WithTx(context.Background(), func(tx store.Tx) error {
+		op, err := tx.GetOperation(tenant, key)
+		if err != nil {
+			return err
+		}
+		if err := tx.InsertAttempt(&model.Attempt{OperationID: op.ID, Outcome: model.OutcomeLateResult, Fingerprint: op.Fingerprint,
+			ProviderRef: ref, Error: said, WorkerID: "w", StartedAt: tx.Now()}); err != nil {
+			return err
+		}
+		from, ver := op.State, op.Version
+		op.Contradicted = true
+		return tx.UpdateOperation(op, from, ver)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// supersedeWhileDispatching makes acme/k's first call (to a@example.com)
+// outlive its lease: at its dispatch another process sweeps it unknown and
+// authorizes the new key k2, then runs then (nil: nothing more); the
+// provider's answer, applied, comes after.
+func (l *ledger) supersedeWhileDispatching(t testing.TB, then func(ctx context.Context, other *reconcile.Service)) {
+	t.Helper()
+	ctx := context.Background()
+	other := l.second(t)
+	l.svc.Lease = time.Second
+	l.svc.At = func(p reconcile.Point) {
+		if p != reconcile.PointAfterDispatch {
+			return
+		}
+		l.clock.Advance(time.Minute)
+		if _, err := other.Sweep(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := other.AuthorizeNewKey(ctx, reconcile.Decision{Tenant: "acme", Key: "k", NewKey: "k2", Operator: "bob",
+			Reason: "provider console showed nothing"}); err != nil {
+			t.Fatal(err)
+		}
+		if then != nil {
+			then(ctx, other)
+		}
+	}
+	l.notify(t, "acme", "k", "a@example.com", provider.Faults{})
+	l.svc.At, l.svc.Lease = nil, reconcile.DefaultLease
+}

@@ -3,10 +3,8 @@ package ui
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/retrysafe/retrysafe/model"
-	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/reconcile"
 )
 
@@ -16,28 +14,12 @@ import (
 // it said only that retries are told to use the new key.
 func TestALateAppliedAfterTheNewKeyWasSentSaysItMayBeASecondEffect(t *testing.T) {
 	l := newLedger(t)
-	ctx := context.Background()
-	other := l.second(t)
-	l.svc.Lease = time.Second
-	l.svc.At = func(p reconcile.Point) {
-		if p != reconcile.PointAfterDispatch {
-			return
-		}
-		l.clock.Advance(time.Minute)
-		if _, err := other.Sweep(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if _, _, err := other.AuthorizeNewKey(ctx, reconcile.Decision{Tenant: "acme", Key: "k", NewKey: "k2", Operator: "bob",
-			Reason: "provider console showed nothing"}); err != nil {
-			t.Fatal(err)
-		}
+	l.supersedeWhileDispatching(t, func(ctx context.Context, other *reconcile.Service) {
 		if res, err := other.Call(ctx, model.Request{Tenant: "acme", Key: "k2", Tool: "send_notification", PayloadVersion: 1,
 			Args: []byte(`{"to":"a@example.com","body":"disk full"}`), WorkerID: "worker-3"}, reconcile.CallOptions{}); err != nil || res.Class != model.ClassDone {
 			t.Fatalf("the new key's call: %s %v", res.Class, err)
 		}
-	}
-	l.notify(t, "acme", "k", "a@example.com", provider.Faults{})
-	l.svc.At, l.svc.Lease = nil, reconcile.DefaultLease
+	})
 	if op := l.get(t, "acme", "k").Operation; op.State != model.StateSuperseded || !op.Contradicted {
 		t.Fatalf("set-up: k %s contradicted=%v; want superseded, contradicted", op.State, op.Contradicted)
 	}
