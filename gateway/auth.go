@@ -116,7 +116,8 @@ func (g *Gateway) authenticate(w http.ResponseWriter, r *http.Request) bool {
 			newProblem(KindUnauthorized, err.Error()).write(w)
 			return false
 		}
-		p := newProblem(KindBusy, "cannot check the token now: "+g.unplaced(err.Error()))
+		noteErr(r.Context(), err)
+		p := newProblem(KindBusy, "cannot check the token now: "+err.Error())
 		p.RetryAfter = g.retryAfter()
 		p.write(w)
 		return false

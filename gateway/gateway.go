@@ -13,7 +13,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/retrysafe/retrysafe/model"
@@ -139,20 +138,21 @@ func New(cfg Config) (*Gateway, error) {
 		json.Unmarshal(schema, &args) // an object: withKey read it
 		g.tools[name] = toolInfo{schema: schema, payloadVersion: cfg.Tools.PayloadVersion(name), args: args}
 	}
+	if u, ok := g.ledger.(unplacer); ok {
+		u.Unplace()
+	}
 	g.metrics = newMetrics(g.ledger, cfg.Tools.Names())
 	return g, nil
 }
 
-// unplaced is a message for a client without where the ledger lives (its
-// file's path, or its URL's host, user, database and schema): the
-// operator's to know (the console and ops show say it), and /healthz
-// answers anyone.
-func (g *Gateway) unplaced(msg string) string {
-	if where := g.ledger.Path(); where != "" {
-		msg = strings.ReplaceAll(msg, where, "the ledger")
-	}
-	return msg
-}
+// unplacer is a ledger that can leave where it lives (its file's path, or
+// its URL's host, user, database and schema) out of its errors: the
+// operator's to know (the console and ops show say it), and the gateway's
+// answers — /healthz's too — go to anyone. The place is left out where the
+// store would have put it: replacing its letters in a whole message
+// afterwards also rewrote the caller's own words (serve --db e turned
+// create_support_task into "crthe ledgeratthe ledger_support_task").
+type unplacer interface{ Unplace() }
 
 // retryAfter is the Retry-After value in whole seconds.
 func (g *Gateway) retryAfter() int { return int((g.cfg.RetryAfter + time.Second - 1) / time.Second) }
@@ -170,6 +170,7 @@ func (g *Gateway) Handler() http.Handler {
 	mux.HandleFunc("POST /v1/tools/{tool}", g.bodyFirst(g.cfg.MaxBody, g.postTool))
 	mux.HandleFunc("/v1/tools/{tool}", g.methodNotAllowed("POST"))
 	mux.HandleFunc("GET /v1/operations/{key...}", g.limited(g.authed(g.getOperation)))
+	mux.HandleFunc("/v1/operations/{key...}", g.methodNotAllowed("GET"))
 	mux.HandleFunc("GET /v1/operations", g.limited(g.authed(g.listOperations)))
 	mux.HandleFunc("/v1/operations", g.methodNotAllowed("GET"))
 	mux.Handle("/mcp", g.bodyFirst(g.mcpMaxBody(), g.mcpHTTP()))
@@ -213,14 +214,16 @@ func (g *Gateway) healthz(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	if wr, ok := g.ledger.(store.WriteRefuser); ok {
 		if err := wr.WritesRefused(); err != nil {
-			p := newProblem(KindBusy, "ledger refuses writes: "+g.unplaced(err.Error()))
+			noteErr(r.Context(), err)
+			p := newProblem(KindBusy, "ledger refuses writes: "+err.Error())
 			p.RetryAfter = g.retryAfter()
 			p.write(w)
 			return
 		}
 	}
 	if _, err := g.ledger.Counts(ctx, ""); err != nil {
-		p := newProblem(KindBusy, "ledger not readable: "+g.unplaced(err.Error()))
+		noteErr(r.Context(), err)
+		p := newProblem(KindBusy, "ledger not readable: "+err.Error())
 		p.RetryAfter = g.retryAfter()
 		p.write(w)
 		return

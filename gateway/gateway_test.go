@@ -74,9 +74,25 @@ type env struct {
 
 func newEnv(t *testing.T, tune ...func(*gateway.Config)) *env {
 	t.Helper()
+	return newEnvNamed(t, "", tune...)
+}
+
+// newEnvNamed is newEnv with the ledger at a relative path, name, in a new
+// working directory ("" is a file in a temporary directory): what
+// `serve --db NAME` opens.
+func newEnvNamed(t *testing.T, name string, tune ...func(*gateway.Config)) *env {
+	t.Helper()
 	e := &env{t: t, tokens: map[string]string{}}
 	now := func() time.Time { return time.Now().Add(time.Duration(e.offset.Load()) * time.Millisecond) }
-	l := testledger.New(t, testledger.WithNow(now), testledger.ProviderFile("provider.db"))
+	opts := []testledger.Option{testledger.WithNow(now), testledger.ProviderFile("provider.db")}
+	var l *testledger.Ledger
+	if name == "" {
+		l = testledger.New(t, opts...)
+	} else {
+		t.Chdir(t.TempDir())
+		l = testledger.In(t, ".", append(opts, testledger.Named(name))...)
+		t.Cleanup(l.Close)
+	}
 	e.path, e.st, e.sb, e.svc = l.Path, l.Store, l.Sandbox, l.Svc
 	cfg := gateway.Config{Service: e.svc, Tools: catalog{}, Worker: "gateway-test",
 		CallTimeout: 700 * time.Millisecond, MaxInFlight: 64}
@@ -372,6 +388,16 @@ func TestBadRequestsAre4xxWithOneProblemAndWriteNothing(t *testing.T) {
 		{"empty key", "/v1/tools/create_support_task", task, std("Idempotency-Key", `""`), 400},
 		{"300-character key", "/v1/tools/create_support_task", task, std("Idempotency-Key", strings.Repeat("k", 300)), 400},
 		{"key given twice", "/v1/tools/create_support_task", task, std("Idempotency-Key", "a", "Idempotency-Key", "b"), 400},
+		// A proxy folds two headers into one, comma-separated: the same
+		// two keys, not a key "a, b".
+		{"key given twice, folded into one header", "/v1/tools/create_support_task", task, std("Idempotency-Key", "a, b"), 400},
+		{"structured keys given twice, folded", "/v1/tools/create_support_task", task, std("Idempotency-Key", `"a", "b"`), 400},
+		// The draft's key is a bare sf-string: parameters are not part of
+		// it, and recording `"ab";x=1` literally was a key no one sent.
+		{"structured key with parameters", "/v1/tools/create_support_task", task, std("Idempotency-Key", `"ab";x=1`), 400},
+		{"structured key followed by other bytes", "/v1/tools/create_support_task", task, std("Idempotency-Key", `"ab"cd`), 400},
+		{"two X-Trace-Id headers", "/v1/tools/create_support_task", task, std("Idempotency-Key", "k1", "X-Trace-Id", "t1", "X-Trace-Id", "t2"), 400},
+		{"two Content-Type headers", "/v1/tools/create_support_task", task, std("Idempotency-Key", "k1", "Content-Type", "application/json"), 400},
 		// Only SP and HTAB surround a header's value (RFC 9110's OWS): a
 		// key ending in U+0085 or U+00A0 was trimmed to "k1" and recorded
 		// under a key the client never sent.
@@ -449,6 +475,17 @@ func TestBadRequestsAre4xxWithOneProblemAndWriteNothing(t *testing.T) {
 		}
 		r.problem(t)
 	})
+	// One operation's URL takes GET only: another method is 405 with
+	// Allow, as the other endpoints answer, not "no such endpoint".
+	for _, method := range []string{"DELETE", "PUT", "OPTIONS", "POST"} {
+		t.Run(method+" of an operation", func(t *testing.T) {
+			r := e.do(method, "/v1/operations/k1", "", "Authorization", auth)
+			if r.status != 405 || r.header.Get("Allow") != "GET" {
+				t.Fatalf("%d %v %s; want 405 with Allow: GET", r.status, r.header, r.body)
+			}
+			r.problem(t)
+		})
+	}
 }
 
 // An argument the tool does not declare is refused by name, over HTTP and
@@ -747,8 +784,8 @@ func TestOverTheConcurrencyCapIs503WithRetryAfter(t *testing.T) {
 	if r.status != 503 || r.header.Get("Retry-After") != "1" {
 		t.Fatalf("over the cap: %d %v %s", r.status, r.header, r.body)
 	}
-	if p := r.problem(t); p.Type != gateway.TypeURI(gateway.KindBusy) {
-		t.Fatalf("problem %+v", p)
+	if p := r.problem(t); p.Type != gateway.TypeURI(gateway.KindBusy) || p.Class != model.ClassInternal {
+		t.Fatalf("problem %+v; want busy, class internal (as the table says)", p)
 	}
 	if _, err := e.st.Get(context.Background(), "acme", "shed"); !model.IsCode(err, model.CodeNotFound) {
 		t.Fatalf("a shed request wrote: %v", err)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"mime"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -34,6 +35,15 @@ func (g *Gateway) postTool(w http.ResponseWriter, r *http.Request) {
 		p.write(w)
 		return
 	}
+	// Two of a header the call reads one of: which one did the client
+	// mean? (Two Authorization headers are refused by authenticate.)
+	for _, name := range []string{"Content-Type", "X-Trace-Id", "Traceparent"} {
+		if n := len(r.Header.Values(name)); n > 1 {
+			g.metrics.refused(tool, KindInvalid)
+			newProblem(KindInvalid, name+" header given "+strconv.Itoa(n)+" times; send it once; nothing was written").write(w)
+			return
+		}
+	}
 	if p := checkContentType(r.Header.Get("Content-Type")); p != nil {
 		g.metrics.refused(tool, KindInvalid)
 		w.Header().Set("Accept-Post", "application/json")
@@ -55,12 +65,11 @@ func (g *Gateway) postTool(w http.ResponseWriter, r *http.Request) {
 	body, err := readBody(w, r, g.cfg.MaxBody)
 	if err != nil {
 		g.metrics.refused(tool, KindInvalid)
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			tooLarge(-1, g.cfg.MaxBody).write(w)
+		if p := unreadBody(err); p != nil {
+			p.write(w)
 			return
 		}
-		newProblem(KindInvalid, "cannot read the request body: "+err.Error()).write(w)
+		tooLarge(-1, g.cfg.MaxBody).write(w)
 		return
 	}
 	if path, known := g.checked.unknownArgument(tool, ti.args, body); path != "" {
@@ -71,7 +80,28 @@ func (g *Gateway) postTool(w http.ResponseWriter, r *http.Request) {
 	res, err := g.call(ctx, model.Request{Tenant: tenantOf(ctx), Key: key, Tool: tool, PayloadVersion: ti.payloadVersion,
 		Args: body, TraceID: traceOf(ctx)})
 	info.class = string(res.Class)
+	if res.Class == model.ClassInternal || res.Class == model.ClassUnknown {
+		noteErr(ctx, err)
+	}
 	g.writeResult(w, res, err, key)
+}
+
+// unreadBody is the answer for a body that failed to arrive (nil for
+// none, and for one over the limit, which the caller answers): 408 for one
+// that did not arrive within the server's read timeout, else 400 — in
+// words of their own, without the socket's addresses the error names.
+func unreadBody(err error) *Problem {
+	var mbe *http.MaxBytesError
+	if err == nil || errors.As(err, &mbe) {
+		return nil
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		p := newProblem(KindInvalid, "the request body did not arrive in time; nothing was written")
+		p.Status = http.StatusRequestTimeout
+		return p
+	}
+	return newProblem(KindInvalid, "the request body could not be read (the connection broke or the body was cut short); nothing was written")
 }
 
 func tooLarge(n, max int64) *Problem {
@@ -100,39 +130,76 @@ func checkContentType(v string) *Problem {
 }
 
 // idempotencyKey reads the Idempotency-Key header. The draft makes it a
-// Structured Field String ("…" with \" and \\ escapes); a bare token is
-// accepted as is. The key's own rules (length, printable) are the call's.
+// Structured Field String ("…" with \" and \\ escapes, no parameters); a
+// bare token is accepted as is. A comma outside a string is two values
+// folded into one header (as proxies combine repeated headers): refused
+// like two headers. The key's own rules (length, printable) are the call's.
 func idempotencyKey(h http.Header) (string, error) {
 	vals := h.Values("Idempotency-Key")
-	switch {
-	case len(vals) == 0:
+	if len(vals) == 0 {
 		return "", model.Errorf(model.CodeInvalid, "Idempotency-Key header is required: the operation id, the same on every retry of this request; nothing was written")
-	case len(vals) > 1:
-		return "", model.Errorf(model.CodeInvalid, "Idempotency-Key header given %d times; send it once; nothing was written", len(vals))
 	}
-	v := trimOWS(vals[0])
-	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
-		var b strings.Builder
-		inner := v[1 : len(v)-1]
-		for i := 0; i < len(inner); i++ {
-			c := inner[i]
-			if c == '\\' {
-				if i+1 >= len(inner) || (inner[i+1] != '"' && inner[i+1] != '\\') {
-					return "", model.Errorf(model.CodeInvalid, "Idempotency-Key is not a valid structured string (bad escape); nothing was written")
-				}
-				i++
-				c = inner[i]
-			} else if c == '"' {
-				return "", model.Errorf(model.CodeInvalid, "Idempotency-Key is not a valid structured string (unescaped quote); nothing was written")
-			}
-			b.WriteByte(c)
+	var keys []string
+	for _, v := range vals {
+		ks, err := keyList(trimOWS(v))
+		if err != nil {
+			return "", err
 		}
-		v = b.String()
+		keys = append(keys, ks...)
 	}
-	if v == "" {
+	if len(keys) > 1 {
+		return "", model.Errorf(model.CodeInvalid, "Idempotency-Key header given %d times; send it once (a key with a comma is sent as a quoted string); nothing was written", len(keys))
+	}
+	if keys[0] == "" {
 		return "", model.Errorf(model.CodeInvalid, "Idempotency-Key must not be empty; nothing was written")
 	}
-	return v, nil
+	return keys[0], nil
+}
+
+// keyList reads one Idempotency-Key field value: its members, separated
+// by commas outside strings — one for a well-formed header.
+func keyList(v string) ([]string, error) {
+	var keys []string
+	for {
+		var key string
+		if strings.HasPrefix(v, `"`) {
+			var b strings.Builder
+			i := 1
+			for ; i < len(v) && v[i] != '"'; i++ {
+				c := v[i]
+				if c == '\\' {
+					if i+1 >= len(v) || (v[i+1] != '"' && v[i+1] != '\\') {
+						return nil, model.Errorf(model.CodeInvalid, "Idempotency-Key is not a valid structured string (bad escape); nothing was written")
+					}
+					i++
+					c = v[i]
+				}
+				b.WriteByte(c)
+			}
+			if i >= len(v) {
+				return nil, model.Errorf(model.CodeInvalid, "Idempotency-Key is not a valid structured string (no closing quote); nothing was written")
+			}
+			key, v = b.String(), trimOWS(v[i+1:])
+			switch {
+			case strings.HasPrefix(v, ";"):
+				return nil, model.Errorf(model.CodeInvalid, "Idempotency-Key must be a string without parameters (got %q after it); nothing was written", v)
+			case v != "" && v[0] != ',':
+				return nil, model.Errorf(model.CodeInvalid, "Idempotency-Key is not a valid structured string (unescaped quote or bytes after it); nothing was written")
+			}
+		} else {
+			var found bool
+			key, v, found = strings.Cut(v, ",")
+			key = trimOWS(key)
+			if found {
+				v = "," + v
+			}
+		}
+		keys = append(keys, key)
+		if v == "" {
+			return keys, nil
+		}
+		v = trimOWS(v[1:]) // past the comma: another member
+	}
 }
 
 // writeResult answers a call: the receipt for done (201 created, 200
@@ -164,7 +231,7 @@ func (g *Gateway) writeResult(w http.ResponseWriter, res reconcile.Result, err e
 	if res.Class == model.ClassInternal && model.IsCode(err, model.CodeBusy) {
 		k = KindBusy
 	}
-	p := newProblem(k, g.unplaced(res.Message))
+	p := newProblem(k, res.Message)
 	p.Class, p.Key, p.NewKey, p.State = res.Class, key, res.NewKey, res.State
 	if res.Class == model.ClassInvalid {
 		p.Detail += "; nothing was written"
@@ -188,7 +255,16 @@ var (
 	hdrNoStore = []string{"no-store"}
 )
 
-func operationPath(key string) string { return "/v1/operations/" + url.PathEscape(key) }
+// operationPath is the URL path of key's operation: one path segment.
+// url.PathEscape leaves dots alone, and the segments "." and ".." are
+// removed by every URL resolver (/v1/operations/.. is /v1/): their dots
+// are percent-encoded, which the mux decodes back to the key.
+func operationPath(key string) string {
+	if key == "." || key == ".." {
+		return "/v1/operations/" + strings.Repeat("%2E", len(key))
+	}
+	return "/v1/operations/" + url.PathEscape(key)
+}
 
 // operationView is what a tenant sees of its own operation.
 type operationView struct {
@@ -252,12 +328,12 @@ func (g *Gateway) getOperation(w http.ResponseWriter, r *http.Request) {
 		case model.IsCode(err, model.CodeNotFound):
 			notFound(key).write(w)
 		default:
-			g.storeProblem(err).write(w)
+			g.storeProblem(r.Context(), err).write(w)
 		}
 		return
 	}
 	if err != nil {
-		g.storeProblem(err).write(w)
+		g.storeProblem(r.Context(), err).write(w)
 		return
 	}
 	v := viewOf(d.Operation)
@@ -329,7 +405,7 @@ func (g *Gateway) listOperations(w http.ResponseWriter, r *http.Request) {
 	}
 	ops, err := g.ledger.List(r.Context(), lq)
 	if err != nil {
-		g.storeProblem(err).write(w)
+		g.storeProblem(r.Context(), err).write(w)
 		return
 	}
 	out := struct {
@@ -345,13 +421,14 @@ func (g *Gateway) listOperations(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-func (g *Gateway) storeProblem(err error) *Problem {
+func (g *Gateway) storeProblem(ctx context.Context, err error) *Problem {
+	noteErr(ctx, err)
 	if model.IsCode(err, model.CodeBusy) {
-		p := newProblem(KindBusy, g.unplaced(err.Error()))
+		p := newProblem(KindBusy, err.Error())
 		p.RetryAfter = g.retryAfter()
 		return p
 	}
-	return newProblem(KindInternal, g.unplaced(err.Error()))
+	return newProblem(KindInternal, err.Error())
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

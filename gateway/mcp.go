@@ -102,15 +102,17 @@ func (g *Gateway) mcpHandler(tenant, tool string) mcp.ToolHandler {
 			return toolError(reconcile.Result{Class: model.ClassInvalid, Message: unknownArgumentMessage(tool, path, known) + "; nothing was written"}, key), nil
 		}
 		res, err := g.call(ctx, model.Request{Tenant: tenant, Key: key, Tool: tool, PayloadVersion: g.tools[tool].payloadVersion, Args: args, TraceID: trace})
-		log.Info("mcp call", "tenant", tenant, "tool", tool, "key", key, "class", res.Class, "outcome", res.Outcome)
+		if err != nil && (res.Class == model.ClassInternal || res.Class == model.ClassUnknown) {
+			log.Warn("mcp call", "tenant", tenant, "tool", tool, "key", key, "class", res.Class, "outcome", res.Outcome, "err", withCause(err))
+		} else {
+			log.Info("mcp call", "tenant", tenant, "tool", tool, "key", key, "class", res.Class, "outcome", res.Outcome)
+		}
 		if res.Class == model.ClassDone && res.Receipt != nil {
 			b, _ := json.Marshal(res.Receipt)
 			var structured map[string]any
 			json.Unmarshal(b, &structured)
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(textsafe.JSON(b))}}, StructuredContent: structured}, nil
 		}
-		_ = err // the class says it all; internal errors are in the message
-		res.Message = g.unplaced(res.Message)
 		return toolError(res, key), nil
 	}
 }
@@ -206,7 +208,10 @@ func mcpTrace(req *mcp.CallToolRequest) string {
 func whatToDo(res reconcile.Result) string {
 	switch res.Class {
 	case model.ClassInProgress:
-		return "Retry later with the same idempotency_key: another attempt of this operation is in progress."
+		if heldElsewhere(res) {
+			return "Retry later with the same idempotency_key: another attempt of this operation is in progress."
+		}
+		return "Retry later with the same idempotency_key: this operation has not finished (the provider has not answered for good), and sending it again with the same key is safe."
 	case model.ClassUnknown:
 		return "Stop: the outcome of this operation is unknown and a person must reconcile it. Do not retry it and do not use a new key for it."
 	case model.ClassSuperseded:
@@ -221,6 +226,15 @@ func whatToDo(res reconcile.Result) string {
 		return "Do not retry: the provider rejected this request for good."
 	}
 	return "Retry later with the same idempotency_key: the service had an internal problem."
+}
+
+// heldElsewhere reports an in_progress answer that is another attempt's
+// claim, still held — not this call's own attempt, which ended without a
+// final answer from the provider (not applied, busy, or no answer from a
+// provider that honours keys) and left nothing in flight.
+func heldElsewhere(res reconcile.Result) bool {
+	return res.Outcome == model.OutcomeInProgress && res.Op != nil && res.Op.State == model.StateInProgress &&
+		res.Op.LeaseOwner != "released" && res.Op.LeaseOwner != ""
 }
 
 func toolError(res reconcile.Result, key string) *mcp.CallToolResult {
@@ -261,11 +275,27 @@ func (g *Gateway) mcpHTTP() http.HandlerFunc {
 		// runs as many tool calls at once as fit in the body (it takes
 		// batches from clients of protocol versions before 2025-06-18):
 		// refused, as on stdio. bodyFirst has the body in memory.
-		if b, ok := r.Body.(*bufferedBody); ok && r.Method == http.MethodPost && isBatch(b.b) {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusBadRequest)
-			w.Write(rpcError(nil, rpcInvalidRequest, "Invalid request: JSON-RPC batches are not supported; send one message per request"))
-			return
+		if b, ok := r.Body.(*bufferedBody); ok && r.Method == http.MethodPost {
+			if p := unreadBody(b.err); p != nil {
+				p.write(w)
+				return
+			}
+			var bad []byte
+			switch {
+			case isBatch(b.b):
+				bad = rpcError(nil, rpcInvalidRequest, "Invalid request: JSON-RPC batches are not supported; send one message per request")
+			case json.Valid(b.b):
+				// A message the SDK would take for a response and drop,
+				// answering 202 and nothing (as on stdio, where it waited
+				// for ever): -32600 with its id.
+				bad = noMethod(b.b)
+			}
+			if bad != nil {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusBadRequest)
+				w.Write(bad)
+				return
+			}
 		}
 		h.ServeHTTP(w, r)
 	}

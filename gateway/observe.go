@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -21,6 +22,27 @@ type reqInfo struct {
 	tenant string
 	key    string
 	class  string
+	// err is a ledger error behind the answer, for the log line only:
+	// with its cause (a driver's words name hosts and sockets), which the
+	// answer leaves out.
+	err error
+}
+
+// noteErr keeps err for the request's log line.
+func noteErr(ctx context.Context, err error) {
+	if err != nil {
+		infoOf(ctx).err = err
+	}
+}
+
+// withCause is err's message and its cause's, where the message does not
+// hold it already: what the operator's log says of a ledger error.
+func withCause(err error) string {
+	s := err.Error()
+	if c := errors.Unwrap(err); c != nil && !strings.Contains(s, c.Error()) {
+		s += " (" + c.Error() + ")"
+	}
+	return s
 }
 
 func infoOf(ctx context.Context) *reqInfo {
@@ -158,7 +180,12 @@ func (g *Gateway) observe(next http.Handler) http.Handler {
 				status = http.StatusOK
 			}
 			g.metrics.request(rt, status).Inc()
-			if rt != "/metrics" && rt != "/healthz" && g.log.Enabled(ctx, slog.LevelInfo) {
+			switch {
+			case info.err != nil && g.log.Enabled(ctx, slog.LevelWarn):
+				info.logger().Warn("request", "method", r.Method, "route", rt, "status", status,
+					"tenant", info.tenant, "key", info.key, "class", info.class,
+					"duration_ms", float64(time.Since(start).Microseconds())/1000, "err", withCause(info.err))
+			case rt != "/metrics" && rt != "/healthz" && g.log.Enabled(ctx, slog.LevelInfo):
 				info.logger().Info("request", "method", r.Method, "route", rt, "status", status,
 					"tenant", info.tenant, "key", info.key, "class", info.class,
 					"duration_ms", float64(time.Since(start).Microseconds())/1000)

@@ -42,7 +42,7 @@ func kinds() map[Kind]kindInfo {
 	return map[Kind]kindInfo{
 		KindInvalid:      {http.StatusBadRequest, "Invalid request: fix the request; nothing was written"},
 		KindConflict:     {http.StatusUnprocessableEntity, "Conflict: the key was used with different arguments; fix the request or use a new key"},
-		KindInProgress:   {http.StatusConflict, "In progress: another attempt holds this key; retry later with the same key"},
+		KindInProgress:   {http.StatusConflict, "In progress: the operation has not finished (another attempt holds the key, or the provider has not answered for good); retry later with the same key"},
 		KindUnknown:      {http.StatusLocked, "Unknown outcome: stop, a person must reconcile this operation"},
 		KindSuperseded:   {http.StatusGone, "Superseded: an operator authorized a new key; use new_key"},
 		KindExpired:      {http.StatusPreconditionFailed, "Expired: the key is past its replay window; reconcile, do not retry under a fresh key"},
@@ -85,7 +85,11 @@ type Problem struct {
 func newProblem(k Kind, detail string) *Problem {
 	info := kinds()[k]
 	p := &Problem{Type: TypeURI(k), Title: info.Title, Status: info.Status, Detail: detail}
-	if k != KindBusy && k != KindUnauthorized && k != KindNotFound {
+	switch k {
+	case KindBusy: // the table's row: class internal, exit 1
+		p.Class = model.ClassInternal
+	case KindUnauthorized, KindNotFound:
+	default:
 		p.Class = model.Class(k)
 	}
 	return p

@@ -214,14 +214,34 @@ func checkLine(line []byte) []byte {
 		return rpcError(nil, rpcInvalidRequest, "Invalid request: JSON-RPC batches are not supported; send one message per line")
 	}
 	if _, err := jsonrpc.DecodeMessage(line); err != nil {
-		var probe struct {
-			ID json.RawMessage `json:"id"`
-		}
-		var id json.RawMessage
-		if json.Unmarshal(line, &probe) == nil && len(probe.ID) > 0 && (probe.ID[0] == '"' || probe.ID[0] == '-' || (probe.ID[0] >= '0' && probe.ID[0] <= '9')) {
-			id = probe.ID
-		}
-		return rpcError(id, rpcInvalidRequest, "Invalid request: not a JSON-RPC 2.0 message ("+err.Error()+"); it was ignored")
+		return rpcError(messageID(line), rpcInvalidRequest, "Invalid request: not a JSON-RPC 2.0 message ("+err.Error()+"); it was ignored")
+	}
+	return noMethod(line)
+}
+
+// noMethod is the error response for a JSON-RPC message (valid JSON) that
+// has no method and neither a result nor an error — not a request, not a
+// response, though the SDK decodes it as a response and drops it, leaving
+// the client waiting — else nil.
+func noMethod(msg []byte) []byte {
+	var probe struct {
+		Method *json.RawMessage `json:"method"`
+		Result *json.RawMessage `json:"result"`
+		Error  *json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(msg, &probe) != nil || probe.Method != nil || probe.Result != nil || probe.Error != nil {
+		return nil
+	}
+	return rpcError(messageID(msg), rpcInvalidRequest, "Invalid request: a message without a method (and without a result or an error); it was ignored")
+}
+
+// messageID is msg's id where it is a string or a number, else nil.
+func messageID(msg []byte) json.RawMessage {
+	var probe struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(msg, &probe) == nil && len(probe.ID) > 0 && (probe.ID[0] == '"' || probe.ID[0] == '-' || (probe.ID[0] >= '0' && probe.ID[0] <= '9')) {
+		return probe.ID
 	}
 	return nil
 }

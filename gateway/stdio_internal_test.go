@@ -35,3 +35,20 @@ func TestFilterLinesPassesMessagesAndAnswersTheRest(t *testing.T) {
 		t.Errorf("answers %q", answered.String())
 	}
 }
+
+// A message with an id and no method, result or error is neither a request
+// nor a response: -32600 with its id (the SDK read it as a response and
+// dropped it, and the client waited for ever).
+func TestCheckLineAnswersAMessageWithoutAMethod(t *testing.T) {
+	for _, line := range []string{`{"jsonrpc":"2.0","id":5}`, `{"jsonrpc":"2.0","id":5,"params":{}}`} {
+		got := string(checkLine([]byte(line)))
+		if !strings.Contains(got, `"code":-32600`) || !strings.Contains(got, `"id":5`) {
+			t.Errorf("%s: %q; want -32600 with id 5", line, got)
+		}
+	}
+	for _, line := range []string{`{"jsonrpc":"2.0","id":5,"result":{}}`, `{"jsonrpc":"2.0","id":5,"error":{"code":1,"message":"x"}}`, `{"jsonrpc":"2.0","method":"notifications/initialized"}`} {
+		if got := checkLine([]byte(line)); got != nil {
+			t.Errorf("%s: %q; want it passed", line, got)
+		}
+	}
+}

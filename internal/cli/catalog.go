@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/retrysafe/retrysafe/model"
 )
@@ -34,9 +35,13 @@ func (c toolCatalog) Description(name string) string {
 	if t.Kind() == model.EffectExternal {
 		effect = "sends a request to an external provider (two phases: claim recorded before dispatch)"
 	}
-	desc := t.Description
+	desc := strings.TrimSpace(t.Description)
 	if desc == "" {
 		desc = t.Name
+	}
+	// The tool's words are a sentence of their own before ours.
+	if !strings.ContainsAny(desc[len(desc)-1:], ".!?") {
+		desc += "."
 	}
 	return fmt.Sprintf("%s It %s. Safe to call again with the same idempotency_key.", desc, effect)
 }

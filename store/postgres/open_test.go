@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -166,7 +168,13 @@ func TestErrorsAreClassedBySQLSTATE(t *testing.T) {
 		{&pgconn.PgError{Code: "58030", Message: "x"}, model.CodeInternal},
 		{&pgconn.PgError{Code: "22P05", Message: "x"}, model.CodeInvalid},
 		{&pgconn.PgError{Code: "42601", Message: "deadlock detected"}, model.CodeInternal},
-		{io.ErrUnexpectedEOF, model.CodeInternal},
+		// A connection that broke in the middle of a reply: an outage,
+		// by type and errors.Is; the same words as text are not.
+		{io.ErrUnexpectedEOF, model.CodeBusy},
+		{fmt.Errorf("read: %w", io.EOF), model.CodeBusy},
+		{&net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}, model.CodeBusy},
+		{fmt.Errorf("write: %w", syscall.EPIPE), model.CodeBusy},
+		{errors.New("unexpected EOF"), model.CodeInternal},
 		{context.DeadlineExceeded, model.CodeBusy},
 		{fmt.Errorf("wrapped: %w", &pgconn.PgError{Code: "23505"}), model.CodeConflict},
 		{errors.New("serialization failure"), model.CodeInternal},

@@ -18,10 +18,14 @@ import (
 	"embed"
 	"encoding/hex"
 	"errors"
+	"io"
+	"net"
 	"net/url"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -41,9 +45,11 @@ type Store struct {
 	cfg    *pgxpool.Config
 	schema string
 	where  string // the URL without its password, for people
-	now    func() time.Time
-	ro     bool
-	sync   string // synchronous_commit of durable transactions: on, or off for Fast
+	// unplaced: errors name the ledger without where it lives (Unplace).
+	unplaced atomic.Bool
+	now      func() time.Time
+	ro       bool
+	sync     string // synchronous_commit of durable transactions: on, or off for Fast
 
 	// Commits wake the notifier, which tells the schema's LISTEN/NOTIFY
 	// channel once per wake-up (many commits, one notification).
@@ -514,7 +520,10 @@ func refusedByServer(code string) bool {
 }
 
 // connectionLost reports a broken or refused connection, by type and by
-// SQLSTATE class 08 and the shutdown codes — never by message text.
+// SQLSTATE class 08 and the shutdown codes — never by message text. A
+// connection that ends in the middle of a reply (the server killed, the
+// socket reset) surfaces as io.ErrUnexpectedEOF, io.EOF, a *net.OpError
+// or ECONNRESET/EPIPE, with or without pgconn's wrapping.
 func connectionLost(err error) bool {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
@@ -529,11 +538,44 @@ func connectionLost(err error) bool {
 	if errors.As(err, &ce) {
 		return true
 	}
+	var oe *net.OpError
+	if errors.As(err, &oe) {
+		return true
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, net.ErrClosed) {
+		return true
+	}
 	var ne interface{ Timeout() bool }
 	if errors.As(err, &ne) && !pgconn.Timeout(err) {
 		return true // a net.Error: the socket broke
 	}
 	return pgconn.SafeToRetry(err) || errors.Is(err, pgx.ErrTxClosed)
+}
+
+// Unplace makes the store's errors name the ledger without where it lives
+// from now on ("the ledger" for its URL's host, user, database and schema):
+// a gateway hands them to its clients, and where the ledger lives is the
+// operator's to know. Path still says where it is. A caller's words in an
+// error (a key, an argument) are never touched: the place is left out where
+// the store would have put it, not replaced afterwards.
+func (s *Store) Unplace() { s.unplaced.Store(true) }
+
+// named is the ledger as an error names it: its URL (without password),
+// or "the ledger" once unplaced.
+func (s *Store) named() string {
+	if s.unplaced.Load() {
+		return "the ledger"
+	}
+	return s.where
+}
+
+// ledger is "ledger URL", or "the ledger" once unplaced.
+func (s *Store) ledger() string {
+	if s.unplaced.Load() {
+		return "the ledger"
+	}
+	return "ledger " + s.where
 }
 
 // translate maps driver errors to model errors by SQLSTATE; model errors
@@ -546,26 +588,26 @@ func (s *Store) translate(err error, what string) error {
 	if errors.As(err, &me) {
 		return err
 	}
-	prefix := s.where
+	prefix := s.named()
 	if what != "" {
 		prefix += ": " + what
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || pgconn.Timeout(err) {
-		return model.Wrap(model.CodeBusy, err, "ledger %s: the deadline passed before the transaction finished", s.where)
+		return model.Wrap(model.CodeBusy, err, "%s: the deadline passed before the transaction finished", s.ledger())
 	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		switch {
 		case retryable(err):
-			return model.Wrap(model.CodeBusy, err, "ledger %s stayed locked by another writer until the deadline (SQLSTATE %s)", s.where, pe.Code)
+			return model.Wrap(model.CodeBusy, err, "%s stayed locked by another writer until the deadline (SQLSTATE %s)", s.ledger(), pe.Code)
 		case pe.Code == "57014": // query_canceled: our deadline, or an operator
-			return model.Wrap(model.CodeBusy, err, "ledger %s: the statement was cancelled before it finished (SQLSTATE %s)", s.where, pe.Code)
+			return model.Wrap(model.CodeBusy, err, "%s: the statement was cancelled before it finished (SQLSTATE %s)", s.ledger(), pe.Code)
 		case strings.HasPrefix(pe.Code, "23"): // integrity constraint violation
 			return model.Wrap(model.CodeConflict, err, "%s: constraint violated (SQLSTATE %s, %s)", prefix, pe.Code, pe.ConstraintName)
 		case pe.Code == "22021" || pe.Code == "22P05": // bytes PostgreSQL text cannot hold (NUL)
 			return model.Wrap(model.CodeInvalid, err, "%s: text PostgreSQL cannot store (SQLSTATE %s)", prefix, pe.Code)
 		case pe.Code == "25006": // read_only_sql_transaction
-			return model.Wrap(model.CodeInvalid, err, "ledger %s is open read-only (SQLSTATE %s)", s.where, pe.Code)
+			return model.Wrap(model.CodeInvalid, err, "%s is open read-only (SQLSTATE %s)", s.ledger(), pe.Code)
 		case pe.Code == "42501": // insufficient_privilege
 			return model.Wrap(model.CodeUnavailable, err, "%s: permission denied (SQLSTATE %s)", prefix, pe.Code)
 		case pe.Code == "53100" || strings.HasPrefix(pe.Code, "58"): // disk full, I/O error
@@ -575,6 +617,9 @@ func (s *Store) translate(err error, what string) error {
 		case connectionLost(err) && refusedByServer(pe.Code):
 			// The server's words name what it refused (a database that
 			// does not exist, a failed login) and hold no password.
+			if s.unplaced.Load() { // they name the role or the database
+				return model.Wrap(model.CodeUnavailable, err, "%s: PostgreSQL refused the connection (SQLSTATE %s)", prefix, pe.Code)
+			}
 			return model.Wrap(model.CodeUnavailable, err, "%s: PostgreSQL refused the connection: %s (SQLSTATE %s)", prefix, pe.Message, pe.Code)
 		case connectionLost(err):
 			// An outage (the server stopped, restarting, out of
@@ -588,7 +633,11 @@ func (s *Store) translate(err error, what string) error {
 		return model.Wrap(model.CodeInternal, err, "%s: SQLSTATE %s: %s", prefix, pe.Code, pe.Message)
 	}
 	if connectionLost(err) {
-		return model.Wrap(model.CodeBusy, err, "%s: PostgreSQL is unavailable (an outage): %v", prefix, err)
+		// The driver's words name the user, database, host and socket
+		// (failed to connect to user=… database=…: /…/.s.PGSQL.5432):
+		// they stay in the wrapped cause, for the operator's log, and out
+		// of the message, which a gateway hands to its clients.
+		return model.Wrap(model.CodeBusy, err, "%s: PostgreSQL is unavailable (an outage)", prefix)
 	}
 	return model.Wrap(model.CodeInternal, err, "%s: %v", prefix, err)
 }

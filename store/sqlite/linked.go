@@ -80,16 +80,16 @@ func (s *Store) checkFiles(c *connTx) error {
 		return nil
 	}
 	if !dbKept {
-		s.files.lost = model.Errorf(model.CodeInternal, "%s was removed or replaced while this process had it open: what it commits would not be in the ledger; nothing more is written here — restart retrysafe", s.path)
+		s.files.lost = model.Errorf(model.CodeInternal, "%s was removed or replaced while this process had it open: what it commits would not be in the ledger; nothing more is written here — restart retrysafe", s.file())
 		return s.files.lost
 	}
-	s.files.lost = model.Errorf(model.CodeInternal, "%s-wal was removed while this process had the ledger open; its commits were copied into %s, and nothing more is written here — restart retrysafe", s.path, s.path)
+	s.files.lost = model.Errorf(model.CodeInternal, "%s was removed while this process had the ledger open; its commits were copied into %s, and nothing more is written here — restart retrysafe", s.beside("-wal"), s.file())
 	// Into the ledger file while the unlinked log is still readable here;
 	// TRUNCATE also empties it, so another process starts a log of its own.
 	var busy, logFrames, done int
 	err := c.QueryRowContext(c.ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logFrames, &done)
 	if err != nil || busy != 0 {
-		return model.Errorf(model.CodeInternal, "%s-wal was removed while this process had the ledger open, and its commits could not be copied into the ledger file (%v): they are lost when this process ends; nothing more is written here — restart retrysafe", s.path, err)
+		return model.Errorf(model.CodeInternal, "%s was removed while this process had the ledger open, and its commits could not be copied into the ledger file (%v): they are lost when this process ends; nothing more is written here — restart retrysafe", s.beside("-wal"), err)
 	}
 	return nil
 }
@@ -126,7 +126,7 @@ func (s *Store) nameMoved(opened os.FileInfo) error {
 	if s.files.lost != nil {
 		return s.files.lost
 	}
-	err := model.Errorf(model.CodeInternal, "%s was removed or replaced while this process had it open: what it reads is the old file, and nothing more is written to it — restart retrysafe", s.path)
+	err := model.Errorf(model.CodeInternal, "%s was removed or replaced while this process had it open: what it reads is the old file, and nothing more is written to it — restart retrysafe", s.file())
 	if s.files.db != nil {
 		s.files.lost = err
 	}
@@ -160,5 +160,5 @@ func (s *Store) walMoved(opened os.FileInfo) error {
 	if fi, err := os.Stat(s.path + "-wal"); err == nil && os.SameFile(fi, opened) {
 		return nil
 	}
-	return model.Errorf(model.CodeInternal, "%s-wal was removed or replaced while this process had the ledger open: what it reads is no longer what other processes write — restart retrysafe", s.path)
+	return model.Errorf(model.CodeInternal, "%s was removed or replaced while this process had the ledger open: what it reads is no longer what other processes write — restart retrysafe", s.beside("-wal"))
 }

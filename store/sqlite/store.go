@@ -34,11 +34,13 @@ var migrationFS embed.FS
 // Store is an open ledger.
 type Store struct {
 	path string
-	w    *sql.DB // the writer pool: one connection, BEGIN IMMEDIATE
-	r    *sql.DB // readers: query_only, many connections under WAL
-	now  func() time.Time
-	ro   bool
-	sync string // FULL, or OFF for Fast bulk ledgers
+	// unplaced: errors name the ledger without its path (Unplace).
+	unplaced atomic.Bool
+	w        *sql.DB // the writer pool: one connection, BEGIN IMMEDIATE
+	r        *sql.DB // readers: query_only, many connections under WAL
+	now      func() time.Time
+	ro       bool
+	sync     string // FULL, or OFF for Fast bulk ledgers
 
 	// The writer: one connection pinned for the store's life, taken in
 	// turn through wsem, with its prepared statements by SQL text (parsing
@@ -388,13 +390,13 @@ func (s *Store) migrate(ctx context.Context) error {
 	}
 	all := migrations()
 	if current > len(all) {
-		return model.Errorf(model.CodeUnsupported, "ledger %s has schema version %d; this retrysafe knows up to %d — upgrade retrysafe", s.path, current, len(all))
+		return model.Errorf(model.CodeUnsupported, "%s has schema version %d; this retrysafe knows up to %d — upgrade retrysafe", s.ledger(), current, len(all))
 	}
 	if current == len(all) {
 		return nil
 	}
 	if s.ro {
-		return model.Errorf(model.CodeUnsupported, "ledger %s has schema version %d and needs migrating to %d; open it once without --read-only", s.path, current, len(all))
+		return model.Errorf(model.CodeUnsupported, "%s has schema version %d and needs migrating to %d; open it once without --read-only", s.ledger(), current, len(all))
 	}
 	return s.withTx(ctx, false, func(tx *Tx) error {
 		// Re-read under the write lock: another process may have migrated.
@@ -489,13 +491,13 @@ func (s *Store) translate(err error, what string) error {
 		return err
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		return model.Wrap(model.CodeBusy, err, "ledger %s: %v before the transaction finished", s.path, err)
+		return model.Wrap(model.CodeBusy, err, "%s: %v before the transaction finished", s.ledger(), err)
 	}
 	var se *sqlite.Error
 	if !errors.As(err, &se) {
 		return err
 	}
-	prefix := s.path
+	prefix := s.file()
 	if what != "" {
 		prefix += ": " + what
 	}
@@ -505,13 +507,13 @@ func (s *Store) translate(err error, what string) error {
 	case sqlite3.SQLITE_CONSTRAINT:
 		return model.Wrap(model.CodeConflict, err, "%s: constraint violated (%s)", prefix, codeText(se.Code()))
 	case sqlite3.SQLITE_NOTADB:
-		return model.Wrap(model.CodeUnsupported, err, "%s is not a SQLite database (not a retrysafe ledger)", s.path)
+		return model.Wrap(model.CodeUnsupported, err, "%s is not a SQLite database (not a retrysafe ledger)", s.file())
 	case sqlite3.SQLITE_CORRUPT:
-		return model.Wrap(model.CodeUnsupported, err, "%s is damaged (database disk image is malformed)", s.path)
+		return model.Wrap(model.CodeUnsupported, err, "%s is damaged (database disk image is malformed)", s.file())
 	case sqlite3.SQLITE_READONLY:
-		return model.Wrap(model.CodeUnavailable, err, "%s is read-only here: %s", s.path, codeText(se.Code()))
+		return model.Wrap(model.CodeUnavailable, err, "%s is read-only here: %s", s.file(), codeText(se.Code()))
 	case sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM, sqlite3.SQLITE_AUTH:
-		return model.Wrap(model.CodeUnavailable, err, "cannot open %s: %s; can this user write it and its directory? (SQLite keeps %s-wal and %s-shm beside it)", s.path, codeText(se.Code()), s.path, s.path)
+		return model.Wrap(model.CodeUnavailable, err, "cannot open %s: %s; can this user write it and its directory? (SQLite keeps %s and %s beside it)", s.file(), codeText(se.Code()), s.beside("-wal"), s.beside("-shm"))
 	case sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_NOMEM, sqlite3.SQLITE_NOLFS:
 		// The machine, not the request or the configuration: internal,
 		// so a runner retries the same key later rather than giving up on

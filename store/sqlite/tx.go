@@ -150,17 +150,17 @@ func (s *Store) withTx(ctx context.Context, relaxed bool, fn func(*Tx) error) er
 			}
 			// Rolled back with its batch, and no time left to run again:
 			// nothing of it was written, like a busy ledger at the deadline.
-			return model.Wrap(model.CodeBusy, err, "ledger %s: the transaction was rolled back with another caller's and the deadline passed before it could run again; nothing was written", s.path)
+			return model.Wrap(model.CodeBusy, err, "%s: the transaction was rolled back with another caller's and the deadline passed before it could run again; nothing was written", s.ledger())
 		}
 		if err == nil || !isBusy(err) {
 			return err
 		}
 		if ctx.Err() != nil {
-			return model.Wrap(model.CodeBusy, err, "ledger %s stayed locked by another writer until the deadline", s.path)
+			return model.Wrap(model.CodeBusy, err, "%s stayed locked by another writer until the deadline", s.ledger())
 		}
 		select {
 		case <-ctx.Done():
-			return model.Wrap(model.CodeBusy, err, "ledger %s stayed locked by another writer until the deadline", s.path)
+			return model.Wrap(model.CodeBusy, err, "%s stayed locked by another writer until the deadline", s.ledger())
 		case <-time.After(backoff):
 		}
 		backoff = min(2*backoff, busyBackoffMax)
