@@ -175,7 +175,7 @@ func decideTx(tx store.Tx, d Decision, action model.Action, apply applyFunc) (*m
 		// confirmation, or the retry that follows sends it again. A
 		// later "cannot tell" (the provider down, the wrong file) is no
 		// evidence: the finding before it still binds.
-		f, err := tx.LatestConclusiveFinding(op.ID)
+		f, err := bindingFindingTx(tx, op)
 		if err != nil {
 			return nil, err
 		}
@@ -207,6 +207,19 @@ func decideTx(tx store.Tx, d Decision, action model.Action, apply applyFunc) (*m
 		return nil, err
 	}
 	return op, nil
+}
+
+// bindingFindingTx is the finding that binds a decision on op: its latest
+// conclusive one (LatestConclusiveFinding) — but for a new key not yet
+// used (authorized), the key's it replaced. A new key was never sent: a
+// lookup of its own downstream key always finds nothing, and that must not
+// bind its one decision when held (mark applied, with the replaced key's
+// reference) — the replaced key's "has it" does.
+func bindingFindingTx(tx store.Tx, op *model.Operation) (*model.Finding, error) {
+	if op.State == model.StateAuthorized && op.SupersedesID != 0 {
+		return tx.LatestConclusiveFinding(op.SupersedesID)
+	}
+	return tx.LatestConclusiveFinding(op.ID)
 }
 
 func seen(st model.State, version int64) string {

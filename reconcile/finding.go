@@ -38,6 +38,11 @@ type Looked struct {
 	// Recorded: the finding was written to the ledger as a lookup attempt
 	// (never in a read-only ledger).
 	Recorded bool
+	// ReplacedKey, when set, is the key the provider was asked about in
+	// place of the operation's own: a new key (authorized) was never sent,
+	// so CheckAndRecord asks about the key it replaced, and records the
+	// finding there.
+	ReplacedKey string
 }
 
 // findingOf reads a lookup's answer. An error is "cannot tell", whatever
@@ -209,7 +214,21 @@ func (s *Service) CheckAndRecord(ctx context.Context, tenant, key, by string) (*
 	if err != nil {
 		return nil, Looked{}, err
 	}
-	l, err := s.Look(ctx, op, by)
+	asked, replaced := op, ""
+	if op.State == model.StateAuthorized && op.SupersedesID != 0 {
+		// A new key not yet used was never sent: its own downstream key
+		// always has nothing, which says nothing about the effect. Ask
+		// about the key it replaced, and record it there — where a "has
+		// it" holds this key (Look) and binds its decision
+		// (bindingFindingTx).
+		if d, gerr := s.Store.DetailByID(ctx, op.SupersedesID); gerr == nil {
+			asked, replaced = &d.Operation, d.Operation.Key
+		} else if !model.IsCode(gerr, model.CodeNotFound) {
+			return op, Looked{}, gerr
+		}
+	}
+	l, err := s.Look(ctx, asked, by)
+	l.ReplacedKey = replaced
 	if err == nil && l.Recorded {
 		// The lookup may have moved it on (flagged contradicted: a new
 		// version): the operation as it is now, for a decision that

@@ -80,6 +80,12 @@ func (s *Service) LookFirst(ctx context.Context, action model.Action, ops []mode
 // before anything is written.
 func AgainstFinding(action model.Action, op model.Operation) (bool, string) {
 	ev := EvidenceOf(op.Binding())
+	if op.State == model.StateAuthorized {
+		// A new key not yet used was never sent: its own lookups say
+		// nothing about the effect (bindingFindingTx). The replaced key's
+		// finding binds it, and the write checks that one.
+		ev = nil
+	}
 	if !Against(action, ev) {
 		// An applied operation's own receipt counts too (decideTx).
 		if ev = AppliedEvidence(op); !Against(action, ev) {

@@ -163,7 +163,11 @@ func (s *Service) decideOne(tx store.Tx, action model.Action, d Decision, t Targ
 	var apply applyFunc
 	switch action {
 	case model.ActionMarkApplied:
-		apply = s.markApplied(d)
+		rd, err := ownReference(tx, d)
+		if err != nil {
+			return o, err
+		}
+		apply = s.markApplied(rd)
 	case model.ActionMarkNotApplied:
 		apply = markNotApplied
 	case model.ActionAuthorizeKey:
@@ -253,4 +257,28 @@ func findingMoved(tx store.Tx, t Target) (error, error) {
 			t.Tenant, t.Key), nil
 	}
 	return nil, nil
+}
+
+// ownReference is d for the receipt of one row of a bulk "mark applied":
+// the evidence typed for every row stays the decision's evidence, but the
+// receipt names the reference of the "has it" that binds this row
+// (bindingFindingTx: a held new key's is the replaced key's), not another
+// operation's reference typed once for all of them. A row with no such
+// finding (or one without a reference) keeps the typed evidence.
+func ownReference(tx store.Tx, d Decision) (Decision, error) {
+	op, err := tx.GetOperation(d.Tenant, d.Key)
+	if model.IsCode(err, model.CodeNotFound) {
+		return d, nil // decideTx says so
+	}
+	if err != nil {
+		return d, err
+	}
+	f, err := bindingFindingTx(tx, op)
+	if err != nil {
+		return d, err
+	}
+	if f != nil && f.Kind == model.FindingHasIt && f.Ref != "" {
+		d.Evidence = f.Ref
+	}
+	return d, nil
 }

@@ -238,8 +238,14 @@ func (a actionModel) bulkReview(msg tea.Msg, e env) (actionModel, tea.Cmd) {
 func openBulk(a model.Action, ops []model.Operation, s *Styles, seq int) actionModel {
 	m := openAction(a, ops[0], "", nil, s, seq)
 	m.setBulk(ops)
-	if a == model.ActionMarkNotApplied {
+	switch a {
+	case model.ActionMarkNotApplied:
 		m.fields[1].hint = "why a timeout is not the only evidence, for all of them: an incident, a ticket"
+	case model.ActionMarkApplied:
+		// One evidence for every row; a row's receipt names the
+		// reference of its own "has it" when one binds it (reconcile's
+		// DecideMany), never another operation's.
+		m.fields[0].hint = "for all of them; a row the provider has keeps its own reference in its receipt"
 	}
 	return m
 }

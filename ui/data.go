@@ -376,6 +376,21 @@ func loadActionOp(ctx context.Context, st store.Ledger, seq int, tenant, key str
 		}
 		d = d.Visible()
 		msg := actionOpMsg{Seq: seq, Op: &d.Operation, Attempts: d.Attempts}
+		if op := d.Operation; op.State == model.StateAuthorized && op.SupersedesID != 0 {
+			// A new key not yet used was never sent: the lookups that bind
+			// its decision are the replaced key's (a held key's "has it",
+			// whose reference its mark applied starts from), as the
+			// ledger checks them when it writes.
+			old, err := st.DetailByID(ctx, op.SupersedesID)
+			switch {
+			case err == nil:
+				msg.Attempts = old.Visible().Attempts
+			case !model.IsCode(err, model.CodeNotFound):
+				return actionOpMsg{Seq: seq, Err: err}
+			default:
+				msg.Attempts = nil
+			}
+		}
 		if n := len(d.Decisions); n > 0 {
 			msg.Last = &d.Decisions[n-1]
 		}
@@ -405,6 +420,11 @@ func check(ctx context.Context, svc *reconcile.Service, seq int, tenant, key, op
 		// A provider's answer is outside text too.
 		ev.Provider, ev.DownstreamKey = textsafe.Visible(ev.Provider), textsafe.Visible(ev.DownstreamKey)
 		ev.Ref, ev.Status, ev.Detail = textsafe.Visible(ev.Ref), textsafe.Visible(ev.Status), textsafe.Visible(ev.Detail)
+		if looked.ReplacedKey != "" {
+			// A new key was never sent: the check asked about the key it
+			// replaced (reconcile.CheckAndRecord), and says so.
+			ev.Detail = "asked about the key it replaced, " + textsafe.Visible(looked.ReplacedKey) + " (this new key was never sent): " + ev.Detail
+		}
 		return checkMsg{Seq: seq, Tenant: tenant, Key: key, Evidence: ev, Err: err}
 	}
 }

@@ -39,9 +39,12 @@ func (m Model) requestAction(req actionRequestMsg, e env) (Model, tea.Cmd) {
 		ev := c.ev
 		finding = &ev
 	}
-	if finding == nil {
+	held := op.State == model.StateAuthorized && op.SupersedesID != 0
+	if finding == nil && !held {
 		// No check on this screen: the latest recorded finding, if it is
-		// fresh and conclusive (a triage run's, another operator's).
+		// fresh and conclusive (a triage run's, another operator's). A new
+		// key's own lookups (it was never sent) say nothing: the replaced
+		// key's bind it, read below.
 		finding = reconcile.EvidenceOf(op.Finding)
 	}
 	if finding == nil || !finding.Found {
@@ -77,6 +80,14 @@ func (m Model) requestAction(req actionRequestMsg, e env) (Model, tea.Cmd) {
 	var chk *checkState
 	if m.screen == screenDetail {
 		chk = m.detail.check
+	}
+	if held && (finding == nil || !finding.Found) {
+		// A new key (held: the key it replaced was applied after all):
+		// the replaced key's lookups bind its decision, and its "has it"
+		// reference is where mark applied starts (loadActionOp reads
+		// them; historyIn fills the evidence).
+		m.action.history = historyReading
+		return m, loadActionOp(m.ctx, m.cfg.Store, m.action.seq, op.Tenant, op.Key)
 	}
 	if why := cannotTellNow(op, chk); why != "" && finding == nil {
 		// The provider cannot tell now; an earlier lookup may have found

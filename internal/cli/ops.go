@@ -553,6 +553,9 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		}
 		ev := looked.Evidence
 		d.Finding = &ev
+		if looked.ReplacedKey != "" {
+			recorded = "asked about the key it replaced, " + show(looked.ReplacedKey) + "; " + recorded + " there"
+		}
 		fmt.Fprintf(stderr, "provider check: %s (%s)\n", show(ev.Detail), recorded)
 		if action == model.ActionMarkApplied && ev.Found && strings.TrimSpace(d.Evidence) == "" {
 			d.Evidence = reconcile.RefEvidence(ev.Ref)
@@ -775,6 +778,10 @@ func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation,
 		// decides nothing.
 		Evidence   string `json:"evidence,omitempty"`
 		NotDecided string `json:"not_decided,omitempty"`
+		// ReceiptRef: "applied" with typed evidence — the reference of
+		// the "has it" that binds this operation, which its receipt
+		// names (reconcile.DecideMany), not the evidence typed for all.
+		ReceiptRef string `json:"receipt_ref,omitempty"`
 	}
 	rows := make([]row, 0, len(ops))
 	cannotWhy := make([]string, 0, len(ops)) // a "cannot tell" row's reason, for the text
@@ -797,6 +804,10 @@ func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation,
 		r := row{Tenant: op.Tenant, Key: op.Key, From: op.State, Version: op.Version, To: action.Target(), Against: against}
 		if op.Finding != nil {
 			r.Finding = op.Finding.Kind.Words()
+		}
+		if f := op.Binding(); left == nil && action == model.ActionMarkApplied && op.State != model.StateAuthorized &&
+			f != nil && f.Kind == model.FindingHasIt && f.Ref != "" {
+			r.ReceiptRef = f.Ref
 		}
 		if left != nil {
 			r.Evidence, r.NotDecided = targets[i].Evidence, left[i]
@@ -844,6 +855,8 @@ func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation,
 			note = "would be refused: " + show(r.Against) + " (--against-finding)"
 		case !r.Legal:
 			note = fmt.Sprintf("would be refused: cannot %s from %s", action.Verb(), r.From)
+		case r.ReceiptRef != "":
+			note = "provider finding: has it — receipt: its own reference " + show(r.ReceiptRef)
 		case r.Evidence != "":
 			note = "evidence: " + show(r.Evidence)
 		case r.Finding != "" && cannotWhy[i] != "":
@@ -1011,7 +1024,10 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			Evidence any           `json:"evidence"`
 			Finding  model.Finding `json:"finding"`
 			Recorded bool          `json:"recorded"`
-		}{op.Tenant, op.Key, op.State, op.Version, ev, looked.Finding, looked.Recorded})
+			// AskedKey: the key the provider was asked about, when not
+			// this one (a new key, never sent: the key it replaced).
+			AskedKey string `json:"asked_key,omitempty"`
+		}{op.Tenant, op.Key, op.State, op.Version, ev, looked.Finding, looked.Recorded, looked.ReplacedKey})
 		if c == exitOK && looked.Err != nil {
 			return exitInvalid
 		}
@@ -1023,6 +1039,9 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitInvalid
 	}
 	fmt.Fprintf(stdout, "%s/%s is %s (version %d) in the ledger\n", show(op.Tenant), show(op.Key), op.State, op.Version)
+	if looked.ReplacedKey != "" {
+		fmt.Fprintf(stdout, "a new key is never sent before its first call: asked about the key it replaced, %s (the finding is recorded there)\n", show(looked.ReplacedKey))
+	}
 	fmt.Fprintf(stdout, "provider %s, downstream key %s: %s\n", show(ev.Provider), show(ev.DownstreamKey), show(ev.Detail))
 	fmt.Fprintf(stdout, "finding: %s (%s)\n", show(findingLine(looked.Finding)), recorded)
 	if ev.Found && reconcile.AllowedFor(*op, model.ActionMarkApplied) {

@@ -46,7 +46,7 @@ func Baseline(ctx context.Context, path string, n, workers int, d store.Durabili
 			os.Remove(path + suffix)
 		}
 	}()
-	db, err := sql.Open("sqlite", dsn(path, options{Options: store.Options{BusyTimeout: 5 * time.Second, Durability: d}}, false))
+	db, err := sql.Open("sqlite", dsn(path, options{Options: store.Options{BusyTimeout: 5 * time.Second, Durability: d}, newFile: true}, false))
 	if err != nil {
 		return res, model.Wrap(model.CodeInternal, err, "baseline %s: %v", path, err)
 	}

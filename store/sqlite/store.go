@@ -125,8 +125,19 @@ func dsn(path string, o options, reader bool) string {
 	} else {
 		q.Set("_txlock", "immediate")
 	}
-	if o.ReadOnly {
+	// Every pooled connection opens an existing file: mode=rw, never
+	// SQLite's default read-write-create. A connection the pool opens after
+	// the ledger was removed (a console left open) then fails, instead of
+	// making an empty database under the ledger's name that every later
+	// command refuses as "not a retrysafe ledger". Only a new file is
+	// created (create, Baseline), and by its own open.
+	switch {
+	case o.ReadOnly:
 		q.Set("mode", "ro")
+	case o.newFile:
+		q.Set("mode", "rwc")
+	default:
+		q.Set("mode", "rw")
 	}
 	if o.immutable {
 		q.Set("immutable", "1")
@@ -167,6 +178,7 @@ func Open(path string, opts store.Options) (*Store, error) {
 type options struct {
 	store.Options
 	immutable bool // read-only ledger in a directory we cannot write
+	newFile   bool // the connection may create the file (Baseline's own)
 }
 
 func open(path string, o options) (*Store, error) {
