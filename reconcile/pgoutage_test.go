@@ -39,7 +39,10 @@ func TestAPostgreSQLOutageAfterTheDispatchIsUnknownNeverARetry(t *testing.T) {
 	}
 	defer sb.Close()
 	svc := reconcile.New(st, config.Default().Tools, sb.Providers())
-	svc.Lease = 50 * time.Millisecond // a retry after it would re-dispatch if the call were re-run
+	// A retry after the lease would re-dispatch if the call were re-run; the
+	// lease still outlasts the claim's commit on a loaded machine (at 50 ms
+	// it sometimes ended first, and the claim rightly sent nothing).
+	svc.Lease = time.Second
 	killed := false
 	svc.At = func(p reconcile.Point) {
 		if p != reconcile.PointAfterDispatch || killed {
