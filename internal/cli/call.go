@@ -275,10 +275,8 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	pdb := fs.String("provider-db", "", "sandbox provider file (default beside the ledger)")
 	cfgPath := configFlag(fs)
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	replay := fs.Duration("replay-window", reconcile.DefaultReplayWindow,
-		"the replay window calls settle receipts with (each operation records its expiry when settled; the sweep compacts a receipt once that has passed): the tombstone window must be at least this long")
 	tomb := fs.Duration("tombstone-window", reconcile.DefaultTombstoneWindow,
-		"how long a tombstone answers 'expired' after compaction (at least the replay window)")
+		"how long a tombstone answers 'expired' after compaction: at least the replay window each compacted operation recorded when it settled (24h for calls)")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
@@ -286,7 +284,10 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if !ok {
 		return code
 	}
-	if err := reconcile.ValidateRetention(*replay, *tomb); err != nil {
+	// The replay window is not a flag: each operation records its own when
+	// it settles (the calls' 24 h), and the sweep checks the tombstone
+	// window against those, before it writes anything.
+	if err := reconcile.ValidateRetention(reconcile.DefaultReplayWindow, *tomb); err != nil {
 		return fail(stderr, err) // before the ledger is opened: nothing touched
 	}
 	l, err := openLedger(ctx, *db, cfg, opening{providerDB: *pdb, use: ledger.Resending})
@@ -294,7 +295,7 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return fail(stderr, err)
 	}
 	defer l.Close()
-	l.Service().ReplayWindow, l.Service().TombstoneWindow = *replay, *tomb
+	l.Service().TombstoneWindow = *tomb
 	rep, err := l.Service().Sweep(ctx)
 	if err != nil {
 		return fail(stderr, err)

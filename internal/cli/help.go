@@ -100,7 +100,7 @@ func commandHelp() []help {
 			examples: []string{"retrysafe ops decisions --tenant acme", "retrysafe ops decisions --operator dana --json"},
 			exits:    exitsCommon},
 		{name: "sweep", summary: "end expired leases (unknown, or re-sent under the same downstream key) and compact old receipts",
-			synopsis: "retrysafe sweep [--db FILE|URL] [--replay-window D] [--tombstone-window D] [--json]",
+			synopsis: "retrysafe sweep [--db FILE|URL] [--tombstone-window D] [--json]",
 			examples: []string{"retrysafe sweep --db ledger.db", "retrysafe sweep --tombstone-window 720h --json"},
 			exits:    exitsCommon},
 		{name: "triage", summary: "ask the providers about every unknown operation (and every claim past its lease), record each finding; decides nothing",
