@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"os/user"
+	"regexp"
 	"strings"
 	"syscall"
 
@@ -107,25 +108,115 @@ func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 }
 
 // parseFlags parses and turns flag errors into exit codes: -h is 0, a bad
-// flag is 2, stray positional arguments are 2. Help asked for goes to
-// stdout (retrysafe call -h | less), as retrysafe --help's does.
+// flag is 2, stray positional arguments are 2, and so is a single-valued
+// flag given twice (it used to take the last value silently: `call --key K
+// --key Z` made Z). Only a flag whose value is a list (ops resolve --key)
+// repeats. Help asked for goes to stdout (retrysafe call -h | less), as
+// retrysafe --help's does. An error is one line, "retrysafe CMD: …", with
+// flags spelled --name as the help spells them.
 func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (int, bool) {
+	repeated := onceEach(fs)
+	fs.SetOutput(io.Discard) // the error is printed below, once
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			printHelp(stdout, fs, fs.Name())
 			return exitOK, false
 		}
-		reportJSON(stderr, model.CodeInvalid, err.Error(), exitInvalid)
+		msg := dashDash(err.Error())
+		if *repeated != "" {
+			msg = fmt.Sprintf("--%s was given more than once: give each flag once (nothing was done)", *repeated)
+		}
+		reportJSON(stderr, model.CodeInvalid, msg, exitInvalid)
+		fmt.Fprintf(textsafe.Writer(stderr), "retrysafe %s: %s\n", fs.Name(), msg)
 		return exitInvalid, false
 	}
 	if fs.NArg() > 0 {
 		msg := fmt.Sprintf("unexpected argument %q", fs.Arg(0))
+		if fs.Name() == "console" && isCommand(fs.Arg(0)) {
+			// retrysafe --db X call …: the flags were taken as the console's.
+			msg = fmt.Sprintf("unexpected argument %q: flags go after the command: retrysafe %s %s …", fs.Arg(0), fs.Arg(0), strings.Join(args[:len(args)-fs.NArg()], " "))
+		}
 		reportJSON(stderr, model.CodeInvalid, msg, exitInvalid)
-		fmt.Fprintf(stderr, "retrysafe %s: %s\n", fs.Name(), msg)
+		fmt.Fprintf(textsafe.Writer(stderr), "retrysafe %s: %s\n", fs.Name(), msg)
 		return exitInvalid, false
 	}
 	return 0, true
 }
+
+// isCommand reports whether name is one of retrysafe's commands.
+func isCommand(name string) bool {
+	switch name {
+	case "call", "ops", "sweep", "triage", "lab", "demo", "bench", "gen", "sandbox", "serve", "mcp", "tokens", "version", "completion", "help":
+		return true
+	}
+	return false
+}
+
+// flagDash matches a flag's name as the flag package writes it in an
+// error: one dash.
+var flagDash = regexp.MustCompile(`(^|[ :])-([A-Za-z][A-Za-z0-9-]*)`)
+
+// dashDash rewrites the flag package's "-key" in an error to "--key".
+func dashDash(msg string) string { return flagDash.ReplaceAllString(msg, "$1--$2") }
+
+// onceEach makes every flag of fs refuse a second value, but for lists
+// (a flag.Value that appends, like keyList); the name of the first flag
+// given twice is left in *repeated.
+func onceEach(fs *flag.FlagSet) *string {
+	repeated := new(string)
+	seen := map[string]bool{}
+	fs.VisitAll(func(f *flag.Flag) {
+		switch f.Value.(type) {
+		case *keyList, *onceValue, *onceBool:
+			return
+		}
+		name := f.Name
+		o := onceValue{Value: f.Value, check: func() error {
+			if seen[name] {
+				if *repeated == "" {
+					*repeated = name
+				}
+				return errRepeated
+			}
+			seen[name] = true
+			return nil
+		}}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			f.Value = &onceBool{o}
+		} else {
+			f.Value = &o
+		}
+	})
+	return repeated
+}
+
+var errRepeated = errors.New("given more than once")
+
+// onceValue is a flag.Value that takes one value.
+type onceValue struct {
+	flag.Value
+	check func() error
+}
+
+func (o *onceValue) Set(s string) error {
+	if err := o.check(); err != nil {
+		return err
+	}
+	return o.Value.Set(s)
+}
+
+// Get keeps flag.Getter for code that reads a flag's value through it.
+func (o *onceValue) Get() any {
+	if g, ok := o.Value.(flag.Getter); ok {
+		return g.Get()
+	}
+	return o.Value.String()
+}
+
+// onceBool is a onceValue of a boolean flag (--json needs no value).
+type onceBool struct{ onceValue }
+
+func (*onceBool) IsBoolFlag() bool { return true }
 
 // dbUsage is --db's help. It names the default rather than letting the
 // flag package print it: $RETRYSAFE_DB may be a URL with a password.
