@@ -223,8 +223,13 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// machine's (class internal, retry the same key), never invalid — but
 	// for a provider file the ledger refuses (openFailure).
 	l, err := openLedger(ctx, c.db, cfg, opening{providerDB: c.providerDB, store: store.Options{Create: true, LeaveWAL: true, ReadOnWriter: true}, use: dispatchingIf(prep.Tool.Kind() == model.EffectExternal)})
+	if err != nil && model.IsCode(err, model.CodeInvalid) && prep.Tool.Kind() == model.EffectExternal {
+		if rl := openForReplay(ctx, c.db, cfg, req, err); rl != nil {
+			l, err = rl, nil
+		}
+	}
 	if err != nil {
-		return printResult(openFailure(err), err, stdout, stderr, *asJSON)
+		return printResult(openFailure(c.db, err), err, stdout, stderr, *asJSON)
 	}
 	defer l.Close()
 	l.Service().Lease = c.lease
@@ -240,6 +245,30 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		res, err = l.Service().Call(ctx, req, opt)
 	}
 	return printResult(res, err, stdout, stderr, *asJSON)
+}
+
+// openForReplay opens the ledger without its providers for a call whose
+// key is settled (applied or failed): its answer — a replay, a conflict, an
+// expiry — reads the ledger only, so a provider file the ledger refused
+// (why: missing, another ledger's) does not stop it. The providers are
+// unreachable ones, which send nothing should the key have moved on since
+// it was read. nil: not such a key; the refusal stands.
+func openForReplay(ctx context.Context, where string, cfg *config.Config, req model.Request, why error) *ledger.Ledger {
+	l, err := openLedger(ctx, where, cfg, opening{store: store.Options{LeaveWAL: true, ReadOnWriter: true}, use: ledger.NoProviders})
+	if err != nil {
+		return nil
+	}
+	op, err := l.Get(ctx, req.Tenant, req.Key)
+	if err != nil || (op.State != model.StateApplied && op.State != model.StateFailed) {
+		l.Close()
+		return nil
+	}
+	reg := provider.Registry{}
+	for _, p := range cfg.Providers {
+		reg[p.Name] = provider.Unreachable(p.Name, p.HonoursKeys, "the provider was not opened for a replay: "+why.Error())
+	}
+	l.Service().Providers = reg
+	return l
 }
 
 // printResult writes a call's outcome: the receipt line on stdout when done

@@ -294,15 +294,24 @@ func dispatchingIf(sends bool) ledger.ProviderUse {
 }
 
 // openFailure is the result of a call whose ledger could not be opened. A
-// refusal of the setup (ledger.OpenConfig's model.CodeInvalid: a sandbox
-// file that never served this ledger, a missing one beside a ledger that
-// has sent to it, a location that is no ledger's) is class invalid, exit 2:
-// nothing was written or sent, and retrying the same key will not help
-// until --provider-db or --db is fixed. Anything else is the machine's
-// (class internal, exit 1: retry the same key later).
-func openFailure(err error) reconcile.Result {
-	if model.IsCode(err, model.CodeInvalid) {
+// refusal of the setup is class invalid, exit 2: nothing was written or
+// sent, and retrying the same key will not help until --provider-db or --db
+// is fixed. That is ledger.OpenConfig's model.CodeInvalid (a sandbox file
+// that never served this ledger, a missing one beside a ledger that has
+// sent to it), model.CodeUnsupported (a --db that is no ledger: a text
+// file, another application's database, /dev/null, a newer schema) and,
+// for a ledger file, model.CodeUnavailable (a directory, a missing
+// directory, no permission) — the same exit 2 every other command gives
+// them. Anything else is the machine's (class internal, exit 1: retry the
+// same key later), as is a PostgreSQL server that does not answer.
+func openFailure(where string, err error) reconcile.Result {
+	switch model.CodeOf(err) {
+	case model.CodeInvalid, model.CodeUnsupported:
 		return reconcile.Result{Class: model.ClassInvalid, Message: err.Error()}
+	case model.CodeUnavailable:
+		if !postgres.IsURL(where) {
+			return reconcile.Result{Class: model.ClassInvalid, Message: err.Error()}
+		}
 	}
 	return reconcile.Result{}
 }
