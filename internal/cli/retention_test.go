@@ -2,6 +2,7 @@ package cli
 
 import (
 	"database/sql"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -79,5 +80,58 @@ func TestSweepChecksTheTombstoneWindowAgainstTheRecordedReplayWindow(t *testing.
 	_, errText, code := cli(t, callArgs(db, "acme", "k", "create_support_task", taskArgs("once"))...)
 	if code != 7 {
 		t.Errorf("retry after compaction: exit %d %s; want 7 (expired)", code, errText)
+	}
+}
+
+// After a sweep compacts an expired key, `ops show` said `no operation`
+// while `call` said "expired": the CLI could not see tombstones. ops show
+// now says what the key was, when it was compacted and until when calls of
+// it are refused (text and --json); call's message before and after
+// compaction names true times (the ending of the replay window, then the
+// compaction — the tombstone does not keep the former).
+func TestOpsShowOfACompactedKeyShowsItsTombstone(t *testing.T) {
+	db := newLedgerFile(t)
+	if _, _, code := cli(t, callArgs(db, "acme", "loc1", "create_support_task", taskArgs("once"))...); code != 0 {
+		t.Fatal("setup call failed")
+	}
+	ageOperations(t, db, 25*time.Hour)
+	_, before, code := cli(t, callArgs(db, "acme", "loc1", "create_support_task", taskArgs("once"))...)
+	if code != 7 || !strings.Contains(before, "past its replay window (ended ") {
+		t.Errorf("expired call before compaction: exit %d %q", code, before)
+	}
+	if out, errText, code := cli(t, "sweep", "--db", db, "--json"); code != 0 || !strings.Contains(out, `"compacted":1`) {
+		t.Fatalf("sweep: exit %d %s %s", code, out, errText)
+	}
+	_, after, code := cli(t, callArgs(db, "acme", "loc1", "create_support_task", taskArgs("once"))...)
+	if code != 7 || strings.Contains(after, "expired on") || !strings.Contains(after, "compacted on ") {
+		t.Errorf("expired call after compaction: exit %d %q; want it to say when it was compacted, not a false expiry time", code, after)
+	}
+	out, errText, code := cli(t, "ops", "show", "--db", db, "--tenant", "acme", "--key", "loc1")
+	if code != 0 {
+		t.Fatalf("ops show of a compacted key: exit %d %s %s", code, out, errText)
+	}
+	for _, want := range []string{"loc1", "create_support_task", "compacted", "applied", "refused until", "receipt", "not kept"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("ops show of a compacted key lacks %q:\n%s", want, out)
+		}
+	}
+	out, errText, code = cli(t, "ops", "show", "--db", db, "--tenant", "acme", "--key", "loc1", "--json")
+	var v struct {
+		Tombstone *struct {
+			Tenant, Key, Tool, Fingerprint string
+			FinalState                     string    `json:"final_state"`
+			CompactedAt                    time.Time `json:"compacted_at"`
+			RefusedUntil                   time.Time `json:"refused_until"`
+			ReceiptKept                    *bool     `json:"receipt_kept"`
+		} `json:"tombstone"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || v.Tombstone == nil || v.Tombstone.Key != "loc1" ||
+		v.Tombstone.FinalState != "applied" || v.Tombstone.CompactedAt.IsZero() || !v.Tombstone.RefusedUntil.After(v.Tombstone.CompactedAt) ||
+		v.Tombstone.ReceiptKept == nil || *v.Tombstone.ReceiptKept {
+		t.Errorf("ops show --json of a compacted key: exit %d %s %s", code, out, errText)
+	}
+	// Another tenant still sees nothing.
+	if _, errText, code := cli(t, "ops", "show", "--db", db, "--tenant", "globex", "--key", "loc1"); code != 2 || !strings.Contains(errText, "no operation") {
+		t.Errorf("another tenant: exit %d %s", code, errText)
 	}
 }
