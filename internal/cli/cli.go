@@ -230,6 +230,20 @@ func defaultDB() string {
 	return "retrysafe.db"
 }
 
+// validOperator checks an --operator name as the ledger will when it records
+// it (model.ValidateText: printable, one line, no control, format or
+// bidirectional characters) and refuses a blank one; why says what records
+// the name.
+func validOperator(name, why string) error {
+	if strings.TrimSpace(name) == "" {
+		return model.Errorf(model.CodeInvalid, "--operator must not be empty: %s", why)
+	}
+	if err := model.ValidateText("operator name", name, reconcile.MaxOperatorLen); err != nil {
+		return model.Errorf(model.CodeInvalid, "--operator: %v", err)
+	}
+	return nil
+}
+
 // defaultOperator is $USER, else the login name of this process's user
 // (cron and containers often leave $USER unset), else "operator".
 func defaultOperator() string {

@@ -75,3 +75,17 @@ func TestFlagErrorsNameTheCommandAndSpellFlagsWithTwoDashes(t *testing.T) {
 		}
 	}
 }
+
+// The console refuses an operator name the other commands refuse (a
+// bidirectional override, a control character, blank), before it opens
+// the ledger or the terminal.
+func TestTheConsoleRefusesAnOperatorNameThatIsNotPrintable(t *testing.T) {
+	db := newLedgerFile(t)
+	for _, name := range []string{"a\u202eb", "a\x1b[2Jb", "   ", ""} {
+		out, errText, code := cli(t, "--db", db, "--operator", name, "--read-only")
+		line := oneErrorLine(t, "console --operator", errText)
+		if code != 2 || out != "" || !strings.Contains(line, "--operator") || strings.ContainsRune(line, '\u202e') {
+			t.Errorf("--operator %q: exit %d, %q; want 2", name, code, line)
+		}
+	}
+}
