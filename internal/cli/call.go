@@ -204,6 +204,15 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, err)
 	}
+	if prep.Tool.Kind() == model.EffectLocal {
+		// Nothing is sent for a local tool: a fault or a provider for it
+		// would be ignored, and the caller told nothing.
+		for _, f := range []struct{ name, v string }{{"--fault", c.fault}, {"--provider", c.prov}} {
+			if f.v != "" {
+				return fail(stderr, model.Errorf(model.CodeInvalid, "%s applies to external tools only: %s is a local tool (its effect commits with the operation; nothing is sent to a provider)", f.name, req.Tool))
+			}
+		}
+	}
 	if c.timeout <= 0 {
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--timeout must be positive, got %v", c.timeout))
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,6 +87,77 @@ func TestTheConsoleRefusesAnOperatorNameThatIsNotPrintable(t *testing.T) {
 		line := oneErrorLine(t, "console --operator", errText)
 		if code != 2 || out != "" || !strings.Contains(line, "--operator") || strings.ContainsRune(line, '\u202e') {
 			t.Errorf("--operator %q: exit %d, %q; want 2", name, code, line)
+		}
+	}
+}
+
+// --fault and --provider belong to external tools: on a local tool they
+// were silently ignored. Refused, exit 2, nothing written.
+func TestACallOfALocalToolRefusesExternalOnlyFlags(t *testing.T) {
+	db := newLedgerFile(t)
+	before := digest(t, db)
+	for _, extra := range [][]string{{"--fault", "reject"}, {"--fault", "lose-reply"}, {"--provider", "sandbox-idem"}} {
+		out, errText, code := cli(t, callArgs(db, "acme", "loc", "create_support_task", taskArgs("x"), extra...)...)
+		line := oneErrorLine(t, extra[0], errText)
+		if code != 2 || out != "" || !strings.Contains(line, extra[0]) || !strings.Contains(line, "local") {
+			t.Errorf("local call with %v: exit %d, %q %q; want 2 naming the flag", extra, code, out, line)
+		}
+	}
+	if digest(t, db) != before {
+		t.Error("a refused call changed the ledger")
+	}
+}
+
+// tokens create --json and tokens list --json write created_at alike (the
+// ledger keeps milliseconds; create printed nanoseconds it never stored).
+func TestTokensCreateAndListWriteTheSameCreatedAt(t *testing.T) {
+	db := newLedgerFile(t)
+	out, errText, code := cli(t, "tokens", "create", "--db", db, "--tenant", "acme", "--json")
+	if code != 0 {
+		t.Fatalf("tokens create: exit %d %s", code, errText)
+	}
+	var created struct {
+		Record struct {
+			CreatedAt string `json:"created_at"`
+		} `json:"record"`
+	}
+	if err := json.Unmarshal([]byte(out), &created); err != nil {
+		t.Fatal(err)
+	}
+	out, _, _ = cli(t, "tokens", "list", "--db", db, "--json")
+	var listed []struct {
+		CreatedAt string `json:"created_at"`
+	}
+	if err := json.Unmarshal([]byte(out), &listed); err != nil || len(listed) != 1 {
+		t.Fatalf("tokens list: %s %v", out, err)
+	}
+	if created.Record.CreatedAt != listed[0].CreatedAt {
+		t.Errorf("created_at: create says %s, list says %s", created.Record.CreatedAt, listed[0].CreatedAt)
+	}
+}
+
+// The help tells the truth: ops list's --finding selects by what the
+// FINDING column shows (the binding finding when an earlier one binds), and
+// ops's exit 2 does not promise "nothing was written" where a check
+// records its finding or a bulk --yes keeps what it wrote.
+func TestOpsHelpSaysWhatExitTwoWrites(t *testing.T) {
+	out, _, _ := cli(t, "ops", "list", "-h")
+	if strings.Count(out, "Usage:") != 1 || strings.Contains(out, "whose latest provider finding") || !strings.Contains(out, "binds") {
+		t.Errorf("ops list -h:\n%s", out)
+	}
+	for _, cmd := range [][]string{{"ops", "-h"}, {"ops", "resolve", "-h"}, {"ops", "check", "-h"}} {
+		out, _, _ := cli(t, cmd...)
+		i := strings.Index(out, "\n  2  ")
+		if i < 0 {
+			t.Errorf("%v -h: no exit 2 line", cmd)
+			continue
+		}
+		line := out[i:]
+		if j := strings.Index(line[1:], "\n"); j > 0 {
+			line = line[:j+1]
+		}
+		if strings.Contains(line, "nothing was written") || !strings.Contains(line, "finding") {
+			t.Errorf("%v: exit 2 says %q", cmd, line)
 		}
 	}
 }

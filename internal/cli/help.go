@@ -60,7 +60,11 @@ func commandHelp() []help {
 		{name: "ops", summary: "inspect and settle operations: list, show, resolve, supersede, check, decisions",
 			synopsis: "retrysafe ops list|show|resolve|supersede|check|decisions [flags]",
 			examples: []string{"retrysafe ops list --state unknown", "retrysafe ops show --tenant acme --key op-42"},
-			exits:    exitsCommon},
+			exits: []string{
+				"0  done",
+				"1  internal or storage failure (disk full, I/O error, ledger locked past the deadline): try again later",
+				"2  refused: bad flags or input, no such ledger or operation, an illegal or stale decision — no decision was written; but ops check and resolve --check record the provider's finding even so, and a bulk resolve --yes keeps the decisions it wrote (see each one's -h)",
+			}},
 		{name: "ops list", summary: "list operations, newest first, a page at a time",
 			synopsis: "retrysafe ops list [--state S] [--tenant T] [--tool X] [--search TEXT] [--finding F] [--limit N] [--before ID] [--json]",
 			examples: []string{"retrysafe ops list --state unknown --tenant acme", "retrysafe ops list --state unknown --finding has-it   # what a triage run found", "retrysafe ops list --limit 100 --before 5120 --json"},
@@ -81,7 +85,7 @@ func commandHelp() []help {
 			exits: []string{
 				"0  done: every decision written (or, with --dry-run, listed)",
 				"1  internal or storage failure: try again later",
-				"2  refused: bad flags or input, an illegal or stale decision, a decision against the provider's finding without --against-finding, or (several operations) not every one was written — see the RESULT column",
+				"2  refused: bad flags or input, an illegal or stale decision, or a decision against the provider's finding without --against-finding (with --check, that finding is recorded even so); or (several operations with --yes) not every one was written — those whose RESULT is written were, the rest were not",
 			}},
 		{name: "ops supersede", summary: "authorize a new key in place of an operation that must be sent again deliberately",
 			synopsis: "retrysafe ops supersede --tenant T --key K --reason TEXT [--new-key K2] [--against-finding] [--operator NAME] [--expect-version N] [--json]",
@@ -93,7 +97,7 @@ func commandHelp() []help {
 			exits: []string{
 				"0  the provider answered (has it, or has nothing)",
 				"1  internal or storage failure: try again later",
-				"2  refused (bad flags, no such operation, a local operation), or the provider cannot tell — recorded as such",
+				"2  refused (bad flags, no such operation, a local operation: nothing written), or the provider cannot tell — that finding is recorded (unless --read-only)",
 			}},
 		{name: "ops decisions", summary: "the audit log: every operator decision, newest first",
 			synopsis: "retrysafe ops decisions [--tenant T] [--operator NAME] [--action applied|not-applied|new-key] [--limit N] [--json]",

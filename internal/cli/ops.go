@@ -72,7 +72,7 @@ func opsList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	tool := fs.String("tool", "", "only this tool")
 	cfgPath := configFlag(fs)
 	search := fs.String("search", "", "key, subject/report/recipient or trace id contains TEXT")
-	finding := fs.String("finding", "", "only operations whose latest provider finding is this: has-it, has-nothing, cannot-tell or not-checked")
+	finding := fs.String("finding", "", "only operations whose FINDING column reads this — the finding that binds a decision (an earlier \"has it\" where a later lookup says less), else the latest: has-it, has-nothing, cannot-tell or not-checked")
 	limit := fs.Int("limit", 50, "at most N operations, newest first")
 	before := fs.Int64("before", 0, "the cursor: only operations older than this id (the next page's --before is printed when a page is full)")
 	asJSON := fs.Bool("json", false, `one JSON object {"operations":[…],"truncated":bool,"next_before":id}, stable for scripts`)
