@@ -290,8 +290,10 @@ func (s *Service) tombstoned(tx store.Tx, p *model.Prepared) (Result, bool, erro
 // into ts: expired, reconcile — a call's, and the gateway's read of it.
 func TombstoneResult(key string, ts *model.Tombstone) Result {
 	return Result{Class: model.ClassExpired, Outcome: model.OutcomeExpired, State: ts.FinalState,
-		Message: fmt.Sprintf("key %q expired on %s (it ended %s); its receipt is no longer kept — reconcile the outcome, do not retry under a fresh key",
-			key, ts.ExpiredAt.Format(time.RFC3339), ts.FinalState)}
+		// ts.ExpiredAt is when the sweep compacted the receipt (the end of
+		// its replay window came earlier, and is not kept).
+		Message: fmt.Sprintf("key %q is past its replay window (state %s) and was compacted on %s; its receipt is no longer kept — reconcile the outcome, do not retry under a fresh key",
+			key, ts.FinalState, ts.ExpiredAt.Format(time.RFC3339))}
 }
 
 // existing classifies a call on a key that has an operation. claim is true

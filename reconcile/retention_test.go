@@ -116,7 +116,8 @@ func TestCompactionKeepsEffects(t *testing.T) {
 // A misconfigured sweep must never forget a tombstone it has just made: the
 // next retry of the key would then find nothing and make a second effect.
 // Windows that are zero, negative, or a tombstone window shorter than the
-// replay window are refused, and nothing is changed.
+// replay window — the service's, or the one the operation recorded when it
+// settled — are refused, and nothing is changed.
 func TestSweepRefusesRetentionThatWouldForgetATombstoneTooSoon(t *testing.T) {
 	for _, c := range []struct {
 		name            string
@@ -129,7 +130,10 @@ func TestSweepRefusesRetentionThatWouldForgetATombstoneTooSoon(t *testing.T) {
 		{"zero replay window", 0, time.Hour, true, false},
 		{"negative replay window", -time.Second, time.Hour, true, false},
 		{"tombstone window shorter than the replay window", time.Hour, time.Minute, true, false},
-		{"tombstone window equal to the replay window", time.Hour, time.Hour, false, true},
+		// The sweep is told 1 h, but the call settled with the default 24 h:
+		// the window the operation recorded is the one that counts.
+		{"tombstone window equal to a replay window shorter than the recorded one", time.Hour, time.Hour, true, false},
+		{"tombstone window equal to the recorded replay window", reconcile.DefaultReplayWindow, reconcile.DefaultReplayWindow, false, true},
 		{"the defaults", reconcile.DefaultReplayWindow, reconcile.DefaultTombstoneWindow, false, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -45,6 +45,20 @@ func (s *Service) Sweep(ctx context.Context) (SweepReport, error) {
 	if err := ValidateRetention(s.ReplayWindow, s.TombstoneWindow); err != nil {
 		return rep, err
 	}
+	// The window that counts is the one each operation recorded when it
+	// settled, not what this sweep was told: checked before anything is
+	// written, so a refused sweep changes nothing.
+	var recorded time.Duration
+	if err := s.Store.WithTx(ctx, func(tx store.Tx) error {
+		var err error
+		recorded, err = tx.LongestReplayWindow()
+		return err
+	}); err != nil {
+		return rep, err
+	}
+	if s.TombstoneWindow < recorded {
+		return rep, model.Errorf(model.CodeInvalid, "the tombstone window (%v) is shorter than the replay window an operation to compact recorded when it settled (%v): a retry may come that long after its receipt was compacted, and must still be told \"expired\"; nothing was changed", s.TombstoneWindow, recorded)
+	}
 	for {
 		var claims []*claim
 		batch, unknown := 0, 0

@@ -305,6 +305,10 @@ type Tx interface {
 	// tombstones and forgets tombstones older than tombstoneTTL. A
 	// contradicted operation is kept: it waits for a person.
 	CompactExpired(tombstoneTTL time.Duration, limit int) (compacted, forgotten int, err error)
+	// LongestReplayWindow is the longest replay window recorded by an
+	// operation CompactExpired would compact now (its expires_at less the
+	// time it settled, updated_at), or 0 if there is none. Writes nothing.
+	LongestReplayWindow() (time.Duration, error)
 }
 
 // ListQuery selects one page of operations, newest first unless Sort says

@@ -81,7 +81,9 @@ func (m Model) headerLine(e env) string {
 		return s.Muted.Render(m.refreshedAt.In(e.loc).Format("15:04:05"))
 	}
 	left := func(ledger string, opLabel bool) string {
-		op := s.HeaderVal.Render(m.cfg.Operator)
+		// The one sanitizer: a name from a Go program that embeds the
+		// console is not checked as the command line's --operator is.
+		op := s.HeaderVal.Render(textsafe.Visible(m.cfg.Operator))
 		if opLabel {
 			op = s.HeaderKey.Render("operator ") + op
 		}

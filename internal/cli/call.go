@@ -204,6 +204,15 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, err)
 	}
+	if prep.Tool.Kind() == model.EffectLocal {
+		// Nothing is sent for a local tool: a fault or a provider for it
+		// would be ignored, and the caller told nothing.
+		for _, f := range []struct{ name, v string }{{"--fault", c.fault}, {"--provider", c.prov}} {
+			if f.v != "" {
+				return fail(stderr, model.Errorf(model.CodeInvalid, "%s applies to external tools only: %s is a local tool (its effect commits with the operation; nothing is sent to a provider)", f.name, req.Tool))
+			}
+		}
+	}
 	if c.timeout <= 0 {
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--timeout must be positive, got %v", c.timeout))
 	}
@@ -223,8 +232,13 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// machine's (class internal, retry the same key), never invalid — but
 	// for a provider file the ledger refuses (openFailure).
 	l, err := openLedger(ctx, c.db, cfg, opening{providerDB: c.providerDB, store: store.Options{Create: true, LeaveWAL: true, ReadOnWriter: true}, use: dispatchingIf(prep.Tool.Kind() == model.EffectExternal)})
+	if err != nil && model.IsCode(err, model.CodeInvalid) && prep.Tool.Kind() == model.EffectExternal {
+		if rl := openForReplay(ctx, c.db, cfg, req, err); rl != nil {
+			l, err = rl, nil
+		}
+	}
 	if err != nil {
-		return printResult(openFailure(err), err, stdout, stderr, *asJSON)
+		return printResult(openFailure(c.db, err), err, stdout, stderr, *asJSON)
 	}
 	defer l.Close()
 	l.Service().Lease = c.lease
@@ -240,6 +254,30 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		res, err = l.Service().Call(ctx, req, opt)
 	}
 	return printResult(res, err, stdout, stderr, *asJSON)
+}
+
+// openForReplay opens the ledger without its providers for a call whose
+// key is settled (applied or failed): its answer — a replay, a conflict, an
+// expiry — reads the ledger only, so a provider file the ledger refused
+// (why: missing, another ledger's) does not stop it. The providers are
+// unreachable ones, which send nothing should the key have moved on since
+// it was read. nil: not such a key; the refusal stands.
+func openForReplay(ctx context.Context, where string, cfg *config.Config, req model.Request, why error) *ledger.Ledger {
+	l, err := openLedger(ctx, where, cfg, opening{store: store.Options{LeaveWAL: true, ReadOnWriter: true}, use: ledger.NoProviders})
+	if err != nil {
+		return nil
+	}
+	op, err := l.Get(ctx, req.Tenant, req.Key)
+	if err != nil || (op.State != model.StateApplied && op.State != model.StateFailed) {
+		l.Close()
+		return nil
+	}
+	reg := provider.Registry{}
+	for _, p := range cfg.Providers {
+		reg[p.Name] = provider.Unreachable(p.Name, p.HonoursKeys, "the provider was not opened for a replay: "+why.Error())
+	}
+	l.Service().Providers = reg
+	return l
 }
 
 // printResult writes a call's outcome: the receipt line on stdout when done
@@ -275,10 +313,8 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	pdb := fs.String("provider-db", "", "sandbox provider file (default beside the ledger)")
 	cfgPath := configFlag(fs)
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	replay := fs.Duration("replay-window", reconcile.DefaultReplayWindow,
-		"the replay window calls settle receipts with (each operation records its expiry when settled; the sweep compacts a receipt once that has passed): the tombstone window must be at least this long")
 	tomb := fs.Duration("tombstone-window", reconcile.DefaultTombstoneWindow,
-		"how long a tombstone answers 'expired' after compaction (at least the replay window)")
+		"how long a tombstone answers 'expired' after compaction: at least the replay window each compacted operation recorded when it settled (24h for calls)")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
@@ -286,7 +322,10 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if !ok {
 		return code
 	}
-	if err := reconcile.ValidateRetention(*replay, *tomb); err != nil {
+	// The replay window is not a flag: each operation records its own when
+	// it settles (the calls' 24 h), and the sweep checks the tombstone
+	// window against those, before it writes anything.
+	if err := reconcile.ValidateRetention(reconcile.DefaultReplayWindow, *tomb); err != nil {
 		return fail(stderr, err) // before the ledger is opened: nothing touched
 	}
 	l, err := openLedger(ctx, *db, cfg, opening{providerDB: *pdb, use: ledger.Resending})
@@ -294,7 +333,7 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return fail(stderr, err)
 	}
 	defer l.Close()
-	l.Service().ReplayWindow, l.Service().TombstoneWindow = *replay, *tomb
+	l.Service().TombstoneWindow = *tomb
 	rep, err := l.Service().Sweep(ctx)
 	if err != nil {
 		return fail(stderr, err)

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"os/user"
+	"regexp"
 	"strings"
 	"syscall"
 
@@ -107,25 +108,115 @@ func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 }
 
 // parseFlags parses and turns flag errors into exit codes: -h is 0, a bad
-// flag is 2, stray positional arguments are 2. Help asked for goes to
-// stdout (retrysafe call -h | less), as retrysafe --help's does.
+// flag is 2, stray positional arguments are 2, and so is a single-valued
+// flag given twice (it used to take the last value silently: `call --key K
+// --key Z` made Z). Only a flag whose value is a list (ops resolve --key)
+// repeats. Help asked for goes to stdout (retrysafe call -h | less), as
+// retrysafe --help's does. An error is one line, "retrysafe CMD: …", with
+// flags spelled --name as the help spells them.
 func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (int, bool) {
+	repeated := onceEach(fs)
+	fs.SetOutput(io.Discard) // the error is printed below, once
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			printHelp(stdout, fs, fs.Name())
 			return exitOK, false
 		}
-		reportJSON(stderr, model.CodeInvalid, err.Error(), exitInvalid)
+		msg := dashDash(err.Error())
+		if *repeated != "" {
+			msg = fmt.Sprintf("--%s was given more than once: give each flag once (nothing was done)", *repeated)
+		}
+		reportJSON(stderr, model.CodeInvalid, msg, exitInvalid)
+		fmt.Fprintf(textsafe.Writer(stderr), "retrysafe %s: %s\n", fs.Name(), msg)
 		return exitInvalid, false
 	}
 	if fs.NArg() > 0 {
 		msg := fmt.Sprintf("unexpected argument %q", fs.Arg(0))
+		if fs.Name() == "console" && isCommand(fs.Arg(0)) {
+			// retrysafe --db X call …: the flags were taken as the console's.
+			msg = fmt.Sprintf("unexpected argument %q: flags go after the command: retrysafe %s %s …", fs.Arg(0), fs.Arg(0), strings.Join(args[:len(args)-fs.NArg()], " "))
+		}
 		reportJSON(stderr, model.CodeInvalid, msg, exitInvalid)
-		fmt.Fprintf(stderr, "retrysafe %s: %s\n", fs.Name(), msg)
+		fmt.Fprintf(textsafe.Writer(stderr), "retrysafe %s: %s\n", fs.Name(), msg)
 		return exitInvalid, false
 	}
 	return 0, true
 }
+
+// isCommand reports whether name is one of retrysafe's commands.
+func isCommand(name string) bool {
+	switch name {
+	case "call", "ops", "sweep", "triage", "lab", "demo", "bench", "gen", "sandbox", "serve", "mcp", "tokens", "version", "completion", "help":
+		return true
+	}
+	return false
+}
+
+// flagDash matches a flag's name as the flag package writes it in an
+// error: one dash.
+var flagDash = regexp.MustCompile(`(^|[ :])-([A-Za-z][A-Za-z0-9-]*)`)
+
+// dashDash rewrites the flag package's "-key" in an error to "--key".
+func dashDash(msg string) string { return flagDash.ReplaceAllString(msg, "$1--$2") }
+
+// onceEach makes every flag of fs refuse a second value, but for lists
+// (a flag.Value that appends, like keyList); the name of the first flag
+// given twice is left in *repeated.
+func onceEach(fs *flag.FlagSet) *string {
+	repeated := new(string)
+	seen := map[string]bool{}
+	fs.VisitAll(func(f *flag.Flag) {
+		switch f.Value.(type) {
+		case *keyList, *onceValue, *onceBool:
+			return
+		}
+		name := f.Name
+		o := onceValue{Value: f.Value, check: func() error {
+			if seen[name] {
+				if *repeated == "" {
+					*repeated = name
+				}
+				return errRepeated
+			}
+			seen[name] = true
+			return nil
+		}}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			f.Value = &onceBool{o}
+		} else {
+			f.Value = &o
+		}
+	})
+	return repeated
+}
+
+var errRepeated = errors.New("given more than once")
+
+// onceValue is a flag.Value that takes one value.
+type onceValue struct {
+	flag.Value
+	check func() error
+}
+
+func (o *onceValue) Set(s string) error {
+	if err := o.check(); err != nil {
+		return err
+	}
+	return o.Value.Set(s)
+}
+
+// Get keeps flag.Getter for code that reads a flag's value through it.
+func (o *onceValue) Get() any {
+	if g, ok := o.Value.(flag.Getter); ok {
+		return g.Get()
+	}
+	return o.Value.String()
+}
+
+// onceBool is a onceValue of a boolean flag (--json needs no value).
+type onceBool struct{ onceValue }
+
+func (*onceBool) IsBoolFlag() bool { return true }
 
 // dbUsage is --db's help. It names the default rather than letting the
 // flag package print it: $RETRYSAFE_DB may be a URL with a password.
@@ -137,6 +228,20 @@ func defaultDB() string {
 		return v
 	}
 	return "retrysafe.db"
+}
+
+// validOperator checks an --operator name as the ledger will when it records
+// it (model.ValidateText: printable, one line, no control, format or
+// bidirectional characters) and refuses a blank one; why says what records
+// the name.
+func validOperator(name, why string) error {
+	if strings.TrimSpace(name) == "" {
+		return model.Errorf(model.CodeInvalid, "--operator must not be empty: %s", why)
+	}
+	if err := model.ValidateText("operator name", name, reconcile.MaxOperatorLen); err != nil {
+		return model.Errorf(model.CodeInvalid, "--operator: %v", err)
+	}
+	return nil
 }
 
 // defaultOperator is $USER, else the login name of this process's user
@@ -203,15 +308,24 @@ func dispatchingIf(sends bool) ledger.ProviderUse {
 }
 
 // openFailure is the result of a call whose ledger could not be opened. A
-// refusal of the setup (ledger.OpenConfig's model.CodeInvalid: a sandbox
-// file that never served this ledger, a missing one beside a ledger that
-// has sent to it, a location that is no ledger's) is class invalid, exit 2:
-// nothing was written or sent, and retrying the same key will not help
-// until --provider-db or --db is fixed. Anything else is the machine's
-// (class internal, exit 1: retry the same key later).
-func openFailure(err error) reconcile.Result {
-	if model.IsCode(err, model.CodeInvalid) {
+// refusal of the setup is class invalid, exit 2: nothing was written or
+// sent, and retrying the same key will not help until --provider-db or --db
+// is fixed. That is ledger.OpenConfig's model.CodeInvalid (a sandbox file
+// that never served this ledger, a missing one beside a ledger that has
+// sent to it), model.CodeUnsupported (a --db that is no ledger: a text
+// file, another application's database, /dev/null, a newer schema) and,
+// for a ledger file, model.CodeUnavailable (a directory, a missing
+// directory, no permission) — the same exit 2 every other command gives
+// them. Anything else is the machine's (class internal, exit 1: retry the
+// same key later), as is a PostgreSQL server that does not answer.
+func openFailure(where string, err error) reconcile.Result {
+	switch model.CodeOf(err) {
+	case model.CodeInvalid, model.CodeUnsupported:
 		return reconcile.Result{Class: model.ClassInvalid, Message: err.Error()}
+	case model.CodeUnavailable:
+		if !postgres.IsURL(where) {
+			return reconcile.Result{Class: model.ClassInvalid, Message: err.Error()}
+		}
 	}
 	return reconcile.Result{}
 }

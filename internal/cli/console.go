@@ -42,8 +42,8 @@ func runConsole(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			return fail(stderr, model.Errorf(model.CodeInvalid, "--tenant: %v", err))
 		}
 	}
-	if *operator == "" {
-		return fail(stderr, model.Errorf(model.CodeInvalid, "--operator must not be empty: decisions record who made them"))
+	if err := validOperator(*operator, "decisions record who made them"); err != nil {
+		return fail(stderr, err)
 	}
 	// Read-only opens the ledger with mode=ro and no provider: the sandbox
 	// provider's opener creates its schema, so opening it would write. A

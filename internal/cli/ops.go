@@ -72,7 +72,7 @@ func opsList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	tool := fs.String("tool", "", "only this tool")
 	cfgPath := configFlag(fs)
 	search := fs.String("search", "", "key, subject/report/recipient or trace id contains TEXT")
-	finding := fs.String("finding", "", "only operations whose latest provider finding is this: has-it, has-nothing, cannot-tell or not-checked")
+	finding := fs.String("finding", "", "only operations whose FINDING column reads this — the finding that binds a decision (an earlier \"has it\" where a later lookup says less), else the latest: has-it, has-nothing, cannot-tell or not-checked")
 	limit := fs.Int("limit", 50, "at most N operations, newest first")
 	before := fs.Int64("before", 0, "the cursor: only operations older than this id (the next page's --before is printed when a page is full)")
 	asJSON := fs.Bool("json", false, `one JSON object {"operations":[…],"truncated":bool,"next_before":id}, stable for scripts`)
@@ -260,6 +260,13 @@ func opsShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	defer l.Close()
 	d, err := l.Store().Detail(ctx, k.tenant, k.key)
+	if model.IsCode(err, model.CodeNotFound) {
+		// A key a sweep compacted is not "no operation": calls of it are
+		// told "expired" until its tombstone is forgotten.
+		if ts := readTombstone(ctx, l.Store(), k.tenant, k.key); ts != nil {
+			return showTombstone(stdout, stderr, ts, *asJSON)
+		}
+	}
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -273,6 +280,63 @@ func opsShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return printJSON(stdout, stderr, d)
 	}
 	writeDetail(stdout, d)
+	return exitOK
+}
+
+// readTombstone is tenant's live tombstone under key, or nil: on the read
+// side where the driver has one, else in a transaction that writes nothing.
+func readTombstone(ctx context.Context, st store.Ledger, tenant, key string) *model.Tombstone {
+	var ts *model.Tombstone
+	var err error
+	if tr, ok := st.(store.TombstoneReader); ok {
+		ts, err = tr.Tombstone(ctx, tenant, key)
+	} else {
+		err = st.WithAttemptTx(ctx, func(tx store.Tx) error {
+			var err error
+			ts, err = tx.GetTombstone(tenant, key)
+			return err
+		})
+	}
+	if err != nil {
+		return nil
+	}
+	return ts
+}
+
+// tombstoneView is `ops show --json` of a compacted key.
+type tombstoneView struct {
+	Tombstone struct {
+		Tenant       string      `json:"tenant"`
+		Key          string      `json:"key"`
+		Tool         string      `json:"tool"`
+		Fingerprint  string      `json:"fingerprint"`
+		FinalState   model.State `json:"final_state"`
+		CompactedAt  time.Time   `json:"compacted_at"`
+		RefusedUntil time.Time   `json:"refused_until"`
+		ReceiptKept  bool        `json:"receipt_kept"`
+	} `json:"tombstone"`
+}
+
+// showTombstone prints what ops show knows of a compacted key.
+func showTombstone(stdout, stderr io.Writer, ts *model.Tombstone, asJSON bool) int {
+	if asJSON {
+		var v tombstoneView
+		t := &v.Tombstone
+		t.Tenant, t.Key, t.Tool, t.Fingerprint, t.FinalState = ts.Tenant, ts.Key, ts.Tool, ts.Fingerprint, ts.FinalState
+		t.CompactedAt, t.RefusedUntil = ts.ExpiredAt, ts.ForgetAt
+		return printJSON(stdout, stderr, v)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, show(v)) }
+	row("tenant", ts.Tenant)
+	row("key", ts.Key)
+	row("tool", ts.Tool)
+	row("state", fmt.Sprintf("compacted — it ended %s, its replay window passed, and a sweep kept only this tombstone", ts.FinalState))
+	row("fingerprint", ts.Fingerprint)
+	row("compacted", fmtTime(ts.ExpiredAt))
+	row("refused until", fmtTime(ts.ForgetAt)+" — a call of the key is told \"expired\" (exit 7) until then; after that the key is forgotten and a call makes a new operation")
+	row("receipt", "not kept (compaction drops receipts, attempts and decisions; the effect itself is kept)")
+	tw.Flush()
 	return exitOK
 }
 

@@ -52,7 +52,11 @@ func TestTriageCommand(t *testing.T) {
 	for _, c := range bad {
 		t.Run(c.name, func(t *testing.T) {
 			before := digest(t, db)
-			out, errText, code := cli(t, append([]string{"triage", "--db", db}, c.args...)...)
+			args := append([]string{"triage", "--db", db}, c.args...)
+			if c.args[0] == "--db" { // a flag is given once
+				args = append([]string{"triage"}, c.args...)
+			}
+			out, errText, code := cli(t, args...)
 			if code != exitInvalid || out != "" || strings.Count(errText, "\n") != 1 || !strings.Contains(errText, c.says) {
 				t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and one line saying %q", code, out, errText, c.says)
 			}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -300,12 +299,12 @@ func (s *Server) setFaults(w http.ResponseWriter, r *http.Request) {
 	s.queue = append(s.queue, f)
 	n := len(s.queue)
 	s.mu.Unlock()
-	writeJSON(w, http.StatusOK, map[string]string{"queued": strconv.Itoa(n)})
+	writeJSON(w, http.StatusOK, map[string]int{"queued": n})
 }
 
 func (s *Server) clearFaults(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.queue = nil
 	s.mu.Unlock()
-	writeJSON(w, http.StatusOK, map[string]string{"queued": "0"})
+	writeJSON(w, http.StatusOK, map[string]int{"queued": 0})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
@@ -163,5 +164,33 @@ func TestServerHeadersPickTheFaultAndDateTheDelivery(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// POST /_sandbox/faults answers how many faults are queued as a number,
+// {"queued":1}, not the string "1"; DELETE answers {"queued":0}.
+func TestServerFaultQueueCountIsANumber(t *testing.T) {
+	sb, err := sandbox.Open(filepath.Join(t.TempDir(), "sandbox.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	srv := httptest.NewServer(sandbox.NewServer(sb, nil, sandbox.Fault{}).Handler())
+	defer srv.Close()
+	for _, c := range []struct {
+		method string
+		want   int
+	}{{"POST", 1}, {"POST", 2}, {"DELETE", 0}} {
+		req, _ := http.NewRequest(c.method, srv.URL+"/_sandbox/faults", strings.NewReader(`{"fault":"reject"}`))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v map[string]any
+		err = json.NewDecoder(resp.Body).Decode(&v)
+		resp.Body.Close()
+		if n, ok := v["queued"].(float64); err != nil || !ok || int(n) != c.want {
+			t.Errorf("%s /_sandbox/faults = %v (%v); want {\"queued\":%d}", c.method, v, err, c.want)
+		}
 	}
 }

@@ -595,6 +595,17 @@ func (t *Tx) GetTombstone(tenant, key string) (*model.Tombstone, error) {
 	return ts, nil
 }
 
+// LongestReplayWindow: see store.Tx.
+func (t *Tx) LongestReplayWindow() (time.Duration, error) {
+	var w *int64
+	err := t.queryRow(`SELECT MAX(expires_at - updated_at) FROM operations WHERE expires_at IS NOT NULL AND expires_at <= $1
+		AND state IN ('applied','failed') AND NOT contradicted`, ms(t.now)).Scan(&w)
+	if err != nil || w == nil || *w < 0 {
+		return 0, err
+	}
+	return time.Duration(*w) * time.Millisecond, nil
+}
+
 // ExpiredLeases lists in_progress operations whose lease ended before the
 // transaction's time, row-locked; one that another transaction holds is
 // skipped (that transaction is moving it on already).
@@ -641,6 +652,9 @@ func (t *Tx) CompactExpired(tombstoneTTL time.Duration, limit int) (compacted, f
 		return 0, 0, err
 	}
 	for _, op := range ops {
+		// Never sooner than the replay window op recorded: a retry may
+		// come that long after its receipt was compacted.
+		forget := max(forget, now+ms(op.ExpiresAt)-ms(op.UpdatedAt))
 		if _, err = t.exec(`INSERT INTO tombstones (tenant, op_key, tool, fingerprint, final_state, expired_at, forget_at)
 			VALUES ($1,$2,$3,$4,$5,$6,$7) ON CONFLICT (tenant, op_key) DO UPDATE SET fingerprint = excluded.fingerprint,
 			final_state = excluded.final_state, expired_at = excluded.expired_at, forget_at = excluded.forget_at`,

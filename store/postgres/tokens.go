@@ -39,6 +39,9 @@ func (s *Store) CreateToken(ctx context.Context, t *model.Token) error {
 		if t.CreatedAt.IsZero() {
 			t.CreatedAt = tx.Now()
 		}
+		// As the ledger keeps it (milliseconds, UTC): tokens create prints
+		// the same time tokens list does.
+		t.CreatedAt = time.UnixMilli(ms(t.CreatedAt)).UTC()
 		return tx.queryRow(`INSERT INTO tokens (tenant, name, hash, hint, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
 			t.Tenant, t.Name, t.Hash, t.Hint, ms(t.CreatedAt)).Scan(&t.ID)
 	})
@@ -91,7 +94,7 @@ func (s *Store) RevokeToken(ctx context.Context, id int64) (*model.Token, error)
 		if t.Revoked() {
 			return model.Errorf(model.CodeIllegal, "token #%d was already revoked at %s", id, t.RevokedAt.Format("2006-01-02 15:04:05Z07:00"))
 		}
-		t.RevokedAt = tx.Now()
+		t.RevokedAt = time.UnixMilli(ms(tx.Now())).UTC()
 		if _, err := tx.exec(`UPDATE tokens SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL`, ms(t.RevokedAt), id); err != nil {
 			return err
 		}

@@ -374,6 +374,17 @@ func (t *Tx) GetTombstone(tenant, key string) (*model.Tombstone, error) {
 	return &ts, nil
 }
 
+// LongestReplayWindow: see store.Tx.
+func (t *Tx) LongestReplayWindow() (time.Duration, error) {
+	var w sql.NullInt64
+	err := t.queryRow(`SELECT MAX(expires_at - updated_at) FROM operations WHERE expires_at IS NOT NULL AND expires_at <= ?
+		AND state IN ('applied','failed') AND contradicted = 0`, ms(t.now)).Scan(&w)
+	if err != nil || !w.Valid || w.Int64 < 0 {
+		return 0, err
+	}
+	return time.Duration(w.Int64) * time.Millisecond, nil
+}
+
 // ExpiredLeases lists in_progress operations whose lease ended before the
 // transaction's time.
 func (t *Tx) ExpiredLeases(limit int) ([]*model.Operation, error) {
@@ -421,7 +432,7 @@ func (t *Tx) CompactExpired(tombstoneTTL time.Duration, limit int) (compacted, f
 		if _, err = t.exec(`INSERT INTO tombstones (tenant, op_key, tool, fingerprint, final_state, expired_at, forget_at)
 			VALUES (?,?,?,?,?,?,?) ON CONFLICT (tenant, op_key) DO UPDATE SET fingerprint = excluded.fingerprint,
 			final_state = excluded.final_state, expired_at = excluded.expired_at, forget_at = excluded.forget_at`,
-			op.Tenant, op.Key, op.Tool, op.Fingerprint, string(op.State), now, now+tombstoneTTL.Milliseconds()); err != nil {
+			op.Tenant, op.Key, op.Tool, op.Fingerprint, string(op.State), now, forgetAt(now, tombstoneTTL, op)); err != nil {
 			return 0, 0, err
 		}
 		// The operations this one superseded (a chain, if keys were
@@ -450,7 +461,7 @@ func (t *Tx) CompactExpired(tombstoneTTL time.Duration, limit int) (compacted, f
 		for _, id := range chain[1:] {
 			if _, err = t.exec(`INSERT INTO tombstones (tenant, op_key, tool, fingerprint, final_state, expired_at, forget_at)
 				SELECT tenant, op_key, tool, fingerprint, state, ?, ? FROM operations WHERE id = ?
-				ON CONFLICT (tenant, op_key) DO NOTHING`, now, now+tombstoneTTL.Milliseconds(), id); err != nil {
+				ON CONFLICT (tenant, op_key) DO NOTHING`, now, forgetAt(now, tombstoneTTL, op), id); err != nil {
 				return 0, 0, err
 			}
 		}
@@ -473,6 +484,18 @@ func (t *Tx) CompactExpired(tombstoneTTL time.Duration, limit int) (compacted, f
 	}
 	n, _ := res.RowsAffected()
 	return compacted, int(n), nil
+}
+
+// forgetAt is when op's tombstone may be forgotten: tombstoneTTL after now,
+// and never sooner than the replay window op recorded (a retry may come
+// that long after its receipt was compacted and must still hear
+// "expired"), whatever window a sweep was given.
+func forgetAt(now int64, tombstoneTTL time.Duration, op *model.Operation) int64 {
+	f := now + tombstoneTTL.Milliseconds()
+	if w := ms(op.ExpiresAt) - ms(op.UpdatedAt); now+w > f {
+		f = now + w
+	}
+	return f
 }
 
 // SetReceipt stores the receipt of an operation created in this same

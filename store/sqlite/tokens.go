@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"time"
 
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/store"
@@ -33,6 +34,9 @@ func (s *Store) CreateToken(ctx context.Context, t *model.Token) error {
 		if t.CreatedAt.IsZero() {
 			t.CreatedAt = tx.Now()
 		}
+		// As the ledger keeps it (milliseconds, UTC): tokens create prints
+		// the same time tokens list does.
+		t.CreatedAt = time.UnixMilli(ms(t.CreatedAt)).UTC()
 		res, err := tx.exec(`INSERT INTO tokens (tenant, name, hash, hint, created_at) VALUES (?, ?, ?, ?, ?)`,
 			t.Tenant, t.Name, t.Hash, t.Hint, ms(t.CreatedAt))
 		if err != nil {
@@ -88,7 +92,7 @@ func (s *Store) RevokeToken(ctx context.Context, id int64) (*model.Token, error)
 		if t.Revoked() {
 			return model.Errorf(model.CodeIllegal, "token #%d was already revoked at %s", id, t.RevokedAt.Format("2006-01-02 15:04:05Z07:00"))
 		}
-		t.RevokedAt = tx.Now()
+		t.RevokedAt = time.UnixMilli(ms(tx.Now())).UTC()
 		if _, err := tx.exec(`UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`, ms(t.RevokedAt), id); err != nil {
 			return err
 		}
