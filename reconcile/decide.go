@@ -181,6 +181,9 @@ func decideTx(tx store.Tx, d Decision, action model.Action, apply applyFunc) (*m
 		}
 		if ev := EvidenceOf(f); Against(action, ev) {
 			how, risk := "ops resolve --check --against-finding for one key, --against-finding with --yes for several, or the console", ""
+			if action == model.ActionMarkNotApplied {
+				how = "ops resolve --against-finding, for one key or with --yes for several, or the console"
+			}
 			if action == model.ActionAuthorizeKey {
 				how, risk = "ops supersede --against-finding, or the console", " (a new key would make the effect a second time)"
 			}

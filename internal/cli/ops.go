@@ -440,8 +440,8 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	yes := fs.Bool("yes", false, "several operations: write them (after a --dry-run)")
 	asJSON := fs.Bool("json", false, "one key: the operation after the decision; several: one JSON object per operation and result")
 	check := fs.Bool("check", false, "one key: ask the provider first and record its finding; it is the evidence, or must be overridden")
-	against := fs.Bool("against-finding", false, "with --check, or several operations: decide against what the provider check found (the second confirmation)")
-	pdb := fs.String("provider-db", "", "with --check, or several operations deciding not applied: the sandbox provider file the calls used (default beside the ledger)")
+	against := fs.Bool("against-finding", false, "with --check, with --as not-applied, or several operations: decide against what the provider check found (the second confirmation)")
+	pdb := fs.String("provider-db", "", "with --check, or --as not-applied (its provider is asked first): the sandbox provider file the calls used (default beside the ledger)")
 	cfgPath := configFlag(fs)
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
@@ -484,7 +484,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--expect-version is for one key; pin several with --key KEY@VERSION"))
 	case *check && (len(keys) != 1 || *dryRun || *yes):
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--check is for one key (several operations deciding not applied are checked first anyway)"))
-	case *against && !*check && !*dryRun && !*yes:
+	case *against && !*check && !*dryRun && !*yes && action != model.ActionMarkNotApplied:
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--against-finding needs --check (the finding it overrides), or several operations (--dry-run / --yes)"))
 	}
 	var targets []reconcile.Target
@@ -590,12 +590,13 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if !single && !*dryRun && !*yes {
 		return fail(stderr, model.Errorf(model.CodeInvalid, "several operations: run with --dry-run to list each from → to, then with --yes to write them"))
 	}
-	// Several operations deciding "not applied" ask their providers first,
-	// as the console's bulk review does (reconcile.LookFirst): the
-	// findings are recorded (also on --dry-run: a lookup, not a decision),
-	// so a row whose provider has the effect is refused per row, unless
-	// --against-finding.
-	lookFirst := !single && action == model.ActionMarkNotApplied
+	// "Not applied" asks the provider first — one key as several, as the
+	// console's review does (reconcile.LookFirst): the findings are
+	// recorded (also on --dry-run: a lookup, not a decision), so an
+	// operation whose provider has the effect is refused, unless
+	// --against-finding; one the provider cannot tell about is decided on
+	// the typed evidence. --check asked already.
+	lookFirst := action == model.ActionMarkNotApplied && !*check
 	var l *ledger.Ledger
 	if lookFirst {
 		l, err = openLedger(context.Background(), *db, cfg, opening{providerDB: *pdb, use: ledger.LookupsOnly})
@@ -610,6 +611,11 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		d.Key, d.ExpectVersion = targets[0].Key, targets[0].ExpectVersion
 		if *expect != 0 {
 			d.ExpectVersion = *expect
+		}
+		if lookFirst {
+			if err := lookFirstOne(ctx, l, action, d, "ops resolve by "+*operator, stderr); err != nil {
+				return fail(stderr, err)
+			}
 		}
 		var op *model.Operation
 		if action == model.ActionMarkApplied {
@@ -712,6 +718,43 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		}
 	}
 	return printBulkResult(stdout, stderr, action, out, *asJSON)
+}
+
+// lookFirstOne is reconcile.LookFirst for one key's "not applied": the
+// provider is asked when the operation needs it (Service.NeedsLook), the
+// finding is recorded and said on stderr; the decision that follows is
+// bound by it (refused against a "has it" unless d.Override).
+func lookFirstOne(ctx context.Context, l *ledger.Ledger, action model.Action, d reconcile.Decision, by string, stderr io.Writer) error {
+	det, err := l.Store().Detail(ctx, d.Tenant, d.Key)
+	if err != nil {
+		return err
+	}
+	if !l.Service().NeedsLook(action, det.Operation) {
+		return nil
+	}
+	ops, err := l.Service().LookFirst(ctx, action, []model.Operation{det.Operation}, by)
+	if err != nil {
+		return err
+	}
+	f := ops[0].Finding
+	if f == nil {
+		return nil
+	}
+	what := f.Kind.Words()
+	if f.Kind == model.FindingHasIt && f.Ref != "" {
+		what += " · " + f.Ref
+	}
+	then := ""
+	switch f.Kind {
+	case model.FindingCannotTell:
+		then = "; decided on the evidence you typed"
+	case model.FindingHasIt:
+		if !d.Override {
+			then = "; not applied goes against it"
+		}
+	}
+	fmt.Fprintf(stderr, "provider check: %s: %s (recorded as a finding%s)\n", show(what), show(f.Detail), then)
+	return nil
 }
 
 // targetsByFinding is a bulk decision by finding, as the console's review
