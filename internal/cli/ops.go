@@ -409,16 +409,79 @@ type keyList []string
 func (k *keyList) String() string     { return strings.Join(*k, ",") }
 func (k *keyList) Set(v string) error { *k = append(*k, v); return nil }
 
-func parseKeyAt(tenant, v string) (reconcile.Target, error) {
-	t := reconcile.Target{Tenant: tenant, Key: v}
-	if i := strings.LastIndex(v, "@"); i > 0 {
-		n, err := strconv.ParseInt(v[i+1:], 10, 64)
-		if err != nil || n < 1 {
-			return t, model.Errorf(model.CodeInvalid, "--key %q: the version after @ must be a positive number", v)
+// keyAt is how a --key value may be read: the key whole, and — when it
+// ends in @<digits> — the key before it at that version (pinned). A
+// suffix that is not @<digits> is part of the key (call accepts @ in
+// keys: mail@x.com).
+type keyAt struct {
+	whole      reconcile.Target
+	pinned     reconcile.Target
+	canPin     bool
+	wholeValid bool
+}
+
+func parseKeyAt(tenant, v string) (keyAt, error) {
+	k := keyAt{whole: reconcile.Target{Tenant: tenant, Key: v}}
+	k.wholeValid = model.ValidateIdentity(tenant, v) == nil
+	if i := strings.LastIndex(v, "@"); i > 0 && allDigits(v[i+1:]) {
+		if n, err := strconv.ParseInt(v[i+1:], 10, 64); err == nil && n >= 1 && model.ValidateIdentity(tenant, v[:i]) == nil {
+			k.pinned, k.canPin = reconcile.Target{Tenant: tenant, Key: v[:i], ExpectVersion: n}, true
 		}
-		t.Key, t.ExpectVersion = v[:i], n
 	}
-	return t, model.ValidateIdentity(tenant, t.Key)
+	if !k.canPin {
+		return k, model.ValidateIdentity(tenant, v)
+	}
+	return k, nil
+}
+
+func allDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// pick reads k against the ledger: the reading that names an operation;
+// refused as ambiguous when both do (--expect-version names a key whole);
+// the pinned reading when neither does (its "not found" says the key).
+func (k keyAt) pick(ctx context.Context, st interface {
+	Get(ctx context.Context, tenant, key string) (*model.Operation, error)
+}) (reconcile.Target, error) {
+	if !k.canPin {
+		return k.whole, nil
+	}
+	if !k.wholeValid {
+		return k.pinned, nil
+	}
+	exists := func(key string) (bool, error) {
+		_, err := st.Get(ctx, k.whole.Tenant, key)
+		if model.IsCode(err, model.CodeNotFound) {
+			return false, nil
+		}
+		return err == nil, err
+	}
+	w, err := exists(k.whole.Key)
+	if err != nil {
+		return k.whole, err
+	}
+	p, err := exists(k.pinned.Key)
+	if err != nil {
+		return k.whole, err
+	}
+	switch {
+	case w && p:
+		return k.whole, model.Errorf(model.CodeInvalid, "--key %s is ambiguous: operation %s exists, and so does %s (read as its version %d) — for the first give --key %s --expect-version V (several keys: %s@V), for the second --key %s --expect-version %d; nothing was written",
+			show(textsafe.ShellWord(k.whole.Key)), show(textsafe.ShellWord(k.whole.Key)), show(textsafe.ShellWord(k.pinned.Key)), k.pinned.ExpectVersion,
+			show(textsafe.ShellWord(k.whole.Key)), show(textsafe.ShellWord(k.whole.Key)), show(textsafe.ShellWord(k.pinned.Key)), k.pinned.ExpectVersion)
+	case w:
+		return k.whole, nil
+	}
+	return k.pinned, nil
 }
 
 func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -487,13 +550,40 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	case *against && !*check && !*dryRun && !*yes && action != model.ActionMarkNotApplied:
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--against-finding needs --check (the finding it overrides), or several operations (--dry-run / --yes)"))
 	}
+	// A key is read whole with --expect-version; else KEY@VERSION pins
+	// the version where that reading names the operation (keyAt.pick).
 	var targets []reconcile.Target
+	var ats []keyAt
+	pinnable := false
 	for _, k := range keys {
-		t, err := parseKeyAt(*tenant, k)
+		at, err := parseKeyAt(*tenant, k)
+		if *expect != 0 {
+			at, err = keyAt{whole: reconcile.Target{Tenant: *tenant, Key: k}, wholeValid: true}, model.ValidateIdentity(*tenant, k)
+		}
 		if err != nil {
 			return fail(stderr, err)
 		}
-		targets = append(targets, t)
+		ats = append(ats, at)
+		pinnable = pinnable || at.canPin
+	}
+	if pinnable {
+		rl, err := openLedger(context.Background(), *db, cfg, opening{store: store.Options{ReadOnly: true}})
+		if err != nil {
+			return fail(stderr, err)
+		}
+		for _, at := range ats {
+			t, err := at.pick(ctx, rl.Store())
+			if err != nil {
+				rl.Close()
+				return fail(stderr, err)
+			}
+			targets = append(targets, t)
+		}
+		rl.Close()
+	} else {
+		for _, at := range ats {
+			targets = append(targets, at.whole)
+		}
 	}
 	q := store.ListQuery{Tenant: *tenant, Tool: *tool, Search: *search, Finding: ff, Limit: reconcile.MaxBulk + 1}
 	if *state != "" {
@@ -629,6 +719,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		from := "?"
 		if det, err := l.Store().Detail(ctx, op.Tenant, op.Key); err == nil && len(det.Decisions) > 0 {
 			from = string(det.Decisions[len(det.Decisions)-1].FromState)
+			op = shownAs(op, det)
 		}
 		line := fmt.Sprintf("%s/%s: %s → %s (version %d), decided by %s\n", show(op.Tenant), show(op.Key), from, op.State, op.Version, show(d.Operator))
 		if *asJSON {
@@ -642,6 +733,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	// Several: read what each is now (the versions the decision expects).
 	var ops []model.Operation
+	var pinnedOnly map[int]bool // pinned at a version it is no longer at
 	if filter {
 		if ops, err = l.Store().List(ctx, q); err != nil {
 			return fail(stderr, err)
@@ -653,7 +745,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			return fail(stderr, model.Errorf(model.CodeInvalid, "more than %d operations match: narrow the filter (--tenant, --tool, --search)", reconcile.MaxBulk))
 		}
 	} else {
-		for _, t := range targets {
+		for i, t := range targets {
 			// Detail, not Get: the operation with its latest finding, as a
 			// filter lists it (the rule and LookFirst read it).
 			det, err := l.Store().Detail(ctx, t.Tenant, t.Key)
@@ -663,7 +755,13 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			op := &det.Operation
 			if t.ExpectVersion != 0 && op.Version != t.ExpectVersion {
 				// Listed as it is now; the write will refuse it as stale.
+				// What it was at the pinned version is not known: the
+				// target expects that version only, no state.
 				op.Version = t.ExpectVersion
+				if pinnedOnly == nil {
+					pinnedOnly = map[int]bool{}
+				}
+				pinnedOnly[i] = true
 			}
 			ops = append(ops, *op)
 		}
@@ -674,8 +772,12 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		}
 	}
 	targets = targets[:0]
-	for _, op := range ops {
-		targets = append(targets, reconcile.TargetOf(op))
+	for i, op := range ops {
+		t := reconcile.TargetOf(op)
+		if pinnedOnly[i] {
+			t.ExpectState = ""
+		}
+		targets = append(targets, t)
 	}
 	var left []string
 	if byFinding {
@@ -995,6 +1097,9 @@ func opsSupersede(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return fail(stderr, err)
 	}
+	if det, err := l.Store().Detail(ctx, old.Tenant, old.Key); err == nil {
+		old = shownAs(old, det)
+	}
 	if *asJSON {
 		fmt.Fprintln(stdout, jsonLine(struct {
 			Operation *model.Operation `json:"operation"`
@@ -1005,6 +1110,17 @@ func opsSupersede(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	fmt.Fprintf(stderr, "%s/%s superseded; the new key %q is authorized — its first call claims it\n", show(f.tenant), show(f.key), n.Key)
 	return exitOK
+}
+
+// shownAs is op, just decided, as ops show --json and ops list --json
+// give it — its attempt count and latest finding, which the decision's
+// write does not carry — read back in det; op itself if it moved on since
+// (det is then another version than the one decided).
+func shownAs(op *model.Operation, det *model.Detail) *model.Operation {
+	if det.Operation.ID != op.ID || det.Operation.Version != op.Version {
+		return op
+	}
+	return &det.Operation
 }
 
 func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -1071,7 +1187,14 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if ev.Found && reconcile.AllowedFor(*op, model.ActionMarkApplied) {
 		// Unknown, or a not_applied or failed one this lookup (or a
 		// late answer) contradicted.
-		fmt.Fprintf(stdout, "to settle: retrysafe ops resolve --tenant %s --key %s --as applied --evidence %s --reason \"provider lookup found it\"\n", show(textsafe.ShellWord(op.Tenant)), show(textsafe.ShellWord(op.Key)), show(textsafe.ShellWord(ev.Ref)))
+		// --key K@V would pin a version: a key with @ in it is named
+		// whole, with the version it is at now (--expect-version).
+		pin := ""
+		if strings.Contains(op.Key, "@") {
+			pin = fmt.Sprintf(" --expect-version %d", op.Version)
+		}
+		fmt.Fprintf(stdout, "to settle: %s\n", show(oneLine(fmt.Sprintf("retrysafe ops resolve%s --tenant %s --key %s%s --as applied --evidence %s --reason \"provider lookup found it\"",
+			ledgerFlags(k.db, *pdb, *cfgPath), textsafe.ShellWord(op.Tenant), textsafe.ShellWord(op.Key), pin, textsafe.ShellWord(ev.Ref)))))
 	}
 	return exitOK
 }
