@@ -217,9 +217,9 @@ func (s *Service) fastReplay(ctx context.Context, p *model.Prepared, start time.
 
 // failedContradictedMsg is what a call of a failed operation the provider
 // says it applied is told.
-func failedContradictedMsg(op *model.Operation) string {
-	return fmt.Sprintf("%q was rejected by the provider, but a provider answer (or lookup) says it was applied (flagged contradicted): the effect may have happened — stop, a person must reconcile it (retrysafe ops show --tenant %s --key %s)",
-		op.Key, textsafe.ShellWord(op.Tenant), textsafe.ShellWord(op.Key))
+func (s *Service) failedContradictedMsg(op *model.Operation) string {
+	return fmt.Sprintf("%q was rejected by the provider, but a provider answer (or lookup) says it was applied (flagged contradicted): the effect may have happened — stop, a person must reconcile it (retrysafe ops show%s --tenant %s --key %s)",
+		op.Key, s.HintFlags, textsafe.ShellWord(op.Tenant), textsafe.ShellWord(op.Key))
 }
 
 // failedReplayMsg is what a replay of a failed operation says.
@@ -321,7 +321,7 @@ func (s *Service) existing(tx store.Tx, op *model.Operation, p *model.Prepared, 
 		// The provider said it applied it (a late answer, a lookup that
 		// found it): "rejected for good" is not the truth, and the
 		// effect may have happened — stop, a person decides.
-		return rec(model.OutcomeRefused, model.ClassUnknown, failedContradictedMsg(op))
+		return rec(model.OutcomeRefused, model.ClassUnknown, s.failedContradictedMsg(op))
 	}
 	switch op.State {
 	case model.StateApplied, model.StateFailed:
@@ -340,8 +340,8 @@ func (s *Service) existing(tx store.Tx, op *model.Operation, p *model.Prepared, 
 		return r, false, err
 	case model.StateUnknown:
 		return rec(model.OutcomeRefused, model.ClassUnknown, fmt.Sprintf(
-			"outcome of %q is unknown (the provider may or may not have applied it); stop — a person must reconcile it (retrysafe ops show --tenant %s --key %s)",
-			op.Key, textsafe.ShellWord(op.Tenant), textsafe.ShellWord(op.Key)))
+			"outcome of %q is unknown (the provider may or may not have applied it); stop — a person must reconcile it (retrysafe ops show%s --tenant %s --key %s)",
+			op.Key, s.HintFlags, textsafe.ShellWord(op.Tenant), textsafe.ShellWord(op.Key)))
 	case model.StateSuperseded:
 		newKey, err := tx.SupersedingKey(op.ID)
 		if err != nil {
@@ -442,7 +442,7 @@ func (s *Service) callExternal(ctx context.Context, p *model.Prepared, opt CallO
 			// A definite provider answer said "applied" against this
 			// not-applied: dispatching again to a provider that ignores
 			// downstream keys could apply it a second time.
-			msg := contradictedMsg(op)
+			msg := s.contradictedMsg(op)
 			if err := s.attempt(tx, op, p, start, model.OutcomeRefused, "", msg); err != nil {
 				return err
 			}
@@ -471,7 +471,7 @@ func (s *Service) callExternal(ctx context.Context, p *model.Prepared, opt CallO
 			// The key it replaces was applied after all (holdSuccessor):
 			// its own downstream key is new, so no provider would know
 			// it for the same effect.
-			msg := supersededAppliedMsg(op)
+			msg := s.supersededAppliedMsg(op)
 			if err := s.attempt(tx, op, p, start, model.OutcomeRefused, "", msg); err != nil {
 				return err
 			}
@@ -598,8 +598,8 @@ func (s *Service) dispatch(ctx context.Context, cl *claim, faults provider.Fault
 			said = "no definite answer (" + derr.Error() + ")"
 		}
 		res = Result{Class: model.ClassUnknown, Outcome: model.OutcomeDispatched, Message: fmt.Sprintf(
-			"the request was sent to %s and it said %s, but that could not be recorded: %v — stop; a person must reconcile it (retrysafe ops check --tenant %s --key %s)",
-			cl.prov.Name(), said, err, textsafe.ShellWord(cl.tenant), textsafe.ShellWord(cl.key))}
+			"the request was sent to %s and it said %s, but that could not be recorded: %v — stop; a person must reconcile it (retrysafe ops check%s --tenant %s --key %s)",
+			cl.prov.Name(), said, err, s.HintFlags, textsafe.ShellWord(cl.tenant), textsafe.ShellWord(cl.key))}
 	}
 	return res, err
 }
@@ -630,7 +630,7 @@ func (s *Service) finish(ctx context.Context, cl *claim, resp provider.Response,
 			op.State = model.StateUnknown
 			a.Outcome, a.Error = model.OutcomeTimedOut, derr.Error()
 			res = Result{Class: model.ClassUnknown, Outcome: a.Outcome, Message: fmt.Sprintf(
-				"%v; the provider may or may not have applied it — stop, a person must reconcile it (retrysafe ops check --tenant %s --key %s)", derr, textsafe.ShellWord(op.Tenant), textsafe.ShellWord(op.Key))}
+				"%v; the provider may or may not have applied it — stop, a person must reconcile it (retrysafe ops check%s --tenant %s --key %s)", derr, s.HintFlags, textsafe.ShellWord(op.Tenant), textsafe.ShellWord(op.Key))}
 		case resp.Status == provider.Applied:
 			rc := model.Receipt{Status: "created", Tenant: op.Tenant, Key: op.Key, Tool: op.Tool, ProviderRef: resp.Ref}
 			rc.Result, _ = json.Marshal(map[string]string{"provider": cl.prov.Name(), "provider_ref": resp.Ref, "status": "applied"})
@@ -828,14 +828,14 @@ func foundSince(tx store.Tx, id int64, since time.Time) (bool, error) {
 
 // supersededAppliedMsg is the refusal of the first call of a new key whose
 // old key the provider said, late, it applied.
-func supersededAppliedMsg(op *model.Operation) string {
-	return fmt.Sprintf("%q is a new key an operator authorized in place of an operation its provider then said it had applied after all (a late answer, or a lookup; flagged contradicted): sending it would make the effect a second time, so it is not sent — stop, a person must reconcile it: mark it applied with the old key's reference (retrysafe ops show --tenant %s --key %s)",
-		op.Key, textsafe.ShellWord(op.Tenant), textsafe.ShellWord(op.Key))
+func (s *Service) supersededAppliedMsg(op *model.Operation) string {
+	return fmt.Sprintf("%q is a new key an operator authorized in place of an operation its provider then said it had applied after all (a late answer, or a lookup; flagged contradicted): sending it would make the effect a second time, so it is not sent — stop, a person must reconcile it: mark it applied with the old key's reference (retrysafe ops show%s --tenant %s --key %s)",
+		op.Key, s.HintFlags, textsafe.ShellWord(op.Tenant), textsafe.ShellWord(op.Key))
 }
 
-func contradictedMsg(op *model.Operation) string {
-	return fmt.Sprintf("%q was marked not applied, but a provider answer (or lookup) says it was applied (flagged contradicted); provider %s does not honour downstream keys, so it is not dispatched again — stop, a person must reconcile it (retrysafe ops show --tenant %s --key %s)",
-		op.Key, op.Provider, textsafe.ShellWord(op.Tenant), textsafe.ShellWord(op.Key))
+func (s *Service) contradictedMsg(op *model.Operation) string {
+	return fmt.Sprintf("%q was marked not applied, but a provider answer (or lookup) says it was applied (flagged contradicted); provider %s does not honour downstream keys, so it is not dispatched again — stop, a person must reconcile it (retrysafe ops show%s --tenant %s --key %s)",
+		op.Key, op.Provider, s.HintFlags, textsafe.ShellWord(op.Tenant), textsafe.ShellWord(op.Key))
 }
 
 // contradiction: a definite provider answer that disagrees with the state a

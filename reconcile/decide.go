@@ -159,6 +159,12 @@ func decideTx(tx store.Tx, d Decision, action model.Action, apply applyFunc) (*m
 	if err != nil {
 		return nil, err
 	}
+	if d.ExpectVersion != 0 && d.ExpectState == "" && op.Version != d.ExpectVersion {
+		// Only the version was given (--expect-version, --key K@V): what
+		// the operation was at it is not known here, and not said.
+		return op, model.Errorf(model.CodeStale, "%s/%s changed since you looked: you pinned version %d and it is now %s (version %d)%s — nothing was written; look again",
+			d.Tenant, d.Key, d.ExpectVersion, op.State, op.Version, lastChange(op))
+	}
 	if d.ExpectVersion != 0 && (op.Version != d.ExpectVersion || (d.ExpectState != "" && op.State != d.ExpectState)) {
 		return op, model.Errorf(model.CodeStale, "%s/%s changed since you looked: you saw %s and it is now %s (version %d)%s — nothing was written; look again",
 			d.Tenant, d.Key, seen(d.ExpectState, d.ExpectVersion), op.State, op.Version, lastChange(op))
@@ -181,6 +187,9 @@ func decideTx(tx store.Tx, d Decision, action model.Action, apply applyFunc) (*m
 		}
 		if ev := EvidenceOf(f); Against(action, ev) {
 			how, risk := "ops resolve --check --against-finding for one key, --against-finding with --yes for several, or the console", ""
+			if action == model.ActionMarkNotApplied {
+				how = "ops resolve --against-finding, for one key or with --yes for several, or the console"
+			}
 			if action == model.ActionAuthorizeKey {
 				how, risk = "ops supersede --against-finding, or the console", " (a new key would make the effect a second time)"
 			}
@@ -246,7 +255,9 @@ func legalText(op model.Operation) string {
 }
 
 // MarkApplied settles an unknown operation as applied: the evidence (a
-// provider reference) becomes the provider reference, and a receipt is
+// provider reference) becomes the provider reference — unless a "has it"
+// finding with the provider's reference binds, whose reference it is
+// then (the evidence stays in the decision row) — and a receipt is
 // stored so later replays of the key return it.
 func (s *Service) MarkApplied(ctx context.Context, d Decision) (*model.Operation, error) {
 	return s.decide(ctx, d, model.ActionMarkApplied, s.markApplied(d))
@@ -261,6 +272,17 @@ func (s *Service) markApplied(d Decision) applyFunc {
 		ref := op.ProviderRef
 		if d.Evidence != "" {
 			ref = d.Evidence
+		}
+		// A "has it" finding that binds (decideTx's rule) names the
+		// effect by the provider's own reference: that is what the
+		// receipt replays to every caller. The typed evidence — another
+		// reference, a ticket — stays in the decision row.
+		f, err := tx.LatestConclusiveFinding(op.ID)
+		if err != nil {
+			return "", err
+		}
+		if ev := EvidenceOf(f); ev != nil && ev.Found && ev.Ref != "" {
+			ref = ev.Ref
 		}
 		rc := model.Receipt{Status: "created", Tenant: op.Tenant, Key: op.Key, Tool: op.Tool, ProviderRef: ref}
 		rc.Result, _ = json.Marshal(map[string]string{"provider": op.Provider, "provider_ref": ref, "status": "applied",

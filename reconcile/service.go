@@ -66,6 +66,12 @@ type Service struct {
 	// named gets DefaultTriageRate (see LookupRate).
 	LookupRates map[string]float64
 
+	// HintFlags are the flags a command this service prints for a person
+	// to run next ("retrysafe ops check …") needs to act on the same
+	// ledger — the CLI's --db, --provider-db, --config when not the
+	// defaults — shell-quoted, each with a leading space; "" for none.
+	HintFlags string
+
 	// At, when set, is called at each Point; the lab's worker exits the
 	// process there. Production leaves it nil.
 	At func(Point)

@@ -339,9 +339,15 @@ func (a actionModel) update(msg tea.Msg, e env) (actionModel, tea.Cmd) {
 				}
 				if n := a.needLook(e); n > 0 {
 					// Each row's provider is asked first: the review
-					// shows what it found, and a row it has is refused.
+					// shows what it found, and a row it has is refused
+					// (one operation: needs the typed override).
+					ops := a.bulk
+					if len(ops) == 0 {
+						ops = []model.Operation{a.op}
+					}
 					a.stage, a.checkingN = stageChecking, n
-					return a, lookFirst(e.ctx, e.svc, a.seq, a.action, a.bulk, e.operator)
+					a.override.Blur()
+					return a, lookFirst(e.ctx, e.svc, a.seq, a.action, ops, e.operator)
 				}
 			}
 			return a, nil
@@ -646,6 +652,13 @@ func (a actionModel) content(e env, w int, compact bool) *boxLines {
 		if !compact {
 			b.WriteString("\n" + s.Muted.Render("enter next / review · tab switch field · esc cancel"))
 		}
+	case stageChecking:
+		gap(b)
+		b.WriteString(a.transition(s) + "\n")
+		b.WriteString(s.Bold.Render("Asking the provider first…") + "\n")
+		b.WriteString(s.Muted.Render(wrap("Its finding is recorded. If it has the effect, writing needs the typed override; if it cannot tell, the decision stays yours, on the evidence you typed.", inner, "")) + "\n")
+		gap(b)
+		b.WriteString(s.Key.Render("esc") + s.Muted.Render(" back to the form"))
 	case stageConfirm, stageRunning:
 		gap(b)
 		b.WriteString(s.Bold.Render("Write this decision to the ledger?") + "\n")

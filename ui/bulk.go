@@ -78,9 +78,18 @@ func lookFirst(ctx context.Context, svc *reconcile.Service, seq int, action mode
 	}
 }
 
-// needLook is how many marked rows' providers are asked before the review.
+// needLook is how many marked rows' providers are asked before the review
+// — or, for one operation, whether its provider is (1): "not applied" on
+// an operation no check on this screen answered for, as the bulk review
+// asks (reconcile.Service.NeedsLook).
 func (a actionModel) needLook(e env) int {
-	if len(a.bulk) == 0 || e.svc == nil || e.readOnly {
+	if e.svc == nil || e.readOnly {
+		return 0
+	}
+	if len(a.bulk) == 0 {
+		if a.finding == nil && e.svc.NeedsLook(a.action, a.op) {
+			return 1
+		}
 		return 0
 	}
 	n := 0
@@ -188,9 +197,39 @@ func (m Model) bulkChecked(msg bulkCheckedMsg) (Model, tea.Cmd) {
 		m.action.problem = "asking the providers first failed: " + oneLine(msg.Err.Error())
 		return m, nil
 	}
+	if len(m.action.bulk) == 0 {
+		m.action = m.action.lookedAt(msg.Ops)
+		return m, m.reloadAll()
+	}
 	m.action.setBulk(msg.Ops)
 	m.action.stage = stageConfirm
 	return m, m.reloadAll() // the FINDING column shows what was recorded
+}
+
+// lookedAt opens one operation's review on what its provider said when
+// it was asked first (ops: the operation, its finding as recorded): a
+// finding that binds is the decision's (against it: the typed override),
+// a "cannot tell" is said with what the decision risks.
+func (a actionModel) lookedAt(ops []model.Operation) actionModel {
+	if len(ops) == 1 {
+		op := ops[0]
+		if f := op.Finding; f != nil && !f.Stale && f.Kind == model.FindingCannotTell {
+			a.cannotTell = or(cannotTellWhy(f.Detail), "the provider could not be asked")
+		} else {
+			a.cannotTell = ""
+		}
+		if b := op.Binding(); b.Conclusive() {
+			a.finding = reconcile.EvidenceOf(b)
+			if b != op.Finding {
+				a.earlier = b
+			}
+		}
+	}
+	a.stage = stageConfirm
+	if a.against() {
+		a.override.Focus()
+	}
+	return a
 }
 
 // bulkReview is the bulk review's keys: y writes (a row against its

@@ -266,7 +266,12 @@ func TestMarkAppliedFromTheListWritesTheDecisionAndMovesTheCount(t *testing.T) {
 
 func TestMarkNotAppliedFromTheDetail(t *testing.T) {
 	l := fixture(t)
-	h := open(t, config(l), 120, 50)
+	// n asks the provider first; this one cannot tell (the provider that
+	// has notify-2 would need the override: lookfirst_one_test.go), so
+	// the typed evidence decides.
+	cfg := config(l)
+	cfg.Service = cannotAsk(t, l)
+	h := open(t, cfg, 120, 50)
 	h.keys("j", "enter", "n")
 	h.contains("Mark not applied — acme / notify-2", "unknown (version 2)  →  not_applied")
 	h.typeText("sandbox lookup found nothing")

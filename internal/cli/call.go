@@ -242,6 +242,7 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	defer l.Close()
 	l.Service().Lease = c.lease
+	l.Service().HintFlags = ledgerFlags(c.db, c.providerDB, c.config)
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	opt := reconcile.CallOptions{Provider: c.prov, Faults: faults}

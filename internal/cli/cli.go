@@ -461,3 +461,22 @@ func redactedDB(db string) string {
 	}
 	return db
 }
+
+// ledgerFlags are the flags a command printed for a person to run next
+// needs to act on the ledger this one did: --db unless it is the built-in
+// default (a PostgreSQL URL without its password), --provider-db and
+// --config where they were given — each shell-quoted, with a leading
+// space; "" for none. The caller makes the line inert (show).
+func ledgerFlags(db, providerDB, configPath string) string {
+	var b strings.Builder
+	if db != "" && db != "retrysafe.db" {
+		b.WriteString(" --db " + textsafe.ShellWord(redactedDB(db)))
+	}
+	if providerDB != "" {
+		b.WriteString(" --provider-db " + textsafe.ShellWord(providerDB))
+	}
+	if configPath != "" {
+		b.WriteString(" --config " + textsafe.ShellWord(configPath))
+	}
+	return b.String()
+}

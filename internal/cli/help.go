@@ -74,10 +74,10 @@ func commandHelp() []help {
 			examples: []string{"retrysafe ops show --tenant acme --key op-42"},
 			exits:    exitsCommon},
 		{name: "ops resolve", summary: "record an operator's decision (one operation, several keys or a filter): the effect was applied, or was not",
-			synopsis: "retrysafe ops resolve (--tenant T --key K[@V]... | [--tenant T] --state S [--tool X] [--search TEXT] [--finding F]) --as applied|not-applied --reason TEXT [--evidence REF] [--check [--against-finding]] [--dry-run | --yes] [--operator NAME] [--expect-version N] [--json]",
+			synopsis: "retrysafe ops resolve (--tenant T --key K[@V]... | [--tenant T] --state S [--tool X] [--search TEXT] [--finding F]) --as applied|not-applied --reason TEXT [--evidence REF] [--check] [--against-finding] [--provider-db FILE] [--dry-run | --yes] [--operator NAME] [--expect-version N] [--json]",
 			examples: []string{
 				`retrysafe ops resolve --tenant acme --key op-43 --as applied --evidence msg-7781 --reason "provider log shows delivery"`,
-				`retrysafe ops resolve --tenant acme --key op-43 --as not-applied --evidence "INC-4471: provider dropped the batch" --reason "never sent" --expect-version 3`,
+				`retrysafe ops resolve --tenant acme --key op-43 --as not-applied --evidence "INC-4471: provider dropped the batch" --reason "never sent" --expect-version 3   # asks the provider first: refused if it has it, unless --against-finding`,
 				`retrysafe ops resolve --tenant acme --key op-43 --as applied --reason "provider has it" --check`,
 				`retrysafe ops resolve --tenant acme --state unknown --as not-applied --evidence INC-7 --reason "outage, nothing left" --dry-run   # then --yes`,
 				`retrysafe ops resolve --state unknown --finding has-it --as applied --reason "triage: the provider has it" --dry-run   # each on its own reference; then --yes`,

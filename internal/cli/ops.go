@@ -473,16 +473,79 @@ type keyList []string
 func (k *keyList) String() string     { return strings.Join(*k, ",") }
 func (k *keyList) Set(v string) error { *k = append(*k, v); return nil }
 
-func parseKeyAt(tenant, v string) (reconcile.Target, error) {
-	t := reconcile.Target{Tenant: tenant, Key: v}
-	if i := strings.LastIndex(v, "@"); i > 0 {
-		n, err := strconv.ParseInt(v[i+1:], 10, 64)
-		if err != nil || n < 1 {
-			return t, model.Errorf(model.CodeInvalid, "--key %q: the version after @ must be a positive number", v)
+// keyAt is how a --key value may be read: the key whole, and — when it
+// ends in @<digits> — the key before it at that version (pinned). A
+// suffix that is not @<digits> is part of the key (call accepts @ in
+// keys: mail@x.com).
+type keyAt struct {
+	whole      reconcile.Target
+	pinned     reconcile.Target
+	canPin     bool
+	wholeValid bool
+}
+
+func parseKeyAt(tenant, v string) (keyAt, error) {
+	k := keyAt{whole: reconcile.Target{Tenant: tenant, Key: v}}
+	k.wholeValid = model.ValidateIdentity(tenant, v) == nil
+	if i := strings.LastIndex(v, "@"); i > 0 && allDigits(v[i+1:]) {
+		if n, err := strconv.ParseInt(v[i+1:], 10, 64); err == nil && n >= 1 && model.ValidateIdentity(tenant, v[:i]) == nil {
+			k.pinned, k.canPin = reconcile.Target{Tenant: tenant, Key: v[:i], ExpectVersion: n}, true
 		}
-		t.Key, t.ExpectVersion = v[:i], n
 	}
-	return t, model.ValidateIdentity(tenant, t.Key)
+	if !k.canPin {
+		return k, model.ValidateIdentity(tenant, v)
+	}
+	return k, nil
+}
+
+func allDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// pick reads k against the ledger: the reading that names an operation;
+// refused as ambiguous when both do (--expect-version names a key whole);
+// the pinned reading when neither does (its "not found" says the key).
+func (k keyAt) pick(ctx context.Context, st interface {
+	Get(ctx context.Context, tenant, key string) (*model.Operation, error)
+}) (reconcile.Target, error) {
+	if !k.canPin {
+		return k.whole, nil
+	}
+	if !k.wholeValid {
+		return k.pinned, nil
+	}
+	exists := func(key string) (bool, error) {
+		_, err := st.Get(ctx, k.whole.Tenant, key)
+		if model.IsCode(err, model.CodeNotFound) {
+			return false, nil
+		}
+		return err == nil, err
+	}
+	w, err := exists(k.whole.Key)
+	if err != nil {
+		return k.whole, err
+	}
+	p, err := exists(k.pinned.Key)
+	if err != nil {
+		return k.whole, err
+	}
+	switch {
+	case w && p:
+		return k.whole, model.Errorf(model.CodeInvalid, "--key %s is ambiguous: operation %s exists, and so does %s (read as its version %d) — for the first give --key %s --expect-version V (several keys: %s@V), for the second --key %s --expect-version %d; nothing was written",
+			show(textsafe.ShellWord(k.whole.Key)), show(textsafe.ShellWord(k.whole.Key)), show(textsafe.ShellWord(k.pinned.Key)), k.pinned.ExpectVersion,
+			show(textsafe.ShellWord(k.whole.Key)), show(textsafe.ShellWord(k.whole.Key)), show(textsafe.ShellWord(k.pinned.Key)), k.pinned.ExpectVersion)
+	case w:
+		return k.whole, nil
+	}
+	return k.pinned, nil
 }
 
 func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -504,8 +567,8 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	yes := fs.Bool("yes", false, "several operations: write them (after a --dry-run)")
 	asJSON := fs.Bool("json", false, "one key: the operation after the decision; several: one JSON object per operation and result")
 	check := fs.Bool("check", false, "one key: ask the provider first and record its finding; it is the evidence, or must be overridden")
-	against := fs.Bool("against-finding", false, "with --check, or several operations: decide against what the provider check found (the second confirmation)")
-	pdb := fs.String("provider-db", "", "with --check, or several operations deciding not applied: the sandbox provider file the calls used (default beside the ledger)")
+	against := fs.Bool("against-finding", false, "with --check, with --as not-applied, or several operations: decide against what the provider check found (the second confirmation)")
+	pdb := fs.String("provider-db", "", "with --check, or --as not-applied (its provider is asked first): the sandbox provider file the calls used (default beside the ledger)")
 	cfgPath := configFlag(fs)
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
@@ -548,16 +611,43 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--expect-version is for one key; pin several with --key KEY@VERSION"))
 	case *check && (len(keys) != 1 || *dryRun || *yes):
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--check is for one key (several operations deciding not applied are checked first anyway)"))
-	case *against && !*check && !*dryRun && !*yes:
+	case *against && !*check && !*dryRun && !*yes && action != model.ActionMarkNotApplied:
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--against-finding needs --check (the finding it overrides), or several operations (--dry-run / --yes)"))
 	}
+	// A key is read whole with --expect-version; else KEY@VERSION pins
+	// the version where that reading names the operation (keyAt.pick).
 	var targets []reconcile.Target
+	var ats []keyAt
+	pinnable := false
 	for _, k := range keys {
-		t, err := parseKeyAt(*tenant, k)
+		at, err := parseKeyAt(*tenant, k)
+		if *expect != 0 {
+			at, err = keyAt{whole: reconcile.Target{Tenant: *tenant, Key: k}, wholeValid: true}, model.ValidateIdentity(*tenant, k)
+		}
 		if err != nil {
 			return fail(stderr, err)
 		}
-		targets = append(targets, t)
+		ats = append(ats, at)
+		pinnable = pinnable || at.canPin
+	}
+	if pinnable {
+		rl, err := openLedger(context.Background(), *db, cfg, opening{store: store.Options{ReadOnly: true}})
+		if err != nil {
+			return fail(stderr, err)
+		}
+		for _, at := range ats {
+			t, err := at.pick(ctx, rl.Store())
+			if err != nil {
+				rl.Close()
+				return fail(stderr, err)
+			}
+			targets = append(targets, t)
+		}
+		rl.Close()
+	} else {
+		for _, at := range ats {
+			targets = append(targets, at.whole)
+		}
 	}
 	q := store.ListQuery{Tenant: *tenant, Tool: *tool, Search: *search, Finding: ff, Limit: reconcile.MaxBulk + 1}
 	if *state != "" {
@@ -657,12 +747,13 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if !single && !*dryRun && !*yes {
 		return fail(stderr, model.Errorf(model.CodeInvalid, "several operations: run with --dry-run to list each from → to, then with --yes to write them"))
 	}
-	// Several operations deciding "not applied" ask their providers first,
-	// as the console's bulk review does (reconcile.LookFirst): the
-	// findings are recorded (also on --dry-run: a lookup, not a decision),
-	// so a row whose provider has the effect is refused per row, unless
-	// --against-finding.
-	lookFirst := !single && action == model.ActionMarkNotApplied
+	// "Not applied" asks the provider first — one key as several, as the
+	// console's review does (reconcile.LookFirst): the findings are
+	// recorded (also on --dry-run: a lookup, not a decision), so an
+	// operation whose provider has the effect is refused, unless
+	// --against-finding; one the provider cannot tell about is decided on
+	// the typed evidence. --check asked already.
+	lookFirst := action == model.ActionMarkNotApplied && !*check
 	var l *ledger.Ledger
 	if lookFirst {
 		l, err = openLedger(context.Background(), *db, cfg, opening{providerDB: *pdb, use: ledger.LookupsOnly})
@@ -678,6 +769,11 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		if *expect != 0 {
 			d.ExpectVersion = *expect
 		}
+		if lookFirst {
+			if err := lookFirstOne(ctx, l, action, d, "ops resolve by "+*operator, stderr); err != nil {
+				return fail(stderr, err)
+			}
+		}
 		var op *model.Operation
 		if action == model.ActionMarkApplied {
 			op, err = l.Service().MarkApplied(ctx, d)
@@ -690,6 +786,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		from := "?"
 		if det, err := l.Store().Detail(ctx, op.Tenant, op.Key); err == nil && len(det.Decisions) > 0 {
 			from = string(det.Decisions[len(det.Decisions)-1].FromState)
+			op = shownAs(op, det)
 		}
 		line := fmt.Sprintf("%s/%s: %s → %s (version %d), decided by %s\n", show(op.Tenant), show(op.Key), from, op.State, op.Version, show(d.Operator))
 		if *asJSON {
@@ -703,6 +800,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	// Several: read what each is now (the versions the decision expects).
 	var ops []model.Operation
+	var pinnedOnly map[int]bool // pinned at a version it is no longer at
 	if filter {
 		if ops, err = l.Store().List(ctx, q); err != nil {
 			return fail(stderr, err)
@@ -714,7 +812,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			return fail(stderr, model.Errorf(model.CodeInvalid, "more than %d operations match: narrow the filter (--tenant, --tool, --search)", reconcile.MaxBulk))
 		}
 	} else {
-		for _, t := range targets {
+		for i, t := range targets {
 			// Detail, not Get: the operation with its latest finding, as a
 			// filter lists it (the rule and LookFirst read it).
 			det, err := l.Store().Detail(ctx, t.Tenant, t.Key)
@@ -724,7 +822,13 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			op := &det.Operation
 			if t.ExpectVersion != 0 && op.Version != t.ExpectVersion {
 				// Listed as it is now; the write will refuse it as stale.
+				// What it was at the pinned version is not known: the
+				// target expects that version only, no state.
 				op.Version = t.ExpectVersion
+				if pinnedOnly == nil {
+					pinnedOnly = map[int]bool{}
+				}
+				pinnedOnly[i] = true
 			}
 			ops = append(ops, *op)
 		}
@@ -735,8 +839,12 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		}
 	}
 	targets = targets[:0]
-	for _, op := range ops {
-		targets = append(targets, reconcile.TargetOf(op))
+	for i, op := range ops {
+		t := reconcile.TargetOf(op)
+		if pinnedOnly[i] {
+			t.ExpectState = ""
+		}
+		targets = append(targets, t)
 	}
 	var left []string
 	if byFinding {
@@ -779,6 +887,43 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		}
 	}
 	return printBulkResult(stdout, stderr, action, out, *asJSON)
+}
+
+// lookFirstOne is reconcile.LookFirst for one key's "not applied": the
+// provider is asked when the operation needs it (Service.NeedsLook), the
+// finding is recorded and said on stderr; the decision that follows is
+// bound by it (refused against a "has it" unless d.Override).
+func lookFirstOne(ctx context.Context, l *ledger.Ledger, action model.Action, d reconcile.Decision, by string, stderr io.Writer) error {
+	det, err := l.Store().Detail(ctx, d.Tenant, d.Key)
+	if err != nil {
+		return err
+	}
+	if !l.Service().NeedsLook(action, det.Operation) {
+		return nil
+	}
+	ops, err := l.Service().LookFirst(ctx, action, []model.Operation{det.Operation}, by)
+	if err != nil {
+		return err
+	}
+	f := ops[0].Finding
+	if f == nil {
+		return nil
+	}
+	what := f.Kind.Words()
+	if f.Kind == model.FindingHasIt && f.Ref != "" {
+		what += " · " + f.Ref
+	}
+	then := ""
+	switch f.Kind {
+	case model.FindingCannotTell:
+		then = "; decided on the evidence you typed"
+	case model.FindingHasIt:
+		if !d.Override {
+			then = "; not applied goes against it"
+		}
+	}
+	fmt.Fprintf(stderr, "provider check: %s: %s (recorded as a finding%s)\n", show(what), show(f.Detail), then)
+	return nil
 }
 
 // targetsByFinding is a bulk decision by finding, as the console's review
@@ -1029,6 +1174,9 @@ func opsSupersede(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return fail(stderr, err)
 	}
+	if det, err := l.Store().Detail(ctx, old.Tenant, old.Key); err == nil {
+		old = shownAs(old, det)
+	}
 	if *asJSON {
 		fmt.Fprintln(stdout, jsonLine(struct {
 			Operation *model.Operation `json:"operation"`
@@ -1039,6 +1187,17 @@ func opsSupersede(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	fmt.Fprintf(stderr, "%s/%s superseded; the new key %q is authorized — its first call claims it\n", show(f.tenant), show(f.key), n.Key)
 	return exitOK
+}
+
+// shownAs is op, just decided, as ops show --json and ops list --json
+// give it — its attempt count and latest finding, which the decision's
+// write does not carry — read back in det; op itself if it moved on since
+// (det is then another version than the one decided).
+func shownAs(op *model.Operation, det *model.Detail) *model.Operation {
+	if det.Operation.ID != op.ID || det.Operation.Version != op.Version {
+		return op
+	}
+	return &det.Operation
 }
 
 func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -1111,7 +1270,14 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if ev.Found && reconcile.AllowedFor(*op, model.ActionMarkApplied) {
 		// Unknown, or a not_applied or failed one this lookup (or a
 		// late answer) contradicted.
-		fmt.Fprintf(stdout, "to settle: retrysafe ops resolve --tenant %s --key %s --as applied --evidence %s --reason \"provider lookup found it\"\n", show(textsafe.ShellWord(op.Tenant)), show(textsafe.ShellWord(op.Key)), show(textsafe.ShellWord(ev.Ref)))
+		// --key K@V would pin a version: a key with @ in it is named
+		// whole, with the version it is at now (--expect-version).
+		pin := ""
+		if strings.Contains(op.Key, "@") {
+			pin = fmt.Sprintf(" --expect-version %d", op.Version)
+		}
+		fmt.Fprintf(stdout, "to settle: %s\n", show(oneLine(fmt.Sprintf("retrysafe ops resolve%s --tenant %s --key %s%s --as applied --evidence %s --reason \"provider lookup found it\"",
+			ledgerFlags(k.db, *pdb, *cfgPath), textsafe.ShellWord(op.Tenant), textsafe.ShellWord(op.Key), pin, textsafe.ShellWord(ev.Ref)))))
 	}
 	return exitOK
 }

@@ -88,7 +88,7 @@ func TestOpsDecisionsListsTheAuditLog(t *testing.T) {
 		t.Fatal(errText)
 	}
 	if _, errText, code := cli(t, "ops", "resolve", "--db", db, "--tenant", "acme", "--key", "a-2", "--as", "not-applied",
-		"--reason", "nothing there", "--evidence", "INC-9", "--operator", "bob"); code != 0 {
+		"--reason", "nothing there", "--evidence", "INC-9", "--operator", "bob", "--against-finding"); code != 0 {
 		t.Fatal(errText)
 	}
 	out, _, code := cli(t, "ops", "decisions", "--db", db)

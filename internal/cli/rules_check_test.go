@@ -17,7 +17,7 @@ func TestOpsCheckOfAFailedOperationItFindsSaysHowToSettleIt(t *testing.T) {
 		t.Fatalf("setup call: exit %d; want 5", code)
 	}
 	if _, errText, code := cli(t, "ops", "resolve", "--db", db, "--tenant", "acme", "--key", "k", "--as", "not-applied",
-		"--evidence", "the customer says nothing came", "--reason", "customer"); code != 0 {
+		"--evidence", "the customer says nothing came", "--reason", "customer", "--against-finding"); code != 0 {
 		t.Fatalf("mark not applied: exit %d: %s", code, errText)
 	}
 	if _, _, code := cli(t, callArgs(db, "acme", "k", "send_notification", notifyArgs, "--fault", "reject")...); code != 8 {
