@@ -159,7 +159,78 @@ func (a actionModel) noticed(op model.Operation, last *model.Decision) actionMod
 	} else {
 		a.changed, a.changedBy = nil, nil
 	}
+	if len(a.bulk) == 0 {
+		a = a.findingNoticed(op)
+	}
 	return a
+}
+
+// findingNoticed takes a lookup recorded since the form opened — another
+// operator's ops check, a triage, a retry that made a "has nothing"
+// stale, the lookup that made the ledger refuse this very write — which
+// changes neither the state nor the version but is what the ledger holds
+// the decision to: the finding, its warnings and the override the review
+// asks for are worked out again from the operation as it is now, as
+// requestAction works them out when the form opens.
+func (a actionModel) findingNoticed(op model.Operation) actionModel {
+	if sameLookup(a.op.Finding, op.Finding) && sameLookup(a.op.BindingFinding, op.BindingFinding) {
+		return a
+	}
+	a.op.Finding, a.op.BindingFinding = op.Finding, op.BindingFinding
+	b := op.Binding()
+	a.earlier = nil
+	if ev := reconcile.EvidenceOf(b); ev != nil {
+		a.finding = ev
+		if b.Earlier {
+			a.earlier = b
+		}
+	} else {
+		a.finding = nil
+		if late := lateApplied(op, nil); late != nil {
+			a.finding = late
+		} else if ae := reconcile.AppliedEvidence(op); ae != nil {
+			a.finding = ae
+		}
+	}
+	if why := cannotTellNow(op, nil); why != "" || op.Finding.Conclusive() {
+		a.cannotTell = why
+	}
+	for i := range a.fields {
+		f := &a.fields[i]
+		if f.field != reconcile.FieldEvidence {
+			continue
+		}
+		switch a.action {
+		case model.ActionMarkNotApplied:
+			f.hint = "why a timeout is not the only evidence: a ticket, the provider's console"
+			if reconcile.LookupEvidence(a.finding) != "" {
+				f.hint = "optional: the lookup that found nothing is recorded"
+			}
+		case model.ActionMarkApplied:
+			if a.finding != nil && a.finding.Found && strings.TrimSpace(f.input.Value()) == "" {
+				f.input.SetValue(reconcile.RefEvidence(a.finding.Ref))
+			}
+		}
+	}
+	if a.stage == stageConfirm {
+		a.overrideErr = ""
+		if a.against() {
+			a.override.Focus()
+		} else {
+			a.override.Blur()
+			a.override.SetValue("")
+		}
+	}
+	return a
+}
+
+// sameLookup reports whether two findings name the same lookup, as fresh
+// or as stale as each other.
+func sameLookup(x, y *model.Finding) bool {
+	if x == nil || y == nil {
+		return x == y
+	}
+	return x.Seq == y.Seq && x.Kind == y.Kind && x.Stale == y.Stale && x.Earlier == y.Earlier && x.Ref == y.Ref
 }
 
 // staleWarning is the box's line about a change under it, or "".

@@ -805,6 +805,9 @@ func (m *Model) reloadAll() tea.Cmd {
 		// read it by key so the open decision can warn it moved on.
 		cmds = append(cmds, loadActionOp(m.ctx, m.cfg.Store, m.action.seq, m.action.op.Tenant, m.action.op.Key))
 	}
+	if m.overlay == overlayReview && (m.review.stage == reviewForm || m.review.stage == reviewConfirm) {
+		cmds = append(cmds, reloadReviewOps(m.ctx, m.cfg.Store, m.review.seq, m.review.src))
+	}
 	return tea.Batch(cmds...)
 }
 
