@@ -41,6 +41,12 @@ func findingCell(f *model.Finding, now time.Time) string {
 // reference narrows in its middle first, then it goes, then the age.
 func findingCellIn(f *model.Finding, now time.Time, w int) string {
 	full := findingCell(f, now)
+	if ansi.StringWidth(findingWords(f)) > w {
+		// Too narrow for the words (40 columns): a short form that is
+		// never cut and never one of the others cut ("ha…" read as both
+		// "has it" and "has nothing").
+		return fit(findingTiny(f), w)
+	}
 	if f == nil || ansi.StringWidth(full) <= w {
 		return fit(full, w)
 	}
@@ -55,6 +61,24 @@ func findingCellIn(f *model.Finding, now time.Time, w int) string {
 		return fit(short, w)
 	}
 	return fit(strings.TrimSpace(f.Line("", "")), w)
+}
+
+// findingTiny is a finding in at most 6 cells, for a FINDING column too
+// narrow for its words: "has it", "none" (has nothing), "can't" (cannot
+// tell), "stale", "—" (not checked). An earlier lookup that binds reads as
+// its words: it is what a decision is held to.
+func findingTiny(f *model.Finding) string {
+	switch {
+	case f == nil:
+		return "—"
+	case f.Stale:
+		return "stale"
+	case f.Kind == model.FindingHasIt:
+		return "has it"
+	case f.Kind == model.FindingHasNothing:
+		return "none"
+	}
+	return "can't"
 }
 
 // findingWords is the narrowest a finding can be shown in: its words.

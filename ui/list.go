@@ -729,6 +729,20 @@ func layout(w int, rows []model.Operation, stuck bool) columns {
 				*g.col -= min(over, max(*g.col-g.floor, 0))
 			}
 		}
+		// Still too narrow for the finding's words (40 columns): the key
+		// and the tenant give up more, down to the finding's short form
+		// (findingTiny: 6 cells), which is never cut.
+		if over := c.width() - (w - 1); over > 0 {
+			c.finding = max(c.finding-over, 6)
+			for _, g := range []struct {
+				col   *int
+				floor int
+			}{{&c.key, 8}, {&c.tenant, 4}} {
+				if over := c.width() - (w - 1); over > 0 {
+					*g.col -= min(over, max(*g.col-g.floor, 0))
+				}
+			}
+		}
 		// What is left goes back to the key, then the tenant.
 		for _, g := range []struct{ col, want *int }{{&c.key, &natural.key}, {&c.tenant, &natural.tenant}} {
 			if give := min(w-1-c.width(), *g.want-*g.col); give > 0 {
