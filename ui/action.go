@@ -107,6 +107,8 @@ type actionModel struct {
 	// tiny: the box on a terminal too small for it compact (view);
 	// tinyWords: its warnings in a few words too.
 	tiny, tinyWords bool
+	// offTab: how many marked operations are not on the tab shown.
+	offTab int
 }
 
 const stillReading = "still reading its earlier lookups; press enter again in a moment."

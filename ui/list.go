@@ -431,13 +431,19 @@ func (l listModel) key(msg tea.KeyMsg, e env) (listModel, tea.Cmd) {
 	case key.Matches(msg, k.ExportJSON):
 		return l, exportView(e.ctx, e.st, l.query_(e), e.export, "jsonl", e.now)
 	}
-	if l.marked.len() > 0 {
-		switch {
-		case key.Matches(msg, k.Apply):
-			return l, emit(bulkRequestMsg{Action: model.ActionMarkApplied, Ops: l.marked.list()})
-		case key.Matches(msg, k.NotApply):
-			return l, emit(bulkRequestMsg{Action: model.ActionMarkNotApplied, Ops: l.marked.list()})
+	if l.marked.len() > 0 && (key.Matches(msg, k.Apply) || key.Matches(msg, k.NotApply)) {
+		ops := l.marked.list()
+		off := 0
+		for _, op := range ops {
+			if st := l.state(); st != "" && op.State != st {
+				off++
+			}
 		}
+		action := model.ActionMarkApplied
+		if key.Matches(msg, k.NotApply) {
+			action = model.ActionMarkNotApplied
+		}
+		return l, emit(bulkRequestMsg{Action: action, Ops: ops, OffTab: off})
 	}
 	switch {
 	case key.Matches(msg, k.Up):
