@@ -84,6 +84,8 @@ func (m Model) headerLine(e env) string {
 		switch {
 		case m.loadErr != nil:
 			return s.BannerErr.Render("⚠ cannot read ledger")
+		case m.watchErr != nil && mode == 4:
+			return s.Contra.Render("⚠ not live")
 		case m.watchErr != nil && mode == 3:
 			return s.Contra.Render("⚠ refresh failing")
 		case m.watchErr != nil:
@@ -148,7 +150,14 @@ func (m Model) headerLine(e env) string {
 	if line, ok := fitNames(join(right, 2), false, 6, 6); ok {
 		return line
 	}
-	line, _ := fitNames(join(compact, 3), false, 6, 6)
+	// The most words of the alarms that fit; the left side is cut.
+	for _, r := range []string{join(right, 2), join(compact, 3)} {
+		if ansi.StringWidth(r)+1 <= m.width {
+			line, _ := fitNames(r, false, 6, 6)
+			return line
+		}
+	}
+	line, _ := fitNames(join(compact, 4), false, 6, 6)
 	return line
 }
 

@@ -64,6 +64,20 @@ func TestTheHeaderNeverCutsItsAlarms(t *testing.T) {
 			headerHas(t, h, "READ-ONLY", "5 UNKNOWN", "refresh failing")
 		}
 	})
+	t.Run("read-only, scoped, the ledger removed, at 40 columns", func(t *testing.T) {
+		l := newLedger(t)
+		for i := range 5 {
+			l.unknown(t, "acme", fmt.Sprintf("k-%d", i), "cfo@acme.example")
+		}
+		cfg := config(l)
+		cfg.ReadOnly, cfg.Tenant = true, long
+		h := open(t, cfg, 40, 10)
+		if err := os.Remove(l.path); err != nil {
+			t.Fatal(err)
+		}
+		h.tick()
+		headerHas(t, h, "READ-ONLY", "5 UNKNOWN elsewhere", "⚠ not live")
+	})
 	t.Run("all tenants at 40x10", func(t *testing.T) {
 		l := newLedger(t)
 		for i := range 5 {
