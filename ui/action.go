@@ -184,17 +184,21 @@ func (a actionModel) findingNoticed(op model.Operation) actionModel {
 	a.op.Finding, a.op.BindingFinding = op.Finding, op.BindingFinding
 	b := op.Binding()
 	a.earlier = nil
-	if ev := reconcile.EvidenceOf(b); ev != nil {
-		a.finding = ev
-		if b.Earlier {
-			a.earlier = b
-		}
-	} else {
-		a.finding = nil
+	a.finding = reconcile.EvidenceOf(b)
+	if a.finding != nil && b.Earlier {
+		a.earlier = b
+	}
+	if a.finding == nil || !a.finding.Found {
+		// The provider's late "applied" binds as a "has it" (contradicted.go).
 		if late := lateApplied(op, nil); late != nil {
-			a.finding = late
-		} else if ae := reconcile.AppliedEvidence(op); ae != nil {
-			a.finding = ae
+			a.finding, a.earlier = late, nil
+		}
+	}
+	if !a.against() {
+		// An applied operation's receipt counts too, as the ledger holds
+		// it (reconcile.AgainstFinding).
+		if ae := reconcile.AppliedEvidence(op); ae != nil && reconcile.Against(a.action, ae) {
+			a.finding, a.earlier = ae, nil
 		}
 	}
 	if why := cannotTellNow(op, nil); why != "" || op.Finding.Conclusive() {

@@ -3,7 +3,9 @@ package ui
 import (
 	"context"
 	"testing"
+	"time"
 
+	"github.com/retrysafe/retrysafe/internal/testledger"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
 )
@@ -93,4 +95,28 @@ func TestAnOpenReviewByFindingLearnsOfARetryThatMadeAFindingStale(t *testing.T) 
 	if d := l.get(t, "acme", "nothing-1"); d.Operation.State == model.StateNotApplied {
 		t.Fatalf("y wrote the stale proposal")
 	}
+}
+
+// A lookup recorded under an open "new key" form of an applied operation a
+// late "rejected" contradicts: the lookup found nothing, but the receipt
+// still stands against the new key, as the ledger holds it — the review
+// still asks for the override.
+func TestANewLookupDoesNotTakeTheReceiptFromANewKeysReview(t *testing.T) {
+	l := fixture(t)
+	l.contradictLate(t, "initech", "notify-settled", "", "provider said rejected after the operation had moved to applied")
+	h := open(t, config(l), 120, 40)
+	h.keys("8")
+	selectOp(t, h, "initech/notify-settled")
+	h.keys("enter", "s")
+	h.typeText("the provider says it rejected it")
+	op, err := l.st.Get(context.Background(), "initech", "notify-settled")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testledger.Lookups{Worker: "triage by test", Detail: func(f model.FindingKind) string { return "no delivery" },
+		At: func(int) time.Time { l.clock.Advance(time.Minute); return l.clock.Now().UTC() }}.
+		Record(t, l.st, op, model.FindingHasNothing)
+	h.tick()
+	h.keys("enter", "enter")
+	containsText(t, h, "Against the receipt", "override")
 }
