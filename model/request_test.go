@@ -232,6 +232,21 @@ func TestSummaryIsOneShortLine(t *testing.T) {
 	}
 }
 
+// A line or paragraph separator in the summary argument is kept, to be
+// shown as \u2028 (textsafe), not taken for a space and dropped: the
+// summary must not look cleaner than what the agent sent.
+func TestSummaryKeepsLineSeparatorsToShowThem(t *testing.T) {
+	r := validRequest()
+	r.Args = []byte(`{"subject":"refund\u2028approved\u2029 now"}`)
+	p, err := config.Default().Tools.Prepare(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Summary != "refund\u2028approved\u2029 now" {
+		t.Errorf("summary %q: the separators were dropped", p.Summary)
+	}
+}
+
 func TestErrorCodes(t *testing.T) {
 	if model.CodeOf(nil) != "" || model.IsCode(nil, model.CodeInternal) {
 		t.Error("nil has a code")

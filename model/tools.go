@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -237,7 +238,12 @@ func (t *Tool) SummaryText(args map[string]any) string {
 // PostgreSQL ledger cannot store a NUL (a call of an external tool with one
 // in its summary argument was refused there, and taken on SQLite).
 func (t *Tool) Summary(args map[string]any) string {
-	s := strings.Join(strings.Fields(t.SummaryText(args)), " ")
+	// Spaces, tabs and line breaks fold to one space; a line or paragraph
+	// separator (U+2028, U+2029, NEL) stays, to be shown as an escape
+	// (textsafe), not dropped as if it were a space.
+	s := strings.Join(strings.FieldsFunc(t.SummaryText(args), func(r rune) bool {
+		return unicode.IsSpace(r) && r != '\u2028' && r != '\u2029' && r != '\u0085'
+	}), " ")
 	s = strings.ReplaceAll(s, "\x00", `\x00`)
 	if r := []rune(s); len(r) > 120 {
 		s = string(r[:119]) + "…"

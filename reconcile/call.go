@@ -755,7 +755,7 @@ func (s *Service) lateResult(tx store.Tx, op *model.Operation, a *model.Attempt,
 			// finding. A reference-less answer included, which leaves no
 			// other mark on the operation.
 			f := &model.Attempt{OperationID: op.ID, Outcome: model.OutcomeLookup, Fingerprint: op.Fingerprint,
-				WorkerID: "late result", ProviderRef: resp.Ref, Finding: model.FindingHasIt, StartedAt: tx.Now(),
+				WorkerID: LateResultBy, ProviderRef: resp.Ref, Finding: model.FindingHasIt, StartedAt: tx.Now(),
 				Detail: clip(fmt.Sprintf("%s answered \"applied\" to a dispatch after the operation had moved to %s", op.Provider, from))}
 			if err := tx.InsertAttempt(f); err != nil {
 				return Result{}, err

@@ -90,6 +90,9 @@ func EvidenceOf(f *model.Finding) *provider.Evidence {
 	if ev.Detail == "" {
 		ev.Detail = fmt.Sprintf("%s %s", f.Provider, f.Kind.Words())
 	}
+	if f.By == LateResultBy {
+		ev.Status = StatusLate
+	}
 	return ev
 }
 

@@ -60,11 +60,22 @@ func FindingText(f *provider.Evidence) string {
 	if f.Status == StatusReceipt {
 		return fmt.Sprintf("its receipt says applied (%s), and only a late provider answer disagrees", or(f.Ref, "no reference"))
 	}
+	if f.Found && f.Status == StatusLate {
+		return fmt.Sprintf("the provider's late answer said it applied it (%s)", or(f.Ref, f.Detail))
+	}
 	if f.Found {
 		return fmt.Sprintf("the provider check found the effect (%s)", or(f.Ref, f.Detail))
 	}
 	return fmt.Sprintf("the provider check found nothing (%s)", f.Detail)
 }
+
+// StatusLate marks Evidence from the provider's late answer (a late result
+// the ledger recorded as a "has it" by LateResultBy, or one the console
+// reads off an older ledger): FindingText does not call it a check.
+const StatusLate = "late_result"
+
+// LateResultBy is who a late result's "has it" lookup is recorded as.
+const LateResultBy = "late result"
 
 // LookupEvidence is the evidence text a provider lookup that found nothing
 // gives a "not applied" decision.

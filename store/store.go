@@ -449,6 +449,9 @@ type Counts struct {
 	// ExpiredLeases counts in_progress operations whose lease has ended
 	// with no result: their worker is gone, and a sweep makes them unknown.
 	ExpiredLeases int
+	// NextLeaseEnd is when the next running claim's lease ends (zero: none
+	// runs): ExpiredLeases grows then, with no write to say so.
+	NextLeaseEnd time.Time
 }
 
 // Durability chooses how hard a commit is pushed to disk. Durable is the

@@ -104,6 +104,11 @@ type actionModel struct {
 	overriding bool
 	// bulkEval: what setBulk worked out about each marked row, once.
 	bulkEval
+	// tiny: the box on a terminal too small for it compact (view);
+	// tinyWords: its warnings in a few words too.
+	tiny, tinyWords bool
+	// offTab: how many marked operations are not on the tab shown.
+	offTab int
 }
 
 const stillReading = "still reading its earlier lookups; press enter again in a moment."
@@ -159,7 +164,82 @@ func (a actionModel) noticed(op model.Operation, last *model.Decision) actionMod
 	} else {
 		a.changed, a.changedBy = nil, nil
 	}
+	if len(a.bulk) == 0 {
+		a = a.findingNoticed(op)
+	}
 	return a
+}
+
+// findingNoticed takes a lookup recorded since the form opened — another
+// operator's ops check, a triage, a retry that made a "has nothing"
+// stale, the lookup that made the ledger refuse this very write — which
+// changes neither the state nor the version but is what the ledger holds
+// the decision to: the finding, its warnings and the override the review
+// asks for are worked out again from the operation as it is now, as
+// requestAction works them out when the form opens.
+func (a actionModel) findingNoticed(op model.Operation) actionModel {
+	if sameLookup(a.op.Finding, op.Finding) && sameLookup(a.op.BindingFinding, op.BindingFinding) {
+		return a
+	}
+	a.op.Finding, a.op.BindingFinding = op.Finding, op.BindingFinding
+	b := op.Binding()
+	a.earlier = nil
+	a.finding = reconcile.EvidenceOf(b)
+	if a.finding != nil && b.Earlier {
+		a.earlier = b
+	}
+	if a.finding == nil || !a.finding.Found {
+		// The provider's late "applied" binds as a "has it" (contradicted.go).
+		if late := lateApplied(op, nil); late != nil {
+			a.finding, a.earlier = late, nil
+		}
+	}
+	if !a.against() {
+		// An applied operation's receipt counts too, as the ledger holds
+		// it (reconcile.AgainstFinding).
+		if ae := reconcile.AppliedEvidence(op); ae != nil && reconcile.Against(a.action, ae) {
+			a.finding, a.earlier = ae, nil
+		}
+	}
+	if why := cannotTellNow(op, nil); why != "" || op.Finding.Conclusive() {
+		a.cannotTell = why
+	}
+	for i := range a.fields {
+		f := &a.fields[i]
+		if f.field != reconcile.FieldEvidence {
+			continue
+		}
+		switch a.action {
+		case model.ActionMarkNotApplied:
+			f.hint = "why a timeout is not the only evidence: a ticket, the provider's console"
+			if reconcile.LookupEvidence(a.finding) != "" {
+				f.hint = "optional: the lookup that found nothing is recorded"
+			}
+		case model.ActionMarkApplied:
+			if a.finding != nil && a.finding.Found && strings.TrimSpace(f.input.Value()) == "" {
+				f.input.SetValue(reconcile.RefEvidence(a.finding.Ref))
+			}
+		}
+	}
+	if a.stage == stageConfirm {
+		a.overrideErr = ""
+		if a.against() {
+			a.override.Focus()
+		} else {
+			a.override.Blur()
+			a.override.SetValue("")
+		}
+	}
+	return a
+}
+
+// sameLookup reports whether two findings name the same lookup, as fresh
+// or as stale as each other.
+func sameLookup(x, y *model.Finding) bool {
+	if x == nil || y == nil {
+		return x == y
+	}
+	return x.Seq == y.Seq && x.Kind == y.Kind && x.Stale == y.Stale && x.Earlier == y.Earlier && x.Ref == y.Ref
 }
 
 // staleWarning is the box's line about a change under it, or "".
@@ -470,6 +550,25 @@ func (a actionModel) view(e env, w, h int) string {
 	for n := 240; t.height() > h && a.cannotTell != "" && n >= 60; n -= 30 {
 		t.clipWhy(n)
 	}
+	if t.height() > h {
+		// Smaller still (40×10, 60×15): the tiny box — the warning in a
+		// few words, each field on one line, the review's rows but the
+		// change gone — and then its droppable lines, least needed first,
+		// so that the warning and the override prompt are always on
+		// screen: y never goes into a field nobody can see.
+		c := a
+		c.tiny = true
+		t = c.content(e, w, true)
+		for n := 240; t.height() > h && a.cannotTell != "" && n >= 60; n -= 30 {
+			t.clipWhy(n)
+		}
+		t.dropUntil(h)
+		if t.height() > h {
+			c.tinyWords = true // the warning in a few words
+			t = c.content(e, w, true)
+			t.dropUntil(h)
+		}
+	}
 	return a.box(e.styles, w, t.String())
 }
 
@@ -480,6 +579,28 @@ type boxLines struct {
 	parts  []string
 	why    map[int]func(whyMax int) string
 	wrapAt int // the box's text width: a longer line is wrapped by it
+	// droppable: parts a tiny box may give up, by priority (the lowest
+	// first).
+	droppable map[int]int
+}
+
+// writeDroppable writes a part the tiny box gives up when too tall, those
+// of a lower priority first.
+func (t *boxLines) writeDroppable(prio int, s string) {
+	t.droppable[len(t.parts)] = prio
+	t.parts = append(t.parts, s)
+}
+
+// dropUntil empties droppable parts, the lowest priority first, until the
+// box fits h lines (or none is left).
+func (t *boxLines) dropUntil(h int) {
+	for prio := 0; prio <= 9; prio++ {
+		for i, p := range t.droppable {
+			if p == prio && t.height() > h {
+				t.parts[i] = ""
+			}
+		}
+	}
 }
 
 func (t *boxLines) WriteString(s string) { t.parts = append(t.parts, s) }
@@ -541,6 +662,13 @@ func (a actionModel) againstWarning(e env, inner int, review, compact bool) stri
 	if !review && !(compact && a.earlier != nil) { // the review asks for it anyway
 		text += " The review will ask you to type " + overrideWord + " to write it."
 	}
+	if a.tinyWords {
+		// The finding in a few words; the detail says the rest.
+		text = "! Against the last check: " + tinyFinding(a.finding) + "."
+		if a.earlier != nil {
+			text = "! Against an earlier check: " + tinyFinding(a.finding) + "."
+		}
+	}
 	return s.BannerErr.Render(wrap(text, inner, " "))
 }
 
@@ -564,7 +692,22 @@ func (a actionModel) cannotTellWarning(e env, inner int, compact bool) string {
 		return s.BannerOK.Render(wrap(fmt.Sprintf("The provider cannot tell now (%s), but an earlier check found the effect (%s), %s, %s: its reference is filled in.",
 			shortWhy(a.cannotTell, a.whyMax), or(f.Ref, "has it"), clockTime(f.At, e), or(f.By, "a lookup")), inner, " "))
 	}
+	if a.tinyWords {
+		return s.BannerErr.Render(wrap("! The provider cannot tell: "+shortWhy(a.cannotTell, 40)+".", inner, " "))
+	}
 	return s.BannerErr.Render(wrap("! The provider cannot tell: "+shortWhy(a.cannotTell, a.whyMax)+". "+cannotTellRisk(a.action, compact), inner, " "))
+}
+
+// tinyFinding is a finding the tiny box names: what the provider said,
+// its reference clipped in the middle.
+func tinyFinding(f *provider.Evidence) string {
+	switch {
+	case f.Status == reconcile.StatusReceipt:
+		return "its receipt says applied (" + clipMiddle(or(f.Ref, "no reference"), 16) + ")"
+	case f.Found:
+		return "the provider has it (" + clipMiddle(or(f.Ref, "no reference"), 16) + ")"
+	}
+	return "the provider has nothing"
 }
 
 // boxWidth is a decision box's width on a w-column screen.
@@ -607,8 +750,12 @@ func (a actionModel) content(e env, w int, compact bool) *boxLines {
 		name = clipMiddle(name, max(inner-ansi.StringWidth(verb)-3, 8))
 	}
 	title := s.Title.Render(verb) + s.Muted.Render(" — ") + s.Bold.Render(name)
-	b := &boxLines{wrapAt: boxW - 2} // the box's padding: a cell each side
-	b.WriteString(title + "\n")
+	b := &boxLines{wrapAt: boxW - 2, droppable: map[int]int{}} // the box's padding: a cell each side
+	if a.tiny && a.stage != stageForm {
+		b.writeDroppable(8, title+"\n") // the last to go
+	} else {
+		b.WriteString(title + "\n")
+	}
 	if w := a.staleWarning(e, inner); w != "" {
 		b.WriteString(w + "\n")
 	}
@@ -629,11 +776,27 @@ func (a actionModel) content(e env, w int, compact bool) *boxLines {
 		if a.history == historyReading {
 			b.WriteString(s.Muted.Render(wrap("reading its earlier lookups…", inner, " ")) + "\n")
 		}
-		b.WriteString(a.transition(s) + "\n")
-		if !(compact && warned) { // the warning says what the decision does
+		if !a.tiny {
+			b.WriteString(a.transition(s) + "\n")
+		}
+		if !(compact && warned) && !a.tiny { // the warning says what the decision does
 			b.WriteString(s.Muted.Render(wrap(consequence(a.action), inner, " ")) + "\n")
 		}
 		for i, f := range a.fields {
+			if a.tiny {
+				// One line a field: its name, then what is typed.
+				label := s.Label.Render("  " + f.label)
+				if i == a.focus {
+					label = s.Bold.Render("▸ " + f.label)
+				}
+				in := f.input
+				in.Width = max(inner-ansi.StringWidth(f.label)-6, 4)
+				b.WriteString(label + " " + in.View() + "\n")
+				if f.err != "" {
+					b.WriteString(s.InputErr.Render(wrap("  ✗ "+f.err, inner, "    ")) + "\n")
+				}
+				continue
+			}
 			gap(b)
 			// The focused field is marked with a character, not only bold:
 			// with NO_COLOR there is no bold to see.
@@ -661,13 +824,25 @@ func (a actionModel) content(e env, w int, compact bool) *boxLines {
 		b.WriteString(s.Key.Render("esc") + s.Muted.Render(" back to the form"))
 	case stageConfirm, stageRunning:
 		gap(b)
-		b.WriteString(s.Bold.Render("Write this decision to the ledger?") + "\n")
+		if a.tiny && a.against() { // the override prompt asks it
+			b.writeDroppable(0, s.Bold.Render("Write this decision to the ledger?")+"\n")
+		} else {
+			b.WriteString(s.Bold.Render("Write this decision to the ledger?") + "\n")
+		}
 		gap(b)
 		row := func(label, value string) {
 			if value == "" {
 				return
 			}
-			b.WriteString("  " + s.Label.Render(fit(label, 10)) + " " + truncate(value, inner-13) + "\n")
+			line := "  " + s.Label.Render(fit(label, 10)) + " " + truncate(value, inner-13) + "\n"
+			if a.tiny {
+				// Each row goes when the box is too tall, the least
+				// needed first; the title names the operation.
+				prio := map[string]int{"operator": 1, "check": 2, "tenant": 3, "key": 3, "evidence": 4, "reason": 4, "change": 6, "new key": 7}[label]
+				b.writeDroppable(prio, line)
+				return
+			}
+			b.WriteString(line)
 		}
 		row("tenant", a.op.Tenant)
 		row("key", a.op.Key)
@@ -693,7 +868,11 @@ func (a actionModel) content(e env, w int, compact bool) *boxLines {
 			// The second confirmation names the finding it overrides.
 			b.writeWhy(whyAt(func(a actionModel) string { return a.againstWarning(e, inner, true, compact) }))
 			gap(b)
-			b.WriteString(s.Bold.Render("Type "+overrideWord+" and press enter to write it anyway") + "\n")
+			if a.tinyWords {
+				b.WriteString(s.Bold.Render("Type "+overrideWord+" + enter to write it") + "\n")
+			} else {
+				b.WriteString(s.Bold.Render("Type "+overrideWord+" and press enter to write it anyway") + "\n")
+			}
 			in := a.override
 			in.Width = inner - 3
 			b.WriteString(in.View())

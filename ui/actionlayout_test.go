@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/reconcile"
@@ -85,7 +86,18 @@ func TestDecisionBoxFitsAsTheDrawsDid(t *testing.T) {
 	for name, a := range decisionBoxes(e) {
 		for _, w := range []int{30, 60, 100} {
 			for h := 6; h <= 45; h++ {
-				if got, want := a.view(e, w, h), referenceView(a, e, w, h); got != want {
+				got, want := a.view(e, w, h), referenceView(a, e, w, h)
+				if lipgloss.Height(want) > h {
+					// Too small for the box compact (40×10, 60×15): the
+					// draws overflowed, cutting the warning and the
+					// override prompt off; the tiny box keeps them.
+					if text := strings.Join(strings.Fields(ansi.Strip(got)), " "); a.stage == stageConfirm && a.against() &&
+						(!strings.Contains(text, "Against") || !strings.Contains(text, "Type override")) {
+						t.Fatalf("%s at %d×%d lacks the warning or the prompt:\n%s", name, w, h, got)
+					}
+					continue
+				}
+				if got != want {
 					t.Fatalf("%s at %d×%d:\ngot\n%s\nwant\n%s", name, w, h, got, want)
 				}
 			}

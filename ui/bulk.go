@@ -25,6 +25,9 @@ import (
 type bulkRequestMsg struct {
 	Action model.Action
 	Ops    []model.Operation // as the screen showed them
+	// OffTab: how many of them are not in the state of the tab shown
+	// (marks outlive a tab change).
+	OffTab int
 }
 
 // bulkDecisionMsg is every row's result.
@@ -364,13 +367,27 @@ func findingNote(s *Styles, against bool, op model.Operation) string {
 	return s.Muted.Render(f.Kind.Words())
 }
 
+// offTabWords says how many of n marked operations are not on the tab
+// shown, or "".
+func offTabWords(n, off int) string {
+	switch {
+	case off <= 0:
+		return ""
+	case off == n && n == 1:
+		return ", not on this tab"
+	case off == n:
+		return ", none on this tab"
+	}
+	return fmt.Sprintf(", %d not on this tab", off)
+}
+
 func (a actionModel) bulkView(e env, w, h int) string {
 	s := e.styles
 	boxW := min(max(w-6, 30), 96)
 	inner := boxW - 4
 	verb := a.action.Verb()
 	title := s.Title.Render(strings.ToUpper(verb[:1])+verb[1:]) + s.Muted.Render(" — ") +
-		s.Bold.Render(plural(len(a.bulk), "marked operation", "marked operations"))
+		s.Bold.Render(plural(len(a.bulk), "marked operation", "marked operations")+offTabWords(len(a.bulk), a.offTab))
 	var b strings.Builder
 	b.WriteString(title + "\n")
 	rows := max(h-14, 3)

@@ -4,6 +4,7 @@ import (
 	"github.com/retrysafe/retrysafe/internal/textsafe"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
+	"github.com/retrysafe/retrysafe/reconcile"
 )
 
 // lateApplied is the provider's own late answer that it applied, as a
@@ -27,7 +28,7 @@ import (
 // alone asks for the override.
 func lateApplied(op model.Operation, atts []model.Attempt) *provider.Evidence {
 	ev := &provider.Evidence{Provider: op.Provider, DownstreamKey: op.DownstreamKey, Found: true,
-		Detail: "its late result said applied"}
+		Status: reconcile.StatusLate, Detail: "its late result said applied"}
 	switch {
 	case op.State == model.StateUnknown && op.ProviderRef != "":
 		ev.Ref = textsafe.Visible(op.ProviderRef)

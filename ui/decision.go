@@ -195,6 +195,7 @@ func (m Model) requestBulk(req bulkRequestMsg, e env) (Model, tea.Cmd) {
 		}
 	}
 	m.action = openBulk(req.Action, req.Ops, m.styles, m.action.seq+1)
+	m.action.offTab = req.OffTab
 	m.overlay = overlayAction
 	return m, nil
 }

@@ -426,7 +426,7 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 		para(s.State(op.State).Render, "A new key an operator authorized; the first call with it claims it.")
 	}
 	if op.Contradicted && op.State != model.StateAuthorized { // its late result is the replaced key's, said above
-		para(s.Contra.Render, "! Contradicted: a provider result arrived after the operation was settled and disagrees with it (see the late_result attempt). Look at the provider before trusting either.")
+		para(s.Contra.Render, "! Contradicted: "+contradictedBy(e, d)+" Look at the provider before trusting either.")
 	}
 	// The provider cannot tell now, but an earlier lookup said something:
 	// that finding still binds a decision (the ledger's rule), and is said
@@ -834,4 +834,32 @@ func notAppliedYetHasIt(op model.Operation, e env) string {
 		text += " Mark it applied (a)."
 	}
 	return text
+}
+
+// contradictedBy names what flagged an operation contradicted: the
+// provider's late result (a late_result attempt), or a lookup that found
+// the effect after it was settled (a check, a triage) — the attempt the
+// detail lists, not one it does not have.
+func contradictedBy(e env, d *model.Detail) string {
+	var late, look *model.Attempt
+	for i := range d.Attempts {
+		a := &d.Attempts[i]
+		if a.OperationID != d.Operation.ID {
+			continue
+		}
+		switch {
+		case a.Outcome == model.OutcomeLateResult && (late == nil || a.Seq > late.Seq):
+			late = a
+		case a.Outcome == model.OutcomeLookup && a.Finding == model.FindingHasIt && (look == nil || a.Seq > look.Seq):
+			look = a
+		}
+	}
+	switch {
+	case late != nil:
+		return fmt.Sprintf("a provider result arrived after the operation was settled and disagrees with it (the late_result attempt #%d).", late.Seq)
+	case look != nil:
+		return fmt.Sprintf("a provider lookup found the effect after the operation was settled (%s, %s: lookup attempt #%d).",
+			or(look.WorkerID, "a lookup"), clockTime(look.StartedAt, e), look.Seq)
+	}
+	return "a provider answer came after the operation was settled and disagrees with it."
 }

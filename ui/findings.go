@@ -41,6 +41,12 @@ func findingCell(f *model.Finding, now time.Time) string {
 // reference narrows in its middle first, then it goes, then the age.
 func findingCellIn(f *model.Finding, now time.Time, w int) string {
 	full := findingCell(f, now)
+	if ansi.StringWidth(findingWords(f)) > w {
+		// Too narrow for the words (40 columns): a short form that is
+		// never cut and never one of the others cut ("ha…" read as both
+		// "has it" and "has nothing").
+		return fit(findingTiny(f), w)
+	}
 	if f == nil || ansi.StringWidth(full) <= w {
 		return fit(full, w)
 	}
@@ -55,6 +61,24 @@ func findingCellIn(f *model.Finding, now time.Time, w int) string {
 		return fit(short, w)
 	}
 	return fit(strings.TrimSpace(f.Line("", "")), w)
+}
+
+// findingTiny is a finding in at most 6 cells, for a FINDING column too
+// narrow for its words: "has it", "none" (has nothing), "can't" (cannot
+// tell), "stale", "—" (not checked). An earlier lookup that binds reads as
+// its words: it is what a decision is held to.
+func findingTiny(f *model.Finding) string {
+	switch {
+	case f == nil:
+		return "—"
+	case f.Stale:
+		return "stale"
+	case f.Kind == model.FindingHasIt:
+		return "has it"
+	case f.Kind == model.FindingHasNothing:
+		return "none"
+	}
+	return "can't"
 }
 
 // findingWords is the narrowest a finding can be shown in: its words.
@@ -269,6 +293,34 @@ type reviewOpsMsg struct {
 	Ops       []model.Operation
 	Truncated bool
 	Err       error
+	// Refresh: a fresh read of an open review's operations after the
+	// ledger changed (reloadReviewOps), not its first.
+	Refresh bool
+}
+
+// reloadReviewOps reads an open review's operations again: the marked ones
+// by key, or the view's query.
+func reloadReviewOps(ctx context.Context, st store.Ledger, seq int, src reviewRequestMsg) tea.Cmd {
+	if src.Ops == nil {
+		return func() tea.Msg {
+			msg := loadReviewOps(ctx, st, seq, src.Query)().(reviewOpsMsg)
+			msg.Refresh = true
+			return msg
+		}
+	}
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, ioTimeout)
+		defer cancel()
+		ops := make([]model.Operation, 0, len(src.Ops))
+		for _, o := range src.Ops {
+			op, err := st.Get(ctx, o.Tenant, o.Key)
+			if err != nil {
+				return reviewOpsMsg{Seq: seq, Err: err, Refresh: true}
+			}
+			ops = append(ops, op.Visible())
+		}
+		return reviewOpsMsg{Seq: seq, Ops: ops, Refresh: true}
+	}
 }
 
 func loadReviewOps(ctx context.Context, st store.Ledger, seq int, q store.ListQuery) tea.Cmd {
@@ -346,6 +398,9 @@ type reviewModel struct {
 	problem   string
 	outcomes  []reviewOutcome
 	closed    bool
+	// src is what the review was asked for, read again when the ledger
+	// changes under it (a lookup, a retry that makes a finding stale).
+	src reviewRequestMsg
 
 	width, height int
 }
@@ -560,6 +615,7 @@ func (m Model) requestReview(msg reviewRequestMsg, e env) (Model, tea.Cmd) {
 	m.review = newReview(m.review.seq + 1)
 	m.review.width, m.review.height = m.width, m.bodyHeight()
 	m.overlay = overlayReview
+	m.review.src = msg
 	if msg.Ops != nil {
 		return m.reviewLoaded(reviewOpsMsg{Seq: m.review.seq, Ops: msg.Ops}, e)
 	}
@@ -567,6 +623,9 @@ func (m Model) requestReview(msg reviewRequestMsg, e env) (Model, tea.Cmd) {
 }
 
 func (m Model) reviewLoaded(msg reviewOpsMsg, e env) (Model, tea.Cmd) {
+	if msg.Refresh {
+		return m.reviewRefreshed(msg), nil
+	}
 	if msg.Seq != m.review.seq || m.overlay != overlayReview || m.review.stage != reviewLoading {
 		return m, nil
 	}
@@ -579,6 +638,48 @@ func (m Model) reviewLoaded(msg reviewOpsMsg, e env) (Model, tea.Cmd) {
 	m.review.truncated = msg.Truncated
 	m.review.stage = reviewForm
 	return m, m.review.reason.Focus()
+}
+
+// reviewRefreshed takes a fresh read of an open review's operations: if
+// what it would propose changed (a lookup recorded since, a retry that
+// made a "has nothing" stale, a row decided elsewhere), the proposals are
+// the ledger's as it is now, and an open confirmation goes back to the
+// form, saying so, so that y never writes what the screen no longer shows.
+func (m Model) reviewRefreshed(msg reviewOpsMsg) Model {
+	r := m.review
+	if msg.Seq != r.seq || m.overlay != overlayReview || msg.Err != nil || (r.stage != reviewForm && r.stage != reviewConfirm) {
+		return m
+	}
+	next := m.cfg.Service.ReviewByFinding(msg.Ops)
+	if sameProposals(r.review, next) {
+		m.review.review = next // the words shown (ages, other rows) as they are now
+		return m
+	}
+	m.review.review = next
+	m.review.problem = "Changed since this review opened: findings or states moved on (a lookup, a retry, a decision); the proposals are the ledger's as it is now."
+	if r.stage == reviewConfirm {
+		m.review.stage = reviewForm
+		m.review.reason.Focus()
+	}
+	return m
+}
+
+// sameProposals reports whether two reviews propose the same decisions,
+// on the same versions and findings.
+func sameProposals(a, b reconcile.FindingReview) bool {
+	same := func(x, y []reconcile.Target) bool {
+		if len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if x[i].Tenant != y[i].Tenant || x[i].Key != y[i].Key || x[i].ExpectVersion != y[i].ExpectVersion || x[i].ExpectState != y[i].ExpectState ||
+				x[i].Evidence != y[i].Evidence || !sameLookup(x[i].Finding, y[i].Finding) {
+				return false
+			}
+		}
+		return true
+	}
+	return same(a.Apply, b.Apply) && same(a.NotApplied, b.NotApplied)
 }
 
 func (m Model) reviewWritten(msg reviewDoneMsg, e env) (Model, tea.Cmd) {

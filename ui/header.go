@@ -37,43 +37,60 @@ var tabStates = append(append([]model.State{}, model.AllStates...), "")
 func (m Model) headerLine(e env) string {
 	s := m.styles
 	sep := s.Muted.Render(" │ ")
-	scope := s.HeaderKey.Render("tenant ") + s.HeaderVal.Render(m.scope)
-	if m.scope == "" {
-		scope = s.HeaderVal.Render("all tenants")
+	// scopeIn is the tenant scope with the tenant's name clipped in its
+	// middle to at most n cells (0: whole).
+	scopeIn := func(n int) string {
+		if m.scope == "" {
+			return s.HeaderVal.Render("all tenants")
+		}
+		name := m.scope
+		if n > 0 {
+			name = clipMiddle(name, n)
+		}
+		return s.HeaderKey.Render("tenant ") + s.HeaderVal.Render(name)
 	}
+	scope := scopeIn(0)
 	// The right-hand group is never cut: read-only, the unknown alarm and
-	// freshness are what the screen must not hide.
-	var right []string
+	// freshness are what the screen must not hide. compact is the same
+	// alarms in fewer cells, for a terminal too narrow for them whole.
+	var right, compact []string
+	both := func(full, short string) {
+		right, compact = append(right, full), append(compact, short)
+	}
 	if m.busy() && !m.cfg.NoTimers {
 		right = append(right, m.spin.View())
 	}
 	if m.cfg.ReadOnly {
-		right = append(right, s.ReadOnly.Render(" READ-ONLY "))
+		both(s.ReadOnly.Render(" READ-ONLY "), s.ReadOnly.Render("READ-ONLY"))
 	}
 	if n := m.counts.ByState[model.StateUnknown]; m.loadErr == nil {
 		if n > 0 {
-			right = append(right, s.Alarm.Render(fmt.Sprintf(" %s UNKNOWN ", count(n))))
+			both(s.Alarm.Render(fmt.Sprintf(" %s UNKNOWN ", count(n))), s.Alarm.Render(fmt.Sprintf("%s UNKNOWN", count(n))))
 		}
 		// Scoped to one tenant, the others' unknowns must not vanish.
 		if other := m.allUnknown - n; m.scope != "" && other > 0 {
 			if n > 0 {
-				right = append(right, s.Contra.Render(fmt.Sprintf("+%s elsewhere", count(other))))
+				both(s.Contra.Render(fmt.Sprintf("+%s elsewhere", count(other))), s.Contra.Render(fmt.Sprintf("+%s elsewhere", count(other))))
 			} else {
-				right = append(right, s.Alarm.Render(fmt.Sprintf(" %s UNKNOWN in other tenants ", count(other))))
+				both(s.Alarm.Render(fmt.Sprintf(" %s UNKNOWN in other tenants ", count(other))), s.Alarm.Render(fmt.Sprintf("%s UNKNOWN elsewhere", count(other))))
 			}
 		}
 	}
 	if n := m.counts.ExpiredLeases; n > 0 && m.loadErr == nil {
 		// Claims whose worker is gone: a sweep (S) makes them unknown.
-		right = append(right, s.Contra.Render(plural(n, "lease ended", "leases ended")))
+		both(s.Contra.Render(plural(n, "lease ended", "leases ended")), s.Contra.Render(plural(n, "lease ended", "leases ended")))
 	}
 	status := func(mode int) string {
 		switch {
 		case m.loadErr != nil:
 			return s.BannerErr.Render("⚠ cannot read ledger")
+		case m.watchErr != nil && mode == 4:
+			return s.Contra.Render("⚠ not live")
+		case m.watchErr != nil && mode == 3:
+			return s.Contra.Render("⚠ refresh failing")
 		case m.watchErr != nil:
 			return s.Contra.Render("⚠ live refresh failing")
-		case m.refreshedAt.IsZero() || mode == 2:
+		case m.refreshedAt.IsZero() || mode >= 2:
 			return ""
 		case mode == 0:
 			return s.Muted.Render("refreshed " + m.refreshedAt.In(e.loc).Format("15:04:05"))
@@ -89,33 +106,73 @@ func (m Model) headerLine(e env) string {
 		}
 		return " " + s.App.Render("retrysafe") + sep + s.HeaderVal.Render(ledger) + sep + scope + sep + op
 	}
+	join := func(parts []string, mode int) string {
+		if st := status(mode); st != "" {
+			parts = append(append([]string{}, parts...), st)
+		}
+		return strings.Join(parts, " ")
+	}
 	// From the most to the least said, until it fits: the time loses its
-	// label, the ledger's path is shortened in the middle, the operator
-	// loses its label, the time goes.
+	// label, the ledger's path is shortened in the middle (to 12 cells),
+	// then the tenant's name (to 16), the operator loses its label, the
+	// time goes (never "⚠ live refresh failing"); then both names to 6,
+	// the alarms in fewer words, and what is left of the left-hand side
+	// is cut from its end. The alarms are never cut.
+	fitNames := func(r string, opLabel bool, minLedger, minScope int) (string, bool) {
+		l := left(m.cfg.Ledger, opLabel)
+		over := ansi.StringWidth(l) + ansi.StringWidth(r) + 1 - m.width
+		if over <= 0 {
+			return spread(l, r, m.width), true
+		}
+		ledger := m.cfg.Ledger
+		if lw := ansi.StringWidth(ledger); lw > minLedger {
+			cut := min(over, lw-minLedger)
+			ledger, over = clipMiddle(ledger, lw-cut), over-cut
+		}
+		if over > 0 && m.scope != "" {
+			if sw := ansi.StringWidth(m.scope); sw > minScope {
+				cut := min(over, sw-minScope)
+				scope, over = scopeIn(sw-cut), over-cut
+			}
+		}
+		defer func() { scope = scopeIn(0) }()
+		if over <= 0 {
+			return spread(left(ledger, opLabel), r, m.width), true
+		}
+		return spread(left(ledger, opLabel), r, m.width), false
+	}
 	for _, v := range []struct {
 		mode    int
 		opLabel bool
 	}{{0, true}, {1, true}, {1, false}, {2, false}} {
-		r := strings.Join(append(append([]string{}, right...), status(v.mode)), " ")
-		l := left(m.cfg.Ledger, v.opLabel)
-		over := ansi.StringWidth(l) + ansi.StringWidth(r) + 1 - m.width
-		if over <= 0 {
-			return spread(l, r, m.width)
-		}
-		if keep := ansi.StringWidth(m.cfg.Ledger) - over; keep >= 12 {
-			return spread(left(clipMiddle(m.cfg.Ledger, keep), v.opLabel), r, m.width)
+		if line, ok := fitNames(join(right, v.mode), v.opLabel, 12, 16); ok {
+			return line
 		}
 	}
-	r := strings.Join(right, " ")
-	return spread(left(clipMiddle(m.cfg.Ledger, 12), false), r, m.width)
+	if line, ok := fitNames(join(right, 2), false, 6, 6); ok {
+		return line
+	}
+	// The most words of the alarms that fit; the left side is cut.
+	for _, r := range []string{join(right, 2), join(compact, 3)} {
+		if ansi.StringWidth(r)+1 <= m.width {
+			line, _ := fitNames(r, false, 6, 6)
+			return line
+		}
+	}
+	line, _ := fitNames(join(compact, 4), false, 6, 6)
+	return line
 }
 
-// spread puts left and right on one line of width w.
+// spread puts left and right on one line of width w. right is never cut
+// (the header's alarms): left gives way, from its end, first.
 func spread(left, right string, w int) string {
 	lw, rw := ansi.StringWidth(left), ansi.StringWidth(right)
 	if lw+rw+1 > w {
-		if right == "" || lw+1 >= w {
+		if right == "" {
 			return truncate(left, w)
+		}
+		if rw+2 > w {
+			return truncate(right, w)
 		}
 		left = truncate(left, w-rw-1)
 		lw = ansi.StringWidth(left)

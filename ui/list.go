@@ -431,13 +431,19 @@ func (l listModel) key(msg tea.KeyMsg, e env) (listModel, tea.Cmd) {
 	case key.Matches(msg, k.ExportJSON):
 		return l, exportView(e.ctx, e.st, l.query_(e), e.export, "jsonl", e.now)
 	}
-	if l.marked.len() > 0 {
-		switch {
-		case key.Matches(msg, k.Apply):
-			return l, emit(bulkRequestMsg{Action: model.ActionMarkApplied, Ops: l.marked.list()})
-		case key.Matches(msg, k.NotApply):
-			return l, emit(bulkRequestMsg{Action: model.ActionMarkNotApplied, Ops: l.marked.list()})
+	if l.marked.len() > 0 && (key.Matches(msg, k.Apply) || key.Matches(msg, k.NotApply)) {
+		ops := l.marked.list()
+		off := 0
+		for _, op := range ops {
+			if st := l.state(); st != "" && op.State != st {
+				off++
+			}
 		}
+		action := model.ActionMarkApplied
+		if key.Matches(msg, k.NotApply) {
+			action = model.ActionMarkNotApplied
+		}
+		return l, emit(bulkRequestMsg{Action: action, Ops: ops, OffTab: off})
 	}
 	switch {
 	case key.Matches(msg, k.Up):
@@ -727,6 +733,20 @@ func layout(w int, rows []model.Operation, stuck bool) columns {
 		}{{&c.finding, wordsW}, {&c.key, 10}, {&c.tenant, 6}} {
 			if over := c.width() - (w - 1); over > 0 {
 				*g.col -= min(over, max(*g.col-g.floor, 0))
+			}
+		}
+		// Still too narrow for the finding's words (40 columns): the key
+		// and the tenant give up more, down to the finding's short form
+		// (findingTiny: 6 cells), which is never cut.
+		if over := c.width() - (w - 1); over > 0 {
+			c.finding = max(c.finding-over, 6)
+			for _, g := range []struct {
+				col   *int
+				floor int
+			}{{&c.key, 8}, {&c.tenant, 4}} {
+				if over := c.width() - (w - 1); over > 0 {
+					*g.col -= min(over, max(*g.col-g.floor, 0))
+				}
 			}
 		}
 		// What is left goes back to the key, then the tenant.

@@ -56,3 +56,14 @@ func TestTabsShowTheContradictedCountAt80Columns(t *testing.T) {
 	h.send(tea.WindowSizeMsg{Width: 140, Height: 30})
 	h.contains("! 1 contradicted")
 }
+
+// Marks outlive a tab change; the bulk form says which marked operations
+// are not on the tab shown, so it never reads as the rows on screen.
+func TestTheBulkFormSaysMarkedOperationsNotOnThisTab(t *testing.T) {
+	l := fixture(t)
+	h := open(t, config(l), 120, 30)
+	h.keys("space") // an unknown operation
+	h.keys("3")     // the not_applied tab
+	h.keys("n")
+	containsText(t, h, "1 marked operation, not on this tab")
+}

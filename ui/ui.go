@@ -101,6 +101,9 @@ const (
 
 // Model is the console's root model.
 type Model struct {
+	// leaseAlarm is when the armed lease timer fires (zero: none is).
+	leaseAlarm time.Time
+
 	cfg    Config
 	styles *Styles
 	keys   globalKeys
@@ -376,7 +379,17 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		if !m.list.started {
 			w = m.watchOnce()
 		}
-		return m, tea.Batch(c, w)
+		return m, tea.Batch(c, w, m.armLeaseAlarm(msg.Counts.NextLeaseEnd))
+
+	case leaseAlarmMsg:
+		// A lease ended with no write (its worker is gone): nothing moved
+		// data_version, so the count is read again now.
+		if !msg.At.Equal(m.leaseAlarm) {
+			return m, nil // a later count armed another
+		}
+		m.leaseAlarm = time.Time{}
+		m.countsSeq++
+		return m, loadCounts(m.ctx, m.cfg.Store, m.countsSeq, m.scope)
 
 	case pageMsg:
 		if msg.Err == nil && msg.Seq == m.list.seq {
@@ -805,7 +818,30 @@ func (m *Model) reloadAll() tea.Cmd {
 		// read it by key so the open decision can warn it moved on.
 		cmds = append(cmds, loadActionOp(m.ctx, m.cfg.Store, m.action.seq, m.action.op.Tenant, m.action.op.Key))
 	}
+	if m.overlay == overlayReview && (m.review.stage == reviewForm || m.review.stage == reviewConfirm) {
+		cmds = append(cmds, reloadReviewOps(m.ctx, m.cfg.Store, m.review.seq, m.review.src))
+	}
 	return tea.Batch(cmds...)
+}
+
+// leaseAlarmMsg says the lease that ended first, at At, has ended.
+type leaseAlarmMsg struct{ At time.Time }
+
+// armLeaseAlarm arms one timer at the next running lease's end (next,
+// from the counts; zero: none runs), unless one is armed for it already:
+// the "leases ended" count is read again then, without polling.
+func (m *Model) armLeaseAlarm(next time.Time) tea.Cmd {
+	if next.Equal(m.leaseAlarm) {
+		return nil
+	}
+	m.leaseAlarm = next
+	if next.IsZero() || m.cfg.NoTimers {
+		return nil
+	}
+	// A lease counts as ended once its end is past (lease_until < now):
+	// a few milliseconds after it.
+	d := next.Sub(m.cfg.Now()) + 20*time.Millisecond
+	return tea.Tick(max(d, 0), func(time.Time) tea.Msg { return leaseAlarmMsg{At: next} })
 }
 
 func (m *Model) startTicking() tea.Cmd {

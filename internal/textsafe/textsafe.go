@@ -39,12 +39,31 @@ func Clean(s string) bool {
 	if !utf8.ValidString(s) {
 		return false
 	}
+	marks := 0
 	for _, r := range s {
 		if Unsafe(r) {
 			return false
 		}
+		if marks = stacked(r, marks); marks > MaxMarks {
+			return false
+		}
 	}
 	return true
+}
+
+// MaxMarks is how many combining marks in a row one character keeps
+// (decomposed Vietnamese "ệ" has two); the rest of a stack — which draws
+// over the lines above and below it ("Zalgo" text) — is written as
+// escapes, \u0301.
+const MaxMarks = 3
+
+// stacked is the length of the run of combining marks r ends, given the
+// run before it.
+func stacked(r rune, run int) int {
+	if r >= 0x300 && unicode.In(r, unicode.Mn, unicode.Me) {
+		return run + 1
+	}
+	return 0
 }
 
 // Visible returns s with every unsafe rune written as a Go-style escape
@@ -57,13 +76,15 @@ func Visible(s string) string {
 	}
 	var b strings.Builder
 	b.Grow(len(s) + 16)
+	marks := 0
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
+		marks = stacked(r, marks)
 		switch {
 		case r == utf8.RuneError && size <= 1:
 			b.WriteString(`\x`)
 			b.WriteString(hex2(s[i]))
-		case Unsafe(r):
+		case Unsafe(r), marks > MaxMarks:
 			b.WriteString(escape(r))
 		default:
 			b.WriteString(s[i : i+size])

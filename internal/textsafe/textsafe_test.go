@@ -22,6 +22,13 @@ var hostile = []struct{ name, in, want string }{
 	{"tag character", "a\U000E0041", `a\U000e0041`},
 	{"invalid UTF-8", "a\xff\xc3b", `a\xff\xc3b`},
 	{"replacement char stays", "a\ufffdb", "a\ufffdb"},
+	// Combining marks: a letter keeps up to three (Vietnamese ệ written
+	// decomposed has two); the rest of a stack, which draws over the lines
+	// above and below ("Zalgo"), is written as escapes.
+	{"two combining marks", "e\u0323\u0302", "e\u0323\u0302"},
+	{"three combining marks", "a\u0301\u0302\u0303", "a\u0301\u0302\u0303"},
+	{"stacked combining marks", "a\u0301\u0301\u0301\u0301\u0301b", "a\u0301\u0301\u0301" + `\u0301\u0301` + "b"},
+	{"stacked enclosing marks", "x\u20dd\u20dd\u20dd\u20dd", "x\u20dd\u20dd\u20dd" + `\u20dd`},
 }
 
 func TestVisible(t *testing.T) {

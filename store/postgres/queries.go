@@ -179,10 +179,12 @@ func (s *Store) Counts(ctx context.Context, tenant string) (store.Counts, error)
 		b.Queue(`SELECT state, SUM(n)::bigint FROM ` + countRows + ` c GROUP BY state`)
 		b.Queue(`SELECT COUNT(*) FROM operations WHERE contradicted`)
 		b.Queue(`SELECT COUNT(*) FROM operations WHERE state = 'in_progress' AND lease_until < $1`, now)
+		b.Queue(`SELECT MIN(lease_until) FROM operations WHERE state = 'in_progress' AND lease_until >= $1`, now)
 	} else {
 		b.Queue(`SELECT state, SUM(n)::bigint FROM `+countRows+` c WHERE tenant = $1 GROUP BY state`, tenant)
 		b.Queue(`SELECT COUNT(*) FROM operations WHERE contradicted AND tenant = $1`, tenant)
 		b.Queue(`SELECT COUNT(*) FROM operations WHERE state = 'in_progress' AND lease_until < $1 AND tenant = $2`, now, tenant)
+		b.Queue(`SELECT MIN(lease_until) FROM operations WHERE state = 'in_progress' AND lease_until >= $1 AND tenant = $2`, now, tenant)
 	}
 	br := s.pool.SendBatch(ctx, b)
 	defer br.Close()
@@ -210,6 +212,12 @@ func (s *Store) Counts(ctx context.Context, tenant string) (store.Counts, error)
 	if err := br.QueryRow().Scan(&c.ExpiredLeases); err != nil {
 		return c, s.translate(err, "count operations")
 	}
+	// The next lease to end (a console recounts then).
+	var next *int64
+	if err := br.QueryRow().Scan(&next); err != nil {
+		return c, s.translate(err, "count operations")
+	}
+	c.NextLeaseEnd = fromMS(next)
 	return c, nil
 }
 

@@ -297,6 +297,16 @@ func (s *Store) Counts(ctx context.Context, tenant string) (store.Counts, error)
 	if err := s.r.QueryRowContext(ctx, eq, eargs...).Scan(&c.ExpiredLeases); err != nil {
 		return c, s.translate(err, "count operations")
 	}
+	// The next lease to end: one step on the same index.
+	nq := `SELECT MIN(lease_until) FROM operations INDEXED BY operations_lease WHERE state = 'in_progress' AND lease_until >= ?`
+	if tenant != "" {
+		nq += ` AND +tenant = ?`
+	}
+	var next sql.NullInt64
+	if err := s.r.QueryRowContext(ctx, nq, eargs...).Scan(&next); err != nil {
+		return c, s.translate(err, "count operations")
+	}
+	c.NextLeaseEnd = fromMS(next)
 	return c, nil
 }
 

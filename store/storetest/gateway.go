@@ -97,6 +97,14 @@ func testCountsExpiredLeases(t *testing.T, h *harness) {
 		if err != nil || c.ExpiredLeases != want {
 			t.Errorf("tenant %q: %d expired (%v), want %d", tenant, c.ExpiredLeases, err, want)
 		}
+		// The next lease to end, so that a console recounts when it does.
+		next := time.Time{}
+		if tenant == "" || tenant == "acme" {
+			next = h.now.Add(time.Hour)
+		}
+		if !c.NextLeaseEnd.Equal(next) {
+			t.Errorf("tenant %q: next lease end %v, want %v", tenant, c.NextLeaseEnd, next)
+		}
 	}
 }
 
