@@ -231,7 +231,10 @@ func (l *Ledger) Get(ctx context.Context, tenant, key string) (*model.Operation,
 
 // Check asks an external operation's provider what it holds under the
 // downstream key. It changes nothing. An error means "cannot tell", which
-// is never evidence.
+// is never evidence — and so is "nothing" while a claim of the operation
+// is live (its request may still be on its way). A new key not yet used
+// was never sent: the provider is asked about the key it replaced, as
+// `ops check` does.
 func (l *Ledger) Check(ctx context.Context, tenant, key string) (provider.Evidence, error) {
 	_, ev, err := l.svc.Check(ctx, tenant, key)
 	return ev, err

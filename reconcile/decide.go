@@ -398,7 +398,12 @@ func NewKeyFor(old string) string {
 }
 
 // Check asks the operation's provider, by its downstream key, what happened.
-// It changes nothing.
+// It changes nothing. A new key not yet used (authorized) was never sent:
+// the provider is asked about the key it replaced, as CheckAndRecord does
+// (the finding that binds its decision is that key's). A provider that has
+// nothing under the key while a claim of the operation is live — its
+// request may still be on its way — is "cannot tell" (an error), never
+// "has nothing".
 func (s *Service) Check(ctx context.Context, tenant, key string) (*model.Operation, provider.Evidence, error) {
 	if err := model.ValidateIdentity(tenant, key); err != nil {
 		return nil, provider.Evidence{}, err
@@ -411,13 +416,32 @@ func (s *Service) Check(ctx context.Context, tenant, key string) (*model.Operati
 		return op, provider.Evidence{}, model.Errorf(model.CodeInvalid,
 			"%s/%s is a local %s operation: its effect commits with the ledger, there is no provider to ask", tenant, key, op.Tool)
 	}
-	prov, err := s.Providers.Get(op.Provider)
+	asked := op
+	if op.State == model.StateAuthorized && op.SupersedesID != 0 {
+		if d, gerr := s.Store.DetailByID(ctx, op.SupersedesID); gerr == nil {
+			asked = &d.Operation
+		} else if !model.IsCode(gerr, model.CodeNotFound) {
+			return op, provider.Evidence{}, gerr
+		}
+	}
+	prov, err := s.Providers.Get(asked.Provider)
 	if err != nil {
 		return op, provider.Evidence{}, model.Errorf(model.CodeUnavailable, "%v", err)
 	}
-	ev, err := provider.LookupFor(ctx, prov, provider.Query{DownstreamKey: op.DownstreamKey, Ref: op.ProviderRef})
+	since := s.Store.Now()
+	ev, err := provider.LookupFor(ctx, prov, provider.Query{DownstreamKey: asked.DownstreamKey, Ref: asked.ProviderRef})
 	if err != nil {
-		return op, ev, model.Wrap(model.CodeUnavailable, err, "provider %s lookup failed: %v", op.Provider, err)
+		return op, ev, model.Wrap(model.CodeUnavailable, err, "provider %s lookup failed: %v", asked.Provider, err)
+	}
+	if !ev.Found {
+		after, gerr := s.Store.Get(ctx, asked.Tenant, asked.Key)
+		if gerr != nil {
+			after = nil
+		}
+		if why, live := claimLive(asked, after, since); live {
+			ierr := errInFlight(why)
+			return op, ev, model.Wrap(model.CodeUnavailable, ierr, "provider %s: cannot tell: %v", asked.Provider, ierr)
+		}
 	}
 	return op, ev, nil
 }

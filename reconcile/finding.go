@@ -43,6 +43,40 @@ type Looked struct {
 	// so CheckAndRecord asks about the key it replaced, and records the
 	// finding there.
 	ReplacedKey string
+	// InFlight: the provider had nothing under the key, but a claim of the
+	// operation was live while it was asked (in_progress, its lease held,
+	// or a claim made during the lookup): its request may still have been
+	// on its way. Recorded as "cannot tell" (Err says why), never "has
+	// nothing" — which would be the evidence of a "not applied" and a
+	// second e-mail or payment.
+	InFlight bool
+}
+
+// claimLive reports whether a claim of the operation may have had a
+// request on its way while it was looked up from since on: before is the
+// operation as read before the lookup, after (nil if unknown) as read
+// after it. Live: in_progress with its lease held at since (a released
+// claim's lease ended when it was released), or claimed again since
+// before was read. It says which claim, for the finding's words.
+func claimLive(before, after *model.Operation, since time.Time) (string, bool) {
+	held := func(op *model.Operation) bool {
+		return op.State == model.StateInProgress && op.LeaseUntil.After(since)
+	}
+	switch {
+	case after != nil && after.ClaimNo != before.ClaimNo:
+		return fmt.Sprintf("claim %d of it was made while the provider was asked", after.ClaimNo), true
+	case held(before):
+		return fmt.Sprintf("it was in_progress, claim %d's lease held until %s", before.ClaimNo, before.LeaseUntil.UTC().Format(time.RFC3339)), true
+	case after != nil && held(after):
+		return fmt.Sprintf("it was in_progress, claim %d's lease held until %s", after.ClaimNo, after.LeaseUntil.UTC().Format(time.RFC3339)), true
+	}
+	return "", false
+}
+
+// errInFlight is the "cannot tell" of a lookup that found nothing while a
+// claim was live (claimLive's why).
+func errInFlight(why string) error {
+	return fmt.Errorf("asked while a claim was in flight (%s): the provider had nothing under the key yet, but the claim's request may still be on its way to it — no evidence either way; ask again once the claim has ended (its lease over, or its answer recorded)", why)
 }
 
 // findingOf reads a lookup's answer. An error is "cannot tell", whatever
@@ -107,27 +141,50 @@ func (s *Service) Look(ctx context.Context, op *model.Operation, by string) (Loo
 			"%s/%s is a local %s operation: its effect commits with the ledger, there is no provider to ask", op.Tenant, op.Key, op.Tool)
 	}
 	start := time.Now()
+	since := s.Store.Now()
 	ev, err := s.lookup(ctx, op)
 	kind, ref, detail := findingOf(ev, err)
 	at := s.Store.Now()
 	l := Looked{Evidence: ev, Err: err, Finding: model.Finding{Kind: kind, Provider: op.Provider, Ref: ref, Detail: detail,
 		At: at.UTC().Truncate(time.Millisecond), By: by}}
+	// nothing makes a "has nothing" "cannot tell" when a claim may have
+	// had a request on its way while the provider was asked (after: the
+	// operation as read after the lookup).
+	nothing := func(after *model.Operation) {
+		if kind != model.FindingHasNothing {
+			return
+		}
+		if why, live := claimLive(op, after, since); live {
+			l.InFlight, l.Err = true, errInFlight(why)
+			l.Finding.Kind, l.Finding.Detail = model.FindingCannotTell, clip(l.Err.Error())
+		}
+	}
 	if ctx.Err() != nil && err != nil {
 		// The caller stopped (triage cancelled, the console closed): that
 		// is nobody's finding about the provider.
 		return l, ctx.Err()
 	}
 	if s.Store.ReadOnly() {
+		after, gerr := s.Store.Get(ctx, op.Tenant, op.Key)
+		if gerr != nil {
+			after = nil
+		}
+		nothing(after)
 		return l, nil
 	}
-	a := &model.Attempt{OperationID: op.ID, Outcome: model.OutcomeLookup, Fingerprint: op.Fingerprint,
-		WorkerID: clipWorker(by), ProviderRef: ref, Finding: kind, Detail: detail, StartedAt: at, Duration: time.Since(start)}
+	found := l
 	err = s.Store.WithAttemptTx(context.WithoutCancel(ctx), func(tx store.Tx) error {
 		// Still there (not compacted): a finding is about an operation.
 		cur, err := tx.GetOperationByID(op.ID)
 		if err != nil {
 			return err
 		}
+		// Read in the transaction that records it: a claim made before
+		// it commits is seen (its attempt numbered before this lookup's).
+		l = found
+		nothing(cur)
+		a := &model.Attempt{OperationID: op.ID, Outcome: model.OutcomeLookup, Fingerprint: op.Fingerprint,
+			WorkerID: clipWorker(by), ProviderRef: ref, Finding: l.Finding.Kind, Detail: l.Finding.Detail, StartedAt: at, Duration: time.Since(start)}
 		if err := tx.InsertAttempt(a); err != nil {
 			return err
 		}

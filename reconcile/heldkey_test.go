@@ -170,3 +170,18 @@ func TestABulkMarkAppliedGivesEachRowItsOwnReference(t *testing.T) {
 		}
 	})
 }
+
+// Service.Check (ledger.Check: the Go API's check that records nothing)
+// of a new key not yet used asked its own downstream key — never sent, so
+// always "has nothing" — while ops check and the console's c ask about
+// the key it replaced. Both ask the replaced key now: on a held key,
+// "has it", with the replaced key's reference.
+func TestCheckOfANewKeyAsksTheKeyItReplaced(t *testing.T) {
+	bothDrivers(t, func(t *testing.T, mk func(*clock) *ledger) {
+		l, ref := heldNewKey(t, mk)
+		op, ev, err := l.svc.Check(context.Background(), "acme", "k2")
+		if err != nil || !ev.Found || ev.Ref != ref || op.Key != "k2" || ev.DownstreamKey != l.dk("acme", "k") {
+			t.Fatalf("Check(k2): op %v, %+v, %v; want has it %s under k's downstream key", op.Key, ev, err, ref)
+		}
+	})
+}

@@ -258,6 +258,17 @@ type detailMsg struct {
 	Seq    int
 	Detail *model.Detail
 	Err    error
+	// Replaced: a new key not yet used (authorized) was never sent, so
+	// the finding that binds its decision is the key's it replaced
+	// (reconcile's bindingFindingTx): that key and its finding as its
+	// FINDING column shows it (nil: not checked).
+	Replaced *replacedFinding
+}
+
+// replacedFinding is the finding of the key a new key replaced.
+type replacedFinding struct {
+	Key     string
+	Finding *model.Finding
 }
 
 // detailTarget names the operation a detail view shows: by (tenant, key),
@@ -278,7 +289,18 @@ func loadDetail(ctx context.Context, st store.Ledger, seq int, t detailTarget) t
 		} else {
 			d, err = st.Detail(ctx, t.Tenant, t.Key)
 		}
-		return detailMsg{Seq: seq, Detail: d.Visible(), Err: err}
+		msg := detailMsg{Seq: seq, Detail: d.Visible(), Err: err}
+		if err == nil && d.Operation.State == model.StateAuthorized && d.Operation.SupersedesID != 0 {
+			old, oerr := st.DetailByID(ctx, d.Operation.SupersedesID)
+			switch {
+			case oerr == nil:
+				o := old.Visible().Operation
+				msg.Replaced = &replacedFinding{Key: o.Key, Finding: o.Shown()}
+			case !model.IsCode(oerr, model.CodeNotFound):
+				msg.Err = oerr
+			}
+		}
+		return msg
 	}
 }
 
@@ -414,7 +436,12 @@ func check(ctx context.Context, svc *reconcile.Service, seq int, tenant, key, op
 		defer cancel()
 		_, looked, err := svc.CheckAndRecord(ctx, tenant, key, "console by "+operator)
 		ev := looked.Evidence
-		if err == nil && looked.Err != nil {
+		switch {
+		case err == nil && looked.InFlight:
+			// The provider answered, but a claim was live: its "has
+			// nothing" is no evidence (reconcile.Look), and it did not fail.
+			err = model.Wrap(model.CodeUnavailable, looked.Err, "provider %s was %v", ev.Provider, looked.Err)
+		case err == nil && looked.Err != nil:
 			err = model.Wrap(model.CodeUnavailable, looked.Err, "provider %s lookup failed: %v", ev.Provider, looked.Err)
 		}
 		// A provider's answer is outside text too.

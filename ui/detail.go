@@ -43,6 +43,8 @@ type detailModel struct {
 	checking bool
 	checkSeq int
 	check    *checkState
+	// replaced: a new key's binding finding, the key's it replaced.
+	replaced *replacedFinding
 	// history is the trail of followed links; esc walks back along it.
 	history       []detailTarget
 	width, height int
@@ -123,7 +125,7 @@ func (d detailModel) update(msg tea.Msg, e env) (detailModel, tea.Cmd) {
 			return d.render(e), nil
 		}
 		d.err = nil
-		d.d = msg.Detail
+		d.d, d.replaced = msg.Detail, msg.Replaced
 		op := msg.Detail.Operation
 		// Later reloads ask by (tenant, key): a followed link came by id.
 		d.target = detailTarget{Tenant: op.Tenant, Key: op.Key}
@@ -263,7 +265,7 @@ func (d detailModel) render(e env) detailModel {
 		return d
 	}
 	y := d.vp.YOffset
-	d.vp.SetContent(renderDetail(e, d.d, d.check, d.checking, d.width))
+	d.vp.SetContent(renderDetail(e, d.d, d.replaced, d.check, d.checking, d.width))
 	d.vp.SetYOffset(y)
 	return d
 }
@@ -307,7 +309,7 @@ func (d detailModel) view(e env, w, h int) string {
 }
 
 // renderDetail is the viewport's content.
-func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int) string {
+func renderDetail(e env, d *model.Detail, replaced *replacedFinding, chk *checkState, checking bool, w int) string {
 	s := e.styles
 	op := d.Operation
 	var b strings.Builder
@@ -544,9 +546,17 @@ func renderDetail(e env, d *model.Detail, chk *checkState, checking bool, w int)
 		field("provider", op.Provider)
 		field("downstream key", op.DownstreamKey)
 		field("provider ref", or(op.ProviderRef, "-"))
-		if op.Finding != nil {
+		switch {
+		case replaced != nil && replaced.Finding != nil:
+			// A new key was never sent: a lookup of its own key says
+			// nothing; the replaced key's finding binds its decision.
+			field("finding", findingStyle(s, replaced.Finding).Render(findingSentence(e, replaced.Finding))+
+				s.Muted.Render(" (of the key it replaced, "+replaced.Key+")"))
+		case replaced != nil:
+			field("finding", s.Muted.Render("not checked (the key it replaced, "+replaced.Key+")"))
+		case op.Finding != nil:
 			field("finding", findingStyle(s, op.Finding).Render(findingSentence(e, op.Finding)))
-		} else if op.Provider != "" {
+		case op.Provider != "":
 			field("finding", s.Muted.Render("not checked"))
 		}
 		switch {

@@ -109,3 +109,31 @@ func TestABulkMarkAppliedGivesEachRowItsOwnReference(t *testing.T) {
 		}
 	}
 }
+
+// The detail of a held new key showed, as its finding, a lookup of its
+// own downstream key (never sent: "has nothing") when one was recorded (an
+// older console's c): the finding that binds its decision is the key it
+// replaced, and that is the one shown — with the key it was asked about.
+func TestAHeldNewKeysDetailShowsTheReplacedKeysFinding(t *testing.T) {
+	l := newLedger(t)
+	l.supersedeWhileDispatching(t, nil)
+	ref := oldRef(t, l)
+	k2 := l.get(t, "acme", "k2").Operation
+	if looked, err := l.svc.Look(context.Background(), &k2, "console by carol"); err != nil || looked.Finding.Kind != model.FindingHasNothing {
+		t.Fatalf("own lookup: %+v %v", looked.Finding, err)
+	}
+	h := open(t, config(l), 160, 70)
+	h.keys("8")
+	selectOp(t, h, "acme/k2")
+	h.keys("enter")
+	containsText(t, h, "of the key it replaced, k")
+	v := h.view()
+	for _, line := range strings.Split(v, "\n") {
+		if strings.Contains(line, "finding") && strings.Contains(line, "has nothing") {
+			t.Fatalf("the held key's finding line shows its own lookup: %q\n%s", line, v)
+		}
+	}
+	if !strings.Contains(v, ref) {
+		t.Fatalf("the finding line does not show k's reference %s:\n%s", ref, v)
+	}
+}

@@ -77,3 +77,21 @@ func TestContradictedFilterDoesNotFollowToAnotherTab(t *testing.T) {
 		t.Fatal("the contradicted filter followed to another tab")
 	}
 }
+
+// c on an operation whose claim is live (its lease held: the request may
+// still be on its way) recorded "has nothing" and said so, as if nothing
+// could still arrive. It says cannot tell, and why.
+func TestACheckDuringALiveClaimCannotTell(t *testing.T) {
+	l := newLedger(t)
+	l.inFlight(t, "acme", "fresh", "ops@acme.example")
+	h := open(t, config(l), 160, 60)
+	h.keys("2", "g", "enter")
+	h.contains("acme / fresh", "A worker holds the claim")
+	h.keys("c")
+	containsText(t, h, "on its way")
+	h.contains("Cannot tell")
+	h.lacks("holds no delivery", "If nothing can still arrive")
+	if f := l.get(t, "acme", "fresh").Operation.Finding; f == nil || f.Kind != model.FindingCannotTell {
+		t.Fatalf("recorded finding %+v; want cannot tell", f)
+	}
+}

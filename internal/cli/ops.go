@@ -1250,11 +1250,20 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			// AskedKey: the key the provider was asked about, when not
 			// this one (a new key, never sent: the key it replaced).
 			AskedKey string `json:"asked_key,omitempty"`
-		}{op.Tenant, op.Key, op.State, op.Version, ev, looked.Finding, looked.Recorded, looked.ReplacedKey})
+			// InFlight: the provider had nothing while a claim of it was
+			// live (its request may still be on its way): the finding is
+			// cannot tell, never has nothing (exit 2).
+			InFlight bool `json:"in_flight,omitempty"`
+		}{op.Tenant, op.Key, op.State, op.Version, ev, looked.Finding, looked.Recorded, looked.ReplacedKey, looked.InFlight})
 		if c == exitOK && looked.Err != nil {
 			return exitInvalid
 		}
 		return c
+	}
+	if looked.InFlight {
+		// The provider answered, but a claim was live: not "lookup failed".
+		fmt.Fprintf(stderr, "retrysafe: %s (%s)\n", oneLine(fmt.Sprintf("cannot tell: %s/%s is %s, and provider %s was %v", op.Tenant, op.Key, op.State, op.Provider, looked.Err)), recorded)
+		return exitInvalid
 	}
 	if looked.Err != nil {
 		// Cannot tell: one line, exit 2, as before — and the finding says so.
