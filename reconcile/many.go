@@ -163,7 +163,7 @@ func (s *Service) decideOne(tx store.Tx, action model.Action, d Decision, t Targ
 	var apply applyFunc
 	switch action {
 	case model.ActionMarkApplied:
-		rd, err := ownReference(tx, d)
+		rd, err := ownReference(tx, d, t)
 		if err != nil {
 			return o, err
 		}
@@ -264,8 +264,15 @@ func findingMoved(tx store.Tx, t Target) (error, error) {
 // receipt names the reference of the "has it" that binds this row
 // (bindingFindingTx: a held new key's is the replaced key's), not another
 // operation's reference typed once for all of them. A row with no such
-// finding (or one without a reference) keeps the typed evidence.
-func ownReference(tx store.Tx, d Decision) (Decision, error) {
+// finding gets no reference from the typed text either — only the one its
+// own attempts recorded, if any: one reference typed for several
+// operations would have each of them replay it. A row's own evidence
+// (t.Evidence: a review by finding, the provider's reference) is its own.
+func ownReference(tx store.Tx, d Decision, t Target) (Decision, error) {
+	if t.Evidence != "" {
+		return d, nil
+	}
+	d.Evidence = ""
 	op, err := tx.GetOperation(d.Tenant, d.Key)
 	if model.IsCode(err, model.CodeNotFound) {
 		return d, nil // decideTx says so

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"os/user"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -463,20 +464,39 @@ func redactedDB(db string) string {
 }
 
 // ledgerFlags are the flags a command printed for a person to run next
-// needs to act on the ledger this one did: --db unless it is the built-in
-// default (a PostgreSQL URL without its password), --provider-db and
-// --config where they were given — each shell-quoted, with a leading
-// space; "" for none. The caller makes the line inert (show).
+// needs to act on the ledger this one did, pasted in another directory or
+// a clean shell: --db always (a SQLite file by its absolute path, the
+// default retrysafe.db too — else it names another ledger with the same
+// tenant and key there; a PostgreSQL URL without its password),
+// --provider-db where it was given and --config where it was given or
+// came from $RETRYSAFE_CONFIG (without it the provider is not in the
+// config and nothing is asked), both absolute — each shell-quoted, with a
+// leading space. The caller makes the line inert (show).
 func ledgerFlags(db, providerDB, configPath string) string {
 	var b strings.Builder
-	if db != "" && db != "retrysafe.db" {
+	switch {
+	case postgres.IsURL(db):
 		b.WriteString(" --db " + textsafe.ShellWord(redactedDB(db)))
+	case db != "":
+		b.WriteString(" --db " + textsafe.ShellWord(absPath(db)))
 	}
 	if providerDB != "" {
-		b.WriteString(" --provider-db " + textsafe.ShellWord(providerDB))
+		b.WriteString(" --provider-db " + textsafe.ShellWord(absPath(providerDB)))
+	}
+	if configPath == "" {
+		configPath = os.Getenv(config.EnvVar)
 	}
 	if configPath != "" {
-		b.WriteString(" --config " + textsafe.ShellWord(configPath))
+		b.WriteString(" --config " + textsafe.ShellWord(absPath(configPath)))
 	}
 	return b.String()
+}
+
+// absPath is p made absolute against the working directory (p as given if
+// that cannot be known).
+func absPath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
 }

@@ -30,19 +30,7 @@ func TestPrintedCommandsNameTheLedger(t *testing.T) {
 	if code != 0 || !strings.Contains(out, want) || strings.Count(out, "to settle:") != 1 {
 		t.Fatalf("ops check: exit %d, want %q in\n%s%s", code, want, out, errText)
 	}
-	for _, c := range []struct {
-		db, pdb, config, want string
-	}{
-		{db: "retrysafe.db", want: ""},
-		{db: "x.db", want: " --db x.db"},
-		{db: "it's.db", config: "tools.toml", want: ` --db 'it'\''s.db' --config tools.toml`},
-		{db: "postgres://app:s3cret@db.example/ledger?sslmode=disable", want: " --db 'postgres://app@db.example/ledger?sslmode=disable'"},
-		{db: "x.db", pdb: "p.db", want: " --db x.db --provider-db p.db"},
-	} {
-		if got := ledgerFlags(c.db, c.pdb, c.config); got != c.want {
-			t.Errorf("ledgerFlags(%q, %q, %q) = %q, want %q", c.db, c.pdb, c.config, got, c.want)
-		}
-	}
+	// ledgerFlags itself: TestLedgerFlagsAreAbsoluteAndComplete.
 }
 
 // newLedgerFileIn is newLedgerFile in dir (made).

@@ -649,6 +649,16 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			targets = append(targets, at.whole)
 		}
 	}
+	// A key given twice is a mistake (its second decision could only be
+	// refused as stale after the first was written): refused whole.
+	given := map[string]string{}
+	for i, t := range targets {
+		if first, ok := given[t.Key]; ok {
+			return fail(stderr, model.Errorf(model.CodeInvalid, "--key %s is given twice (as --key %s and --key %s): give each operation once; nothing was written",
+				show(textsafe.ShellWord(t.Key)), show(textsafe.ShellWord(first)), show(textsafe.ShellWord(keys[i]))))
+		}
+		given[t.Key] = keys[i]
+	}
 	q := store.ListQuery{Tenant: *tenant, Tool: *tool, Search: *search, Finding: ff, Limit: reconcile.MaxBulk + 1}
 	if *state != "" {
 		st, err := model.ParseState(*state)
@@ -833,9 +843,28 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			ops = append(ops, *op)
 		}
 	}
+	// asked: the finding this run's look-first recorded on a row ("" for
+	// a row it did not ask about) — shown with its result.
+	asked := make([]*model.Finding, len(ops))
+	knew := make([]bool, len(ops))
 	if lookFirst {
+		before := make([]int, len(ops))
+		for i, op := range ops {
+			before[i] = -1
+			if op.Finding != nil {
+				before[i] = op.Finding.Seq
+			}
+			// A "has it" that bound the row before this run (stale or
+			// not) was there to be seen (--dry-run, ops show).
+			knew[i], _ = reconcile.AgainstFinding(action, op)
+		}
 		if ops, err = l.Service().LookFirst(ctx, action, ops, "ops resolve by "+*operator); err != nil {
 			return fail(stderr, err)
+		}
+		for i, op := range ops {
+			if op.Finding != nil && op.Finding.Seq != before[i] {
+				asked[i] = op.Finding
+			}
 		}
 	}
 	targets = targets[:0]
@@ -851,31 +880,47 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		targets, left = targetsByFinding(l.Service(), action, ops)
 	}
 	if *dryRun {
-		return printBulkPlan(stdout, action, ops, targets, left, *against, *asJSON)
-	}
-	if !byFinding {
-		out, err := l.Service().DecideMany(ctx, action, d, targets)
-		if err != nil {
-			return fail(stderr, err)
+		refs := make([]string, len(ops))
+		for i, op := range ops {
+			refs[i] = receiptRef(ctx, l.Store(), op)
 		}
-		return printBulkResult(stdout, stderr, action, out, *asJSON)
+		return printBulkPlan(stdout, action, ops, targets, left, refs, *against, *asJSON)
 	}
-	// Only what the findings support is written; the rest is each its own
-	// refusal, in the list's order.
+	notes := make([]bulkNote, len(ops))
+	for i, op := range ops {
+		if asked[i] != nil {
+			notes[i].Finding = asked[i]
+			if is, text := reconcile.AgainstFinding(action, op); is {
+				notes[i].Against = text
+			}
+		}
+	}
+	// Only what the findings support is written (by finding), and
+	// --against-finding confirms only the findings the operator could
+	// have seen: a "has it" this very run's look-first found is refused
+	// on its row, named — never written on a confirmation given before
+	// anyone saw it. The rest is each its own refusal, in the list's
+	// order.
 	out := make([]reconcile.Outcome, len(ops))
 	var proposed []reconcile.Target
 	var at []int
 	for i, op := range ops {
-		if left[i] == "" {
+		unseen := *against && asked[i] != nil && asked[i].Kind == model.FindingHasIt && notes[i].Against != "" && !knew[i] && reconcile.AllowedFor(op, action)
+		switch {
+		case left != nil && left[i] != "":
+			v := reconcile.VerdictIllegal
+			if op.Finding != nil && op.Finding.Stale {
+				v = reconcile.VerdictStale
+			}
+			out[i] = reconcile.Outcome{Target: targets[i], Verdict: v, State: op.State, Version: op.Version,
+				Err: model.Errorf(model.CodeIllegal, "%s/%s: not decided on its finding: %s — nothing was written", op.Tenant, op.Key, left[i])}
+		case unseen:
+			out[i] = reconcile.Outcome{Target: targets[i], Verdict: reconcile.VerdictIllegal, State: op.State, Version: op.Version,
+				Err: model.Errorf(model.CodeIllegal, "%s/%s: this run's provider check found the effect — --against-finding confirms only a finding you could have seen, and nobody had seen this one; nothing was written: review it (--dry-run), then run again to decide against it",
+					op.Tenant, op.Key)}
+		default:
 			proposed, at = append(proposed, targets[i]), append(at, i)
-			continue
 		}
-		v := reconcile.VerdictIllegal
-		if op.Finding != nil && op.Finding.Stale {
-			v = reconcile.VerdictStale
-		}
-		out[i] = reconcile.Outcome{Target: targets[i], Verdict: v, State: op.State, Version: op.Version,
-			Err: model.Errorf(model.CodeIllegal, "%s/%s: not decided on its finding: %s — nothing was written", op.Tenant, op.Key, left[i])}
 	}
 	if len(proposed) > 0 {
 		done, err := l.Service().DecideMany(ctx, action, d, proposed)
@@ -886,7 +931,31 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			out[at[j]] = o
 		}
 	}
-	return printBulkResult(stdout, stderr, action, out, *asJSON)
+	return printBulkResult(stdout, stderr, action, out, notes, *asJSON)
+}
+
+// receiptRef is the reference a bulk "mark applied" would give op's
+// receipt (reconcile.DecideMany): the reference of the "has it" that
+// binds it — for a held new key, the key's it replaced — or "".
+func receiptRef(ctx context.Context, st store.Ledger, op model.Operation) string {
+	f := op.Binding()
+	if op.State == model.StateAuthorized && op.SupersedesID != 0 {
+		f = nil
+		if det, err := st.DetailByID(ctx, op.SupersedesID); err == nil {
+			f = det.Operation.Binding()
+		}
+	}
+	if f != nil && f.Kind == model.FindingHasIt {
+		return f.Ref
+	}
+	return ""
+}
+
+// bulkNote is what a bulk result shows of a row's provider check made by
+// this run: its finding, and the one a decision on it goes against.
+type bulkNote struct {
+	Finding *model.Finding
+	Against string
 }
 
 // lookFirstOne is reconcile.LookFirst for one key's "not applied": the
@@ -968,8 +1037,9 @@ func targetsByFinding(svc *reconcile.Service, action model.Action, ops []model.O
 
 // printBulkPlan lists what --yes would write: each operation's from → to,
 // or why it would be refused. targets (with their own evidence) and left
-// (why nothing is proposed) are set for a decision by finding.
-func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation, targets []reconcile.Target, left []string, override, asJSON bool) int {
+// (why nothing is proposed) are set for a decision by finding; refs are
+// the references the receipts of a "mark applied" would name (receiptRef).
+func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation, targets []reconcile.Target, left, refs []string, override, asJSON bool) int {
 	type row struct {
 		Tenant  string      `json:"tenant"`
 		Key     string      `json:"key"`
@@ -1014,9 +1084,9 @@ func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation,
 		if op.Finding != nil {
 			r.Finding = op.Finding.Kind.Words()
 		}
-		if f := op.Binding(); left == nil && action == model.ActionMarkApplied && op.State != model.StateAuthorized &&
-			f != nil && f.Kind == model.FindingHasIt && f.Ref != "" {
-			r.ReceiptRef = f.Ref
+		if left == nil && action == model.ActionMarkApplied {
+			// A held new key's is the replaced key's (receiptRef).
+			r.ReceiptRef = refs[i]
 		}
 		if left != nil {
 			r.Evidence, r.NotDecided = targets[i].Evidence, left[i]
@@ -1098,7 +1168,7 @@ func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation,
 
 // printBulkResult prints each operation's result; the exit code is 0 only
 // if every one was written.
-func printBulkResult(stdout, stderr io.Writer, action model.Action, out []reconcile.Outcome, asJSON bool) int {
+func printBulkResult(stdout, stderr io.Writer, action model.Action, out []reconcile.Outcome, notes []bulkNote, asJSON bool) int {
 	written := 0
 	for _, o := range out {
 		if o.Verdict == reconcile.VerdictWritten {
@@ -1109,6 +1179,10 @@ func printBulkResult(stdout, stderr io.Writer, action model.Action, out []reconc
 		type row struct {
 			reconcile.Outcome
 			Error string `json:"error,omitempty"`
+			// Against and Finding: what the provider check this run made
+			// on the row found (as --dry-run names them).
+			Against string `json:"against_finding,omitempty"`
+			Finding string `json:"finding,omitempty"`
 		}
 		rows := make([]row, len(out))
 		for i, o := range out {
@@ -1116,15 +1190,21 @@ func printBulkResult(stdout, stderr io.Writer, action model.Action, out []reconc
 			if o.Err != nil {
 				rows[i].Error = oneLine(o.Err.Error())
 			}
+			if f := notes[i].Finding; f != nil {
+				rows[i].Finding, rows[i].Against = f.Kind.Words(), notes[i].Against
+			}
 		}
 		printJSON(stdout, stderr, rows)
 	} else {
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "TENANT\tKEY\tRESULT\tDETAIL")
-		for _, o := range out {
+		for i, o := range out {
 			detail := fmt.Sprintf("%s (v%d) → %s (v%d)", o.ExpectState, o.ExpectVersion, o.State, o.Version)
 			if o.Err != nil {
 				detail = show(oneLine(o.Err.Error()))
+			}
+			if f := notes[i].Finding; f != nil {
+				detail += " — provider check: " + show(oneLine(findingLine(*f)))
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", show(o.Tenant), show(o.Key), o.Verdict, detail)
 		}
