@@ -970,6 +970,9 @@ func lookFirstOne(ctx context.Context, l *ledger.Ledger, action model.Action, d 
 	if !l.Service().NeedsLook(action, det.Operation) {
 		return nil
 	}
+	// --against-finding confirms a "has it" the operator could have seen,
+	// as in a bulk run: one recorded before this run (even gone stale).
+	seen := det.Operation.Finding != nil && det.Operation.Finding.Kind == model.FindingHasIt
 	ops, err := l.Service().LookFirst(ctx, action, []model.Operation{det.Operation}, by)
 	if err != nil {
 		return err
@@ -992,6 +995,9 @@ func lookFirstOne(ctx context.Context, l *ledger.Ledger, action model.Action, d 
 		}
 	}
 	fmt.Fprintf(stderr, "provider check: %s: %s (recorded as a finding%s)\n", show(what), show(f.Detail), then)
+	if f.Kind == model.FindingHasIt && d.Override && !seen {
+		return model.Errorf(model.CodeInvalid, "this run's provider check found the effect (%s), which --against-finding could not have confirmed: nothing was written; if you still %s against it, run the same command again", what, action.Verb())
+	}
 	return nil
 }
 

@@ -31,7 +31,11 @@ func TestOneKeyNotAppliedAsksTheProviderFirst(t *testing.T) {
 		sends     int // deliveries after the next call with the key
 	}{
 		{name: "has it: refused", key: "lf-1", code: 2, stderr: []string{"provider check: ", "the provider check found the effect", "--against-finding"}, state: "unknown", sends: 1},
-		{name: "has it, --against-finding: written (no --check needed)", key: "lf-2", extra: []string{"--against-finding"}, code: 0, stderr: []string{"provider check: "}, state: "not_applied", sends: 2},
+		// --against-finding confirms only a finding the operator could
+		// have seen: one this very run found is refused; run again, the
+		// recorded "has it" is confirmed (no --check needed).
+		{name: "has it found by this run, --against-finding: refused", key: "lf-2", extra: []string{"--against-finding"}, code: 2, stderr: []string{"provider check: ", "this run's provider check found the effect", "run the same command again"}, state: "unknown", sends: 1},
+		{name: "has it seen in the run before, --against-finding: written", key: "lf-2", extra: []string{"--against-finding"}, code: 0, state: "not_applied", sends: 2},
 		{name: "cannot tell: the typed evidence decides", key: "lf-3", extra: []string{"--provider-db", filepath.Join(t.TempDir(), "missing.db")}, code: 0, stderr: []string{"cannot tell"}, state: "not_applied", sends: 2},
 	}
 	for _, c := range cases {
