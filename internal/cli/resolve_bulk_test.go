@@ -87,6 +87,9 @@ func TestOpsDecisionsListsTheAuditLog(t *testing.T) {
 		"--reason", "found it", "--evidence", "sbx_1", "--operator", "alice"); code != 0 {
 		t.Fatal(errText)
 	}
+	// The provider's "has it" seen first: --against-finding confirms only
+	// a finding recorded before its run.
+	cli(t, "ops", "check", "--db", db, "--tenant", "acme", "--key", "a-2")
 	if _, errText, code := cli(t, "ops", "resolve", "--db", db, "--tenant", "acme", "--key", "a-2", "--as", "not-applied",
 		"--reason", "nothing there", "--evidence", "INC-9", "--operator", "bob", "--against-finding"); code != 0 {
 		t.Fatal(errText)
