@@ -350,19 +350,9 @@ func (g *Gateway) getOperation(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, v)
 }
 
-// tombstone reads tenant's tombstone under key: on the read side where the
-// driver offers it, else in a transaction that writes nothing.
+// tombstone reads tenant's tombstone under key on the read side.
 func (g *Gateway) tombstone(ctx context.Context, tenant, key string) (*model.Tombstone, error) {
-	if tr, ok := g.ledger.(store.TombstoneReader); ok {
-		return tr.Tombstone(ctx, tenant, key)
-	}
-	var ts *model.Tombstone
-	err := g.ledger.WithAttemptTx(ctx, func(tx store.Tx) error {
-		var err error
-		ts, err = tx.GetTombstone(tenant, key)
-		return err
-	})
-	return ts, err
+	return g.ledger.Tombstone(ctx, tenant, key)
 }
 
 // listOperations is GET /v1/operations?state=S&limit=N&before=ID: the

@@ -101,6 +101,11 @@ type Reader interface {
 	// one read transaction, so the parts agree.
 	Detail(ctx context.Context, tenant, key string) (*model.Detail, error)
 	DetailByID(ctx context.Context, id int64) (*model.Detail, error)
+	// Tombstone is tenant's live tombstone under key (a key a sweep
+	// compacted, refused as "expired" until its tombstone is forgotten),
+	// read on the read side, so a read-only ledger answers it too;
+	// model.CodeNotFound if there is none (another tenant's included).
+	Tombstone(ctx context.Context, tenant, key string) (*model.Tombstone, error)
 	// Decisions lists operator decisions, newest first, with the operation
 	// each was about: the audit log.
 	Decisions(ctx context.Context, q DecisionQuery) ([]model.AuditEntry, error)
@@ -224,15 +229,6 @@ type LocalCreator interface {
 // or replaced under it): nil while it writes.
 type WriteRefuser interface {
 	WritesRefused() error
-}
-
-// TombstoneReader is an optional read of a compacted key's tombstone on
-// the read side (SQLite has it). Without it the gateway reads the tombstone
-// in a transaction that writes nothing.
-type TombstoneReader interface {
-	// Tombstone is tenant's live tombstone under key; model.CodeNotFound
-	// if there is none (another tenant's included).
-	Tombstone(ctx context.Context, tenant, key string) (*model.Tombstone, error)
 }
 
 // Watcher notices commits by other connections cheaply (SQLite's

@@ -303,6 +303,9 @@ func (d detailModel) view(e env, w, h int) string {
 	status := s.Muted.Render(" " + back)
 	if d.err != nil {
 		status = s.BannerErr.Render(" refresh failed: " + localTimes(oneLine(d.err.Error()), e))
+		if e.readBanner {
+			status = s.BannerErr.Render(" refresh failed (see above)")
+		}
 	}
 	b.WriteString(spread(status, s.Muted.Render(pos+" "), w))
 	return b.String()

@@ -28,6 +28,10 @@ type banner struct {
 	kind bannerKind
 	text string
 	at   time.Time
+	// read: it says the ledger cannot be read or watched (the screens'
+	// status lines point at it instead of repeating the driver's words);
+	// cleared once reads and the watcher recover.
+	read bool
 }
 
 // tabStates is the tabs' order: the states that need a person first, then
@@ -63,7 +67,9 @@ func (m Model) headerLine(e env) string {
 	if m.cfg.ReadOnly {
 		both(s.ReadOnly.Render(" READ-ONLY "), s.ReadOnly.Render("READ-ONLY"))
 	}
-	if n := m.counts.ByState[model.StateUnknown]; m.loadErr == nil {
+	// A failed read keeps the last counts read: the alarms stay, beside
+	// "cannot read ledger", and are never cut.
+	if n := m.counts.ByState[model.StateUnknown]; m.countsOK {
 		if n > 0 {
 			both(s.Alarm.Render(fmt.Sprintf(" %s UNKNOWN ", count(n))), s.Alarm.Render(fmt.Sprintf("%s UNKNOWN", count(n))))
 		}
@@ -76,7 +82,7 @@ func (m Model) headerLine(e env) string {
 			}
 		}
 	}
-	if n := m.counts.ExpiredLeases; n > 0 && m.loadErr == nil {
+	if n := m.counts.ExpiredLeases; n > 0 && m.countsOK {
 		// Claims whose worker is gone: a sweep (S) makes them unknown.
 		both(s.Contra.Render(plural(n, "lease ended", "leases ended")), s.Contra.Render(plural(n, "lease ended", "leases ended")))
 	}

@@ -1001,8 +1001,11 @@ func (l listModel) statusLine(e env, w int) string {
 		add(s.Bold.Render(count(n)+" marked"), s.Bold.Render(count(n)+" marked"))
 	}
 	if l.err != nil && len(l.rows) > 0 {
-		e := s.BannerErr.Render("refresh failed: " + oneLine(l.err.Error()))
-		add(e, e)
+		failed := s.BannerErr.Render("refresh failed: " + oneLine(l.err.Error()))
+		if e.readBanner {
+			failed = s.BannerErr.Render("refresh failed (see above)")
+		}
+		add(failed, failed)
 	}
 	right := ""
 	if op, ok := l.selected(); ok && op.Contradicted {

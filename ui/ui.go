@@ -262,6 +262,8 @@ type env struct {
 	export   string // ExportDir
 	timers   bool
 	spin     string // the spinner's frame, for screens that show progress
+	// readBanner: the banner says the ledger cannot be read or watched.
+	readBanner bool
 }
 
 func (m Model) env() env {
@@ -270,6 +272,7 @@ func (m Model) env() env {
 		scope: m.scope, counts: m.counts, countsOK: m.countsOK, readOnly: m.cfg.ReadOnly,
 		canCheck: !m.cfg.ReadOnly && m.cfg.Service != nil && len(m.cfg.Service.Providers) > 0,
 		operator: m.cfg.Operator, ledger: m.cfg.Ledger, export: m.cfg.ExportDir, timers: !m.cfg.NoTimers, spin: m.spin.View(),
+		readBanner: m.banner.read && m.banner.text != "",
 	}
 }
 
@@ -369,7 +372,15 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		if msg.Err != nil {
 			m.loadErr = msg.Err
 			m.log.Printf("counts: %v", msg.Err)
+			if !m.banner.read || m.banner.text == "" {
+				// Said in the banner (the watcher's words if it knows
+				// why), not only as the driver's error in a status line.
+				m.banner = banner{kind: bannerErr, read: true, text: "Cannot read the ledger: " + oneLine(errText(msg.Err)), at: e.now}
+			}
 			return m, m.watchOnce()
+		}
+		if m.banner.read && m.watchErr == nil {
+			m.banner = banner{}
 		}
 		m.counts, m.countsOK, m.loadErr = msg.Counts, true, nil
 		m.allUnknown = msg.AllUnknown
@@ -546,13 +557,18 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 				// Said once, in words: the header's "live refresh
 				// failing" does not say whether to wait or restart (the
 				// ledger file replaced under the console: restart).
-				m.banner = banner{kind: bannerErr, text: "Live refresh failing: " + oneLine(errText(msg.Err)), at: e.now}
+				m.banner = banner{kind: bannerErr, read: true, text: "Live refresh failing: " + oneLine(errText(msg.Err)), at: e.now}
 			}
 			m.watchErr = msg.Err
 			m.log.Printf("watch: %v", msg.Err)
 		} else {
 			// An unchanged data_version means what is on screen is current
 			// as of now.
+			if m.watchErr != nil && m.banner.read && m.loadErr == nil {
+				// Recovered (an outage ended): the banner that said it
+				// was failing would contradict "refreshed" in the header.
+				m.banner = banner{kind: bannerOK, text: "Live refresh recovered.", at: e.now}
+			}
 			m.watchErr = nil
 			m.refreshedAt = m.cfg.Now()
 			if msg.Changed {

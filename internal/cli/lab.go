@@ -377,10 +377,16 @@ func buildDemo(ctx context.Context, path string, stderr io.Writer) error {
 		}
 	}
 	fmt.Fprintf(stderr, "built %s in %.1fs: %d operations in %d tenants\n", show(path), rep.Elapsed.Seconds(), rep.Operations, len(lab.DemoTenants())+1)
+	demoHints(stderr, rep)
+	return nil
+}
+
+// demoHints names the demo's operations worth opening first, on either
+// driver.
+func demoHints(stderr io.Writer, rep *lab.DemoReport) {
 	fmt.Fprintf(stderr, "  waiting for a person (unknown): %s\n", strings.Join(rep.Unknown, ", "))
 	fmt.Fprintf(stderr, "  in flight (in_progress, leases held until %s; a sweep after that makes them unknown): %s\n",
 		rep.LeaseUntil.Local().Format("15:04"), strings.Join(rep.InFlight, ", "))
-	return nil
 }
 
 // buildDemoPostgres builds the demo in a schema of its own beside the
@@ -421,5 +427,6 @@ func buildDemoPostgres(ctx context.Context, path string, r *lab.Runner, stderr i
 		return err
 	}
 	fmt.Fprintf(stderr, "built %s in %.1fs: %d operations in %d tenants\n", postgres.Redact(path), rep.Elapsed.Seconds(), rep.Operations, len(lab.DemoTenants())+1)
+	demoHints(stderr, rep)
 	return nil
 }

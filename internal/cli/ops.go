@@ -262,9 +262,14 @@ func opsShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	d, err := l.Store().Detail(ctx, k.tenant, k.key)
 	if model.IsCode(err, model.CodeNotFound) {
 		// A key a sweep compacted is not "no operation": calls of it are
-		// told "expired" until its tombstone is forgotten.
-		if ts := readTombstone(ctx, l.Store(), k.tenant, k.key); ts != nil {
+		// told "expired" until its tombstone is forgotten. A failed read
+		// of the tombstone is that failure, never "no operation".
+		ts, terr := l.Store().Tombstone(ctx, k.tenant, k.key)
+		if terr == nil {
 			return showTombstone(stdout, stderr, ts, *asJSON)
+		}
+		if !model.IsCode(terr, model.CodeNotFound) {
+			return fail(stderr, terr)
 		}
 	}
 	if err != nil {
@@ -281,26 +286,6 @@ func opsShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	writeDetail(stdout, d)
 	return exitOK
-}
-
-// readTombstone is tenant's live tombstone under key, or nil: on the read
-// side where the driver has one, else in a transaction that writes nothing.
-func readTombstone(ctx context.Context, st store.Ledger, tenant, key string) *model.Tombstone {
-	var ts *model.Tombstone
-	var err error
-	if tr, ok := st.(store.TombstoneReader); ok {
-		ts, err = tr.Tombstone(ctx, tenant, key)
-	} else {
-		err = st.WithAttemptTx(ctx, func(tx store.Tx) error {
-			var err error
-			ts, err = tx.GetTombstone(tenant, key)
-			return err
-		})
-	}
-	if err != nil {
-		return nil
-	}
-	return ts
 }
 
 // tombstoneView is `ops show --json` of a compacted key.

@@ -113,6 +113,12 @@ func TestDemoOnPostgreSQL(t *testing.T) {
 	if strings.Contains(errText, secret) {
 		t.Errorf("demo printed the ledger URL's password:\n%s", errText)
 	}
+	// The same hints the SQLite demo prints: where to start.
+	for _, want := range []string{"  waiting for a person (unknown): ", "  in flight (in_progress, leases held until "} {
+		if !strings.Contains(errText, want) {
+			t.Errorf("demo on PostgreSQL lacks %q:\n%s", want, errText)
+		}
+	}
 	schema := postgres.SchemaOf(url)
 	if _, err := os.Stat(schema + ".provider.db"); err != nil {
 		t.Errorf("no provider file beside: %v", err)

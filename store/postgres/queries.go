@@ -280,6 +280,20 @@ func (s *Store) DetailByID(ctx context.Context, id int64) (*model.Detail, error)
 	return s.detail(ctx, `id = $1`, id)
 }
 
+// Tombstone reads tenant's live tombstone under key on the pool (a plain
+// read: it works on a read-only store), as Tx.GetTombstone does in a
+// transaction.
+func (s *Store) Tombstone(ctx context.Context, tenant, key string) (*model.Tombstone, error) {
+	ts, err := scanTombstone(s.pool.QueryRow(ctx, tombstoneQuery, tenant, key, ms(s.now())))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, model.Errorf(model.CodeNotFound, "no tombstone")
+	}
+	if err != nil {
+		return nil, s.translate(err, "read tombstone")
+	}
+	return ts, nil
+}
+
 func (s *Store) readTx(ctx context.Context) (pgx.Tx, error) {
 	return s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 }

@@ -125,7 +125,7 @@ func (s *Store) seenOnWriter(ctx context.Context, tenant, key string) (bool, err
 }
 
 // Tombstone reads tenant's live tombstone under key on the reader pool
-// (store.TombstoneReader), as Tx.GetTombstone does in a transaction.
+// (store.Reader), as Tx.GetTombstone does in a transaction.
 func (s *Store) Tombstone(ctx context.Context, tenant, key string) (*model.Tombstone, error) {
 	var ts model.Tombstone
 	var exp, forget int64

@@ -99,6 +99,7 @@ func Run(t *testing.T, d Driver) {
 		{"ListPagesOnFromACursorRowThatMovedOrWent", testListCursorRowMovedOrGone},
 		{"ReplaysSeeEveryChangeAndNoRolledBackOne", testReplaysSeeEveryChangeAndNoRolledBackOne},
 		{"MidTransactionFailureWritesNothing", testMidTransactionFailureWritesNothing},
+		{"TombstoneIsReadOnTheReadSideEvenReadOnly", testTombstoneRead},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
