@@ -819,7 +819,11 @@ func (a actionModel) content(e env, w int, compact bool) *boxLines {
 		gap(b)
 		b.WriteString(a.transition(s) + "\n")
 		b.WriteString(s.Bold.Render("Asking the provider first…") + "\n")
-		b.WriteString(s.Muted.Render(wrap("Its finding is recorded. If it has the effect, writing needs the typed override; if it cannot tell, the decision stays yours, on the evidence you typed.", inner, "")) + "\n")
+		on := "the evidence you typed"
+		if a.action == model.ActionAuthorizeKey {
+			on = "the reason you typed"
+		}
+		b.WriteString(s.Muted.Render(wrap("Its finding is recorded. If it has the effect, writing needs the typed override; if it cannot tell, the decision stays yours, on "+on+".", inner, "")) + "\n")
 		gap(b)
 		b.WriteString(s.Key.Render("esc") + s.Muted.Render(" back to the form"))
 	case stageConfirm, stageRunning:

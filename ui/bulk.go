@@ -523,7 +523,7 @@ func (a actionModel) bulkView(e env, w, h int) string {
 			rows += 1 + strings.Count(tail, "\n\n")
 		}
 		rows = max(rows, 1)
-		b.WriteString("\n" + s.Bold.Render(fmt.Sprintf("Write %s to the ledger?", plural(legal, "decision", "decisions"))) + "\n\n")
+		b.WriteString("\n" + s.Bold.Render(a.bulkQuestion(legal)) + "\n\n")
 		listOps(func(i int, op model.Operation) (string, string) {
 			note := ""
 			if a.refusedRow[i] {
@@ -599,7 +599,132 @@ func (a actionModel) bulkView(e env, w, h int) string {
 		}
 		content = strings.Join(kept, "\n")
 	}
-	return "\n" + lipgloss.PlaceHorizontal(w, lipgloss.Center, box.Width(boxW).Render(content))
+	drawn := box.Width(boxW).Render(content)
+	if bh := lipgloss.Height(drawn); bh+1 > h && bh <= h {
+		// The line above the box goes before anything in it.
+		return lipgloss.PlaceHorizontal(w, lipgloss.Center, drawn)
+	}
+	if a.stage != stageResults && a.stage != stageRunning && lipgloss.Height(drawn) > h {
+		// Smaller still (40x10, 60x15): the tiny bulk box, as one
+		// operation's — every line one thing, the fields, errors, counts,
+		// warning and keys kept, the rows dropped first.
+		lines := a.bulkTiny(e, inner, max(h-2, 3))
+		return lipgloss.PlaceHorizontal(w, lipgloss.Center, box.Width(boxW).Render(strings.Join(lines, "\n")))
+	}
+	return "\n" + lipgloss.PlaceHorizontal(w, lipgloss.Center, drawn)
+}
+
+// bulkQuestion is the review's question: what y writes, or — overriding —
+// what the typed override writes, and how many of those go against the
+// provider's finding.
+func (a actionModel) bulkQuestion(legal int) string {
+	if a.overriding {
+		return fmt.Sprintf("Override: write %s to the ledger, %d against the provider's finding?",
+			plural(len(a.bulk)-a.nRefused, "decision", "decisions"), a.bulkAgainst())
+	}
+	return fmt.Sprintf("Write %s to the ledger?", plural(legal, "decision", "decisions"))
+}
+
+// bulkTiny is a bulk form or review in at most n lines of inner cells:
+// each line one thing, clipped, never wrapped; the rows (review) get what
+// the title, counts, warning, fields or prompt and keys leave.
+func (a actionModel) bulkTiny(e env, inner, n int) []string {
+	s := e.styles
+	verb := a.action.Verb()
+	clip := func(t string) string { return truncate(t, inner) }
+	var head, tail []string
+	head = append(head, clip(s.Title.Render(strings.ToUpper(verb[:1])+verb[1:])+s.Muted.Render(" — ")+s.Bold.Render(fmt.Sprintf("%d marked", len(a.bulk)))))
+	if a.problem != "" {
+		head = append(head, clip(s.BannerErr.Render("Not written: "+oneLine(a.problem))))
+	}
+	against := a.bulkAgainst()
+	var rows []string
+	switch a.stage {
+	case stageForm:
+		if against > 0 {
+			head = append(head, clip(s.BannerErr.Render(fmt.Sprintf("! %d against its finding", against))))
+		}
+		for i, f := range a.fields {
+			label := s.Label.Render("  " + f.label)
+			if i == a.focus {
+				label = s.Bold.Render("▸ " + f.label)
+			}
+			in := f.input
+			in.Width = max(inner-ansi.StringWidth(f.label)-6, 4)
+			tail = append(tail, clip(label+" "+in.View()))
+			if f.err != "" {
+				// Two lines at most: what the field needs is said in
+				// its first words, and the rest of them follow.
+				for i, l := range strings.SplitN(wrap("✗ "+f.err, inner-2, "  "), "\n", 3) {
+					if i < 2 {
+						tail = append(tail, clip(s.InputErr.Render("  "+l)))
+					}
+				}
+			}
+		}
+	case stageChecking:
+		tail = append(tail, clip(s.Bold.Render(fmt.Sprintf("Asking %d providers first…", a.checkingN))),
+			clip(s.Key.Render("esc")+s.Muted.Render(" back to the form")))
+	case stageConfirm:
+		legal := a.legalCount()
+		counts := fmt.Sprintf("%d to write", legal)
+		if r := len(a.bulk) - legal; r > 0 {
+			counts += fmt.Sprintf(", %d refused", r)
+		}
+		if a.overriding {
+			head = append(head, clip(s.Bold.Render(fmt.Sprintf("Override writes %d, %d against", len(a.bulk)-a.nRefused, against))))
+			tail = append(tail, clip(s.Bold.Render("Type "+overrideWord+" + enter")+s.Muted.Render(" · ")+s.Key.Render("esc")))
+			in := a.override
+			in.Width = inner - 3
+			tail = append(tail, clip(in.View()))
+			if a.overrideErr != "" {
+				tail = append(tail, clip(s.InputErr.Render("  ✗ "+a.overrideErr)))
+			}
+			break
+		}
+		head = append(head, clip(s.Bold.Render(counts)))
+		if against > 0 {
+			head = append(head, clip(s.BannerErr.Render(fmt.Sprintf("! %d: the provider has it", against))))
+		}
+		if a.nCannotTell > 0 {
+			head = append(head, clip(s.BannerErr.Render(fmt.Sprintf("! %d cannot tell: your evidence", a.nCannotTell))))
+		}
+		keys := s.Key.Render("y") + s.Muted.Render(fmt.Sprintf(" write %d", legal))
+		if against > 0 {
+			keys += s.Muted.Render(" · ") + s.Key.Render("o") + s.Muted.Render(" override")
+		}
+		tail = append(tail, clip(keys+s.Muted.Render(" · ")+s.Key.Render("esc")))
+		for _, i := range a.order {
+			op := a.bulk[i]
+			note := findingNote(s, a.againstRow[i], op)
+			if a.refusedRow[i] {
+				note = s.BannerErr.Render("refused: " + string(op.State))
+			}
+			rows = append(rows, clip("  "+clipMiddle(op.Key, 14)+" "+note))
+		}
+	}
+	room := n - len(head) - len(tail)
+	if room < 0 {
+		// The title goes last of all; the warnings before the keys.
+		for len(head) > 1 && len(head)+len(tail) > n {
+			head = head[:len(head)-1]
+		}
+		room = 0
+	}
+	if len(rows) > room {
+		if room == 0 {
+			rows = nil
+		} else {
+			rest := len(rows) - (room - 1)
+			more := fmt.Sprintf("  … and %d more", rest)
+			if room == 1 {
+				more = fmt.Sprintf("  (%d rows not shown)", rest)
+			}
+			rows = append(rows[:room-1], clip(s.Muted.Render(more)))
+		}
+	}
+	out := append(append(head, rows...), tail...)
+	return out
 }
 
 func errText(err error) string {

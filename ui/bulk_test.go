@@ -100,7 +100,7 @@ func TestBulkNotAppliedAsksEachRowsProviderFirst(t *testing.T) {
 	h.keys("enter")
 	h.contains(`type "override" to write against the findings`)
 	h.typeText("override")
-	h.contains("Write 2 decisions to the ledger?")
+	h.contains("Override: write 2 decisions to the ledger, 2 against the provider's finding?")
 	h.keys("enter")
 	h.contains("2 written")
 	for _, k := range []string{"found-1", "found-2"} {

@@ -64,7 +64,8 @@ func TestBulkCountsShownAreWhatTheWriteDoes(t *testing.T) {
 			if override {
 				h.keys("o")
 				h.typeText("override")
-				reviewWrite = shownCount(t, h.view(), `Write (\d+) decisions? to the ledger\?`)
+				// The override screen says what override writes.
+				reviewWrite = shownCount(t, h.view(), `Override: write (\d+) decisions? to the ledger`)
 				h.keys("enter")
 			} else {
 				h.keys("y")

@@ -197,6 +197,12 @@ func (m Model) requestBulk(req bulkRequestMsg, e env) (Model, tea.Cmd) {
 	m.action = openBulk(req.Action, req.Ops, m.styles, m.action.seq+1)
 	m.action.offTab = req.OffTab
 	m.overlay = overlayAction
+	if strings.HasPrefix(m.banner.text, "Marked ") {
+		// The box's title counts the marked rows: the lines the marks'
+		// banner took are the form's (three of ten at 40x10).
+		m.banner = banner{}
+		m = m.sized()
+	}
 	return m, nil
 }
 

@@ -296,7 +296,12 @@ func TestMarkNotAppliedFromTheDetail(t *testing.T) {
 
 func TestAuthorizeANewKeyFromTheDetail(t *testing.T) {
 	l := fixture(t)
-	h := open(t, config(l), 120, 50)
+	// A new key asks the provider first; this one cannot be asked (the
+	// review's flow, not the lookup, is tested here: a "has it" needs the
+	// typed override, TestNewKeyOnOneOperationAsksTheProviderFirst).
+	cfg := config(l)
+	cfg.Service = cannotAsk(t, l)
+	h := open(t, cfg, 120, 50)
 	h.keys("enter", "s")
 	h.contains("Authorize a new key — acme / notify-1", "unknown (version 2)  →  superseded")
 	h.typeText("the provider never answered; send it again under a new key")
@@ -728,7 +733,9 @@ func TestEscWalksBackOutOfLabAndDetail(t *testing.T) {
 
 func TestFormAndConfirmationKeys(t *testing.T) {
 	l := fixture(t)
-	h := open(t, config(l), 120, 30)
+	cfg := config(l)
+	cfg.Service = cannotAsk(t, l) // a new key asks first: no "has it" here
+	h := open(t, cfg, 120, 30)
 	h.keys("enter", "s") // reason, then new key
 	if h.m.action.focus != 0 {
 		t.Fatalf("form opens on field %d", h.m.action.focus)

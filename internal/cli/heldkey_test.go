@@ -16,7 +16,7 @@ func TestOpsCheckOfAHeldNewKeyAsksAboutTheReplacedKey(t *testing.T) {
 	if _, _, code := cli(t, callArgs(db, "acme", "held-1", "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
 		t.Fatalf("setup call: exit %d", code)
 	}
-	if out, errText, code := cli(t, "ops", "supersede", "--db", db, "--tenant", "acme", "--key", "held-1", "--new-key", "held-1-new", "--reason", "resend"); code != 0 {
+	if out, errText, code := cli(t, "ops", "supersede", "--db", db, "--tenant", "acme", "--key", "held-1", "--new-key", "held-1-new", "--reason", "resend", "--against-finding"); code != 0 {
 		t.Fatalf("supersede: exit %d %s%s", code, out, errText)
 	}
 	out, errText, code := cli(t, "ops", "check", "--db", db, "--tenant", "acme", "--key", "held-1")

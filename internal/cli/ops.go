@@ -25,7 +25,7 @@ const opsUsage = `Usage:
                           [--check [--provider-db F] [--against-finding]] [--json]
   retrysafe ops resolve   --tenant T --key K1[@V] --key K2[@V] ... | --state S [--tenant T] [--tool X] [--search TEXT] [--finding F]
                           --as ... --reason ... [--evidence ...] [--provider-db F] [--against-finding] --dry-run | --yes [--json]
-  retrysafe ops supersede --tenant T --key K --reason TEXT [--new-key K2] [--against-finding] [--operator NAME] [--expect-version N] [--json]
+  retrysafe ops supersede --tenant T --key K --reason TEXT [--new-key K2] [--against-finding] [--provider-db FILE] [--operator NAME] [--expect-version N] [--json]
   retrysafe ops check     --tenant T --key K [--provider-db FILE] [--operator NAME] [--read-only] [--json]
   retrysafe ops decisions [--tenant T] [--operator NAME] [--action applied|not-applied|new-key] [--limit N] [--json]
 Every one takes --db FILE|URL (a ledger file or a postgres:// URL; default $RETRYSAFE_DB, else ./retrysafe.db).
@@ -943,10 +943,11 @@ type bulkNote struct {
 	Against string
 }
 
-// lookFirstOne is reconcile.LookFirst for one key's "not applied": the
-// provider is asked when the operation needs it (Service.NeedsLook), the
-// finding is recorded and said on stderr; the decision that follows is
-// bound by it (refused against a "has it" unless d.Override).
+// lookFirstOne is reconcile.LookFirst for one key's "not applied" or new
+// key (ops supersede): the provider is asked when the operation needs it
+// (Service.NeedsLook), the finding is recorded and said on stderr; the
+// decision that follows is bound by it (refused against a "has it"
+// unless d.Override).
 func lookFirstOne(ctx context.Context, l *ledger.Ledger, action model.Action, d reconcile.Decision, by string, stderr io.Writer) error {
 	det, err := l.Store().Detail(ctx, d.Tenant, d.Key)
 	if err != nil {
@@ -974,9 +975,15 @@ func lookFirstOne(ctx context.Context, l *ledger.Ledger, action model.Action, d 
 	switch f.Kind {
 	case model.FindingCannotTell:
 		then = "; decided on the evidence you typed"
+		if action == model.ActionAuthorizeKey {
+			then = "; the new key is authorized on your reason alone: if the provider has it, its first call makes it again"
+		}
 	case model.FindingHasIt:
 		if !d.Override {
 			then = "; not applied goes against it"
+			if action == model.ActionAuthorizeKey {
+				then = "; a new key would make it a second time"
+			}
 		}
 	}
 	fmt.Fprintf(stderr, "provider check: %s: %s (recorded as a finding%s)\n", show(what), show(f.Detail), then)
@@ -1222,13 +1229,19 @@ func opsSupersede(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	var f decisionFlags
 	f.register(fs)
 	newKey := fs.String("new-key", "", "the new key (default: derived from the old one)")
-	against := fs.Bool("against-finding", false, "authorize it even though the latest recorded provider finding says the provider has the effect, or it is applied and only a late answer disagrees (the second confirmation: the new key makes it again)")
+	against := fs.Bool("against-finding", false, "authorize it even though the provider has the effect (its check now, or the latest recorded finding), or it is applied and only a late answer disagrees (the second confirmation: the new key makes it again)")
 	asJSON := fs.Bool("json", false, `one line: {"operation": the superseded operation, "new_key": the authorized key}`)
+	pdb := fs.String("provider-db", "", "the sandbox provider file the calls used, asked first (default beside the ledger)")
+	cfgPath := configFlag(fs)
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	if err := f.validate(); err != nil {
 		return fail(stderr, err)
+	}
+	cfg, code, ok := loadConfig(*cfgPath, stderr)
+	if !ok {
+		return code
 	}
 	d := f.decision()
 	d.NewKey = *newKey
@@ -1236,11 +1249,28 @@ func opsSupersede(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err := d.Validate(model.ActionAuthorizeKey); err != nil {
 		return fail(stderr, err)
 	}
-	l, err := openLedger(context.Background(), f.db, config.Default(), opening{})
+	// A new key for an operation whose provider already made the effect
+	// makes it a second time: the provider is asked first, as for one
+	// key's "not applied" (Service.NeedsLook), and its finding recorded —
+	// the write refuses against a "has it" unless --against-finding; on
+	// "cannot tell" the key is authorized on the reason given, said so.
+	l, err := openLedger(context.Background(), f.db, cfg, opening{providerDB: *pdb, use: ledger.LookupsOnly})
 	if err != nil {
 		return fail(stderr, err)
 	}
 	defer l.Close()
+	if d.NewKey != "" {
+		// A taken new key is refused before the provider is asked (the
+		// write refuses it too).
+		if _, err := l.Store().Detail(ctx, d.Tenant, d.NewKey); err == nil {
+			return fail(stderr, model.Errorf(model.CodeConflict, "key %q already exists in tenant %q; pick another new key", d.NewKey, d.Tenant))
+		} else if !model.IsCode(err, model.CodeNotFound) {
+			return fail(stderr, err)
+		}
+	}
+	if err := lookFirstOne(ctx, l, model.ActionAuthorizeKey, d, "ops supersede by "+d.Operator, stderr); err != nil {
+		return fail(stderr, err)
+	}
 	old, n, err := l.Service().AuthorizeNewKey(ctx, d)
 	if err != nil {
 		return fail(stderr, err)
