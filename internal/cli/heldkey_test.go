@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -16,7 +17,10 @@ func TestOpsCheckOfAHeldNewKeyAsksAboutTheReplacedKey(t *testing.T) {
 	if _, _, code := cli(t, callArgs(db, "acme", "held-1", "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
 		t.Fatalf("setup call: exit %d", code)
 	}
-	if out, errText, code := cli(t, "ops", "supersede", "--db", db, "--tenant", "acme", "--key", "held-1", "--new-key", "held-1-new", "--reason", "resend", "--against-finding"); code != 0 {
+	// Superseded while the provider could not be asked (its file elsewhere):
+	// "cannot tell", so the new key is authorized; the "has it" comes after.
+	missing := filepath.Join(t.TempDir(), "elsewhere.provider.db")
+	if out, errText, code := cli(t, "ops", "supersede", "--db", db, "--tenant", "acme", "--key", "held-1", "--new-key", "held-1-new", "--reason", "resend", "--provider-db", missing); code != 0 {
 		t.Fatalf("supersede: exit %d %s%s", code, out, errText)
 	}
 	out, errText, code := cli(t, "ops", "check", "--db", db, "--tenant", "acme", "--key", "held-1")
