@@ -88,7 +88,7 @@ func commandHelp() []help {
 				"2  refused: bad flags or input, an illegal or stale decision, or a decision against the provider's finding without --against-finding (with --check, that finding is recorded even so); or (several operations with --yes) not every one was written — those whose RESULT is written were, the rest were not",
 			}},
 		{name: "ops supersede", summary: "authorize a new key in place of an operation that must be sent again deliberately (its provider is asked first)",
-			synopsis: "retrysafe ops supersede --tenant T --key K --reason TEXT [--new-key K2] [--against-finding] [--provider-db FILE] [--operator NAME] [--expect-version N] [--json]",
+			synopsis: "retrysafe ops supersede --tenant T --key K --reason TEXT [--evidence TEXT] [--new-key K2] [--against-finding] [--provider-db FILE] [--operator NAME] [--expect-version N] [--json]",
 			examples: []string{`retrysafe ops supersede --tenant acme --key op-43 --reason "customer asked for a resend"`},
 			exits: []string{
 				"0  the new key is authorized (printed on stdout); the provider was asked first unless a fresh finding said (a \"cannot tell\" is said on stderr: the key is authorized on your reason)",

@@ -25,7 +25,7 @@ const opsUsage = `Usage:
                           [--check [--provider-db F] [--against-finding]] [--json]
   retrysafe ops resolve   --tenant T --key K1[@V] --key K2[@V] ... | --state S [--tenant T] [--tool X] [--search TEXT] [--finding F]
                           --as ... --reason ... [--evidence ...] [--provider-db F] [--against-finding] --dry-run | --yes [--json]
-  retrysafe ops supersede --tenant T --key K --reason TEXT [--new-key K2] [--against-finding] [--provider-db FILE] [--operator NAME] [--expect-version N] [--json]
+  retrysafe ops supersede --tenant T --key K --reason TEXT [--evidence TEXT] [--new-key K2] [--against-finding] [--provider-db FILE] [--operator NAME] [--expect-version N] [--json]
   retrysafe ops check     --tenant T --key K [--provider-db FILE] [--operator NAME] [--read-only] [--json]
   retrysafe ops decisions [--tenant T] [--operator NAME] [--action applied|not-applied|new-key] [--limit N] [--json]
 Every one takes --db FILE|URL (a ledger file or a postgres:// URL; default $RETRYSAFE_DB, else ./retrysafe.db).
@@ -552,7 +552,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	yes := fs.Bool("yes", false, "several operations: write them (after a --dry-run)")
 	asJSON := fs.Bool("json", false, "one key: the operation after the decision; several: one JSON object per operation and result")
 	check := fs.Bool("check", false, "one key: ask the provider first and record its finding; it is the evidence, or must be overridden")
-	against := fs.Bool("against-finding", false, "with --check, with --as not-applied, or several operations: decide against what the provider check found (the second confirmation)")
+	against := fs.Bool("against-finding", false, "with --check, with --as not-applied, or several operations: decide against a provider finding you have seen (the second confirmation); a \"has it\" this run's own check has just found is refused — run the same command again")
 	pdb := fs.String("provider-db", "", "with --check, or --as not-applied (its provider is asked first): the sandbox provider file the calls used (default beside the ledger)")
 	cfgPath := configFlag(fs)
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
@@ -684,6 +684,10 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		if err != nil {
 			return fail(stderr, err)
 		}
+		var prior *model.Finding
+		if det, err := l.Store().Detail(ctx, d.Tenant, d.Key); err == nil {
+			prior = det.Operation.Finding
+		}
 		op, looked, err := l.Service().CheckAndRecord(ctx, d.Tenant, d.Key, "ops resolve --check by "+*operator)
 		l.Close()
 		if err != nil {
@@ -706,6 +710,15 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			recorded = "asked about the key it replaced, " + show(looked.ReplacedKey) + "; " + recorded + " there"
 		}
 		fmt.Fprintf(stderr, "provider check: %s (%s)\n", show(ev.Detail), recorded)
+		if action == model.ActionMarkNotApplied && ev.Found && d.Override && !seenHasIt(prior, ev.Ref, looked.Finding.Detail) {
+			// As without --check: --against-finding confirms a "has it"
+			// the operator could have seen, not the one just found.
+			what := model.FindingHasIt.Words()
+			if ev.Ref != "" {
+				what += " · " + ev.Ref
+			}
+			return fail(stderr, model.Errorf(model.CodeInvalid, "this run's provider check found the effect (%s), which --against-finding could not have confirmed: nothing was written; if you still %s against it, run the same command again", show(what), action.Verb()))
+		}
 		if action == model.ActionMarkApplied && ev.Found && strings.TrimSpace(d.Evidence) == "" {
 			d.Evidence = reconcile.RefEvidence(ev.Ref)
 		}
@@ -832,6 +845,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	// a row it did not ask about) — shown with its result.
 	asked := make([]*model.Finding, len(ops))
 	knew := make([]bool, len(ops))
+	priorF := make([]*model.Finding, len(ops))
 	if lookFirst {
 		before := make([]int, len(ops))
 		for i, op := range ops {
@@ -839,9 +853,11 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			if op.Finding != nil {
 				before[i] = op.Finding.Seq
 			}
-			// A "has it" that bound the row before this run (stale or
-			// not) was there to be seen (--dry-run, ops show).
+			// A "has it" that bound the row before this run was there to
+			// be seen (--dry-run, ops show) — a stale one only if this run
+			// finds the same reference (seenHasIt, below).
 			knew[i], _ = reconcile.AgainstFinding(action, op)
+			priorF[i] = op.Finding
 		}
 		if ops, err = l.Service().LookFirst(ctx, action, ops, "ops resolve by "+*operator); err != nil {
 			return fail(stderr, err)
@@ -890,7 +906,9 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	var proposed []reconcile.Target
 	var at []int
 	for i, op := range ops {
-		unseen := *against && asked[i] != nil && asked[i].Kind == model.FindingHasIt && notes[i].Against != "" && !knew[i] && reconcile.AllowedFor(op, action)
+		unseen := *against && asked[i] != nil && asked[i].Kind == model.FindingHasIt && notes[i].Against != "" &&
+			!(knew[i] && (priorF[i] == nil || priorF[i].Kind != model.FindingHasIt || seenHasIt(priorF[i], asked[i].Ref, asked[i].Detail))) &&
+			reconcile.AllowedFor(op, action)
 		switch {
 		case left != nil && left[i] != "":
 			v := reconcile.VerdictIllegal
@@ -956,9 +974,7 @@ func lookFirstOne(ctx context.Context, l *ledger.Ledger, action model.Action, d 
 	if !l.Service().NeedsLook(action, det.Operation) {
 		return nil
 	}
-	// --against-finding confirms a "has it" the operator could have seen,
-	// as in a bulk run: one recorded before this run (even gone stale).
-	seen := det.Operation.Finding != nil && det.Operation.Finding.Kind == model.FindingHasIt
+	prior := det.Operation.Finding
 	ops, err := l.Service().LookFirst(ctx, action, []model.Operation{det.Operation}, by)
 	if err != nil {
 		return err
@@ -987,10 +1003,24 @@ func lookFirstOne(ctx context.Context, l *ledger.Ledger, action model.Action, d 
 		}
 	}
 	fmt.Fprintf(stderr, "provider check: %s: %s (recorded as a finding%s)\n", show(what), show(f.Detail), then)
-	if f.Kind == model.FindingHasIt && d.Override && !seen {
+	if f.Kind == model.FindingHasIt && d.Override && !seenHasIt(prior, f.Ref, f.Detail) {
 		return model.Errorf(model.CodeInvalid, "this run's provider check found the effect (%s), which --against-finding could not have confirmed: nothing was written; if you still %s against it, run the same command again", what, action.Verb())
 	}
 	return nil
+}
+
+// seenHasIt reports whether a "has it" (its reference and the provider's
+// words), just found by this run's own check, is one the operator could
+// have seen before the run (prior: the operation's finding then), so that
+// --against-finding confirms it: a fresh "has it", or a stale one the
+// provider describes in the same words now (calls since then were refused
+// and sent nothing). A stale one it now describes otherwise — "2
+// deliveries under this key" where it said 1 — is news nobody was shown.
+func seenHasIt(prior *model.Finding, ref, detail string) bool {
+	if prior == nil || prior.Kind != model.FindingHasIt {
+		return false
+	}
+	return !prior.Stale || (prior.Ref == ref && prior.Detail == detail)
 }
 
 // targetsByFinding is a bulk decision by finding, as the console's review
@@ -1229,7 +1259,7 @@ func opsSupersede(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	var f decisionFlags
 	f.register(fs)
 	newKey := fs.String("new-key", "", "the new key (default: derived from the old one)")
-	against := fs.Bool("against-finding", false, "authorize it even though the provider has the effect (its check now, or the latest recorded finding), or it is applied and only a late answer disagrees (the second confirmation: the new key makes it again)")
+	against := fs.Bool("against-finding", false, "authorize it even though the provider has the effect (a finding recorded before this run; one this run's own check has just found is refused — run the same command again), or it is applied and only a late answer disagrees (the second confirmation: the new key makes it again)")
 	asJSON := fs.Bool("json", false, `one line: {"operation": the superseded operation, "new_key": the authorized key}`)
 	pdb := fs.String("provider-db", "", "the sandbox provider file the calls used, asked first (default beside the ledger)")
 	cfgPath := configFlag(fs)

@@ -63,3 +63,60 @@ func TestOneKeyNotAppliedAsksTheProviderFirst(t *testing.T) {
 		})
 	}
 }
+
+// --check asks too, and --against-finding on the same command line
+// confirms only a "has it" recorded before the run: the one --check has
+// just found is refused (run again), as without --check. Before, one run
+// of `--check --against-finding` marked it not applied and the next call
+// sent a second delivery.
+func TestCheckAgainstFindingRefusesTheHasItItJustFound(t *testing.T) {
+	db := newLedgerFile(t)
+	if _, _, code := cli(t, callArgs(db, "acme", "kc", "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
+		t.Fatalf("setup: exit %d", code)
+	}
+	resolve := func() (string, int) {
+		_, errText, code := cli(t, "ops", "resolve", "--db", db, "--tenant", "acme", "--key", "kc", "--as", "not-applied",
+			"--evidence", "INC", "--reason", "r", "--operator", "alice", "--check", "--against-finding")
+		return errText, code
+	}
+	if errText, code := resolve(); code != 2 || !strings.Contains(errText, "run the same command again") {
+		t.Fatalf("first run: exit %d, want 2 and 'run the same command again':\n%s", code, errText)
+	}
+	if n := deliveries(t, db, "acme", "kc"); n != 1 {
+		t.Fatalf("%d deliveries", n)
+	}
+	if errText, code := resolve(); code != 0 {
+		t.Fatalf("second run (the finding seen): exit %d:\n%s", code, errText)
+	}
+}
+
+// A stale "has it" naming one delivery does not confirm another: after a
+// retry made a second delivery (its reply lost too), --against-finding is
+// refused until the operator has seen the new reference.
+func TestAgainstFindingDoesNotConfirmANewDeliveryBehindAStaleHasIt(t *testing.T) {
+	db := newLedgerFile(t)
+	call := func(extra ...string) int {
+		_, _, code := cli(t, callArgs(db, "acme", "ks", "send_notification", notifyArgs, extra...)...)
+		return code
+	}
+	resolve := func() (string, int) {
+		_, errText, code := cli(t, "ops", "resolve", "--db", db, "--tenant", "acme", "--key", "ks", "--as", "not-applied",
+			"--evidence", "INC", "--reason", "r", "--operator", "alice", "--against-finding")
+		return errText, code
+	}
+	if code := call("--fault", "lose-reply"); code != 5 {
+		t.Fatalf("setup: exit %d", code)
+	}
+	cli(t, "ops", "check", "--db", db, "--tenant", "acme", "--key", "ks")
+	if errText, code := resolve(); code != 0 {
+		t.Fatalf("first decision (seen): exit %d\n%s", code, errText)
+	}
+	if code := call("--fault", "lose-reply"); code != 5 {
+		t.Fatalf("the retry: exit %d", code)
+	}
+	errText, code := resolve()
+	t.Logf("after the second delivery: exit %d\n%s", code, errText)
+	if code == 0 {
+		t.Fatalf("--against-finding confirmed a delivery nobody was shown:\n%s", errText)
+	}
+}
