@@ -147,15 +147,28 @@ func (s *Service) Look(ctx context.Context, op *model.Operation, by string) (Loo
 	at := s.Store.Now()
 	l := Looked{Evidence: ev, Err: err, Finding: model.Finding{Kind: kind, Provider: op.Provider, Ref: ref, Detail: detail,
 		At: at.UTC().Truncate(time.Millisecond), By: by}}
+	// A request sent before the lookup may still be applied within the
+	// grace after its wait ended (the client stops waiting at the lease
+	// end, the provider does not stop processing): read from the recorded
+	// attempts once, after the lookup. A claim made after they were read
+	// is claimLive's (its claim number moved on).
+	graceWhy, inGrace := "", false
+	if kind == model.FindingHasNothing && ctx.Err() == nil {
+		graceWhy, inGrace = s.withinGrace(ctx, op, nil, since)
+	}
 	// nothing makes a "has nothing" "cannot tell" when a claim may have
 	// had a request on its way while the provider was asked (after: the
-	// operation as read after the lookup).
+	// operation as read after the lookup), or a request sent before it may
+	// still be applied (within the grace).
 	nothing := func(after *model.Operation) {
 		if kind != model.FindingHasNothing {
 			return
 		}
 		if why, live := claimLive(op, after, since); live {
 			l.InFlight, l.Err = true, errInFlight(why)
+			l.Finding.Kind, l.Finding.Detail = model.FindingCannotTell, clip(l.Err.Error())
+		} else if inGrace {
+			l.InFlight, l.Err = true, errGrace(graceWhy)
 			l.Finding.Kind, l.Finding.Detail = model.FindingCannotTell, clip(l.Err.Error())
 		}
 	}

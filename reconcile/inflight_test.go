@@ -109,7 +109,9 @@ func TestALookupDuringALiveClaimIsNeverHasNothing(t *testing.T) {
 
 // A lookup of an in_progress operation whose lease has ended (the worker
 // gone, no sweep yet) is what triage asks: no request of it can still
-// leave, so its "has nothing" stays a finding.
+// leave, and once the grace after the lease end has passed (a request
+// that left may still be processed by the provider until then) its "has
+// nothing" stays a finding.
 func TestALookupAfterTheLeaseEndedIsAFinding(t *testing.T) {
 	bothDrivers(t, func(t *testing.T, mk func(*clock) *ledger) {
 		clk := newClock()
@@ -119,7 +121,7 @@ func TestALookupAfterTheLeaseEndedIsAFinding(t *testing.T) {
 				return
 			}
 			l.svc.At = nil
-			clk.Advance(reconcile.DefaultLease + 1)
+			clk.Advance(reconcile.DefaultLease + reconcile.DefaultDispatchGrace + 1)
 			_, looked, err := l.svc.CheckAndRecord(context.Background(), "acme", "k", "ops check by bob")
 			if err != nil || looked.InFlight || looked.Finding.Kind != model.FindingHasNothing {
 				t.Errorf("lookup past the lease: %+v in_flight=%v %v; want has nothing", looked.Finding, looked.InFlight, err)

@@ -51,6 +51,16 @@ func TestADispatchDoesNotOutliveItsClaimsLease(t *testing.T) {
 		t.Fatal(err)
 	}
 	if op.State == model.StateUnknown {
+		// Within the grace after the request's wait a lookup cannot
+		// tell (the provider may still be processing it); after it, it
+		// finds nothing.
+		if looked.Finding.Kind != model.FindingCannotTell {
+			t.Fatalf("lookup within the grace: %s; want cannot tell", looked.Finding.Kind)
+		}
+		l.clock.Advance(l.svc.Lease + l.svc.DispatchGrace("sandbox"))
+		if _, looked, err = l.svc.CheckAndRecord(context.Background(), "acme", "k", "oncall"); err != nil {
+			t.Fatal(err)
+		}
 		if looked.Finding.Kind != model.FindingHasNothing {
 			t.Fatalf("lookup before any delivery: %s", looked.Finding.Kind)
 		}

@@ -57,6 +57,12 @@ type Service struct {
 	// LookupTimeout bounds one provider lookup (default
 	// DefaultLookupTimeout): a slower provider "cannot tell".
 	LookupTimeout time.Duration
+	// Grace is how long after a request's wait ended a lookup that finds
+	// nothing is "cannot tell" (DispatchGrace): 0 is the provider's
+	// request timeout or DefaultDispatchGrace, never less than the lease;
+	// a positive value is used as it is; negative is none (a test that
+	// means "after the grace"). New reads it from GraceEnv.
+	Grace time.Duration
 	// AuthoritativeLookups names the providers whose lookup is declared
 	// authoritative: only their "has nothing" may lead to a bulk "mark not
 	// applied" (see LookupAuthoritative).
@@ -87,7 +93,7 @@ func New(st store.Ledger, tools *model.Registry, providers provider.Registry) *S
 		Store: st, Tools: tools, Providers: providers,
 		Lease: DefaultLease, ReplayWindow: DefaultReplayWindow,
 		TombstoneWindow: DefaultTombstoneWindow, DispatchTimeout: DefaultDispatchTimeout,
-		LookupTimeout: DefaultLookupTimeout, receipts: &storedReceipts{},
+		LookupTimeout: DefaultLookupTimeout, Grace: graceFromEnv(), receipts: &storedReceipts{},
 	}
 }
 

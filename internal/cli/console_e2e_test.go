@@ -149,6 +149,7 @@ func requireTmux(t *testing.T) {
 }
 
 func TestConsoleEndToEndUnderTmux(t *testing.T) {
+	t.Setenv("RETRYSAFE_DISPATCH_GRACE", "0") // lookups after the grace (reconcile/grace_test.go covers within it)
 	requireTmux(t)
 	bin := buildRetrysafe(t)
 	dir := t.TempDir()

@@ -284,6 +284,7 @@ func TestAProviderDBThatIsNotASandboxFileIsRefusedAndUntouched(t *testing.T) {
 // check could not tell, made the effect a second time without the second
 // confirmation.
 func TestACannotTellAfterAFindingLeavesTheFindingBinding(t *testing.T) {
+	t.Setenv("RETRYSAFE_DISPATCH_GRACE", "0") // lookups after the grace (reconcile/grace_test.go covers within it)
 	for _, c := range []struct {
 		name  string
 		fault string   // the setup call's fault

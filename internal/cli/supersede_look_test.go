@@ -11,6 +11,7 @@ import (
 // "not applied" does, records the finding, and refuses against a "has it"
 // unless --against-finding.
 func TestSupersedeAsksTheProviderFirst(t *testing.T) {
+	t.Setenv("RETRYSAFE_DISPATCH_GRACE", "0") // lookups after the grace (reconcile/grace_test.go covers within it)
 	t.Run("has it: refused, then overridden on purpose", func(t *testing.T) {
 		db := newLedgerFile(t)
 		if _, errText, code := cli(t, callArgs(db, "acme", "s", "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {

@@ -251,6 +251,7 @@ func TestTriageWhenTheSandboxServerIsKilledMidRun(t *testing.T) {
 // next run finds has it / has nothing: every finding kept, the latest
 // shown. No operation moves.
 func TestTriageOfASlowHTTPProviderCannotTell(t *testing.T) {
+	t.Setenv("RETRYSAFE_DISPATCH_GRACE", "0") // lookups after the grace (reconcile/grace_test.go covers within it)
 	dir := t.TempDir()
 	addr, proc, _ := sandboxServeProcess(t, "127.0.0.1:0", filepath.Join(dir, "sandbox.db"))
 	cfgPath, tools := triageServeConfig(t, addr, 1)
