@@ -18,25 +18,25 @@ import (
 const DefaultDispatchGrace = 30 * time.Second
 
 // RequestTimeouter is an optional interface of a Provider that knows how
-// long one of its requests may take (an embedding program's; the HTTP
-// provider does not report its timeout yet): the grace after a dispatch
-// (DispatchGrace) is that, not DefaultDispatchGrace.
+// long one of its requests may take (the HTTP provider: its configured
+// timeout): the grace after a dispatch (DispatchGrace) is that when it is
+// longer than DefaultDispatchGrace.
 type RequestTimeouter interface {
 	RequestTimeout() time.Duration
 }
 
 // DispatchGrace is the grace after the latest request of an operation of
 // provider name during which a lookup's "has nothing" is "cannot tell":
-// Service.Grace when set, else the provider's request timeout where it
-// names one, else DefaultDispatchGrace — and never less than the lease or
-// the dispatch timeout.
+// Service.Grace when set, else DefaultDispatchGrace or the provider's
+// request timeout where it names a longer one — and never less than the
+// lease or the dispatch timeout.
 func (s *Service) DispatchGrace(name string) time.Duration {
 	if s.Grace != 0 {
 		return max(s.Grace, 0)
 	}
 	g := DefaultDispatchGrace
 	if prov, err := s.Providers.Get(name); err == nil {
-		if rt, ok := prov.(RequestTimeouter); ok && rt.RequestTimeout() > 0 {
+		if rt, ok := prov.(RequestTimeouter); ok && rt.RequestTimeout() > g {
 			g = rt.RequestTimeout()
 		}
 	}

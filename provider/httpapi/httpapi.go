@@ -351,6 +351,11 @@ func (p *Provider) Name() string { return p.c.Name }
 // downstream key with its first result.
 func (p *Provider) HonoursKeys() bool { return p.c.HonoursKeys }
 
+// RequestTimeout is reconcile.RequestTimeouter: how long the client waits
+// for one request (its configured timeout). The server may still apply a
+// request after that; reconcile's grace after a request counts it.
+func (p *Provider) RequestTimeout() time.Duration { return p.c.Timeout }
+
 // Classify returns the class of a status code: the override if declared,
 // else DefaultClass.
 func (p *Provider) Classify(status int) Class {
