@@ -1,13 +1,9 @@
 package ui
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"github.com/retrysafe/retrysafe/model"
-	"github.com/retrysafe/retrysafe/provider"
-	"github.com/retrysafe/retrysafe/reconcile"
 )
 
 // lateOnUnknown makes an unknown operation the provider's own late answer
@@ -17,20 +13,7 @@ import (
 // which stays unknown for a person to settle.
 func (l *ledger) lateOnUnknown(t *testing.T, tenant, key, to string) {
 	t.Helper()
-	ctx := context.Background()
-	other := l.second(t)
-	l.svc.Lease = time.Second
-	l.svc.At = func(p reconcile.Point) {
-		if p != reconcile.PointAfterDispatch {
-			return
-		}
-		l.clock.Advance(time.Minute)
-		if _, err := other.Sweep(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	defer func() { l.svc.At, l.svc.Lease = nil, reconcile.DefaultLease }()
-	l.notify(t, tenant, key, to, provider.Faults{})
+	l.sweptAtDispatch(t, tenant, key, to, nil)
 }
 
 // An unknown operation whose provider answered "applied" late (sbx_…, on

@@ -101,10 +101,11 @@ func (l *ledger) inFlight(t testing.TB, tenant, key, to string) {
 	l.clock.Advance(time.Second)
 }
 
-// contradicted makes an operation a late provider result contradicts: the
-// worker's claim outlives its lease, a sweep makes it unknown, an operator
-// marks it not applied — and then the provider's "applied" arrives.
-func (l *ledger) contradicted(t testing.TB, tenant, key, to string) {
+// sweptAtDispatch calls tenant/key (to: the notification's address) with
+// a claim that outlives its lease: at its dispatch another process sweeps
+// it unknown and runs then (nil: nothing more); the provider's answer,
+// applied, comes after.
+func (l *ledger) sweptAtDispatch(t testing.TB, tenant, key, to string, then func(ctx context.Context, other *reconcile.Service)) {
 	t.Helper()
 	ctx := context.Background()
 	other := l.second(t)
@@ -117,13 +118,25 @@ func (l *ledger) contradicted(t testing.TB, tenant, key, to string) {
 		if _, err := other.Sweep(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := other.MarkNotApplied(ctx, reconcile.Decision{Tenant: tenant, Key: key, Operator: "bob",
-			Reason: "provider console showed nothing", Evidence: "screenshot 42"}); err != nil {
-			t.Fatal(err)
+		if then != nil {
+			then(ctx, other)
 		}
 	}
 	defer func() { l.svc.At, l.svc.Lease = nil, reconcile.DefaultLease }()
 	l.notify(t, tenant, key, to, provider.Faults{})
+}
+
+// contradicted makes an operation a late provider result contradicts: the
+// worker's claim outlives its lease, a sweep makes it unknown, an operator
+// marks it not applied — and then the provider's "applied" arrives.
+func (l *ledger) contradicted(t testing.TB, tenant, key, to string) {
+	t.Helper()
+	l.sweptAtDispatch(t, tenant, key, to, func(ctx context.Context, other *reconcile.Service) {
+		if _, err := other.MarkNotApplied(ctx, reconcile.Decision{Tenant: tenant, Key: key, Operator: "bob",
+			Reason: "provider console showed nothing", Evidence: "screenshot 42"}); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 func (l *ledger) decide(t testing.TB, action model.Action, tenant, key string) *model.Operation {
@@ -381,17 +394,7 @@ func (l *ledger) contradictLate(t testing.TB, tenant, key, ref, said string) {
 // provider's answer, applied, comes after.
 func (l *ledger) supersedeWhileDispatching(t testing.TB, then func(ctx context.Context, other *reconcile.Service)) {
 	t.Helper()
-	ctx := context.Background()
-	other := l.second(t)
-	l.svc.Lease = time.Second
-	l.svc.At = func(p reconcile.Point) {
-		if p != reconcile.PointAfterDispatch {
-			return
-		}
-		l.clock.Advance(time.Minute)
-		if _, err := other.Sweep(ctx); err != nil {
-			t.Fatal(err)
-		}
+	l.sweptAtDispatch(t, "acme", "k", "a@example.com", func(ctx context.Context, other *reconcile.Service) {
 		if _, _, err := other.AuthorizeNewKey(ctx, reconcile.Decision{Tenant: "acme", Key: "k", NewKey: "k2", Operator: "bob",
 			Reason: "provider console showed nothing"}); err != nil {
 			t.Fatal(err)
@@ -399,7 +402,5 @@ func (l *ledger) supersedeWhileDispatching(t testing.TB, then func(ctx context.C
 		if then != nil {
 			then(ctx, other)
 		}
-	}
-	l.notify(t, "acme", "k", "a@example.com", provider.Faults{})
-	l.svc.At, l.svc.Lease = nil, reconcile.DefaultLease
+	})
 }
