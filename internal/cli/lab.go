@@ -14,6 +14,7 @@ import (
 
 	"github.com/retrysafe/retrysafe/config"
 	"github.com/retrysafe/retrysafe/internal/labledger"
+	"github.com/retrysafe/retrysafe/internal/textsafe"
 	"github.com/retrysafe/retrysafe/lab"
 	"github.com/retrysafe/retrysafe/ledger"
 	"github.com/retrysafe/retrysafe/model"
@@ -311,8 +312,40 @@ func demoExists(ctx context.Context, path string) (bool, error) {
 		return false, err
 	}
 	defer st.Close()
+	if err := demoOnly(ctx, st, path); err != nil {
+		return false, err
+	}
 	c, err := st.Counts(ctx, "")
 	return c.Total > 0, err
+}
+
+// demoOnly refuses a ledger the demo did not build: one holding a tenant
+// the demo never writes, or a gateway token. Both reusing it ("the demo
+// ledger") and --fresh (which deletes it) would be wrong there: deleting a
+// real ledger forgets every key it recorded, and the next call under one
+// of them runs its effect a second time.
+func demoOnly(ctx context.Context, st store.Ledger, path string) error {
+	demo := map[string]bool{lab.LabTenant: true}
+	for _, t := range lab.DemoTenants() {
+		demo[t] = true
+	}
+	tenants, err := st.Tenants(ctx)
+	if err != nil {
+		return err
+	}
+	for _, t := range tenants {
+		if !demo[t] {
+			return model.Errorf(model.CodeInvalid, "%s is not a demo ledger: it holds tenant %q, which the demo never writes; the demo neither reuses nor rebuilds a ledger of yours — give it a path of its own (retrysafe demo --db demo.db)", ledgerName(path), textsafe.Visible(t))
+		}
+	}
+	tokens, err := st.ListTokens(ctx, "")
+	if err != nil {
+		return err
+	}
+	if len(tokens) > 0 {
+		return model.Errorf(model.CodeInvalid, "%s is not a demo ledger: it holds %d gateway token(s), which the demo never makes; the demo neither reuses nor rebuilds a ledger of yours — give it a path of its own (retrysafe demo --db demo.db)", ledgerName(path), len(tokens))
+	}
+	return nil
 }
 
 // removeLedgerFiles deletes a ledger and its sandbox provider (with their

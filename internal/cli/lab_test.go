@@ -642,3 +642,48 @@ func TestDemoInAMissingDirectorySaysWhichDirectory(t *testing.T) {
 		t.Fatalf("demo in a missing directory: exit %d %q", code, errText)
 	}
 }
+
+// A ledger of the user's own is neither reused as "the demo ledger" nor
+// deleted by --fresh: deleting it forgets every key, and the next call
+// under one of them would run its effect again. Tokens alone (no
+// operations yet) make a ledger the user's too.
+func TestDemoRefusesALedgerOfTheUsersOwn(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		setup func(t *testing.T, db string)
+		want  string
+	}{
+		{"another tenant", func(t *testing.T, db string) {
+			if _, errText, code := cli(t, callArgs(db, "acme", "inv-1", "create_support_task", taskArgs("local"))...); code != 0 {
+				t.Fatalf("setup call: exit %d: %s", code, errText)
+			}
+		}, `tenant "acme"`},
+		{"a token", func(t *testing.T, db string) {
+			if _, errText, code := cli(t, "tokens", "create", "--db", db, "--tenant", "acme-support"); code != 0 {
+				t.Fatalf("setup token: exit %d: %s", code, errText)
+			}
+		}, "gateway token"},
+	} {
+		for _, fresh := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/fresh=%t", tc.name, fresh), func(t *testing.T) {
+				db := filepath.Join(t.TempDir(), "mine.db")
+				tc.setup(t, db)
+				before := digest(t, db)
+				args := []string{"demo", "--no-console", "--db", db}
+				if fresh {
+					args = append(args, "--fresh")
+				}
+				_, errText, code := cli(t, args...)
+				if code == 0 || !strings.Contains(errText, "is not a demo ledger") || !strings.Contains(errText, tc.want) {
+					t.Fatalf("demo on a ledger of the user's own: exit %d, %q", code, errText)
+				}
+				if digest(t, db) != before {
+					t.Error("the refused demo changed the ledger")
+				}
+				if _, err := os.Stat(providerPath(db)); !os.IsNotExist(err) {
+					t.Errorf("the refused demo created %s", providerPath(db))
+				}
+			})
+		}
+	}
+}
