@@ -110,7 +110,11 @@ func validateName(what, s string, max int) error {
 	case utf8.RuneCountInString(s) > max:
 		return Errorf(CodeInvalid, "%s is %d characters; at most %d", what, utf8.RuneCountInString(s), max)
 	case hasControl(s):
-		return Errorf(CodeInvalid, "%s must be printable: no control characters", what)
+		return Errorf(CodeInvalid, "%s must be printable: no control, format or invisible characters", what)
+	case !textsafe.Clean(s):
+		// Shown, the marks past the third are escaped (\u0301): the name
+		// would read as another name that holds those escapes as text.
+		return Errorf(CodeInvalid, "%s must not stack more than %d combining marks on one character", what, textsafe.MaxMarks)
 	case s != trimSpace(s):
 		return Errorf(CodeInvalid, "%s must not start or end with whitespace", what)
 	}

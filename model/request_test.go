@@ -36,6 +36,10 @@ func TestPrepareRejectsInvalidInput(t *testing.T) {
 		{"key with a C1 control", func(r *model.Request) { r.Key = "op\u0085" }, "key must be printable"},
 		{"key with a bidi override", func(r *model.Request) { r.Key = "op\u202e1" }, "key must be printable"},
 		{"key that is not UTF-8", func(r *model.Request) { r.Key = "op\xff" }, "key is not valid UTF-8"},
+		// Shown with the marks past the third escaped (\u0301), such a key
+		// would read as another key that holds those escapes as text.
+		{"key stacking four combining marks", func(r *model.Request) { r.Key = "e\u0301\u0301\u0301\u0301Z" }, "key must not stack more than 3 combining marks"},
+		{"tenant stacking four combining marks", func(r *model.Request) { r.Tenant = "a\u0300\u0300\u0300\u0300" }, "tenant must not stack more than 3 combining marks"},
 		{"trace id with a control character", func(r *model.Request) { r.TraceID = "call\x1b[2J" }, "trace id"},
 		{"over-long trace id", func(r *model.Request) { r.TraceID = strings.Repeat("c", model.MaxTraceLen+1) }, "trace id"},
 		{"worker id with a control character", func(r *model.Request) { r.WorkerID = "w\x1b[31m" }, "worker id"},
