@@ -358,6 +358,15 @@ func countLedgerTables(path, params string) (int, error) {
 // the same ledger at once one wins the link and the others open the
 // winner's (a link never replaces a file, where a rename would).
 func create(path string, o options) error {
+	// A log without its database names none: SQLite would replay a removed
+	// ledger's pages into the new one (its operations, under a new
+	// identity). It may hold that ledger's latest commits: left alone.
+	for _, suffix := range []string{"-wal", "-journal"} {
+		// (A ledger another process has just created has its log too.)
+		if st, err := os.Stat(path + suffix); err == nil && st.Size() > 0 && !exists(path) {
+			return model.Errorf(model.CodeUnsupported, "cannot create ledger %s: %s%s is there without it — the log of a ledger removed without it, which may hold that ledger's latest commits and would be read into a new one; put the ledger file back, or move %s%s (and %s-shm) away to start a new ledger", path, path, suffix, path, suffix, path)
+		}
+	}
 	tmp := fmt.Sprintf("%s.new-%d-%d", path, os.Getpid(), time.Now().UnixNano())
 	defer func() {
 		for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
@@ -383,6 +392,11 @@ func create(path string, o options) error {
 		return model.Wrap(model.CodeUnavailable, err, "cannot create ledger %s: %v", path, unwrapPathErr(err))
 	}
 	return nil
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 func unwrapPathErr(err error) error {
