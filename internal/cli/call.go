@@ -228,6 +228,19 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := checkProviderName(cfg, c.prov); err != nil {
 		return fail(stderr, err)
 	}
+	if c.fault != "" && prep.Tool.Kind() == model.EffectExternal {
+		// Faults are the sandbox's: a real API would be sent the real
+		// request, and the caller believe it tested a failure.
+		name := c.prov
+		if name == "" {
+			name = prep.Tool.Effect.Provider
+		}
+		for _, p := range cfg.Providers {
+			if p.Name == name && p.Kind != config.KindSandbox {
+				return fail(stderr, model.Errorf(model.CodeInvalid, "--fault applies to sandbox providers only: %s goes to provider %s (kind %s), which would be sent the real request", req.Tool, name, p.Kind))
+			}
+		}
+	}
 	// From here on the request is valid: whatever goes wrong is the
 	// machine's (class internal, retry the same key), never invalid — but
 	// for a provider file the ledger refuses (openFailure).

@@ -2,9 +2,13 @@ package cli
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -159,5 +163,34 @@ func TestOpsHelpSaysWhatExitTwoWrites(t *testing.T) {
 		if strings.Contains(line, "nothing was written") || !strings.Contains(line, "finding") {
 			t.Errorf("%v: exit 2 says %q", cmd, line)
 		}
+	}
+}
+
+// --fault is the sandbox's: on a tool whose provider is a real HTTP API it
+// was ignored and the real request sent (exit 0, "created") — a failure
+// test that charged a payment. Refused, exit 2, nothing sent or written.
+func TestACallToAnHTTPProviderRefusesASandboxFault(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.WriteHeader(http.StatusCreated)
+		io.WriteString(w, `{"id":"d_1"}`)
+	}))
+	defer srv.Close()
+	cfg, tools := triageServeConfig(t, strings.TrimPrefix(srv.URL, "http://"), 1)
+	db := newLedgerFile(t)
+	before := digest(t, db)
+	for _, fault := range []string{"reject", "lose-reply", "delay=1s"} {
+		out, errText, code := cli(t, append(callArgs(db, "acme", "f-"+fault, tools[0], `{"to":"a@x","body":"b"}`, "--fault", fault), "--config", cfg)...)
+		line := oneErrorLine(t, "--fault", errText)
+		if code != 2 || out != "" || !strings.Contains(line, "--fault") || !strings.Contains(line, "sandbox") {
+			t.Errorf("--fault %s on an http provider: exit %d, %q %q; want 2 naming the flag", fault, code, out, line)
+		}
+	}
+	if n := hits.Load(); n != 0 {
+		t.Errorf("the provider was sent %d requests", n)
+	}
+	if digest(t, db) != before {
+		t.Error("a refused call changed the ledger")
 	}
 }
