@@ -99,8 +99,10 @@ type Finding struct {
 	At       time.Time   `json:"at"`
 	Seq      int         `json:"seq"`          // the lookup attempt's number
 	By       string      `json:"by,omitempty"` // who asked: "triage by alice", "ops check by bob"
-	// Stale: made before the operation's latest non-lookup attempt, so the
-	// provider may know more now.
+	// Stale: made before the operation's latest attempt that may have
+	// reached the provider (Outcome.StalesFinding: not a replay, conflict,
+	// refusal or expiry, which send nothing), so the provider may know
+	// more now.
 	Stale bool `json:"stale"`
 	// Earlier: an Operation.BindingFinding from a lookup before the latest
 	// one, which said less ("cannot tell", or "has nothing" after a "has it").
@@ -134,16 +136,19 @@ func (f *Finding) Conclusive() bool {
 }
 
 // LatestFinding is the finding of the newest lookup attempt among attempts
-// (in any order), stale if a non-lookup attempt came after it; nil if none
-// was recorded. provider is the operation's provider. The SQL drivers
-// compute the same for lists.
+// (in any order), stale if an attempt that may have reached the provider
+// (Outcome.StalesFinding) came after it; nil if none was recorded.
+// provider is the operation's provider. The SQL drivers compute the same
+// for lists (store.FindingStaledBySQL).
 func LatestFinding(provider string, attempts []Attempt) *Finding {
 	var latest *Attempt
 	lastOther := 0
 	for i := range attempts {
 		a := &attempts[i]
 		if a.Outcome != OutcomeLookup {
-			lastOther = max(lastOther, a.Seq)
+			if a.Outcome.StalesFinding() {
+				lastOther = max(lastOther, a.Seq)
+			}
 			continue
 		}
 		if latest == nil || a.Seq > latest.Seq {
@@ -160,8 +165,8 @@ func LatestFinding(provider string, attempts []Attempt) *Finding {
 // BindingFinding is the finding a decision on an operation is checked
 // against, from its attempts (in any order): the newest "has it", never
 // stale (a provider never takes a delivery back); else the newest "has
-// nothing", stale if a non-lookup attempt came after it; nil if neither
-// was recorded. store.Tx.LatestConclusiveFinding is the same rule in SQL.
+// nothing", stale by LatestFinding's rule; nil if neither was recorded.
+// store.Tx.LatestConclusiveFinding is the same rule in SQL.
 func BindingFinding(provider string, attempts []Attempt) *Finding {
 	var hasIt, nothing *Attempt
 	lastOther := 0
@@ -169,7 +174,9 @@ func BindingFinding(provider string, attempts []Attempt) *Finding {
 		a := &attempts[i]
 		switch {
 		case a.Outcome != OutcomeLookup:
-			lastOther = max(lastOther, a.Seq)
+			if a.Outcome.StalesFinding() {
+				lastOther = max(lastOther, a.Seq)
+			}
 		case a.Finding == FindingHasIt && (hasIt == nil || a.Seq > hasIt.Seq):
 			hasIt = a
 		case a.Finding == FindingHasNothing && (nothing == nil || a.Seq > nothing.Seq):

@@ -80,7 +80,7 @@ const (
 	OutcomeCreated      Outcome = "created"       // local effect committed with its receipt
 	OutcomeReplayed     Outcome = "replayed"      // stored receipt (or stored failure) returned
 	OutcomeConflict     Outcome = "conflict"      // same key, different arguments; nothing changed
-	OutcomeInProgress   Outcome = "in_progress"   // another attempt holds the claim
+	OutcomeInProgress   Outcome = "in_progress"   // another attempt holds the claim, or the provider said busy
 	OutcomeDispatched   Outcome = "dispatched"    // claim recorded; request sent (or about to be)
 	OutcomeApplied      Outcome = "applied"       // provider confirmed the effect
 	OutcomeFailed       Outcome = "failed"        // provider rejected it definitively
@@ -113,6 +113,63 @@ func (o Outcome) Valid() bool {
 		}
 	}
 	return false
+}
+
+// StalesFinding reports whether an attempt with this outcome, recorded
+// after a provider lookup, makes that lookup's finding stale: whether it
+// may have sent something to the provider or told us something about it,
+// so the provider may know more now than it said. An attempt that sent
+// nothing and learnt nothing leaves the finding standing — a call refused
+// ("unknown: stop") after a "has nothing" does not undo it. Every outcome
+// is listed on purpose; one not listed stales (it may have reached the
+// provider). store.FindingStaledBySQL is this list in SQL.
+func (o Outcome) StalesFinding() bool {
+	switch o {
+	case
+		// The stored receipt (or stored failure) returned.
+		OutcomeReplayed,
+		// Different arguments: nothing changed.
+		OutcomeConflict,
+		// Unknown, contradicted or superseded: told to stop or use the
+		// new key.
+		OutcomeRefused,
+		// Past the replay window: told to reconcile.
+		OutcomeExpired,
+		// A finding itself: a newer lookup replaces it, not stales it.
+		OutcomeLookup:
+		return false
+	case
+		// Sent, or about to be; the sweep's re-send.
+		OutcomeDispatched, OutcomeRedispatched,
+		// The provider answered (a not_applied may also be a claim whose
+		// lease ended before it left: the outcome alone does not say).
+		OutcomeApplied, OutcomeFailed, OutcomeNotApplied, OutcomeLateResult,
+		// Sent with no definite answer: it may still land.
+		OutcomeTimedOut,
+		// The sweep made a claim unknown whose request may still land.
+		OutcomeLeaseExpired,
+		// Not only a call told another attempt holds the claim (which
+		// sends nothing): a dispatched attempt the provider answered
+		// "busy" and keeps under its downstream key ends in_progress
+		// too, and the outcome alone does not say which.
+		OutcomeInProgress,
+		// A local effect committed: no provider, but the ledger changed.
+		OutcomeCreated:
+		return true
+	}
+	return true
+}
+
+// FindingNeutralOutcomes is every outcome, in AllOutcomes' order, whose
+// attempt leaves an earlier finding standing (!StalesFinding).
+func FindingNeutralOutcomes() []Outcome {
+	var out []Outcome
+	for _, o := range AllOutcomes {
+		if !o.StalesFinding() {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // Action is an operator decision.

@@ -253,7 +253,7 @@ func findingMoved(tx store.Tx, t Target) (error, error) {
 		return model.Errorf(model.CodeStale, "%s/%s was looked up again since you saw \"%s\": the provider now says %s — nothing was written; look again",
 			t.Tenant, t.Key, t.Finding.Kind.Words(), latest.Kind.Words()), nil
 	case latest.Stale:
-		return model.Errorf(model.CodeStale, "%s/%s had another attempt after the finding you saw, so the provider may know more — nothing was written; check it again",
+		return model.Errorf(model.CodeStale, "%s/%s had an attempt that may have reached the provider after the finding you saw, so the provider may know more — nothing was written; check it again",
 			t.Tenant, t.Key), nil
 	}
 	return nil, nil

@@ -110,8 +110,8 @@ func TestTriageRecordsWhatTheProviderSays(t *testing.T) {
 	}
 }
 
-// Findings that change between runs are all kept; the latest is shown, and
-// a later call attempt makes it stale.
+// Findings that change between runs are all kept; the latest is shown; a
+// refused retry leaves it standing, a later provider answer makes it stale.
 func TestTriageKeepsEveryFindingAndShowsTheLatest(t *testing.T) {
 	l := newLedger(t)
 	unknownWithDelivery(t, l, "k")
@@ -136,13 +136,25 @@ func TestTriageKeepsEveryFindingAndShowsTheLatest(t *testing.T) {
 	if f := d.Operation.Finding; f == nil || f.Kind != model.FindingHasIt || f.By != "second run" || f.Stale {
 		t.Errorf("latest finding %+v; want the second run's has it", f)
 	}
-	// A retry of the unknown key is refused (and recorded): the provider
-	// may know more since, so the finding is stale.
-	if res := l.call(notify("acme", "k", "a@example.com"), reconcile.CallOptions{}); res.Class != model.ClassUnknown {
+	// A retry of the unknown key is refused (and recorded): it sent
+	// nothing, so the provider knows no more and the finding stands.
+	if res := l.call(notify("acme", "k", "a@example.com"), reconcile.CallOptions{}); res.Class != model.ClassUnknown || res.Outcome != model.OutcomeRefused {
 		t.Fatalf("retry: %+v", res)
 	}
+	if f := l.op("acme", "k").Finding; f == nil || f.Stale || !f.Conclusive() {
+		t.Errorf("after a refused retry the finding is %+v; want it standing", f)
+	}
+	// A late answer of the lost request is news from the provider: the
+	// finding is stale.
+	op := l.op("acme", "k")
+	if err := l.st.WithTx(context.Background(), func(tx store.Tx) error {
+		return tx.InsertAttempt(&model.Attempt{OperationID: op.ID, Outcome: model.OutcomeLateResult, Fingerprint: op.Fingerprint,
+			Error: "provider said no definite answer (reply lost)", WorkerID: "w", StartedAt: tx.Now()})
+	}); err != nil {
+		t.Fatal(err)
+	}
 	if f := l.op("acme", "k").Finding; f == nil || !f.Stale || f.Conclusive() {
-		t.Errorf("after another attempt the finding is %+v; want stale", f)
+		t.Errorf("after a late answer the finding is %+v; want stale", f)
 	}
 }
 

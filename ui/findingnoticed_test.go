@@ -8,6 +8,7 @@ import (
 	"github.com/retrysafe/retrysafe/internal/testledger"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
+	"github.com/retrysafe/retrysafe/store"
 )
 
 // lookNow is another operator's `ops check`: the provider is asked and
@@ -76,9 +77,10 @@ func TestAfterARefusalAgainstAFindingTheNextReviewAsksForTheOverride(t *testing.
 	}
 }
 
-// An open review by finding learns of a retry that made a "has nothing"
-// stale: it no longer proposes "not applied" for it, and its confirmation
-// goes back to the form, saying why, before y could write it.
+// An open review by finding learns of an attempt that made a "has nothing"
+// stale (a late provider answer; a refused retry sent nothing and leaves
+// it standing): it no longer proposes "not applied" for it, and its
+// confirmation goes back to the form, saying why, before y could write it.
 func TestAnOpenReviewByFindingLearnsOfARetryThatMadeAFindingStale(t *testing.T) {
 	l := findingsLedger(t)
 	l.svc.AuthoritativeLookups = map[string]bool{"sandbox": true}
@@ -88,9 +90,27 @@ func TestAnOpenReviewByFindingLearnsOfARetryThatMadeAFindingStale(t *testing.T) 
 	h.contains("Mark not applied — an authoritative provider has nothing (1)")
 	h.keys("enter")
 	h.contains("Write 3 decisions")
-	l.notify(t, "acme", "nothing-1", "c@acme.example", provider.Faults{}) // the caller retries
+	// The caller retries: refused, it sends nothing, and the finding
+	// stands — the review goes on.
+	if res := l.notify(t, "acme", "nothing-1", "c@acme.example", provider.Faults{}); res.Outcome != model.OutcomeRefused {
+		t.Fatalf("the retry: %+v; want refused", res)
+	}
+	if f := l.get(t, "acme", "nothing-1").Operation.Finding; f == nil || f.Stale {
+		t.Fatalf("a refused retry made the finding stale: %+v", f)
+	}
+	h.tick()
+	h.contains("Write 3 decisions")
+	h.lacks("Changed since this review opened")
+	// A late answer from the provider is news: the finding is stale.
+	op := l.get(t, "acme", "nothing-1").Operation
+	if err := l.st.WithTx(context.Background(), func(tx store.Tx) error {
+		return tx.InsertAttempt(&model.Attempt{OperationID: op.ID, Outcome: model.OutcomeLateResult, Fingerprint: op.Fingerprint,
+			Error: "provider said no definite answer (reply lost)", WorkerID: "w", StartedAt: tx.Now()})
+	}); err != nil {
+		t.Fatal(err)
+	}
 	if f := l.get(t, "acme", "nothing-1").Operation.Finding; f == nil || !f.Stale {
-		t.Fatalf("the retry did not make the finding stale: %+v", f)
+		t.Fatalf("the late answer did not make the finding stale: %+v", f)
 	}
 	h.tick()
 	h.contains("Changed since this review opened", "Mark applied — the provider has it (2)")

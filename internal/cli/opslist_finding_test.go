@@ -16,9 +16,9 @@ import (
 
 // ops list's FINDING column says what each operation's latest provider
 // lookup found, in the console's words, with its age: has it · ref, has
-// nothing, cannot tell, not checked, "stale:" when another attempt came
-// after it, and "-" for a local operation. The provider's words are made
-// inert. --json carries the same finding in each operation (the stable
+// nothing, cannot tell, not checked, "stale:" when an attempt that may
+// have reached the provider came after it (a refused retry does not), and
+// "-" for a local operation. The provider's words are made inert. --json carries the same finding in each operation (the stable
 // shape, extended), and --finding filters by it.
 func TestOpsListShowsFindings(t *testing.T) {
 	db := newLedgerFile(t)
@@ -41,10 +41,12 @@ func TestOpsListShowsFindings(t *testing.T) {
 		"--provider-db", filepath.Join(t.TempDir(), "missing.db")); code != 2 {
 		t.Fatalf("ops check without the provider's file: exit %d", code)
 	}
-	// A retry of the key after the check: its finding is stale.
+	// A retry of the key after the check is refused and sends nothing;
+	// a late answer from the provider after it makes the finding stale.
 	if _, _, code := cli(t, callArgs(db, "acme", "f-stale", "send_notification", notifyArgs)...); code != 5 {
 		t.Fatalf("retry of an unknown key: exit %d", code)
 	}
+	recordLateAnswer(t, db, "acme", "f-stale")
 	// What the sandbox cannot be made to say — nothing under a key it
 	// was sent, a reference full of escapes — is written as a lookup
 	// attempt through the store, as a provider's lookup would be.
@@ -66,6 +68,11 @@ func TestOpsListShowsFindings(t *testing.T) {
 		}
 	}
 	st.Close()
+	// A refused retry after the "has nothing" sent nothing: that finding
+	// is not stale (only f-stale's is, below).
+	if _, _, code := cli(t, callArgs(db, "acme", "f-nothing", "send_notification", notifyArgs)...); code != 5 {
+		t.Fatalf("retry of an unknown key: exit %d", code)
+	}
 
 	out, errText, code := cli(t, "ops", "list", "--db", db)
 	if code != 0 {

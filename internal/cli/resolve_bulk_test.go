@@ -443,6 +443,9 @@ func TestOpsShowNamesTheBindingFinding(t *testing.T) {
 	if _, _, code := cli(t, callArgs(db, "acme", "retried", "send_notification", notifyArgs)...); code != 5 {
 		t.Fatalf("retry: exit %d", code)
 	}
+	// The refused retry sent nothing; a late provider answer makes the
+	// "has it" stale.
+	recordLateAnswer(t, db, "acme", "retried")
 	for key, want := range map[string][]string{
 		"later-nothing": {"finding", "has nothing", "binding ", "earlier lookup #", "has it · sbx_", "checked against it, not the last"},
 		"retried":       {"stale (another attempt came after it", "binding ", "has it · sbx_", "binds all the same"},

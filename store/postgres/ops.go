@@ -361,13 +361,14 @@ func (t *Tx) InsertAttempt(a *model.Attempt) error {
 
 // latestFindingJoin joins the newest lookup attempt of the operation whose
 // id is opID (an SQL expression; one step down attempts_lookup) and whether
-// a non-lookup attempt came after it: model.LatestFinding's rule in SQL. As
+// an attempt that may have reached the provider came after it
+// (store.LaterAttemptStalesSQL): model.LatestFinding's rule in SQL. As
 // a LATERAL join it adds no round trip to a list; its column names do not
 // collide with operations'.
 func latestFindingJoin(opID string) string {
 	return `LEFT JOIN LATERAL (SELECT a.finding AS lf_kind, a.provider_ref AS lf_ref,
 	a.detail AS lf_detail, a.started_at AS lf_at, a.seq AS lf_seq, a.worker_id AS lf_by,
-	EXISTS (SELECT 1 FROM attempts b WHERE b.operation_id = a.operation_id AND b.seq > a.seq AND b.outcome <> 'lookup') AS lf_stale
+	` + store.LaterAttemptStalesSQL("a") + ` AS lf_stale
 	FROM attempts a WHERE a.operation_id = ` + opID + ` AND a.outcome = 'lookup' ORDER BY a.seq DESC LIMIT 1) lf ON true`
 }
 
@@ -381,7 +382,7 @@ const latestFindingColumnList = `lf_kind, lf_ref, lf_detail, lf_at, lf_seq, lf_b
 func bindingFindingJoin(opID string) string {
 	return `LEFT JOIN LATERAL (SELECT a.finding AS bf_kind, a.provider_ref AS bf_ref,
 	a.detail AS bf_detail, a.started_at AS bf_at, a.seq AS bf_seq, a.worker_id AS bf_by,
-	(a.finding <> 'has_it' AND EXISTS (SELECT 1 FROM attempts b WHERE b.operation_id = a.operation_id AND b.seq > a.seq AND b.outcome <> 'lookup')) AS bf_stale
+	(a.finding <> 'has_it' AND ` + store.LaterAttemptStalesSQL("a") + `) AS bf_stale
 	FROM attempts a WHERE a.operation_id = ` + opID + ` AND a.outcome = 'lookup' AND a.finding IN ('has_it', 'has_nothing')
 	ORDER BY a.finding = 'has_it' DESC, a.seq DESC LIMIT 1) bf ON true`
 }

@@ -225,14 +225,16 @@ func (t *Tx) InsertAttempt(a *model.Attempt) error {
 }
 
 // findingSQL reads the lookup attempt whose id is lookup (an SQL
-// expression) as a finding, stale if a non-lookup attempt came after it —
+// expression) as a finding, stale if an attempt that may have reached the
+// provider came after it (store.LaterAttemptStalesSQL: not a replay,
+// conflict, refusal or expiry) —
 // except a "has it" when hasItStays: a provider never takes a delivery
 // back, so neither a later "has nothing" (a provider file gone back in time
 // unnoticed) nor a later attempt (the agent retrying the key) makes it
 // untrue, and "not applied" or a new key against it needs the second
 // confirmation — each sends it again.
 func findingSQL(lookup string, hasItStays bool) string {
-	stale := `EXISTS (SELECT 1 FROM attempts b WHERE b.operation_id = a.operation_id AND b.seq > a.seq AND b.outcome <> 'lookup')`
+	stale := store.LaterAttemptStalesSQL("a")
 	if hasItStays {
 		stale = `a.finding <> 'has_it' AND ` + stale
 	}

@@ -167,18 +167,19 @@ var (
 // shows (model.Operation.Shown): "has it" if any lookup found the
 // effect; "has nothing" if the latest lookup cannot tell and a "has
 // nothing" no later attempt made stale is there; else the latest lookup's.
-const shownFindingSQL = `(CASE
+var shownFindingSQL = `(CASE
 	WHEN EXISTS (SELECT 1 FROM attempts WHERE operation_id = operations.id AND outcome = 'lookup' AND finding = 'has_it') THEN 'has_it'
 	WHEN (SELECT finding FROM attempts WHERE operation_id = operations.id AND outcome = 'lookup' ORDER BY seq DESC LIMIT 1) = 'cannot_tell'
 		AND EXISTS (SELECT 1 FROM attempts h WHERE h.operation_id = operations.id AND h.outcome = 'lookup' AND h.finding = 'has_nothing'
-			AND NOT EXISTS (SELECT 1 FROM attempts b WHERE b.operation_id = h.operation_id AND b.seq > h.seq AND b.outcome <> 'lookup')) THEN 'has_nothing'
+			AND NOT ` + store.LaterAttemptStalesSQL("h") + `) THEN 'has_nothing'
 	ELSE (SELECT finding FROM attempts WHERE operation_id = operations.id AND outcome = 'lookup' ORDER BY seq DESC LIMIT 1) END)`
 
 // findingsSQL reads lookup attempts by id (a JSON array of ids, so one
-// statement serves a page of any size), each with whether a non-lookup
-// attempt came after it: model.LatestFinding's rule in SQL.
-const findingsSQL = `SELECT a.id, a.finding, a.provider_ref, a.detail, a.started_at, a.seq, a.worker_id,
-	EXISTS (SELECT 1 FROM attempts b WHERE b.operation_id = a.operation_id AND b.seq > a.seq AND b.outcome <> 'lookup')
+// statement serves a page of any size), each with whether an attempt
+// that may have reached the provider came after it:
+// model.LatestFinding's rule in SQL (store.LaterAttemptStalesSQL).
+var findingsSQL = `SELECT a.id, a.finding, a.provider_ref, a.detail, a.started_at, a.seq, a.worker_id,
+	` + store.LaterAttemptStalesSQL("a") + `
 	FROM attempts a WHERE a.id IN (SELECT value FROM json_each(?))`
 
 // fillFindings sets the finding of each operation whose latest lookup

@@ -10,8 +10,8 @@ import (
 )
 
 // Findings are lookup attempts: the latest one is an operation's finding in
-// lists, details, Get and Tx.LatestFinding, stale once a non-lookup attempt
-// follows it, and the list filters on it. None of it touches the
+// lists, details, Get and Tx.LatestFinding, stale once an attempt that may
+// have reached the provider follows it, and the list filters on it. None of it touches the
 // operation's state or version.
 func testFindings(t *testing.T, h *harness) {
 	type attempt struct {
@@ -33,7 +33,9 @@ func testFindings(t *testing.T, h *harness) {
 		{"has-it", []attempt{other(model.OutcomeDispatched), lookup(model.FindingHasIt, "sbx_1")}, model.FilterHasIt, false, "sbx_1", 2},
 		{"changed-between-runs", []attempt{other(model.OutcomeDispatched), lookup(model.FindingCannotTell, ""), lookup(model.FindingHasNothing, ""), lookup(model.FindingHasIt, "sbx_9")}, model.FilterHasIt, false, "sbx_9", 4},
 		{"nothing", []attempt{other(model.OutcomeDispatched), lookup(model.FindingHasNothing, "")}, model.FilterHasNothing, false, "", 2},
-		{"stale", []attempt{other(model.OutcomeDispatched), lookup(model.FindingHasNothing, ""), other(model.OutcomeRefused)}, model.FilterHasNothing, true, "", 2},
+		{"stale", []attempt{other(model.OutcomeDispatched), lookup(model.FindingHasNothing, ""), other(model.OutcomeTimedOut)}, model.FilterHasNothing, true, "", 2},
+		// A refused call sent nothing: the provider knows no more.
+		{"refused-after", []attempt{other(model.OutcomeDispatched), lookup(model.FindingHasNothing, ""), other(model.OutcomeRefused)}, model.FilterHasNothing, false, "", 2},
 		{"down", []attempt{other(model.OutcomeDispatched), lookup(model.FindingCannotTell, "")}, model.FilterCannotTell, false, "", 2},
 	}
 	versions := map[string]int64{}

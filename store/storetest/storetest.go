@@ -88,6 +88,7 @@ func Run(t *testing.T, d Driver) {
 		{"LatestConclusiveFindingOutlivesALaterCannotTell", testLatestConclusiveFinding},
 		{"ListsCarryTheEarlierFindingThatBindsAndFilterByIt", testBindingFindingInLists},
 		{"EveryLookupHistoryListsTheFindingTheWriteRuleBindsBy", testBindingFindingEveryHistory},
+		{"FindingStaleOnlyAfterAnAttemptThatMayHaveReachedTheProvider", testFindingStaleOnlyAfterAnAttemptThatMayHaveReachedTheProvider},
 		{"SentToFindsOperationsOfAnyTenantSentToAProvider", testSentTo},
 		{"LedgerIDIsMadeOnceKeptAndDiffersBetweenLedgers", testLedgerID},
 		{"TxLedgerIDIsTheLedgersIDReadInsideTheTransaction", testTxLedgerID},
