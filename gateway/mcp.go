@@ -271,25 +271,21 @@ func (g *Gateway) mcpHTTP() http.HandlerFunc {
 		return s
 	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: g.log, MaxRequestBodyBytes: g.mcpMaxBody()})
 	return func(w http.ResponseWriter, r *http.Request) {
-		// A batch is one request — one slot of MaxInFlight — that the SDK
-		// runs as many tool calls at once as fit in the body (it takes
-		// batches from clients of protocol versions before 2025-06-18):
-		// refused, as on stdio. bodyFirst has the body in memory.
+		// Every message is checked before the SDK reads it, as on stdio
+		// (checkMessage): a batch is one request — one slot of MaxInFlight
+		// — that the SDK ran as many tool calls at once as fit in the body;
+		// an id the SDK cannot answer under exactly was answered under
+		// another (the call ran); a message without a method it took for a
+		// response and dropped (202 and nothing); and what it could not
+		// decode it answered 400 text/plain, repeating the body. Each gets
+		// a JSON-RPC error object here, and nothing runs. bodyFirst has
+		// the body in memory.
 		if b, ok := r.Body.(*bufferedBody); ok && r.Method == http.MethodPost {
 			if p := unreadBody(b.err); p != nil {
 				p.write(w)
 				return
 			}
-			var bad []byte
-			switch {
-			case isBatch(b.b):
-				bad = rpcError(nil, rpcInvalidRequest, "Invalid request: JSON-RPC batches are not supported; send one message per request")
-			case json.Valid(b.b):
-				// A message the SDK would take for a response and drop,
-				// answering 202 and nothing (as on stdio, where it waited
-				// for ever): -32600 with its id.
-				bad = noMethod(b.b)
-			}
+			bad := checkMessage(b.b, "request")
 			if bad != nil {
 				w.Header().Set("Content-Type", "application/json")
 				w.WriteHeader(http.StatusBadRequest)
@@ -299,12 +295,6 @@ func (g *Gateway) mcpHTTP() http.HandlerFunc {
 		}
 		h.ServeHTTP(w, r)
 	}
-}
-
-// isBatch reports whether a JSON-RPC body is a batch (a JSON array).
-func isBatch(body []byte) bool {
-	b := bytes.TrimLeft(body, " \t\r\n")
-	return len(b) > 0 && b[0] == '['
 }
 
 // mcpMaxBody bounds a request to /mcp: the arguments' limit and room for

@@ -79,7 +79,7 @@ func (l *lockedWriter) write(b []byte) (int, error) {
 // 30 s, plus the provider's answer).
 var drainTimeout = 2 * time.Minute
 
-// pending counts requests by id until they are answered.
+// pending holds the ids of requests in flight until they are answered.
 type pending struct {
 	mu    sync.Mutex
 	ids   map[string]int
@@ -94,13 +94,20 @@ func newPending() *pending {
 
 func idKey(id jsonrpc.ID) string { return fmt.Sprintf("%T:%v", id.Raw(), id.Raw()) }
 
-func (p *pending) add(id jsonrpc.ID) {
+// add makes id pending; false if it already is (a request with this id is
+// in flight, and the SDK would drop the new one without an answer).
+func (p *pending) add(id jsonrpc.ID) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	k := idKey(id)
+	if p.ids[k] > 0 {
+		return false
+	}
 	if len(p.ids) == 0 {
 		p.empty = make(chan struct{})
 	}
-	p.ids[idKey(id)]++
+	p.ids[k] = 1
+	return true
 }
 
 func (p *pending) done(id jsonrpc.ID) {
@@ -155,15 +162,23 @@ func filterLines(in io.Reader, pw *io.PipeWriter, out *lockedWriter, maxLine int
 				}
 			} else {
 				// A request is pending from before the SDK reads it, so its
-				// answer cannot come first.
+				// answer cannot come first. One whose id is still in flight
+				// is answered here: the SDK dropped it without a word, and
+				// the end of input waited for its answer.
 				var req *jsonrpc.Request
+				dup := false
 				if m, derr := jsonrpc.DecodeMessage(line); derr == nil {
 					if r, ok := m.(*jsonrpc.Request); ok && r.ID.IsValid() && out.pending != nil {
-						req = r
-						out.pending.add(r.ID)
+						req, dup = r, !out.pending.add(r.ID)
 					}
 				}
-				if _, werr := pw.Write(append(line, '\n')); werr != nil {
+				if dup {
+					if _, werr := out.write(rpcError(messageID(line), rpcInvalidRequest,
+						"duplicate id: a request with this id is still in flight; nothing of this one was run")); werr != nil {
+						pw.CloseWithError(werr)
+						return
+					}
+				} else if _, werr := pw.Write(append(line, '\n')); werr != nil {
 					if req != nil {
 						out.pending.done(req.ID)
 					}
@@ -204,20 +219,9 @@ func readLine(r *bufio.Reader, max int) (line []byte, tooLong bool, err error) {
 	}
 }
 
-// checkLine is nil for a line that is one JSON-RPC message, else the error
-// response that answers it.
-func checkLine(line []byte) []byte {
-	if !json.Valid(line) {
-		return rpcError(nil, rpcParseError, "Parse error: the line is not JSON; it was ignored")
-	}
-	if line[0] == '[' {
-		return rpcError(nil, rpcInvalidRequest, "Invalid request: JSON-RPC batches are not supported; send one message per line")
-	}
-	if _, err := jsonrpc.DecodeMessage(line); err != nil {
-		return rpcError(messageID(line), rpcInvalidRequest, "Invalid request: not a JSON-RPC 2.0 message ("+err.Error()+"); it was ignored")
-	}
-	return noMethod(line)
-}
+// checkLine is nil for a line that is one JSON-RPC message the SDK reads
+// as sent, else the error response that answers it (see checkMessage).
+func checkLine(line []byte) []byte { return checkMessage(line, "line") }
 
 // noMethod is the error response for a JSON-RPC message (valid JSON) that
 // has no method and neither a result nor an error — not a request, not a
@@ -237,13 +241,11 @@ func noMethod(msg []byte) []byte {
 
 // messageID is msg's id where it is a string or a number, else nil.
 func messageID(msg []byte) json.RawMessage {
-	var probe struct {
-		ID json.RawMessage `json:"id"`
+	m, twice := topMembers(msg)
+	if twice == "id" {
+		return nil
 	}
-	if json.Unmarshal(msg, &probe) == nil && len(probe.ID) > 0 && (probe.ID[0] == '"' || probe.ID[0] == '-' || (probe.ID[0] >= '0' && probe.ID[0] <= '9')) {
-		return probe.ID
-	}
-	return nil
+	return replyID(m["id"])
 }
 
 // rpcError is one JSON-RPC error response line; id null when the request's
