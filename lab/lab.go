@@ -6,7 +6,8 @@
 // Every call a scenario makes goes through a worker process, so a "crash"
 // is a process that really ended (os.Exit or SIGKILL) with its connection,
 // and every retry is a new process with a new connection. The parent only
-// reads the ledger, sweeps and takes operator decisions — through the same
+// reads the ledger, sweeps its own operations, asks the provider and takes
+// operator decisions — through the same
 // store and reconcile functions the console uses.
 package lab
 
@@ -175,8 +176,11 @@ var tenantLocks sync.Map // ledger+tenant → *sync.Mutex
 // downstream keys; the tenant's local effect rows, before and after, with
 // scenarios on one tenant serialised), so running a scenario again in the
 // same ledger shows the same before → after numbers. Scenarios with an
-// external effect run a sweep, which — like `retrysafe sweep` — also settles
-// any other expired lease in the ledger.
+// external effect sweep the run's own operations only
+// (reconcile.SweepKeys): other tenants' claims — and the tenant's own under
+// other keys — are left as they are, expired or not. Its provider lookups
+// are recorded findings (reconcile.CheckAndRecord), as `ops check` records
+// them: what the run says it found, `ops show` shows.
 //
 // The error is for what stops the scenario from running at all (the ledger
 // cannot be opened, a worker cannot be started); a check that does not hold

@@ -33,7 +33,14 @@ const (
 	hookWorker = "hook"
 	idleWorker = "idle"
 	argvWorker = "argv"
+	// cliWorker is a retrysafe process (CLIWorker, set by the external
+	// tests, which may import the command line: the lab's own cannot).
+	cliWorker = "cli"
 )
+
+// CLIWorker runs a retrysafe command line (internal/cli.Run): the lab's
+// real workers, for the external tests (package lab_test) to set.
+var CLIWorker func(args []string) int
 
 var pathOrder = []reconcile.Point{reconcile.PointBeforeCommit, reconcile.PointAfterCommit,
 	reconcile.PointAfterClaim, reconcile.PointAfterDispatch}
@@ -43,6 +50,7 @@ func TestMain(m *testing.M) {
 		hookWorker: runHook,
 		idleWorker: func(string) int { return 0 },
 		argvWorker: runArgv,
+		cliWorker:  func(string) int { return CLIWorker(os.Args[1:]) },
 	})
 }
 

@@ -60,6 +60,84 @@ func (x *run) check(ok bool, format string, args ...any) bool {
 	return ok
 }
 
+// said adds one part to a row's summary line from the check its ✗ line
+// comes from: what happened, in words, marked "✗ " when the check did not
+// hold (and the failure recorded, as check does). A summary never reads
+// as if a step held while a line below says it did not.
+func (x *run) said(parts *[]string, ok bool, happened, format string, args ...any) {
+	if !x.check(ok, format, args...) {
+		happened = "✗ " + happened
+	}
+	*parts = append(*parts, happened)
+}
+
+// held is s marked "✗ " when a check failed since the run had mark
+// failures: a summary of the steps those checks judged.
+func (x *run) held(mark int, s string) string {
+	if len(x.failures) > mark {
+		return "✗ " + s
+	}
+	return s
+}
+
+// by is who the run's lookups are recorded as asked by (a finding's "by",
+// as "ops check by alice").
+func (x *run) by() string {
+	return "lab " + x.sc.ID + " by " + x.operator()
+}
+
+// look asks key's provider by its downstream key and records the finding
+// as a lookup attempt, as `ops check` does (reconcile.CheckAndRecord): what
+// the lab says it found is what `ops show` and the console show.
+func (x *run) look(key string) (reconcile.Looked, error) {
+	_, l, err := x.svc.CheckAndRecord(x.ctx, x.tenant, key, x.by())
+	return l, err
+}
+
+// lookedWords is a lookup's answer for a person: "found sbx_3", "found
+// sbx_3 (2 deliveries)", "found nothing", "cannot tell: …".
+func lookedWords(l reconcile.Looked) string {
+	switch {
+	case l.Err != nil:
+		return "cannot tell: " + oneLine(l.Err.Error())
+	case l.Evidence.Found:
+		s := "found " + orNone(l.Evidence.Ref)
+		if l.Evidence.Effects > 1 {
+			s += fmt.Sprintf(" (%d deliveries)", l.Evidence.Effects)
+		}
+		return s
+	}
+	return "found nothing"
+}
+
+// refusedWords is a refused decision for a summary: "stale: op-a is
+// applied now".
+func refusedWords(err error, op *model.Operation, key string) string {
+	s := string(model.CodeOf(err))
+	if op != nil {
+		s += fmt.Sprintf(": %s is %s now", label(key), op.State)
+	}
+	return s
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// receiptWords names what a receipt says happened: "created sbx_2",
+// "replayed task 5", "no receipt".
+func receiptWords(rc *model.Receipt) string {
+	if rc == nil {
+		return "no receipt"
+	}
+	s := orNone(rc.Status)
+	switch {
+	case rc.ProviderRef != "":
+		s += " " + rc.ProviderRef
+	case resultName(rc) != "":
+		s += " " + resultName(rc)
+	}
+	return s
+}
+
 func (x *run) operator() string {
 	if x.r.Operator != "" {
 		return x.r.Operator
@@ -210,6 +288,20 @@ func resultID(rc *model.Receipt) int64 {
 	return 0
 }
 
+// resultName is the effect a local receipt names: "task 5", "job 3", or "".
+func resultName(rc *model.Receipt) string {
+	var m map[string]any
+	if rc == nil || json.Unmarshal(rc.Result, &m) != nil {
+		return ""
+	}
+	for k, name := range map[string]string{"task_id": "task", "job_id": "job"} {
+		if v, ok := m[k].(float64); ok {
+			return fmt.Sprintf("%s %d", name, int64(v))
+		}
+	}
+	return ""
+}
+
 // storedReceipt is the receipt the ledger keeps for key.
 func (x *run) storedReceipt(key string) *model.Receipt {
 	op, err := x.op(key)
@@ -241,15 +333,16 @@ func articleCase(die reconcile.Point, nextKey, nextReport string, wantBefore, wa
 		if err != nil {
 			return err
 		}
-		row.FirstResult = first.String()
+		mark := len(x.failures)
+		row.FirstResult = first.words()
 		if die != "" {
-			row.FirstResult = fmt.Sprintf("exit %d, no reply", first.Exit)
 			x.check(first.Exit == DieCode(die) && len(first.Results) == 0,
-				"first call: want exit %d and no reply, got %s", DieCode(die), first)
+				"first call: want exit %d and no reply, got %s", DieCode(die), first.words())
 		} else {
 			x.check(first.Exit == 0 && first.first().Class == model.ClassDone && first.first().Receipt != nil &&
-				first.first().Receipt.Status == "created", "first call: want done (created), got %s", first)
+				first.first().Receipt.Status == "created", "first call: want done (created), got %s", first.words())
 		}
+		row.FirstResult = x.held(mark, row.FirstResult)
 		if row.Before, err = x.effects(); err != nil {
 			return err
 		}
@@ -261,7 +354,7 @@ func articleCase(die reconcile.Point, nextKey, nextReport string, wantBefore, wa
 			if err != nil {
 				return err
 			}
-			x.check(op == nil, "a worker that died before commit must leave no record, found %v", op)
+			x.check(op == nil, "a worker that died before commit must leave no record, found it %s", stateOf(op))
 		} else {
 			x.check(stored != nil && resultID(stored) > 0, "the committed operation must hold a receipt naming its job")
 		}
@@ -273,12 +366,11 @@ func articleCase(die reconcile.Point, nextKey, nextReport string, wantBefore, wa
 		if err != nil {
 			return err
 		}
-		row.NextResult = next.String()
+		mark = len(x.failures)
 		r := next.first()
-		x.check(r.Class == want && next.Exit == want.ExitCode(), "next attempt: want %s (exit %d), got %s", want, want.ExitCode(), next)
+		x.check(r.Class == want && next.Exit == want.ExitCode(), "next attempt: want %s (exit %d), got %s", want, want.ExitCode(), next.words())
 		switch {
 		case want == model.ClassConflict:
-			row.NextResult = "rejected: conflict, exit 3"
 			after := x.storedReceipt(a)
 			x.check(after != nil && stored != nil && resultID(after) == resultID(stored),
 				"a conflicting request must leave the stored receipt as it was")
@@ -290,13 +382,14 @@ func articleCase(die reconcile.Point, nextKey, nextReport string, wantBefore, wa
 				"a conflicting request must leave the operation applied with its original report")
 		case b == a && stored != nil:
 			x.check(r.Receipt != nil && r.Receipt.Status == "replayed" && resultID(r.Receipt) == resultID(stored),
-				"next attempt: want the stored receipt (job %d) replayed, got %+v", resultID(stored), r.Receipt)
+				"next attempt: want the stored receipt (job %d) replayed, got %s", resultID(stored), receiptWords(r.Receipt))
 		case b == a:
-			x.check(r.Receipt != nil && r.Receipt.Status == "created", "next attempt: want created, got %+v", r.Receipt)
+			x.check(r.Receipt != nil && r.Receipt.Status == "created", "next attempt: want created, got %s", receiptWords(r.Receipt))
 		default:
 			x.check(r.Receipt != nil && r.Receipt.Status == "created" && resultID(r.Receipt) != resultID(stored),
-				"a new key must create a second job, got %+v", r.Receipt)
+				"a new key must create a second job, got %s", receiptWords(r.Receipt))
 		}
+		row.NextResult = x.held(mark, next.words())
 		if row.After, err = x.effects(); err != nil {
 			return err
 		}
@@ -319,8 +412,9 @@ func lostResponse(x *run, row *Row) error {
 	if err != nil {
 		return err
 	}
-	row.FirstResult = first.String()
-	x.check(first.Stalled && len(first.Results) == 0, "first call: want a worker that committed and never replied, got %s", first)
+	mark := len(x.failures)
+	x.check(first.Stalled && len(first.Results) == 0, "first call: want a worker that committed and never replied, got %s", first.words())
+	row.FirstResult = x.held(mark, first.words())
 	if row.Before, err = x.effects(); err != nil {
 		return err
 	}
@@ -338,14 +432,12 @@ func lostResponse(x *run, row *Row) error {
 	if err != nil {
 		return err
 	}
-	row.NextResult = next.String()
+	mark = len(x.failures)
 	r := next.first()
 	x.check(r.Class == model.ClassDone && r.Receipt != nil && r.Receipt.Status == "replayed" &&
 		stored != nil && resultID(r.Receipt) == resultID(stored),
-		"retry: want the stored receipt (task %d) replayed, got %s %+v", resultID(stored), next, r.Receipt)
-	if r.Receipt != nil {
-		row.NextResult = fmt.Sprintf("stored receipt: task %d, %s", resultID(r.Receipt), r.Receipt.Status)
-	}
+		"retry: want the stored receipt (task %d) replayed, got %s", resultID(stored), next.words())
+	row.NextResult = x.held(mark, next.words())
 	if row.After, err = x.effects(); err != nil {
 		return err
 	}
@@ -391,13 +483,14 @@ func concurrent(x *run, row *Row) error {
 		}
 		procs = append(procs, p)
 	}
+	mark := len(x.failures)
 	var results []WorkerResult
 	for _, p := range procs {
 		o, err := p.wait()
 		if err != nil {
 			return err
 		}
-		x.check(o.Exit == 0, "worker: want exit 0, got %s (%s)", o, o.Stderr)
+		x.check(o.Exit == 0, "worker: want exit 0, got %s (%s)", o.words(), o.Stderr)
 		results = append(results, o.Results...)
 	}
 	created, done := 0, 0
@@ -413,9 +506,10 @@ func concurrent(x *run, row *Row) error {
 			}
 		}
 	}
-	row.NextResult = fmt.Sprintf("%d/%d done: %d created, %d replayed, %d task id(s)", done, len(results), created, done-created, len(ids))
 	x.check(len(results) == workers*each && done == workers*each, "want %d calls done, got %d of %d", workers*each, done, len(results))
 	x.check(created == 1 && len(ids) == 1, "want exactly one creation and one task id, got %d created and %d ids", created, len(ids))
+	row.NextResult = x.held(mark, fmt.Sprintf("%d/%d calls answered with a receipt: %d created, %d replayed, %d task id(s)",
+		done, len(results), created, done-created, len(ids)))
 	if row.After, err = x.effects(); err != nil {
 		return err
 	}
@@ -444,8 +538,9 @@ func (x *run) externalCrash(row *Row, key, args, prov string, die reconcile.Poin
 	if err != nil {
 		return err
 	}
-	row.FirstResult = first.String()
-	x.check(first.Killed && len(first.Results) == 0, "first call: want a worker killed with no reply, got %s", first)
+	mark := len(x.failures)
+	x.check(first.Killed && len(first.Results) == 0, "first call: want a worker killed with no reply, got %s", first.words())
+	row.FirstResult = x.held(mark, first.words())
 	op, err := x.op(key)
 	if err != nil {
 		return err
@@ -473,7 +568,9 @@ func (x *run) sweepToUnknown(key string) error {
 	}
 	x.tell("The worker's lease has ended and nobody finished the claim. The sweep marks the operation unknown: it may or may not have happened, and only a person or the provider can say.",
 		"sweep")
-	if _, err := x.svc.Sweep(x.ctx); err != nil {
+	// The run's own operations only: the ledger may hold other people's
+	// claims (the console's, a demo's), which are theirs to sweep.
+	if _, err := x.svc.SweepKeys(x.ctx, x.tenant, x.keys); err != nil {
 		return err
 	}
 	op, err := x.op(key)
@@ -498,29 +595,38 @@ func externalMarkApplied(x *run, row *Row) error {
 	if err := x.sweepToUnknown(a); err != nil {
 		return err
 	}
+	// Each part of the summary comes from the check of its step (said).
+	var parts []string
 	x.step("retry, same key")
 	refused, err := x.call(call{key: a, tool: "send_notification", args: args})
 	if err != nil {
 		return err
 	}
-	x.check(refused.first().Class == model.ClassUnknown && refused.Exit == 5, "retry of an unknown: want refused, exit 5, got %s", refused)
-	x.tell("Ask the provider by the downstream key the worker sent: does it hold a delivery?",
+	ok := refused.first().Class == model.ClassUnknown && refused.Exit == 5
+	x.said(&parts, ok, map[bool]string{true: "retry ", false: "retry not refused: "}[ok]+refused.words(),
+		"retry of an unknown: want refused, exit 5, got %s", refused.words())
+	x.tell("Ask the provider by the downstream key the worker sent: does it hold a delivery? The answer is recorded as a finding, as `ops check` records it.",
 		"provider lookup by the downstream key")
-	_, ev, err := x.svc.Check(x.ctx, x.tenant, a)
+	looked, err := x.look(a)
 	if err != nil {
 		return err
 	}
-	x.check(ev.Found && ev.Effects == 1 && ev.Ref != "", "provider lookup: want one delivery found, got %+v", ev)
+	ev := looked.Evidence
+	x.said(&parts, looked.Err == nil && ev.Found && ev.Effects == 1 && ev.Ref != "", "lookup "+lookedWords(looked),
+		"provider lookup: want one delivery found, got %s", lookedWords(looked))
 	op, err := x.op(a)
 	if err != nil || op == nil {
 		return fmt.Errorf("lab: %s vanished: %v", a, err)
 	}
 	x.tell("An operator records the decision, with the provider's reference as evidence: a compare-and-set on the version they saw.",
-		"operator marks it applied, evidence %s", ev.Ref)
-	if _, err := x.svc.MarkApplied(x.ctx, reconcile.Decision{Tenant: x.tenant, Key: a, Operator: x.operator(),
+		"operator marks it applied, evidence %s", orNone(ev.Ref))
+	cur, err := x.svc.MarkApplied(x.ctx, reconcile.Decision{Tenant: x.tenant, Key: a, Operator: x.operator(),
 		Reason: "provider lookup found the delivery under the downstream key", Evidence: ev.Ref,
-		ExpectState: model.StateUnknown, ExpectVersion: op.Version}); err != nil {
-		x.check(false, "mark applied: %v", err)
+		ExpectState: model.StateUnknown, ExpectVersion: op.Version})
+	if err != nil {
+		x.said(&parts, false, "mark applied refused ("+refusedWords(err, cur, a)+")", "mark applied refused: %s", oneLine(err.Error()))
+	} else {
+		parts = append(parts, "marked applied")
 	}
 	x.step("retry, same key")
 	next, err := x.call(call{key: a, tool: "send_notification", args: args})
@@ -528,9 +634,9 @@ func externalMarkApplied(x *run, row *Row) error {
 		return err
 	}
 	r := next.first()
-	x.check(r.Class == model.ClassDone && r.Receipt != nil && r.Receipt.Status == "replayed" && r.Receipt.ProviderRef == ev.Ref,
-		"retry after the decision: want the receipt with %s replayed, got %s %+v", ev.Ref, next, r.Receipt)
-	row.NextResult = fmt.Sprintf("refused: %s, exit %d; lookup found %s; marked applied; retry: %s", refused.first().Class, refused.Exit, orNone(ev.Ref), next)
+	x.said(&parts, r.Class == model.ClassDone && r.Receipt != nil && r.Receipt.Status == "replayed" && r.Receipt.ProviderRef == ev.Ref,
+		"retry "+next.words(), "retry after the decision: want the receipt with %s replayed, got %s", orNone(ev.Ref), next.words())
+	row.NextResult = strings.Join(parts, "; ")
 	if row.After, err = x.effects(); err != nil {
 		return err
 	}
@@ -556,10 +662,11 @@ func externalIdem(x *run, row *Row) error {
 		return err
 	}
 	x.check(row.Before == 1, "the provider applied before the worker died: want 1 delivery, got %d", row.Before)
-	_, ev, err := x.svc.Check(x.ctx, x.tenant, a)
+	looked, err := x.look(a)
 	if err != nil {
 		return err
 	}
+	ev := looked.Evidence
 	if err := x.waitLease(a); err != nil {
 		return err
 	}
@@ -568,13 +675,13 @@ func externalIdem(x *run, row *Row) error {
 	if err != nil {
 		return err
 	}
-	row.NextResult = next.String()
+	var parts []string
+	x.said(&parts, looked.Err == nil && ev.Found && ev.Ref != "", "lookup "+lookedWords(looked),
+		"provider lookup: want the first delivery found, got %s", lookedWords(looked))
 	r := next.first()
-	x.check(r.Class == model.ClassDone && r.Receipt != nil && r.Receipt.ProviderRef == ev.Ref,
-		"retry: want done with the first delivery %s, got %s %+v", ev.Ref, next, r.Receipt)
-	if r.Receipt != nil {
-		row.NextResult += ", provider answered " + r.Receipt.ProviderRef
-	}
+	x.said(&parts, r.Class == model.ClassDone && r.Receipt != nil && r.Receipt.ProviderRef == ev.Ref,
+		"retry "+next.words(), "retry: want done with the first delivery %s, got %s", orNone(ev.Ref), next.words())
+	row.NextResult = strings.Join(parts, "; ")
 	if row.After, err = x.effects(); err != nil {
 		return err
 	}
@@ -601,42 +708,53 @@ func authorizeNewKey(x *run, row *Row) error {
 	if err := x.sweepToUnknown(a); err != nil {
 		return err
 	}
-	_, ev, err := x.svc.Check(x.ctx, x.tenant, a)
+	var parts []string
+	looked, err := x.look(a)
 	if err != nil {
 		return err
+	}
+	// Nothing, or "cannot tell" (the claim's request may still be on its
+	// way, within the grace after it): either way no delivery found.
+	x.said(&parts, !looked.Evidence.Found, "lookup "+lookedWords(looked),
+		"provider lookup: want no delivery found, got %s", lookedWords(looked))
+	evidence := looked.Finding.Detail
+	if evidence == "" {
+		evidence = "provider lookup: " + lookedWords(looked)
 	}
 	op, err := x.op(a)
 	if err != nil || op == nil {
 		return fmt.Errorf("lab: %s vanished: %v", a, err)
 	}
 	x.step("operator authorizes new key %s", label(b))
-	if _, _, err := x.svc.AuthorizeNewKey(x.ctx, reconcile.Decision{Tenant: x.tenant, Key: a, Operator: x.operator(),
-		Reason: "worker died before dispatch; send it once, deliberately, under a new key", Evidence: ev.Detail,
-		ExpectState: model.StateUnknown, ExpectVersion: op.Version, NewKey: b}); err != nil {
-		x.check(false, "authorize new key: %v", err)
+	cur, _, err := x.svc.AuthorizeNewKey(x.ctx, reconcile.Decision{Tenant: x.tenant, Key: a, Operator: x.operator(),
+		Reason: "worker died before dispatch; send it once, deliberately, under a new key", Evidence: evidence,
+		ExpectState: model.StateUnknown, ExpectVersion: op.Version, NewKey: b})
+	if err != nil {
+		x.said(&parts, false, "new key refused ("+refusedWords(err, cur, a)+")", "authorize new key refused: %s", oneLine(err.Error()))
+	} else {
+		parts = append(parts, "new key "+label(b)+" authorized")
 	}
 	x.step("retry of the old key")
 	old, err := x.call(call{key: a, tool: "send_notification", args: args})
 	if err != nil {
 		return err
 	}
-	x.check(old.first().Class == model.ClassSuperseded && old.Exit == 6 && old.first().NewKey == b,
-		"old key: want superseded (exit 6) naming %s, got %s new key %q", label(b), old, old.first().NewKey)
+	x.said(&parts, old.first().Class == model.ClassSuperseded && old.Exit == 6 && old.first().NewKey == b, "old key "+old.words(),
+		"old key: want superseded (exit 6) naming %s, got %s", label(b), old.words())
 	x.step("call with the new key")
 	next, err := x.call(call{key: b, tool: "send_notification", args: args})
 	if err != nil {
 		return err
 	}
-	x.check(next.first().Class == model.ClassDone && next.first().Receipt != nil && next.first().Receipt.Status == "created",
-		"new key: want created, got %s", next)
+	x.said(&parts, next.first().Class == model.ClassDone && next.first().Receipt != nil && next.first().Receipt.Status == "created",
+		"new key "+next.words(), "new key: want created, got %s", next.words())
 	again, err := x.call(call{key: b, tool: "send_notification", args: args})
 	if err != nil {
 		return err
 	}
-	x.check(again.first().Class == model.ClassDone && again.first().Receipt != nil && again.first().Receipt.Status == "replayed",
-		"new key again: want replayed, got %s", again)
-	row.NextResult = fmt.Sprintf("old key: %s, exit %d, told %s; new key: %s; again: %s",
-		old.first().Class, old.Exit, label(old.first().NewKey), next.first().Outcome, again)
+	x.said(&parts, again.first().Class == model.ClassDone && again.first().Receipt != nil && again.first().Receipt.Status == "replayed",
+		"again "+again.words(), "new key again: want replayed, got %s", again.words())
+	row.NextResult = strings.Join(parts, "; ")
 	if row.After, err = x.effects(); err != nil {
 		return err
 	}

@@ -193,6 +193,40 @@ func (o outcome) String() string {
 	return fmt.Sprintf("%s, exit %d", s, o.Exit)
 }
 
+// words is what the worker's first call did, for a person: the receipt
+// it was answered with ("created sbx_2, exit 0", "replayed task 5, exit
+// 0"), or how it was refused ("refused: outcome unknown, exit 5") — never
+// a bare "done", which says nothing of what was done.
+func (o outcome) words() string {
+	if o.Stalled || o.Killed || len(o.Results) == 0 {
+		return o.String()
+	}
+	r := o.first()
+	var s string
+	switch r.Class {
+	case model.ClassDone:
+		s = receiptWords(r.Receipt)
+	case model.ClassUnknown:
+		s = "refused: outcome unknown"
+	case model.ClassSuperseded:
+		s = "refused: superseded by " + orNone(label(r.NewKey))
+	case model.ClassConflict:
+		s = "rejected: conflict"
+	default:
+		s = string(r.Class)
+		if r.Outcome != "" && string(r.Outcome) != string(r.Class) {
+			s += " (" + string(r.Outcome) + ")"
+		}
+		if r.Message != "" {
+			s += ": " + oneLine(r.Message)
+		}
+	}
+	if len(o.Results) > 1 {
+		s += fmt.Sprintf(" (first of %d calls)", len(o.Results))
+	}
+	return fmt.Sprintf("%s, exit %d", s, o.Exit)
+}
+
 func (x *spawner) args(c call) []string {
 	tenant := c.tenant
 	if tenant == "" {

@@ -71,25 +71,15 @@ func (s *Service) Sweep(ctx context.Context) (SweepReport, error) {
 			}
 			batch = len(ops)
 			for _, op := range ops {
-				prov, perr := s.Providers.Get(op.Provider)
-				if perr != nil || !prov.HonoursKeys() {
-					if _, err := s.expireLease(tx, op, "sweep", ""); err != nil {
-						return err
-					}
-					unknown++
-					continue
-				}
-				from, ver := op.State, op.Version
-				op.ClaimNo++
-				op.LeaseOwner, op.LeaseUntil = "sweep", tx.Now().Add(s.Lease)
-				if err := tx.UpdateOperation(op, from, ver); err != nil {
-					return err
-				}
-				cl, err := s.recordClaim(tx, op, nil, tx.Now(), model.OutcomeRedispatched)
+				cl, err := s.sweepLease(tx, op)
 				if err != nil {
 					return err
 				}
-				claims = append(claims, cl)
+				if cl == nil {
+					unknown++
+				} else {
+					claims = append(claims, cl)
+				}
 			}
 			return nil
 		})
@@ -97,11 +87,8 @@ func (s *Service) Sweep(ctx context.Context) (SweepReport, error) {
 			return rep, err
 		}
 		rep.Unknown += unknown
-		for _, cl := range claims {
-			if _, err := s.dispatch(ctx, cl, provider.Faults{}, s.Store.Now()); err != nil {
-				return rep, err
-			}
-			rep.Redispatched++
+		if err := s.redispatch(ctx, claims, &rep); err != nil {
+			return rep, err
 		}
 		if batch < 200 {
 			break
@@ -124,4 +111,85 @@ func (s *Service) Sweep(ctx context.Context) (SweepReport, error) {
 		}
 	}
 	return rep, nil
+}
+
+// sweepLease settles one in_progress operation whose lease ended, inside
+// tx: unknown (nil), or — where its provider honours downstream keys —
+// claimed again by the sweep, to be re-dispatched under the same key after
+// tx commits (the claim returned).
+func (s *Service) sweepLease(tx store.Tx, op *model.Operation) (*claim, error) {
+	prov, perr := s.Providers.Get(op.Provider)
+	if perr != nil || !prov.HonoursKeys() {
+		_, err := s.expireLease(tx, op, "sweep", "")
+		return nil, err
+	}
+	from, ver := op.State, op.Version
+	op.ClaimNo++
+	op.LeaseOwner, op.LeaseUntil = "sweep", tx.Now().Add(s.Lease)
+	if err := tx.UpdateOperation(op, from, ver); err != nil {
+		return nil, err
+	}
+	return s.recordClaim(tx, op, nil, tx.Now(), model.OutcomeRedispatched)
+}
+
+// redispatch sends the sweep's claims, one after another.
+func (s *Service) redispatch(ctx context.Context, claims []*claim, rep *SweepReport) error {
+	for _, cl := range claims {
+		if _, err := s.dispatch(ctx, cl, provider.Faults{}, s.Store.Now()); err != nil {
+			return err
+		}
+		rep.Redispatched++
+	}
+	return nil
+}
+
+// SweepKeys is Sweep for the named operations of one tenant only: each
+// that is in_progress with its lease ended becomes unknown, or is
+// re-dispatched under the same downstream key, exactly as Sweep settles
+// it; every other operation of the ledger — another tenant's, or this
+// tenant's under another key — is left as it is, and nothing is compacted.
+// What the lab runs in a ledger it shares with other people's work. A key
+// with no operation is skipped.
+func (s *Service) SweepKeys(ctx context.Context, tenant string, keys []string) (SweepReport, error) {
+	var rep SweepReport
+	for _, k := range keys {
+		if err := model.ValidateIdentity(tenant, k); err != nil {
+			return rep, err
+		}
+	}
+	var claims []*claim
+	unknown := 0
+	// WithTx may run the function more than once: count per run.
+	err := s.Store.WithTx(ctx, func(tx store.Tx) error {
+		claims, unknown = nil, 0
+		for _, k := range keys {
+			op, err := tx.GetOperation(tenant, k)
+			if model.IsCode(err, model.CodeNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			// ExpiredLeases' rule: in_progress, its lease ended before now.
+			if op.State != model.StateInProgress || !op.LeaseUntil.Before(tx.Now()) {
+				continue
+			}
+			cl, err := s.sweepLease(tx, op)
+			if err != nil {
+				return err
+			}
+			if cl == nil {
+				unknown++
+			} else {
+				claims = append(claims, cl)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return rep, err
+	}
+	rep.Unknown = unknown
+	err = s.redispatch(ctx, claims, &rep)
+	return rep, err
 }

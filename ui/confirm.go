@@ -132,7 +132,7 @@ func (m Model) askLab(msg labLedgerMsg, e env) (Model, tea.Cmd) {
 		lines: []string{
 			fmt.Sprintf("%s is not a lab ledger: it holds operations of %s (%s).", m.cfg.Ledger,
 				plural(len(msg.Others), "other tenant", "other tenants"), strings.Join(shown, ", ")),
-			fmt.Sprintf("A scenario writes real operations, attempts, effects and decisions into it, under tenant %q, with worker processes that die on purpose. They stay in this ledger (and its audit log).", m.lab.tenant),
+			fmt.Sprintf("A scenario writes real operations, attempts, effects and decisions into it, under tenant %q, with worker processes that die on purpose. They stay in this ledger (and its audit log); no other operation is touched (its sweep settles only the scenario's own keys).", m.lab.tenant),
 			"`retrysafe lab` runs the same scenarios in throw-away ledgers instead.",
 		},
 		run:   emit(labGoMsg{Scenario: msg.Scenario, Step: msg.Step}),
