@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
 )
 
 // The box that asks for the typed override names what is overridden and
@@ -149,4 +152,49 @@ func TestABannerGivesWayToTheOverrideReviewAt40x10(t *testing.T) {
 	h.typeText("ticket 42")
 	h.keys("enter")
 	visible(t, h, "Mark not applied", tinyKey, "has it", "override", "›", "╰")
+}
+
+// The yes/no confirmations fit a 10-line terminal: the question, what y
+// covers (every tenant; the lab among other tenants' operations) and the
+// keys, inside the box.
+func TestTheConfirmationsFitATenLineTerminal(t *testing.T) {
+	l := newLedger(t)
+	l.inFlight(t, "acme", "gone", "ops@acme.example")
+	l.unknown(t, "umbrella-logistics", "k-1", "ops@umbrella.example")
+	l.clock.Advance(2 * time.Hour)
+	h := open(t, config(l), 40, 10)
+	h.m.scope = "acme"
+	h.keys("S")
+	visible(t, h, "Sweep expired leases?", "Every tenant, not only acme", "y yes", "esc cancel", "╰")
+	h.keys("esc")
+	h.send(labLedgerMsg{Others: []string{"acme", "globex-billing", "umbrella-logistics"}})
+	visible(t, h, "Run the lab in this ledger?", "Holds 3 other tenants", `as tenant "`, "y yes", "╰")
+}
+
+// The tenant picker at 40×10: the row under the cursor is on screen with
+// its name and unknown count, wherever the cursor goes, and the box is as
+// wide as the terminal.
+func TestTheTenantPickerAt40x10ShowsTheRowUnderTheCursor(t *testing.T) {
+	l := newLedger(t)
+	for _, tenant := range []string{"acme-support", "globex-billing", "hooli-platform", "initech-ops", "umbrella-logistics"} {
+		l.unknown(t, tenant, "k-1", "ops@example.com")
+	}
+	h := open(t, config(l), 40, 10)
+	h.keys("t")
+	for i := 0; i < 6; i++ {
+		v := h.view()
+		sel := ""
+		for _, line := range strings.Split(v, "\n") {
+			if strings.Contains(line, "›") {
+				sel = line
+			}
+			if ansi.StringWidth(line) > 40 {
+				t.Fatalf("a line wider than the terminal: %q", line)
+			}
+		}
+		if sel == "" || (i > 0 && !strings.Contains(sel, "1 unknown")) || !strings.Contains(v, "╰") {
+			t.Fatalf("after %d downs the cursor's row is not on screen whole:\n%s", i, v)
+		}
+		h.keys("down")
+	}
 }
