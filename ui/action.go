@@ -491,28 +491,40 @@ func (a actionModel) keyMap() keyMap {
 		short := []key.Binding{key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back to the form"))}
 		return keyMap{short: short, full: [][]key.Binding{short}}
 	}
+	// A review's narrow help line (40 columns) keeps the keys that act,
+	// in fewer words, beside esc.
+	back := key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back"))
+	overrideKey := func(what string) key.Binding {
+		return key.NewBinding(key.WithKeys("enter"), key.WithHelp(overrideWord+"+enter", what))
+	}
 	if a.stage == stageConfirm && len(a.bulk) > 0 && a.bulkAgainst() == 0 {
 		short := []key.Binding{key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "write them")),
 			key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back to the form"))}
-		return keyMap{short: short, full: [][]key.Binding{short}}
+		narrow := []key.Binding{key.NewBinding(key.WithKeys("y"), key.WithHelp("y", fmt.Sprintf("write %d", a.legalCount()))), back}
+		return keyMap{short: short, full: [][]key.Binding{short}, narrow: narrow}
 	}
 	if a.stage == stageConfirm && len(a.bulk) > 0 {
 		short := []key.Binding{key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "write the others")), key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "override the findings")),
 			key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back to the form"))}
+		narrow := []key.Binding{key.NewBinding(key.WithKeys("y"), key.WithHelp("y", fmt.Sprintf("write %d", a.legalCount()))),
+			key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "override")), back}
 		if a.overriding {
 			short = []key.Binding{key.NewBinding(key.WithKeys("enter"), key.WithHelp("type "+overrideWord+" + enter", "write all, against the findings")),
 				key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back"))}
+			narrow = []key.Binding{overrideKey(fmt.Sprintf("write %d", len(a.bulk)-a.nRefused)), back}
 		}
-		return keyMap{short: short, full: [][]key.Binding{short}}
+		return keyMap{short: short, full: [][]key.Binding{short}, narrow: narrow}
 	}
 	if a.stage == stageConfirm {
 		confirm := k.Confirm
+		narrow := []key.Binding{key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "write it")), back}
 		if a.against() {
 			// Short enough that esc still fits a 60-column help line.
 			confirm = key.NewBinding(key.WithKeys("enter"), key.WithHelp("type "+overrideWord+" + enter", "write anyway"))
+			narrow = []key.Binding{overrideKey("write anyway"), back}
 		}
 		short := []key.Binding{confirm, key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back to the form"))}
-		return keyMap{short: short, full: [][]key.Binding{short}}
+		return keyMap{short: short, full: [][]key.Binding{short}, narrow: narrow}
 	}
 	// enter moves on until the last field: the help says which it does.
 	// esc comes second, so a narrow help line never loses the way out.
@@ -550,12 +562,16 @@ func (a actionModel) view(e env, w, h int) string {
 	for n := 240; t.height() > h && a.cannotTell != "" && n >= 60; n -= 30 {
 		t.clipWhy(n)
 	}
+	if t.height() > h && a.stage != stageForm {
+		// Smaller still (40×10, 60×15): the tiny review — one line a
+		// thing, what is decided and for which key always on it.
+		return a.box(e.styles, w, strings.Join(a.reviewTiny(e, boxWidth(w)-2, h-2), "\n"))
+	}
 	if t.height() > h {
 		// Smaller still (40×10, 60×15): the tiny box — the warning in a
-		// few words, each field on one line, the review's rows but the
-		// change gone — and then its droppable lines, least needed first,
-		// so that the warning and the override prompt are always on
-		// screen: y never goes into a field nobody can see.
+		// few words, each field on one line — and then its droppable
+		// lines, least needed first, so that the warning and the fields
+		// are always on screen.
 		c := a
 		c.tiny = true
 		t = c.content(e, w, true)
@@ -570,6 +586,177 @@ func (a actionModel) view(e env, w, h int) string {
 		}
 	}
 	return a.box(e.styles, w, t.String())
+}
+
+// reviewTiny is the review in at most n lines of inner cells (the box's
+// width less its padding), each one
+// thing, clipped, never wrapped by the box. Always there: the action and
+// the tenant (the title), the operation's key (whole, or both its ends),
+// a change under the form, the warning (against the finding, or the
+// provider cannot tell) and the prompt — the typed override and its
+// field, or y; then, as room allows, the warning in more words, the key
+// whole on more lines, the prompt on a line of its own, the change, the
+// new key, the evidence and the reason.
+func (a actionModel) reviewTiny(e env, inner, n int) []string {
+	s := e.styles
+	inner = max(inner, 12)
+	clip := func(t string) string { return truncate(t, inner) }
+	verb := strings.ToUpper(a.action.Verb()[:1]) + a.action.Verb()[1:]
+	title := s.Title.Render(verb)
+	if rest := inner - ansi.StringWidth(verb) - 3; rest >= 6 {
+		title += s.Muted.Render(" — ") + s.Bold.Render(clipMiddle(a.op.Tenant, rest))
+	}
+	keyLine := func(whole bool) []string {
+		if !whole || ansi.StringWidth(a.op.Key) <= inner-4 {
+			return []string{s.Label.Render("key ") + clipMiddle(a.op.Key, inner-4)}
+		}
+		var out []string
+		for i, l := range strings.Split(ansi.Hardwrap(a.op.Key, inner-4, false), "\n") {
+			lead := "    "
+			if i == 0 {
+				lead = s.Label.Render("key ")
+			}
+			out = append(out, lead+l)
+		}
+		return out
+	}
+	var stale []string
+	if c := a.changed; c != nil {
+		stale = append(stale, clip(s.BannerErr.Render(fmt.Sprintf("! Now %s (v%d): y is refused; esc", c.State, c.Version))))
+	}
+	// The warning, in one line and in a few words more.
+	var short, long string
+	switch {
+	case a.against():
+		f := a.finding
+		what, ref := "has it", f.Ref
+		switch {
+		case f.Status == reconcile.StatusReceipt:
+			what = "its receipt"
+		case !f.Found:
+			what, ref = "has nothing", ""
+		}
+		lead := "! Against: "
+		if a.earlier != nil {
+			lead = "! Against earlier: "
+		}
+		if f.Status != reconcile.StatusReceipt && ansi.StringWidth(lead+"provider "+what)+min(ansi.StringWidth(ref), 6)+3 <= inner {
+			what = "provider " + what
+		}
+		short = lead + what
+		if room := inner - ansi.StringWidth(short) - 3; ref != "" && room >= 4 {
+			short += " (" + clipMiddle(ref, room) + ")"
+		}
+		short = s.BannerErr.Render(clip(short))
+		c := a
+		c.tinyWords = true
+		long = c.againstWarning(e, inner, true, true)
+	case a.cannotTell != "":
+		c := a
+		c.tinyWords, c.whyMax = true, 40
+		long = c.cannotTellWarning(e, inner, true)
+		short = s.BannerErr.Render(clip("! Provider cannot tell: " + shortWhy(a.cannotTell, 40)))
+		if f := a.earlier; f != nil && f.Kind == model.FindingHasIt {
+			short = s.BannerOK.Render(clip("Earlier check found it (" + or(f.Ref, "has it") + ")"))
+		}
+	}
+	// The prompt: the override's field with its words, or y.
+	var prompt []string
+	var promptLong []string
+	switch {
+	case a.stage == stageRunning:
+		prompt = []string{s.Muted.Render("writing…")}
+	case a.against():
+		// The word and its cursor fit beside "Type override+enter" at
+		// 40 columns.
+		label := "Type " + overrideWord + "+enter "
+		if inner-ansi.StringWidth(label)-3 < len(overrideWord) {
+			label = overrideWord + "+enter "
+		}
+		in := a.override
+		in.Width = max(inner-ansi.StringWidth(label)-3, 4)
+		prompt = []string{s.Bold.Render(label) + in.View()}
+		full := a.override
+		full.Width = inner - 3
+		words := "Type " + overrideWord + "+enter:"
+		for _, w := range []string{"Type " + overrideWord + " and press enter to write it", "Type " + overrideWord + " + enter to write it"} {
+			if ansi.StringWidth(w) <= inner {
+				words = w
+				break
+			}
+		}
+		promptLong = []string{clip(s.Bold.Render(words)), full.View()}
+		if a.overrideErr != "" {
+			prompt = append(prompt, clip(s.InputErr.Render(fmt.Sprintf("✗ type %q, or esc", overrideWord))))
+			promptLong = append(promptLong, prompt[len(prompt)-1])
+		}
+	default:
+		prompt = []string{clip(s.Key.Render("y") + s.Muted.Render(" write it · ") + s.Key.Render("esc") + s.Muted.Render(" back"))}
+	}
+	var warn []string
+	if short != "" {
+		warn = []string{short}
+	}
+	key := keyLine(false)
+	build := func() []string {
+		out := append([]string{clip(title)}, key...)
+		out = append(out, stale...)
+		out = append(out, warn...)
+		return append(out, prompt...)
+	}
+	// The extras, the most needed first, each taken if it fits.
+	if long != "" {
+		if l := strings.Split(long, "\n"); len(build())-1+len(l) <= n {
+			warn = l
+		}
+	}
+	if k := keyLine(true); len(k) > 1 && len(build())-1+len(k) <= n {
+		key = k
+	}
+	if promptLong != nil && len(build())-len(prompt)+len(promptLong) <= n {
+		prompt = promptLong
+	}
+	row := func(label, value string) string {
+		return clip(s.Label.Render(fit(label, 9)) + value)
+	}
+	// The change in its fewest words: from (version) → to, no label.
+	extras := []string{clip(s.State(a.op.State).Render(string(a.op.State)) + fmt.Sprintf(" v%d → ", a.op.Version) +
+		s.State(a.action.Target()).Render(string(a.action.Target())))}
+	if a.action == model.ActionAuthorizeKey {
+		nk := a.value("New key")
+		if nk == "" {
+			nk = s.Muted.Render("(generated on write)")
+		}
+		extras = append(extras, row("new key", clipMiddle(nk, inner-9)))
+	}
+	if v := a.value("Evidence"); v != "" {
+		extras = append(extras, row("evidence", v))
+	}
+	if v := a.value("Reason"); v != "" {
+		extras = append(extras, row("reason", v))
+	}
+	if !a.against() && a.cannotTell == "" {
+		// y with no warning: the change is what it writes.
+		key = append(key, extras[0])
+		extras = extras[1:]
+	}
+	var taken []string
+	for _, x := range extras {
+		if len(build())+len(taken)+1 <= n {
+			taken = append(taken, x)
+		}
+	}
+	out := build()
+	// The extras go under the key, above the warning and the prompt.
+	head := 1 + len(key)
+	out = append(append(append([]string{}, out[:head]...), taken...), out[head:]...)
+	if len(out) > n && len(key) == 1 {
+		// Shorter than the smallest screen the console supports: the key
+		// joins the action's line, both still on screen.
+		out[1] = clip(s.Title.Render(verb) + " " + clipMiddle(a.op.Key, max(inner-ansi.StringWidth(verb)-1, 8)))
+		out = out[1:]
+	}
+	return out
 }
 
 // boxLines is a decision box's text in parts, to measure before it is
@@ -838,7 +1025,11 @@ func (a actionModel) content(e env, w int, compact bool) *boxLines {
 			if value == "" {
 				return
 			}
-			line := "  " + s.Label.Render(fit(label, 10)) + " " + truncate(value, inner-13) + "\n"
+			v := truncate(value, inner-13)
+			if label == "tenant" || label == "key" {
+				v = clipMiddle(value, inner-13) // keys differ at their ends
+			}
+			line := "  " + s.Label.Render(fit(label, 10)) + " " + v + "\n"
 			if a.tiny {
 				// Each row goes when the box is too tall, the least
 				// needed first; the title names the operation.

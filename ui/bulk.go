@@ -346,6 +346,16 @@ func findingShort(f *model.Finding) string {
 	return words
 }
 
+// findingNote is the i-th row's finding, as the review shows it: a row
+// against its finding is refused — or, once o is pressed, written
+// against it by the typed override, and the row says so.
+func (a actionModel) findingNote(s *Styles, i int, op model.Operation) string {
+	if a.againstRow[i] && a.overriding {
+		return s.BannerErr.Render("against: " + findingShort(op.Binding()))
+	}
+	return findingNote(s, a.againstRow[i], op)
+}
+
 // findingNote is a review row's finding, as the review shows it.
 func findingNote(s *Styles, against bool, op model.Operation) string {
 	if against {
@@ -529,7 +539,7 @@ func (a actionModel) bulkView(e env, w, h int) string {
 			if a.refusedRow[i] {
 				note = s.BannerErr.Render(fmt.Sprintf("refused: %s allows no %s", op.State, a.action.Verb()))
 			} else {
-				note = findingNote(s, a.againstRow[i], op)
+				note = a.findingNote(s, i, op)
 			}
 			// Keys differ at their ends: clipped in the middle, never there.
 			return "  " + fit(clipMiddle(op.Tenant+"/"+op.Key, nameW), nameW) + " " + change(op), note
@@ -673,6 +683,13 @@ func (a actionModel) bulkTiny(e env, inner, n int) []string {
 		}
 		if a.overriding {
 			head = append(head, clip(s.Bold.Render(fmt.Sprintf("Override writes %d, %d against", len(a.bulk)-a.nRefused, against))))
+		} else {
+			head = append(head, clip(s.Bold.Render(counts)))
+		}
+		if against > 0 {
+			head = append(head, clip(s.BannerErr.Render(fmt.Sprintf("! %d: the provider has it", against))))
+		}
+		if a.overriding {
 			tail = append(tail, clip(s.Bold.Render("Type "+overrideWord+" + enter")+s.Muted.Render(" · ")+s.Key.Render("esc")))
 			in := a.override
 			in.Width = inner - 3
@@ -680,27 +697,27 @@ func (a actionModel) bulkTiny(e env, inner, n int) []string {
 			if a.overrideErr != "" {
 				tail = append(tail, clip(s.InputErr.Render("  ✗ "+a.overrideErr)))
 			}
-			break
-		}
-		head = append(head, clip(s.Bold.Render(counts)))
-		if against > 0 {
-			head = append(head, clip(s.BannerErr.Render(fmt.Sprintf("! %d: the provider has it", against))))
 		}
 		if a.nCannotTell > 0 {
 			head = append(head, clip(s.BannerErr.Render(fmt.Sprintf("! %d cannot tell: your evidence", a.nCannotTell))))
 		}
-		keys := s.Key.Render("y") + s.Muted.Render(fmt.Sprintf(" write %d", legal))
-		if against > 0 {
-			keys += s.Muted.Render(" · ") + s.Key.Render("o") + s.Muted.Render(" override")
+		if !a.overriding {
+			keys := s.Key.Render("y") + s.Muted.Render(fmt.Sprintf(" write %d", legal))
+			if against > 0 {
+				keys += s.Muted.Render(" · ") + s.Key.Render("o") + s.Muted.Render(" override")
+			}
+			tail = append(tail, clip(keys+s.Muted.Render(" · ")+s.Key.Render("esc")))
 		}
-		tail = append(tail, clip(keys+s.Muted.Render(" · ")+s.Key.Render("esc")))
+		// Keys differ at their ends: clipped in the middle, as wide as
+		// half the box allows.
+		keyW := min(max(inner/2-2, 14), 40)
 		for _, i := range a.order {
 			op := a.bulk[i]
-			note := findingNote(s, a.againstRow[i], op)
+			note := a.findingNote(s, i, op)
 			if a.refusedRow[i] {
 				note = s.BannerErr.Render("refused: " + string(op.State))
 			}
-			rows = append(rows, clip("  "+clipMiddle(op.Key, 14)+" "+note))
+			rows = append(rows, clip("  "+clipMiddle(op.Key, keyW)+" "+note))
 		}
 	}
 	room := n - len(head) - len(tail)

@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/retrysafe/retrysafe/reconcile"
 )
@@ -16,8 +17,11 @@ import (
 // decision (a sweep): y runs it, esc or n cancels. Like the decision
 // review, enter is not its key.
 type confirmModel struct {
-	title  string
-	lines  []string
+	title string
+	lines []string
+	// short: the lines in fewer words, for a terminal too short for
+	// lines (40×10): what y does and what it covers.
+	short  []string
 	run    tea.Cmd
 	closed bool
 
@@ -42,13 +46,61 @@ func (c confirmModel) Update(msg tea.Msg, e env) (component, tea.Cmd) {
 func (c confirmModel) View(e env) string {
 	s := e.styles
 	boxW := min(max(c.width-6, 30), 76)
-	var b strings.Builder
-	b.WriteString(s.Title.Render(c.title) + "\n\n")
-	for _, l := range c.lines {
-		b.WriteString(wrap(l, boxW-4, " ") + "\n")
+	layout := func(text []string) ([][]string, int) {
+		paras := make([][]string, len(text))
+		lines := 0
+		for i, l := range text {
+			paras[i] = strings.Split(wrap(l, boxW-4, " "), "\n")
+			lines += len(paras[i])
+		}
+		return paras, lines
 	}
-	b.WriteString("\n" + s.Key.Render("y") + s.Muted.Render(" yes     ") + s.Key.Render("esc") + s.Muted.Render(" cancel"))
-	return "\n" + lipgloss.PlaceHorizontal(c.width, lipgloss.Center, s.BoxDanger.Width(boxW).Render(b.String()))
+	paras, lines := layout(c.lines)
+	if c.short != nil && c.height > 0 && 2+1+lines+1 > c.height {
+		paras, lines = layout(c.short)
+	}
+	keys := s.Key.Render("y") + s.Muted.Render(" yes     ") + s.Key.Render("esc") + s.Muted.Render(" cancel")
+	// Whole: a line above the box, the borders, the title, two blank
+	// lines, the keys. On a short terminal (40×10, 60×15) the blank lines
+	// go, then the longest paragraph loses its last lines (ending "…"),
+	// one line at a time, so that the title, each paragraph's start — the
+	// scope a sweep or the lab covers — and the keys stay on screen: y is
+	// never asked for under a question cut off.
+	compact := c.height > 0 && 1+2+1+2+lines+1 > c.height
+	if compact {
+		for 2+1+lines+1 > c.height {
+			longest := -1
+			for i, p := range paras {
+				if len(p) > 1 && (longest < 0 || len(p) > len(paras[longest])) {
+					longest = i
+				}
+			}
+			if longest < 0 {
+				break
+			}
+			p := paras[longest][:len(paras[longest])-1]
+			p[len(p)-1] = ansi.Truncate(p[len(p)-1], boxW-5, "") + "…"
+			paras[longest] = p
+			lines--
+		}
+	}
+	var b strings.Builder
+	b.WriteString(s.Title.Render(c.title) + "\n")
+	if !compact {
+		b.WriteString("\n")
+	}
+	for _, p := range paras {
+		b.WriteString(strings.Join(p, "\n") + "\n")
+	}
+	if !compact {
+		b.WriteString("\n")
+	}
+	b.WriteString(keys)
+	box := lipgloss.PlaceHorizontal(c.width, lipgloss.Center, s.BoxDanger.Width(boxW).Render(b.String()))
+	if compact {
+		return box
+	}
+	return "\n" + box
 }
 
 func (c confirmModel) SetSize(e env, w, h int) (component, tea.Cmd) {
@@ -91,10 +143,12 @@ func (m Model) requestSweep(e env) (Model, tea.Cmd) {
 			plural(n, "operation", "operations"), map[bool]string{true: "has", false: "have"}[n == 1], map[bool]string{true: "its", false: "their"}[n == 1]),
 		"A sweep makes each unknown (with a lease_expired attempt) — or re-sends it under the same downstream key where the provider honours keys — and compacts receipts past the replay window. Nothing leaves unknown by itself.",
 	}
+	short := []string{fmt.Sprintf("%s ended: each becomes unknown, or is re-sent under its key.", plural(n, "lease", "leases"))}
 	if m.scope != "" {
 		lines = append(lines, "The sweep covers every tenant, not only "+m.scope+".")
+		short = append(short, "Every tenant, not only "+m.scope+".")
 	}
-	m.confirm = confirmModel{title: "Sweep expired leases?", lines: lines, run: sweep(m.ctx, m.cfg.Service), width: m.width, height: m.bodyHeight()}
+	m.confirm = confirmModel{title: "Sweep expired leases?", lines: lines, short: short, run: sweep(m.ctx, m.cfg.Service), width: m.width, height: m.bodyHeight()}
 	m.overlay = overlayConfirm
 	return m, nil
 }
@@ -134,6 +188,9 @@ func (m Model) askLab(msg labLedgerMsg, e env) (Model, tea.Cmd) {
 				plural(len(msg.Others), "other tenant", "other tenants"), strings.Join(shown, ", ")),
 			fmt.Sprintf("A scenario writes real operations, attempts, effects and decisions into it, under tenant %q, with worker processes that die on purpose. They stay in this ledger (and its audit log); no other operation is touched (its sweep settles only the scenario's own keys).", m.lab.tenant),
 			"`retrysafe lab` runs the same scenarios in throw-away ledgers instead.",
+		},
+		short: []string{
+			fmt.Sprintf("Holds %s: the lab writes real operations beside theirs, as tenant %q.", plural(len(msg.Others), "other tenant", "other tenants"), m.lab.tenant),
 		},
 		run:   emit(labGoMsg{Scenario: msg.Scenario, Step: msg.Step}),
 		width: m.width, height: m.bodyHeight(),

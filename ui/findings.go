@@ -538,7 +538,7 @@ func (r reviewModel) View(e env) string {
 			b.WriteString("\n" + s.BannerErr.Render(wrap(r.problem, inner, " ")) + "\n")
 		}
 		b.WriteString("\n" + s.Key.Render("esc") + s.Muted.Render(" close"))
-		return "\n" + lipgloss.PlaceHorizontal(r.width, lipgloss.Center, s.Box.Width(boxW).Render(b.String()))
+		return r.fit(e, s.Box, boxW, b.String())
 	}
 	var apply, notApplied, oneByOne, left []string
 	for _, t := range r.review.Apply {
@@ -584,7 +584,133 @@ func (r reviewModel) View(e env) string {
 	if r.stage != reviewForm {
 		box = s.BoxDanger
 	}
-	return "\n" + lipgloss.PlaceHorizontal(r.width, lipgloss.Center, box.Width(boxW).Render(b.String()))
+	return r.fit(e, box, boxW, b.String())
+}
+
+// fit draws the review's text in its box, or — too tall for the screen
+// (40×10, 60×15) — the tiny review: what y writes, how many of each kind,
+// and the keys always on screen; the rows get the lines left.
+func (r reviewModel) fit(e env, box lipgloss.Style, boxW int, text string) string {
+	drawn := box.Width(boxW).Render(text)
+	if lipgloss.Height(drawn)+1 > r.height {
+		drawn = box.Width(boxW).Render(strings.Join(r.tiny(e, boxW-4, r.height-2), "\n"))
+		return lipgloss.PlaceHorizontal(r.width, lipgloss.Center, drawn)
+	}
+	return "\n" + lipgloss.PlaceHorizontal(r.width, lipgloss.Center, drawn)
+}
+
+// tiny is the review, or its results, in at most n lines of inner cells,
+// each one thing, clipped: the title, a count line for each kind of
+// proposal (what y writes), the reason, the question and the keys; then
+// the rows, the proposals' first, as room allows, with how many more.
+func (r reviewModel) tiny(e env, inner, n int) []string {
+	s := e.styles
+	clip := func(t string) string { return truncate(t, inner) }
+	name := func(tenant, key string) string { return clipMiddle(tenant+"/"+key, max(inner-4, 8)) }
+	head := []string{clip(s.Title.Render("Review by finding"))}
+	var tail []string
+	type group struct {
+		count string
+		rows  []string
+	}
+	var groups []group
+	if r.stage == reviewResults {
+		n := map[reconcile.Verdict]int{}
+		var rows []string
+		for _, o := range r.outcomes {
+			n[o.Verdict]++
+			mark := s.BannerOK.Render("ok ")
+			if o.Verdict != reconcile.VerdictWritten {
+				mark = s.BannerErr.Render(string(o.Verdict) + " ")
+			}
+			rows = append(rows, clip("  "+mark+name(o.Tenant, o.Key)))
+		}
+		summary := fmt.Sprintf("%s written", count(n[reconcile.VerdictWritten]))
+		for _, v := range []reconcile.Verdict{reconcile.VerdictStale, reconcile.VerdictIllegal, reconcile.VerdictFailed} {
+			if n[v] > 0 {
+				summary += fmt.Sprintf(", %s %s", count(n[v]), v)
+			}
+		}
+		groups = append(groups, group{clip(s.Bold.Render(summary)), rows})
+		if r.problem != "" {
+			tail = append(tail, clip(s.BannerErr.Render(oneLine(r.problem))))
+		}
+		tail = append(tail, clip(s.Key.Render("esc")+s.Muted.Render(" close")))
+	} else {
+		targets := func(ts []reconcile.Target) []string {
+			var out []string
+			for _, t := range ts {
+				out = append(out, clip("  "+name(t.Tenant, t.Key)))
+			}
+			return out
+		}
+		ops := func(os []model.Operation) []string {
+			var out []string
+			for _, op := range os {
+				out = append(out, clip("  "+name(op.Tenant, op.Key)))
+			}
+			return out
+		}
+		if r.truncated {
+			head = append(head, clip(s.Muted.Render(fmt.Sprintf("the newest %s in view", count(reconcile.MaxBulk)))))
+		}
+		for _, g := range []struct {
+			words string
+			style lipgloss.Style
+			rows  []string
+		}{
+			{"Mark applied: %d (has it)", s.State(model.StateApplied), targets(r.review.Apply)},
+			{"Mark not applied: %d (nothing)", s.State(model.StateNotApplied), targets(r.review.NotApplied)},
+			{"One by one: %d (not authoritative)", s.State(model.StateUnknown), ops(r.review.OneByOne)},
+			{"Not proposed: %d", s.Muted, ops(r.review.Left)},
+		} {
+			if len(g.rows) > 0 {
+				groups = append(groups, group{clip(g.style.Render(fmt.Sprintf(g.words, len(g.rows)))), g.rows})
+			}
+		}
+		if len(groups) == 0 {
+			head = append(head, clip(s.Muted.Render("Nothing in view.")))
+		}
+		switch r.stage {
+		case reviewForm:
+			in := r.reason
+			in.Width = max(inner-ansi.StringWidth("reason ")-3, 4)
+			tail = append(tail, clip(s.Label.Render("reason ")+in.View()))
+			if r.problem != "" {
+				tail = append(tail, clip(s.InputErr.Render("✗ "+oneLine(r.problem))))
+			}
+		case reviewConfirm:
+			tail = append(tail, clip(s.Bold.Render(fmt.Sprintf("Write %s, by %s?", plural(r.proposed(), "decision", "decisions"), e.operator))),
+				clip(s.Key.Render("y")+s.Muted.Render(fmt.Sprintf(" write %d · ", r.proposed()))+s.Key.Render("esc")+s.Muted.Render(" back")))
+		case reviewRunning:
+			tail = append(tail, clip(s.Muted.Render(fmt.Sprintf("%s writing %s…", e.spin, plural(r.proposed(), "decision", "decisions")))))
+		}
+	}
+	room := n - len(head) - len(tail) - len(groups)
+	var body []string
+	for _, g := range groups {
+		body = append(body, g.count)
+		take := min(len(g.rows), max(room, 0))
+		if take < len(g.rows) && take > 0 {
+			take-- // the last line left says how many more
+		}
+		body = append(body, g.rows[:take]...)
+		room -= take
+		if rest := len(g.rows) - take; rest > 0 && room > 0 {
+			more := fmt.Sprintf("  … and %d more", rest)
+			if take == 0 {
+				more = "  " + plural(rest, "row", "rows") + " not shown"
+			}
+			body = append(body, clip(s.Muted.Render(more)))
+			room--
+		}
+	}
+	out := append(append(head, body...), tail...)
+	for len(out) > n && len(head) > 0 {
+		// Shorter still: the title goes first; the counts and keys stay.
+		out, head = out[1:], head[1:]
+	}
+	return out
 }
 
 func (r reviewModel) SetSize(e env, w, h int) (component, tea.Cmd) {

@@ -335,6 +335,13 @@ func (m Model) bannerLines() []string {
 	// beside the header, the tabs, one line of the screen and its help
 	// line; each within the width (a narrow terminal's too).
 	n := min(maxBannerLines, m.height-4)
+	if m.overlay == overlayAction || m.overlay == overlayReview || m.overlay == overlayConfirm {
+		// A box that asks for y or the typed override keeps the lines it
+		// needs to name what it writes and for which key, with its
+		// warning and prompt (minDecisionBox): on a short terminal the
+		// banner gives way, not the box.
+		n = min(n, m.height-3-minDecisionBox)
+	}
 	if n <= 0 {
 		return nil
 	}
@@ -355,6 +362,11 @@ func (m Model) bannerLines() []string {
 }
 
 const maxBannerLines = 3
+
+// minDecisionBox is the body a decision's box needs at the least: its
+// borders, the action, the key, the warning, the prompt and its field
+// (the 40×10 console's whole body).
+const minDecisionBox = 7
 
 // emptyView is what an empty ledger shows instead of an empty table: how to
 // get data into it, with commands that can be pasted as they are.

@@ -40,22 +40,31 @@ func (m Model) helpLine() string {
 		return truncate(m.styles.Muted.Render(" type to search: key or subject contains it, or a trace id starts with it · enter apply · esc clear"), m.width)
 	}
 	h := m.help
-	short := m.screenKeys(m.env()).short
+	km := m.screenKeys(m.env())
+	short := km.short
 	if m.empty() {
 		short = nil
 	}
-	var shown []key.Binding
-	for _, b := range short {
-		if b.Enabled() {
-			shown = append(shown, b)
+	enabledOf := func(bs []key.Binding) []key.Binding {
+		var shown []key.Binding
+		for _, b := range bs {
+			if b.Enabled() {
+				shown = append(shown, b)
+			}
 		}
+		return shown
 	}
+	shown := enabledOf(short)
 	// The screen's keys are in priority order: drop from their end until
 	// the line fits, and always keep help and quit, and the way back (esc):
 	// an operator who cannot see how to leave a screen is stuck in it.
 	global := []key.Binding{m.keys.Help, m.keys.Quit}
 	if m.overlay != overlayNone {
 		global = nil // a form or the picker has the keyboard: q is text there
+	}
+	if km.narrow != nil && len(short) > 0 && ansi.StringWidth(" "+h.ShortHelpView(append(append([]key.Binding{}, shown...), global...))) > m.width {
+		// Too wide in its words: the same keys in fewer.
+		shown = enabledOf(km.narrow)
 	}
 	for {
 		line := " " + h.ShortHelpView(append(append([]key.Binding{}, shown...), global...))

@@ -163,6 +163,10 @@ var (
 type keyMap struct {
 	short []key.Binding
 	full  [][]key.Binding
+	// narrow, when set, is the help line where short does not fit: the
+	// same keys in fewer words, so that a narrow terminal's help line
+	// keeps the keys that act (y, o, the override), not only esc.
+	narrow []key.Binding
 }
 
 func (k keyMap) ShortHelp() []key.Binding  { return k.short }

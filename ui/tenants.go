@@ -142,24 +142,45 @@ func (p pickerModel) update(msg tea.KeyMsg, e env) (pickerModel, tea.Cmd) {
 
 func (p pickerModel) view(e env, w, h int) string {
 	s := e.styles
+	// compact: a short terminal (40×10) — no blank lines, no hint, no
+	// line above the box — so that the row under the cursor is always
+	// on screen: enter never chooses a tenant nobody can see.
+	compact := h < 14
 	var b strings.Builder
 	b.WriteString(s.Title.Render("Tenant scope") + "\n")
+	fixed := 2 + 1 + 1 // the borders, the title, the keys
 	if p.typed != "" {
-		b.WriteString(s.Bold.Render("▸ "+p.typed) + s.Muted.Render("  (backspace edits, esc clears)") + "\n\n")
-	} else {
-		b.WriteString(s.Muted.Render("type to narrow · which tenant's operations to show") + "\n\n")
+		b.WriteString(truncate(s.Bold.Render("▸ "+p.typed)+s.Muted.Render("  (backspace edits, esc clears)"), max(w-4, 8)) + "\n")
+		fixed++
+	} else if !compact {
+		b.WriteString(s.Muted.Render("type to narrow · which tenant's operations to show") + "\n")
+		fixed++
+	}
+	if !compact {
+		b.WriteString("\n")
+		fixed += 1 + 1 + 1 // the blank lines above and below the rows, the line above the box
 	}
 	shown := p.shown()
-	rows := max(h-8, 3)
+	rows := max(h-fixed, 1)
+	if len(shown) > rows {
+		rows = max(rows-1, 1) // "↑/↓ for more"
+	}
+	if !compact {
+		rows = max(rows, 3)
+	}
 	start := 0
 	if p.cursor >= rows {
 		start = p.cursor - rows + 1
 	}
 	// The names give way on a narrow terminal (60 columns), so the box
 	// and the counts on its right fit the screen; countsW is the widest
-	// counts cell ("  12,345 total  12 unknown").
-	const countsW = 26
-	nameW := min(max(w-6-2-1-countsW, 12), 28)
+	// counts cell ("  12,345 total  12 unknown"). Narrower still (40
+	// columns) the counts lose the word "total", never the unknown count.
+	countsW, narrow := 26, w < 52
+	if narrow {
+		countsW = 17 // "12345  12 unknown"
+	}
+	nameW := min(max(w-6-2-1-countsW, 10), 28)
 	for i := start; i < len(shown) && i < start+rows; i++ {
 		t := shown[i]
 		name := t.Tenant
@@ -173,11 +194,16 @@ func (p pickerModel) view(e env, w, h int) string {
 		counts := ""
 		if t.Tenant != "" {
 			counts = fmt.Sprintf("%8s %s", count(t.Total), "total")
+			if narrow {
+				counts = fmt.Sprintf("%5s", count(t.Total))
+			}
 			if t.Unknown > 0 {
 				counts = fmt.Sprintf("%s  %s", counts, plural(t.Unknown, "unknown", "unknown"))
 			}
 		}
-		line := fit(mark+name, nameW) + " " + counts
+		// Tenants differ at either end: a long name is clipped in its
+		// middle.
+		line := fit(mark+clipMiddle(name, nameW-2), nameW) + " " + counts
 		if i == p.cursor {
 			line = s.Selected.Render("› " + fit(line, nameW+1+countsW))
 		} else {
@@ -196,6 +222,13 @@ func (p pickerModel) view(e env, w, h int) string {
 	if len(shown) > rows {
 		b.WriteString(s.Muted.Render("  ↑/↓ for more") + "\n")
 	}
-	b.WriteString("\n" + s.Muted.Render("enter choose · esc cancel"))
-	return "\n" + lipgloss.PlaceHorizontal(w, lipgloss.Center, s.Box.Render(b.String()))
+	if !compact {
+		b.WriteString("\n")
+	}
+	b.WriteString(s.Key.Render("enter") + s.Muted.Render(" choose · ") + s.Key.Render("esc") + s.Muted.Render(" cancel"))
+	box := lipgloss.PlaceHorizontal(w, lipgloss.Center, s.Box.Render(b.String()))
+	if compact {
+		return box
+	}
+	return "\n" + box
 }
