@@ -9,10 +9,14 @@ import (
 // Visible returns a copy of op for a person's screen: every free-text field
 // passed through textsafe.Visible, the JSON fields through textsafe.JSON
 // (still valid JSON, same value). The ledger's own row stays faithful;
-// only what is drawn changes. Tenant and key are validated printable when
-// they enter, so they come back unchanged and still name the row.
+// only what is drawn changes. Its identity — ID, Tenant and Key — stays
+// the stored value: a key's drawn form is not the key (a run of combining
+// marks past the third is drawn as \u0301 text, which can be another
+// operation's key), and whoever holds the copy looks up, decides and
+// copies by it. Whatever draws Tenant or Key passes it through
+// textsafe.Visible then.
 func (op Operation) Visible() Operation {
-	op.Tenant, op.Key, op.Tool = textsafe.Visible(op.Tenant), textsafe.Visible(op.Key), textsafe.Visible(op.Tool)
+	op.Tool = textsafe.Visible(op.Tool)
 	op.Summary, op.Fingerprint = textsafe.Visible(op.Summary), textsafe.Visible(op.Fingerprint)
 	op.Provider, op.DownstreamKey = textsafe.Visible(op.Provider), textsafe.Visible(op.DownstreamKey)
 	op.ProviderRef, op.LeaseOwner = textsafe.Visible(op.ProviderRef), textsafe.Visible(op.LeaseOwner)
@@ -43,7 +47,9 @@ func (d *Detail) Visible() *Detail {
 		out.Attempts = make([]Attempt, len(d.Attempts))
 	}
 	for i, a := range d.Attempts {
-		a.Fingerprint, a.TraceID, a.WorkerID = textsafe.Visible(a.Fingerprint), textsafe.Visible(a.TraceID), textsafe.Visible(a.WorkerID)
+		// The trace id stays the stored value: it is copied to search
+		// logs by (the console's copy menu); what draws it sanitizes it.
+		a.Fingerprint, a.WorkerID = textsafe.Visible(a.Fingerprint), textsafe.Visible(a.WorkerID)
 		a.ProviderRef, a.Error = textsafe.Visible(a.ProviderRef), textsafe.Visible(a.Error)
 		a.Detail = textsafe.Visible(a.Detail)
 		out.Attempts[i] = a
@@ -59,9 +65,10 @@ func (d *Detail) Visible() *Detail {
 	return out
 }
 
-// Visible returns a copy of e for a person's screen (the audit log).
+// Visible returns a copy of e for a person's screen (the audit log);
+// Tenant and Key stay the stored value (see Operation.Visible).
 func (e AuditEntry) Visible() AuditEntry {
-	e.Tenant, e.Key, e.Tool = textsafe.Visible(e.Tenant), textsafe.Visible(e.Key), textsafe.Visible(e.Tool)
+	e.Tool = textsafe.Visible(e.Tool)
 	e.Operator, e.Reason = textsafe.Visible(e.Operator), textsafe.Visible(e.Reason)
 	e.Evidence, e.NewKey = textsafe.Visible(e.Evidence), textsafe.Visible(e.NewKey)
 	return e
@@ -71,8 +78,7 @@ func (l *LinkRef) visible() *LinkRef {
 	if l == nil {
 		return nil
 	}
-	c := *l
-	c.Key = textsafe.Visible(c.Key)
+	c := *l // the key stays the stored value (see Operation.Visible)
 	return &c
 }
 

@@ -931,7 +931,7 @@ func (a actionModel) content(e env, w int, compact bool) *boxLines {
 		}
 	}
 	verb := strings.ToUpper(a.action.Verb()[:1]) + a.action.Verb()[1:]
-	name := a.op.Tenant + " / " + a.op.Key
+	name := oneLine(a.op.Tenant + " / " + a.op.Key)
 	if compact {
 		// One line: the review's rows name the tenant and key in full.
 		name = clipMiddle(name, max(inner-ansi.StringWidth(verb)-3, 8))
@@ -1039,8 +1039,8 @@ func (a actionModel) content(e env, w int, compact bool) *boxLines {
 			}
 			b.WriteString(line)
 		}
-		row("tenant", a.op.Tenant)
-		row("key", a.op.Key)
+		row("tenant", oneLine(a.op.Tenant))
+		row("key", oneLine(a.op.Key))
 		row("change", a.transition(s))
 		if a.action == model.ActionAuthorizeKey {
 			nk := a.value("New key")

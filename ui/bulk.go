@@ -154,7 +154,7 @@ func evalBulk(action model.Action, ops []model.Operation) bulkEval {
 				v.nCannotTell++
 			}
 		}
-		v.nameW = max(v.nameW, ansi.StringWidth(op.Tenant+"/"+op.Key))
+		v.nameW = max(v.nameW, ansi.StringWidth(oneLine(op.Tenant+"/"+op.Key)))
 	}
 	for pass := 0; pass < 2; pass++ {
 		for i := range ops {

@@ -117,7 +117,7 @@ func (c copyMenuModel) View(e env) string {
 				head = s.Selected.Render(mark + strconv.Itoa(i+1) + " " + it.Label)
 			}
 			lines := []string{head}
-			for _, line := range strings.Split(wrap(it.Text, textW, " /"), "\n") {
+			for _, line := range strings.Split(wrap(textsafe.Visible(it.Text), textW, " /"), "\n") { // copied whole, drawn inert
 				lines = append(lines, indent+line)
 			}
 			blocks[i], total = lines, total+len(lines)

@@ -114,7 +114,7 @@ func loadPage(ctx context.Context, st store.Ledger, req pageReq) tea.Cmd {
 		defer cancel()
 		rows, a, off, near, err := fetchPage(ctx, st, req)
 		for i := range rows {
-			rows[i] = rows[i].Visible() // the one sanitizer: nothing stored reaches the screen raw
+			rows[i] = rows[i].Visible() // the one sanitizer; tenant and key stay stored (the row is opened and decided by them) and are drawn through oneLine
 		}
 		return pageMsg{Seq: req.Seq, Rows: rows, Anchor: a, Offset: off, Near: near, Err: err}
 	}

@@ -276,7 +276,7 @@ func (d detailModel) view(e env, w, h int) string {
 	case d.d == nil && d.err != nil:
 		return "\n" + s.BannerErr.Render("  "+localTimes(oneLine(d.err.Error()), e)) + "\n" + s.Muted.Render("  esc goes back")
 	case d.d == nil:
-		return "\n" + s.Muted.Render("  loading "+or(d.target.Tenant+"/"+d.target.Key, "operation")+"…")
+		return "\n" + s.Muted.Render("  loading "+or(oneLine(d.target.Tenant+"/"+d.target.Key), "operation")+"…")
 	}
 	op := d.d.Operation
 	badge := s.State(op.State).Render(strings.ToUpper(string(op.State))) + s.Muted.Render(fmt.Sprintf(" · v%d", op.Version))
@@ -298,7 +298,7 @@ func (d detailModel) view(e env, w, h int) string {
 	}
 	back := "esc back to the list"
 	if len(d.history) > 0 {
-		back = "esc back to " + d.history[len(d.history)-1].Key
+		back = "esc back to " + oneLine(d.history[len(d.history)-1].Key)
 	}
 	status := s.Muted.Render(" " + back)
 	if d.err != nil {
@@ -409,7 +409,7 @@ func renderDetail(e env, d *model.Detail, replaced *replacedFinding, chk *checkS
 	case model.StateSuperseded:
 		nk := "the new key"
 		if d.SupersededBy != nil {
-			nk = d.SupersededBy.Key
+			nk = oneLine(d.SupersededBy.Key)
 		}
 		para(s.State(op.State).Render, fmt.Sprintf("An operator authorized a new key: retries of this key are told to use %s.", nk))
 		if op.Contradicted && d.SupersededBy != nil && d.SupersededBy.State != model.StateAuthorized {
@@ -522,8 +522,8 @@ func renderDetail(e env, d *model.Detail, replaced *replacedFinding, chk *checkS
 
 	line("")
 	line(" " + s.Section.Render("Operation"))
-	field("tenant", op.Tenant)
-	field("key", op.Key)
+	field("tenant", oneLine(op.Tenant))
+	field("key", oneLine(op.Key))
 	kind := "local effect"
 	// The operation says itself: an external one recorded its provider.
 	if op.Provider != "" {
@@ -554,9 +554,9 @@ func renderDetail(e env, d *model.Detail, replaced *replacedFinding, chk *checkS
 			// A new key was never sent: a lookup of its own key says
 			// nothing; the replaced key's finding binds its decision.
 			field("finding", findingStyle(s, replaced.Finding).Render(findingSentence(e, replaced.Finding))+
-				s.Muted.Render(" (of the key it replaced, "+replaced.Key+")"))
+				s.Muted.Render(" (of the key it replaced, "+oneLine(replaced.Key)+")"))
 		case replaced != nil:
-			field("finding", s.Muted.Render("not checked (the key it replaced, "+replaced.Key+")"))
+			field("finding", s.Muted.Render("not checked (the key it replaced, "+oneLine(replaced.Key)+")"))
 		case op.Finding != nil:
 			field("finding", findingStyle(s, op.Finding).Render(findingSentence(e, op.Finding)))
 		case op.Provider != "":
@@ -626,10 +626,10 @@ func renderDetail(e env, d *model.Detail, replaced *replacedFinding, chk *checkS
 		line("")
 		line(" " + s.Section.Render("Links"))
 		if d.SupersededBy != nil {
-			field("superseded by", s.Link.Render(op.Tenant+"/"+d.SupersededBy.Key)+"  "+s.State(d.SupersededBy.State).Render(string(d.SupersededBy.State))+s.Muted.Render("   > opens it"))
+			field("superseded by", s.Link.Render(oneLine(op.Tenant+"/"+d.SupersededBy.Key))+"  "+s.State(d.SupersededBy.State).Render(string(d.SupersededBy.State))+s.Muted.Render("   > opens it"))
 		}
 		if d.Supersedes != nil {
-			field("supersedes", s.Link.Render(op.Tenant+"/"+d.Supersedes.Key)+"  "+s.State(d.Supersedes.State).Render(string(d.Supersedes.State))+s.Muted.Render("   < opens it"))
+			field("supersedes", s.Link.Render(oneLine(op.Tenant+"/"+d.Supersedes.Key))+"  "+s.State(d.Supersedes.State).Render(string(d.Supersedes.State))+s.Muted.Render("   < opens it"))
 		}
 	}
 	return b.String()
@@ -669,7 +669,7 @@ func (c attemptCols) width() int {
 func layoutAttempts(atts []model.Attempt, w int) attemptCols {
 	c := attemptCols{outW: attOutW, traceW: 12, workerW: 12, dur: true}
 	for _, a := range atts {
-		c.traceW = max(c.traceW, min(ansi.StringWidth(a.TraceID), 36))
+		c.traceW = max(c.traceW, min(ansi.StringWidth(oneLine(a.TraceID)), 36))
 		c.workerW = max(c.workerW, min(ansi.StringWidth(a.WorkerID), 20))
 	}
 	limit := w - 1
@@ -766,8 +766,8 @@ func writeAttempts(b *strings.Builder, e env, atts []model.Attempt, w int) {
 		// A trace id is an opaque identifier, and a worker's names who
 		// made the attempt: never shown cut. One too long for its column,
 		// or whose column gave way, is written out in full under the row.
-		if a.TraceID != "" && ansi.StringWidth(a.TraceID) > c.traceW {
-			under("trace " + a.TraceID)
+		if a.TraceID != "" && ansi.StringWidth(oneLine(a.TraceID)) > c.traceW {
+			under("trace " + oneLine(a.TraceID))
 		}
 		if a.WorkerID != "" && ansi.StringWidth(a.WorkerID) > c.workerW {
 			under("worker " + a.WorkerID)

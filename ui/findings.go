@@ -522,9 +522,9 @@ func (r reviewModel) View(e env) string {
 		for _, o := range r.outcomes {
 			n[o.Verdict]++
 			if o.Verdict == reconcile.VerdictWritten {
-				lines = append(lines, s.BannerOK.Render("written ")+fmt.Sprintf(" %s/%s  %s → %s (v%d)", o.Tenant, o.Key, o.ExpectState, o.State, o.Version))
+				lines = append(lines, s.BannerOK.Render("written ")+fmt.Sprintf(" %s  %s → %s (v%d)", oneLine(o.Tenant+"/"+o.Key), o.ExpectState, o.State, o.Version))
 			} else {
-				lines = append(lines, s.BannerErr.Render(fmt.Sprintf("%-8s", o.Verdict))+fmt.Sprintf(" %s/%s  %s", o.Tenant, o.Key, localTimes(oneLine(errText(o.Err)), e)))
+				lines = append(lines, s.BannerErr.Render(fmt.Sprintf("%-8s", o.Verdict))+fmt.Sprintf(" %s  %s", oneLine(o.Tenant+"/"+o.Key), localTimes(oneLine(errText(o.Err)), e)))
 			}
 		}
 		summary := fmt.Sprintf("%s written", count(n[reconcile.VerdictWritten]))

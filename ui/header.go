@@ -47,7 +47,7 @@ func (m Model) headerLine(e env) string {
 		if m.scope == "" {
 			return s.HeaderVal.Render("all tenants")
 		}
-		name := m.scope
+		name := oneLine(m.scope)
 		if n > 0 {
 			name = clipMiddle(name, n)
 		}
@@ -136,7 +136,7 @@ func (m Model) headerLine(e env) string {
 			ledger, over = clipMiddle(ledger, lw-cut), over-cut
 		}
 		if over > 0 && m.scope != "" {
-			if sw := ansi.StringWidth(m.scope); sw > minScope {
+			if sw := ansi.StringWidth(oneLine(m.scope)); sw > minScope {
 				cut := min(over, sw-minScope)
 				scope, over = scopeIn(sw-cut), over-cut
 			}
@@ -327,7 +327,7 @@ func (m Model) bannerLines() []string {
 	case bannerOK:
 		style, mark = s.BannerOK, "✓"
 	}
-	text := localTimes(m.banner.text, m.env())
+	text := localTimes(textsafe.Lines(m.banner.text), m.env()) // a stored key or tenant, drawn
 	if m.banner.kind == bannerErr {
 		text += "  (esc dismisses)"
 	}

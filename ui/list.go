@@ -671,8 +671,8 @@ func layout(w int, rows []model.Operation, stuck bool) columns {
 		return min(n, ceil)
 	}
 	c := columns{
-		tenant: widest(func(o model.Operation) string { return o.Tenant }, 6, 20),
-		key:    widest(func(o model.Operation) string { return o.Key }, 10, 36),
+		tenant: widest(func(o model.Operation) string { return oneLine(o.Tenant) }, 6, 20),
+		key:    widest(func(o model.Operation) string { return oneLine(o.Key) }, 10, 36),
 		tool:   6,
 		ref:    widest(func(o model.Operation) string { return o.ProviderRef }, 3, 12),
 		// "not checked" is the narrowest a finding says anything in.

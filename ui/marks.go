@@ -87,7 +87,7 @@ func loadMarkAll(ctx context.Context, st store.Ledger, seq int, q store.ListQuer
 		q.Limit = reconcile.MaxBulk + 1
 		ops, err := st.List(ctx, q)
 		for i := range ops {
-			ops[i] = ops[i].Visible() // the one sanitizer (tenant and key come back unchanged)
+			ops[i] = ops[i].Visible() // for the screen; tenant and key stay the stored ones (the marks and their decisions name them)
 		}
 		msg := markAllMsg{Seq: seq, Err: err}
 		if len(ops) > reconcile.MaxBulk {

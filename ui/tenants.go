@@ -9,7 +9,6 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
-	"github.com/retrysafe/retrysafe/internal/textsafe"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/store"
 )
@@ -21,7 +20,7 @@ import (
 
 // tenantCount is one tenant's line.
 type tenantCount struct {
-	Tenant  string
+	Tenant  string // as stored (drawn through oneLine): the scope it picks
 	Unknown int
 	Total   int
 }
@@ -47,7 +46,7 @@ func loadTenants(ctx context.Context, st store.Ledger, seq int) tea.Cmd {
 			if err != nil {
 				return tenantsMsg{Seq: seq, Err: err}
 			}
-			out = append(out, tenantCount{Tenant: textsafe.Visible(t), Unknown: c.ByState[model.StateUnknown], Total: c.Total})
+			out = append(out, tenantCount{Tenant: t, Unknown: c.ByState[model.StateUnknown], Total: c.Total})
 		}
 		return tenantsMsg{Seq: seq, Tenants: out}
 	}
@@ -84,7 +83,7 @@ func (p pickerModel) shown() []tenantCount {
 		out = append(out, tenantCount{Tenant: ""})
 	}
 	for _, t := range p.tenants {
-		if strings.Contains(strings.ToLower(t.Tenant), strings.ToLower(p.typed)) {
+		if typed := strings.ToLower(p.typed); strings.Contains(strings.ToLower(t.Tenant), typed) || strings.Contains(strings.ToLower(oneLine(t.Tenant)), typed) {
 			out = append(out, t)
 		}
 	}

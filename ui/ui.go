@@ -328,6 +328,15 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 				return m, nil
 			}
 		}
+		if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste && m.overlay == overlayAction && m.action.stage == stageConfirm {
+			// A decision's review takes no burst, as it takes no paste:
+			// "override\n" pasted without bracketed paste arrives as one
+			// burst and an enter, and must not write against a finding.
+			if m.action.against() || m.action.overriding {
+				m.action.overrideErr = fmt.Sprintf("pasted text is not taken: type %q, or esc", overrideWord)
+			}
+			return m, nil
+		}
 		if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste {
 			// Keys typed faster than the terminal is read arrive as one
 			// message ("8/" then "task"): press them one at a time, so "/"
@@ -400,6 +409,11 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		}
 		m.leaseAlarm = time.Time{}
 		m.countsSeq++
+		if m.screen == screenDetail && m.detail.d != nil {
+			// An open detail of a claim says the lease ended, as the
+			// header and the list do, not "a worker holds the claim".
+			m.detail = m.detail.render(e)
+		}
 		return m, loadCounts(m.ctx, m.cfg.Store, m.countsSeq, m.scope)
 
 	case pageMsg:
