@@ -42,6 +42,12 @@ type Decision struct {
 	// Override is the explicit second confirmation of a decision against
 	// Finding.
 	Override bool
+	// SeenLookup, when set with Override, is the number of the latest
+	// lookup the operator saw (0: none; Target.Seen for one key): the
+	// decision is refused as stale if another lookup was recorded since —
+	// the confirmation was of the findings on screen, not of a "has it"
+	// another operator's check recorded in between.
+	SeenLookup *int
 }
 
 // Legal says which decisions an operation in state st allows; the console
@@ -139,6 +145,14 @@ func (s *Service) decide(ctx context.Context, d Decision, action model.Action, a
 	}
 	var out *model.Operation
 	err := s.Store.WithTx(ctx, func(tx store.Tx) error {
+		if d.Override && d.SeenLookup != nil {
+			if moved, err := lookedUpSince(tx, Target{Tenant: d.Tenant, Key: d.Key, Seen: d.SeenLookup}); err != nil || moved != nil {
+				if moved != nil {
+					return moved
+				}
+				return err
+			}
+		}
 		op, err := decideTx(tx, d, action, apply)
 		out = op
 		return err
@@ -188,17 +202,17 @@ func decideTx(tx store.Tx, d Decision, action model.Action, apply applyFunc) (*m
 		if ev := EvidenceOf(f); Against(action, ev) {
 			how, risk := "ops resolve --check --against-finding for one key, --against-finding with --yes for several, or the console", ""
 			if action == model.ActionMarkNotApplied {
-				how = "ops resolve --against-finding, for one key or with --yes for several, or the console"
+				how = "ops resolve --against-finding=DIGEST, for one key or with --yes for several — ops show and --dry-run print the digest of what they show — or the console"
 			}
 			if action == model.ActionAuthorizeKey {
-				how, risk = "ops supersede --against-finding, or the console", " (a new key would make the effect a second time)"
+				how, risk = "ops supersede --against-finding=DIGEST — ops show prints the digest of what it shows — or the console", " (a new key would make the effect a second time)"
 			}
 			return op, model.Errorf(model.CodeIllegal, "cannot %s %s/%s: %s, recorded %s by %s%s — deciding against it needs the explicit second confirmation (%s); nothing was written",
 				action.Verb(), d.Tenant, d.Key, textsafe.Visible(clipEvidence(FindingText(ev))), f.At.UTC().Format(time.RFC3339), textsafe.Visible(f.By), risk, how)
 		}
 	}
 	if ev := AppliedEvidence(*op); !d.Override && Against(action, ev) {
-		return op, model.Errorf(model.CodeIllegal, "cannot %s %s/%s: it is applied (%s) and only a late provider answer disagrees — if the effect did happen, a new key makes it a second time; check the provider (ops check), then confirm with ops supersede --against-finding, or the console's override; nothing was written",
+		return op, model.Errorf(model.CodeIllegal, "cannot %s %s/%s: it is applied (%s) and only a late provider answer disagrees — if the effect did happen, a new key makes it a second time; check the provider (ops check), then confirm with ops supersede --against-finding=DIGEST (ops show prints it), or the console's override; nothing was written",
 			action.Verb(), d.Tenant, d.Key, textsafe.Visible(clipEvidence(ev.Detail)))
 	}
 	from, ver := op.State, op.Version

@@ -64,7 +64,7 @@ func TestSupersedeAContradictedAppliedNeedsAgainstFinding(t *testing.T) {
 		t.Error("a refused supersede wrote to the ledger")
 	}
 	out, errText, code = cli(t, "ops", "supersede", "--db", db, "--tenant", "acme", "--key", "k", "--reason", "send it deliberately",
-		"--against-finding", "--new-key", "k2")
+		"--against-finding="+shownDigest(t, db, "k"), "--new-key", "k2")
 	if code != 0 || strings.TrimSpace(out) != "k2" {
 		t.Fatalf("supersede --against-finding: exit %d, %q %q; want the new key", code, out, errText)
 	}

@@ -124,6 +124,8 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (int,
 			return exitOK, false
 		}
 		msg := dashDash(err.Error())
+		// --against-finding stands alone or takes a digest: not "boolean".
+		msg = strings.Replace(msg, "invalid boolean value", "invalid value", 1)
 		if *repeated != "" {
 			msg = fmt.Sprintf("--%s was given more than once: give each flag once (nothing was done)", *repeated)
 		}

@@ -205,7 +205,7 @@ func TestCallExitCodesAndOutput(t *testing.T) {
 	// The provider has n-1's delivery (the reply was lost): supersede asks
 	// it first, so the resend is the second confirmation's.
 	cli(t, "ops", "check", "--db", db, "--tenant", "acme", "--key", "n-1") // seen: --against-finding confirms it
-	out, errText, code = cli(t, "ops", "supersede", "--db", db, "--tenant", "acme", "--key", "n-1", "--reason", "send it again on purpose", "--new-key", "n-1b", "--operator", "oncall", "--against-finding")
+	out, errText, code = cli(t, "ops", "supersede", "--db", db, "--tenant", "acme", "--key", "n-1", "--reason", "send it again on purpose", "--new-key", "n-1b", "--operator", "oncall", "--against-finding="+shownDigest(t, db, "n-1"))
 	if code != 0 || strings.TrimSpace(out) != "n-1b" {
 		t.Fatalf("supersede: exit %d, %q %q", code, out, errText)
 	}

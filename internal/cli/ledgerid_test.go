@@ -139,7 +139,7 @@ func TestSupersedeAgainstAHasItFindingNeedsAgainstFinding(t *testing.T) {
 	if after := digest(t, db); after != before {
 		t.Errorf("a refused supersede wrote to the ledger")
 	}
-	out, errText, code = cli(t, "ops", "supersede", "--db", db, "--tenant", "acme", "--key", "k", "--reason", "send it again", "--against-finding", "--new-key", "k2")
+	out, errText, code = cli(t, "ops", "supersede", "--db", db, "--tenant", "acme", "--key", "k", "--reason", "send it again", "--against-finding="+shownDigest(t, db, "k"), "--new-key", "k2")
 	if code != 0 || strings.TrimSpace(out) != "k2" {
 		t.Errorf("supersede --against-finding: exit %d, %q %q; want the new key", code, out, errText)
 	}

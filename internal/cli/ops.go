@@ -22,18 +22,21 @@ const opsUsage = `Usage:
   retrysafe ops list      [--state S] [--tenant T] [--tool X] [--search TEXT] [--finding F] [--limit N] [--before ID] [--json]
   retrysafe ops show      --tenant T --key K [--json]
   retrysafe ops resolve   --tenant T --key K --as applied|not-applied --reason TEXT [--evidence REF] [--operator NAME] [--expect-version N]
-                          [--check [--provider-db F] [--against-finding]] [--json]
+                          [--check [--provider-db F] [--against-finding[=DIGEST]]] [--json]
   retrysafe ops resolve   --tenant T --key K1[@V] --key K2[@V] ... | --state S [--tenant T] [--tool X] [--search TEXT] [--finding F]
-                          --as ... --reason ... [--evidence ...] [--provider-db F] [--against-finding] --dry-run | --yes [--json]
-  retrysafe ops supersede --tenant T --key K --reason TEXT [--evidence TEXT] [--new-key K2] [--against-finding] [--provider-db FILE] [--operator NAME] [--expect-version N] [--json]
+                          --as ... --reason ... [--evidence ...] [--provider-db F] [--against-finding[=DIGEST]] --dry-run | --yes [--json]
+  retrysafe ops supersede --tenant T --key K --reason TEXT [--evidence TEXT] [--new-key K2] [--against-finding[=DIGEST]] [--provider-db FILE] [--operator NAME] [--expect-version N] [--json]
   retrysafe ops check     --tenant T --key K [--provider-db FILE] [--operator NAME] [--read-only] [--json]
   retrysafe ops decisions [--tenant T] [--operator NAME] [--action applied|not-applied|new-key] [--limit N] [--json]
 Every one takes --db FILE|URL (a ledger file or a postgres:// URL; default $RETRYSAFE_DB, else ./retrysafe.db).
 Contradicted ("contradicted": true, ! in the console: a provider answer or lookup disagrees with the state): a
 failed one, a not_applied one (provider ignoring downstream keys) and a held new key (authorized) are not sent — their
 calls get exit 5 until a person marks them applied (ops resolve --as applied --evidence REF; a held new key: the
-replaced key's reference), or gives a failed or not_applied one a new key (ops supersede --against-finding); an applied
+replaced key's reference), or gives a failed or not_applied one a new key (ops supersede --against-finding=DIGEST); an applied
 one replays its receipt and may get a new key the same way.
+A decision against a provider's "has it" names it: ops show, ops check and --dry-run print the digest of the "has it"
+findings they show and the command with --against-finding=DIGEST; a run whose operations have others now (another
+operator's check recorded one since) is refused, nothing written. A bare --against-finding confirms no "has it".
 `
 
 func runOps(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -275,6 +278,10 @@ func opsShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, err)
 	}
+	// The digest of its "has it", for a decision against it to name
+	// (--against-finding=DIGEST), and the commands that would.
+	hs := hasIts([]model.Operation{d.Operation})
+	dg := digestOf(hs)
 	if *asJSON {
 		if d.Attempts == nil {
 			d.Attempts = []model.Attempt{}
@@ -282,9 +289,17 @@ func opsShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if d.Decisions == nil {
 			d.Decisions = []model.Decision{}
 		}
-		return printJSON(stdout, stderr, d)
+		return printJSON(stdout, stderr, struct {
+			*model.Detail
+			// AgainstFindingDigest: --against-finding=DIGEST of a decision
+			// against its "has it" (or receipt).
+			AgainstFindingDigest string `json:"against_finding_digest,omitempty"`
+		}{d, dg})
 	}
 	writeDetail(stdout, d)
+	if line := offer(hs, decideCommands(d.Operation, ledgerFlags(k.db, "", ""), dg)...); line != "" {
+		fmt.Fprintf(stdout, "\n%s\n", show(line))
+	}
 	return exitOK
 }
 
@@ -552,7 +567,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	yes := fs.Bool("yes", false, "several operations: write them (after a --dry-run)")
 	asJSON := fs.Bool("json", false, "one key: the operation after the decision; several: one JSON object per operation and result")
 	check := fs.Bool("check", false, "one key: ask the provider first and record its finding; it is the evidence, or must be overridden")
-	against := fs.Bool("against-finding", false, "with --check, with --as not-applied, or several operations: decide against a provider finding you have seen (the second confirmation); a \"has it\" this run's own check has just found is refused — run the same command again")
+	against := againstFlagVar(fs, "bare or =DIGEST — with --check, with --as not-applied, or several operations: decide against the provider's \"has it\" findings that ops show, ops check or --dry-run printed with this digest (the second confirmation); refused, nothing written, if these operations have others now (another operator's check recorded one since) or this run's own check finds one; bare (no digest): only against a \"has nothing\" (--as applied)")
 	pdb := fs.String("provider-db", "", "with --check, or --as not-applied (its provider is asked first): the sandbox provider file the calls used (default beside the ledger)")
 	cfgPath := configFlag(fs)
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
@@ -596,7 +611,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--expect-version is for one key; pin several with --key KEY@VERSION"))
 	case *check && (len(keys) != 1 || *dryRun || *yes):
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--check is for one key (several operations deciding not applied are checked first anyway)"))
-	case *against && !*check && !*dryRun && !*yes && action != model.ActionMarkNotApplied:
+	case against.set && !*check && !*dryRun && !*yes && action != model.ActionMarkNotApplied:
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--against-finding needs --check (the finding it overrides), or several operations (--dry-run / --yes)"))
 	}
 	// A key is read whole with --expect-version; else KEY@VERSION pins
@@ -657,10 +672,16 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			return fail(stderr, err)
 		}
 	}
-	d := reconcile.Decision{Tenant: *tenant, Key: "k", Operator: *operator, Reason: *reason, Evidence: *evidence, Override: *against}
+	d := reconcile.Decision{Tenant: *tenant, Key: "k", Operator: *operator, Reason: *reason, Evidence: *evidence, Override: against.set}
 	if len(targets) > 0 {
 		d.Key = targets[0].Key
 	}
+	// retry is this command line with --against-finding=DIGEST, for a
+	// refusal of one key's decision to offer (it names the "has it").
+	retry := func(dg string) string {
+		return commandAgain(fs, "ops resolve", ledgerFlags(*db, *pdb, *cfgPath), keys, " --against-finding="+dg)
+	}
+	checkOffer := "" // --check found a "has it": the command that confirms it
 	if *check {
 		// Nothing is asked (or recorded) for a command line that is wrong
 		// whatever the provider says: the key, the operator, the reason,
@@ -687,8 +708,23 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		var prior *model.Finding
 		if det, err := l.Store().Detail(ctx, d.Tenant, d.Key); err == nil {
 			prior = det.Operation.Finding
+			// --against-finding=DIGEST names the "has it" findings it
+			// confirms: checked before anything is asked or written.
+			if err := confirm(against, action, []model.Operation{det.Operation}, retry); err != nil {
+				l.Close()
+				return fail(stderr, err)
+			}
 		}
 		op, looked, err := l.Service().CheckAndRecord(ctx, d.Tenant, d.Key, "ops resolve --check by "+*operator)
+		if err == nil && d.Override {
+			// The lookups this run saw: another recorded before the write
+			// refuses it (Decision.SeenLookup).
+			d.SeenLookup = latestLookup(ctx, l, d.Tenant, d.Key)
+		}
+		after := againstOffer(ctx, l, d.Tenant, d.Key, retry)
+		if action != model.ActionMarkApplied && strings.HasPrefix(after, ": ") {
+			checkOffer = " — to decide against it all the same" + after
+		}
 		l.Close()
 		if err != nil {
 			return fail(stderr, err)
@@ -717,7 +753,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			if ev.Ref != "" {
 				what += " · " + ev.Ref
 			}
-			return fail(stderr, model.Errorf(model.CodeInvalid, "this run's provider check found the effect (%s), which --against-finding could not have confirmed: nothing was written; if you still %s against it, run the same command again", show(what), action.Verb()))
+			return fail(stderr, model.Errorf(model.CodeInvalid, "this run's provider check found the effect (%s), which --against-finding could not have confirmed: nothing was written; if you still %s against it%s", show(what), action.Verb(), after))
 		}
 		if action == model.ActionMarkApplied && ev.Found && strings.TrimSpace(d.Evidence) == "" {
 			d.Evidence = reconcile.RefEvidence(ev.Ref)
@@ -737,7 +773,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if len(ps) > 0 {
 		msg := ps[0].Message
 		if ps[0].Field == reconcile.FieldFinding {
-			msg += " (--against-finding)"
+			msg += " (--against-finding)" + checkOffer
 		}
 		if err := model.ValidateIdentity(d.Tenant, d.Key); err != nil && (d.Tenant != "" || len(keys) > 0) {
 			return fail(stderr, err)
@@ -778,9 +814,11 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			d.ExpectVersion = *expect
 		}
 		if lookFirst {
-			if err := lookFirstOne(ctx, l, action, d, "ops resolve by "+*operator, stderr); err != nil {
+			seen, err := lookFirstOne(ctx, l, action, d, "ops resolve by "+*operator, stderr, against, retry)
+			if err != nil {
 				return fail(stderr, err)
 			}
+			d.SeenLookup = seen
 		}
 		var op *model.Operation
 		if action == model.ActionMarkApplied {
@@ -789,7 +827,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			op, err = l.Service().MarkNotApplied(ctx, d)
 		}
 		if err != nil {
-			return fail(stderr, err)
+			return fail(stderr, offerOnRefusal(ctx, l, err, action, d, retry))
 		}
 		from := "?"
 		if det, err := l.Store().Detail(ctx, op.Tenant, op.Key); err == nil && len(det.Decisions) > 0 {
@@ -841,6 +879,16 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			ops = append(ops, *op)
 		}
 	}
+	if *yes {
+		// --against-finding=DIGEST names the "has it" findings the
+		// operator confirmed (their --dry-run printed it): other ones now
+		// — another operator's check recorded one since — refuse the run
+		// whole, before anything is asked or written. Bare, it confirms
+		// none.
+		if err := confirm(against, action, ops, nil); err != nil {
+			return fail(stderr, err)
+		}
+	}
 	// asked: the finding this run's look-first recorded on a row ("" for
 	// a row it did not ask about) — shown with its result.
 	asked := make([]*model.Finding, len(ops))
@@ -885,7 +933,23 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		for i, op := range ops {
 			refs[i] = receiptRef(ctx, l.Store(), op)
 		}
-		return printBulkPlan(stdout, action, ops, targets, left, refs, *against, *asJSON)
+		// The digest of the "has it" findings shown, and the --yes that
+		// decides against exactly them, when one of them is in the way.
+		hs, dg, line := hasIts(ops), "", ""
+		for _, op := range ops {
+			if is, _ := reconcile.AgainstFinding(action, op); is && action != model.ActionMarkApplied && reconcile.AllowedFor(op, action) {
+				dg = digestOf(hs)
+				line = offer(hs, commandAgain(fs, "ops resolve", ledgerFlags(*db, *pdb, *cfgPath), keys, " --yes --against-finding="+dg, "dry-run", "yes"))
+				break
+			}
+		}
+		override := against.set && confirm(against, action, ops, nil) == nil
+		return printBulkPlan(stdout, action, ops, targets, left, refs, override, *asJSON, dg, line)
+	}
+	if against.set {
+		// The lookups this run saw: one recorded before a row's write
+		// refuses that row (Target.Seen).
+		reconcile.SeeLookups(targets, ops)
 	}
 	notes := make([]bulkNote, len(ops))
 	for i, op := range ops {
@@ -906,7 +970,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	var proposed []reconcile.Target
 	var at []int
 	for i, op := range ops {
-		unseen := *against && asked[i] != nil && asked[i].Kind == model.FindingHasIt && notes[i].Against != "" &&
+		unseen := against.set && asked[i] != nil && asked[i].Kind == model.FindingHasIt && notes[i].Against != "" &&
 			!(knew[i] && (priorF[i] == nil || priorF[i].Kind != model.FindingHasIt || seenHasIt(priorF[i], asked[i].Ref, asked[i].Detail))) &&
 			reconcile.AllowedFor(op, action)
 		switch {
@@ -919,7 +983,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 				Err: model.Errorf(model.CodeIllegal, "%s/%s: not decided on its finding: %s — nothing was written", op.Tenant, op.Key, left[i])}
 		case unseen:
 			out[i] = reconcile.Outcome{Target: targets[i], Verdict: reconcile.VerdictIllegal, State: op.State, Version: op.Version,
-				Err: model.Errorf(model.CodeIllegal, "%s/%s: this run's provider check found the effect — --against-finding confirms only a finding you could have seen, and nobody had seen this one; nothing was written: review it (--dry-run), then run again to decide against it",
+				Err: model.Errorf(model.CodeIllegal, "%s/%s: this run's provider check found the effect — --against-finding confirms only a finding you could have seen, and nobody had seen this one; nothing was written: review it (--dry-run prints it and the digest to confirm it with), then run again with --against-finding=DIGEST to decide against it",
 					op.Tenant, op.Key)}
 		default:
 			proposed, at = append(proposed, targets[i]), append(at, i)
@@ -962,26 +1026,37 @@ type bulkNote struct {
 }
 
 // lookFirstOne is reconcile.LookFirst for one key's "not applied" or new
-// key (ops supersede): the provider is asked when the operation needs it
-// (Service.NeedsLook), the finding is recorded and said on stderr; the
-// decision that follows is bound by it (refused against a "has it"
-// unless d.Override).
-func lookFirstOne(ctx context.Context, l *ledger.Ledger, action model.Action, d reconcile.Decision, by string, stderr io.Writer) error {
+// key (ops supersede): --against-finding=DIGEST is checked first against
+// the operation as read (confirm), then the provider is asked when the
+// operation needs it (Service.NeedsLook), the finding is recorded and said
+// on stderr; the decision that follows is bound by it (refused against a
+// "has it" unless d.Override). seen is the number of the latest lookup
+// this run saw, for Decision.SeenLookup (with --against-finding).
+func lookFirstOne(ctx context.Context, l *ledger.Ledger, action model.Action, d reconcile.Decision, by string, stderr io.Writer, a *againstFlag, retry func(string) string) (seen *int, err error) {
 	det, err := l.Store().Detail(ctx, d.Tenant, d.Key)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	if err := confirm(a, action, []model.Operation{det.Operation}, retry); err != nil {
+		return nil, err
+	}
+	if d.Override {
+		seen = lookupSeq(det)
 	}
 	if !l.Service().NeedsLook(action, det.Operation) {
-		return nil
+		return seen, nil
 	}
 	prior := det.Operation.Finding
 	ops, err := l.Service().LookFirst(ctx, action, []model.Operation{det.Operation}, by)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	f := ops[0].Finding
 	if f == nil {
-		return nil
+		return seen, nil
+	}
+	if d.Override {
+		seen = latestLookup(ctx, l, d.Tenant, d.Key)
 	}
 	what := f.Kind.Words()
 	if f.Kind == model.FindingHasIt && f.Ref != "" {
@@ -1004,9 +1079,67 @@ func lookFirstOne(ctx context.Context, l *ledger.Ledger, action model.Action, d 
 	}
 	fmt.Fprintf(stderr, "provider check: %s: %s (recorded as a finding%s)\n", show(what), show(f.Detail), then)
 	if f.Kind == model.FindingHasIt && d.Override && !seenHasIt(prior, f.Ref, f.Detail) {
-		return model.Errorf(model.CodeInvalid, "this run's provider check found the effect (%s), which --against-finding could not have confirmed: nothing was written; if you still %s against it, run the same command again", what, action.Verb())
+		return nil, model.Errorf(model.CodeInvalid, "this run's provider check found the effect (%s), which --against-finding could not have confirmed: nothing was written; if you still %s against it%s",
+			what, action.Verb(), againstOffer(ctx, l, d.Tenant, d.Key, retry))
 	}
-	return nil
+	return seen, nil
+}
+
+// lookupSeq is the number of det's operation's latest lookup (0: none),
+// by the rule the write's Decision.SeenLookup compares with.
+func lookupSeq(det *model.Detail) *int {
+	seq := 0
+	if f := model.LatestFinding(det.Operation.Provider, det.Attempts); f != nil {
+		seq = f.Seq
+	}
+	return &seq
+}
+
+// latestLookup is lookupSeq of tenant/key as read now; nil if it cannot
+// be read (the write then compares nothing more).
+func latestLookup(ctx context.Context, l *ledger.Ledger, tenant, key string) *int {
+	det, err := l.Store().Detail(ctx, tenant, key)
+	if err != nil {
+		return nil
+	}
+	return lookupSeq(det)
+}
+
+// againstOffer ends a refusal of a "has it" this run has just shown: the
+// command that decides against it, with its digest (the refusal names
+// it: it has been seen now) — ": retrysafe … --against-finding=D" — or
+// ", run the same command again" when it cannot be read.
+func againstOffer(ctx context.Context, l *ledger.Ledger, tenant, key string, retry func(string) string) string {
+	det, err := l.Store().Detail(ctx, tenant, key)
+	if err != nil {
+		return ", look at it (ops show prints it and its digest) and run the command again with --against-finding=DIGEST"
+	}
+	dg := digestOf(hasIts([]model.Operation{det.Operation}))
+	if dg == "" {
+		return ", run the same command again"
+	}
+	return ": " + retry(dg)
+}
+
+// offerOnRefusal is err — the write's refusal of a decision against a
+// "has it" without --against-finding — with the command that confirms
+// it, by its digest: the refusal named it.
+func offerOnRefusal(ctx context.Context, l *ledger.Ledger, err error, action model.Action, d reconcile.Decision, retry func(string) string) error {
+	if d.Override || action == model.ActionMarkApplied || !model.IsCode(err, model.CodeIllegal) {
+		return err
+	}
+	det, derr := l.Store().Detail(ctx, d.Tenant, d.Key)
+	if derr != nil {
+		return err
+	}
+	if is, _ := reconcile.AgainstFinding(action, det.Operation); !is || !reconcile.AllowedFor(det.Operation, action) {
+		return err
+	}
+	dg := digestOf(hasIts([]model.Operation{det.Operation}))
+	if dg == "" {
+		return err
+	}
+	return model.Errorf(model.CodeIllegal, "%s — to decide against it all the same: %s", strings.TrimSpace(err.Error()), retry(dg))
 }
 
 // seenHasIt reports whether a "has it" (its reference and the provider's
@@ -1067,7 +1200,11 @@ func targetsByFinding(svc *reconcile.Service, action model.Action, ops []model.O
 // or why it would be refused. targets (with their own evidence) and left
 // (why nothing is proposed) are set for a decision by finding; refs are
 // the references the receipts of a "mark applied" would name (receiptRef).
-func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation, targets []reconcile.Target, left, refs []string, override, asJSON bool) int {
+//
+// dg is the digest of the "has it" findings listed and offerLine the
+// command that decides against them (--against-finding=dg), when one of
+// them is in the way ("" otherwise).
+func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation, targets []reconcile.Target, left, refs []string, override, asJSON bool, dg, offerLine string) int {
 	type row struct {
 		Tenant  string      `json:"tenant"`
 		Key     string      `json:"key"`
@@ -1089,6 +1226,9 @@ func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation,
 		// the "has it" that binds this operation, which its receipt
 		// names (reconcile.DecideMany), not the evidence typed for all.
 		ReceiptRef string `json:"receipt_ref,omitempty"`
+		// Digest: the run's --against-finding=DIGEST, the digest of the
+		// "has it" findings listed (the same on every row).
+		Digest string `json:"against_finding_digest,omitempty"`
 	}
 	rows := make([]row, 0, len(ops))
 	cannotWhy := make([]string, 0, len(ops)) // a "cannot tell" row's reason, for the text
@@ -1108,7 +1248,7 @@ func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation,
 				why = "the provider check found the effect (--against-finding)"
 			}
 		}
-		r := row{Tenant: op.Tenant, Key: op.Key, From: op.State, Version: op.Version, To: action.Target(), Against: against}
+		r := row{Tenant: op.Tenant, Key: op.Key, From: op.State, Version: op.Version, To: action.Target(), Against: against, Digest: dg}
 		if op.Finding != nil {
 			r.Finding = op.Finding.Kind.Words()
 		}
@@ -1191,6 +1331,9 @@ func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation,
 		summary += " Run again with --yes instead of --dry-run to write them (each is refused if it changed since)."
 	}
 	fmt.Fprintln(stdout, summary)
+	if offerLine != "" {
+		fmt.Fprintln(stdout, show(offerLine))
+	}
 	return exitOK
 }
 
@@ -1259,7 +1402,7 @@ func opsSupersede(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	var f decisionFlags
 	f.register(fs)
 	newKey := fs.String("new-key", "", "the new key (default: derived from the old one)")
-	against := fs.Bool("against-finding", false, "authorize it even though the provider has the effect (a finding recorded before this run; one this run's own check has just found is refused — run the same command again), or it is applied and only a late answer disagrees (the second confirmation: the new key makes it again)")
+	against := againstFlagVar(fs, "bare or =DIGEST — authorize it even though the provider has the effect — the \"has it\" (or an applied operation's receipt, which only a late answer disagrees with) that ops show or ops check printed with this digest (the second confirmation: the new key makes it again); refused, nothing written, if it has another now (another operator's check recorded one since) or this run's own check finds one")
 	asJSON := fs.Bool("json", false, `one line: {"operation": the superseded operation, "new_key": the authorized key}`)
 	pdb := fs.String("provider-db", "", "the sandbox provider file the calls used, asked first (default beside the ledger)")
 	cfgPath := configFlag(fs)
@@ -1275,7 +1418,7 @@ func opsSupersede(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	d := f.decision()
 	d.NewKey = *newKey
-	d.Override = *against
+	d.Override = against.set
 	if err := d.Validate(model.ActionAuthorizeKey); err != nil {
 		return fail(stderr, err)
 	}
@@ -1298,12 +1441,17 @@ func opsSupersede(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			return fail(stderr, err)
 		}
 	}
-	if err := lookFirstOne(ctx, l, model.ActionAuthorizeKey, d, "ops supersede by "+d.Operator, stderr); err != nil {
-		return fail(stderr, err)
+	retry := func(dg string) string {
+		return commandAgain(fs, "ops supersede", ledgerFlags(f.db, *pdb, *cfgPath), nil, " --against-finding="+dg)
 	}
-	old, n, err := l.Service().AuthorizeNewKey(ctx, d)
+	seen, err := lookFirstOne(ctx, l, model.ActionAuthorizeKey, d, "ops supersede by "+d.Operator, stderr, against, retry)
 	if err != nil {
 		return fail(stderr, err)
+	}
+	d.SeenLookup = seen
+	old, n, err := l.Service().AuthorizeNewKey(ctx, d)
+	if err != nil {
+		return fail(stderr, offerOnRefusal(ctx, l, err, model.ActionAuthorizeKey, d, retry))
 	}
 	if det, err := l.Store().Detail(ctx, old.Tenant, old.Key); err == nil {
 		old = shownAs(old, det)
@@ -1369,6 +1517,15 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if !looked.Recorded {
 		recorded = "not recorded: the ledger is open read-only"
 	}
+	// The digest of the "has it" now recorded (this check's, or an
+	// earlier one that still binds), for a decision against it to name.
+	var hs []hasIt
+	var now model.Operation
+	if det, err := l.Store().Detail(ctx, k.tenant, k.key); err == nil && looked.Recorded {
+		now = det.Operation
+		hs = hasIts([]model.Operation{now})
+	}
+	dg := digestOf(hs)
 	if *asJSON {
 		c := printJSON(stdout, stderr, struct {
 			Tenant   string        `json:"tenant"`
@@ -1385,7 +1542,10 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			// live (its request may still be on its way): the finding is
 			// cannot tell, never has nothing (exit 2).
 			InFlight bool `json:"in_flight,omitempty"`
-		}{op.Tenant, op.Key, op.State, op.Version, ev, looked.Finding, looked.Recorded, looked.ReplacedKey, looked.InFlight})
+			// AgainstFindingDigest: --against-finding=DIGEST of a decision
+			// against its recorded "has it".
+			AgainstFindingDigest string `json:"against_finding_digest,omitempty"`
+		}{op.Tenant, op.Key, op.State, op.Version, ev, looked.Finding, looked.Recorded, looked.ReplacedKey, looked.InFlight, dg})
 		if c == exitOK && looked.Err != nil {
 			return exitInvalid
 		}
@@ -1418,6 +1578,9 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		fmt.Fprintf(stdout, "to settle: %s\n", show(oneLine(fmt.Sprintf("retrysafe ops resolve%s --tenant %s --key %s%s --as applied --evidence %s --reason \"provider lookup found it\"",
 			ledgerFlags(k.db, *pdb, *cfgPath), textsafe.ShellWord(op.Tenant), textsafe.ShellWord(op.Key), pin, textsafe.ShellWord(ev.Ref)))))
+	}
+	if line := offer(hs, decideCommands(now, ledgerFlags(k.db, *pdb, *cfgPath), dg)...); line != "" {
+		fmt.Fprintln(stdout, show(line))
 	}
 	return exitOK
 }

@@ -91,7 +91,7 @@ func TestOpsDecisionsListsTheAuditLog(t *testing.T) {
 	// a finding recorded before its run.
 	cli(t, "ops", "check", "--db", db, "--tenant", "acme", "--key", "a-2")
 	if _, errText, code := cli(t, "ops", "resolve", "--db", db, "--tenant", "acme", "--key", "a-2", "--as", "not-applied",
-		"--reason", "nothing there", "--evidence", "INC-9", "--operator", "bob", "--against-finding"); code != 0 {
+		"--reason", "nothing there", "--evidence", "INC-9", "--operator", "bob", "--against-finding="+shownDigest(t, db, "a-2")); code != 0 {
 		t.Fatal(errText)
 	}
 	out, _, code := cli(t, "ops", "decisions", "--db", db)
@@ -123,7 +123,7 @@ func TestOpsResolveCheckUsesTheFinding(t *testing.T) {
 	if code != 2 || !strings.Contains(errText, "the provider check found the effect") || !strings.Contains(errText, "--against-finding") {
 		t.Fatalf("not applied against a delivery: exit %d %q", code, errText)
 	}
-	out, errText, code := cli(t, append(base, "--key", "c-1", "--as", "not-applied", "--reason", "customer says no", "--evidence", "ticket 1", "--against-finding")...)
+	out, errText, code := cli(t, append(base, "--key", "c-1", "--as", "not-applied", "--reason", "customer says no", "--evidence", "ticket 1", "--against-finding="+digestIn(t, errText))...)
 	if code != 0 || !strings.Contains(out, "unknown → not_applied") {
 		t.Fatalf("with --against-finding: exit %d %q %q", code, out, errText)
 	}
@@ -420,6 +420,13 @@ func TestOpsResolveSeveralNotAppliedLooksFirst(t *testing.T) {
 	}
 	out, errText, code = cli(t, "ops", "resolve", "--db", db, "--tenant", "acme", "--as", "not-applied",
 		"--reason", "customer says nothing arrived", "--evidence", "ticket 9", "--operator", "alice", "--key", "h-2", "--yes", "--against-finding")
+	if code != 2 || !strings.Contains(errText, "bare --against-finding confirms none") || decisions("h-2") != 0 {
+		t.Fatalf("bare --against-finding: exit %d\n%s%s", code, out, errText)
+	}
+	dry, _, _ := cli(t, "ops", "resolve", "--db", db, "--tenant", "acme", "--as", "not-applied",
+		"--reason", "customer says nothing arrived", "--evidence", "ticket 9", "--operator", "alice", "--key", "h-2", "--dry-run")
+	out, errText, code = cli(t, "ops", "resolve", "--db", db, "--tenant", "acme", "--as", "not-applied",
+		"--reason", "customer says nothing arrived", "--evidence", "ticket 9", "--operator", "alice", "--key", "h-2", "--yes", "--against-finding="+digestIn(t, dry))
 	if code != 0 || decisions("h-2") != 1 {
 		t.Fatalf("--against-finding: exit %d\n%s%s", code, out, errText)
 	}

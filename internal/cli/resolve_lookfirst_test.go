@@ -32,15 +32,23 @@ func TestOneKeyNotAppliedAsksTheProviderFirst(t *testing.T) {
 	}{
 		{name: "has it: refused", key: "lf-1", code: 2, stderr: []string{"provider check: ", "the provider check found the effect", "--against-finding"}, state: "unknown", sends: 1},
 		// --against-finding confirms only a finding the operator could
-		// have seen: one this very run found is refused; run again, the
-		// recorded "has it" is confirmed (no --check needed).
-		{name: "has it found by this run, --against-finding: refused", key: "lf-2", extra: []string{"--against-finding"}, code: 2, stderr: []string{"provider check: ", "this run's provider check found the effect", "run the same command again"}, state: "unknown", sends: 1},
-		{name: "has it seen in the run before, --against-finding: written", key: "lf-2", extra: []string{"--against-finding"}, code: 0, state: "not_applied", sends: 2},
+		// have seen: one this very run found is refused, naming it and
+		// its digest; bare, it confirms none; with the digest ops show
+		// prints, the recorded "has it" is confirmed (no --check needed).
+		{name: "has it found by this run, --against-finding: refused", key: "lf-2", extra: []string{"--against-finding"}, code: 2, stderr: []string{"provider check: ", "this run's provider check found the effect", "--against-finding="}, state: "unknown", sends: 1},
+		{name: "has it recorded, bare --against-finding: refused", key: "lf-2", extra: []string{"--against-finding"}, code: 2, stderr: []string{"bare --against-finding confirms none", "--against-finding="}, state: "unknown", sends: 1},
+		{name: "has it seen in the run before, --against-finding=DIGEST: written", key: "lf-2", extra: []string{"--against-finding=SHOWN"}, code: 0, state: "not_applied", sends: 2},
 		{name: "cannot tell: the typed evidence decides", key: "lf-3", extra: []string{"--provider-db", filepath.Join(t.TempDir(), "missing.db")}, code: 0, stderr: []string{"cannot tell"}, state: "not_applied", sends: 2},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			out, errText, code := resolve(c.key, c.extra...)
+			extra := append([]string{}, c.extra...)
+			for i, e := range extra {
+				if e == "--against-finding=SHOWN" {
+					extra[i] = "--against-finding=" + shownDigest(t, db, c.key)
+				}
+			}
+			out, errText, code := resolve(c.key, extra...)
 			if code != c.code {
 				t.Fatalf("exit %d, want %d\n%s%s", code, c.code, out, errText)
 			}
@@ -74,19 +82,24 @@ func TestCheckAgainstFindingRefusesTheHasItItJustFound(t *testing.T) {
 	if _, _, code := cli(t, callArgs(db, "acme", "kc", "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
 		t.Fatalf("setup: exit %d", code)
 	}
-	resolve := func() (string, int) {
+	resolve := func(flag string) (string, int) {
 		_, errText, code := cli(t, "ops", "resolve", "--db", db, "--tenant", "acme", "--key", "kc", "--as", "not-applied",
-			"--evidence", "INC", "--reason", "r", "--operator", "alice", "--check", "--against-finding")
+			"--evidence", "INC", "--reason", "r", "--operator", "alice", "--check", flag)
 		return errText, code
 	}
-	if errText, code := resolve(); code != 2 || !strings.Contains(errText, "run the same command again") {
-		t.Fatalf("first run: exit %d, want 2 and 'run the same command again':\n%s", code, errText)
+	errText, code := resolve("--against-finding")
+	d := digestIn(t, errText)
+	if code != 2 || d == "" || !strings.Contains(errText, "--check") {
+		t.Fatalf("first run: exit %d, want 2 and the command with its digest:\n%s", code, errText)
 	}
 	if n := deliveries(t, db, "acme", "kc"); n != 1 {
 		t.Fatalf("%d deliveries", n)
 	}
-	if errText, code := resolve(); code != 0 {
-		t.Fatalf("second run (the finding seen): exit %d:\n%s", code, errText)
+	if errText, code := resolve("--against-finding"); code != 2 || !strings.Contains(errText, "bare --against-finding confirms none") {
+		t.Fatalf("second run, bare: exit %d, want 2:\n%s", code, errText)
+	}
+	if errText, code := resolve("--against-finding=" + d); code != 0 {
+		t.Fatalf("third run (the finding seen, named): exit %d:\n%s", code, errText)
 	}
 }
 
@@ -99,15 +112,17 @@ func TestAgainstFindingDoesNotConfirmANewDeliveryBehindAStaleHasIt(t *testing.T)
 		_, _, code := cli(t, callArgs(db, "acme", "ks", "send_notification", notifyArgs, extra...)...)
 		return code
 	}
+	var d string
 	resolve := func() (string, int) {
 		_, errText, code := cli(t, "ops", "resolve", "--db", db, "--tenant", "acme", "--key", "ks", "--as", "not-applied",
-			"--evidence", "INC", "--reason", "r", "--operator", "alice", "--against-finding")
+			"--evidence", "INC", "--reason", "r", "--operator", "alice", "--against-finding="+d)
 		return errText, code
 	}
 	if code := call("--fault", "lose-reply"); code != 5 {
 		t.Fatalf("setup: exit %d", code)
 	}
 	cli(t, "ops", "check", "--db", db, "--tenant", "acme", "--key", "ks")
+	d = shownDigest(t, db, "ks")
 	if errText, code := resolve(); code != 0 {
 		t.Fatalf("first decision (seen): exit %d\n%s", code, errText)
 	}

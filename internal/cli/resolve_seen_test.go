@@ -40,15 +40,16 @@ func TestAgainstFindingDoesNotConfirmAHasItFoundByThisRun(t *testing.T) {
 				t.Fatal(err)
 			}
 			base := []string{"ops", "resolve", "--db", db, "--tenant", "acme", "--key", "x", "--key", "y", "--as", "not-applied",
-				"--evidence", "INC-1", "--reason", "never sent", "--operator", "alice", "--against-finding"}
+				"--evidence", "INC-1", "--reason", "never sent", "--operator", "alice"}
 			out, errText, code := cli(t, append(base, "--dry-run")...)
-			if code != 0 || !strings.Contains(out, "cannot tell") {
+			seen := digestIn(t, out) // x's "has it", shown
+			if code != 0 || !strings.Contains(out, "cannot tell") || seen == "" {
 				t.Fatalf("dry run: exit %d\n%s%s", code, out, errText)
 			}
 			if err := os.Rename(moved, pdb); err != nil {
 				t.Fatal(err)
 			}
-			args := append(base, "--yes")
+			args := append(base, "--yes", "--against-finding="+seen)
 			if asJSON {
 				args = append(args, "--json")
 			}
@@ -84,9 +85,10 @@ func TestAgainstFindingDoesNotConfirmAHasItFoundByThisRun(t *testing.T) {
 			if n := deliveries(t, db, "acme", "y"); n != 1 {
 				t.Fatalf("y: %d deliveries after its next call, want 1", n)
 			}
-			// Seen now (printed, recorded): a second run confirms it.
+			// Seen now (printed, recorded; ops show gives its digest): a
+			// second run confirms it.
 			out, errText, code = cli(t, "ops", "resolve", "--db", db, "--tenant", "acme", "--key", "y", "--key", "z", "--as", "not-applied",
-				"--evidence", "INC-1", "--reason", "never sent", "--operator", "alice", "--against-finding", "--yes")
+				"--evidence", "INC-1", "--reason", "never sent", "--operator", "alice", "--against-finding="+shownDigest(t, db, "y"), "--yes")
 			// y's finding was printed: confirmed now; z's is new: refused.
 			rows := map[string]string{}
 			for _, l := range strings.Split(out, "\n") {

@@ -16,11 +16,11 @@ func TestOpsCheckOfAFailedOperationItFindsSaysHowToSettleIt(t *testing.T) {
 	if _, _, code := cli(t, callArgs(db, "acme", "k", "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
 		t.Fatalf("setup call: exit %d; want 5", code)
 	}
-	// The provider's "has it" seen first: --against-finding confirms only
-	// a finding recorded before its run.
+	// The provider's "has it" seen first (ops show prints its digest):
+	// --against-finding=DIGEST confirms it.
 	cli(t, "ops", "check", "--db", db, "--tenant", "acme", "--key", "k")
 	if _, errText, code := cli(t, "ops", "resolve", "--db", db, "--tenant", "acme", "--key", "k", "--as", "not-applied",
-		"--evidence", "the customer says nothing came", "--reason", "customer", "--against-finding"); code != 0 {
+		"--evidence", "the customer says nothing came", "--reason", "customer", "--against-finding="+shownDigest(t, db, "k")); code != 0 {
 		t.Fatalf("mark not applied: exit %d: %s", code, errText)
 	}
 	if _, _, code := cli(t, callArgs(db, "acme", "k", "send_notification", notifyArgs, "--fault", "reject")...); code != 8 {

@@ -32,7 +32,7 @@ func TestSupersedeAsksTheProviderFirst(t *testing.T) {
 		if out, _, _ := cli(t, "ops", "show", "--db", db, "--tenant", "acme", "--key", "s"); !strings.Contains(out, "has it") {
 			t.Errorf("ops show after the refused supersede does not show the recorded finding:\n%s", out)
 		}
-		out, errText, code = cli(t, "ops", "supersede", "--db", db, "--tenant", "acme", "--key", "s", "--reason", "resend on purpose", "--new-key", "s3", "--against-finding")
+		out, errText, code = cli(t, "ops", "supersede", "--db", db, "--tenant", "acme", "--key", "s", "--reason", "resend on purpose", "--new-key", "s3", "--against-finding="+digestIn(t, errText))
 		if code != 0 || strings.TrimSpace(out) != "s3" {
 			t.Fatalf("supersede --against-finding: exit %d, %q %q", code, out, errText)
 		}
