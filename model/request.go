@@ -53,6 +53,11 @@ func (r *Registry) Prepare(req Request) (*Prepared, error) {
 	if err := ValidateIdentity(req.Tenant, req.Key); err != nil {
 		return nil, err
 	}
+	// Only a call is held to this: an operation recorded before it keeps
+	// its key, and a person can still open and decide it.
+	if err := unstacked(req.Tenant, req.Key); err != nil {
+		return nil, err
+	}
 	if !ValidTraceID(req.TraceID) {
 		return nil, Errorf(CodeInvalid, "trace id must be printable UTF-8, at most %d bytes", MaxTraceLen)
 	}
@@ -93,6 +98,18 @@ func (r *Registry) Prepare(req Request) (*Prepared, error) {
 	return p, nil
 }
 
+// unstacked refuses a tenant or key stacking more than textsafe.MaxMarks
+// combining marks: shown, the rest are escaped (\u0301) and the name reads
+// as another name that holds those escapes as text.
+func unstacked(tenant, key string) error {
+	for _, n := range [][2]string{{"tenant", tenant}, {"key", key}} {
+		if !textsafe.Clean(n[1]) {
+			return Errorf(CodeInvalid, "%s must not stack more than %d combining marks on one character", n[0], textsafe.MaxMarks)
+		}
+	}
+	return nil
+}
+
 // ValidateIdentity checks a (tenant, key) pair.
 func ValidateIdentity(tenant, key string) error {
 	if err := validateName("tenant", tenant, MaxTenantLen); err != nil {
@@ -111,10 +128,6 @@ func validateName(what, s string, max int) error {
 		return Errorf(CodeInvalid, "%s is %d characters; at most %d", what, utf8.RuneCountInString(s), max)
 	case hasControl(s):
 		return Errorf(CodeInvalid, "%s must be printable: no control, format or invisible characters", what)
-	case !textsafe.Clean(s):
-		// Shown, the marks past the third are escaped (\u0301): the name
-		// would read as another name that holds those escapes as text.
-		return Errorf(CodeInvalid, "%s must not stack more than %d combining marks on one character", what, textsafe.MaxMarks)
 	case s != trimSpace(s):
 		return Errorf(CodeInvalid, "%s must not start or end with whitespace", what)
 	}

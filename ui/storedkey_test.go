@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"database/sql"
 	"encoding/base64"
 	"strings"
 	"testing"
@@ -23,11 +24,23 @@ func zalgoPair(t *testing.T) (l *ledger, e, f string) {
 	e = "e" + strings.Repeat("\u0301", 10) + "Z"
 	f = "e" + strings.Repeat("\u0301", 3) + strings.Repeat(`\u0301`, 7) + "Z"
 	l = newLedger(t)
-	l.unknown(t, "acme", f, "F-has-it@x")
-	l.inFlight(t, "acme", e, "E-nothing@x")
+	l.unknown(t, "acme", "F-KEY", "F-has-it@x")
+	l.inFlight(t, "acme", "E-KEY", "E-nothing@x")
 	l.clock.Advance(2 * time.Hour)
 	if _, err := l.svc.Sweep(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+	// Such keys are refused now (model.ValidateIdentity); a ledger written
+	// before that may hold them.
+	db, err := sql.Open("sqlite", "file:"+l.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for old, key := range map[string]string{"E-KEY": e, "F-KEY": f} {
+		if _, err := db.Exec(`UPDATE operations SET op_key = ? WHERE tenant = 'acme' AND op_key = ?`, key, old); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if st := l.get(t, "acme", e).Operation.State; st != model.StateUnknown {
 		t.Fatalf("setup: E is %s", st)
