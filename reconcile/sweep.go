@@ -60,34 +60,10 @@ func (s *Service) Sweep(ctx context.Context) (SweepReport, error) {
 		return rep, model.Errorf(model.CodeInvalid, "the tombstone window (%v) is shorter than the replay window an operation to compact recorded when it settled (%v): a retry may come that long after its receipt was compacted, and must still be told \"expired\"; nothing was changed", s.TombstoneWindow, recorded)
 	}
 	for {
-		var claims []*claim
-		batch, unknown := 0, 0
-		// WithTx may run the function more than once: count per run.
-		err := s.Store.WithTx(ctx, func(tx store.Tx) error {
-			claims, batch, unknown = nil, 0, 0
-			ops, err := tx.ExpiredLeases(200)
-			if err != nil {
-				return err
-			}
-			batch = len(ops)
-			for _, op := range ops {
-				cl, err := s.sweepLease(tx, op)
-				if err != nil {
-					return err
-				}
-				if cl == nil {
-					unknown++
-				} else {
-					claims = append(claims, cl)
-				}
-			}
-			return nil
+		batch, err := s.settleLeases(ctx, &rep, func(tx store.Tx) ([]*model.Operation, error) {
+			return tx.ExpiredLeases(200)
 		})
 		if err != nil {
-			return rep, err
-		}
-		rep.Unknown += unknown
-		if err := s.redispatch(ctx, claims, &rep); err != nil {
 			return rep, err
 		}
 		if batch < 200 {
@@ -157,23 +133,41 @@ func (s *Service) SweepKeys(ctx context.Context, tenant string, keys []string) (
 			return rep, err
 		}
 	}
-	var claims []*claim
-	unknown := 0
-	// WithTx may run the function more than once: count per run.
-	err := s.Store.WithTx(ctx, func(tx store.Tx) error {
-		claims, unknown = nil, 0
+	_, err := s.settleLeases(ctx, &rep, func(tx store.Tx) ([]*model.Operation, error) {
+		var ended []*model.Operation
 		for _, k := range keys {
 			op, err := tx.GetOperation(tenant, k)
 			if model.IsCode(err, model.CodeNotFound) {
 				continue
 			}
 			if err != nil {
-				return err
+				return nil, err
 			}
 			// ExpiredLeases' rule: in_progress, its lease ended before now.
-			if op.State != model.StateInProgress || !op.LeaseUntil.Before(tx.Now()) {
-				continue
+			if op.State == model.StateInProgress && op.LeaseUntil.Before(tx.Now()) {
+				ended = append(ended, op)
 			}
+		}
+		return ended, nil
+	})
+	return rep, err
+}
+
+// settleLeases settles, in one transaction, the operations read picks
+// (each in_progress with its lease ended: sweepLease), then re-dispatches
+// those claimed again; it returns how many read picked.
+func (s *Service) settleLeases(ctx context.Context, rep *SweepReport, read func(tx store.Tx) ([]*model.Operation, error)) (int, error) {
+	var claims []*claim
+	picked, unknown := 0, 0
+	// WithTx may run the function more than once: count per run.
+	err := s.Store.WithTx(ctx, func(tx store.Tx) error {
+		claims, picked, unknown = nil, 0, 0
+		ops, err := read(tx)
+		if err != nil {
+			return err
+		}
+		picked = len(ops)
+		for _, op := range ops {
 			cl, err := s.sweepLease(tx, op)
 			if err != nil {
 				return err
@@ -187,9 +181,8 @@ func (s *Service) SweepKeys(ctx context.Context, tenant string, keys []string) (
 		return nil
 	})
 	if err != nil {
-		return rep, err
+		return 0, err
 	}
-	rep.Unknown = unknown
-	err = s.redispatch(ctx, claims, &rep)
-	return rep, err
+	rep.Unknown += unknown
+	return picked, s.redispatch(ctx, claims, rep)
 }
