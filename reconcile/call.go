@@ -422,7 +422,7 @@ func (s *Service) callExternal(ctx context.Context, p *model.Prepared, opt CallO
 			op = s.newOperation(tx, p)
 			op.State, op.ClaimNo = model.StateInProgress, 1
 			op.Provider, op.DownstreamKey = name, dk
-			op.LeaseOwner, op.LeaseUntil = workerOr(p.WorkerID), tx.Now().Add(s.claimLease(name))
+			op.LeaseOwner, op.LeaseUntil = workerOr(p.WorkerID), tx.Now().Add(s.Lease)
 			if err := tx.InsertOperation(op); err != nil {
 				return err
 			}
@@ -489,7 +489,7 @@ func (s *Service) callExternal(ctx context.Context, p *model.Prepared, opt CallO
 		}
 		from, ver := op.State, op.Version
 		op.State, op.ClaimNo = model.StateInProgress, op.ClaimNo+1
-		op.LeaseOwner, op.LeaseUntil = workerOr(p.WorkerID), tx.Now().Add(s.claimLease(op.Provider))
+		op.LeaseOwner, op.LeaseUntil = workerOr(p.WorkerID), tx.Now().Add(s.Lease)
 		if op.DownstreamKey == "" {
 			// Recorded before downstream keys were: the key it was
 			// sent under then.
@@ -554,11 +554,6 @@ func (s *Service) expireLease(tx store.Tx, op *model.Operation, worker, trace st
 	return Result{Class: model.ClassUnknown, Outcome: model.OutcomeLeaseExpired, State: op.State, Message: msg, Op: op}, nil
 }
 
-// leaseMargin is how much longer than a provider's own request timeout a
-// claim on it is held (claimLease): the claim's transaction commits, and
-// the answer's is begun, within it.
-const leaseMargin = 5 * time.Second
-
 // providerTimeout is the request timeout provider name names (an http
 // provider's configured timeout, "per request, connection to last byte"),
 // or 0.
@@ -571,25 +566,16 @@ func (s *Service) providerTimeout(name string) time.Duration {
 	return 0
 }
 
-// dispatchTimeout is how long a dispatch to provider name waits: the
-// provider's own request timeout where it names one, else DispatchTimeout.
+// dispatchTimeout is how long a dispatch to provider name waits at most:
+// the provider's own request timeout where it names one (the README: "per
+// request, connection to last byte" — it used to be cut to
+// DispatchTimeout, 10 s), else DispatchTimeout. dispatch cuts it at the
+// claim's lease end.
 func (s *Service) dispatchTimeout(name string) time.Duration {
 	if d := s.providerTimeout(name); d > 0 {
 		return d
 	}
 	return s.DispatchTimeout
-}
-
-// claimLease is the lease of a claim to dispatch to provider name: Lease,
-// or, for a provider that names its request timeout, that timeout and a
-// margin where that is longer — the request is waited for only while the
-// claim lasts (dispatch), and a lease shorter than the provider's timeout
-// would cut every slower answer short as "no answer".
-func (s *Service) claimLease(name string) time.Duration {
-	if d := s.providerTimeout(name); d > 0 {
-		return max(s.Lease, d+leaseMargin)
-	}
-	return s.Lease
 }
 
 // dispatch sends a claimed request and records the answer (transaction B).
@@ -599,10 +585,12 @@ func (s *Service) dispatch(ctx context.Context, cl *claim, faults provider.Fault
 	// nothing and a person mark it not applied, and the next call sends
 	// it again — a request of this claim still on its way would then make
 	// the effect a second time. A claim whose lease ended before anything
-	// left (a worker paused after its claim) sends nothing. The lease
-	// covers the provider's timeout (claimLease): it cuts a request short
-	// only when the claim itself was slow to commit.
-	timeout := s.dispatchTimeout(cl.prov.Name())
+	// left (a worker paused after its claim) sends nothing. The lease is
+	// not stretched to the provider's timeout: a dead worker's claim
+	// would hold its key that much longer, and --lease is the operator's.
+	// A wait the lease cut short says so (leaseCut).
+	full := s.dispatchTimeout(cl.prov.Name())
+	timeout := full
 	if left := cl.leaseUntil.Sub(s.Store.Now()); left < timeout {
 		timeout = left
 	}
@@ -617,6 +605,12 @@ func (s *Service) dispatch(ctx context.Context, cl *claim, faults provider.Fault
 	} else {
 		dctx, cancel := context.WithTimeout(ctx, timeout)
 		resp, derr = cl.prov.Dispatch(dctx, provider.Request{DownstreamKey: cl.downstreamKey, Tool: cl.tool, Args: cl.args, Faults: faults})
+		if derr != nil && timeout < full && ctx.Err() == nil && errors.Is(dctx.Err(), context.DeadlineExceeded) {
+			// "No answer within the timeout" would read as the provider's
+			// timeout, which it never had.
+			derr = fmt.Errorf("%w (waited only until the claim's lease ended, %s: the lease (%s) is shorter than provider %s's timeout (%s) — give the lease more than the timeout)",
+				derr, cl.leaseUntil.UTC().Format(time.RFC3339), s.Lease, cl.prov.Name(), full)
+		}
 		cancel()
 	}
 	if derr != nil && !errors.Is(derr, provider.ErrAmbiguous) {

@@ -58,8 +58,8 @@ func (s *Service) DispatchGrace(name string) time.Duration {
 // claim), and the provider may still be processing it after the client
 // stopped waiting. A claim never answered (a worker gone, a sweep's
 // lease_expired since) waited until its lease end: op's lease while it is
-// in_progress, else its start plus lease (this service's claim lease for
-// the provider, claimLease: the call's own is not recorded).
+// in_progress, else its start plus lease (this service's: the call's own
+// is not recorded).
 func lastRequest(attempts []model.Attempt, lease time.Duration, ops ...*model.Operation) (sent, waited time.Time) {
 	for _, a := range attempts {
 		var end time.Time
@@ -102,9 +102,7 @@ func (s *Service) withinGrace(ctx context.Context, op, after *model.Operation, s
 		}
 		return fmt.Sprintf("its requests could not be read (%v)", err), true
 	}
-	// A claim on a provider that names a longer request timeout than the
-	// lease was held, and its request waited for, that long (claimLease).
-	sent, waited := lastRequest(d.Attempts, s.claimLease(op.Provider), op, after, &d.Operation)
+	sent, waited := lastRequest(d.Attempts, s.Lease, op, after, &d.Operation)
 	if sent.IsZero() && waited.IsZero() {
 		return "", false
 	}

@@ -81,7 +81,7 @@ func (s *Service) Sweep(ctx context.Context) (SweepReport, error) {
 				}
 				from, ver := op.State, op.Version
 				op.ClaimNo++
-				op.LeaseOwner, op.LeaseUntil = "sweep", tx.Now().Add(s.claimLease(op.Provider))
+				op.LeaseOwner, op.LeaseUntil = "sweep", tx.Now().Add(s.Lease)
 				if err := tx.UpdateOperation(op, from, ver); err != nil {
 					return err
 				}
