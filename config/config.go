@@ -203,6 +203,7 @@ func Parse(name string, doc []byte, lookupEnv func(string) (string, bool)) (*Con
 	}
 	c := &Config{File: name}
 	byName := map[string]bool{}
+	providerFold := map[string]string{}
 	for i, ps := range spec.Providers {
 		at := func(key ...string) func(string, ...any) error {
 			return errAt(append([]string{"providers", fmt.Sprint(i)}, key...)...)
@@ -221,7 +222,13 @@ func Parse(name string, doc []byte, lookupEnv func(string) (string, bool)) (*Con
 		if byName[ps.Name] {
 			return nil, at("name")("provider %q is declared twice", ps.Name)
 		}
+		// Names differing only in case read as one name to a person (and
+		// to a case-insensitive shell completion or column filter).
+		if first, ok := providerFold[strings.ToLower(ps.Name)]; ok {
+			return nil, at("name")("provider %q differs from provider %q only in case: give it a name of its own", ps.Name, first)
+		}
 		byName[ps.Name] = true
+		providerFold[strings.ToLower(ps.Name)] = ps.Name
 		p := Provider{Name: ps.Name, Kind: ps.Kind, HonoursKeys: ps.HonoursKeys, AuthoritativeLookup: ps.Authoritative}
 		switch ps.Kind {
 		case KindSandbox:
@@ -260,6 +267,7 @@ func Parse(name string, doc []byte, lookupEnv func(string) (string, bool)) (*Con
 	}
 	tools := make([]model.Tool, 0, len(spec.Tools))
 	toolNames := map[string]bool{}
+	toolFold := map[string]string{}
 	for i, ts := range spec.Tools {
 		at := func(key ...string) func(string, ...any) error {
 			return errAt(append([]string{"tools", fmt.Sprint(i)}, key...)...)
@@ -271,7 +279,14 @@ func Parse(name string, doc []byte, lookupEnv func(string) (string, bool)) (*Con
 		if toolNames[ts.Name] {
 			return nil, at("name")("tool %q is declared twice", ts.Name)
 		}
+		// `charge` and `Charge` are one tool to a person reading a
+		// receipt, and to an agent that gets the name's case wrong: a
+		// call meant for one would run the other.
+		if first, ok := toolFold[strings.ToLower(ts.Name)]; ok {
+			return nil, at("name")("tool %q differs from tool %q only in case: give it a name of its own", ts.Name, first)
+		}
 		toolNames[ts.Name] = true
+		toolFold[strings.ToLower(ts.Name)] = ts.Name
 		switch {
 		case ts.Local != "" && ts.Provider != "":
 			return nil, at("provider")("tool %s: set either local (a ledger table) or provider, not both", ts.Name)

@@ -3,7 +3,6 @@ package config
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,18 +17,50 @@ type HTTP struct {
 	Config httpapi.Config
 }
 
-// envRef is a ${NAME} in a header value.
-var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+// MissingEnv lists the environment variables an endpoint ("dispatch" or
+// "lookup") reads — its headers' and its URL's ${NAME}s — that are not set
+// now. They are read when a request is made, not when the config is
+// loaded (a lookup needs only the lookup's): a command about to dispatch
+// may ask first, and refuse before it writes anything.
+func (h *HTTP) MissingEnv(which string) []string {
+	e := &h.Config.Dispatch
+	if which == "lookup" {
+		if e = h.Config.Lookup; e == nil {
+			return nil
+		}
+	}
+	refs := httpapi.EnvNames(e.URL)
+	for _, v := range e.Headers {
+		refs = append(refs, httpapi.EnvNames(v)...)
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, n := range refs {
+		if seen[n] {
+			continue
+		}
+		seen[n] = true
+		if v, ok := h.Config.Env(n); !ok || v == "" {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
 
-// parseHTTP checks an http provider. Header values are the only place a
-// secret may come from, and only from the environment (${NAME}): the
-// config file itself never holds one, and no error repeats a value.
+// parseHTTP checks an http provider. Header values, and the path or query
+// of a URL, may take a secret only from the environment (${NAME}), read
+// when a request is made: the config file itself never holds one, and no
+// error repeats a value.
 func parseHTTP(ps providerSpec, at func(...string) func(string, ...any) error, lookupEnv func(string) (string, bool)) (*HTTP, error) {
-	c := httpapi.Config{Name: ps.Name, HonoursKeys: ps.HonoursKeys, MaxResponseBytes: ps.MaxResponseBytes}
+	c := httpapi.Config{Name: ps.Name, HonoursKeys: ps.HonoursKeys, MaxResponseBytes: ps.MaxResponseBytes, Env: lookupEnv}
 	if ps.Timeout != "" {
 		d, err := time.ParseDuration(ps.Timeout)
 		if err != nil || d <= 0 {
 			return nil, at("timeout")("provider %s: timeout %q is not a positive duration (e.g. \"5s\")", ps.Name, ps.Timeout)
+		}
+		if d > httpapi.MaxTimeout {
+			return nil, at("timeout")("provider %s: timeout %q is longer than %v: a dispatch holds its claim that long, and a lookup within that long of a request cannot tell", ps.Name, ps.Timeout, httpapi.MaxTimeout)
 		}
 		c.Timeout = d
 	}
@@ -59,6 +90,19 @@ func parseHTTP(ps providerSpec, at func(...string) func(string, ...any) error, l
 			}
 			out.Found = *e.Found
 		}
+		keyHeader := ""
+		if which == "dispatch" {
+			keyHeader = e.KeyHeader
+			if keyHeader == "" {
+				keyHeader = httpapi.DefaultKeyHeader
+			}
+			if err := httpapi.CheckKeyHeader(e.KeyHeader, e.Headers); err != nil {
+				return httpapi.Endpoint{}, at(which, "key_header")("provider %s: %v", ps.Name, err)
+			}
+		}
+		if k, err := httpapi.CheckHeaders(e.Headers, keyHeader); err != nil {
+			return httpapi.Endpoint{}, at(which, "headers", k)("provider %s: %v", ps.Name, err)
+		}
 		if len(e.Headers) > 0 {
 			out.Headers = map[string]string{}
 		}
@@ -69,25 +113,14 @@ func parseHTTP(ps providerSpec, at func(...string) func(string, ...any) error, l
 		sort.Strings(names)
 		for _, k := range names {
 			v := e.Headers[k]
-			var missing string
-			expanded := envRef.ReplaceAllStringFunc(v, func(ref string) string {
-				name := envRef.FindStringSubmatch(ref)[1]
-				val, ok := lookupEnv(name)
-				if (!ok || val == "") && missing == "" {
-					missing = name
-				}
-				return val
-			})
-			if missing != "" {
-				return httpapi.Endpoint{}, at(which, "headers", k)("provider %s: header %s needs $%s, which is not set", ps.Name, k, missing)
+			if err := httpapi.CheckEnvRefs(v); err != nil {
+				return httpapi.Endpoint{}, at(which, "headers", k)("provider %s: header %s: %v", ps.Name, k, err)
 			}
-			if rest := envRef.ReplaceAllString(v, ""); strings.Contains(rest, "${") {
-				return httpapi.Endpoint{}, at(which, "headers", k)("provider %s: header %s: a secret reference is written ${NAME} (letters, digits, _)", ps.Name, k)
+			if strings.ContainsAny(v, "\r\n") {
+				return httpapi.Endpoint{}, at(which, "headers", k)("provider %s: header %s holds a line break", ps.Name, k)
 			}
-			if strings.ContainsAny(expanded, "\r\n") {
-				return httpapi.Endpoint{}, at(which, "headers", k)("provider %s: header %s holds a line break (from the file or the environment)", ps.Name, k)
-			}
-			out.Headers[k] = expanded
+			// Kept as written: each ${NAME} is read when a request is made.
+			out.Headers[k] = v
 		}
 		return out, nil
 	}
@@ -111,6 +144,9 @@ func parseHTTP(ps providerSpec, at func(...string) func(string, ...any) error, l
 				return nil, at("classify", k)("provider %s: classify: %q is not an HTTP status code", ps.Name, k)
 			}
 			cl, err := httpapi.ParseClass(v)
+			if err == nil {
+				err = httpapi.CheckClass(code, cl)
+			}
 			if err != nil {
 				return nil, at("classify", k)("provider %s: classify %d: %v", ps.Name, code, err)
 			}
@@ -119,8 +155,12 @@ func parseHTTP(ps providerSpec, at func(...string) func(string, ...any) error, l
 	}
 	if _, err := httpapi.New(c); err != nil {
 		where := at("dispatch")
-		if ee := (*httpapi.EndpointError)(nil); errors.As(err, &ee) && ee.Endpoint == "lookup" {
-			where = at("lookup", "url")
+		if ee := (*httpapi.EndpointError)(nil); errors.As(err, &ee) {
+			path := []string{ee.Endpoint}
+			if ee.Field != "" {
+				path = append(path, strings.SplitN(ee.Field, ".", 2)...)
+			}
+			where = at(path...)
 		}
 		return nil, where("provider %s: %v", ps.Name, err)
 	}

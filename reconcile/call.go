@@ -554,6 +554,30 @@ func (s *Service) expireLease(tx store.Tx, op *model.Operation, worker, trace st
 	return Result{Class: model.ClassUnknown, Outcome: model.OutcomeLeaseExpired, State: op.State, Message: msg, Op: op}, nil
 }
 
+// providerTimeout is the request timeout provider name names (an http
+// provider's configured timeout, "per request, connection to last byte"),
+// or 0.
+func (s *Service) providerTimeout(name string) time.Duration {
+	if prov, err := s.Providers.Get(name); err == nil {
+		if rt, ok := prov.(RequestTimeouter); ok && rt.RequestTimeout() > 0 {
+			return rt.RequestTimeout()
+		}
+	}
+	return 0
+}
+
+// dispatchTimeout is how long a dispatch to provider name waits at most:
+// the provider's own request timeout where it names one (the README: "per
+// request, connection to last byte" — it used to be cut to
+// DispatchTimeout, 10 s), else DispatchTimeout. dispatch cuts it at the
+// claim's lease end.
+func (s *Service) dispatchTimeout(name string) time.Duration {
+	if d := s.providerTimeout(name); d > 0 {
+		return d
+	}
+	return s.DispatchTimeout
+}
+
 // dispatch sends a claimed request and records the answer (transaction B).
 func (s *Service) dispatch(ctx context.Context, cl *claim, faults provider.Faults, start time.Time) (Result, error) {
 	// The request is sent, and waited for, only while the claim's lease
@@ -561,8 +585,12 @@ func (s *Service) dispatch(ctx context.Context, cl *claim, faults provider.Fault
 	// nothing and a person mark it not applied, and the next call sends
 	// it again — a request of this claim still on its way would then make
 	// the effect a second time. A claim whose lease ended before anything
-	// left (a worker paused after its claim) sends nothing.
-	timeout := s.DispatchTimeout
+	// left (a worker paused after its claim) sends nothing. The lease is
+	// not stretched to the provider's timeout: a dead worker's claim
+	// would hold its key that much longer, and --lease is the operator's.
+	// A wait the lease cut short says so (leaseCut).
+	full := s.dispatchTimeout(cl.prov.Name())
+	timeout := full
 	if left := cl.leaseUntil.Sub(s.Store.Now()); left < timeout {
 		timeout = left
 	}
@@ -577,6 +605,12 @@ func (s *Service) dispatch(ctx context.Context, cl *claim, faults provider.Fault
 	} else {
 		dctx, cancel := context.WithTimeout(ctx, timeout)
 		resp, derr = cl.prov.Dispatch(dctx, provider.Request{DownstreamKey: cl.downstreamKey, Tool: cl.tool, Args: cl.args, Faults: faults})
+		if derr != nil && timeout < full && ctx.Err() == nil && errors.Is(dctx.Err(), context.DeadlineExceeded) {
+			// "No answer within the timeout" would read as the provider's
+			// timeout, which it never had.
+			derr = fmt.Errorf("%w (waited only until the claim's lease ended, %s: the lease (%s) is shorter than provider %s's timeout (%s) — give the lease more than the timeout)",
+				derr, cl.leaseUntil.UTC().Format(time.RFC3339), s.Lease, cl.prov.Name(), full)
+		}
 		cancel()
 	}
 	if derr != nil && !errors.Is(derr, provider.ErrAmbiguous) {

@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -64,6 +65,62 @@ func ParseClass(s string) (Class, error) {
 	return "", fmt.Errorf("unknown class %q (want applied, failed, retry, not_applied or unknown)", s)
 }
 
+// CheckClass says why a status code may not be classified as cl. The
+// classes a code may take follow from what the answer says about the
+// request:
+//
+//   - 2xx: the server took the request and acted on it. applied (the
+//     default) or unknown (e.g. 202 Accepted, for an API that may still
+//     refuse it later). Not failed, retry or not_applied: each tells the
+//     caller nothing happened, and the effect would be sent again (retry
+//     and not_applied by retrysafe itself, failed by a caller that fixes
+//     the arguments and tries a new key) — a second effect.
+//   - 1xx, 408 and 5xx but 503 (default unknown): nothing in these says
+//     whether the server acted on the request before it failed or gave
+//     up (a 500 after the write committed, a gateway's 502/504 while the
+//     backend goes on). unknown only: a person (or a lookup) decides.
+//   - 3xx (default unknown; redirects are not followed): unknown, or
+//     applied for an API that answers a write with 303 See Other to the
+//     created record. Not a class saying nothing happened: a 3xx from a
+//     proxy or an API in front of another says nothing about that.
+//   - any other 4xx, and 503 (defaults failed or retry): the server
+//     refused the request; any class (e.g. 409 = "failed" for an API whose
+//     409 is a bad template, 503 = "not_applied" for one that documents it).
+func CheckClass(code int, cl Class) error {
+	if code < 100 || code > 599 {
+		return fmt.Errorf("%d is not an HTTP status code", code)
+	}
+	if _, err := ParseClass(string(cl)); err != nil {
+		return err
+	}
+	var allowed []Class
+	var what, why string
+	switch {
+	case code >= 200 && code <= 299:
+		allowed, what, why = []Class{Applied, Unknown}, "a 2xx answer", "the server took the request"
+	case code >= 300 && code <= 399:
+		allowed, what, why = []Class{Unknown, Applied}, "a 3xx answer", "it says nothing about whether the request was acted on"
+	case code >= 100 && code <= 199:
+		allowed, what, why = []Class{Unknown}, "a 1xx answer", "it is no final answer"
+	case code >= 500 && code != 503:
+		allowed, what, why = []Class{Unknown}, "a 5xx answer but 503", "the server may have acted on the request before it failed"
+	case code == 408:
+		allowed, what, why = []Class{Unknown}, "408", "the server does not say whether it had started on the request"
+	default:
+		return nil
+	}
+	for _, a := range allowed {
+		if a == cl {
+			return nil
+		}
+	}
+	names := make([]string, len(allowed))
+	for i, a := range allowed {
+		names[i] = string(a)
+	}
+	return fmt.Errorf("%s may be classified only as %s, not %q (%s: a class saying nothing was applied could have the effect sent a second time)", what, strings.Join(names, " or "), cl, why)
+}
+
 // DefaultClass is the default classification of a status code.
 func DefaultClass(status int) Class {
 	switch {
@@ -88,6 +145,10 @@ const (
 	DefaultTimeout          = 10 * time.Second
 	DefaultMaxResponseBytes = 1 << 20
 	DefaultKeyHeader        = "Idempotency-Key"
+	// MaxTimeout bounds a provider's timeout: a dispatch's claim is held
+	// that long, and a lookup within that long of a request cannot tell
+	// (the grace after a request counts it). "100000h" is a typo.
+	MaxTimeout = 10 * time.Minute
 	// MaxRef bounds a provider's reference read from a response: a
 	// reference is stored with the operation, its attempt and its receipt,
 	// and replayed to every retry. A longer one is not taken.
@@ -98,10 +159,12 @@ const (
 type Endpoint struct {
 	Method string
 	// URL may hold {downstream_key} and, for a dispatch, {NAME} for a
-	// top-level argument; values are path-escaped.
+	// top-level argument (a lookup: {provider_ref}); values are escaped
+	// where they stand. With Config.Env, ${NAME} in its path or query is
+	// read from the environment when a request is made.
 	URL string
-	// Headers are sent as given; values were expanded from ${ENV} when the
-	// config was read and are never shown.
+	// Headers are sent as given — with Config.Env, each ${NAME} read from
+	// the environment when a request is made — and are never shown.
 	Headers map[string]string
 	// RefPointer is a JSON pointer (RFC 6901) to the provider's reference
 	// in a 2xx response body ("" = none).
@@ -132,6 +195,12 @@ type Config struct {
 	Lookup *Endpoint
 	// Classify overrides DefaultClass for exact status codes.
 	Classify map[int]Class
+	// Env, when set, reads the ${NAME}s of header values and URLs as a
+	// request is made (config passes the process's environment): a
+	// dispatch needs only the dispatch's variables, a lookup only the
+	// lookup's, and a missing one is an error at that use, naming it. Nil:
+	// header values are sent as given, and a URL may hold no ${NAME}.
+	Env func(string) (string, bool)
 	// Transport, when set, replaces the default transport (tests).
 	Transport http.RoundTripper
 }
@@ -150,35 +219,81 @@ type Provider struct {
 // ("Bearer", "Basic" stay).
 const minSecret = 8
 
-func headerSecrets(es ...*Endpoint) []string {
-	seen := map[string]bool{}
+// secretWords adds v and its long words to out (see minSecret).
+func secretWords(out []string, v string) []string {
+	for _, w := range append(strings.Fields(v), strings.TrimSpace(v)) {
+		if len(w) >= minSecret {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// literalSecrets are what the configuration itself says that may be a
+// secret: header values (with Env, their words outside a ${NAME}) and the
+// query values of the URLs (an API key written in the URL).
+func literalSecrets(env bool, es ...*Endpoint) []string {
 	var out []string
 	for _, e := range es {
 		if e == nil {
 			continue
 		}
 		for _, v := range e.Headers {
-			for _, w := range append(strings.Fields(v), strings.TrimSpace(v)) {
-				if len(w) >= minSecret && !seen[w] {
-					seen[w] = true
-					out = append(out, w)
+			if env {
+				v = envRef.ReplaceAllString(v, " ")
+			}
+			out = secretWords(out, v)
+		}
+		if i := strings.IndexByte(e.URL, '?'); i >= 0 {
+			q := e.URL[i+1:]
+			if j := strings.IndexByte(q, '#'); j >= 0 {
+				q = q[:j]
+			}
+			for _, kv := range strings.Split(q, "&") {
+				_, v, _ := strings.Cut(kv, "=")
+				v = envRef.ReplaceAllString(v, " ")
+				for _, w := range strings.FieldsFunc(v, func(r rune) bool { return r == ' ' || r == '{' || r == '}' }) {
+					out = secretWords(out, w)
+					if u, err := url.QueryUnescape(w); err == nil && u != w {
+						out = secretWords(out, u)
+					}
 				}
 			}
+		}
+	}
+	return sortSecrets(out)
+}
+
+// sortSecrets deduplicates, longest first (a secret that holds another is
+// masked whole).
+func sortSecrets(in []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, w := range in {
+		if !seen[w] {
+			seen[w] = true
+			out = append(out, w)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
 	return out
 }
 
+// mask replaces every secret in s (p.secrets and the values read from the
+// environment for this request) with ***.
+func (p *Provider) mask(s string, more []string) string {
+	for _, w := range sortSecrets(append(append([]string(nil), more...), p.secrets...)) {
+		s = strings.ReplaceAll(s, w, "***")
+	}
+	return s
+}
+
 // snippet is a response body's start for a Detail, with every configured
-// header value masked.
-func (p *Provider) snippet(b []byte) string {
-	if len(p.secrets) > 0 && utf8.Valid(b) {
-		s := string(b)
-		for _, w := range p.secrets {
-			s = strings.ReplaceAll(s, w, "***")
-		}
-		b = []byte(s)
+// header value, URL query value and value read from the environment
+// masked.
+func (p *Provider) snippet(b []byte, more []string) string {
+	if utf8.Valid(b) {
+		b = []byte(p.mask(string(b), more))
 	}
 	return snippet(b)
 }
@@ -194,6 +309,9 @@ func New(c Config) (*Provider, error) {
 	if c.Timeout < 0 {
 		return nil, errors.New("timeout must be positive")
 	}
+	if c.Timeout > MaxTimeout {
+		return nil, fmt.Errorf("timeout %v is longer than %v", c.Timeout, MaxTimeout)
+	}
 	if c.MaxResponseBytes == 0 {
 		c.MaxResponseBytes = DefaultMaxResponseBytes
 	}
@@ -203,19 +321,30 @@ func New(c Config) (*Provider, error) {
 	if c.KeyHeader == "" {
 		c.KeyHeader = DefaultKeyHeader
 	}
-	if err := checkEndpoint(&c.Dispatch, "POST", true); err != nil {
-		return nil, &EndpointError{Endpoint: "dispatch", Err: err}
+	if field, err := checkEndpoint(&c.Dispatch, "POST", true, c.Env != nil); err != nil {
+		return nil, &EndpointError{Endpoint: "dispatch", Field: field, Err: err}
+	}
+	if err := CheckKeyHeader(c.KeyHeader, c.Dispatch.Headers); err != nil {
+		return nil, &EndpointError{Endpoint: "dispatch", Field: "key_header", Err: err}
+	}
+	if k, err := CheckHeaders(c.Dispatch.Headers, c.KeyHeader); err != nil {
+		return nil, &EndpointError{Endpoint: "dispatch", Field: "headers." + k, Err: err}
 	}
 	if c.Lookup != nil {
-		if err := checkEndpoint(c.Lookup, "GET", false); err != nil {
-			return nil, &EndpointError{Endpoint: "lookup", Err: err}
+		if field, err := checkEndpoint(c.Lookup, "GET", false, c.Env != nil); err != nil {
+			return nil, &EndpointError{Endpoint: "lookup", Field: field, Err: err}
+		}
+		if k, err := CheckHeaders(c.Lookup.Headers, ""); err != nil {
+			return nil, &EndpointError{Endpoint: "lookup", Field: "headers." + k, Err: err}
 		}
 	}
-	for code, cl := range c.Classify {
-		if code < 100 || code > 599 {
-			return nil, fmt.Errorf("classify: %d is not an HTTP status code", code)
-		}
-		if _, err := ParseClass(string(cl)); err != nil {
+	codes := make([]int, 0, len(c.Classify))
+	for code := range c.Classify {
+		codes = append(codes, code)
+	}
+	sort.Ints(codes)
+	for _, code := range codes {
+		if err := CheckClass(code, c.Classify[code]); err != nil {
 			return nil, fmt.Errorf("classify %d: %w", code, err)
 		}
 	}
@@ -236,10 +365,11 @@ func New(c Config) (*Provider, error) {
 		// A write is never re-sent to another address behind our back.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-	return &Provider{c: c, client: client, secrets: headerSecrets(&c.Dispatch, c.Lookup)}, nil
+	return &Provider{c: c, client: client, secrets: literalSecrets(c.Env != nil, &c.Dispatch, c.Lookup)}, nil
 }
 
-func checkEndpoint(e *Endpoint, method string, dispatch bool) error {
+// checkEndpoint says what is wrong with e, and in which of its fields.
+func checkEndpoint(e *Endpoint, method string, dispatch, env bool) (string, error) {
 	if e.Method == "" {
 		e.Method = method
 	}
@@ -247,16 +377,16 @@ func checkEndpoint(e *Endpoint, method string, dispatch bool) error {
 	switch e.Method {
 	case "GET", "POST", "PUT", "PATCH", "DELETE":
 	default:
-		return fmt.Errorf("method %q is not one of GET, POST, PUT, PATCH, DELETE", e.Method)
+		return "method", fmt.Errorf("method %q is not one of GET, POST, PUT, PATCH, DELETE", e.Method)
 	}
 	names, err := templateNames(e.URL)
 	if err != nil {
-		return err
+		return "url", err
 	}
-	probe := e.URL
+	probe := envRef.ReplaceAllString(e.URL, "x")
 	for _, n := range names {
 		if !dispatch && n != "downstream_key" && n != "provider_ref" {
-			return fmt.Errorf("url: {%s}: a lookup URL knows only {downstream_key} and {provider_ref}", n)
+			return "url", fmt.Errorf("url: {%s}: a lookup URL knows only {downstream_key} and {provider_ref}", n)
 		}
 		probe = strings.ReplaceAll(probe, "{"+n+"}", "x")
 	}
@@ -266,36 +396,234 @@ func checkEndpoint(e *Endpoint, method string, dispatch bool) error {
 		if errors.As(err, &ue) {
 			err = ue.Err // without the URL
 		}
-		return fmt.Errorf("url: %v", err)
+		return "url", fmt.Errorf("url: %v", err)
 	}
 	// Neither message repeats the URL: it may hold credentials.
 	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
-		return errors.New("url must be an absolute http:// or https:// URL (e.g. https://api.example.com/v1/send)")
+		return "url", errors.New("url must be an absolute http:// or https:// URL (e.g. https://api.example.com/v1/send)")
 	}
 	// Credentials in the URL are a secret in the config file, which never
 	// holds one, and Go sends them as Basic authentication that no mask
 	// covers (an API that echoes its Authorization header would have them
 	// stored in the operation's detail).
 	if u.User != nil {
-		return errors.New("url holds credentials (user:password@): put them in a header from the environment instead, e.g. headers = { Authorization = \"Basic ${API_BASIC}\" }")
+		return "url", errors.New("url holds credentials (user:password@): put them in a header from the environment instead, e.g. headers = { Authorization = \"Basic ${API_BASIC}\" }")
+	}
+	if strings.Contains(e.URL, "${") {
+		if !env {
+			return "url", errors.New("url holds a ${NAME}, and this provider reads no environment")
+		}
+		// The scheme and host are the config's own: a variable there
+		// would send the request (and its headers' secrets) wherever the
+		// environment says.
+		if i := strings.Index(e.URL, "${"); i < authorityEnd(e.URL) {
+			return "url", errors.New("url: a ${NAME} may stand only in the URL's path or query, not in its scheme or host")
+		}
+	}
+	// A lookup asks about one operation: a URL without its key or its
+	// reference (or with them only in the fragment, which is never sent)
+	// asks about nothing, and its "has nothing" would say this request
+	// never arrived — and the next call would send it again.
+	if !dispatch {
+		sent, _, _ := strings.Cut(e.URL, "#")
+		if !strings.Contains(sent, "{downstream_key}") && !strings.Contains(sent, "{provider_ref}") {
+			return "url", errors.New("url must name {downstream_key} or {provider_ref} (in its path or query): a lookup that asks about no operation in particular would answer for every one")
+		}
 	}
 	if e.RefPointer != "" && !strings.HasPrefix(e.RefPointer, "/") {
-		return fmt.Errorf("ref_pointer %q must be a JSON pointer starting with /", e.RefPointer)
+		return "ref_pointer", fmt.Errorf("ref_pointer %q must be a JSON pointer starting with /", e.RefPointer)
 	}
 	if e.Found != "" {
 		if dispatch {
-			return errors.New("found belongs in [providers.lookup]")
+			return "found", errors.New("found belongs in [providers.lookup]")
 		}
 		if err := CheckPointer(e.Found); err != nil {
-			return fmt.Errorf("found: %w", err)
+			return "found", fmt.Errorf("found: %w", err)
 		}
 	}
+	for k, v := range e.Headers {
+		if !validHeaderName(k) {
+			return "headers." + k, fmt.Errorf("header name %q is not valid", k)
+		}
+		if env {
+			if err := CheckEnvRefs(v); err != nil {
+				return "headers." + k, fmt.Errorf("header %s: %v", k, err)
+			}
+		}
+		if strings.ContainsAny(v, "\r\n") {
+			return "headers." + k, fmt.Errorf("header %s holds a line break", k)
+		}
+	}
+	return "", nil
+}
+
+// authorityEnd is where a URL's scheme and host end.
+func authorityEnd(u string) int {
+	start := 0
+	if i := strings.Index(u, "://"); i >= 0 {
+		start = i + 3
+	}
+	if j := strings.IndexAny(u[start:], "/?#"); j >= 0 {
+		return start + j
+	}
+	return len(u)
+}
+
+// envRef is a ${NAME}: a value read from the environment (Config.Env).
+var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// envName is the NAME of a ${NAME}.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// CheckEnvRefs says why s holds a malformed ${…}.
+func CheckEnvRefs(s string) error {
+	if strings.Contains(envRef.ReplaceAllString(s, ""), "${") {
+		return errors.New("a secret reference is written ${NAME} (letters, digits, _)")
+	}
+	return nil
+}
+
+// EnvNames lists the variables s's ${NAME}s read.
+func EnvNames(s string) []string {
+	var out []string
+	for _, m := range envRef.FindAllStringSubmatch(s, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+// EnvError is a ${NAME} whose variable is not set (or empty) when a
+// request needs it.
+type EnvError struct {
+	Where, Name string
+}
+
+func (e *EnvError) Error() string {
+	return fmt.Sprintf("%s needs $%s, which is not set", e.Where, e.Name)
+}
+
+// resolveHeaders is e's headers as this request sends them, with the
+// values read from the environment (to mask).
+func (p *Provider) resolveHeaders(e *Endpoint) (map[string]string, []string, error) {
+	if p.c.Env == nil {
+		return e.Headers, nil, nil
+	}
+	out := make(map[string]string, len(e.Headers))
+	var read []string
+	names := make([]string, 0, len(e.Headers))
 	for k := range e.Headers {
-		if k == "" || strings.ContainsAny(k, " :\r\n") {
-			return fmt.Errorf("header name %q is not valid", k)
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		var missing string
+		v := envRef.ReplaceAllStringFunc(e.Headers[k], func(ref string) string {
+			name := envRef.FindStringSubmatch(ref)[1]
+			val, ok := p.c.Env(name)
+			if (!ok || val == "") && missing == "" {
+				missing = name
+			}
+			read = secretWords(read, val)
+			return val
+		})
+		if missing != "" {
+			return nil, read, &EnvError{Where: "header " + k, Name: missing}
+		}
+		if strings.ContainsAny(v, "\r\n") {
+			return nil, read, fmt.Errorf("header %s holds a line break (from the environment)", k)
+		}
+		out[k] = v
+	}
+	return out, read, nil
+}
+
+// validHeaderName: a token (RFC 9110 5.1, 5.6.2).
+func validHeaderName(k string) bool {
+	if k == "" {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// clientHeaders are written by net/http from the request itself (a value
+// in the header map is dropped or replaced) or belong to one connection
+// (hop-by-hop: a proxy strips them, HTTP/2 refuses them); Accept-Encoding
+// is the client's transparent decompression.
+var clientHeaders = map[string]bool{
+	"Host": true, "Content-Length": true, "Transfer-Encoding": true, "Trailer": true,
+	"Connection": true, "Keep-Alive": true, "Proxy-Connection": true, "Upgrade": true, "Te": true,
+	"Accept-Encoding": true,
+}
+
+// CheckKeyHeader says why name cannot carry the downstream key: the key
+// must reach the provider as sent, alone in its header. A key the client
+// drops (Host) never arrives, yet an API that honours keys would have its
+// lost reply re-sent "safely" — a second effect; a key in a header the
+// configuration also sets (Authorization) replaces it, or is replaced.
+func CheckKeyHeader(name string, headers map[string]string) error {
+	if name == "" {
+		return nil
+	}
+	if !validHeaderName(name) {
+		return fmt.Errorf("key_header %q is not a valid header name", name)
+	}
+	c := http.CanonicalHeaderKey(name)
+	switch {
+	case clientHeaders[c]:
+		return fmt.Errorf("key_header %q is set by the HTTP client itself (or belongs to one connection): the key would never reach the provider", name)
+	case c == "Content-Type" || c == "Accept":
+		return fmt.Errorf("key_header %q is set by retrysafe (the body is JSON, and so is the answer it reads): the key needs a header of its own", name)
+	}
+	for k := range headers {
+		if http.CanonicalHeaderKey(k) == c {
+			return fmt.Errorf("key_header %q is also in [providers.dispatch] headers (%s): one would replace the other — the key needs a header of its own", name, k)
 		}
 	}
 	return nil
+}
+
+// CheckHeaders says which of headers (its name as written) is wrong, and
+// why: a header the client writes itself, one the downstream key goes in
+// (keyHeader; "" for a lookup, which sends none), or a name given twice in
+// different cases (header names are case-insensitive: one would replace
+// the other).
+func CheckHeaders(headers map[string]string, keyHeader string) (string, error) {
+	names := make([]string, 0, len(headers))
+	for k := range headers {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	seen := map[string]string{}
+	key := ""
+	if keyHeader != "" {
+		key = http.CanonicalHeaderKey(keyHeader)
+	}
+	for _, k := range names {
+		if !validHeaderName(k) {
+			return k, fmt.Errorf("header name %q is not valid", k)
+		}
+		c := http.CanonicalHeaderKey(k)
+		if first, ok := seen[c]; ok {
+			return k, fmt.Errorf("headers %s and %s are the same header (names are case-insensitive): one would replace the other", first, k)
+		}
+		seen[c] = k
+		if clientHeaders[c] {
+			return k, fmt.Errorf("header %q is set by the HTTP client itself (or belongs to one connection): the value would be dropped or break the request", k)
+		}
+		if key != "" && c == key {
+			return k, fmt.Errorf("header %q is key_header: retrysafe sets it to each call's downstream key", k)
+		}
+	}
+	return "", nil
 }
 
 // CheckPointer says why ptr is not a JSON pointer (RFC 6901) to a value
@@ -332,6 +660,14 @@ func templateNames(tmpl string) ([]string, error) {
 			return nil, errors.New("url: unclosed {")
 		}
 		name := rest[i+1 : i+j]
+		if i > 0 && rest[i-1] == '$' {
+			// ${NAME}: the environment's (Config.Env), not a placeholder.
+			if !envName.MatchString(name) {
+				return nil, errors.New("url: a ${NAME} (read from the environment) is written with letters, digits and _")
+			}
+			rest = rest[i+j+1:]
+			continue
+		}
 		if name == "" || strings.ContainsAny(name, "{ /") {
 			return nil, fmt.Errorf("url: bad placeholder {%s}", name)
 		}
@@ -366,29 +702,48 @@ func (p *Provider) Classify(status int) Class {
 }
 
 // expand fills a URL template: {downstream_key}, a lookup's
-// {provider_ref} (ref; only lookups pass one), or an argument. A value is
-// one value where it stands: query-escaped after the "?" (path escaping
-// keeps & and =, and a value could add parameters of its own), one path
-// segment before it — and never "", "." or "..", which a server that
-// cleans the path would read as another endpoint.
-func expand(tmpl, downstreamKey, ref string, args map[string]any) (string, error) {
+// {provider_ref} (ref; only lookups pass one), an argument, or a ${NAME}
+// from env. A value is one value where it stands: query-escaped after the
+// "?" (path escaping keeps & and =, and a value could add parameters of
+// its own), one path segment before it — and never "", "." or "..", which
+// a server that cleans the path would read as another endpoint. read are
+// the values read from the environment (to mask); a variable not set is
+// an *EnvError.
+func expand(tmpl, downstreamKey, ref string, args map[string]any, env func(string) (string, bool)) (string, []string, error) {
 	if _, err := templateNames(tmpl); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	query := strings.IndexByte(tmpl, '?')
 	var out strings.Builder
+	var read []string
 	rest, at := tmpl, 0
 	for {
 		i := strings.IndexByte(rest, '{')
 		if i < 0 {
 			out.WriteString(rest)
-			return out.String(), nil
+			return out.String(), read, nil
 		}
 		j := strings.IndexByte(rest[i:], '}') // templateNames checked it
 		n := rest[i+1 : i+j]
-		out.WriteString(rest[:i])
+		isEnv := i > 0 && rest[i-1] == '$'
+		if isEnv {
+			out.WriteString(rest[:i-1])
+		} else {
+			out.WriteString(rest[:i])
+		}
 		var v string
 		switch {
+		case isEnv:
+			var ok bool
+			if env != nil {
+				v, ok = env(n)
+			}
+			if !ok || v == "" {
+				return "", read, &EnvError{Where: "the URL", Name: n}
+			}
+			read = secretWords(read, v)
+			read = secretWords(read, url.QueryEscape(v))
+			read = secretWords(read, url.PathEscape(v))
 		case n == "downstream_key":
 			v = downstreamKey
 		case n == "provider_ref" && args == nil:
@@ -396,7 +751,7 @@ func expand(tmpl, downstreamKey, ref string, args map[string]any) (string, error
 		default:
 			a, ok := args[n]
 			if !ok {
-				return "", fmt.Errorf("the URL needs argument %q, which this call does not have", n)
+				return "", read, fmt.Errorf("the URL needs argument %q, which this call does not have", n)
 			}
 			switch x := a.(type) {
 			case string:
@@ -406,14 +761,14 @@ func expand(tmpl, downstreamKey, ref string, args map[string]any) (string, error
 			case bool:
 				v = strconv.FormatBool(x)
 			default:
-				return "", fmt.Errorf("argument %q is not a string, number or boolean and cannot go in the URL", n)
+				return "", read, fmt.Errorf("argument %q is not a string, number or boolean and cannot go in the URL", n)
 			}
 		}
 		if query >= 0 && at+i > query {
 			out.WriteString(url.QueryEscape(v))
 		} else {
 			if v == "" || v == "." || v == ".." {
-				return "", fmt.Errorf("{%s} is %q, which cannot be a segment of the URL's path (a server would read another path)", n, v)
+				return "", read, fmt.Errorf("{%s} is %q, which cannot be a segment of the URL's path (a server would read another path)", n, v)
 			}
 			out.WriteString(url.PathEscape(v))
 		}
@@ -431,7 +786,7 @@ type exchange struct {
 	sentNone bool // the request failed before a byte of it was written
 }
 
-func (p *Provider) do(ctx context.Context, e *Endpoint, target string, body []byte, key string) (*exchange, error) {
+func (p *Provider) do(ctx context.Context, e *Endpoint, headers map[string]string, target string, body []byte, key string, secrets []string) (*exchange, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -445,7 +800,7 @@ func (p *Provider) do(ctx context.Context, e *Endpoint, target string, body []by
 	})
 	req, err := http.NewRequestWithContext(ctx, e.Method, target, rd)
 	if err != nil {
-		return &exchange{sentNone: true}, fmt.Errorf("cannot build the request: %v", err)
+		return &exchange{sentNone: true}, fmt.Errorf("cannot build the request: %s", p.mask(redactErr(err), secrets))
 	}
 	if body != nil && !p.c.HonoursKeys {
 		// A dispatch to an API that does not honour keys is sent once.
@@ -460,19 +815,22 @@ func (p *Provider) do(ctx context.Context, e *Endpoint, target string, body []by
 		// connection closes as the request goes out.
 		req.GetBody = nil
 	}
-	for k, v := range e.Headers {
-		req.Header.Set(k, v)
-	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", "application/json")
+	// The configured headers come after the defaults: an API that wants
+	// Accept: application/vnd.api+json is sent that. None of them is the
+	// key header (CheckHeaders), which comes last.
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
 	if key != "" {
 		req.Header.Set(p.c.KeyHeader, key)
 	}
 	resp, err := p.client.Do(req)
 	if err != nil {
-		return &exchange{sentNone: !wrote.Load() && refusedBeforeSending(err)}, transportError(err)
+		return &exchange{sentNone: !wrote.Load() && refusedBeforeSending(err)}, errors.New(p.mask(transportError(err), secrets))
 	}
 	defer resp.Body.Close()
 	x := &exchange{status: resp.StatusCode, header: resp.Header}
@@ -503,17 +861,56 @@ func refusedBeforeSending(err error) bool {
 }
 
 // transportError describes a failed exchange without the request's
-// headers (url.Error carries the URL, which holds no secret: secrets live
-// only in headers).
-func transportError(err error) error {
+// headers, and names its URL without a query value or credentials
+// (redactURL): the text is stored with the attempt and shown to whoever
+// reads the operation.
+func transportError(err error) string {
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		if ue.Timeout() {
-			return fmt.Errorf("%s %s: no answer within the timeout", ue.Op, ue.URL)
+			return fmt.Sprintf("%s %s: no answer within the timeout", ue.Op, redactURL(ue.URL))
 		}
-		return fmt.Errorf("%s %s: %v", ue.Op, ue.URL, ue.Err)
+		return fmt.Sprintf("%s %s: %s", ue.Op, redactURL(ue.URL), redactErr(ue.Err))
 	}
-	return err
+	return err.Error()
+}
+
+// redactErr is err's text with any URL it carries redacted.
+func redactErr(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return fmt.Sprintf("%s %s: %s", ue.Op, redactURL(ue.URL), redactErr(ue.Err))
+	}
+	return err.Error()
+}
+
+// redactURL is a URL with every query value masked (an API key written in
+// it, or read from the environment) and no user information; the
+// parameters' names stay, to tell which URL it was.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		if i := strings.IndexAny(raw, "?#"); i >= 0 {
+			raw = raw[:i] + "?…"
+		}
+		if i := strings.Index(raw, "@"); i >= 0 {
+			raw = "…" + raw[i:]
+		}
+		return raw
+	}
+	u.User = nil
+	u.Fragment, u.RawFragment = "", ""
+	if u.RawQuery != "" {
+		parts := strings.Split(u.RawQuery, "&")
+		for i, kv := range parts {
+			k, _, hasValue := strings.Cut(kv, "=")
+			if hasValue {
+				parts[i] = k + "=***"
+			}
+		}
+		u.RawQuery = strings.Join(parts, "&")
+	}
+	return u.String()
 }
 
 // Dispatch sends the call. See the package documentation for the table.
@@ -527,13 +924,23 @@ func (p *Provider) Dispatch(ctx context.Context, req provider.Request) (provider
 	if args == nil {
 		args = map[string]any{} // JSON null: no arguments, never a lookup's {provider_ref}
 	}
-	target, err := expand(p.c.Dispatch.URL, req.DownstreamKey, "", args)
+	headers, secrets, err := p.resolveHeaders(&p.c.Dispatch)
+	if err != nil {
+		// Nothing was sent; once the variable is set the same key may be.
+		return provider.Response{Status: provider.NotApplied, Detail: fmt.Sprintf("not sent: provider %s: %s", p.c.Name, p.mask(err.Error(), secrets))}, nil
+	}
+	target, read, err := expand(p.c.Dispatch.URL, req.DownstreamKey, "", args, p.c.Env)
+	secrets = append(secrets, read...)
+	var envErr *EnvError
+	if errors.As(err, &envErr) {
+		return provider.Response{Status: provider.NotApplied, Detail: fmt.Sprintf("not sent: provider %s: %v", p.c.Name, envErr)}, nil
+	}
 	if err != nil {
 		// Nothing was sent, and the same arguments can never be sent:
 		// a final failure.
 		return provider.Response{Status: provider.Rejected, Detail: "not sent: " + err.Error()}, nil
 	}
-	x, err := p.do(ctx, &p.c.Dispatch, target, req.Args, req.DownstreamKey)
+	x, err := p.do(ctx, &p.c.Dispatch, headers, target, req.Args, req.DownstreamKey, secrets)
 	if err != nil {
 		if x.sentNone {
 			return provider.Response{Status: provider.NotApplied, Detail: "not sent: " + err.Error()}, nil
@@ -541,7 +948,7 @@ func (p *Provider) Dispatch(ctx context.Context, req provider.Request) (provider
 		return provider.Response{}, provider.Ambiguous("%v", err)
 	}
 	detail := fmt.Sprintf("HTTP %d", x.status)
-	if s := p.snippet(x.body); s != "" && p.Classify(x.status) != Applied {
+	if s := p.snippet(x.body, secrets); s != "" && p.Classify(x.status) != Applied {
 		detail += ": " + s
 	}
 	switch p.Classify(x.status) {
@@ -599,15 +1006,20 @@ func (p *Provider) LookupQuery(ctx context.Context, q provider.Query) (provider.
 	if byRef && q.Ref == "" {
 		return ev, fmt.Errorf("cannot tell: provider %s is looked up by {provider_ref}, and no reference is recorded for this operation (nothing was asked)", p.c.Name)
 	}
-	target, err := expand(p.c.Lookup.URL, downstreamKey, q.Ref, nil)
+	headers, secrets, err := p.resolveHeaders(p.c.Lookup)
 	if err != nil {
-		return ev, fmt.Errorf("cannot tell: %v", err)
+		return ev, fmt.Errorf("cannot tell: provider %s's lookup: %s (nothing was asked)", p.c.Name, p.mask(err.Error(), secrets))
+	}
+	target, read, err := expand(p.c.Lookup.URL, downstreamKey, q.Ref, nil, p.c.Env)
+	secrets = append(secrets, read...)
+	if err != nil {
+		return ev, fmt.Errorf("cannot tell: provider %s's lookup: %v (nothing was asked)", p.c.Name, err)
 	}
 	under := downstreamKey
 	if byRef {
 		under = "reference " + q.Ref
 	}
-	x, err := p.do(ctx, p.c.Lookup, target, nil, "")
+	x, err := p.do(ctx, p.c.Lookup, headers, target, nil, "", secrets)
 	if err != nil {
 		return ev, fmt.Errorf("cannot tell: %v", err)
 	}
@@ -794,7 +1206,10 @@ func orDash(s string) string {
 // can point at its table without reading the message.
 type EndpointError struct {
 	Endpoint string
-	Err      error
+	// Field is the key at fault within it ("url", "key_header",
+	// "headers.NAME", …; "" for the endpoint as a whole).
+	Field string
+	Err   error
 }
 
 func (e *EndpointError) Error() string { return e.Endpoint + ": " + e.Err.Error() }

@@ -80,7 +80,7 @@ func TestDispatchClassifiesEveryAnswer(t *testing.T) {
 			}
 		}, nil, false, want{ambiguous: true, detail: "EOF"}},
 		{"override: 409 is a failure for this provider", status(409, ""), map[int]httpapi.Class{409: httpapi.Failed}, false, want{status: provider.Rejected}},
-		{"override: 500 guarantees nothing was applied for this provider", status(500, ""), map[int]httpapi.Class{500: httpapi.NotApplied}, false, want{status: provider.NotApplied}},
+		{"override: 503 guarantees nothing was applied for this provider", status(503, ""), map[int]httpapi.Class{503: httpapi.NotApplied}, false, want{status: provider.NotApplied}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
