@@ -241,10 +241,24 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
+	var l *ledger.Ledger
+	if prep.Tool.Kind() == model.EffectExternal {
+		// A dispatch that could not send (its secret unset) would still
+		// claim the key and record an attempt: refuse before anything is
+		// opened — unless the key is settled, whose answer needs no
+		// provider.
+		if why := missingDispatchEnv(cfg, c.prov, prep.Tool.Effect.Provider); why != nil {
+			if l = openForReplay(ctx, c.db, cfg, req, why); l == nil {
+				return fail(stderr, why)
+			}
+		}
+	}
 	// From here on the request is valid: whatever goes wrong is the
 	// machine's (class internal, retry the same key), never invalid — but
 	// for a provider file the ledger refuses (openFailure).
-	l, err := openLedger(ctx, c.db, cfg, opening{providerDB: c.providerDB, store: store.Options{Create: true, LeaveWAL: true, ReadOnWriter: true}, use: dispatchingIf(prep.Tool.Kind() == model.EffectExternal)})
+	if l == nil {
+		l, err = openLedger(ctx, c.db, cfg, opening{providerDB: c.providerDB, store: store.Options{Create: true, LeaveWAL: true, ReadOnWriter: true}, use: dispatchingIf(prep.Tool.Kind() == model.EffectExternal)})
+	}
 	if err != nil && model.IsCode(err, model.CodeInvalid) && prep.Tool.Kind() == model.EffectExternal {
 		if rl := openForReplay(ctx, c.db, cfg, req, err); rl != nil {
 			l, err = rl, nil
@@ -268,6 +282,25 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		res, err = l.Service().Call(ctx, req, opt)
 	}
 	return printResult(res, err, stdout, stderr, *asJSON)
+}
+
+// missingDispatchEnv is the refusal of a call whose provider (override,
+// else the tool's) is an HTTP one whose dispatch reads a ${NAME} that is
+// not set now; nil when nothing is missing.
+func missingDispatchEnv(cfg *config.Config, override, tools string) error {
+	name := override
+	if name == "" {
+		name = tools
+	}
+	for _, p := range cfg.Providers {
+		if p.Name != name || p.HTTP == nil {
+			continue
+		}
+		if missing := p.HTTP.MissingEnv("dispatch"); len(missing) > 0 {
+			return model.Errorf(model.CodeInvalid, "%s: provider %s: dispatch needs $%s, which is not set; nothing was sent or written (set it and call again with the same key)", cfg.File, name, strings.Join(missing, ", $"))
+		}
+	}
+	return nil
 }
 
 // openForReplay opens the ledger without its providers for a call whose

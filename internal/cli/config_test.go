@@ -1,9 +1,13 @@
 package cli
 
 import (
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -22,7 +26,6 @@ func TestConfigErrorsExitTwoBeforeAnyFileIsOpened(t *testing.T) {
 		{"unknown key", "[[tools]]\nname = \"x\"\nlocl = \"tasks\"\n", ":3: unknown key \"tools.locl\""},
 		{"bad schema", "[[tools]]\nname = \"x\"\nlocal = \"local_effects\"\narguments = '{\"type\": '\n", ":4: tool x: arguments is not a JSON Schema"},
 		{"unknown provider", "[[tools]]\nname = \"x\"\nprovider = \"mailer\"\narguments = '{\"type\":\"object\"}'\n", ":3: tool x: unknown provider \"mailer\""},
-		{"missing secret", "[[providers]]\nname = \"mailer\"\nkind = \"http\"\n[providers.dispatch]\nurl = \"http://127.0.0.1:9/send\"\nheaders = { Authorization = \"Bearer ${RETRYSAFE_TEST_UNSET_TOKEN}\" }\n[[tools]]\nname = \"x\"\nprovider = \"mailer\"\narguments = '{\"type\":\"object\"}'\n", ":6: provider mailer: header Authorization needs $RETRYSAFE_TEST_UNSET_TOKEN, which is not set"},
 	}
 	db := filepath.Join(dir, "never.db")
 	for _, c := range cases {
@@ -107,5 +110,55 @@ arguments = '''
 	out, _, _ = cli(t, "ops", "show", "--db", db, "--tenant", "acme", "--key", "t-1", "--json")
 	if !strings.Contains(out, `"payload_version": 2`) {
 		t.Errorf("the tool's payload version is not recorded: %s", out)
+	}
+}
+
+// A call whose provider's dispatch reads an unset ${NAME} is refused before
+// anything is opened (it would claim the key and record an attempt that
+// sent nothing); a settled key still replays from the ledger, and the
+// commands that dispatch nothing load the same config.
+func TestCallWithAnUnsetDispatchSecretIsRefusedBeforeTheLedgerOpens(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.WriteHeader(http.StatusCreated)
+		io.WriteString(w, `{"id":"m_1"}`)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "mailer.toml")
+	doc := "[[providers]]\nname = \"mailer\"\nkind = \"http\"\n[providers.dispatch]\nurl = \"" + srv.URL + "/send\"\nheaders = { Authorization = \"Bearer ${RETRYSAFE_TEST_MAIL_TOKEN}\" }\n[[tools]]\nname = \"x\"\nprovider = \"mailer\"\narguments = '{\"type\":\"object\"}'\n"
+	if err := os.WriteFile(cfg, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "ledger.db")
+
+	t.Setenv("RETRYSAFE_TEST_MAIL_TOKEN", "")
+	out, errText, code := cli(t, append(callArgs(db, "t", "k1", "x", `{}`), "--config", cfg)...)
+	line := oneErrorLine(t, "unset secret", errText)
+	if code != 2 || out != "" || !strings.Contains(line, "$RETRYSAFE_TEST_MAIL_TOKEN, which is not set") || !strings.Contains(line, "nothing was sent or written") {
+		t.Fatalf("unset secret: exit %d, stdout %q, %q", code, out, line)
+	}
+	if _, err := os.Stat(db); !os.IsNotExist(err) || hits.Load() != 0 {
+		t.Fatalf("refused call created the ledger (%v) or sent %d request(s)", err, hits.Load())
+	}
+
+	t.Setenv("RETRYSAFE_TEST_MAIL_TOKEN", "s3cret")
+	_, errText, code = cli(t, append(callArgs(db, "t", "k1", "x", `{}`), "--config", cfg)...)
+	if code != 0 || hits.Load() != 1 {
+		t.Fatalf("call with the secret set: exit %d, %q, %d request(s)", code, errText, hits.Load())
+	}
+
+	t.Setenv("RETRYSAFE_TEST_MAIL_TOKEN", "")
+	again, errText, code := cli(t, append(callArgs(db, "t", "k1", "x", `{}`), "--config", cfg)...)
+	if code != 0 || !strings.Contains(again, `"status":"replayed"`) || hits.Load() != 1 {
+		t.Errorf("replay of a settled key without the secret: exit %d, %q / %q, %d request(s)", code, again, errText, hits.Load())
+	}
+	out, errText, code = cli(t, append(callArgs(db, "t", "k2", "x", `{}`), "--config", cfg)...)
+	if code != 2 || out != "" || hits.Load() != 1 {
+		t.Errorf("new key without the secret: exit %d, %q, %d request(s)", code, errText, hits.Load())
+	}
+	if out, errText, code := cli(t, "ops", "list", "--db", db, "--config", cfg); code != 0 || strings.Contains(out, "k2") {
+		t.Errorf("ops list: exit %d, %q %q (k2 must not be recorded)", code, out, errText)
 	}
 }
