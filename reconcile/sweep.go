@@ -34,11 +34,20 @@ type SweepReport struct {
 	Redispatched int `json:"redispatched"` // re-sent under the same downstream key
 	Compacted    int `json:"compacted"`    // receipts past the replay window → tombstones
 	Forgotten    int `json:"forgotten"`    // tombstones past their own window
+	// NotResent: leases ended (counted in Unknown) that this sweep's
+	// config alone would have re-dispatched, held back because the config
+	// that made the claim said the provider does not honour keys (or the
+	// claim predates that record); NotResentWhy says why, each reason once
+	// ("; " between them), as each one's lease_expired attempt does.
+	NotResent    int    `json:"not_resent,omitempty"`
+	NotResentWhy string `json:"not_resent_why,omitempty"`
 }
 
 // Sweep moves in_progress operations whose lease ended to unknown — or,
-// where the provider honours downstream keys, re-dispatches them under the
-// same key — and compacts receipts past the replay window to tombstones.
+// where the provider honours downstream keys both in this config and in
+// the one that made the claim (notResendable), re-dispatches them under
+// the same key — and compacts receipts past the replay window to
+// tombstones.
 // Nothing ever leaves unknown here.
 func (s *Service) Sweep(ctx context.Context) (SweepReport, error) {
 	var rep SweepReport
@@ -62,23 +71,28 @@ func (s *Service) Sweep(ctx context.Context) (SweepReport, error) {
 	for {
 		var claims []*claim
 		batch, unknown := 0, 0
+		var held map[string]int
 		// WithTx may run the function more than once: count per run.
 		err := s.Store.WithTx(ctx, func(tx store.Tx) error {
-			claims, batch, unknown = nil, 0, 0
+			claims, batch, unknown, held = nil, 0, 0, map[string]int{}
 			ops, err := tx.ExpiredLeases(200)
 			if err != nil {
 				return err
 			}
 			batch = len(ops)
 			for _, op := range ops {
-				prov, perr := s.Providers.Get(op.Provider)
-				if perr != nil || !prov.HonoursKeys() {
-					if _, err := s.expireLease(tx, op, "sweep", ""); err != nil {
+				if why, disagrees := s.notResendable(op); why != "" {
+					if _, err := s.expireLease(tx, op, "sweep", "", why); err != nil {
 						return err
 					}
 					unknown++
+					if disagrees {
+						held[why]++
+					}
 					continue
 				}
+				prov, _ := s.Providers.Get(op.Provider)
+				stampClaim(op, prov)
 				from, ver := op.State, op.Version
 				op.ClaimNo++
 				op.LeaseOwner, op.LeaseUntil = "sweep", tx.Now().Add(s.Lease)
@@ -97,6 +111,7 @@ func (s *Service) Sweep(ctx context.Context) (SweepReport, error) {
 			return rep, err
 		}
 		rep.Unknown += unknown
+		addNotResent(&rep, held)
 		for _, cl := range claims {
 			if _, err := s.dispatch(ctx, cl, provider.Faults{}, s.Store.Now()); err != nil {
 				return rep, err
