@@ -40,6 +40,14 @@ type Operation struct {
 	CreatedAt      time.Time `json:"created_at"`
 	UpdatedAt      time.Time `json:"updated_at"`
 	ExpiresAt      time.Time `json:"expires_at,omitzero"` // end of the replay window
+
+	// ClaimHonoursKeys is whether its provider honoured downstream keys
+	// in the config of the process that made its latest claim (nil: never
+	// claimed, or claimed before the ledger recorded it — migration 12).
+	// A claim is sent again under the same downstream key only when this
+	// and the config of the process about to send it both say so
+	// (reconcile's mayResend).
+	ClaimHonoursKeys *bool `json:"claim_honours_keys,omitempty"`
 }
 
 // Attempt is one transport attempt against a key (or one sweep of it).

@@ -29,7 +29,8 @@ func (s *Service) ClaimTx(tx store.Tx, p *model.Prepared, providerName string, l
 	if providerName == "" {
 		providerName = p.Tool.Effect.Provider
 	}
-	if _, err := s.Providers.Get(providerName); err != nil {
+	prov, err := s.Providers.Get(providerName)
+	if err != nil {
 		return nil, model.Errorf(model.CodeInvalid, "%v", err)
 	}
 	dk, err := downstreamKey(tx, p.Tenant, p.Key)
@@ -40,6 +41,7 @@ func (s *Service) ClaimTx(tx store.Tx, p *model.Prepared, providerName string, l
 	op.State, op.ClaimNo = model.StateInProgress, 1
 	op.Provider, op.DownstreamKey = providerName, dk
 	op.LeaseOwner, op.LeaseUntil = workerOr(p.WorkerID), tx.Now().Add(lease)
+	stampClaim(op, prov)
 	if err := tx.InsertOperation(op); err != nil {
 		return nil, err
 	}
@@ -56,7 +58,7 @@ func (s *Service) ExpireLeaseTx(tx store.Tx, op *model.Operation) error {
 	if op.State != model.StateInProgress {
 		return model.Errorf(model.CodeIllegal, "%s/%s is %s, not in_progress", op.Tenant, op.Key, op.State)
 	}
-	_, err := s.expireLease(tx, op, "sweep", "")
+	_, err := s.expireLease(tx, op, "sweep", "", "")
 	return err
 }
 

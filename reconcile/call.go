@@ -393,7 +393,8 @@ func (s *Service) callExternal(ctx context.Context, p *model.Prepared, opt CallO
 	if name == "" {
 		name = p.Tool.Effect.Provider
 	}
-	if _, err := s.Providers.Get(name); err != nil {
+	prov, err := s.Providers.Get(name)
+	if err != nil {
 		err = model.Errorf(model.CodeInvalid, "%v", err)
 		return errorResult(err), err
 	}
@@ -407,7 +408,7 @@ func (s *Service) callExternal(ctx context.Context, p *model.Prepared, opt CallO
 		res Result
 		cl  *claim
 	)
-	err := s.callTx(ctx, fresh, func(tx store.Tx, _ bool) error {
+	err = s.callTx(ctx, fresh, func(tx store.Tx, _ bool) error {
 		res, cl = Result{}, nil
 		op, err := tx.GetOperation(p.Tenant, p.Key)
 		if model.IsCode(err, model.CodeNotFound) {
@@ -423,6 +424,7 @@ func (s *Service) callExternal(ctx context.Context, p *model.Prepared, opt CallO
 			op.State, op.ClaimNo = model.StateInProgress, 1
 			op.Provider, op.DownstreamKey = name, dk
 			op.LeaseOwner, op.LeaseUntil = workerOr(p.WorkerID), tx.Now().Add(s.Lease)
+			stampClaim(op, prov)
 			if err := tx.InsertOperation(op); err != nil {
 				return err
 			}
@@ -438,11 +440,13 @@ func (s *Service) callExternal(ctx context.Context, p *model.Prepared, opt CallO
 			return err
 		}
 		prov, perr := s.Providers.Get(op.Provider)
-		if op.State == model.StateNotApplied && op.Contradicted && (perr != nil || !prov.HonoursKeys()) {
+		why, _ := s.notResendable(op)
+		if op.State == model.StateNotApplied && op.Contradicted && why != "" {
 			// A definite provider answer said "applied" against this
 			// not-applied: dispatching again to a provider that ignores
-			// downstream keys could apply it a second time.
-			msg := s.contradictedMsg(op)
+			// downstream keys (here, or where the claim was made) could
+			// apply it a second time.
+			msg := s.contradictedMsg(op, why)
 			if err := s.attempt(tx, op, p, start, model.OutcomeRefused, "", msg); err != nil {
 				return err
 			}
@@ -478,10 +482,10 @@ func (s *Service) callExternal(ctx context.Context, p *model.Prepared, opt CallO
 			res = Result{Class: model.ClassUnknown, Outcome: model.OutcomeRefused, State: op.State, Message: msg, Op: op}
 			return nil
 		}
-		if op.State == model.StateInProgress && (perr != nil || !prov.HonoursKeys()) {
+		if op.State == model.StateInProgress && why != "" {
 			// The lease ended with no result and a re-dispatch could apply
 			// twice: the outcome is unknown, and stays so until a person says.
-			res, err = s.expireLease(tx, op, workerOr(p.WorkerID), p.TraceID)
+			res, err = s.expireLease(tx, op, workerOr(p.WorkerID), p.TraceID, why)
 			return err
 		}
 		if perr != nil {
@@ -495,6 +499,7 @@ func (s *Service) callExternal(ctx context.Context, p *model.Prepared, opt CallO
 			// sent under then.
 			op.DownstreamKey = DownstreamKey("", op.Tenant, op.Key)
 		}
+		stampClaim(op, prov)
 		if err := tx.UpdateOperation(op, from, ver); err != nil {
 			return err
 		}
@@ -536,16 +541,21 @@ func (s *Service) recordClaim(tx store.Tx, op *model.Operation, p *model.Prepare
 		downstreamKey: op.DownstreamKey, tool: op.Tool, args: op.Args, leaseUntil: op.LeaseUntil}, nil
 }
 
-// expireLease moves an in_progress operation whose lease ended to unknown.
-func (s *Service) expireLease(tx store.Tx, op *model.Operation, worker, trace string) (Result, error) {
+// expireLease moves an in_progress operation whose lease ended to unknown;
+// why it is not sent again (notResendable), "" for the provider ignoring
+// downstream keys.
+func (s *Service) expireLease(tx store.Tx, op *model.Operation, worker, trace, why string) (Result, error) {
 	from, ver := op.State, op.Version
 	lease := op.LeaseUntil
 	op.State, op.LeaseOwner, op.LeaseUntil = model.StateUnknown, "", time.Time{}
 	if err := tx.UpdateOperation(op, from, ver); err != nil {
 		return Result{}, err
 	}
-	msg := fmt.Sprintf("lease ended %s with no result recorded; provider %s does not honour downstream keys, so the outcome is unknown — a person must reconcile it",
-		lease.Format(time.RFC3339), op.Provider)
+	if why == "" {
+		why = fmt.Sprintf("provider %s does not honour downstream keys", op.Provider)
+	}
+	msg := fmt.Sprintf("lease ended %s with no result recorded; %s, so the outcome is unknown — a person must reconcile it",
+		lease.Format(time.RFC3339), why)
 	a := &model.Attempt{OperationID: op.ID, Outcome: model.OutcomeLeaseExpired, Fingerprint: op.Fingerprint,
 		WorkerID: worker, TraceID: trace, Error: msg, StartedAt: tx.Now()}
 	if err := tx.InsertAttempt(a); err != nil {
@@ -867,9 +877,9 @@ func (s *Service) supersededAppliedMsg(op *model.Operation) string {
 		op.Key, s.HintFlags, textsafe.ShellWord(op.Tenant), textsafe.ShellWord(op.Key))
 }
 
-func (s *Service) contradictedMsg(op *model.Operation) string {
-	return fmt.Sprintf("%q was marked not applied, but a provider answer (or lookup) says it was applied (flagged contradicted); provider %s does not honour downstream keys, so it is not dispatched again — stop, a person must reconcile it (retrysafe ops show%s --tenant %s --key %s)",
-		op.Key, op.Provider, s.HintFlags, textsafe.ShellWord(op.Tenant), textsafe.ShellWord(op.Key))
+func (s *Service) contradictedMsg(op *model.Operation, why string) string {
+	return fmt.Sprintf("%q was marked not applied, but a provider answer (or lookup) says it was applied (flagged contradicted); %s, so it is not dispatched again — stop, a person must reconcile it (retrysafe ops show%s --tenant %s --key %s)",
+		op.Key, why, s.HintFlags, textsafe.ShellWord(op.Tenant), textsafe.ShellWord(op.Key))
 }
 
 // contradiction: a definite provider answer that disagrees with the state a

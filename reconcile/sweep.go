@@ -34,11 +34,20 @@ type SweepReport struct {
 	Redispatched int `json:"redispatched"` // re-sent under the same downstream key
 	Compacted    int `json:"compacted"`    // receipts past the replay window → tombstones
 	Forgotten    int `json:"forgotten"`    // tombstones past their own window
+	// NotResent: leases ended (counted in Unknown) that this sweep's
+	// config alone would have re-dispatched, held back because the config
+	// that made the claim said the provider does not honour keys (or the
+	// claim predates that record); NotResentWhy says why, each reason once
+	// ("; " between them), as each one's lease_expired attempt does.
+	NotResent    int    `json:"not_resent,omitempty"`
+	NotResentWhy string `json:"not_resent_why,omitempty"`
 }
 
 // Sweep moves in_progress operations whose lease ended to unknown — or,
-// where the provider honours downstream keys, re-dispatches them under the
-// same key — and compacts receipts past the replay window to tombstones.
+// where the provider honours downstream keys both in this config and in
+// the one that made the claim (notResendable), re-dispatches them under
+// the same key — and compacts receipts past the replay window to
+// tombstones.
 // Nothing ever leaves unknown here.
 func (s *Service) Sweep(ctx context.Context) (SweepReport, error) {
 	var rep SweepReport
@@ -90,15 +99,21 @@ func (s *Service) Sweep(ctx context.Context) (SweepReport, error) {
 }
 
 // sweepLease settles one in_progress operation whose lease ended, inside
-// tx: unknown (nil), or — where its provider honours downstream keys —
+// tx: unknown (nil), or — where its provider honours downstream keys both
+// in this config and in the one that made the claim (notResendable) —
 // claimed again by the sweep, to be re-dispatched under the same key after
-// tx commits (the claim returned).
-func (s *Service) sweepLease(tx store.Tx, op *model.Operation) (*claim, error) {
-	prov, perr := s.Providers.Get(op.Provider)
-	if perr != nil || !prov.HonoursKeys() {
-		_, err := s.expireLease(tx, op, "sweep", "")
+// tx commits (the claim returned). A claim held back only by its own
+// record is counted in held, by reason, for the report.
+func (s *Service) sweepLease(tx store.Tx, op *model.Operation, held map[string]int) (*claim, error) {
+	if why, disagrees := s.notResendable(op); why != "" {
+		_, err := s.expireLease(tx, op, "sweep", "", why)
+		if err == nil && disagrees {
+			held[why]++
+		}
 		return nil, err
 	}
+	prov, _ := s.Providers.Get(op.Provider)
+	stampClaim(op, prov)
 	from, ver := op.State, op.Version
 	op.ClaimNo++
 	op.LeaseOwner, op.LeaseUntil = "sweep", tx.Now().Add(s.Lease)
@@ -159,16 +174,17 @@ func (s *Service) SweepKeys(ctx context.Context, tenant string, keys []string) (
 func (s *Service) settleLeases(ctx context.Context, rep *SweepReport, read func(tx store.Tx) ([]*model.Operation, error)) (int, error) {
 	var claims []*claim
 	picked, unknown := 0, 0
+	var held map[string]int
 	// WithTx may run the function more than once: count per run.
 	err := s.Store.WithTx(ctx, func(tx store.Tx) error {
-		claims, picked, unknown = nil, 0, 0
+		claims, picked, unknown, held = nil, 0, 0, map[string]int{}
 		ops, err := read(tx)
 		if err != nil {
 			return err
 		}
 		picked = len(ops)
 		for _, op := range ops {
-			cl, err := s.sweepLease(tx, op)
+			cl, err := s.sweepLease(tx, op, held)
 			if err != nil {
 				return err
 			}
@@ -184,5 +200,6 @@ func (s *Service) settleLeases(ctx context.Context, rep *SweepReport, read func(
 		return 0, err
 	}
 	rep.Unknown += unknown
+	addNotResent(rep, held)
 	return picked, s.redispatch(ctx, claims, rep)
 }

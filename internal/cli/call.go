@@ -390,6 +390,11 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	} else {
 		fmt.Fprintf(stdout, "swept %s: %d lease(s) ended → unknown, %d re-dispatched under their downstream key, %d receipt(s) compacted to tombstones, %d tombstone(s) forgotten\n",
 			ledgerName(*db), rep.Unknown, rep.Redispatched, rep.Compacted, rep.Forgotten)
+		if rep.NotResent > 0 {
+			// This config alone would have re-sent them: say why it did not.
+			fmt.Fprintf(stdout, "not re-sent: %d of those lease(s), made unknown instead — %s; a person must reconcile them (retrysafe triage%s)\n",
+				rep.NotResent, oneLine(rep.NotResentWhy), show(ledgerFlags(*db, *pdb, *cfgPath)))
+		}
 	}
 	return exitOK
 }

@@ -15,7 +15,7 @@ import (
 const opColumns = `id, tenant, op_key, tool, payload_version, args, summary, fingerprint,
 	state, version, claim_no, receipt, provider, downstream_key, provider_ref,
 	lease_owner, lease_until, contradicted, supersedes_id, superseded_by_id,
-	created_at, updated_at, expires_at`
+	created_at, updated_at, expires_at, claim_honours_keys`
 
 func ms(t time.Time) int64 {
 	if t.IsZero() {
@@ -86,7 +86,7 @@ func scanOperation(row pgx.Row, extra ...any) (*model.Operation, error) {
 	)
 	dest := []any{&op.ID, &op.Tenant, &op.Key, &op.Tool, &op.PayloadVersion, &args, &op.Summary,
 		&op.Fingerprint, &state, &op.Version, &op.ClaimNo, &receipt, &provider, &dkey, &pref,
-		&leaseOwner, &leaseUntil, &op.Contradicted, &supersedes, &supersededBy, &created, &updated, &exp}
+		&leaseOwner, &leaseUntil, &op.Contradicted, &supersedes, &supersededBy, &created, &updated, &exp, &op.ClaimHonoursKeys}
 	if err := row.Scan(append(dest, extra...)...); err != nil {
 		return nil, err
 	}
@@ -237,23 +237,23 @@ func (t *Tx) InsertOperation(op *model.Operation) error {
 		t.laterOp(op.ID, `INSERT INTO operations (id, tenant, op_key, tool, payload_version,
 		args, summary, fingerprint, state, version, claim_no, receipt, provider, downstream_key,
 		provider_ref, lease_owner, lease_until, contradicted, supersedes_id, superseded_by_id,
-		created_at, updated_at, expires_at)
-		VALUES ($22,$1,$2,$3,$4,$5,$6,$7,$8,1,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21)`,
+		created_at, updated_at, expires_at, claim_honours_keys)
+		VALUES ($22,$1,$2,$3,$4,$5,$6,$7,$8,1,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$23)`,
 			op.Tenant, op.Key, op.Tool, op.PayloadVersion, string(op.Args), op.Summary, op.Fingerprint,
 			string(op.State), op.ClaimNo, nullJSON(op.Receipt), nullStr(op.Provider), nullStr(op.DownstreamKey),
 			nullStr(op.ProviderRef), nullStr(op.LeaseOwner), nullMS(op.LeaseUntil), op.Contradicted,
-			nullID(op.SupersedesID), nullID(op.SupersededByID), ms(now), ms(now), nullMS(op.ExpiresAt), op.ID)
+			nullID(op.SupersedesID), nullID(op.SupersededByID), ms(now), ms(now), nullMS(op.ExpiresAt), op.ID, claimKeysArg(op.ClaimHonoursKeys))
 		return nil
 	}
 	return t.queryRow(`INSERT INTO operations (tenant, op_key, tool, payload_version,
 		args, summary, fingerprint, state, version, claim_no, receipt, provider, downstream_key,
 		provider_ref, lease_owner, lease_until, contradicted, supersedes_id, superseded_by_id,
-		created_at, updated_at, expires_at)
-		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,1,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21) RETURNING id`,
+		created_at, updated_at, expires_at, claim_honours_keys)
+		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,1,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22) RETURNING id`,
 		op.Tenant, op.Key, op.Tool, op.PayloadVersion, string(op.Args), op.Summary, op.Fingerprint,
 		string(op.State), op.ClaimNo, nullJSON(op.Receipt), nullStr(op.Provider), nullStr(op.DownstreamKey),
 		nullStr(op.ProviderRef), nullStr(op.LeaseOwner), nullMS(op.LeaseUntil), op.Contradicted,
-		nullID(op.SupersedesID), nullID(op.SupersededByID), ms(now), ms(now), nullMS(op.ExpiresAt)).Scan(&op.ID)
+		nullID(op.SupersedesID), nullID(op.SupersededByID), ms(now), ms(now), nullMS(op.ExpiresAt), claimKeysArg(op.ClaimHonoursKeys)).Scan(&op.ID)
 }
 
 // receiptArg is the receipt's place among a queued operation insert's
@@ -299,12 +299,12 @@ func (t *Tx) UpdateOperation(op *model.Operation, fromState model.State, fromVer
 	tag, err := t.exec(`UPDATE operations SET state = $1, version = version + 1,
 		claim_no = $2, receipt = $3, provider = $4, downstream_key = $5, provider_ref = $6, lease_owner = $7,
 		lease_until = $8, contradicted = $9, supersedes_id = $10, superseded_by_id = $11, updated_at = $12,
-		expires_at = $13
+		expires_at = $13, claim_honours_keys = $17
 		WHERE id = $14 AND state = $15 AND version = $16`,
 		string(op.State), op.ClaimNo, nullJSON(op.Receipt), nullStr(op.Provider), nullStr(op.DownstreamKey),
 		nullStr(op.ProviderRef), nullStr(op.LeaseOwner), nullMS(op.LeaseUntil), op.Contradicted,
 		nullID(op.SupersedesID), nullID(op.SupersededByID), ms(now), nullMS(op.ExpiresAt),
-		op.ID, string(fromState), fromVersion)
+		op.ID, string(fromState), fromVersion, claimKeysArg(op.ClaimHonoursKeys))
 	if err != nil {
 		return err
 	}

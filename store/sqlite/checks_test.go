@@ -176,7 +176,7 @@ func TestMigration9KeepsTheTablesAsTheyWere(t *testing.T) {
 	}
 	defer db.Close()
 	for table, want := range shapes {
-		if got := tableShape(t, db, table); !reflect.DeepEqual(got, want) {
+		if got := withoutLater(tableShape(t, db, table)); !reflect.DeepEqual(got, want) {
 			t.Errorf("%s after migration 9:\n%q\nbefore:\n%q", table, got, want)
 		}
 	}
@@ -210,6 +210,18 @@ func TestMigration9KeepsTheTablesAsTheyWere(t *testing.T) {
 			t.Errorf("%s: %v; want refused %v", c.sql, err, c.refuse)
 		}
 	}
+}
+
+// withoutLater drops from a table's shape the columns migrations after 9
+// added (12: operations.claim_honours_keys): Open migrates to the latest.
+func withoutLater(shape []string) []string {
+	var out []string
+	for _, s := range shape {
+		if !strings.Contains(s, "claim_honours_keys") {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // Compaction deletes operations but never their effects, so a new

@@ -71,6 +71,10 @@ func cloneOp(op *model.Operation) *model.Operation {
 		f := *op.BindingFinding
 		cp.BindingFinding = &f
 	}
+	if op.ClaimHonoursKeys != nil {
+		b := *op.ClaimHonoursKeys
+		cp.ClaimHonoursKeys = &b
+	}
 	return &cp
 }
 

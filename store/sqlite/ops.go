@@ -13,7 +13,7 @@ import (
 const opColumns = `id, tenant, op_key, tool, payload_version, args, summary, fingerprint,
 	state, version, claim_no, receipt, provider, downstream_key, provider_ref,
 	lease_owner, lease_until, contradicted, supersedes_id, superseded_by_id,
-	created_at, updated_at, expires_at`
+	created_at, updated_at, expires_at, claim_honours_keys`
 
 type scanner interface{ Scan(...any) error }
 
@@ -54,10 +54,11 @@ func scanOperation(sc scanner, extra ...any) (*model.Operation, error) {
 		leaseUntil, supersedes, supersededBy, exp sql.NullInt64
 		created, updated                          int64
 		contradicted                              int
+		honours                                   sql.NullBool
 	)
 	dest := []any{&op.ID, &op.Tenant, &op.Key, &op.Tool, &op.PayloadVersion, &args, &op.Summary,
 		&op.Fingerprint, &op.State, &op.Version, &op.ClaimNo, &receipt, &provider, &dkey, &pref,
-		&leaseOwner, &leaseUntil, &contradicted, &supersedes, &supersededBy, &created, &updated, &exp}
+		&leaseOwner, &leaseUntil, &contradicted, &supersedes, &supersededBy, &created, &updated, &exp, &honours}
 	if err := sc.Scan(append(dest, extra...)...); err != nil {
 		return nil, err
 	}
@@ -72,6 +73,7 @@ func scanOperation(sc scanner, extra ...any) (*model.Operation, error) {
 	op.CreatedAt = time.UnixMilli(created).UTC()
 	op.UpdatedAt = time.UnixMilli(updated).UTC()
 	op.ExpiresAt = fromMS(exp)
+	op.ClaimHonoursKeys = claimKeysOf(honours)
 	return &op, nil
 }
 
@@ -115,9 +117,9 @@ func (t *Tx) GetOperationByID(id int64) (*model.Operation, error) {
 const insertOperationSQL = `INSERT INTO operations (id, tenant, op_key, tool, payload_version,
 	args, summary, fingerprint, state, version, claim_no, receipt, provider, downstream_key,
 	provider_ref, lease_owner, lease_until, contradicted, supersedes_id, superseded_by_id,
-	created_at, updated_at, expires_at)
+	created_at, updated_at, expires_at, claim_honours_keys)
 	VALUES (` + nextOpIDSQL + `,
-	?,?,?,?,?,?,?,?,1,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+	?,?,?,?,?,?,?,?,1,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 
 // InsertOperation writes a new operation and sets op.ID, op.Version and the
 // times. A (tenant, key) that exists already is a conflict.
@@ -137,7 +139,7 @@ func (t *Tx) InsertOperation(op *model.Operation) error {
 		op.Tenant, op.Key, op.Tool, op.PayloadVersion, string(op.Args), op.Summary, op.Fingerprint,
 		string(op.State), op.ClaimNo, nullJSON(op.Receipt), nullStr(op.Provider), nullStr(op.DownstreamKey),
 		nullStr(op.ProviderRef), nullStr(op.LeaseOwner), nullMS(op.LeaseUntil), boolInt(op.Contradicted),
-		nullID(op.SupersedesID), nullID(op.SupersededByID), ms(now), ms(now), nullMS(op.ExpiresAt))
+		nullID(op.SupersedesID), nullID(op.SupersededByID), ms(now), ms(now), nullMS(op.ExpiresAt), claimKeysArg(op.ClaimHonoursKeys))
 	if err != nil {
 		return err
 	}
@@ -168,11 +170,11 @@ func (t *Tx) UpdateOperation(op *model.Operation, fromState model.State, fromVer
 	res, err := t.exec(`UPDATE operations SET state = ?, version = version + 1,
 		claim_no = ?, receipt = ?, provider = ?, downstream_key = ?, provider_ref = ?, lease_owner = ?,
 		lease_until = ?, contradicted = ?, supersedes_id = ?, superseded_by_id = ?, updated_at = ?,
-		expires_at = ?
+		expires_at = ?, claim_honours_keys = ?
 		WHERE id = ? AND state = ? AND version = ?`,
 		string(op.State), op.ClaimNo, nullJSON(op.Receipt), nullStr(op.Provider), nullStr(op.DownstreamKey),
 		nullStr(op.ProviderRef), nullStr(op.LeaseOwner), nullMS(op.LeaseUntil), boolInt(op.Contradicted),
-		nullID(op.SupersedesID), nullID(op.SupersededByID), ms(now), nullMS(op.ExpiresAt),
+		nullID(op.SupersedesID), nullID(op.SupersededByID), ms(now), nullMS(op.ExpiresAt), claimKeysArg(op.ClaimHonoursKeys),
 		op.ID, string(fromState), fromVersion)
 	if err != nil {
 		return err

@@ -101,6 +101,7 @@ func Run(t *testing.T, d Driver) {
 		{"ReplaysSeeEveryChangeAndNoRolledBackOne", testReplaysSeeEveryChangeAndNoRolledBackOne},
 		{"MidTransactionFailureWritesNothing", testMidTransactionFailureWritesNothing},
 		{"TombstoneIsReadOnTheReadSideEvenReadOnly", testTombstoneRead},
+		{"ClaimHonoursKeysIsKeptAsWrittenAndNeedsAProvider", testClaimHonoursKeys},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,69 @@
+package reconcile
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/provider"
+)
+
+// Whether a provider honours downstream keys is a line of each process's
+// config, and processes differ (a worker, a sweep from cron with an older
+// file, an operator's copy). A claim therefore records the word of the
+// config that made it (model.Operation.ClaimHonoursKeys), and is sent
+// again under the same downstream key only when that record and the
+// config of the process about to send it both say the provider honours
+// keys: a provider the claim's config said ignores them may hold a
+// delivery it will not match to the key, so a second send could be a
+// second effect, whatever this config says.
+
+// stampClaim records on op, before its claim is written, whether prov
+// honours downstream keys in this process's config.
+func stampClaim(op *model.Operation, prov provider.Provider) {
+	h := prov.HonoursKeys()
+	op.ClaimHonoursKeys = &h
+}
+
+// notResendable says why this process may not send op's claim again under
+// its downstream key, "" if it may. disagrees: this config alone would have
+// sent it — the claim's record is what holds it back.
+func (s *Service) notResendable(op *model.Operation) (why string, disagrees bool) {
+	prov, err := s.Providers.Get(op.Provider)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("provider %s is not configured here", op.Provider), false
+	case !prov.HonoursKeys():
+		return fmt.Sprintf("provider %s does not honour downstream keys", op.Provider), false
+	case op.ClaimHonoursKeys == nil:
+		return fmt.Sprintf("the claim was recorded before the ledger kept whether provider %s honoured downstream keys for it (a ledger older than schema 12), so this config's word alone does not make sending it again safe", op.Provider), true
+	case !*op.ClaimHonoursKeys:
+		return fmt.Sprintf("the claim was made by a config where provider %s does not honour downstream keys (this one says it does): the provider may hold a delivery it would not match to the key, so sending it again could make the effect twice", op.Provider), true
+	}
+	return "", false
+}
+
+// addNotResent adds the held claims of one batch, by reason, to rep: the
+// count, and each reason once, in order, joined by "; ".
+func addNotResent(rep *SweepReport, by map[string]int) {
+	if len(by) == 0 {
+		return
+	}
+	reasons := map[string]bool{}
+	if rep.NotResentWhy != "" {
+		for _, r := range strings.Split(rep.NotResentWhy, "; ") {
+			reasons[r] = true
+		}
+	}
+	for r, n := range by {
+		rep.NotResent += n
+		reasons[r] = true
+	}
+	all := make([]string, 0, len(reasons))
+	for r := range reasons {
+		all = append(all, r)
+	}
+	sort.Strings(all)
+	rep.NotResentWhy = strings.Join(all, "; ")
+}

@@ -1,0 +1,142 @@
+package storetest
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/store"
+)
+
+func keysWord(b *bool) string {
+	if b == nil {
+		return "unrecorded"
+	}
+	return fmt.Sprint(*b)
+}
+
+// Whether a claim's provider honoured downstream keys (migration 12) is
+// kept as written — true, false or not recorded — by every read of the
+// operation, through every update, and only an operation with a provider
+// records it.
+func testClaimHonoursKeys(t *testing.T, h *harness) {
+	ctx := ctxT(t)
+	yes, no := true, false
+	ids := map[string]int64{}
+	// want: what each claimed operation (by key) holds now.
+	want := map[string]string{"k-true": "true", "k-false": "false", "k-nil": "unrecorded"}
+	for key, honours := range map[string]*bool{"k-true": &yes, "k-false": &no, "k-nil": nil} {
+		op := newOp("acme", key, model.StateInProgress)
+		op.Provider, op.DownstreamKey, op.ClaimNo = "pay", "dk-"+key, 1
+		op.LeaseUntil = h.now.Add(-1) // ended: ExpiredLeases lists it
+		op.ClaimHonoursKeys = honours
+		h.tx(t, func(tx store.Tx) error { return tx.InsertOperation(op) })
+		ids[key] = op.ID
+	}
+	h.tx(t, func(tx store.Tx) error { _, err := createApplied(tx, "acme", "local"); return err })
+	check := func(when string) {
+		t.Helper()
+		for key, w := range want {
+			var byKey, byID *model.Operation
+			h.tx(t, func(tx store.Tx) error {
+				var err error
+				if byKey, err = tx.GetOperation("acme", key); err != nil {
+					return err
+				}
+				byID, err = tx.GetOperationByID(ids[key])
+				return err
+			})
+			got, err := h.L.Get(ctx, "acme", key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := h.L.Detail(ctx, "acme", key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for what, o := range map[string]*model.Operation{"GetOperation": byKey, "GetOperationByID": byID, "Get": got, "Detail": &d.Operation} {
+				if g := keysWord(o.ClaimHonoursKeys); g != w {
+					t.Errorf("%s: %s of %s reads %s; want %s", when, what, key, g, w)
+				}
+			}
+		}
+		var expired []*model.Operation
+		h.tx(t, func(tx store.Tx) error {
+			var err error
+			expired, err = tx.ExpiredLeases(10)
+			return err
+		})
+		listed, err := h.L.List(ctx, store.ListQuery{Tenant: "acme"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range expired {
+			if g := keysWord(o.ClaimHonoursKeys); g != want[o.Key] {
+				t.Errorf("%s: ExpiredLeases reads %s for %s; want %s", when, g, o.Key, want[o.Key])
+			}
+		}
+		for _, o := range listed {
+			w, ok := want[o.Key]
+			if !ok {
+				w = "unrecorded" // the local call
+			}
+			if g := keysWord(o.ClaimHonoursKeys); g != w {
+				t.Errorf("%s: List reads %s for %s; want %s", when, g, o.Key, w)
+			}
+		}
+		if len(expired) != 3 || len(listed) != 4 {
+			t.Errorf("%s: %d expired leases, %d listed; want 3 and 4", when, len(expired), len(listed))
+		}
+	}
+	check("inserted")
+	// An update that changes something else keeps it.
+	for key := range want {
+		h.tx(t, func(tx store.Tx) error {
+			cur, err := tx.GetOperation("acme", key)
+			if err != nil {
+				return err
+			}
+			cur.LeaseOwner = "someone"
+			return tx.UpdateOperation(cur, cur.State, cur.Version)
+		})
+	}
+	check("updated")
+	// An update writes it: each claim records its own process's word.
+	h.tx(t, func(tx store.Tx) error {
+		for key, v := range map[string]*bool{"k-true": &no, "k-false": nil, "k-nil": &yes} {
+			cur, err := tx.GetOperation("acme", key)
+			if err != nil {
+				return err
+			}
+			cur.ClaimHonoursKeys = v
+			if err := tx.UpdateOperation(cur, cur.State, cur.Version); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	want = map[string]string{"k-true": "false", "k-false": "unrecorded", "k-nil": "true"}
+	check("rewritten")
+	// Without a provider nothing was claimed: the row is refused.
+	before := h.snapshot(t)
+	local := newOp("acme", "local-claimed", model.StateApplied)
+	local.ClaimHonoursKeys = &yes
+	if err := h.L.WithTx(ctx, func(tx store.Tx) error { return tx.InsertOperation(local) }); err == nil {
+		t.Error("an operation without a provider recorded a claim's keys")
+	}
+	err := h.L.WithTx(ctx, func(tx store.Tx) error {
+		cur, err := tx.GetOperation("acme", "local")
+		if err != nil {
+			return err
+		}
+		cur.ClaimHonoursKeys = &no
+		return tx.UpdateOperation(cur, cur.State, cur.Version)
+	})
+	if err == nil {
+		t.Error("an update gave an operation without a provider a claim's keys")
+	}
+	if h.snapshot(t) != before {
+		t.Error("a refused write changed the ledger")
+	}
+	h.audit(t)
+}
