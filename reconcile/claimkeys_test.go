@@ -139,3 +139,21 @@ func TestAClaimThatRecordedNothingIsNotResent(t *testing.T) {
 		t.Errorf("the provider holds %d deliveries, want none", n)
 	}
 }
+
+// SweepKeys (what the lab runs on a shared ledger) is the third re-send
+// path: it holds such a claim back the same way and says why.
+func TestSweepKeysFromAnotherConfigDoesNotResendAClaimMadeWithoutKeys(t *testing.T) {
+	l, c, _ := killedWorker(t, "sandbox", reconcile.PointAfterDispatch)
+	c.Advance(reconcile.DefaultLease + time.Second)
+	rep, err := otherConfig(l, "sandbox").SweepKeys(t.Context(), "acme", []string{"op-notify"})
+	if err != nil || rep.Redispatched != 0 || rep.Unknown != 1 || rep.NotResent != 1 ||
+		!strings.Contains(rep.NotResentWhy, "the claim was made by a config where provider sandbox does not honour downstream keys") {
+		t.Fatalf("SweepKeys = %+v %v; want nothing re-sent, one lease → unknown, the reason given", rep, err)
+	}
+	if n := l.deliveries("acme", "op-notify"); n != 1 {
+		t.Fatalf("the provider holds %d deliveries; want the worker's one", n)
+	}
+	if op := l.op("acme", "op-notify"); op.State != model.StateUnknown {
+		t.Errorf("after SweepKeys: %s; want unknown", op.State)
+	}
+}
