@@ -114,6 +114,14 @@ func NewRegistry(tools ...Tool) (*Registry, error) {
 		if _, dup := r.tools[t.Name]; dup {
 			return nil, Errorf(CodeInvalid, "tool %q is declared twice", t.Name)
 		}
+		// As config refuses: names differing only in case read as one
+		// name to a person, and an agent that gets the case wrong would
+		// reach the other tool.
+		for _, other := range r.names {
+			if strings.EqualFold(other, t.Name) {
+				return nil, Errorf(CodeInvalid, "tool %q differs from tool %q only in case: give it a name of its own", t.Name, other)
+			}
+		}
 		if t.PayloadVersion == 0 {
 			t.PayloadVersion = 1
 		}
