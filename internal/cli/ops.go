@@ -1576,8 +1576,14 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		if strings.Contains(op.Key, "@") {
 			pin = fmt.Sprintf(" --expect-version %d", op.Version)
 		}
+		// A lookup may find it without naming a reference (an empty 200):
+		// the evidence is then what was asked and found, never '' (refused).
+		evidence := ev.Ref
+		if evidence == "" {
+			evidence = fmt.Sprintf("provider %s lookup found downstream key %s", ev.Provider, ev.DownstreamKey)
+		}
 		fmt.Fprintf(stdout, "to settle: %s\n", show(oneLine(fmt.Sprintf("retrysafe ops resolve%s --tenant %s --key %s%s --as applied --evidence %s --reason \"provider lookup found it\"",
-			ledgerFlags(k.db, *pdb, *cfgPath), textsafe.ShellWord(op.Tenant), textsafe.ShellWord(op.Key), pin, textsafe.ShellWord(ev.Ref)))))
+			ledgerFlags(k.db, *pdb, *cfgPath), textsafe.ShellWord(op.Tenant), textsafe.ShellWord(op.Key), pin, textsafe.ShellWord(evidence)))))
 	}
 	if line := offer(hs, decideCommands(now, ledgerFlags(k.db, *pdb, *cfgPath), dg)...); line != "" {
 		fmt.Fprintln(stdout, show(line))
