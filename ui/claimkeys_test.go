@@ -45,13 +45,17 @@ func TestTheDetailSaysWhetherTheClaimHonouredKeys(t *testing.T) {
 	l.claimVia(t, "acme", "unrecorded", "sandbox-idem", true)
 	l.unknown(t, "acme", "lost", "ops@acme.example")
 	l.task(t, "acme", "local", "s")
+	l.clock.Advance(50 * time.Minute)
+	l.claimVia(t, "acme", "running", "sandbox", false) // the others' leases (an hour) end; this one's runs
+	l.clock.Advance(15 * time.Minute)
 	for _, tc := range []struct {
 		key  string
 		want []string
 		lack []string
 	}{
-		{"ignored", []string{"keys at claim", "not honoured, in the config that made claim 1", "if its lease ends with no result, it is not sent again under this downstream key: a sweep or retry makes it unknown"}, nil},
-		{"honoured", []string{"keys at claim", "honoured, in the config that made claim 1", "a sweep or retry may send it again under this downstream key (where its own config says so too)"}, []string{"not honoured"}},
+		{"ignored", []string{"keys at claim", "not honoured, in the config that made claim 1", "its lease ended with no result: it is not sent again under this downstream key; a sweep or retry makes it unknown"}, nil},
+		{"running", []string{"keys at claim", "not honoured, in the config that made claim 1", "if its lease ends with no result: it is not sent again under this downstream key; a sweep or retry makes it unknown"}, nil},
+		{"honoured", []string{"keys at claim", "honoured, in the config that made claim 1", "its lease ended with no result: a sweep or retry may send it again under this downstream key (where its own config says so too)"}, []string{"not honoured"}},
 		{"unrecorded", []string{"keys at claim", "not recorded (claim 1 was made before the ledger kept it)", "it is not sent again under this downstream key"}, nil},
 		{"lost", []string{"keys at claim", "not honoured, in the config that made claim 1"}, []string{"if its lease ends"}},
 		{"local", nil, []string{"keys at claim"}},

@@ -280,7 +280,7 @@ func sweptNotice(r reconcile.SweepReport, width, height int) confirmModel {
 		fmt.Sprintf("%s ended → unknown, %s re-sent under the same downstream key, %s compacted, %s forgotten.",
 			plural(r.Unknown, "lease", "leases"), count(r.Redispatched), plural(r.Compacted, "receipt", "receipts"), plural(r.Forgotten, "tombstone", "tombstones")),
 		fmt.Sprintf("Not re-sent: %s of those, made unknown instead. This config says their provider honours downstream keys; the claim's own record does not:",
-			plural(r.NotResent, "lease", "leases")),
+			count(r.NotResent)),
 	}, why...)
 	lines = append(lines, "A person must reconcile them: they are on the unknown tab, each with this reason in its lease_expired attempt.")
 	short := append([]string{

@@ -548,7 +548,7 @@ func renderDetail(e env, d *model.Detail, replaced *replacedFinding, chk *checkS
 		line(" " + s.Section.Render("Provider"))
 		field("provider", op.Provider)
 		field("downstream key", op.DownstreamKey)
-		field("keys at claim", claimKeysWords(op))
+		field("keys at claim", claimKeysWords(op, e.now))
 		field("provider ref", or(op.ProviderRef, "-"))
 		switch {
 		case replaced != nil && replaced.Finding != nil:
@@ -880,11 +880,12 @@ func contradictedBy(e env, d *model.Detail) string {
 
 // claimKeysWords says whether the provider honoured downstream keys in the
 // config that made op's latest claim (model.Operation.ClaimHonoursKeys), ""
-// for an operation never claimed. A claim still running is told what
-// that record means if its lease ends: it is sent again under its
-// downstream key only where the record and the sending process's config
-// both say the provider honours keys (reconcile's notResendable).
-func claimKeysWords(op model.Operation) string {
+// for an operation never claimed. A claim still in progress is told what
+// that record means when its lease ends (or has ended): it is sent again
+// under its downstream key only where the record and the sending
+// process's config both say the provider honours keys (reconcile's
+// notResendable).
+func claimKeysWords(op model.Operation, now time.Time) string {
 	if op.Provider == "" || op.ClaimNo == 0 {
 		return ""
 	}
@@ -900,8 +901,12 @@ func claimKeysWords(op model.Operation) string {
 	if op.State != model.StateInProgress {
 		return text
 	}
-	if op.ClaimHonoursKeys != nil && *op.ClaimHonoursKeys {
-		return text + " — if its lease ends with no result, a sweep or retry may send it again under this downstream key (where its own config says so too)"
+	when := "if its lease ends with no result"
+	if !op.LeaseUntil.IsZero() && !op.LeaseUntil.After(now) {
+		when = "its lease ended with no result"
 	}
-	return text + " — if its lease ends with no result, it is not sent again under this downstream key: a sweep or retry makes it unknown"
+	if op.ClaimHonoursKeys != nil && *op.ClaimHonoursKeys {
+		return text + " — " + when + ": a sweep or retry may send it again under this downstream key (where its own config says so too)"
+	}
+	return text + " — " + when + ": it is not sent again under this downstream key; a sweep or retry makes it unknown"
 }
