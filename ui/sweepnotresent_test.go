@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
+
 	toolconfig "github.com/retrysafe/retrysafe/config"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
@@ -90,4 +92,27 @@ func TestASweepSaysWhichClaimsItDidNotResendAndWhy(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The sweep's result box fits every terminal, through a resize storm,
+// and scrolling past either end stays within its lines.
+func TestTheSweepResultFitsEverySize(t *testing.T) {
+	_, cfg := heldBackLedger(t)
+	h := open(t, cfg, 80, 24)
+	h.keys("S", "y")
+	h.contains("Swept: 2 not re-sent")
+	for _, s := range [][2]int{{1, 1}, {20, 5}, {30, 8}, {40, 10}, {60, 20}, {200, 60}, {40, 10}} {
+		h.send(tea.WindowSizeMsg{Width: s[0], Height: s[1]})
+		checkFrame(t, fmt.Sprintf("sweep result at %dx%d", s[0], s[1]), h, s[0], s[1])
+		for _, k := range []string{"G", "down", "pgdown", "g", "up", "pgup"} {
+			h.keys(k)
+			checkFrame(t, fmt.Sprintf("sweep result at %dx%d after %s", s[0], s[1], k), h, s[0], s[1])
+		}
+	}
+	h.keys("G")
+	h.contains("↑↓ 13–15 of 15")
+	h.keys("up")
+	h.contains("↑↓ 12–14 of 15")
+	h.keys("esc")
+	h.lacks("Swept: 2 not re-sent")
 }
