@@ -1552,8 +1552,14 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return c
 	}
 	if looked.InFlight {
-		// The provider answered, but a claim was live: not "lookup failed".
-		fmt.Fprintf(stderr, "retrysafe: %s (%s)\n", oneLine(fmt.Sprintf("cannot tell: %s/%s is %s, and provider %s was %v", op.Tenant, op.Key, op.State, op.Provider, looked.Err)), recorded)
+		// The provider answered, but a claim was live, or a request may
+		// still be applied (the grace, whose error already says "cannot
+		// tell: "): not "lookup failed", and "cannot tell" said once.
+		line := fmt.Sprintf("cannot tell: %s/%s is %s, and provider %s was %v", op.Tenant, op.Key, op.State, op.Provider, looked.Err)
+		if why, ok := strings.CutPrefix(oneLine(looked.Err.Error()), "cannot tell: "); ok {
+			line = fmt.Sprintf("cannot tell: %s/%s is %s; provider %s: %s", op.Tenant, op.Key, op.State, op.Provider, why)
+		}
+		fmt.Fprintf(stderr, "retrysafe: %s (%s)\n", oneLine(line), recorded)
 		return exitInvalid
 	}
 	if looked.Err != nil {
