@@ -156,8 +156,9 @@ func opsList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // findingCell is ops list's FINDING column, in the console's words: what
 // the operation's latest provider lookup found (has it · its reference, has
-// nothing, cannot tell), and how long ago; "stale:" first when another
-// attempt came after it; "not checked" when no lookup was recorded; "-"
+// nothing, cannot tell), and how long ago; "stale:" first when an attempt
+// that may have reached the provider came after it (a refused retry or a
+// replay does not); "not checked" when no lookup was recorded; "-"
 // for a local operation (there is no provider to ask); an earlier lookup
 // that binds a decision where the latest says less, as "has it
 // (earlier)" (model.Operation.Shown, what --finding selects by). The
@@ -380,7 +381,7 @@ func writeDetail(w io.Writer, d *model.Detail) {
 			text += ", " + f.By
 		}
 		if f.Stale {
-			text = "stale (another attempt came after it; check again): " + text
+			text = "stale (an attempt that may have reached the provider came after it; check again): " + text
 		}
 		row("finding", text)
 	} else if op.Provider != "" {
@@ -1145,10 +1146,12 @@ func offerOnRefusal(ctx context.Context, l *ledger.Ledger, err error, action mod
 // seenHasIt reports whether a "has it" (its reference and the provider's
 // words), just found by this run's own check, is one the operator could
 // have seen before the run (prior: the operation's finding then), so that
-// --against-finding confirms it: a fresh "has it", or a stale one the
-// provider describes in the same words now (calls since then were refused
-// and sent nothing). A stale one it now describes otherwise — "2
-// deliveries under this key" where it said 1 — is news nobody was shown.
+// --against-finding confirms it: a fresh "has it", or a stale one (an
+// attempt that may have reached the provider came after it) the provider
+// describes in the same words now — whatever that attempt did, the
+// provider reports nothing the operator was not shown. A stale one it
+// now describes otherwise — "2 deliveries under this key" where it said
+// 1 — is news nobody was shown.
 func seenHasIt(prior *model.Finding, ref, detail string) bool {
 	if prior == nil || prior.Kind != model.FindingHasIt {
 		return false
@@ -1184,7 +1187,7 @@ func targetsByFinding(svc *reconcile.Service, action model.Action, ops []model.O
 		case f == nil:
 			left[i] = "not checked (run triage or ops check first)"
 		case f.Stale:
-			left[i] = fmt.Sprintf("its finding (%s) is stale: another attempt came after it; check it again", f.Kind.Words())
+			left[i] = fmt.Sprintf("its finding (%s) is stale: an attempt that may have reached the provider came after it; check it again", f.Kind.Words())
 		case f.Kind == model.FindingCannotTell:
 			left[i] = "the provider could not tell"
 		case f.Kind == model.FindingHasNothing && !svc.LookupAuthoritative(op.Provider):
