@@ -95,11 +95,17 @@ func (x *run) look(key string) (reconcile.Looked, error) {
 }
 
 // lookedWords is a lookup's answer for a person: "found sbx_3", "found
-// sbx_3 (2 deliveries)", "found nothing", "cannot tell: …".
+// sbx_3 (2 deliveries)", "found nothing", "cannot tell: …" — once: the
+// providers' and the grace's errors already start with "cannot tell:", a
+// claim in flight's does not.
 func lookedWords(l reconcile.Looked) string {
 	switch {
 	case l.Err != nil:
-		return "cannot tell: " + oneLine(l.Err.Error())
+		why := strings.TrimSpace(strings.TrimPrefix(oneLine(l.Err.Error()), "cannot tell:"))
+		if why == "" {
+			return "cannot tell"
+		}
+		return "cannot tell: " + why
 	case l.Evidence.Found:
 		s := "found " + orNone(l.Evidence.Ref)
 		if l.Evidence.Effects > 1 {
