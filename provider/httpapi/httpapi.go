@@ -28,6 +28,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/retrysafe/retrysafe/provider"
@@ -280,12 +281,205 @@ func sortSecrets(in []string) []string {
 }
 
 // mask replaces every secret in s (p.secrets and the values read from the
-// environment for this request) with ***.
+// environment for this request) with ***: as written, or as an API echoes
+// it escaped (maskSecret).
 func (p *Provider) mask(s string, more []string) string {
-	for _, w := range sortSecrets(append(append([]string(nil), more...), p.secrets...)) {
-		s = strings.ReplaceAll(s, w, "***")
+	var forms []string
+	for _, w := range append(append([]string(nil), more...), p.secrets...) {
+		forms = append(forms, escapedForms(w)...)
+	}
+	for _, w := range sortSecrets(forms) {
+		s = maskSecret(s, w)
 	}
 	return s
+}
+
+// escapedForms are w and w as one JSON encoder or another writes it inside
+// a string (Go's \u003c for <, > and &; PHP's \/ and \u00e9): maskSecret
+// reads one level of escapes itself, and these forms the level below — a
+// JSON error body carried as a string in another (a proxy's wrapper).
+func escapedForms(w string) []string {
+	out := []string{w}
+	for _, html := range []bool{false, true} {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(html)
+		if enc.Encode(w) != nil {
+			continue
+		}
+		q := strings.TrimSuffix(b.String(), "\n")
+		q = q[1 : len(q)-1]
+		out = append(out, q, strings.ReplaceAll(q, "/", `\/`), asciiJSON(q), asciiJSON(strings.ReplaceAll(q, "/", `\/`)))
+	}
+	return sortSecrets(out)
+}
+
+// asciiJSON is q (JSON string content) with every non-ASCII character
+// written \uXXXX, as PHP and Python write them.
+func asciiJSON(q string) string {
+	var b strings.Builder
+	for _, r := range q {
+		if r < utf8.RuneSelf {
+			b.WriteRune(r)
+			continue
+		}
+		for _, u := range utf16.Encode([]rune{r}) {
+			fmt.Fprintf(&b, `\u%04x`, u)
+		}
+	}
+	return b.String()
+}
+
+// maskSecret replaces every occurrence of w in s with ***, reading each
+// escape in s as the character it stands for — a JSON string's (\/, \",
+// \u002B, \u00e9, a surrogate pair, hex in either case) or a URL's (%2F,
+// %2f) — in any mix: an API echoes the credentials it was sent escaped as
+// its encoder does (PHP: ghp\/AbC…), and the escaped form is as much the
+// secret as the raw one. A w shorter than minAnywhere (a short value read
+// from the environment) is masked only where it stands whole: not inside
+// a longer word or number.
+func maskSecret(s, w string) string {
+	if w == "" {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c != w[0] && c != '\\' && c != '%' {
+			i++
+			continue
+		}
+		j, ok := matchEscaped(s, i, w)
+		if ok && len(w) < minAnywhere && (wordByte(s, i-1) || wordByte(s, j)) {
+			ok = false
+		}
+		if !ok {
+			i++
+			continue
+		}
+		b.WriteString(s[last:i])
+		b.WriteString("***")
+		i, last = j, j
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// minAnywhere is the shortest secret masked wherever it stands; a shorter
+// one ("42", "eu") only where it stands whole.
+const minAnywhere = 3
+
+// wordByte reports whether s[i] is a letter or digit (out of range: no).
+func wordByte(s string, i int) bool {
+	if i < 0 || i >= len(s) {
+		return false
+	}
+	c := s[i]
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// matchEscaped reports whether s from i holds w, with escapes read as
+// what they stand for, and where that ends.
+func matchEscaped(s string, i int, w string) (int, bool) {
+	j, k := i, 0
+	var buf [utf8.UTFMax]byte
+	for k < len(w) {
+		if j >= len(s) {
+			return 0, false
+		}
+		if c := s[j]; c == '\\' || c == '%' {
+			if n, m := unescapeAt(s[j:], &buf); n > 0 && strings.HasPrefix(w[k:], string(buf[:m])) {
+				j, k = j+n, k+m
+				continue
+			}
+		}
+		if s[j] != w[k] {
+			return 0, false
+		}
+		j, k = j+1, k+1
+	}
+	return j, true
+}
+
+// unescapeAt reads the escape s starts with into buf: its length in s
+// (0: none) and the length of what it stands for in buf.
+func unescapeAt(s string, buf *[utf8.UTFMax]byte) (int, int) {
+	if s[0] == '%' {
+		if len(s) >= 3 {
+			if v, ok := hexN(s[1:3]); ok {
+				buf[0] = byte(v)
+				return 3, 1
+			}
+		}
+		return 0, 0
+	}
+	if len(s) < 2 || s[0] != '\\' {
+		return 0, 0
+	}
+	var r rune
+	n := 2
+	switch s[1] {
+	case '"', '\\', '/':
+		r = rune(s[1])
+	case 'b':
+		r = '\b'
+	case 'f':
+		r = '\f'
+	case 'n':
+		r = '\n'
+	case 'r':
+		r = '\r'
+	case 't':
+		r = '\t'
+	case 'u':
+		if len(s) < 6 {
+			return 0, 0
+		}
+		v, ok := hexN(s[2:6])
+		if !ok {
+			return 0, 0
+		}
+		r, n = rune(v), 6
+		if utf16.IsSurrogate(r) {
+			if len(s) < 12 || s[6] != '\\' || s[7] != 'u' {
+				return 0, 0
+			}
+			v2, ok := hexN(s[8:12])
+			if !ok {
+				return 0, 0
+			}
+			if r = utf16.DecodeRune(r, rune(v2)); r == utf8.RuneError {
+				return 0, 0
+			}
+			n = 12
+		}
+	default:
+		return 0, 0
+	}
+	return n, utf8.EncodeRune(buf[:], r)
+}
+
+// hexN reads hex digits (either case).
+func hexN(s string) (uint32, bool) {
+	var v uint32
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		v = v<<4 | uint32(c)
+	}
+	return v, true
 }
 
 // snippet is a response body's start for a Detail, with every configured
@@ -948,8 +1142,10 @@ func (p *Provider) Dispatch(ctx context.Context, req provider.Request) (provider
 		return provider.Response{}, provider.Ambiguous("%v", err)
 	}
 	detail := fmt.Sprintf("HTTP %d", x.status)
-	if s := p.snippet(x.body, secrets); s != "" && p.Classify(x.status) != Applied {
-		detail += ": " + s
+	if p.Classify(x.status) != Applied {
+		if s := p.snippet(x.body, secrets); s != "" {
+			detail += ": " + s
+		}
 	}
 	switch p.Classify(x.status) {
 	case Applied:
