@@ -216,8 +216,10 @@ type Provider struct {
 	secrets []string
 }
 
-// minSecret is the shortest header word masked in a response body
-// ("Bearer", "Basic" stay).
+// minSecret is the shortest word written in the file (a header value's,
+// a URL query value's) masked in a response body ("Bearer", "Basic"
+// stay). A value read from the environment is masked whatever its length
+// (envSecretWords).
 const minSecret = 8
 
 // secretWords adds v and its long words to out (see minSecret).
@@ -228,6 +230,22 @@ func secretWords(out []string, v string) []string {
 		}
 	}
 	return out
+}
+
+// envSecretWords adds v, a value read from the environment, to out: whole
+// and whatever its length (a value from the environment is a secret,
+// however short: an account id, a region), and its long words. A value
+// that is only spaces masks nothing.
+func envSecretWords(out []string, v string) []string {
+	t := strings.TrimSpace(v)
+	if t == "" {
+		return out
+	}
+	out = append(out, t)
+	if v != t {
+		out = append(out, v)
+	}
+	return secretWords(out, v)
 }
 
 // literalSecrets are what the configuration itself says that may be a
@@ -284,12 +302,19 @@ func sortSecrets(in []string) []string {
 // environment for this request) with ***: as written, or as an API echoes
 // it escaped (maskSecret).
 func (p *Provider) mask(s string, more []string) string {
-	var forms []string
+	var forms, short []string
 	for _, w := range append(append([]string(nil), more...), p.secrets...) {
-		forms = append(forms, escapedForms(w)...)
+		if len(w) < minAnywhere {
+			short = append(short, escapedForms(w)...)
+		} else {
+			forms = append(forms, escapedForms(w)...)
+		}
 	}
 	for _, w := range sortSecrets(forms) {
-		s = maskSecret(s, w)
+		s = maskSecret(s, w, false)
+	}
+	for _, w := range sortSecrets(short) {
+		s = maskSecret(s, w, true)
 	}
 	return s
 }
@@ -335,10 +360,10 @@ func asciiJSON(q string) string {
 // \u002B, \u00e9, a surrogate pair, hex in either case) or a URL's (%2F,
 // %2f) — in any mix: an API echoes the credentials it was sent escaped as
 // its encoder does (PHP: ghp\/AbC…), and the escaped form is as much the
-// secret as the raw one. A w shorter than minAnywhere (a short value read
-// from the environment) is masked only where it stands whole: not inside
-// a longer word or number.
-func maskSecret(s, w string) string {
+// secret as the raw one. With whole (a value read from the environment
+// shorter than minAnywhere, and its escaped forms), w is masked only
+// where it stands whole: not inside a longer word or number.
+func maskSecret(s, w string, whole bool) string {
 	if w == "" {
 		return s
 	}
@@ -350,7 +375,7 @@ func maskSecret(s, w string) string {
 			continue
 		}
 		j, ok := matchEscaped(s, i, w)
-		if ok && len(w) < minAnywhere && (wordByte(s, i-1) || wordByte(s, j)) {
+		if ok && whole && (wordByte(s, i-1) || wordByte(s, j)) {
 			ok = false
 		}
 		if !ok {
@@ -368,8 +393,10 @@ func maskSecret(s, w string) string {
 	return b.String()
 }
 
-// minAnywhere is the shortest secret masked wherever it stands; a shorter
-// one ("42", "eu") only where it stands whole.
+// minAnywhere is the shortest value read from the environment masked
+// wherever it stands; a shorter one ("42", "eu") only where it stands
+// whole (masking every "e" would leave no error to read). A URL's
+// ${NAME} is masked where it stands however short (expand's shown URL).
 const minAnywhere = 3
 
 // wordByte reports whether s[i] is a letter or digit (out of range: no).
@@ -717,7 +744,8 @@ func (p *Provider) resolveHeaders(e *Endpoint) (map[string]string, []string, err
 			if (!ok || val == "") && missing == "" {
 				missing = name
 			}
-			read = secretWords(read, val)
+			read = envSecretWords(read, val)
+			read = envSecretWords(read, url.QueryEscape(val))
 			return val
 		})
 		if missing != "" {
@@ -903,28 +931,30 @@ func (p *Provider) Classify(status int) Class {
 // a server that cleans the path would read as another endpoint. read are
 // the values read from the environment (to mask); a variable not set is
 // an *EnvError.
-func expand(tmpl, downstreamKey, ref string, args map[string]any, env func(string) (string, bool)) (string, []string, error) {
+func expand(tmpl, downstreamKey, ref string, args map[string]any, env func(string) (string, bool)) (reqURL, []string, error) {
 	if _, err := templateNames(tmpl); err != nil {
-		return "", nil, err
+		return reqURL{}, nil, err
 	}
 	query := strings.IndexByte(tmpl, '?')
-	var out strings.Builder
+	var out, shown strings.Builder
 	var read []string
 	rest, at := tmpl, 0
 	for {
 		i := strings.IndexByte(rest, '{')
 		if i < 0 {
 			out.WriteString(rest)
-			return out.String(), read, nil
+			shown.WriteString(rest)
+			return reqURL{url: out.String(), shown: shown.String()}, read, nil
 		}
 		j := strings.IndexByte(rest[i:], '}') // templateNames checked it
 		n := rest[i+1 : i+j]
 		isEnv := i > 0 && rest[i-1] == '$'
+		lit := rest[:i]
 		if isEnv {
-			out.WriteString(rest[:i-1])
-		} else {
-			out.WriteString(rest[:i])
+			lit = rest[:i-1]
 		}
+		out.WriteString(lit)
+		shown.WriteString(lit)
 		var v string
 		switch {
 		case isEnv:
@@ -933,11 +963,11 @@ func expand(tmpl, downstreamKey, ref string, args map[string]any, env func(strin
 				v, ok = env(n)
 			}
 			if !ok || v == "" {
-				return "", read, &EnvError{Where: "the URL", Name: n}
+				return reqURL{}, read, &EnvError{Where: "the URL", Name: n}
 			}
-			read = secretWords(read, v)
-			read = secretWords(read, url.QueryEscape(v))
-			read = secretWords(read, url.PathEscape(v))
+			read = envSecretWords(read, v)
+			read = envSecretWords(read, url.QueryEscape(v))
+			read = envSecretWords(read, url.PathEscape(v))
 		case n == "downstream_key":
 			v = downstreamKey
 		case n == "provider_ref" && args == nil:
@@ -945,7 +975,7 @@ func expand(tmpl, downstreamKey, ref string, args map[string]any, env func(strin
 		default:
 			a, ok := args[n]
 			if !ok {
-				return "", read, fmt.Errorf("the URL needs argument %q, which this call does not have", n)
+				return reqURL{}, read, fmt.Errorf("the URL needs argument %q, which this call does not have", n)
 			}
 			switch x := a.(type) {
 			case string:
@@ -955,20 +985,32 @@ func expand(tmpl, downstreamKey, ref string, args map[string]any, env func(strin
 			case bool:
 				v = strconv.FormatBool(x)
 			default:
-				return "", read, fmt.Errorf("argument %q is not a string, number or boolean and cannot go in the URL", n)
+				return reqURL{}, read, fmt.Errorf("argument %q is not a string, number or boolean and cannot go in the URL", n)
 			}
 		}
+		var esc string
 		if query >= 0 && at+i > query {
-			out.WriteString(url.QueryEscape(v))
+			esc = url.QueryEscape(v)
 		} else {
 			if v == "" || v == "." || v == ".." {
-				return "", read, fmt.Errorf("{%s} is %q, which cannot be a segment of the URL's path (a server would read another path)", n, v)
+				return reqURL{}, read, fmt.Errorf("{%s} is %q, which cannot be a segment of the URL's path (a server would read another path)", n, v)
 			}
-			out.WriteString(url.PathEscape(v))
+			esc = url.PathEscape(v)
+		}
+		out.WriteString(esc)
+		if isEnv {
+			// However short: where it stands, it is the secret.
+			shown.WriteString("***")
+		} else {
+			shown.WriteString(esc)
 		}
 		rest, at = rest[i+j+1:], at+i+j+1
 	}
 }
+
+// reqURL is a request's URL, and the URL an error names for it: each
+// value read from the environment written *** where it stands.
+type reqURL struct{ url, shown string }
 
 // exchange is one request's outcome at the transport level.
 type exchange struct {
@@ -980,7 +1022,7 @@ type exchange struct {
 	sentNone bool // the request failed before a byte of it was written
 }
 
-func (p *Provider) do(ctx context.Context, e *Endpoint, headers map[string]string, target string, body []byte, key string, secrets []string) (*exchange, error) {
+func (p *Provider) do(ctx context.Context, e *Endpoint, headers map[string]string, t reqURL, body []byte, key string, secrets []string) (*exchange, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -992,9 +1034,9 @@ func (p *Provider) do(ctx context.Context, e *Endpoint, headers map[string]strin
 	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
 		WroteHeaderField: func(string, []string) { wrote.Store(true) },
 	})
-	req, err := http.NewRequestWithContext(ctx, e.Method, target, rd)
+	req, err := http.NewRequestWithContext(ctx, e.Method, t.url, rd)
 	if err != nil {
-		return &exchange{sentNone: true}, fmt.Errorf("cannot build the request: %s", p.mask(redactErr(err), secrets))
+		return &exchange{sentNone: true}, fmt.Errorf("cannot build the request: %s", p.mask(redactErr(err, t.shown), secrets))
 	}
 	if body != nil && !p.c.HonoursKeys {
 		// A dispatch to an API that does not honour keys is sent once.
@@ -1024,7 +1066,7 @@ func (p *Provider) do(ctx context.Context, e *Endpoint, headers map[string]strin
 	}
 	resp, err := p.client.Do(req)
 	if err != nil {
-		return &exchange{sentNone: !wrote.Load() && refusedBeforeSending(err)}, errors.New(p.mask(transportError(err), secrets))
+		return &exchange{sentNone: !wrote.Load() && refusedBeforeSending(err)}, errors.New(p.mask(transportError(err, t.shown), secrets))
 	}
 	defer resp.Body.Close()
 	x := &exchange{status: resp.StatusCode, header: resp.Header}
@@ -1055,25 +1097,32 @@ func refusedBeforeSending(err error) bool {
 }
 
 // transportError describes a failed exchange without the request's
-// headers, and names its URL without a query value or credentials
-// (redactURL): the text is stored with the attempt and shown to whoever
-// reads the operation.
-func transportError(err error) string {
+// headers, and names its URL as shown (each value read from the
+// environment ***) without a query value or credentials (redactURL): the
+// text is stored with the attempt and shown to whoever reads the
+// operation.
+func transportError(err error, shown string) string {
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		if ue.Timeout() {
-			return fmt.Sprintf("%s %s: no answer within the timeout", ue.Op, redactURL(ue.URL))
+			return fmt.Sprintf("%s %s: no answer within the timeout", ue.Op, redactURL(shown))
 		}
-		return fmt.Sprintf("%s %s: %s", ue.Op, redactURL(ue.URL), redactErr(ue.Err))
+		return fmt.Sprintf("%s %s: %s", ue.Op, redactURL(shown), redactErr(ue.Err, ""))
 	}
 	return err.Error()
 }
 
-// redactErr is err's text with any URL it carries redacted.
-func redactErr(err error) string {
+// redactErr is err's text with the URL it carries redacted: shown, the
+// request's own as an error may name it, when it is the request's (""
+// for a URL of its own).
+func redactErr(err error, shown string) string {
 	var ue *url.Error
 	if errors.As(err, &ue) {
-		return fmt.Sprintf("%s %s: %s", ue.Op, redactURL(ue.URL), redactErr(ue.Err))
+		u := ue.URL
+		if shown != "" {
+			u = shown
+		}
+		return fmt.Sprintf("%s %s: %s", ue.Op, redactURL(u), redactErr(ue.Err, ""))
 	}
 	return err.Error()
 }

@@ -163,3 +163,61 @@ func TestMaskReadsEscapes(t *testing.T) {
 		}
 	}
 }
+
+// A value read from the environment is a secret whatever its length (the
+// 8-character floor is for words written in the file, where "Bearer"
+// stays): an account id in the URL's path is masked in the URL an error
+// names — by where it stands, however short — and in an echoed body: one
+// of 3 characters or more wherever it stands, a shorter one where it
+// stands whole.
+func TestAShortEnvironmentValueIsMasked(t *testing.T) {
+	env := map[string]string{"ACCT": "short7", "REGION": "eu", "KEY": "k9x", "ONE": "7"}
+	for _, c := range []struct {
+		name, url, hdr, reply string
+		want, never           []string
+	}{
+		{"path, reply lost", "/v1/${ACCT}/send", "", "drop", []string{"/v1/***/send"}, []string{"short7"}},
+		{"path, echoed", "/v1/${ACCT}/send", "", "account short7 (short7%2F) refused", []string{"HTTP 401: account *** (***%2F) refused"}, []string{"short7"}},
+		{"2 characters in the path, reply lost", "/v1/${REGION}/send", "", "drop", []string{"/v1/***/send"}, nil},
+		{"1 character beside text in the path, reply lost", "/v1/acct${ONE}/send", "", "drop", []string{"/v1/acct***/send"}, []string{"acct7"}},
+		{"2 characters, echoed whole only", "/v1/${REGION}/send", "", `region "eu" unknown; queue eur, europe, 1eu`, []string{`HTTP 401: region "***" unknown; queue eur, europe, 1eu`}, nil},
+		{"3 characters in a header, echoed", "/send", "${KEY}", "key k9x and xk9xx and k\\u0039x refused", []string{"HTTP 401: key *** and x***x and *** refused"}, []string{"k9x"}},
+		{"2 characters in a header, escaped", "/send", "${REGION}", `token \u0065u refused`, []string{`HTTP 401: token *** refused`}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if c.reply == "drop" {
+					io.Copy(io.Discard, r.Body)
+					if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+						conn.Close()
+					}
+					return
+				}
+				w.WriteHeader(401)
+				io.WriteString(w, c.reply)
+			}))
+			defer srv.Close()
+			e := httpapi.Endpoint{URL: srv.URL + c.url}
+			if c.hdr != "" {
+				e.Headers = map[string]string{"X-Key": c.hdr}
+			}
+			p, err := httpapi.New(httpapi.Config{Name: "mailer", Timeout: 2 * time.Second,
+				Env: func(k string) (string, bool) { v, ok := env[k]; return v, ok }, Dispatch: e})
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := p.Dispatch(context.Background(), provider.Request{DownstreamKey: "k", Args: json.RawMessage(`{}`)})
+			out := errString(err) + resp.Detail
+			for _, w := range c.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("%q; want %q", out, w)
+				}
+			}
+			for _, n := range c.never {
+				if strings.Contains(out, n) {
+					t.Errorf("%q holds %q", out, n)
+				}
+			}
+		})
+	}
+}
