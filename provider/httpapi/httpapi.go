@@ -84,9 +84,12 @@ func ParseClass(s string) (Class, error) {
 //     applied for an API that answers a write with 303 See Other to the
 //     created record. Not a class saying nothing happened: a 3xx from a
 //     proxy or an API in front of another says nothing about that.
-//   - any other 4xx, and 503 (defaults failed or retry): the server
-//     refused the request; any class (e.g. 409 = "failed" for an API whose
-//     409 is a bad template, 503 = "not_applied" for one that documents it).
+//   - any other 4xx, and 503 (defaults failed or retry; 503 unknown for an
+//     API that does not honour keys, see DefaultClass): the server refused
+//     the request — or, for a 503, a proxy in front of it answered, which
+//     the configuration knows and retrysafe does not; any class (e.g. 409
+//     = "failed" for an API whose 409 is a bad template, 503 =
+//     "not_applied" for one that documents it).
 func CheckClass(code int, cl Class) error {
 	if code < 100 || code > 599 {
 		return fmt.Errorf("%d is not an HTTP status code", code)
@@ -122,11 +125,24 @@ func CheckClass(code int, cl Class) error {
 	return fmt.Errorf("%s may be classified only as %s, not %q (%s: a class saying nothing was applied could have the effect sent a second time)", what, strings.Join(names, " or "), cl, why)
 }
 
-// DefaultClass is the default classification of a status code.
-func DefaultClass(status int) Class {
+// DefaultClass is the default classification of a status code, for an
+// API that honours keys or one that does not.
+//
+// 503 is retry only for an API that honours keys. A 503 does not always
+// come from the API: a proxy in front of it (Envoy, Istio: "upstream
+// connect error or disconnect/reset before headers") answers 503 when the
+// backend's connection broke — after the request may have reached it. An
+// API that honours keys answers the same key sent again with its first
+// result, so retrying is safe either way; for one that does not, retry
+// would make the operation not_applied and the next call send the effect
+// a second time. Unknown, unless its classify says otherwise (503 =
+// "not_applied" for an API that documents its 503 as nothing done).
+func DefaultClass(status int, honoursKeys bool) Class {
 	switch {
 	case status >= 200 && status <= 299:
 		return Applied
+	case status == 503 && !honoursKeys:
+		return Unknown
 	case status == 409, status == 425, status == 429, status == 503:
 		return Retry
 	case status == 408:
@@ -915,12 +931,12 @@ func (p *Provider) HonoursKeys() bool { return p.c.HonoursKeys }
 func (p *Provider) RequestTimeout() time.Duration { return p.c.Timeout }
 
 // Classify returns the class of a status code: the override if declared,
-// else DefaultClass.
+// else DefaultClass for whether this API honours keys.
 func (p *Provider) Classify(status int) Class {
 	if c, ok := p.c.Classify[status]; ok {
 		return c
 	}
-	return DefaultClass(status)
+	return DefaultClass(status, p.c.HonoursKeys)
 }
 
 // expand fills a URL template: {downstream_key}, a lookup's

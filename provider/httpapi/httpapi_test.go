@@ -60,7 +60,13 @@ func TestDispatchClassifiesEveryAnswer(t *testing.T) {
 			w.Header().Set("Retry-After", "3")
 			w.WriteHeader(429)
 		}, nil, false, want{status: provider.Busy, retryAfter: 3 * time.Second}},
-		{"503 retry the same key", status(503, ""), nil, false, want{status: provider.Busy}},
+		{"503 with honours_keys: retry the same key", status(503, ""), nil, true, want{status: provider.Busy}},
+		{"503 without honours_keys: unknown (a proxy answers 503 after the backend got the request)",
+			status(503, "upstream connect error or disconnect/reset before headers. reset reason: connection termination"), nil, false,
+			want{ambiguous: true, detail: "HTTP 503: upstream connect error"}},
+		{"503 without honours_keys classified retry: retry", status(503, ""), map[int]httpapi.Class{503: httpapi.Retry}, false, want{status: provider.Busy}},
+		{"502 with honours_keys: unknown", status(502, ""), nil, true, want{ambiguous: true, detail: "HTTP 502"}},
+		{"504 unknown", status(504, ""), nil, false, want{ambiguous: true, detail: "HTTP 504"}},
 		{"500 unknown", status(500, "boom"), nil, false, want{ambiguous: true, detail: "HTTP 500: boom"}},
 		{"502 unknown", status(502, ""), nil, false, want{ambiguous: true, detail: "HTTP 502"}},
 		{"302 unknown: a write is not followed elsewhere", func(w http.ResponseWriter, r *http.Request) {
@@ -208,16 +214,29 @@ func TestLookupFoundNotFoundCannotTell(t *testing.T) {
 	}
 }
 
+// The defaults, for an API that honours keys and for one that does not:
+// they differ only at 503, which a proxy (Envoy, Istio: "upstream connect
+// error or disconnect/reset before headers") answers after the backend
+// got the request — retry re-sends the same key, which only an API that
+// honours keys answers with its first result.
 func TestDefaultClassTable(t *testing.T) {
 	for code, want := range map[int]httpapi.Class{
 		200: httpapi.Applied, 201: httpapi.Applied, 202: httpapi.Applied, 204: httpapi.Applied,
 		400: httpapi.Failed, 401: httpapi.Failed, 403: httpapi.Failed, 404: httpapi.Failed, 422: httpapi.Failed, 405: httpapi.Failed,
-		409: httpapi.Retry, 425: httpapi.Retry, 429: httpapi.Retry, 503: httpapi.Retry,
+		409: httpapi.Retry, 425: httpapi.Retry, 429: httpapi.Retry,
 		408: httpapi.Unknown, 500: httpapi.Unknown, 502: httpapi.Unknown, 504: httpapi.Unknown, 301: httpapi.Unknown,
 	} {
-		if got := httpapi.DefaultClass(code); got != want {
-			t.Errorf("%d: %s, want %s", code, got, want)
+		for _, honours := range []bool{true, false} {
+			if got := httpapi.DefaultClass(code, honours); got != want {
+				t.Errorf("%d (honours keys %t): %s, want %s", code, honours, got, want)
+			}
 		}
+	}
+	if got := httpapi.DefaultClass(503, true); got != httpapi.Retry {
+		t.Errorf("503 (honours keys): %s, want retry", got)
+	}
+	if got := httpapi.DefaultClass(503, false); got != httpapi.Unknown {
+		t.Errorf("503 (does not honour keys): %s, want unknown", got)
 	}
 }
 
