@@ -1043,6 +1043,7 @@ func (p *Provider) do(ctx context.Context, e *Endpoint, headers map[string]strin
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
+	caller, own := ctx, time.Now().Add(p.c.Timeout)
 	ctx, cancel := context.WithTimeout(ctx, p.c.Timeout)
 	defer cancel()
 	// The transport writes from its own goroutine.
@@ -1082,7 +1083,7 @@ func (p *Provider) do(ctx context.Context, e *Endpoint, headers map[string]strin
 	}
 	resp, err := p.client.Do(req)
 	if err != nil {
-		return &exchange{sentNone: !wrote.Load() && refusedBeforeSending(err)}, errors.New(p.mask(transportError(err, t.shown), secrets))
+		return &exchange{sentNone: !wrote.Load() && refusedBeforeSending(err)}, errors.New(p.transportError(err, t.shown, p.cutShort(caller, own), secrets))
 	}
 	defer resp.Body.Close()
 	x := &exchange{status: resp.StatusCode, header: resp.Header}
@@ -1112,20 +1113,45 @@ func refusedBeforeSending(err error) bool {
 	return errors.As(err, &dns) || errors.Is(err, syscall.ECONNREFUSED)
 }
 
+// cutShort says why a request ended early, when its caller's context
+// ended it (a call's deadline — --timeout, a lease — before own, this
+// provider's timeout; a cancel); "" when it did not. A deadline the
+// caller set to this provider's timeout (reconcile's, set a moment
+// before own) is the provider's.
+func (p *Provider) cutShort(caller context.Context, own time.Time) string {
+	err := caller.Err()
+	if errors.Is(err, context.DeadlineExceeded) {
+		if dl, ok := caller.Deadline(); ok && dl.Before(own.Add(-p.c.Timeout/20)) {
+			return fmt.Sprintf("no answer before the call's own deadline ran out (its --timeout or lease), sooner than provider %s's %v timeout", p.c.Name, p.c.Timeout)
+		}
+		return ""
+	}
+	if err != nil {
+		return "the call was cancelled before an answer came"
+	}
+	return ""
+}
+
 // transportError describes a failed exchange without the request's
 // headers, and names its URL as shown (each value read from the
 // environment ***) without a query value or credentials (redactURL): the
 // text is stored with the attempt and shown to whoever reads the
-// operation.
-func transportError(err error, shown string) string {
+// operation; secrets (and p.secrets) are masked in what the exchange
+// said. cut, when the caller's context ended the request, says so: "no
+// answer within the timeout" alone reads as the provider's.
+func (p *Provider) transportError(err error, shown, cut string, secrets []string) string {
 	var ue *url.Error
-	if errors.As(err, &ue) {
-		if ue.Timeout() {
-			return fmt.Sprintf("%s %s: no answer within the timeout", ue.Op, redactURL(shown))
-		}
-		return fmt.Sprintf("%s %s: %s", ue.Op, redactURL(shown), redactErr(ue.Err, ""))
+	if !errors.As(err, &ue) {
+		return p.mask(err.Error(), secrets)
 	}
-	return err.Error()
+	u := p.mask(redactURL(shown), secrets)
+	switch {
+	case cut != "":
+		return fmt.Sprintf("%s %s: %s", ue.Op, u, cut)
+	case ue.Timeout():
+		return fmt.Sprintf("%s %s: no answer within the timeout (provider %s's, %v)", ue.Op, u, p.c.Name, p.c.Timeout)
+	}
+	return fmt.Sprintf("%s %s: %s", ue.Op, u, p.mask(redactErr(ue.Err, ""), secrets))
 }
 
 // redactErr is err's text with the URL it carries redacted: shown, the

@@ -77,7 +77,7 @@ func TestDispatchClassifiesEveryAnswer(t *testing.T) {
 			case <-time.After(2 * time.Second):
 			case <-r.Context().Done():
 			}
-		}, nil, false, want{ambiguous: true, detail: "no answer within the timeout"}},
+		}, nil, false, want{ambiguous: true, detail: "no answer within the timeout (provider mail's, 300ms)"}},
 		{"connection broken after the request was written: unknown", func(w http.ResponseWriter, r *http.Request) {
 			io.ReadAll(r.Body)
 			conn, _, err := w.(http.Hijacker).Hijack()
@@ -150,6 +150,50 @@ func status(code int, body string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(code)
 		io.WriteString(w, body)
+	}
+}
+
+// A request cut short says whose time ran out: the provider's configured
+// timeout, or the call's own deadline (--timeout, a lease) before it —
+// "no answer within the timeout" alone reads as the provider's.
+func TestATimeoutSaysWhoseItWas(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(time.Second):
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	p, err := httpapi.New(httpapi.Config{Name: "mail", Timeout: 400 * time.Millisecond,
+		Dispatch: httpapi.Endpoint{URL: srv.URL + "/send"},
+		Lookup:   &httpapi.Endpoint{URL: srv.URL + "/send/{downstream_key}"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancelled, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	short, cancelShort := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancelShort()
+	for _, c := range []struct {
+		name  string
+		ctx   context.Context
+		want  string
+		never string
+	}{
+		{"the provider's timeout", context.Background(), "no answer within the timeout (provider mail's, 400ms)", "deadline"},
+		{"the call's deadline", short, "no answer before the call's own deadline ran out (its --timeout or lease), sooner than provider mail's 400ms timeout", "within the timeout"},
+		{"the call cancelled", cancelled, "the call was cancelled before an answer came", "within the timeout"},
+	} {
+		resp, derr := p.Dispatch(c.ctx, provider.Request{DownstreamKey: "k", Args: json.RawMessage(`{}`)})
+		_, lerr := p.Lookup(c.ctx, "k")
+		for what, out := range map[string]string{"dispatch": errString(derr) + resp.Detail, "lookup": errString(lerr)} {
+			if !strings.Contains(out, c.want) || strings.Contains(out, c.never) {
+				t.Errorf("%s, %s: %q; want %q", c.name, what, out, c.want)
+			}
+		}
+		if !errors.Is(derr, provider.ErrAmbiguous) {
+			t.Errorf("%s: dispatch %+v, %v; want unknown", c.name, resp, derr)
+		}
 	}
 }
 
