@@ -28,6 +28,16 @@ type markedSandbox struct {
 	write bool
 }
 
+// Identity is the sandbox provider's own (provider.Identifier): a claim
+// records it, and it must read the same whether the sandbox was opened
+// through a ledger or not.
+func (m *markedSandbox) Identity() provider.Identity {
+	if id, ok := m.Provider.(provider.Identifier); ok {
+		return id.Identity()
+	}
+	return provider.Identity{}
+}
+
 func (l *Ledger) marked(p provider.Provider, name string, write bool) provider.Provider {
 	return &markedSandbox{Provider: p, l: l, name: name, write: write}
 }

@@ -48,6 +48,24 @@ type Operation struct {
 	// and the config of the process about to send it both say so
 	// (reconcile's mayResend).
 	ClaimHonoursKeys *bool `json:"claim_honours_keys,omitempty"`
+
+	// ClaimApplyBy is until when its provider may still apply a request
+	// of its claims, as the config of the process that made them saw it:
+	// the claim's lease end plus the grace that config gave the provider
+	// (its request timeout, or longer); a later claim keeps the later
+	// time. A lookup that finds nothing before it is "cannot tell",
+	// whatever the config of the process that looks says. Zero: never
+	// claimed, or claimed before the ledger recorded it (migration 13).
+	ClaimApplyBy time.Time `json:"-"`
+	// ClaimDispatchID is where its latest claim's request went: a digest
+	// of its provider's kind, method, scheme, host, URL template and key
+	// header (provider.IdentityOf). A claim is sent again only where the
+	// config of the process about to send it points the provider to the
+	// same place. "": never claimed, or claimed before migration 13.
+	ClaimDispatchID string `json:"-"`
+	// ClaimLookupID is the same of its provider's lookup then ("" also:
+	// it had none). A lookup that asks elsewhere cannot say "has nothing".
+	ClaimLookupID string `json:"-"`
 }
 
 // Attempt is one transport attempt against a key (or one sweep of it).

@@ -41,7 +41,7 @@ func (s *Service) ClaimTx(tx store.Tx, p *model.Prepared, providerName string, l
 	op.State, op.ClaimNo = model.StateInProgress, 1
 	op.Provider, op.DownstreamKey = providerName, dk
 	op.LeaseOwner, op.LeaseUntil = workerOr(p.WorkerID), tx.Now().Add(lease)
-	stampClaim(op, prov)
+	s.stampClaim(op, prov)
 	if err := tx.InsertOperation(op); err != nil {
 		return nil, err
 	}

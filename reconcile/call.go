@@ -424,7 +424,7 @@ func (s *Service) callExternal(ctx context.Context, p *model.Prepared, opt CallO
 			op.State, op.ClaimNo = model.StateInProgress, 1
 			op.Provider, op.DownstreamKey = name, dk
 			op.LeaseOwner, op.LeaseUntil = workerOr(p.WorkerID), tx.Now().Add(s.Lease)
-			stampClaim(op, prov)
+			s.stampClaim(op, prov)
 			if err := tx.InsertOperation(op); err != nil {
 				return err
 			}
@@ -499,7 +499,7 @@ func (s *Service) callExternal(ctx context.Context, p *model.Prepared, opt CallO
 			// sent under then.
 			op.DownstreamKey = DownstreamKey("", op.Tenant, op.Key)
 		}
-		stampClaim(op, prov)
+		s.stampClaim(op, prov)
 		if err := tx.UpdateOperation(op, from, ver); err != nil {
 			return err
 		}

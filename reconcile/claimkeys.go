@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
@@ -19,11 +20,21 @@ import (
 // delivery it will not match to the key, so a second send could be a
 // second effect, whatever this config says.
 
-// stampClaim records on op, before its claim is written, whether prov
-// honours downstream keys in this process's config.
-func stampClaim(op *model.Operation, prov provider.Provider) {
+// stampClaim records on op, before its claim is written (its lease end
+// set), what this process's config says of the request the claim sends:
+// whether prov honours downstream keys, where its requests and its
+// lookups go (provider.IdentityOf), and until when the provider may still
+// apply the request — the lease end plus this config's grace for prov
+// (DispatchGrace: its request timeout, or longer), or the time an earlier
+// claim recorded when that is later (its request may still be applied
+// too).
+func (s *Service) stampClaim(op *model.Operation, prov provider.Provider) {
 	h := prov.HonoursKeys()
 	op.ClaimHonoursKeys = &h
+	op.ClaimDispatchID, op.ClaimLookupID = provider.IdentityOf(prov)
+	if by := op.LeaseUntil.Add(s.DispatchGrace(op.Provider)); by.After(op.ClaimApplyBy) {
+		op.ClaimApplyBy = by.UTC().Truncate(time.Millisecond)
+	}
 }
 
 // notResendable says why this process may not send op's claim again under
@@ -40,8 +51,31 @@ func (s *Service) notResendable(op *model.Operation) (why string, disagrees bool
 		return fmt.Sprintf("the claim was recorded before the ledger kept whether provider %s honoured downstream keys for it (a ledger older than schema 12), so this config's word alone does not make sending it again safe", op.Provider), true
 	case !*op.ClaimHonoursKeys:
 		return fmt.Sprintf("the claim was made by a config where provider %s does not honour downstream keys (this one says it does): the provider may hold a delivery it would not match to the key, so sending it again could make the effect twice", op.Provider), true
+	case op.ClaimDispatchID == "":
+		return fmt.Sprintf("the claim was recorded before the ledger kept where provider %s sent it (a ledger older than schema 13), so this config cannot tell that sending it again goes where the first request went", op.Provider), true
+	}
+	cur, _ := provider.IdentityOf(prov)
+	if changed := provider.IdentityChanges(op.ClaimDispatchID, cur); changed != nil {
+		return fmt.Sprintf("provider %s sends elsewhere in this config than where the claim was sent (its %s changed since): the first request may be there, and where this config sends it the key means nothing, so sending it again could make the effect twice", op.Provider, strings.Join(changed, ", ")), true
 	}
 	return "", false
+}
+
+// lookupMoved says why prov's "has nothing" about op says nothing about
+// where op's request went, "" when it may: its lookup asks elsewhere than
+// the one recorded with op's claim (another host, another URL). A claim
+// that recorded no lookup (made before schema 13, or through a config
+// without one) is asked as before.
+func lookupMoved(op *model.Operation, prov provider.Provider) string {
+	if op.ClaimLookupID == "" {
+		return ""
+	}
+	_, cur := provider.IdentityOf(prov)
+	changed := provider.IdentityChanges(op.ClaimLookupID, cur)
+	if changed == nil {
+		return ""
+	}
+	return fmt.Sprintf("provider %s's lookup in this config is not the one recorded with the claim (its %s changed since the request was sent), so its \"has nothing\" says nothing about where the request went", op.Provider, strings.Join(changed, ", "))
 }
 
 // addNotResent adds the held claims of one batch, by reason, to rep: the

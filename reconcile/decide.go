@@ -444,6 +444,11 @@ func (s *Service) Check(ctx context.Context, tenant, key string) (*model.Operati
 	}
 	since := s.Store.Now()
 	ev, err := provider.LookupFor(ctx, prov, provider.Query{DownstreamKey: asked.DownstreamKey, Ref: asked.ProviderRef})
+	if err == nil && !ev.Found {
+		if why := lookupMoved(asked, prov); why != "" {
+			err = fmt.Errorf("cannot tell: %s", why)
+		}
+	}
 	if err != nil {
 		return op, ev, model.Wrap(model.CodeUnavailable, err, "provider %s lookup failed: %v", asked.Provider, err)
 	}

@@ -261,6 +261,11 @@ func (s *Service) lookup(ctx context.Context, op *model.Operation) (provider.Evi
 	if err != nil && errors.Is(lctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
 		err = fmt.Errorf("no answer within %v: %w", timeout, err)
 	}
+	if err == nil && !ev.Found {
+		if why := lookupMoved(op, prov); why != "" {
+			err = errors.New("cannot tell: " + why)
+		}
+	}
 	return ev, err
 }
 

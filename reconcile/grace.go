@@ -48,6 +48,24 @@ func (s *Service) DispatchGrace(name string) time.Duration {
 	return g
 }
 
+// graceUntil is when the grace after a request of provider name whose
+// wait ended at waited ends: waited plus this config's DispatchGrace, or
+// later where a claim of the operation (any of ops) recorded that its
+// provider may still apply its request after that
+// (model.Operation.ClaimApplyBy: the lease and the grace of the config
+// that sent it — a provider timeout this config no longer names, a longer
+// lease). A claim from before the ledger recorded it has the lease it
+// recorded while in_progress (lastRequest) and this config's grace.
+func (s *Service) graceUntil(name string, waited time.Time, ops ...*model.Operation) time.Time {
+	until := waited.Add(s.DispatchGrace(name))
+	for _, op := range ops {
+		if op != nil && op.ClaimApplyBy.After(until) {
+			until = op.ClaimApplyBy
+		}
+	}
+	return until
+}
+
 // lastRequest is when op's latest request that the provider never
 // answered definitely was sent, and when the client's wait for it ended
 // at the latest, from the recorded attempts (and op's lease while
@@ -58,8 +76,8 @@ func (s *Service) DispatchGrace(name string) time.Duration {
 // claim), and the provider may still be processing it after the client
 // stopped waiting. A claim never answered (a worker gone, a sweep's
 // lease_expired since) waited until its lease end: op's lease while it is
-// in_progress, else its start plus lease (this service's: the call's own
-// is not recorded).
+// in_progress, else its start plus lease (this service's; the claim's own
+// lease and grace are in its ClaimApplyBy, which graceUntil counts).
 func lastRequest(attempts []model.Attempt, lease time.Duration, ops ...*model.Operation) (sent, waited time.Time) {
 	for _, a := range attempts {
 		var end time.Time
@@ -106,7 +124,7 @@ func (s *Service) withinGrace(ctx context.Context, op, after *model.Operation, s
 	if sent.IsZero() && waited.IsZero() {
 		return "", false
 	}
-	until := waited.Add(s.DispatchGrace(op.Provider))
+	until := s.graceUntil(op.Provider, waited, op, after, &d.Operation)
 	if !since.Before(until) {
 		return "", false
 	}

@@ -113,10 +113,10 @@ func (s *Service) sweepLease(tx store.Tx, op *model.Operation, held map[string]i
 		return nil, err
 	}
 	prov, _ := s.Providers.Get(op.Provider)
-	stampClaim(op, prov)
 	from, ver := op.State, op.Version
 	op.ClaimNo++
 	op.LeaseOwner, op.LeaseUntil = "sweep", tx.Now().Add(s.Lease)
+	s.stampClaim(op, prov)
 	if err := tx.UpdateOperation(op, from, ver); err != nil {
 		return nil, err
 	}

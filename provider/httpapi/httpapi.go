@@ -930,6 +930,31 @@ func (p *Provider) HonoursKeys() bool { return p.c.HonoursKeys }
 // request after that; reconcile's grace after a request counts it.
 func (p *Provider) RequestTimeout() time.Duration { return p.c.Timeout }
 
+// Identity is provider.Identifier: where its dispatches and lookups go —
+// method, scheme, host and the URL template after the host, as configured
+// (a ${NAME} stays a name: its value is the environment's), and the
+// dispatch's key header. A ledger records it with each claim.
+func (p *Provider) Identity() provider.Identity {
+	id := provider.Identity{Dispatch: target(&p.c.Dispatch)}
+	id.Dispatch.KeyHeader = p.c.KeyHeader
+	if p.c.Lookup != nil {
+		l := target(p.c.Lookup)
+		id.Lookup = &l
+	}
+	return id
+}
+
+// target is where e's requests go; New checked that its URL is an
+// absolute http(s) URL with its scheme and host written out.
+func target(e *Endpoint) provider.Target {
+	scheme, _, _ := strings.Cut(e.URL, "://")
+	end, host := authorityEnd(e.URL), ""
+	if start := len(scheme) + len("://"); end >= start {
+		host = e.URL[start:end]
+	}
+	return provider.Target{Kind: "http", Method: e.Method, Scheme: scheme, Host: host, URL: e.URL[end:]}
+}
+
 // Classify returns the class of a status code: the override if declared,
 // else DefaultClass for whether this API honours keys.
 func (p *Provider) Classify(status int) Class {

@@ -446,6 +446,14 @@ type sandboxProvider struct {
 func (p *sandboxProvider) Name() string      { return p.name }
 func (p *sandboxProvider) HonoursKeys() bool { return p.honours }
 
+// Identity is provider.Identifier: a sandbox provider's dispatches and
+// lookups go to its file, under its name (the ledger keeps which file it
+// sent through apart: store.Tx.TieProviderFile).
+func (p *sandboxProvider) Identity() provider.Identity {
+	t := provider.Target{Kind: "sandbox"}
+	return provider.Identity{Dispatch: t, Lookup: &t}
+}
+
 func ref(id int64) string { return "sbx_" + strconv.FormatInt(id, 10) }
 
 func (p *sandboxProvider) Dispatch(ctx context.Context, req provider.Request) (provider.Response, error) {

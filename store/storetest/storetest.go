@@ -102,6 +102,7 @@ func Run(t *testing.T, d Driver) {
 		{"MidTransactionFailureWritesNothing", testMidTransactionFailureWritesNothing},
 		{"TombstoneIsReadOnTheReadSideEvenReadOnly", testTombstoneRead},
 		{"ClaimHonoursKeysIsKeptAsWrittenAndNeedsAProvider", testClaimHonoursKeys},
+		{"ClaimRecordIsKeptAsWrittenAndNeedsAProvider", testClaimRecord},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,83 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/store"
+	"github.com/retrysafe/retrysafe/store/postgres"
+	"github.com/retrysafe/retrysafe/store/postgres/pgtest"
+)
+
+// A ledger at schema 12 (before claims recorded until when their request
+// may be applied and where it went) keeps its rows through migration 13,
+// each reading "not recorded"; a claim written afterwards records them,
+// and the new CHECKs refuse them on an operation without a provider.
+func TestMigration13KeepsTheRowsWithTheirClaimRecordUnrecorded(t *testing.T) {
+	url := pgtest.URL(t)
+	stmts := []string{`CREATE SCHEMA ` + postgres.SchemaOf(url)}
+	for i, sql := range postgres.MigrationSQL(12) {
+		stmts = append(stmts, sql, fmt.Sprintf(`INSERT INTO schema_migrations (version, name, applied_at) VALUES (%d, 'old', 0)`, i+1))
+	}
+	fp := strings.Repeat("0", 64)
+	stmts = append(stmts,
+		`INSERT INTO operations (id, tenant, op_key, tool, payload_version, args, fingerprint, state, claim_no, provider, downstream_key, lease_owner, lease_until, created_at, updated_at, claim_honours_keys)
+			VALUES (7, 't', 'claimed', 'send_notification', 1, '{}', '`+fp+`', 'in_progress', 1, 'pay', 'dk-7', 'w1', 5, 1, 1, true)`,
+		`INSERT INTO operations (id, tenant, op_key, tool, payload_version, args, fingerprint, state, receipt, created_at, updated_at)
+			VALUES (8, 't', 'local', 'create_support_task', 1, '{}', '`+fp+`', 'applied', '{}', 1, 1)`,
+		`INSERT INTO attempts (id, operation_id, seq, outcome, fingerprint, worker_id, started_at) VALUES (40, 7, 1, 'dispatched', 'f', 'w1', 5)`)
+	for _, q := range stmts {
+		if err := pgtest.Exec(t, url, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	s, err := postgres.Open(url, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	for _, key := range []string{"claimed", "local"} {
+		d, err := s.Detail(ctx, "t", key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o := d.Operation; !o.ClaimApplyBy.IsZero() || o.ClaimDispatchID != "" || o.ClaimLookupID != "" {
+			t.Errorf("%s after the migration: %v %q %q; want not recorded", key, o.ClaimApplyBy, o.ClaimDispatchID, o.ClaimLookupID)
+		}
+		if key == "claimed" && (d.Operation.State != model.StateInProgress || d.Operation.ClaimHonoursKeys == nil ||
+			len(d.Attempts) != 1 || d.Attempts[0].WorkerID != "w1") {
+			t.Errorf("the claimed row after the migration: %+v %+v", d.Operation, d.Attempts)
+		}
+	}
+	applyBy := time.UnixMilli(123456789).UTC()
+	var expired []*model.Operation
+	if err := s.WithTx(ctx, func(tx store.Tx) error {
+		expired, err = tx.ExpiredLeases(10)
+		if err != nil || len(expired) != 1 {
+			return err
+		}
+		op := expired[0]
+		op.ClaimApplyBy, op.ClaimDispatchID, op.ClaimLookupID = applyBy, "kind=aaaa", "kind=bbbb"
+		return tx.UpdateOperation(op, op.State, op.Version)
+	}); err != nil || len(expired) != 1 {
+		t.Fatalf("the old claim's lease: %v %v", expired, err)
+	}
+	if op, err := s.Get(ctx, "t", "claimed"); err != nil || !op.ClaimApplyBy.Equal(applyBy) || op.ClaimDispatchID != "kind=aaaa" || op.ClaimLookupID != "kind=bbbb" {
+		t.Errorf("a claim written after the migration: %+v %v", op, err)
+	}
+	for _, c := range []struct{ set, check string }{
+		{"claim_apply_by = 5 WHERE id = 8", "operations_claim_apply_by_check"},
+		{"claim_dispatch_id = 'x' WHERE id = 8", "operations_claim_dispatch_id_check"},
+		{"claim_lookup_id = 'x' WHERE id = 8", "operations_claim_lookup_id_check"},
+		{"claim_dispatch_id = '' WHERE id = 7", "operations_claim_dispatch_id_check"}, // an empty record is no record
+	} {
+		if err := pgtest.Exec(t, url, `UPDATE operations SET `+c.set); err == nil || !strings.Contains(err.Error(), c.check) {
+			t.Errorf("%s: %v; want refused by %s", c.set, err, c.check)
+		}
+	}
+}

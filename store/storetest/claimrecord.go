@@ -1,0 +1,169 @@
+package storetest
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/store"
+)
+
+// claimRecord is what a claim recorded of its request (migration 13), as
+// one comparable word.
+func claimRecord(o *model.Operation) string {
+	by := "-"
+	if !o.ClaimApplyBy.IsZero() {
+		by = fmt.Sprint(o.ClaimApplyBy.UnixMilli())
+	}
+	return fmt.Sprintf("apply_by=%s dispatch=%q lookup=%q", by, o.ClaimDispatchID, o.ClaimLookupID)
+}
+
+// What a claim recorded of its request — until when the provider may
+// still apply it, and where its request and its lookup went (migration
+// 13) — is kept as written, to the millisecond, by every read of the
+// operation, through every update; "" and the zero time are "not
+// recorded"; only an operation with a provider records it.
+func testClaimRecord(t *testing.T, h *harness) {
+	ctx := ctxT(t)
+	at := h.now.Add(90 * time.Second).Truncate(time.Millisecond)
+	type rec struct {
+		applyBy          time.Time
+		dispatch, lookup string
+	}
+	set := func(o *model.Operation, r rec) {
+		o.ClaimApplyBy, o.ClaimDispatchID, o.ClaimLookupID = r.applyBy, r.dispatch, r.lookup
+	}
+	word := func(r rec) string {
+		o := &model.Operation{}
+		set(o, r)
+		return claimRecord(o)
+	}
+	all := rec{at, "kind=aaaa host=bbbb", "kind=cccc url=dddd"}
+	noLookup := rec{at.Add(time.Minute), "kind=eeee", ""}
+	ids := map[string]int64{}
+	want := map[string]string{"k-all": word(all), "k-nolookup": word(noLookup), "k-none": word(rec{})}
+	for key, r := range map[string]rec{"k-all": all, "k-nolookup": noLookup, "k-none": {}} {
+		op := newOp("acme", key, model.StateInProgress)
+		op.Provider, op.DownstreamKey, op.ClaimNo = "pay", "dk-"+key, 1
+		op.LeaseUntil = h.now.Add(-1) // ended: ExpiredLeases lists it
+		set(op, r)
+		h.tx(t, func(tx store.Tx) error { return tx.InsertOperation(op) })
+		ids[key] = op.ID
+	}
+	h.tx(t, func(tx store.Tx) error { _, err := createApplied(tx, "acme", "local"); return err })
+	check := func(when string) {
+		t.Helper()
+		for key, w := range want {
+			var byKey, byID *model.Operation
+			h.tx(t, func(tx store.Tx) error {
+				var err error
+				if byKey, err = tx.GetOperation("acme", key); err != nil {
+					return err
+				}
+				byID, err = tx.GetOperationByID(ids[key])
+				return err
+			})
+			got, err := h.L.Get(ctx, "acme", key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := h.L.Detail(ctx, "acme", key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			byDetailID, err := h.L.DetailByID(ctx, ids[key])
+			if err != nil {
+				t.Fatal(err)
+			}
+			for what, o := range map[string]*model.Operation{"GetOperation": byKey, "GetOperationByID": byID, "Get": got,
+				"Detail": &d.Operation, "DetailByID": &byDetailID.Operation} {
+				if g := claimRecord(o); g != w {
+					t.Errorf("%s: %s of %s reads %s; want %s", when, what, key, g, w)
+				}
+			}
+		}
+		var expired []*model.Operation
+		h.tx(t, func(tx store.Tx) error {
+			var err error
+			expired, err = tx.ExpiredLeases(10)
+			return err
+		})
+		listed, err := h.L.List(ctx, store.ListQuery{Tenant: "acme"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range expired {
+			if g := claimRecord(o); g != want[o.Key] {
+				t.Errorf("%s: ExpiredLeases reads %s for %s; want %s", when, g, o.Key, want[o.Key])
+			}
+		}
+		for _, o := range listed {
+			w, ok := want[o.Key]
+			if !ok {
+				w = word(rec{}) // the local call
+			}
+			if g := claimRecord(&o); g != w {
+				t.Errorf("%s: List reads %s for %s; want %s", when, g, o.Key, w)
+			}
+		}
+		if len(expired) != 3 || len(listed) != 4 {
+			t.Errorf("%s: %d expired leases, %d listed; want 3 and 4", when, len(expired), len(listed))
+		}
+	}
+	check("inserted")
+	// An update that changes something else keeps it.
+	for key := range want {
+		h.tx(t, func(tx store.Tx) error {
+			cur, err := tx.GetOperation("acme", key)
+			if err != nil {
+				return err
+			}
+			cur.LeaseOwner = "someone"
+			return tx.UpdateOperation(cur, cur.State, cur.Version)
+		})
+	}
+	check("updated")
+	// An update writes it: each claim records its own.
+	later := rec{at.Add(time.Hour), "kind=ffff method=0000", "kind=1111"}
+	h.tx(t, func(tx store.Tx) error {
+		for key, r := range map[string]rec{"k-all": {}, "k-nolookup": later, "k-none": all} {
+			cur, err := tx.GetOperation("acme", key)
+			if err != nil {
+				return err
+			}
+			set(cur, r)
+			if err := tx.UpdateOperation(cur, cur.State, cur.Version); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	want = map[string]string{"k-all": word(rec{}), "k-nolookup": word(later), "k-none": word(all)}
+	check("rewritten")
+	// Without a provider nothing was claimed: the row is refused, each
+	// field alone.
+	before := h.snapshot(t)
+	for i, r := range []rec{{applyBy: at}, {dispatch: "kind=aaaa"}, {lookup: "kind=aaaa"}} {
+		local := newOp("acme", fmt.Sprintf("local-claimed-%d", i), model.StateApplied)
+		set(local, r)
+		if err := h.L.WithTx(ctx, func(tx store.Tx) error { return tx.InsertOperation(local) }); err == nil {
+			t.Errorf("an operation without a provider recorded a claim's %+v", r)
+		}
+		err := h.L.WithTx(ctx, func(tx store.Tx) error {
+			cur, err := tx.GetOperation("acme", "local")
+			if err != nil {
+				return err
+			}
+			set(cur, r)
+			return tx.UpdateOperation(cur, cur.State, cur.Version)
+		})
+		if err == nil {
+			t.Errorf("an update gave an operation without a provider a claim's %+v", r)
+		}
+	}
+	if h.snapshot(t) != before {
+		t.Error("a refused write changed the ledger")
+	}
+	h.audit(t)
+}
