@@ -103,7 +103,7 @@ type Runner struct {
 	// Operator signs the decisions the scenarios take; "" means "lab".
 	Operator string
 	// Lease is the short lease the scenarios' external calls take, so an
-	// abandoned claim expires within the run; 0 means 300ms.
+	// abandoned claim expires within the run; 0 means 1s (long enough that a loaded machine still sends the request before the lease ends — the worker never sends past its lease).
 	Lease time.Duration
 	// WorkerTimeout bounds each worker process; 0 means 30s.
 	WorkerTimeout time.Duration

@@ -155,7 +155,7 @@ func (x *run) lease() time.Duration {
 	if x.r.Lease > 0 {
 		return x.r.Lease
 	}
-	return 300 * time.Millisecond
+	return time.Second
 }
 
 func (x *run) local() bool {

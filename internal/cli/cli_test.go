@@ -431,7 +431,7 @@ func TestOpsRefusalsExitTwoAndChangeNothing(t *testing.T) {
 // through the commands an on-call engineer types.
 func TestKilledWorkerSettledWithOpsCheckAndResolve(t *testing.T) {
 	db := newLedgerFile(t)
-	killWorker(t, db, "n-1", "sandbox", "after-dispatch", "150ms")
+	killWorker(t, db, "n-1", "sandbox", "after-dispatch", "1s")
 	if n := deliveries(t, db, "acme", "n-1"); n != 1 {
 		t.Fatalf("provider holds %d deliveries, want 1", n)
 	}
@@ -493,7 +493,7 @@ func TestKilledWorkerSettledWithOpsCheckAndResolve(t *testing.T) {
 
 func TestKilledWorkerRedispatchedBySweepWithAnHonouringProvider(t *testing.T) {
 	db := newLedgerFile(t)
-	killWorker(t, db, "n-1", "sandbox-idem", "after-dispatch", "150ms")
+	killWorker(t, db, "n-1", "sandbox-idem", "after-dispatch", "1s")
 	waitSwept(t, db, "redispatched")
 	if n := deliveries(t, db, "acme", "n-1"); n != 1 {
 		t.Errorf("provider holds %d deliveries after the re-dispatch, want 1", n)
