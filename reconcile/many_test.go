@@ -57,7 +57,7 @@ func TestDecideManyWritesEachAsItsOwnCompareAndSet(t *testing.T) {
 	}
 	targets := []reconcile.Target{reconcile.TargetOf(ops[0]), reconcile.TargetOf(ops[1]), reconcile.TargetOf(*applied),
 		reconcile.TargetOf(ops[2]), {Tenant: "acme", Key: "nope", ExpectVersion: 1}, reconcile.TargetOf(ops[3])}
-	d := reconcile.Decision{Operator: "oncall", Reason: "provider incident INC-7: nothing left their queue", Evidence: "INC-7"}
+	d := reconcile.Decision{Operator: "oncall", Reason: "provider incident INC-7: nothing left their queue", Evidence: "INC-7", WithinGrace: true}
 	out, err := l.svc.DecideMany(context.Background(), model.ActionMarkNotApplied, d, targets)
 	if err != nil {
 		t.Fatal(err)
