@@ -201,12 +201,12 @@ type GraceRefusal struct {
 }
 
 func (e *GraceRefusal) Error() string {
-	risk := "the next call with this key would send it a second time"
+	risk := "the next call with this key sends it a second time"
 	if e.Action == model.ActionAuthorizeKey {
-		risk = "the new key's first call would make the effect a second time"
+		risk = "the new key's first call makes the effect a second time"
 	}
-	return fmt.Sprintf("cannot %s %s/%s yet: its latest request was sent at %s and may still be applied by the provider (the client stopped waiting at %s; the provider does not stop processing) — decide after %s (UTC), or %s if it lands; nothing was written. Only if you know the provider dropped it: --within-grace (the console: the typed override)",
-		e.Action.Verb(), e.Tenant, e.Key, e.Sent.UTC().Format(time.RFC3339), e.Waited.UTC().Format(time.RFC3339), e.Until.UTC().Format(time.RFC3339), risk)
+	return fmt.Sprintf("cannot %s %s/%s yet: its latest request was sent at %s and the provider may still apply it (the client stopped waiting at %s; the provider does not stop processing) — if it lands, %s; decide after %s (UTC) — nothing was written. Only if you know the provider dropped it: --within-grace (the console: the typed override)",
+		e.Action.Verb(), e.Tenant, e.Key, e.Sent.UTC().Format(time.RFC3339), e.Waited.UTC().Format(time.RFC3339), risk, e.Until.UTC().Format(time.RFC3339))
 }
 
 // Is makes a GraceRefusal ErrWithinGrace.
@@ -228,7 +228,27 @@ func graceTx(tx store.Tx, d Decision, action model.Action, op *model.Operation, 
 	if !g.Within(tx.Now()) {
 		return nil
 	}
-	return &model.Error{Code: model.CodeIllegal, Err: &GraceRefusal{Tenant: d.Tenant, Key: d.Key, Action: action, RequestGrace: *g}}
+	return graceRefusal(d.Tenant, d.Key, action, *g)
+}
+
+func graceRefusal(tenant, key string, action model.Action, g RequestGrace) error {
+	return &model.Error{Code: model.CodeIllegal, Err: &GraceRefusal{Tenant: tenant, Key: key, Action: action, RequestGrace: g}}
+}
+
+// GraceCheck is the grace rule of a decision ahead of its write, for a
+// review, a dry run or a command to say before anything is asked or
+// written: the refusal the write would make of action on op (with its
+// recorded attempts) at now, or nil. It reads nothing; the write checks
+// again, in its transaction.
+func (s *Service) GraceCheck(action model.Action, op model.Operation, attempts []model.Attempt, now time.Time) error {
+	if !asksFirst(action, op) || !AllowedFor(op, action) {
+		return nil
+	}
+	g := s.GraceFrom(op, attempts)
+	if !g.Within(now) {
+		return nil
+	}
+	return graceRefusal(op.Tenant, op.Key, action, g)
 }
 
 // graceFor is the grace a decision of action on tenant/key is checked
