@@ -65,6 +65,7 @@ func lost(t *testing.T, db string, keys ...string) {
 // and writes nothing — bare --against-finding too. Her next dry run
 // prints another digest, which decides both.
 func TestBulkAgainstFindingNamesTheHasItsItConfirms(t *testing.T) {
+	t.Setenv("RETRYSAFE_DISPATCH_GRACE", "0") // decisions after the grace (resolvegrace_test.go covers within it)
 	db := newLedgerFile(t)
 	lost(t, db, "x", "y")
 	if _, _, code := cli(t, "ops", "check", "--db", db, "--tenant", "acme", "--key", "x"); code != 0 {
@@ -187,6 +188,7 @@ func TestOneKeyAgainstFindingNamesTheHasIt(t *testing.T) {
 // A "has it" a one-key run's own check finds is refused as before; the
 // refusal names it with its digest and the command that confirms it.
 func TestOneKeyRefusalOffersTheDigest(t *testing.T) {
+	t.Setenv("RETRYSAFE_DISPATCH_GRACE", "0") // decisions after the grace (resolvegrace_test.go covers within it)
 	db := newLedgerFile(t)
 	lost(t, db, "s")
 	cmd := []string{"ops", "supersede", "--db", db, "--tenant", "acme", "--key", "s", "--reason", "resend", "--new-key", "s2"}
