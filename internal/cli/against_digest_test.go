@@ -226,6 +226,7 @@ func TestAgainstFindingFlagForms(t *testing.T) {
 // The same on PostgreSQL: a digest from a dry run, another lookup, the
 // --yes refused whole.
 func TestBulkAgainstFindingDigestOnPostgreSQL(t *testing.T) {
+	t.Setenv("RETRYSAFE_DISPATCH_GRACE", "0") // decisions after the grace (resolvegrace_test.go covers within it)
 	url := pgtest.URL(t)
 	pdb := filepath.Join(t.TempDir(), "provider.db")
 	for _, k := range []string{"x", "y"} {
