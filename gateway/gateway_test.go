@@ -292,7 +292,7 @@ func TestEveryClassHasItsStatusHeadersAndProblemType(t *testing.T) {
 		{"superseded is 410 with the new key", func() (string, func()) {
 			e.external("acme", "k-old", provider.Faults{LoseReply: true})
 			if _, _, err := e.svc.AuthorizeNewKey(context.Background(), reconcile.Decision{Tenant: "acme", Key: "k-old",
-				Operator: "test", Reason: "send again", NewKey: "k-old-2"}); err != nil {
+				Operator: "test", Reason: "send again", NewKey: "k-old-2", WithinGrace: true}); err != nil { // right after the lost reply
 				t.Fatal(err)
 			}
 			return "k-old", nil

@@ -315,7 +315,7 @@ func TestABulkOverrideIsForTheLookupsSeen(t *testing.T) {
 		if _, _, err := l.svc.CheckAndRecord(ctx, "acme", "k2", "ops check by carol"); err != nil {
 			t.Fatal(err)
 		}
-		d := reconcile.Decision{Operator: "alice", Reason: "incident INC-7", Evidence: "INC-7", Override: true}
+		d := reconcile.Decision{Operator: "alice", Reason: "incident INC-7", Evidence: "INC-7", Override: true, WithinGrace: true}
 		out, err := l.svc.DecideMany(ctx, model.ActionMarkNotApplied, d, targets)
 		if err != nil {
 			t.Fatal(err)

@@ -223,7 +223,9 @@ func (s *Service) Bulk(ctx context.Context, spec BulkSpec, progress func(done, t
 	// Settle one unknown operation in ten, through the decision functions.
 	for i := 0; i < len(unknown); i += 10 {
 		r := unknown[i]
-		d := Decision{Tenant: r.Tenant, Key: r.Key, Operator: "gen", Reason: "generated decision", Evidence: "generated evidence"}
+		// A generated ledger: its claims were never sent, and they are
+		// decided right after their leases ended (within the grace).
+		d := Decision{Tenant: r.Tenant, Key: r.Key, Operator: "gen", Reason: "generated decision", Evidence: "generated evidence", WithinGrace: true}
 		var err error
 		switch (i / 10) % 3 {
 		case 0:

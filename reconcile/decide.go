@@ -48,6 +48,14 @@ type Decision struct {
 	// the confirmation was of the findings on screen, not of a "has it"
 	// another operator's check recorded in between.
 	SeenLookup *int
+	// WithinGrace is the explicit override of the grace after the
+	// operation's latest request: "not applied", or a new key where the
+	// provider is asked first, is refused while the provider may still
+	// apply that request (GraceRefusal) — the next call would send it a
+	// second time — unless it is set, by a person who knows the provider
+	// dropped it (ops resolve/supersede --within-grace, the console's
+	// typed override).
+	WithinGrace bool
 }
 
 // Legal says which decisions an operation in state st allows; the console
@@ -143,8 +151,14 @@ func (s *Service) decide(ctx context.Context, d Decision, action model.Action, a
 	if err := d.Validate(action); err != nil {
 		return nil, err
 	}
+	// The grace is read from the attempts before the transaction and
+	// checked in it, against its time and the claim it was read at.
+	g, err := s.graceFor(ctx, d, action)
+	if err != nil {
+		return nil, err
+	}
 	var out *model.Operation
-	err := s.Store.WithTx(ctx, func(tx store.Tx) error {
+	err = s.Store.WithTx(ctx, func(tx store.Tx) error {
 		if d.Override && d.SeenLookup != nil {
 			if moved, err := lookedUpSince(tx, Target{Tenant: d.Tenant, Key: d.Key, Seen: d.SeenLookup}); err != nil || moved != nil {
 				if moved != nil {
@@ -153,7 +167,7 @@ func (s *Service) decide(ctx context.Context, d Decision, action model.Action, a
 				return err
 			}
 		}
-		op, err := decideTx(tx, d, action, apply)
+		op, err := decideTx(tx, d, action, apply, g)
 		out = op
 		return err
 	})
@@ -163,8 +177,10 @@ func (s *Service) decide(ctx context.Context, d Decision, action model.Action, a
 // decideTx is one operator decision inside tx: read the operation, refuse
 // it if it moved on from what the operator saw (stale) or if the action is
 // not legal from its state, else apply it, compare-and-set the row and
-// record the decision. d must have passed Validate.
-func decideTx(tx store.Tx, d Decision, action model.Action, apply applyFunc) (*model.Operation, error) {
+// record the decision. d must have passed Validate. g is the grace after
+// the operation's latest request, read before tx (graceFor): within it,
+// "not applied" and a new key are refused (graceTx).
+func decideTx(tx store.Tx, d Decision, action model.Action, apply applyFunc, g *RequestGrace) (*model.Operation, error) {
 	if strings.TrimSpace(d.Evidence) == "" {
 		// A lookup that found nothing is the evidence of "not applied".
 		d.Evidence = LookupEvidence(d.Finding)
@@ -214,6 +230,9 @@ func decideTx(tx store.Tx, d Decision, action model.Action, apply applyFunc) (*m
 	if ev := AppliedEvidence(*op); !d.Override && Against(action, ev) {
 		return op, model.Errorf(model.CodeIllegal, "cannot %s %s/%s: it is applied (%s) and only a late provider answer disagrees — if the effect did happen, a new key makes it a second time; check the provider (ops check), then confirm with ops supersede --against-finding=DIGEST (ops show prints it), or the console's override; nothing was written",
 			action.Verb(), d.Tenant, d.Key, textsafe.Visible(clipEvidence(ev.Detail)))
+	}
+	if err := graceTx(tx, d, action, op, g); err != nil {
+		return op, err
 	}
 	from, ver := op.State, op.Version
 	to, err := apply(tx, op)

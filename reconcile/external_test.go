@@ -153,8 +153,10 @@ func TestWorkerKilledBeforeDispatchSettledAsNotApplied(t *testing.T) {
 	if err != nil || ev.Found || ev.Effects != 0 {
 		t.Fatalf("Check = %+v %v; want nothing at the provider", ev, err)
 	}
+	// The operator knows the worker died before it sent anything: the
+	// grace after its claim is overridden.
 	if _, err := l.svc.MarkNotApplied(ctx, reconcile.Decision{Tenant: "acme", Key: "op-notify", Operator: "oncall",
-		Reason: "worker died before dispatch", Evidence: ev.Detail, ExpectState: model.StateUnknown, ExpectVersion: op.Version}); err != nil {
+		Reason: "worker died before dispatch", Evidence: ev.Detail, ExpectState: model.StateUnknown, ExpectVersion: op.Version, WithinGrace: true}); err != nil {
 		t.Fatal(err)
 	}
 	res := l.call(req, reconcile.CallOptions{})

@@ -2,12 +2,14 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/store"
 )
 
 // DefaultDispatchGrace is how long after a request's wait ended (its
@@ -157,4 +159,130 @@ func graceFromEnv() time.Duration {
 		return -1
 	}
 	return d
+}
+
+// RequestGrace is the grace after an operation's latest request that the
+// provider never answered definitely: when it was sent, when the client's
+// wait for it ended, and Until, when the provider can no longer be
+// expected to apply it (Waited + DispatchGrace). Zero times: there is no
+// such request, or the grace is off (Service.Grace < 0).
+type RequestGrace struct {
+	Sent, Waited, Until time.Time
+	// opID and claimNo are the operation and claim it was read at: a
+	// decision compares them in its own transaction (a new request
+	// always comes with a new claim).
+	opID, claimNo int64
+}
+
+// Within reports whether at is within the grace.
+func (g RequestGrace) Within(at time.Time) bool { return !g.Until.IsZero() && at.Before(g.Until) }
+
+// GraceFrom is the grace after op's latest request, from its recorded
+// attempts (a detail's): the same reading of them a lookup makes
+// (lastRequest, DispatchGrace). It reads nothing.
+func (s *Service) GraceFrom(op model.Operation, attempts []model.Attempt) RequestGrace {
+	g := RequestGrace{opID: op.ID, claimNo: op.ClaimNo}
+	if s.Grace < 0 {
+		return g
+	}
+	g.Sent, g.Waited = lastRequest(attempts, s.Lease, &op)
+	if g.Sent.IsZero() && g.Waited.IsZero() {
+		return g
+	}
+	g.Until = g.Waited.Add(s.DispatchGrace(op.Provider))
+	return g
+}
+
+// GraceOf reads tenant/key's operation and its attempts and returns
+// GraceFrom of them.
+func (s *Service) GraceOf(ctx context.Context, tenant, key string) (RequestGrace, error) {
+	d, err := s.Store.Detail(ctx, tenant, key)
+	if err != nil {
+		return RequestGrace{}, err
+	}
+	return s.GraceFrom(d.Operation, d.Attempts), nil
+}
+
+// ErrWithinGrace is what a decision refused within the grace after the
+// operation's latest request is (errors.Is): a GraceRefusal.
+var ErrWithinGrace = errors.New("within the grace after the latest request")
+
+// GraceRefusal is the refusal of "not applied", or of a new key where the
+// provider is asked first, while the operation's latest request may still
+// be applied by the provider (its grace): the next call — or the new
+// key's first — would send it a second time. Nothing is written.
+// Decision.WithinGrace overrides it.
+type GraceRefusal struct {
+	Tenant, Key string
+	Action      model.Action
+	RequestGrace
+}
+
+func (e *GraceRefusal) Error() string {
+	risk := "the next call with this key sends it a second time"
+	if e.Action == model.ActionAuthorizeKey {
+		risk = "the new key's first call makes the effect a second time"
+	}
+	return fmt.Sprintf("cannot %s %s/%s yet: its latest request was sent at %s and the provider may still apply it (the client stopped waiting at %s; the provider does not stop processing) — if it lands, %s; decide after %s (UTC) — nothing was written. Only if you know the provider dropped it: --within-grace (the console: the typed override)",
+		e.Action.Verb(), e.Tenant, e.Key, e.Sent.UTC().Format(time.RFC3339), e.Waited.UTC().Format(time.RFC3339), risk, e.Until.UTC().Format(time.RFC3339))
+}
+
+// Is makes a GraceRefusal ErrWithinGrace.
+func (e *GraceRefusal) Is(target error) bool { return target == ErrWithinGrace }
+
+// graceTx refuses action on op (as read in the decision's transaction)
+// while g — read before the transaction — says its latest request is
+// within the grace at the transaction's time. g must be of op's claim: a
+// claim since (a new request) is a change the operator has not seen,
+// refused as stale. nil: nothing to refuse.
+func graceTx(tx store.Tx, d Decision, action model.Action, op *model.Operation, g *RequestGrace) error {
+	if g == nil || d.WithinGrace || !asksFirst(action, *op) {
+		return nil
+	}
+	if g.opID != op.ID || g.claimNo != op.ClaimNo {
+		return model.Errorf(model.CodeStale, "%s/%s was claimed again while the decision was being made (claim %d): its request may be on its way — nothing was written; look again",
+			d.Tenant, d.Key, op.ClaimNo)
+	}
+	if !g.Within(tx.Now()) {
+		return nil
+	}
+	return graceRefusal(d.Tenant, d.Key, action, *g)
+}
+
+func graceRefusal(tenant, key string, action model.Action, g RequestGrace) error {
+	return &model.Error{Code: model.CodeIllegal, Err: &GraceRefusal{Tenant: tenant, Key: key, Action: action, RequestGrace: g}}
+}
+
+// GraceCheck is the grace rule of a decision ahead of its write, for a
+// review, a dry run or a command to say before anything is asked or
+// written: the refusal the write would make of action on op (with its
+// recorded attempts) at now, or nil. It reads nothing; the write checks
+// again, in its transaction.
+func (s *Service) GraceCheck(action model.Action, op model.Operation, attempts []model.Attempt, now time.Time) error {
+	if !asksFirst(action, op) || !AllowedFor(op, action) {
+		return nil
+	}
+	g := s.GraceFrom(op, attempts)
+	if !g.Within(now) {
+		return nil
+	}
+	return graceRefusal(op.Tenant, op.Key, action, g)
+}
+
+// graceFor is the grace a decision of action on tenant/key is checked
+// against in its transaction (graceTx), read before it; nil when action
+// is not held by it, the decision overrides it, or the operation is not
+// there (the transaction says so).
+func (s *Service) graceFor(ctx context.Context, d Decision, action model.Action) (*RequestGrace, error) {
+	if d.WithinGrace || (action != model.ActionMarkNotApplied && action != model.ActionAuthorizeKey) {
+		return nil, nil
+	}
+	g, err := s.GraceOf(ctx, d.Tenant, d.Key)
+	if model.IsCode(err, model.CodeNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &g, nil
 }

@@ -39,7 +39,7 @@ func TestALaterHasNothingDoesNotTakeBackAnEarlierHasIt(t *testing.T) {
 			ctx := context.Background()
 			unknownWithDelivery(t, l, "k")
 			recordHistory(t, l, "k", "sbx_1", c.findings)
-			d := reconcile.Decision{Tenant: "acme", Key: "k", Operator: "alice", Reason: "customer says no mail came", Evidence: "ticket 4411"}
+			d := reconcile.Decision{Tenant: "acme", Key: "k", Operator: "alice", Reason: "customer says no mail came", Evidence: "ticket 4411", WithinGrace: true}
 			if _, err := l.svc.MarkNotApplied(ctx, d); model.CodeOf(err) != model.CodeIllegal {
 				t.Fatalf("not applied against an earlier has-it: %v; want refused (illegal)", err)
 			}
@@ -148,7 +148,8 @@ func TestAReviewByFindingProposesNothingItThenRefusesAsStale(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := l.svc.ReviewByFinding(ops)
-	d := reconcile.Decision{Operator: "oncall", Reason: "triage findings reviewed"}
+	// Decided right after the lost replies: within their grace.
+	d := reconcile.Decision{Operator: "oncall", Reason: "triage findings reviewed", WithinGrace: true}
 	if len(r.NotApplied) > 0 {
 		out, err := l.svc.DecideMany(ctx, model.ActionMarkNotApplied, d, r.NotApplied)
 		if err != nil {

@@ -57,7 +57,7 @@ func TestLookFirstThenDecideManyRefusesPerRowWhereTheProviderHasIt(t *testing.T)
 		}
 	}
 	targets := []reconcile.Target{reconcile.TargetOf(looked[0]), reconcile.TargetOf(looked[1])}
-	d := reconcile.Decision{Operator: "alice", Reason: "incident INC-7", Evidence: "INC-7"}
+	d := reconcile.Decision{Operator: "alice", Reason: "incident INC-7", Evidence: "INC-7", WithinGrace: true} // right after the lost replies
 	out, err := l.svc.DecideMany(ctx, model.ActionMarkNotApplied, d, targets)
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/retrysafe/retrysafe/model"
@@ -74,6 +75,9 @@ const (
 	VerdictStale   Verdict = "stale"   // it moved on since it was seen: nothing written
 	VerdictIllegal Verdict = "illegal" // its state does not allow the action: nothing written
 	VerdictFailed  Verdict = "failed"  // not found, a conflict, or the write failed
+	// VerdictSkipped: its latest request is within its grace — the
+	// provider may still apply it (ErrWithinGrace): nothing written.
+	VerdictSkipped Verdict = "skipped"
 )
 
 // Outcome is one target's result.
@@ -120,9 +124,19 @@ func (s *Service) DecideMany(ctx context.Context, action model.Action, d Decisio
 	out := make([]Outcome, len(targets))
 	for start := 0; start < len(targets); start += chunk {
 		end := min(start+chunk, len(targets))
+		// Each row's grace is read before its chunk's transaction and
+		// checked in it (decideTx).
+		graces := make([]*RequestGrace, end-start)
+		for i := start; i < end; i++ {
+			g, err := s.graceFor(ctx, targets[i].apply(d), action)
+			if err != nil {
+				return out[:start], err
+			}
+			graces[i-start] = g
+		}
 		err := s.Store.WithTx(ctx, func(tx store.Tx) error {
 			for i := start; i < end; i++ {
-				o, err := s.decideOne(tx, action, d, targets[i])
+				o, err := s.decideOne(tx, action, d, targets[i], graces[i-start])
 				if err != nil {
 					return err
 				}
@@ -139,7 +153,7 @@ func (s *Service) DecideMany(ctx context.Context, action model.Action, d Decisio
 
 // decideOne is one target's decision inside tx. A refusal is an outcome; an
 // error is returned only when the transaction itself must not commit.
-func (s *Service) decideOne(tx store.Tx, action model.Action, d Decision, t Target) (Outcome, error) {
+func (s *Service) decideOne(tx store.Tx, action model.Action, d Decision, t Target, g *RequestGrace) (Outcome, error) {
 	d = t.apply(d)
 	d.ExpectState, d.ExpectVersion = t.ExpectState, t.ExpectVersion
 	o := Outcome{Target: t}
@@ -174,9 +188,13 @@ func (s *Service) decideOne(tx store.Tx, action model.Action, d Decision, t Targ
 		d.NewKey = NewKeyFor(d.Key)
 		apply = authorize(d, &newOp)
 	}
-	op, err := decideTx(tx, d, action, apply)
+	op, err := decideTx(tx, d, action, apply, g)
 	if op != nil {
 		o.State, o.Version = op.State, op.Version
+	}
+	if errors.Is(err, ErrWithinGrace) {
+		o.Verdict, o.Err = VerdictSkipped, err
+		return o, nil
 	}
 	switch model.CodeOf(err) {
 	case "":

@@ -24,7 +24,7 @@ func TestOneKeyOverrideIsRefusedAfterAnotherLookup(t *testing.T) {
 	}
 	seen := det.Operation.Finding.Seq
 	recordHistory(t, l, "k", "sbx_1", []model.FindingKind{model.FindingHasIt}) // bob's check
-	d := reconcile.Decision{Tenant: "acme", Key: "k", Operator: "alice", Reason: "customer says no mail came", Evidence: "ticket 4411",
+	d := reconcile.Decision{Tenant: "acme", Key: "k", Operator: "alice", Reason: "customer says no mail came", Evidence: "ticket 4411", WithinGrace: true,
 		Override: true, SeenLookup: &seen}
 	if _, err := l.svc.MarkNotApplied(ctx, d); model.CodeOf(err) != model.CodeStale {
 		t.Fatalf("not applied after another lookup: %v; want refused (stale)", err)

@@ -52,14 +52,18 @@ func (l *ledger) makeState(st model.State, tenant, key string) *model.Operation 
 func (l *ledger) authorize(tenant, key, newKey string) {
 	l.t.Helper()
 	if _, _, err := l.svc.AuthorizeNewKey(context.Background(), reconcile.Decision{Tenant: tenant, Key: key,
-		Operator: "oncall", Reason: "provider cannot tell; send again deliberately", NewKey: newKey}); err != nil {
+		Operator: "oncall", Reason: "provider cannot tell; send again deliberately", NewKey: newKey, WithinGrace: true}); err != nil {
 		l.t.Fatal(err)
 	}
 }
 
+// decision is an operator's decision on op as seen. These tests decide
+// right after a timeout or a sweep — within the grace after the request —
+// on purpose (what they test is what follows), so it overrides the grace
+// (WithinGrace); decidegrace_test.go tests the grace itself.
 func decision(op *model.Operation) reconcile.Decision {
 	return reconcile.Decision{Tenant: op.Tenant, Key: op.Key, Operator: "oncall", Reason: "checked the provider console",
-		Evidence: "sbx_1", ExpectState: op.State, ExpectVersion: op.Version}
+		Evidence: "sbx_1", ExpectState: op.State, ExpectVersion: op.Version, WithinGrace: true}
 }
 
 func (l *ledger) decide(action model.Action, d reconcile.Decision) error {

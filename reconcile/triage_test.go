@@ -385,7 +385,7 @@ func TestADecisionAgainstTheRecordedFindingNeedsTheSecondConfirmation(t *testing
 			unknownWithDelivery(t, l, "many")
 			triage(t, l.svc, reconcile.TriageOptions{})
 			ctx := context.Background()
-			d := reconcile.Decision{Tenant: "acme", Key: "one", Operator: "oncall", Reason: tc.reason, Evidence: tc.evidence}
+			d := reconcile.Decision{Tenant: "acme", Key: "one", Operator: "oncall", Reason: tc.reason, Evidence: tc.evidence, WithinGrace: true}
 			err := tc.decide(l.svc, ctx, d)
 			if !model.IsCode(err, model.CodeIllegal) || !strings.Contains(err.Error(), "found the effect") || !strings.Contains(err.Error(), tc.names) {
 				t.Errorf("one key against a has-it finding: %v; want refused, naming the finding and %q", err, tc.names)

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"unicode"
@@ -109,6 +110,15 @@ type actionModel struct {
 	tiny, tinyWords bool
 	// offTab: how many marked operations are not on the tab shown.
 	offTab int
+	// grace is the write's refusal within the grace after the
+	// operation's latest request (the provider may still apply it), as
+	// worked out from its attempts (graceAt) or as the write refused it:
+	// the review says when it was sent and when to decide, y does not
+	// write, and only the typed override writes it (WithinGrace).
+	// attempts are the operation's recorded attempts, once read.
+	grace        *reconcile.GraceRefusal
+	attempts     []model.Attempt
+	attemptsRead bool
 }
 
 const stillReading = "still reading its earlier lookups; press enter again in a moment."
@@ -223,7 +233,7 @@ func (a actionModel) findingNoticed(op model.Operation) actionModel {
 	}
 	if a.stage == stageConfirm {
 		a.overrideErr = ""
-		if a.against() {
+		if a.needsOverride() {
 			a.override.Focus()
 		} else {
 			a.override.Blur()
@@ -362,6 +372,7 @@ func (a actionModel) decision(e env) reconcile.Decision {
 		Reason: a.value("Reason"), Evidence: a.value("Evidence"), NewKey: a.value("New key"),
 		ExpectState: a.op.State, ExpectVersion: a.op.Version,
 		Finding: a.finding, Override: (a.against() || a.bulkAgainst() > 0) && a.override.Value() == overrideWord,
+		WithinGrace: a.inGrace() && a.override.Value() == overrideWord,
 	}
 }
 
@@ -414,7 +425,8 @@ func (a actionModel) update(msg tea.Msg, e env) (actionModel, tea.Cmd) {
 				a.override.SetValue("")
 				a.overrideErr = ""
 				a.overriding = false
-				if a.against() {
+				a = a.graceAt(e)
+				if a.needsOverride() {
 					a.override.Focus()
 				}
 				if n := a.needLook(e); n > 0 {
@@ -449,15 +461,19 @@ func (a actionModel) review(msg tea.Msg, e env) (actionModel, tea.Cmd) {
 	if isKey && km.Paste {
 		return a, nil
 	}
-	if isKey && (key.Matches(km, a.keys.Cancel) || (!a.against() && km.String() == "n")) {
+	if isKey && (key.Matches(km, a.keys.Cancel) || (!a.needsOverride() && km.String() == "n")) {
 		a.stage = stageForm
 		a.override.Blur()
 		return a, nil
 	}
-	if a.against() {
+	if a.needsOverride() {
 		if isKey && km.Type == tea.KeyEnter {
 			if a.override.Value() != overrideWord {
-				a.overrideErr = fmt.Sprintf("type %q to write against the finding, or esc", overrideWord)
+				what := "against the finding"
+				if !a.against() {
+					what = "within the grace"
+				}
+				a.overrideErr = fmt.Sprintf("type %q to write %s, or esc", overrideWord, what)
 				return a, nil
 			}
 			return a.write(e)
@@ -518,7 +534,7 @@ func (a actionModel) keyMap() keyMap {
 	if a.stage == stageConfirm {
 		confirm := k.Confirm
 		narrow := []key.Binding{key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "write it")), back}
-		if a.against() {
+		if a.needsOverride() {
 			// Short enough that esc still fits a 60-column help line.
 			confirm = key.NewBinding(key.WithKeys("enter"), key.WithHelp("type "+overrideWord+" + enter", "write anyway"))
 			narrow = []key.Binding{overrideKey("write anyway"), back}
@@ -651,6 +667,11 @@ func (a actionModel) reviewTiny(e env, inner, n int) []string {
 		c := a
 		c.tinyWords = true
 		long = c.againstWarning(e, inner, true, true)
+	case a.inGrace():
+		// Two short lines: when it was sent, and when to decide.
+		short = s.BannerErr.Render(clip("! Sent "+a.grace.Sent.In(e.loc).Format("15:04:05")+": may still land")) + "\n" +
+			s.BannerErr.Render(clip("! Decide after "+a.grace.Until.In(e.loc).Format("15:04:05")))
+		long = a.graceWarning(e, inner, true)
 	case a.cannotTell != "":
 		c := a
 		c.tinyWords, c.whyMax = true, 40
@@ -666,7 +687,7 @@ func (a actionModel) reviewTiny(e env, inner, n int) []string {
 	switch {
 	case a.stage == stageRunning:
 		prompt = []string{s.Muted.Render("writing…")}
-	case a.against():
+	case a.needsOverride():
 		// The word and its cursor fit beside "Type override+enter" at
 		// 40 columns.
 		label := "Type " + overrideWord + "+enter "
@@ -695,7 +716,7 @@ func (a actionModel) reviewTiny(e env, inner, n int) []string {
 	}
 	var warn []string
 	if short != "" {
-		warn = []string{short}
+		warn = strings.Split(short, "\n")
 	}
 	key := keyLine(false)
 	build := func() []string {
@@ -735,7 +756,7 @@ func (a actionModel) reviewTiny(e env, inner, n int) []string {
 	if v := a.value("Reason"); v != "" {
 		extras = append(extras, row("reason", v))
 	}
-	if !a.against() && a.cannotTell == "" {
+	if !a.needsOverride() && a.cannotTell == "" {
 		// y with no warning: the change is what it writes.
 		key = append(key, extras[0])
 		extras = extras[1:]
@@ -1015,7 +1036,7 @@ func (a actionModel) content(e env, w int, compact bool) *boxLines {
 		b.WriteString(s.Key.Render("esc") + s.Muted.Render(" back to the form"))
 	case stageConfirm, stageRunning:
 		gap(b)
-		if a.tiny && a.against() { // the override prompt asks it
+		if a.tiny && a.needsOverride() { // the override prompt asks it
 			b.writeDroppable(0, s.Bold.Render("Write this decision to the ledger?")+"\n")
 		} else {
 			b.WriteString(s.Bold.Render("Write this decision to the ledger?") + "\n")
@@ -1059,9 +1080,17 @@ func (a actionModel) content(e env, w int, compact bool) *boxLines {
 		switch {
 		case a.stage == stageRunning:
 			b.WriteString(s.Muted.Render("writing…"))
-		case a.against():
-			// The second confirmation names the finding it overrides.
-			b.writeWhy(whyAt(func(a actionModel) string { return a.againstWarning(e, inner, true, compact) }))
+		case a.needsOverride():
+			// The second confirmation names the finding it overrides,
+			// and the grace it decides within.
+			if a.against() {
+				b.writeWhy(whyAt(func(a actionModel) string { return a.againstWarning(e, inner, true, compact) }))
+			}
+			if a.inGrace() && !a.against() {
+				// Against a "has it" the grace is moot (the effect is
+				// there): the override confirms both, as the write needs.
+				b.WriteString(a.graceWarning(e, inner, compact) + "\n")
+			}
 			gap(b)
 			if a.tinyWords {
 				b.WriteString(s.Bold.Render("Type "+overrideWord+" + enter to write it") + "\n")
@@ -1139,4 +1168,80 @@ func changedBy(op model.Operation, last *model.Decision, seen int64, e env) stri
 		who = "worker " + op.LeaseOwner
 	}
 	return fmt.Sprintf("%s moved it on at %s (no decision)", who, clockTime(op.UpdatedAt, e))
+}
+
+// inGrace reports whether the write would be refused within the grace
+// after the operation's latest request (one operation's decision).
+func (a actionModel) inGrace() bool { return a.grace != nil && len(a.bulk) == 0 }
+
+// needsOverride reports whether the review writes only on the typed
+// override: against the last finding, or within the grace.
+func (a actionModel) needsOverride() bool { return a.against() || a.inGrace() }
+
+// graceAt works out the grace from the operation's attempts, once read,
+// at e.now (reconcile.GraceCheck, the write's own rule): the review asks
+// for the override within it. Before they are read it keeps what it has
+// (nothing, or the write's own refusal).
+func (a actionModel) graceAt(e env) actionModel {
+	if !a.attemptsRead || e.svc == nil || len(a.bulk) > 0 {
+		return a
+	}
+	a.grace = nil
+	var gr *reconcile.GraceRefusal
+	if errors.As(e.svc.GraceCheck(a.action, a.op, a.attempts, e.now), &gr) {
+		a.grace = gr
+	}
+	return a
+}
+
+// attemptsIn takes the operation's attempts from a fresh read of it (the
+// read requestAction starts, a refresh), and works out the grace again.
+func (a actionModel) attemptsIn(msg actionOpMsg, e env) actionModel {
+	if msg.Seq != a.seq || msg.Err != nil || msg.Op == nil || msg.Op.ID != a.op.ID || len(a.bulk) > 0 {
+		return a
+	}
+	if msg.Op.State == model.StateAuthorized && msg.Op.SupersedesID != 0 {
+		return a // its attempts are the replaced key's (loadActionOp)
+	}
+	a.attempts, a.attemptsRead = msg.Attempts, true
+	if a.stage == stageConfirm {
+		was := a.needsOverride()
+		a = a.graceAt(e)
+		if a.needsOverride() && !was {
+			a.override.SetValue("")
+			a.override.Focus()
+		}
+	}
+	return a
+}
+
+// graceRefused takes the write's refusal within the grace: the review
+// stays, now saying when the request was sent and when to decide, and
+// asks for the typed override.
+func (a actionModel) graceRefused(gr *reconcile.GraceRefusal) actionModel {
+	a.grace = gr
+	a.stage = stageConfirm
+	a.problem = ""
+	a.override.SetValue("")
+	a.overrideErr = ""
+	a.override.Focus()
+	return a
+}
+
+// graceWarning is the review's warning within the grace: when the latest
+// request was sent, what a decision now risks, and when to decide.
+func (a actionModel) graceWarning(e env, inner int, compact bool) string {
+	g := a.grace
+	risk := "if it lands, the next call sends it a second time."
+	if a.action == model.ActionAuthorizeKey {
+		risk = "if it lands, the new key's first call makes it a second time."
+	}
+	text := fmt.Sprintf("! Within the grace: its request was sent at %s and the provider may still apply it — %s Decide after %s.",
+		clockTime(g.Sent, e), risk, clockTime(g.Until, e))
+	if compact {
+		// The times of day: the box is small, the day is today's.
+		text = fmt.Sprintf("! Sent at %s, the provider may still apply it: decide after %s.",
+			g.Sent.In(e.loc).Format("15:04:05"), g.Until.In(e.loc).Format("15:04:05"))
+	}
+	return e.styles.BannerErr.Render(wrap(text, inner, " "))
 }

@@ -118,12 +118,14 @@ func TestAdvABulkNotAppliedUnderAConfigWithoutTheProviderSaysCannotTell(t *testi
 // again since), not written against a "has it" nobody here saw.
 func TestAdvABulkOverrideDoesNotCoverAFindingRecordedAfterTheReview(t *testing.T) {
 	l := newLedger(t)
+	noGrace(l) // decided right after the calls: what it tests is not the grace (grace_test.go)
 	l.unknown(t, "acme", "refund-1", "cfo@acme.example")
 	l.unknown(t, "acme", "refund-2", "cfo@acme.example")
 	op1 := l.get(t, "acme", "refund-1").Operation
 	testledger.Lookups{Worker: "triage by bob", Ref: "sbx_1"}.Record(t, l.st, &op1, model.FindingHasIt)
 	cfg := config(l)
 	cfg.Service = reconcile.New(l.st, l.svc.Tools, provider.Registry{"sandbox": provider.Unreachable("sandbox", false, "the provider is down")})
+	cfg.Service.Grace = l.svc.Grace
 	h := open(t, cfg, 120, 30)
 	selectOp(t, h, "acme/refund-2")
 	h.keys("space")

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"github.com/charmbracelet/x/ansi"
 	"strings"
@@ -229,7 +230,7 @@ func (a actionModel) lookedAt(ops []model.Operation) actionModel {
 		}
 	}
 	a.stage = stageConfirm
-	if a.against() {
+	if a.needsOverride() { // against the finding, or within the grace
 		a.override.Focus()
 	}
 	return a
@@ -553,6 +554,10 @@ func (a actionModel) bulkView(e env, w, h int) string {
 				summary += fmt.Sprintf(" · %s refused as %s", count(n[v]), v)
 			}
 		}
+		if k := n[reconcile.VerdictSkipped]; k > 0 {
+			// The provider may still apply their latest request.
+			summary += fmt.Sprintf(" · %s skipped: within the grace", count(k))
+		}
 		b.WriteString("\n" + s.Bold.Render(summary) + "\n\n")
 		for n, i := range a.outOrder {
 			o := a.outcomes[i]
@@ -569,6 +574,10 @@ func (a actionModel) bulkView(e env, w, h int) string {
 				switch o.Verdict {
 				case reconcile.VerdictStale:
 					why = fmt.Sprintf("now %s v%d: changed since you looked", o.State, o.Version)
+				case reconcile.VerdictSkipped:
+					if gr := (*reconcile.GraceRefusal)(nil); errors.As(o.Err, &gr) {
+						why = fmt.Sprintf("within the grace: sent %s; decide after %s", clockTime(gr.Sent, e), clockTime(gr.Until, e))
+					}
 				case reconcile.VerdictIllegal:
 					why = fmt.Sprintf("it is %s: no %s from there", o.State, a.action.Verb())
 					allowed := reconcile.Allowed(o.State, a.action)

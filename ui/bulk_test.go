@@ -17,6 +17,7 @@ import (
 // row's result: one settled elsewhere meanwhile is refused as stale.
 func TestBulkDecisionOnMarkedRowsShowsEachResult(t *testing.T) {
 	l := fixture(t)
+	noGrace(l) // decided right after the calls: what it tests is not the grace (grace_test.go)
 	h := open(t, unreachableConfig(l), 120, 40)
 	h.keys("space")
 	if got := h.selected(); got != "acme/notify-2" {
@@ -57,6 +58,7 @@ func TestBulkDecisionOnMarkedRowsShowsEachResult(t *testing.T) {
 func unreachableConfig(l *ledger) Config {
 	cfg := config(l)
 	cfg.Service = reconcile.New(l.st, toolconfig.Default().Tools, provider.Registry{"sandbox": provider.Unreachable("sandbox", true, "no provider file")})
+	cfg.Service.Grace = l.svc.Grace
 	return cfg
 }
 

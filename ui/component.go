@@ -124,7 +124,7 @@ func (a actionModel) Update(msg tea.Msg, e env) (component, tea.Cmd) {
 		if msg.Err == nil && msg.Seq == a.seq {
 			a = a.noticed(*msg.Op, msg.Last)
 		}
-		return a.historyIn(msg), nil
+		return a.historyIn(msg).attemptsIn(msg, e), nil
 	}
 	return a.update(msg, e)
 }

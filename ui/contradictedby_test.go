@@ -13,6 +13,7 @@ import (
 // late_result attempt it does not have.
 func TestAContradictionALookupFlaggedNamesTheLookup(t *testing.T) {
 	l := newLedger(t)
+	noGrace(l) // decided right after the calls: what it tests is not the grace (grace_test.go)
 	l.unknown(t, "acme", "k-1", "cfo@acme.example")
 	if _, err := l.svc.MarkNotApplied(context.Background(), reconcile.Decision{Tenant: "acme", Key: "k-1", Operator: "bob",
 		Reason: "nothing in the inbox", Evidence: "ticket 7"}); err != nil {

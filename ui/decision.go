@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -77,6 +78,11 @@ func (m Model) requestAction(req actionRequestMsg, e env) (Model, tea.Cmd) {
 	}
 	m.action = openAction(req.Action, op, evidence, finding, m.styles, m.action.seq+1)
 	m.overlay = overlayAction
+	if d := m.detail.d; m.screen == screenDetail && d != nil && d.Operation.ID == op.ID && !held {
+		// The grace after its latest request is worked out from these
+		// (graceAt) when the review opens; else from the read below.
+		m.action.attempts, m.action.attemptsRead = d.Attempts, true
+	}
 	var chk *checkState
 	if m.screen == screenDetail {
 		chk = m.detail.check
@@ -108,6 +114,12 @@ func (m Model) requestAction(req actionRequestMsg, e env) (Model, tea.Cmd) {
 		m.action.history = historyReading
 		return m, loadActionOp(m.ctx, m.cfg.Store, m.action.seq, op.Tenant, op.Key)
 	}
+	if !m.action.attemptsRead && (req.Action == model.ActionMarkNotApplied || req.Action == model.ActionAuthorizeKey) {
+		// Its attempts, for the grace after its latest request: read in
+		// the background — the review does not wait for them (the write
+		// checks the grace itself, and a refusal opens the same prompt).
+		return m, loadActionOp(m.ctx, m.cfg.Store, m.action.seq, op.Tenant, op.Key)
+	}
 	return m, nil
 }
 
@@ -132,6 +144,15 @@ func (m Model) decided(msg decisionMsg) (Model, tea.Cmd) {
 	}
 	e := m.env()
 	ref := msg.Tenant + "/" + msg.Key
+	if gr := (*reconcile.GraceRefusal)(nil); errors.As(msg.Err, &gr) && len(m.action.bulk) == 0 {
+		// Within the grace after its latest request: nothing was
+		// written; the review says when it was sent and when to decide,
+		// and writes it only on the typed override.
+		m.log.Printf("decision %s on %s refused within the grace: %v", msg.Action, ref, msg.Err)
+		m.action = m.action.graceRefused(gr)
+		m.banner = banner{kind: bannerErr, text: fmt.Sprintf("Not written: %s is within the grace after its latest request; decide after %s.", clipMiddle(ref, 44), clockTime(gr.Until, e)), at: e.now}
+		return m, nil
+	}
 	if msg.Err != nil {
 		m.log.Printf("decision %s on %s failed: %v", msg.Action, ref, msg.Err)
 		// The form stays, with what was typed: a refusal is news, not a

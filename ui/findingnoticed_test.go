@@ -54,6 +54,7 @@ func TestAnOpenFormLearnsOfAFindingRecordedAfterItOpened(t *testing.T) {
 // "cannot tell"); another operator's can.
 func TestAfterARefusalAgainstAFindingTheNextReviewAsksForTheOverride(t *testing.T) {
 	l := newLedger(t)
+	noGrace(l) // decided right after the calls: what it tests is not the grace (grace_test.go)
 	l.unknown(t, "acme", "k-1", "cfo@acme.example")
 	cfg := config(l)
 	cfg.Service = cannotAsk(t, l)

@@ -166,6 +166,7 @@ func TestGoldenReviewAgainstTheFinding(t *testing.T) {
 // result (one refused as stale).
 func TestGoldenBulkReviewAndResults(t *testing.T) {
 	l := fixture(t)
+	noGrace(l) // decided right after the calls: what it tests is not the grace (grace_test.go)
 	h := open(t, unreachableConfig(l), 100, 24)
 	h.keys("space", "space", "n")
 	h.typeText("provider incident INC-7")

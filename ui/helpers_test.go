@@ -133,7 +133,7 @@ func (l *ledger) contradicted(t testing.TB, tenant, key, to string) {
 	t.Helper()
 	l.sweptAtDispatch(t, tenant, key, to, func(ctx context.Context, other *reconcile.Service) {
 		if _, err := other.MarkNotApplied(ctx, reconcile.Decision{Tenant: tenant, Key: key, Operator: "bob",
-			Reason: "provider console showed nothing", Evidence: "screenshot 42"}); err != nil {
+			Reason: "provider console showed nothing", Evidence: "screenshot 42", WithinGrace: true}); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -141,7 +141,9 @@ func (l *ledger) contradicted(t testing.TB, tenant, key, to string) {
 
 func (l *ledger) decide(t testing.TB, action model.Action, tenant, key string) *model.Operation {
 	t.Helper()
-	d := reconcile.Decision{Tenant: tenant, Key: key, Operator: "bob", Reason: "checked the provider", Evidence: "sbx_1"}
+	// Another operator, right after the call: within the grace after its
+	// request, on purpose (what the tests look at is what follows).
+	d := reconcile.Decision{Tenant: tenant, Key: key, Operator: "bob", Reason: "checked the provider", Evidence: "sbx_1", WithinGrace: true}
 	var op *model.Operation
 	var err error
 	switch action {
@@ -360,7 +362,7 @@ func (h *harness) confirmMarkApplied(evidence, reason string) *harness {
 func settleElsewhere(t *testing.T, l *ledger) {
 	t.Helper()
 	if _, err := l.second(t).MarkNotApplied(context.Background(), reconcile.Decision{Tenant: "acme", Key: "notify-1",
-		Operator: "bob", Reason: "nothing at the provider", Evidence: "lookup"}); err != nil {
+		Operator: "bob", Reason: "nothing at the provider", Evidence: "lookup", WithinGrace: true}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -396,7 +398,7 @@ func (l *ledger) supersedeWhileDispatching(t testing.TB, then func(ctx context.C
 	t.Helper()
 	l.sweptAtDispatch(t, "acme", "k", "a@example.com", func(ctx context.Context, other *reconcile.Service) {
 		if _, _, err := other.AuthorizeNewKey(ctx, reconcile.Decision{Tenant: "acme", Key: "k", NewKey: "k2", Operator: "bob",
-			Reason: "provider console showed nothing"}); err != nil {
+			Reason: "provider console showed nothing", WithinGrace: true}); err != nil {
 			t.Fatal(err)
 		}
 		if then != nil {

@@ -36,6 +36,7 @@ func TestNotAppliedOnOneOperationAsksTheProviderFirst(t *testing.T) {
 			l.unknown(t, "acme", "notify-1", "oncall@acme.example")
 			cfg := config(l)
 			if c.gone {
+				noGrace(l) // cannot tell after the grace (grace_test.go: within it)
 				cfg.Service = cannotAsk(t, l)
 			}
 			h := open(t, cfg, 120, 50)
@@ -83,5 +84,7 @@ func cannotAsk(t *testing.T, l *ledger) *reconcile.Service {
 		t.Fatal(err)
 	}
 	gone.Close()
-	return reconcile.New(l.st, toolconfig.Default().Tools, gone.Providers())
+	svc := reconcile.New(l.st, toolconfig.Default().Tools, gone.Providers())
+	svc.Grace = l.svc.Grace
+	return svc
 }

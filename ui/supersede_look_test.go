@@ -33,6 +33,7 @@ func TestNewKeyOnOneOperationAsksTheProviderFirst(t *testing.T) {
 				l.unknown(t, "acme", "notify-1", "oncall@acme.example")
 				cfg := config(l)
 				if c.gone {
+					noGrace(l) // cannot tell after the grace (grace_test.go: within it)
 					cfg.Service = cannotAsk(t, l)
 				}
 				h := open(t, cfg, size[0], size[1])

@@ -21,6 +21,7 @@ var rfc3339OnScreen = regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}`)
 // ("recorded … by …").
 func TestTheConsoleShowsEveryTimeInItsOwnFormat(t *testing.T) {
 	l := newLedger(t)
+	noGrace(l) // decided right after the calls: what it tests is not the grace (grace_test.go)
 	l.inFlight(t, "acme", "swept-1", "a@acme.example")
 	l.clock.Advance(2 * time.Hour)
 	if _, err := l.svc.Sweep(context.Background()); err != nil {
@@ -70,6 +71,7 @@ func TestTheConsoleShowsEveryTimeInItsOwnFormat(t *testing.T) {
 	// form asks for the override); then a second "has it" is recorded
 	// under the open form and the refusal names it.
 	l2 := newLedger(t)
+	noGrace(l2) // the refusal looked at here is against a finding (grace_test.go: within the grace)
 	l2.unknown(t, "acme", "found-2", "d@acme.example")
 	cfg = config(l2)
 	cfg.Location = time.FixedZone("UTC+1", 3600)

@@ -266,6 +266,7 @@ func TestMarkAppliedFromTheListWritesTheDecisionAndMovesTheCount(t *testing.T) {
 
 func TestMarkNotAppliedFromTheDetail(t *testing.T) {
 	l := fixture(t)
+	noGrace(l) // decided right after the calls: what it tests is not the grace (grace_test.go)
 	// n asks the provider first; this one cannot tell (the provider that
 	// has notify-2 would need the override: lookfirst_one_test.go), so
 	// the typed evidence decides.
@@ -296,6 +297,7 @@ func TestMarkNotAppliedFromTheDetail(t *testing.T) {
 
 func TestAuthorizeANewKeyFromTheDetail(t *testing.T) {
 	l := fixture(t)
+	noGrace(l) // decided right after the calls: what it tests is not the grace (grace_test.go)
 	// A new key asks the provider first; this one cannot be asked (the
 	// review's flow, not the lookup, is tested here: a "has it" needs the
 	// typed override, TestNewKeyOnOneOperationAsksTheProviderFirst).
@@ -733,6 +735,7 @@ func TestEscWalksBackOutOfLabAndDetail(t *testing.T) {
 
 func TestFormAndConfirmationKeys(t *testing.T) {
 	l := fixture(t)
+	noGrace(l) // decided right after the calls: what it tests is not the grace (grace_test.go)
 	cfg := config(l)
 	cfg.Service = cannotAsk(t, l) // a new key asks first: no "has it" here
 	h := open(t, cfg, 120, 30)

@@ -95,6 +95,7 @@ func TestResolveAContradictedFailedAsApplied(t *testing.T) {
 // provider that is down — and the summary says how many are written on
 // the typed evidence alone.
 func TestBulkNotAppliedUnderAConfigWithoutTheProviderSaysCannotTell(t *testing.T) {
+	t.Setenv("RETRYSAFE_DISPATCH_GRACE", "0") // decisions after the grace (resolvegrace_test.go covers within it)
 	db := newLedgerFile(t)
 	for _, k := range []string{"k1", "k2"} {
 		if _, _, code := cli(t, callArgs(db, "acme", k, "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {

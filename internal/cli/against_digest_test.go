@@ -63,6 +63,7 @@ func lost(t *testing.T, db string, keys ...string) {
 // and writes nothing — bare --against-finding too. Her next dry run
 // prints another digest, which decides both.
 func TestBulkAgainstFindingNamesTheHasItsItConfirms(t *testing.T) {
+	t.Setenv("RETRYSAFE_DISPATCH_GRACE", "0") // decisions after the grace (resolvegrace_test.go covers within it)
 	db := newLedgerFile(t)
 	lost(t, db, "x", "y")
 	if _, _, code := cli(t, "ops", "check", "--db", db, "--tenant", "acme", "--key", "x"); code != 0 {
@@ -185,6 +186,7 @@ func TestOneKeyAgainstFindingNamesTheHasIt(t *testing.T) {
 // A "has it" a one-key run's own check finds is refused as before; the
 // refusal names it with its digest and the command that confirms it.
 func TestOneKeyRefusalOffersTheDigest(t *testing.T) {
+	t.Setenv("RETRYSAFE_DISPATCH_GRACE", "0") // decisions after the grace (resolvegrace_test.go covers within it)
 	db := newLedgerFile(t)
 	lost(t, db, "s")
 	cmd := []string{"ops", "supersede", "--db", db, "--tenant", "acme", "--key", "s", "--reason", "resend", "--new-key", "s2"}
@@ -222,6 +224,7 @@ func TestAgainstFindingFlagForms(t *testing.T) {
 // The same on PostgreSQL: a digest from a dry run, another lookup, the
 // --yes refused whole.
 func TestBulkAgainstFindingDigestOnPostgreSQL(t *testing.T) {
+	t.Setenv("RETRYSAFE_DISPATCH_GRACE", "0") // decisions after the grace (resolvegrace_test.go covers within it)
 	url := pgURL(t)
 	pdb := filepath.Join(t.TempDir(), "provider.db")
 	for _, k := range []string{"x", "y"} {

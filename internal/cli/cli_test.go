@@ -160,6 +160,7 @@ func killWorker(t *testing.T, db, key, prov, point, lease string) {
 }
 
 func TestCallExitCodesAndOutput(t *testing.T) {
+	t.Setenv("RETRYSAFE_DISPATCH_GRACE", "0") // decisions after the grace (resolvegrace_test.go covers within it)
 	db := newLedgerFile(t)
 	// 0: created, then replayed, the same task.
 	out, errText, code := cli(t, callArgs(db, "acme", "op-1", "create_support_task", taskArgs("check delayed delivery"), "--trace-id", "call_1")...)

@@ -10,6 +10,7 @@ import (
 // operation as ops show --json gives it — its attempt count and latest
 // finding too, not attempt_count 0 and no finding.
 func TestDecisionJSONIsTheOperationAsOpsShowGivesIt(t *testing.T) {
+	t.Setenv("RETRYSAFE_DISPATCH_GRACE", "0") // decisions after the grace (resolvegrace_test.go covers within it)
 	db := newLedgerFile(t)
 	for _, k := range []string{"r-1", "s-1"} {
 		if _, _, code := cli(t, callArgs(db, "acme", k, "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {

@@ -13,6 +13,7 @@ import (
 // "would be refused". The check asks about the replaced key now, says so,
 // and mark applied with the replaced key's reference is written.
 func TestOpsCheckOfAHeldNewKeyAsksAboutTheReplacedKey(t *testing.T) {
+	t.Setenv("RETRYSAFE_DISPATCH_GRACE", "0") // decisions after the grace (resolvegrace_test.go covers within it)
 	db := newLedgerFile(t)
 	if _, _, code := cli(t, callArgs(db, "acme", "held-1", "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
 		t.Fatalf("setup call: exit %d", code)

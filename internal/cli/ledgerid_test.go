@@ -123,6 +123,7 @@ func countDeliveries(t *testing.T, path string) (int, error) {
 // it" would make the effect a second time: refused (exit 2, nothing
 // written) naming the finding, until --against-finding confirms it.
 func TestSupersedeAgainstAHasItFindingNeedsAgainstFinding(t *testing.T) {
+	t.Setenv("RETRYSAFE_DISPATCH_GRACE", "0") // decisions after the grace (resolvegrace_test.go covers within it)
 	db := newLedgerFile(t)
 	if _, _, code := cli(t, callArgs(db, "acme", "k", "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
 		t.Fatalf("setup call: exit %d; want 5", code)

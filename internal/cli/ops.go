@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -624,6 +625,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	check := fs.Bool("check", false, "one key: ask the provider first and record its finding; it is the evidence, or must be overridden")
 	against := againstFlagVar(fs, "bare or =DIGEST — with --check, with --as not-applied, or several operations: decide against the provider's \"has it\" findings that ops show, ops check or --dry-run printed with this digest (the second confirmation); refused, nothing written, if these operations have others now (another operator's check recorded one since) or this run's own check finds one; bare (no digest): only against a \"has nothing\" (--as applied)")
 	pdb := fs.String("provider-db", "", "with --check, or --as not-applied (its provider is asked first): the sandbox provider file the calls used (default beside the ledger)")
+	withinGrace := fs.Bool("within-grace", false, withinGraceUsage)
 	cfgPath := configFlag(fs)
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
@@ -727,7 +729,8 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			return fail(stderr, err)
 		}
 	}
-	d := reconcile.Decision{Tenant: *tenant, Key: "k", Operator: *operator, Reason: *reason, Evidence: *evidence, Override: against.set}
+	d := reconcile.Decision{Tenant: *tenant, Key: "k", Operator: *operator, Reason: *reason, Evidence: *evidence, Override: against.set,
+		WithinGrace: *withinGrace}
 	if len(targets) > 0 {
 		d.Key = targets[0].Key
 	}
@@ -766,6 +769,11 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			// --against-finding=DIGEST names the "has it" findings it
 			// confirms: checked before anything is asked or written.
 			if err := confirm(against, action, []model.Operation{det.Operation}, retry); err != nil {
+				l.Close()
+				return fail(stderr, err)
+			}
+			// Within the grace the write is refused: nothing is asked.
+			if err := graceFirst(l, action, d, det); err != nil {
 				l.Close()
 				return fail(stderr, err)
 			}
@@ -833,6 +841,9 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		if err := model.ValidateIdentity(d.Tenant, d.Key); err != nil && (d.Tenant != "" || len(keys) > 0) {
 			return fail(stderr, err)
 		}
+		if ps[0].Field == reconcile.FieldEvidence && action == model.ActionMarkNotApplied && len(targets) == 1 && !filter && !*check {
+			msg += checkHint(ctx, *db, cfg, targets[0])
+		}
 		return fail(stderr, model.Errorf(model.CodeInvalid, "%s", msg))
 	}
 	// A filter may span every tenant (--tenant is optional there, as in
@@ -867,6 +878,12 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		d.Key, d.ExpectVersion = targets[0].Key, targets[0].ExpectVersion
 		if *expect != 0 {
 			d.ExpectVersion = *expect
+		}
+		if det, err := l.Store().Detail(ctx, d.Tenant, d.Key); err == nil {
+			// Within the grace the write is refused: nothing is asked.
+			if err := graceFirst(l, action, d, det); err != nil {
+				return fail(stderr, err)
+			}
 		}
 		if lookFirst {
 			seen, err := lookFirstOne(ctx, l, action, d, "ops resolve by "+*operator, stderr, against, retry)
@@ -944,6 +961,17 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			return fail(stderr, err)
 		}
 	}
+	// A row within the grace after its latest request is skipped, said
+	// why (the write would refuse it): its provider is not asked, and
+	// --yes writes nothing for it (--within-grace overrides it).
+	graceErrs := make([]error, len(ops))
+	if !d.WithinGrace && action != model.ActionMarkApplied {
+		for i, op := range ops {
+			if det, err := l.Store().Detail(ctx, op.Tenant, op.Key); err == nil && det.Operation.ID == op.ID {
+				graceErrs[i] = graceFirst(l, action, d, det)
+			}
+		}
+	}
 	// asked: the finding this run's look-first recorded on a row ("" for
 	// a row it did not ask about) — shown with its result.
 	asked := make([]*model.Finding, len(ops))
@@ -962,8 +990,19 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			knew[i], _ = reconcile.AgainstFinding(action, op)
 			priorF[i] = op.Finding
 		}
-		if ops, err = l.Service().LookFirst(ctx, action, ops, "ops resolve by "+*operator); err != nil {
+		var look []model.Operation
+		var lookAt []int
+		for i, op := range ops {
+			if graceErrs[i] == nil {
+				look, lookAt = append(look, op), append(lookAt, i)
+			}
+		}
+		looked, err := l.Service().LookFirst(ctx, action, look, "ops resolve by "+*operator)
+		if err != nil {
 			return fail(stderr, err)
+		}
+		for j, op := range looked {
+			ops[lookAt[j]] = op
 		}
 		for i, op := range ops {
 			if op.Finding != nil && op.Finding.Seq != before[i] {
@@ -999,7 +1038,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			}
 		}
 		override := against.set && confirm(against, action, ops, nil) == nil
-		return printBulkPlan(stdout, action, ops, targets, left, refs, override, *asJSON, dg, line)
+		return printBulkPlan(stdout, action, ops, targets, left, refs, graceErrs, override, *asJSON, dg, line)
 	}
 	if against.set {
 		// The lookups this run saw: one recorded before a row's write
@@ -1029,6 +1068,8 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			!(knew[i] && (priorF[i] == nil || priorF[i].Kind != model.FindingHasIt || seenHasIt(priorF[i], asked[i].Ref, asked[i].Detail))) &&
 			reconcile.AllowedFor(op, action)
 		switch {
+		case graceErrs[i] != nil:
+			out[i] = reconcile.Outcome{Target: targets[i], Verdict: reconcile.VerdictSkipped, State: op.State, Version: op.Version, Err: graceErrs[i]}
 		case left != nil && left[i] != "":
 			v := reconcile.VerdictIllegal
 			if op.Finding != nil && op.Finding.Stale {
@@ -1180,7 +1221,7 @@ func againstOffer(ctx context.Context, l *ledger.Ledger, tenant, key string, ret
 // "has it" without --against-finding — with the command that confirms
 // it, by its digest: the refusal named it.
 func offerOnRefusal(ctx context.Context, l *ledger.Ledger, err error, action model.Action, d reconcile.Decision, retry func(string) string) error {
-	if d.Override || action == model.ActionMarkApplied || !model.IsCode(err, model.CodeIllegal) {
+	if d.Override || action == model.ActionMarkApplied || !model.IsCode(err, model.CodeIllegal) || errors.Is(err, reconcile.ErrWithinGrace) {
 		return err
 	}
 	det, derr := l.Store().Detail(ctx, d.Tenant, d.Key)
@@ -1261,7 +1302,7 @@ func targetsByFinding(svc *reconcile.Service, action model.Action, ops []model.O
 // dg is the digest of the "has it" findings listed and offerLine the
 // command that decides against them (--against-finding=dg), when one of
 // them is in the way ("" otherwise).
-func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation, targets []reconcile.Target, left, refs []string, override, asJSON bool, dg, offerLine string) int {
+func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation, targets []reconcile.Target, left, refs []string, graceErrs []error, override, asJSON bool, dg, offerLine string) int {
 	type row struct {
 		Tenant  string      `json:"tenant"`
 		Key     string      `json:"key"`
@@ -1286,6 +1327,12 @@ func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation,
 		// Digest: the run's --against-finding=DIGEST, the digest of the
 		// "has it" findings listed (the same on every row).
 		Digest string `json:"against_finding_digest,omitempty"`
+		// WithinGrace: its latest request may still be applied by the
+		// provider — skipped (--within-grace overrides it): when it was
+		// sent, and when one may decide (UTC).
+		WithinGrace bool   `json:"within_grace,omitempty"`
+		SentAt      string `json:"sent_at,omitempty"`
+		DecideAfter string `json:"decide_after,omitempty"`
 	}
 	rows := make([]row, 0, len(ops))
 	cannotWhy := make([]string, 0, len(ops)) // a "cannot tell" row's reason, for the text
@@ -1321,6 +1368,11 @@ func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation,
 				r.Evidence = reconcile.LookupEvidence(reconcile.EvidenceOf(targets[i].Finding))
 			}
 		}
+		var gr *reconcile.GraceRefusal
+		if ok && errors.As(graceErrs[i], &gr) {
+			r.WithinGrace, r.SentAt, r.DecideAfter = true, gr.Sent.UTC().Format(time.RFC3339), gr.Until.UTC().Format(time.RFC3339)
+			ok, why = false, "within the grace after their latest request (--within-grace)"
+		}
 		r.Legal = ok
 		cannot := ""
 		if f := op.Finding; f != nil && f.Kind == model.FindingCannotTell && !f.Stale {
@@ -1351,6 +1403,8 @@ func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation,
 	for i, r := range rows {
 		note := ""
 		switch {
+		case r.WithinGrace:
+			note = fmt.Sprintf("would be skipped: within the grace — sent at %s, the provider may still apply it; decide after %s (UTC) (--within-grace)", r.SentAt, r.DecideAfter)
 		case r.NotDecided != "":
 			note = "not decided: " + show(r.NotDecided)
 		case r.Against != "" && r.Legal:
@@ -1442,7 +1496,17 @@ func printBulkResult(stdout, stderr io.Writer, action model.Action, out []reconc
 		fmt.Fprintf(stderr, "%s: %s written\n", action.Verb(), plural(written, "decision", "decisions"))
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "retrysafe: %s: %d of %d written; the others were refused and nothing was written for them (see RESULT)\n", action.Verb(), written, len(out))
+	skipped := 0
+	for _, o := range out {
+		if o.Verdict == reconcile.VerdictSkipped {
+			skipped++
+		}
+	}
+	grace := ""
+	if skipped > 0 {
+		grace = fmt.Sprintf(" — %d skipped, within the grace after their latest request: the provider may still apply it; decide after the time on each row, or --within-grace", skipped)
+	}
+	fmt.Fprintf(stderr, "retrysafe: %s: %d of %d written; the others were refused and nothing was written for them (see RESULT)%s\n", action.Verb(), written, len(out), grace)
 	return exitInvalid
 }
 
@@ -1462,6 +1526,7 @@ func opsSupersede(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	against := againstFlagVar(fs, "bare or =DIGEST — authorize it even though the provider has the effect — the \"has it\" (or an applied operation's receipt, which only a late answer disagrees with) that ops show or ops check printed with this digest (the second confirmation: the new key makes it again); refused, nothing written, if it has another now (another operator's check recorded one since) or this run's own check finds one")
 	asJSON := fs.Bool("json", false, `one line: {"operation": the superseded operation, "new_key": the authorized key}`)
 	pdb := fs.String("provider-db", "", "the sandbox provider file the calls used, asked first (default beside the ledger)")
+	withinGrace := fs.Bool("within-grace", false, withinGraceUsage)
 	cfgPath := configFlag(fs)
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
@@ -1476,6 +1541,7 @@ func opsSupersede(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	d := f.decision()
 	d.NewKey = *newKey
 	d.Override = against.set
+	d.WithinGrace = *withinGrace
 	if err := d.Validate(model.ActionAuthorizeKey); err != nil {
 		return fail(stderr, err)
 	}
@@ -1500,6 +1566,12 @@ func opsSupersede(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	retry := func(dg string) string {
 		return commandAgain(fs, "ops supersede", ledgerFlags(f.db, *pdb, *cfgPath), nil, " --against-finding="+dg)
+	}
+	if det, err := l.Store().Detail(ctx, d.Tenant, d.Key); err == nil {
+		// Within the grace the write is refused: nothing is asked.
+		if err := graceFirst(l, model.ActionAuthorizeKey, d, det); err != nil {
+			return fail(stderr, err)
+		}
 	}
 	seen, err := lookFirstOne(ctx, l, model.ActionAuthorizeKey, d, "ops supersede by "+d.Operator, stderr, against, retry)
 	if err != nil {
@@ -1652,4 +1724,51 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stdout, show(line))
 	}
 	return exitOK
+}
+
+// withinGraceUsage documents --within-grace (ops resolve, ops supersede).
+const withinGraceUsage = "decide even though the operation's latest request is within its grace — the provider may still apply it, and a \"not applied\" or a new key then sends it a second time; without it such a decision is refused (several operations: skipped), saying when to decide. Only if you know the provider dropped the request"
+
+// graceFirst is the write's refusal within the grace after the
+// operation's latest request (reconcile.GraceCheck), said before the
+// provider is asked or anything is recorded; nil outside it, or with
+// --within-grace. The write checks again, in its transaction.
+func graceFirst(l *ledger.Ledger, action model.Action, d reconcile.Decision, det *model.Detail) error {
+	if d.WithinGrace {
+		return nil
+	}
+	return l.Service().GraceCheck(action, det.Operation, det.Attempts, l.Store().Now())
+}
+
+// checkHint ends one key's refusal of "not applied" without evidence: a
+// recorded "has nothing" (ops check, triage) is not decided on by a
+// command that did not show it — it may be another operator's, and the
+// provider is asked again instead, by --check, which shows and records
+// its answer and is then the evidence (and the write checks the grace
+// after the latest request in its transaction). The refusal says so, and
+// names the finding when there is one.
+func checkHint(ctx context.Context, db string, cfg *config.Config, t reconcile.Target) string {
+	const again = " — or run it again with --check: the provider is asked first, its finding is recorded, and if it has nothing that is the evidence"
+	rl, err := openLedger(context.Background(), db, cfg, opening{store: store.Options{ReadOnly: true}})
+	if err != nil {
+		return again
+	}
+	defer rl.Close()
+	op, err := rl.Store().Get(ctx, t.Tenant, t.Key)
+	if err != nil {
+		return again
+	}
+	f := op.Finding
+	if det, derr := rl.Store().Detail(ctx, t.Tenant, t.Key); derr == nil {
+		f = det.Operation.Finding
+	}
+	if f == nil || f.Kind != model.FindingHasNothing || f.Stale {
+		return again
+	}
+	by := f.By
+	if by == "" {
+		by = "a lookup"
+	}
+	return fmt.Sprintf(" — a provider check recorded at %s (%s) found nothing, but this command decides on no finding it has not shown you: run it again with --check (the provider is asked again, its answer recorded and shown, and if it still has nothing that is the evidence), or give --evidence",
+		f.At.UTC().Format(time.RFC3339), show(by))
 }

@@ -18,6 +18,7 @@ import (
 // happens; --dry-run lists each from → to and writes nothing; --yes writes
 // each as its own compare-and-set and prints its result.
 func TestOpsResolveSeveralDryRunThenYes(t *testing.T) {
+	t.Setenv("RETRYSAFE_DISPATCH_GRACE", "0") // decisions after the grace (resolvegrace_test.go covers within it)
 	db := newLedgerFile(t)
 	for _, k := range []string{"u-1", "u-2", "u-3"} {
 		if _, _, code := cli(t, callArgs(db, "acme", k, "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
@@ -77,6 +78,7 @@ func TestOpsResolveSeveralDryRunThenYes(t *testing.T) {
 
 // ops decisions is the audit log: newest first, filters, JSON.
 func TestOpsDecisionsListsTheAuditLog(t *testing.T) {
+	t.Setenv("RETRYSAFE_DISPATCH_GRACE", "0") // decisions after the grace (resolvegrace_test.go covers within it)
 	db := newLedgerFile(t)
 	for _, k := range []string{"a-1", "a-2"} {
 		if _, _, code := cli(t, callArgs(db, "acme", k, "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
@@ -112,6 +114,7 @@ func TestOpsDecisionsListsTheAuditLog(t *testing.T) {
 // lookup that found the delivery blocks "not applied" unless
 // --against-finding; it is the evidence of "applied".
 func TestOpsResolveCheckUsesTheFinding(t *testing.T) {
+	t.Setenv("RETRYSAFE_DISPATCH_GRACE", "0") // decisions after the grace (resolvegrace_test.go covers within it)
 	db := newLedgerFile(t)
 	for _, k := range []string{"c-1", "c-2"} {
 		if _, _, code := cli(t, callArgs(db, "acme", k, "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
@@ -144,6 +147,7 @@ func TestOpsResolveCheckUsesTheFinding(t *testing.T) {
 // recorded as such and decides nothing; a command line that is wrong
 // whatever the provider says asks nothing and records nothing.
 func TestOpsResolveCheckRecordsItsFinding(t *testing.T) {
+	t.Setenv("RETRYSAFE_DISPATCH_GRACE", "0") // decisions after the grace (resolvegrace_test.go covers within it)
 	db := newLedgerFile(t)
 	for _, k := range []string{"r-1", "r-2"} {
 		if _, _, code := cli(t, callArgs(db, "acme", k, "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
@@ -252,6 +256,7 @@ func recordHasNothing(t *testing.T, db, tenant, key string) {
 // from a provider whose lookup is not declared authoritative decides
 // nothing and says why.
 func TestOpsResolveByFinding(t *testing.T) {
+	t.Setenv("RETRYSAFE_DISPATCH_GRACE", "0") // decisions after the grace (resolvegrace_test.go covers within it)
 	db := newLedgerFile(t)
 	for _, k := range []string{"u-1", "u-2", "u-3"} {
 		if _, _, code := cli(t, callArgs(db, "acme", k, "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
@@ -355,6 +360,7 @@ func TestOpsResolveByFinding(t *testing.T) {
 // has the effect is refused on its own (the dry run says so and names the
 // finding), the others are written; --against-finding decides against it.
 func TestOpsResolveSeveralNotAppliedLooksFirst(t *testing.T) {
+	t.Setenv("RETRYSAFE_DISPATCH_GRACE", "0") // decisions after the grace (resolvegrace_test.go covers within it)
 	db := newLedgerFile(t)
 	for _, k := range []string{"h-1", "h-2"} {
 		if _, _, code := cli(t, callArgs(db, "acme", k, "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {

@@ -10,6 +10,7 @@ import (
 // which reads as if nothing had matched — and does not suggest --yes when
 // nothing would be written.
 func TestOpsResolveDryRunCountsTheRefusedByReason(t *testing.T) {
+	t.Setenv("RETRYSAFE_DISPATCH_GRACE", "0") // decisions after the grace (resolvegrace_test.go covers within it)
 	db := newLedgerFile(t)
 	for _, k := range []string{"a-1", "a-2"} {
 		if _, errText, code := cli(t, callArgs(db, "acme", k, "create_support_task", taskArgs("subject "+k))...); code != 0 {

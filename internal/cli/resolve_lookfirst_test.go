@@ -12,6 +12,7 @@ import (
 // was written on the typed evidence and the next call sent a second
 // delivery.
 func TestOneKeyNotAppliedAsksTheProviderFirst(t *testing.T) {
+	t.Setenv("RETRYSAFE_DISPATCH_GRACE", "0") // decisions after the grace (resolvegrace_test.go covers within it)
 	db := newLedgerFile(t)
 	for _, k := range []string{"lf-1", "lf-2", "lf-3"} {
 		if _, _, code := cli(t, callArgs(db, "acme", k, "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
@@ -78,6 +79,7 @@ func TestOneKeyNotAppliedAsksTheProviderFirst(t *testing.T) {
 // of `--check --against-finding` marked it not applied and the next call
 // sent a second delivery.
 func TestCheckAgainstFindingRefusesTheHasItItJustFound(t *testing.T) {
+	t.Setenv("RETRYSAFE_DISPATCH_GRACE", "0") // decisions after the grace (resolvegrace_test.go covers within it)
 	db := newLedgerFile(t)
 	if _, _, code := cli(t, callArgs(db, "acme", "kc", "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
 		t.Fatalf("setup: exit %d", code)
@@ -107,6 +109,7 @@ func TestCheckAgainstFindingRefusesTheHasItItJustFound(t *testing.T) {
 // retry made a second delivery (its reply lost too), --against-finding is
 // refused until the operator has seen the new reference.
 func TestAgainstFindingDoesNotConfirmANewDeliveryBehindAStaleHasIt(t *testing.T) {
+	t.Setenv("RETRYSAFE_DISPATCH_GRACE", "0") // decisions after the grace (resolvegrace_test.go covers within it)
 	db := newLedgerFile(t)
 	call := func(extra ...string) int {
 		_, _, code := cli(t, callArgs(db, "acme", "ks", "send_notification", notifyArgs, extra...)...)

@@ -20,6 +20,7 @@ import (
 // refused on its row and named — it used to be written as "Y written",
 // and Y's next call sent the effect a second time.
 func TestAgainstFindingDoesNotConfirmAHasItFoundByThisRun(t *testing.T) {
+	t.Setenv("RETRYSAFE_DISPATCH_GRACE", "0") // decisions after the grace (resolvegrace_test.go covers within it)
 	for _, asJSON := range []bool{false, true} {
 		name := "text"
 		if asJSON {
@@ -105,6 +106,7 @@ func TestAgainstFindingDoesNotConfirmAHasItFoundByThisRun(t *testing.T) {
 
 // A row a --yes run asked about shows what the provider said.
 func TestBulkResultShowsTheFindingAskedInThisRun(t *testing.T) {
+	t.Setenv("RETRYSAFE_DISPATCH_GRACE", "0") // decisions after the grace (resolvegrace_test.go covers within it)
 	db := newLedgerFile(t)
 	for _, k := range []string{"a", "b"} {
 		if _, _, code := cli(t, callArgs(db, "acme", k, "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
@@ -238,6 +240,7 @@ func TestBulkAppliedTypedEvidenceIsNoReceiptReference(t *testing.T) {
 // A held new key's receipt names the replaced key's reference (--yes
 // writes it): the dry run says so, in text and --json.
 func TestBulkDryRunShowsAHeldKeysReceiptReference(t *testing.T) {
+	t.Setenv("RETRYSAFE_DISPATCH_GRACE", "0") // decisions after the grace (resolvegrace_test.go covers within it)
 	db := newLedgerFile(t)
 	for _, k := range []string{"h", "other"} {
 		if _, _, code := cli(t, callArgs(db, "acme", k, "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {

@@ -12,6 +12,7 @@ import (
 // version from before its own lookup — a decision with --expect-version
 // taken from it was refused as stale — and no way to settle it.
 func TestOpsCheckOfAFailedOperationItFindsSaysHowToSettleIt(t *testing.T) {
+	t.Setenv("RETRYSAFE_DISPATCH_GRACE", "0") // decisions after the grace (resolvegrace_test.go covers within it)
 	db := newLedgerFile(t)
 	if _, _, code := cli(t, callArgs(db, "acme", "k", "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
 		t.Fatalf("setup call: exit %d; want 5", code)
