@@ -41,6 +41,13 @@ type SweepReport struct {
 	// ("; " between them), as each one's lease_expired attempt does.
 	NotResent    int    `json:"not_resent,omitempty"`
 	NotResentWhy string `json:"not_resent_why,omitempty"`
+	// NotSent: leases ended that this sweep would have re-dispatched but
+	// sent nothing for — refused before the claim (the provider cannot
+	// dispatch from this process: a ${NAME} unset) or answered "not sent"
+	// (a refused connection) — not counted in Redispatched; NotSentWhy
+	// says why, each reason once ("; " between them).
+	NotSent    int    `json:"not_sent,omitempty"`
+	NotSentWhy string `json:"not_sent_why,omitempty"`
 }
 
 // Sweep moves in_progress operations whose lease ended to unknown — or,
