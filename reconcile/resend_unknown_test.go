@@ -188,7 +188,7 @@ func unsetSecret(t *testing.T, url string, env map[string]string) provider.Provi
 	t.Helper()
 	p, err := httpapi.New(httpapi.Config{Name: "mail", HonoursKeys: true, Timeout: 5 * time.Second,
 		Dispatch: httpapi.Endpoint{Method: "POST", URL: url + "/send", Headers: map[string]string{"Authorization": "Bearer ${MAILER_TOKEN}"}},
-		Env: func(n string) (string, bool) { v, ok := env[n]; return v, ok }})
+		Env:      func(n string) (string, bool) { v, ok := env[n]; return v, ok }})
 	if err != nil {
 		t.Fatal(err)
 	}
