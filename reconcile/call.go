@@ -762,7 +762,7 @@ func (s *Service) finish(ctx context.Context, cl *claim, resp provider.Response,
 				said = fmt.Sprintf("provider %s is busy (%s)%s", cl.prov.Name(), resp.Detail, retryAfter(resp.RetryAfter))
 				a.Outcome = model.OutcomeInProgress
 			}
-			const earlier = "an earlier request under this key got no definite answer, and its outcome is still unknown"
+			const earlier = "an earlier request under this key may have reached the provider with no definite answer (its reply lost, its worker gone): that request's outcome is still unknown"
 			if cl.prov.HonoursKeys() && op.ClaimHonoursKeys != nil && *op.ClaimHonoursKeys {
 				// Sending it again under the same key stays safe: the
 				// claim stays open, released, for the next call (or sweep).

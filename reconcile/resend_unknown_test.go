@@ -25,6 +25,7 @@ import (
 	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/provider/httpapi"
 	"github.com/retrysafe/retrysafe/reconcile"
+	"github.com/retrysafe/retrysafe/store"
 )
 
 // answering is a provider that answers every dispatch with resp, sending
@@ -251,4 +252,31 @@ func TestASweepReportWithNothingHeldBackHasNoNotSentField(t *testing.T) {
 	if err != nil || strings.Contains(string(b), "not_sent") {
 		t.Errorf("report %s %v; want no not_sent field", b, err)
 	}
+}
+
+// The same for a claim whose worker died after its claim (its request may
+// have left): the sweep's re-send answered "nothing applied" leaves it in
+// progress.
+func TestASweepsResendOfADeadWorkersClaimAnsweredNothingAppliedStaysInProgress(t *testing.T) {
+	l := newLedger(t)
+	worker := withProvider(l, "mail", saysHonours{l.sb.Provider("mail", false)})
+	if err := l.st.WithTx(t.Context(), func(tx store.Tx) error {
+		p, err := config.Default().Tools.Prepare(notify("acme", "dead", "c@example.com"))
+		if err != nil {
+			return err
+		}
+		_, err = worker.ClaimTx(tx, p, "mail", 0, l.st.Now())
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Millisecond)
+	rep, err := withProvider(l, "mail", newAnswering("mail", true, nothingAnswer)).Sweep(t.Context())
+	if err != nil || rep.Redispatched != 1 || rep.Unknown != 0 {
+		t.Fatalf("sweep = %+v %v; want one re-dispatch", rep, err)
+	}
+	if op := l.op("acme", "dead"); op.State != model.StateInProgress || op.LeaseOwner != "released" {
+		t.Fatalf("after the sweep: %s (lease %q); want in_progress, released", op.State, op.LeaseOwner)
+	}
+	l.audit()
 }
