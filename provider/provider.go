@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -96,6 +97,24 @@ func LookupFor(ctx context.Context, p Provider, q Query) (Evidence, error) {
 	return p.Lookup(ctx, q.DownstreamKey)
 }
 
+// Checker is an optional interface of a Provider that can tell, before
+// anything is claimed, that it cannot dispatch from this process at all
+// (an HTTP provider whose dispatch reads a ${NAME} that is not set here):
+// nil when it can, as far as it knows.
+type Checker interface {
+	CanDispatch() error
+}
+
+// NotSentPrefix begins the Detail of a NotApplied answer for a request
+// that never left this process (a secret unset, a connection refused, a
+// provider that could not be opened): see SentNothing.
+const NotSentPrefix = "not sent: "
+
+// SentNothing reports whether r says its request never left this process.
+func SentNothing(r Response) bool {
+	return r.Status == NotApplied && strings.HasPrefix(r.Detail, NotSentPrefix)
+}
+
 // ErrAmbiguous marks a dispatch whose outcome nobody knows.
 var ErrAmbiguous = errors.New("outcome unknown")
 
@@ -147,7 +166,7 @@ type unreachable struct {
 func (u *unreachable) Name() string      { return u.name }
 func (u *unreachable) HonoursKeys() bool { return u.honours }
 func (u *unreachable) Dispatch(context.Context, Request) (Response, error) {
-	return Response{Status: NotApplied, Detail: "not sent: " + u.why}, nil
+	return Response{Status: NotApplied, Detail: NotSentPrefix + u.why}, nil
 }
 func (u *unreachable) Lookup(_ context.Context, key string) (Evidence, error) {
 	return Evidence{Provider: u.name, DownstreamKey: key}, fmt.Errorf("cannot tell: %s", u.why)

@@ -383,6 +383,14 @@ type claim struct {
 	leaseUntil time.Time
 	// notSent: the lease ended before the request could leave.
 	notSent bool
+	// resend: the claim was taken from in_progress (a released claim, or
+	// one whose lease ended): an earlier request of the operation may have
+	// reached the provider with no definite answer, so "nothing left" or
+	// "not taken" speaks of this request only.
+	resend bool
+	// sentNothing says why nothing left this process ("" if the request
+	// was sent): set by dispatch, for the sweep's report.
+	sentNothing string
 }
 
 func (s *Service) callExternal(ctx context.Context, p *model.Prepared, opt CallOptions) (Result, error) {
@@ -414,6 +422,9 @@ func (s *Service) callExternal(ctx context.Context, p *model.Prepared, opt CallO
 		if model.IsCode(err, model.CodeNotFound) {
 			if r, done, err := s.tombstoned(tx, p); done || err != nil {
 				res = r
+				return err
+			}
+			if err := s.refuseDispatch(name); err != nil {
 				return err
 			}
 			dk, err := downstreamKey(tx, p.Tenant, p.Key)
@@ -491,6 +502,10 @@ func (s *Service) callExternal(ctx context.Context, p *model.Prepared, opt CallO
 		if perr != nil {
 			return model.Errorf(model.CodeInvalid, "operation %q uses provider %q, which is not configured here", op.Key, op.Provider)
 		}
+		if err := s.refuseDispatch(op.Provider); err != nil {
+			return err
+		}
+		resend := op.State == model.StateInProgress
 		from, ver := op.State, op.Version
 		op.State, op.ClaimNo = model.StateInProgress, op.ClaimNo+1
 		op.LeaseOwner, op.LeaseUntil = workerOr(p.WorkerID), tx.Now().Add(s.Lease)
@@ -504,6 +519,9 @@ func (s *Service) callExternal(ctx context.Context, p *model.Prepared, opt CallO
 			return err
 		}
 		cl, err = s.recordClaim(tx, op, p, start, model.OutcomeDispatched)
+		if cl != nil {
+			cl.resend = resend
+		}
 		return err
 	})
 	if err != nil {
@@ -514,6 +532,35 @@ func (s *Service) callExternal(ctx context.Context, p *model.Prepared, opt CallO
 	}
 	s.at(PointAfterClaim)
 	return s.dispatch(ctx, cl, opt.Faults, start)
+}
+
+// cannotDispatch says why provider name cannot dispatch from this process
+// at all — an HTTP provider whose dispatch reads a ${NAME} not set here (a
+// sweep from cron, serve under systemd) — "" when it can, or cannot tell
+// (provider.Checker is optional). Such a dispatch is refused before
+// anything is claimed or written: claimed, it would only record "not
+// sent", and a re-send answered so must not read as "not applied".
+func (s *Service) cannotDispatch(name string) string {
+	prov, err := s.Providers.Get(name)
+	if err != nil {
+		return "" // refused where the provider is looked up
+	}
+	c, ok := prov.(provider.Checker)
+	if !ok {
+		return ""
+	}
+	if err := c.CanDispatch(); err != nil {
+		return fmt.Sprintf("provider %s cannot dispatch from this process: %v", name, err)
+	}
+	return ""
+}
+
+// refuseDispatch is cannotDispatch as a call's refusal (nil: it can).
+func (s *Service) refuseDispatch(name string) error {
+	if why := s.cannotDispatch(name); why != "" {
+		return model.Errorf(model.CodeInvalid, "%s; nothing was sent or written (set it and call again with the same key)", why)
+	}
+	return nil
 }
 
 func workerOr(w string) string {
@@ -608,6 +655,14 @@ func (s *Service) dispatch(ctx context.Context, cl *claim, faults provider.Fault
 		resp provider.Response
 		derr error
 	)
+	defer func() {
+		switch {
+		case cl.notSent:
+			cl.sentNothing = "the claim's lease ended before the request could leave"
+		case derr == nil && provider.SentNothing(resp):
+			cl.sentNothing = resp.Detail
+		}
+	}()
 	if timeout <= 0 {
 		cl.notSent = true
 		resp = provider.Response{Status: provider.NotApplied, Detail: fmt.Sprintf(
@@ -695,6 +750,31 @@ func (s *Service) finish(ctx context.Context, cl *claim, resp provider.Response,
 			op.State, op.ExpiresAt = model.StateFailed, tx.Now().Add(s.ReplayWindow)
 			a.Outcome, a.Error = model.OutcomeFailed, resp.Detail
 			res = Result{Class: model.ClassFailed, Outcome: a.Outcome, Receipt: &rc, Message: "the provider rejected the request: " + resp.Detail}
+		case (resp.Status == provider.Busy || resp.Status == provider.NotApplied) && cl.resend:
+			// An earlier request of this operation may have reached the
+			// provider and was never answered definitely: this answer
+			// speaks of this request only, so the operation is not
+			// not_applied (from there any config would send it again — a
+			// second effect where the provider does not really dedupe).
+			said := fmt.Sprintf("provider %s did not apply this request (%s)", cl.prov.Name(), resp.Detail)
+			a.Outcome, a.Error = model.OutcomeNotApplied, resp.Detail
+			if resp.Status == provider.Busy {
+				said = fmt.Sprintf("provider %s is busy (%s)%s", cl.prov.Name(), resp.Detail, retryAfter(resp.RetryAfter))
+				a.Outcome = model.OutcomeInProgress
+			}
+			const earlier = "an earlier request under this key may have reached the provider with no definite answer (its reply lost, its worker gone): that request's outcome is still unknown"
+			if cl.prov.HonoursKeys() && op.ClaimHonoursKeys != nil && *op.ClaimHonoursKeys {
+				// Sending it again under the same key stays safe: the
+				// claim stays open, released, for the next call (or sweep).
+				op.LeaseOwner, op.LeaseUntil = "released", tx.Now()
+				res = Result{Class: model.ClassInProgress, Outcome: a.Outcome, Message: fmt.Sprintf(
+					"%s; %s — provider %s honours downstream keys, so the operation stays in progress: retry the same key", said, earlier, cl.prov.Name())}
+				break
+			}
+			op.State = model.StateUnknown
+			res = Result{Class: model.ClassUnknown, Outcome: a.Outcome, Message: fmt.Sprintf(
+				"%s; %s, and provider %s is not known here to honour downstream keys — stop, a person must reconcile it (retrysafe ops check%s --tenant %s --key %s)",
+				said, earlier, cl.prov.Name(), s.HintFlags, textsafe.ShellWord(op.Tenant), textsafe.ShellWord(op.Key))}
 		case resp.Status == provider.Busy && cl.prov.HonoursKeys():
 			// The provider will answer the same downstream key with one
 			// result: keep the claim open, released, so the next call (or

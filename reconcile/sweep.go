@@ -2,6 +2,8 @@ package reconcile
 
 import (
 	"context"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/retrysafe/retrysafe/model"
@@ -41,6 +43,13 @@ type SweepReport struct {
 	// ("; " between them), as each one's lease_expired attempt does.
 	NotResent    int    `json:"not_resent,omitempty"`
 	NotResentWhy string `json:"not_resent_why,omitempty"`
+	// NotSent: leases ended that this sweep would have re-dispatched but
+	// sent nothing for — refused before the claim (the provider cannot
+	// dispatch from this process: a ${NAME} unset) or answered "not sent"
+	// (a refused connection) — not counted in Redispatched; NotSentWhy
+	// says why, each reason once ("; " between them).
+	NotSent    int    `json:"not_sent,omitempty"`
+	NotSentWhy string `json:"not_sent_why,omitempty"`
 }
 
 // Sweep moves in_progress operations whose lease ended to unknown — or,
@@ -68,14 +77,18 @@ func (s *Service) Sweep(ctx context.Context) (SweepReport, error) {
 	if s.TombstoneWindow < recorded {
 		return rep, model.Errorf(model.CodeInvalid, "the tombstone window (%v) is shorter than the replay window an operation to compact recorded when it settled (%v): a retry may come that long after its receipt was compacted, and must still be told \"expired\"; nothing was changed", s.TombstoneWindow, recorded)
 	}
+	// An operation this sweep has settled or left (its provider cannot
+	// dispatch here, or it answered "busy" and was released again) is not
+	// taken twice: a batch with nothing new ends the loop.
+	seen := map[int64]bool{}
 	for {
-		batch, err := s.settleLeases(ctx, &rep, func(tx store.Tx) ([]*model.Operation, error) {
+		batch, fresh, err := s.settleLeases(ctx, &rep, seen, func(tx store.Tx) ([]*model.Operation, error) {
 			return tx.ExpiredLeases(200)
 		})
 		if err != nil {
 			return rep, err
 		}
-		if batch < 200 {
+		if batch < 200 || fresh == 0 {
 			break
 		}
 	}
@@ -123,15 +136,54 @@ func (s *Service) sweepLease(tx store.Tx, op *model.Operation, held map[string]i
 	return s.recordClaim(tx, op, nil, tx.Now(), model.OutcomeRedispatched)
 }
 
-// redispatch sends the sweep's claims, one after another.
+// redispatch sends the sweep's claims, one after another. Each is taken
+// from in_progress, so an earlier request may be unanswered (claim.resend).
+// Only a request that left this process counts as re-dispatched; the
+// others are reported not sent, with why.
 func (s *Service) redispatch(ctx context.Context, claims []*claim, rep *SweepReport) error {
+	notSent := map[string]int{}
+	defer addNotSent(rep, notSent)
 	for _, cl := range claims {
+		cl.resend = true
 		if _, err := s.dispatch(ctx, cl, provider.Faults{}, s.Store.Now()); err != nil {
 			return err
+		}
+		if cl.sentNothing != "" {
+			notSent[cl.sentNothing]++
+			continue
 		}
 		rep.Redispatched++
 	}
 	return nil
+}
+
+// maxNotSentWhy bounds the reasons a report lists (each distinct one is
+// kept once; a provider's is usually the same for every claim).
+const maxNotSentWhy = 8
+
+// addNotSent adds the claims of one batch that sent nothing, by reason, to
+// rep: the count, and each reason once, in order, joined by "; ".
+func addNotSent(rep *SweepReport, by map[string]int) {
+	if len(by) == 0 {
+		return
+	}
+	var all []string
+	if rep.NotSentWhy != "" {
+		all = strings.Split(rep.NotSentWhy, "; ")
+	}
+	known := map[string]bool{}
+	for _, r := range all {
+		known[r] = true
+	}
+	for r, n := range by {
+		rep.NotSent += n
+		if !known[r] && len(all) < maxNotSentWhy {
+			known[r] = true
+			all = append(all, r)
+		}
+	}
+	sort.Strings(all)
+	rep.NotSentWhy = strings.Join(all, "; ")
 }
 
 // SweepKeys is Sweep for the named operations of one tenant only: each
@@ -148,7 +200,7 @@ func (s *Service) SweepKeys(ctx context.Context, tenant string, keys []string) (
 			return rep, err
 		}
 	}
-	_, err := s.settleLeases(ctx, &rep, func(tx store.Tx) ([]*model.Operation, error) {
+	_, _, err := s.settleLeases(ctx, &rep, map[int64]bool{}, func(tx store.Tx) ([]*model.Operation, error) {
 		var ended []*model.Operation
 		for _, k := range keys {
 			op, err := tx.GetOperation(tenant, k)
@@ -170,20 +222,35 @@ func (s *Service) SweepKeys(ctx context.Context, tenant string, keys []string) (
 
 // settleLeases settles, in one transaction, the operations read picks
 // (each in_progress with its lease ended: sweepLease), then re-dispatches
-// those claimed again; it returns how many read picked.
-func (s *Service) settleLeases(ctx context.Context, rep *SweepReport, read func(tx store.Tx) ([]*model.Operation, error)) (int, error) {
+// those claimed again; it returns how many read picked, and how many of
+// them seen did not hold yet (they are added to it). One that would be
+// re-dispatched through a provider that cannot dispatch from this process
+// (provider.Checker) is left as it is — nothing written — and reported
+// not sent.
+func (s *Service) settleLeases(ctx context.Context, rep *SweepReport, seen map[int64]bool, read func(tx store.Tx) ([]*model.Operation, error)) (int, int, error) {
 	var claims []*claim
 	picked, unknown := 0, 0
-	var held map[string]int
+	var held, refused map[string]int
+	var fresh []int64
 	// WithTx may run the function more than once: count per run.
 	err := s.Store.WithTx(ctx, func(tx store.Tx) error {
-		claims, picked, unknown, held = nil, 0, 0, map[string]int{}
+		claims, picked, unknown, held, refused, fresh = nil, 0, 0, map[string]int{}, map[string]int{}, nil
 		ops, err := read(tx)
 		if err != nil {
 			return err
 		}
 		picked = len(ops)
 		for _, op := range ops {
+			if seen[op.ID] {
+				continue
+			}
+			fresh = append(fresh, op.ID)
+			if why, _ := s.notResendable(op); why == "" {
+				if why := s.cannotDispatch(op.Provider); why != "" {
+					refused[why]++
+					continue
+				}
+			}
 			cl, err := s.sweepLease(tx, op, held)
 			if err != nil {
 				return err
@@ -197,9 +264,13 @@ func (s *Service) settleLeases(ctx context.Context, rep *SweepReport, read func(
 		return nil
 	})
 	if err != nil {
-		return 0, err
+		return 0, 0, err
+	}
+	for _, id := range fresh {
+		seen[id] = true
 	}
 	rep.Unknown += unknown
 	addNotResent(rep, held)
-	return picked, s.redispatch(ctx, claims, rep)
+	addNotSent(rep, refused)
+	return picked, len(fresh), s.redispatch(ctx, claims, rep)
 }

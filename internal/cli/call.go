@@ -248,8 +248,16 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		// opened — unless the key is settled, whose answer needs no
 		// provider.
 		if why := missingDispatchEnv(cfg, c.prov, prep.Tool.Effect.Provider); why != nil {
-			if l = openForReplay(ctx, c.db, cfg, req, why); l == nil {
-				return fail(stderr, why)
+			// A key already used is sent to the provider its operation
+			// recorded, whatever the tool's or --provider: its check is
+			// the one that stands.
+			if rec := recordedProvider(ctx, c.db, cfg, req); rec != "" {
+				why = missingDispatchEnv(cfg, rec, "")
+			}
+			if why != nil {
+				if l = openForReplay(ctx, c.db, cfg, req, why); l == nil {
+					return fail(stderr, why)
+				}
 			}
 		}
 	}
@@ -268,6 +276,13 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return printResult(openFailure(c.db, err), err, stdout, stderr, *asJSON)
 	}
 	defer l.Close()
+	if prep.Tool.Kind() == model.EffectExternal {
+		// The tool's (or --provider's) secrets are set; the key's
+		// operation may have recorded another provider, whose are not.
+		if why := recordedMissingEnv(ctx, l, cfg, req, dispatchName(c.prov, prep.Tool.Effect.Provider)); why != nil {
+			return fail(stderr, why)
+		}
+	}
 	l.Service().Lease = c.lease
 	l.Service().HintFlags = ledgerFlags(c.db, c.providerDB, c.config)
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
@@ -286,12 +301,11 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // missingDispatchEnv is the refusal of a call whose provider (override,
 // else the tool's) is an HTTP one whose dispatch reads a ${NAME} that is
-// not set now; nil when nothing is missing.
+// not set now; nil when nothing is missing. For a key already used, the
+// provider is the one its operation recorded (recordedProvider,
+// recordedMissingEnv): a call dispatches there, whatever the tool's.
 func missingDispatchEnv(cfg *config.Config, override, tools string) error {
-	name := override
-	if name == "" {
-		name = tools
-	}
+	name := dispatchName(override, tools)
 	for _, p := range cfg.Providers {
 		if p.Name != name || p.HTTP == nil {
 			continue
@@ -301,6 +315,54 @@ func missingDispatchEnv(cfg *config.Config, override, tools string) error {
 		}
 	}
 	return nil
+}
+
+// dispatchName is the provider a new key's call dispatches to: --provider,
+// else the tool's.
+func dispatchName(override, tools string) string {
+	if override != "" {
+		return override
+	}
+	return tools
+}
+
+// recordedProvider is the provider the operation under req's key recorded,
+// read from the ledger opened without its providers (nothing is created
+// or sent), or "" if there is none — or it cannot be read: the call's
+// own transaction decides then.
+func recordedProvider(ctx context.Context, where string, cfg *config.Config, req model.Request) string {
+	l, err := openLedger(ctx, where, cfg, opening{store: store.Options{LeaveWAL: true, ReadOnWriter: true}, use: ledger.NoProviders})
+	if err != nil {
+		return ""
+	}
+	defer l.Close()
+	op, err := l.Get(ctx, req.Tenant, req.Key)
+	if err != nil {
+		return ""
+	}
+	return op.Provider
+}
+
+// recordedMissingEnv is missingDispatchEnv for the provider the operation
+// under req's key recorded, when it is not name (whose check passed) and
+// the operation is not settled (a replay sends nothing); nil otherwise. It
+// reads the ledger only when another configured provider misses a
+// variable.
+func recordedMissingEnv(ctx context.Context, l *ledger.Ledger, cfg *config.Config, req model.Request, name string) error {
+	other := false
+	for _, p := range cfg.Providers {
+		if p.Name != name && p.HTTP != nil && len(p.HTTP.MissingEnv("dispatch")) > 0 {
+			other = true
+		}
+	}
+	if !other {
+		return nil
+	}
+	op, err := l.Get(ctx, req.Tenant, req.Key)
+	if err != nil || op.Provider == "" || op.Provider == name || op.State == model.StateApplied || op.State == model.StateFailed {
+		return nil
+	}
+	return missingDispatchEnv(cfg, op.Provider, "")
 }
 
 // openForReplay opens the ledger without its providers for a call whose
@@ -390,6 +452,12 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	} else {
 		fmt.Fprintf(stdout, "swept %s: %d lease(s) ended → unknown, %d re-dispatched under their downstream key, %d receipt(s) compacted to tombstones, %d tombstone(s) forgotten\n",
 			ledgerName(*db), rep.Unknown, rep.Redispatched, rep.Compacted, rep.Forgotten)
+		if rep.NotSent > 0 {
+			// Left as they are (or answered "not sent"): nothing left
+			// this process for them, and they wait for the next sweep.
+			fmt.Fprintf(stdout, "not sent: %d lease(s) left in progress, nothing sent for them — %s; fix that and sweep again\n",
+				rep.NotSent, oneLine(rep.NotSentWhy))
+		}
 		if rep.NotResent > 0 {
 			// This config alone would have re-sent them: say why it did not.
 			fmt.Fprintf(stdout, "not re-sent: %d of those lease(s), made unknown instead — %s; a person must reconcile them (retrysafe triage%s)\n",

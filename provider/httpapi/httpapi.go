@@ -1223,6 +1223,43 @@ func redactURL(raw string) string {
 	return u.String()
 }
 
+var _ provider.Checker = (*Provider)(nil)
+
+// CanDispatch is provider.Checker: the first ${NAME} the dispatch reads
+// (its URL's, its headers') that is not set now, nil if none. It reads
+// what Dispatch reads and shows no value.
+func (p *Provider) CanDispatch() error {
+	if p.c.Env == nil {
+		return nil
+	}
+	e := &p.c.Dispatch
+	where := map[string]string{}
+	var names []string
+	add := func(at, s string) {
+		for _, n := range EnvNames(s) {
+			if _, ok := where[n]; !ok {
+				where[n] = at
+				names = append(names, n)
+			}
+		}
+	}
+	add("dispatch url", e.URL)
+	keys := make([]string, 0, len(e.Headers))
+	for k := range e.Headers {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		add("dispatch header "+k, e.Headers[k])
+	}
+	for _, n := range names {
+		if v, ok := p.c.Env(n); !ok || v == "" {
+			return &EnvError{Where: where[n], Name: n}
+		}
+	}
+	return nil
+}
+
 // Dispatch sends the call. See the package documentation for the table.
 func (p *Provider) Dispatch(ctx context.Context, req provider.Request) (provider.Response, error) {
 	var args map[string]any
