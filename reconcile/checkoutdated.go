@@ -29,18 +29,29 @@ var ErrCheckOutdated = errors.New("the provider check is out of date")
 // operation's latest recorded finding (store.Tx.LatestFinding,
 // model.LatestFinding): an attempt that may have reached the provider was
 // recorded after it (latest is it, or later, and stale), or the provider
-// was asked again since (latest is later). "" when it still stands — and
+// was asked again since and could not tell (latest is later: an attempt
+// may lie between). "" when it still stands — and
 // for a check that found the effect (a provider never takes a delivery
 // back), one whose recording time is not known, or an operation with no
-// recorded finding.
+// recorded finding, or a latest finding read before the check was
+// recorded.
 func CheckOutdated(ev *provider.Evidence, latest *model.Finding) string {
 	if ev == nil || ev.Found || ev.CheckedAt.IsZero() || latest == nil {
 		return ""
 	}
 	asked := ev.CheckedAt.UTC().Truncate(time.Millisecond)
 	switch {
+	case latest.At.Before(asked):
+		// Read before the check was recorded (a screen not yet
+		// reloaded), or recorded elsewhere (a new key's check, of the
+		// key it replaced): nothing to compare it with.
+		return ""
 	case latest.Stale:
 		return "an attempt that may have reached the provider was recorded after it"
+	case latest.At.After(asked) && latest.Kind == model.FindingHasNothing:
+		// Asked again, after whatever came between: it still has
+		// nothing (and a "has it" before binds the decision anyway).
+		return ""
 	case latest.At.After(asked):
 		return fmt.Sprintf("the provider was asked again since (%s: %s)", latest.At.UTC().Format(time.RFC3339), latest.Kind.Words())
 	}

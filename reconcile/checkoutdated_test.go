@@ -165,11 +165,14 @@ func TestCheckOutdated(t *testing.T) {
 		{"no finding", nil, &model.Finding{Kind: model.FindingHasNothing, At: at, Stale: true}, false},
 		{"this check, fresh", nothing, &model.Finding{Kind: model.FindingHasNothing, At: at}, false},
 		{"this check, an attempt since", nothing, &model.Finding{Kind: model.FindingHasNothing, At: at, Stale: true}, true},
-		{"asked again since", nothing, &model.Finding{Kind: model.FindingCannotTell, At: at.Add(time.Second)}, true},
+		{"asked again since, cannot tell", nothing, &model.Finding{Kind: model.FindingCannotTell, At: at.Add(time.Second)}, true},
+		{"asked again since, still nothing", nothing, &model.Finding{Kind: model.FindingHasNothing, At: at.Add(time.Second)}, false},
+		{"asked again since, still nothing, an attempt after", nothing, &model.Finding{Kind: model.FindingHasNothing, At: at.Add(time.Second), Stale: true}, true},
 		{"a found effect stays found", &provider.Evidence{Found: true, Ref: "sbx_1", CheckedAt: at},
 			&model.Finding{Kind: model.FindingHasIt, At: at, Stale: true}, false},
 		{"not recorded: no time to compare", &provider.Evidence{Detail: "x"}, &model.Finding{Kind: model.FindingHasNothing, At: at, Stale: true}, false},
 		{"nothing recorded for the operation", nothing, nil, false},
+		{"read before the check was recorded", nothing, &model.Finding{Kind: model.FindingHasNothing, At: at.Add(-time.Second), Stale: true}, false},
 	} {
 		if got := reconcile.CheckOutdated(c.ev, c.latest) != ""; got != c.stale {
 			t.Errorf("%s: outdated %v; want %v", c.name, got, c.stale)
