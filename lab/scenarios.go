@@ -95,11 +95,17 @@ func (x *run) look(key string) (reconcile.Looked, error) {
 }
 
 // lookedWords is a lookup's answer for a person: "found sbx_3", "found
-// sbx_3 (2 deliveries)", "found nothing", "cannot tell: …".
+// sbx_3 (2 deliveries)", "found nothing", "cannot tell: …" — once: the
+// providers' and the grace's errors already start with "cannot tell:", a
+// claim in flight's does not.
 func lookedWords(l reconcile.Looked) string {
 	switch {
 	case l.Err != nil:
-		return "cannot tell: " + oneLine(l.Err.Error())
+		why := strings.TrimSpace(strings.TrimPrefix(oneLine(l.Err.Error()), "cannot tell:"))
+		if why == "" {
+			return "cannot tell"
+		}
+		return "cannot tell: " + why
 	case l.Evidence.Found:
 		s := "found " + orNone(l.Evidence.Ref)
 		if l.Evidence.Effects > 1 {
@@ -531,8 +537,13 @@ func notificationArgs(to, body string) string {
 // externalCrash starts an external call whose worker is killed at die, and
 // checks it is left in_progress under a short lease.
 func (x *run) externalCrash(row *Row, key, args, prov string, die reconcile.Point) error {
-	x.tell("The worker claims the key in the ledger, sends the notification to the provider, and is killed before it can record the result.",
-		"first call: send_notification via %s; the worker is killed %s", prov, die)
+	// The narration says where the worker dies: after-claim never reaches
+	// the provider, after-dispatch does.
+	story := "The worker claims the key in the ledger, sends the notification to the provider, and is killed before it can record the result."
+	if die == reconcile.PointAfterClaim {
+		story = "The worker claims the key in the ledger and is killed before it sends anything to the provider."
+	}
+	x.tell(story, "first call: send_notification via %s; the worker is killed %s", prov, die)
 	first, err := x.call(call{key: key, tool: "send_notification", args: args, provider: prov,
 		lease: x.lease(), dieAt: die, how: DieKill})
 	if err != nil {

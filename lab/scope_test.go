@@ -212,3 +212,28 @@ func TestALabRunsLookupIsARecordedFinding(t *testing.T) {
 	}
 	checkLookupRecorded(t, path, row)
 }
+
+// The step narration says where the worker dies: authorize-new-key's
+// worker dies after its claim, before it sends anything, and the story
+// must not say it sent the notification (the next step counts 0
+// deliveries).
+func TestTheNarrationOfAWorkerKilledAfterItsClaimSaysNothingWasSent(t *testing.T) {
+	path := testledger.File(t, "l.db")
+	var steps []lab.Step
+	row, err := realRunner(t).RunIn(context.Background(), path, lab.LabTenant, "authorize-new-key", func(s lab.Step) { steps = append(steps, s) })
+	if err != nil || !row.OK {
+		t.Fatalf("run: %v %v", err, row.Failures)
+	}
+	var told bool
+	for _, s := range steps {
+		if strings.Contains(s.Text, "the worker is killed") {
+			told = true
+			if strings.Contains(s.Why, "sends the notification") || !strings.Contains(s.Why, "before it sends anything") {
+				t.Errorf("the kill step's story %q; want one that says nothing was sent", s.Why)
+			}
+		}
+	}
+	if !told {
+		t.Fatalf("no step says the worker is killed: %+v", steps)
+	}
+}

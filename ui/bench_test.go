@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
+
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/reconcile"
@@ -419,6 +421,37 @@ func BenchmarkSortFilter(b *testing.B) {
 			}
 			b.StopTimer()
 			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/key")
+		})
+	}
+}
+
+// BenchmarkReloadKeptPage: a live refresh of a page off the first one
+// re-reads the page and counts the rows above it (placePage) — up to
+// posCap rows; past that, the rows newer than the list's first.
+//
+//	go test ./ui -run '^$' -bench ReloadKeptPage
+func BenchmarkReloadKeptPage(b *testing.B) {
+	st, svc := openBenchStore(b, benchLedger(b))
+	for _, tc := range []struct {
+		name  string
+		pages int
+	}{{"page-2", 1}, {"page-7", 6}, {"page-20", 19}, {"page-200", 199}} {
+		b.Run(tc.name, func(b *testing.B) {
+			h := open(b, benchConfig(st, svc), 120, 40)
+			defer h.m.Close()
+			h.keys("8")
+			for range tc.pages {
+				h.keys("pgdown")
+			}
+			start := h.m
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				h.m = start
+				e := h.m.env()
+				var c tea.Cmd
+				h.m.list, c = h.m.list.reload(e)
+				h.do(c)
+			}
 		})
 	}
 }

@@ -24,6 +24,10 @@ type confirmModel struct {
 	short  []string
 	run    tea.Cmd
 	closed bool
+	// notice: a box that only tells (a sweep's result): enter, esc or q
+	// closes it, ↑↓ scroll what does not fit, and nothing runs.
+	notice bool
+	scroll int
 
 	width, height int
 }
@@ -31,6 +35,27 @@ type confirmModel struct {
 func (c confirmModel) Update(msg tea.Msg, e env) (component, tea.Cmd) {
 	k, ok := msg.(tea.KeyMsg)
 	if !ok || k.Paste {
+		return c, nil
+	}
+	if c.notice {
+		switch k.String() {
+		case "enter", "esc", "q":
+			c.closed = true
+		case "down", "j":
+			c.scroll++
+		case "up", "k":
+			c.scroll--
+		case "pgdown", " ":
+			c.scroll += max(c.height-4, 1)
+		case "pgup":
+			c.scroll -= max(c.height-4, 1)
+		case "home", "g":
+			c.scroll = 0
+		case "end", "G":
+			c.scroll = 1 << 30
+		}
+		all, room, _ := c.noticeLayout(e)
+		c.scroll = max(min(c.scroll, len(all)-room), 0)
 		return c, nil
 	}
 	switch k.String() {
@@ -43,17 +68,26 @@ func (c confirmModel) Update(msg tea.Msg, e env) (component, tea.Cmd) {
 	return c, nil
 }
 
+func (c confirmModel) boxWidth() int { return min(max(c.width-6, 30), 76) }
+
+// layout wraps each of text's paragraphs to the box: the lines of each,
+// and how many in all.
+func (c confirmModel) layout(text []string) ([][]string, int) {
+	paras := make([][]string, len(text))
+	lines := 0
+	for i, l := range text {
+		paras[i] = strings.Split(wrap(l, c.boxWidth()-4, " "), "\n")
+		lines += len(paras[i])
+	}
+	return paras, lines
+}
+
 func (c confirmModel) View(e env) string {
 	s := e.styles
-	boxW := min(max(c.width-6, 30), 76)
-	layout := func(text []string) ([][]string, int) {
-		paras := make([][]string, len(text))
-		lines := 0
-		for i, l := range text {
-			paras[i] = strings.Split(wrap(l, boxW-4, " "), "\n")
-			lines += len(paras[i])
-		}
-		return paras, lines
+	boxW := c.boxWidth()
+	layout := c.layout
+	if c.notice {
+		return c.noticeView(e)
 	}
 	paras, lines := layout(c.lines)
 	if c.short != nil && c.height > 0 && 2+1+lines+1 > c.height {
@@ -103,12 +137,67 @@ func (c confirmModel) View(e env) string {
 	return "\n" + box
 }
 
+// noticeView is a notice box: its title, its lines — the short ones when
+// the whole would not fit — and, when even those do not fit (40×10), a
+// window of them that ↑↓ move, with where it is beside the key that
+// closes it. Nothing is cut off for good.
+func (c confirmModel) noticeView(e env) string {
+	s := e.styles
+	all, room, compact := c.noticeLayout(e)
+	top := min(c.scroll, max(len(all)-room, 0))
+	shown := all[top:min(top+room, len(all))]
+	keys := s.Key.Render("enter") + s.Muted.Render(" close")
+	if len(shown) < len(all) {
+		keys += s.Muted.Render(fmt.Sprintf("  ↑↓ %d–%d of %d", top+1, top+len(shown), len(all)))
+	}
+	var b strings.Builder
+	b.WriteString(s.Title.Render(c.title) + "\n")
+	if !compact {
+		b.WriteString("\n")
+	}
+	b.WriteString(strings.Join(shown, "\n") + "\n")
+	if !compact {
+		b.WriteString("\n")
+	}
+	b.WriteString(keys)
+	box := lipgloss.PlaceHorizontal(c.width, lipgloss.Center, s.Box.Width(c.boxWidth()).Render(b.String()))
+	if compact {
+		return box
+	}
+	return "\n" + box
+}
+
+// noticeLayout is a notice's lines as wrapped, how many the box has room
+// for, and whether it goes without its blank lines (compact).
+func (c confirmModel) noticeLayout(e env) (all []string, room int, compact bool) {
+	paras, lines := c.layout(c.lines)
+	if c.short != nil && c.height > 0 && 2+1+lines+1 > c.height {
+		paras, lines = c.layout(c.short)
+	}
+	for _, p := range paras {
+		all = append(all, p...)
+	}
+	compact = c.height > 0 && 1+2+1+2+lines+1 > c.height
+	room = len(all)
+	if compact {
+		room = max(c.height-4, 1) // the borders, the title, the keys
+	}
+	return all, room, compact
+}
+
 func (c confirmModel) SetSize(e env, w, h int) (component, tea.Cmd) {
 	c.width, c.height = w, h
 	return c, nil
 }
 
 func (c confirmModel) Keys(e env) keyMap {
+	if c.notice {
+		short := []key.Binding{key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "close"))}
+		if all, room, _ := c.noticeLayout(e); len(all) > room {
+			short = append(short, key.NewBinding(key.WithKeys("up", "down"), key.WithHelp("↑↓", "scroll")))
+		}
+		return keyMap{short: short, full: [][]key.Binding{short}}
+	}
 	short := []key.Binding{
 		key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "yes")),
 		key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
@@ -141,9 +230,10 @@ func (m Model) requestSweep(e env) (Model, tea.Cmd) {
 	lines := []string{
 		fmt.Sprintf("%s in progress %s a lease that ended with no result: %s worker is gone.",
 			plural(n, "operation", "operations"), map[bool]string{true: "has", false: "have"}[n == 1], map[bool]string{true: "its", false: "their"}[n == 1]),
-		"A sweep makes each unknown (with a lease_expired attempt) — or re-sends it under the same downstream key where the provider honours keys — and compacts receipts past the replay window. Nothing leaves unknown by itself.",
+		"A sweep makes each unknown (with a lease_expired attempt) — or re-sends it under the same downstream key where the provider honours keys, both in this config and in the one that made the claim — and compacts receipts past the replay window. Nothing leaves unknown by itself.",
+		"A claim whose own record does not say its provider honoured keys is not re-sent, whatever this config says: it becomes unknown, and the result says how many and why.",
 	}
-	short := []string{fmt.Sprintf("%s ended: each becomes unknown, or is re-sent under its key.", plural(n, "lease", "leases"))}
+	short := []string{fmt.Sprintf("%s ended → unknown, or re-sent under its key if its claim recorded keys honoured.", plural(n, "lease", "leases"))}
 	if m.scope != "" {
 		lines = append(lines, "The sweep covers every tenant, not only "+m.scope+".")
 		short = append(short, "Every tenant, not only "+m.scope+".")
@@ -161,9 +251,43 @@ func (m Model) swept(msg sweepMsg) (Model, tea.Cmd) {
 	}
 	r := msg.Report
 	m.log.Printf("sweep by %s: %+v", m.cfg.Operator, r)
-	m.banner = banner{kind: bannerOK, text: fmt.Sprintf("Swept: %s unknown, %s re-sent under the same key, %s compacted.",
-		plural(r.Unknown, "lease ended →", "leases ended →"), count(r.Redispatched), plural(r.Compacted, "receipt", "receipts")), at: e.now}
+	held := ""
+	if r.NotResent > 0 {
+		held = fmt.Sprintf(" (%s not re-sent: the claim's record does not say its provider honoured keys)", count(r.NotResent))
+	}
+	m.banner = banner{kind: bannerOK, text: fmt.Sprintf("Swept: %s unknown%s, %s re-sent under the same key, %s compacted.",
+		plural(r.Unknown, "lease ended →", "leases ended →"), held, count(r.Redispatched), plural(r.Compacted, "receipt", "receipts")), at: e.now}
+	if r.NotResent > 0 && m.overlay == overlayNone {
+		// Why is longer than a banner: said in a box, unless the
+		// operator is in another one (a form being typed) by now.
+		m.overlay = overlayConfirm
+		m.confirm = sweptNotice(r, m.width, m.bodyHeight())
+	}
 	return m, m.reloadAll()
+}
+
+// sweptNotice is the result of a sweep that held claims back from being
+// sent again (reconcile.SweepReport.NotResent): how many, and why, each
+// reason once — the words of each one's lease_expired attempt.
+func sweptNotice(r reconcile.SweepReport, width, height int) confirmModel {
+	var why []string
+	for _, w := range strings.Split(r.NotResentWhy, "; ") {
+		if w = oneLine(w); w != "" {
+			why = append(why, "• "+w+".")
+		}
+	}
+	lines := append([]string{
+		fmt.Sprintf("%s ended → unknown, %s re-sent under the same downstream key, %s compacted, %s forgotten.",
+			plural(r.Unknown, "lease", "leases"), count(r.Redispatched), plural(r.Compacted, "receipt", "receipts"), plural(r.Forgotten, "tombstone", "tombstones")),
+		fmt.Sprintf("Not re-sent: %s of those, made unknown instead. This config says their provider honours downstream keys; the claim's own record does not:",
+			count(r.NotResent)),
+	}, why...)
+	lines = append(lines, "A person must reconcile them: they are on the unknown tab, each with this reason in its lease_expired attempt.")
+	short := append([]string{
+		fmt.Sprintf("%s not re-sent, made unknown: the claim's record does not say its provider honoured keys:", count(r.NotResent)),
+	}, why...)
+	short = append(short, fmt.Sprintf("Leases ended: %s → unknown, %s re-sent. Reconcile them on the unknown tab.", count(r.Unknown), count(r.Redispatched)))
+	return confirmModel{title: fmt.Sprintf("Swept: %s not re-sent", count(r.NotResent)), lines: lines, short: short, notice: true, width: width, height: height}
 }
 
 // askLab asks before the lab writes into a ledger that holds other

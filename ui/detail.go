@@ -616,6 +616,7 @@ func renderDetail(e env, d *model.Detail, replaced *replacedFinding, chk *checkS
 		line(" " + s.Section.Render("Provider"))
 		field("provider", op.Provider)
 		field("downstream key", op.DownstreamKey)
+		field("keys at claim", claimKeysWords(op, e.now))
 		field("provider ref", or(op.ProviderRef, "-"))
 		switch {
 		case replaced != nil && replaced.Finding != nil:
@@ -945,4 +946,37 @@ func contradictedBy(e env, d *model.Detail) string {
 			or(look.WorkerID, "a lookup"), clockTime(look.StartedAt, e), look.Seq)
 	}
 	return "a provider answer came after the operation was settled and disagrees with it."
+}
+
+// claimKeysWords says whether the provider honoured downstream keys in the
+// config that made op's latest claim (model.Operation.ClaimHonoursKeys), ""
+// for an operation never claimed. A claim still in progress is told what
+// that record means when its lease ends (or has ended): it is sent again
+// under its downstream key only where the record and the sending
+// process's config both say the provider honours keys (reconcile's
+// notResendable).
+func claimKeysWords(op model.Operation, now time.Time) string {
+	if op.Provider == "" || op.ClaimNo == 0 {
+		return ""
+	}
+	var text string
+	switch {
+	case op.ClaimHonoursKeys == nil:
+		text = fmt.Sprintf("not recorded (claim %d was made before the ledger kept it)", op.ClaimNo)
+	case *op.ClaimHonoursKeys:
+		text = fmt.Sprintf("honoured, in the config that made claim %d", op.ClaimNo)
+	default:
+		text = fmt.Sprintf("not honoured, in the config that made claim %d", op.ClaimNo)
+	}
+	if op.State != model.StateInProgress {
+		return text
+	}
+	when := "if its lease ends with no result"
+	if !op.LeaseUntil.IsZero() && !op.LeaseUntil.After(now) {
+		when = "its lease ended with no result"
+	}
+	if op.ClaimHonoursKeys != nil && *op.ClaimHonoursKeys {
+		return text + " — " + when + ": a sweep or retry may send it again under this downstream key (where its own config says so too)"
+	}
+	return text + " — " + when + ": it is not sent again under this downstream key; a sweep or retry makes it unknown"
 }

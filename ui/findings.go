@@ -124,7 +124,7 @@ func findingSentence(e env, f *model.Finding) string {
 		text += " — no evidence either way"
 	}
 	if f.Stale {
-		text += " — stale: another attempt came after it; check again (c)"
+		text += " — stale: an attempt that may have reached the provider came after it; check again (c)"
 	}
 	return text
 }

@@ -76,6 +76,10 @@ type listModel struct {
 	cursor int
 	anchor anchor
 	offset int
+	// newest is the id of the list's first row when last known
+	// (pageMsg.Newest): a refresh deep in a long list moves the offset by
+	// the rows that came in above it.
+	newest int64
 	limit  int
 	width  int
 	// viewHeight is the area the list draws in (the page is limit rows).
@@ -178,7 +182,7 @@ func (l listModel) load(e env, a anchor, offset int, in cursorIntent) (listModel
 	l.loading, l.slow, l.intent = true, l.query != "", in
 	req := pageReq{Seq: l.seq, Query: l.query_(e), Anchor: a, Limit: l.limit, Offset: offset, Total: l.total(e)}
 	if in.kind == intentKeep && !in.firstPage {
-		req.KeepID, req.KeepPos = in.id, l.offset+l.cursor
+		req.KeepID, req.KeepPos, req.Newest = in.id, l.offset+l.cursor, l.newest
 		if len(l.rows) > 0 {
 			req.OldTopID = l.rows[0].ID
 		}
@@ -226,6 +230,9 @@ func (l listModel) loaded(msg pageMsg, e env) (listModel, tea.Cmd) {
 	}
 	l.err = nil
 	l.rows, l.anchor, l.offset = msg.Rows, msg.Anchor, msg.Offset
+	if msg.Newest != 0 || msg.Anchor.kind == anchorTop {
+		l.newest = msg.Newest // every new query starts at the top
+	}
 	l.cursor = l.place(l.intent, msg.Near)
 	return l, nil
 }

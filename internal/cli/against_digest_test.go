@@ -6,8 +6,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/retrysafe/retrysafe/store/postgres/pgtest"
 )
 
 // --against-finding names the "has it" findings it confirms, as an HTTP
@@ -224,7 +222,7 @@ func TestAgainstFindingFlagForms(t *testing.T) {
 // The same on PostgreSQL: a digest from a dry run, another lookup, the
 // --yes refused whole.
 func TestBulkAgainstFindingDigestOnPostgreSQL(t *testing.T) {
-	url := pgtest.URL(t)
+	url := pgURL(t)
 	pdb := filepath.Join(t.TempDir(), "provider.db")
 	for _, k := range []string{"x", "y"} {
 		if _, errText, code := cli(t, callArgs(url, "acme", k, "send_notification", notifyArgs, "--provider-db", pdb, "--fault", "lose-reply")...); code != 5 {

@@ -51,3 +51,23 @@ func TestOpsCheckDuringALiveClaimCannotTell(t *testing.T) {
 		t.Errorf("ops list --finding has-nothing lists the in-flight lookup: %s", out)
 	}
 }
+
+// ops check within the grace after a request (a worker killed after its
+// claim, its lease ended and swept): "cannot tell" once, then why — the
+// grace's error already starts with "cannot tell:", and the line read
+// "cannot tell: … and provider sandbox was cannot tell: a request sent at …".
+func TestOpsCheckWithinTheGraceSaysCannotTellOnce(t *testing.T) {
+	db := newLedgerFile(t)
+	killWorker(t, db, "n-g", "sandbox", "after-claim", "1ms")
+	if _, errText, code := cli(t, "sweep", "--db", db); code != 0 {
+		t.Fatalf("sweep: exit %d %s", code, errText)
+	}
+	out, errText, code := cli(t, "ops", "check", "--db", db, "--tenant", "acme", "--key", "n-g", "--operator", "oncall")
+	if code != exitInvalid {
+		t.Fatalf("exit %d %q %q; want 2 (cannot tell)", code, out, errText)
+	}
+	line := oneErrorLine(t, "ops check", errText)
+	if strings.Count(line, "cannot tell") != 1 || !strings.Contains(line, "a request sent at") || !strings.Contains(line, "provider sandbox") {
+		t.Errorf("stderr %q; want cannot tell once, then the grace's why", line)
+	}
+}

@@ -335,7 +335,7 @@ func demoOnly(ctx context.Context, st store.Ledger, path string) error {
 	}
 	for _, t := range tenants {
 		if !demo[t] {
-			return model.Errorf(model.CodeInvalid, "%s is not a demo ledger: it holds tenant %q, which the demo never writes; the demo neither reuses nor rebuilds a ledger of yours — give it a path of its own (retrysafe demo --db demo.db)", ledgerName(path), textsafe.Visible(t))
+			return model.Errorf(model.CodeInvalid, "%s is not a demo ledger: it holds tenant %q, which the demo never writes; the demo neither reuses nor rebuilds a ledger of yours — give it a path of its own (retrysafe demo --db NEW.db, a file that does not exist yet)", ledgerName(path), textsafe.Visible(t))
 		}
 	}
 	tokens, err := st.ListTokens(ctx, "")
@@ -343,7 +343,7 @@ func demoOnly(ctx context.Context, st store.Ledger, path string) error {
 		return err
 	}
 	if len(tokens) > 0 {
-		return model.Errorf(model.CodeInvalid, "%s is not a demo ledger: it holds %d gateway token(s), which the demo never makes; the demo neither reuses nor rebuilds a ledger of yours — give it a path of its own (retrysafe demo --db demo.db)", ledgerName(path), len(tokens))
+		return model.Errorf(model.CodeInvalid, "%s is not a demo ledger: it holds %d gateway token(s), which the demo never makes; the demo neither reuses nor rebuilds a ledger of yours — give it a path of its own (retrysafe demo --db NEW.db, a file that does not exist yet)", ledgerName(path), len(tokens))
 	}
 	return nil
 }

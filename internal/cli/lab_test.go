@@ -96,6 +96,13 @@ func checkRows(t *testing.T, rows []lab.Row, ledgerOf func(lab.Row) string) {
 		if r.Before != w.before || r.After != w.after {
 			t.Errorf("%s: effects %d → %d, want %d → %d", r.Scenario, r.Before, r.After, w.before, w.after)
 		}
+		// A lookup that cannot tell says so once (the grace's error
+		// already starts with "cannot tell:").
+		for _, text := range append([]string{r.FirstResult, r.NextResult, r.Ledger, r.Detail}, r.Failures...) {
+			if strings.Contains(text, "cannot tell: cannot tell") {
+				t.Errorf("%s: says cannot tell twice: %s", r.Scenario, text)
+			}
+		}
 		if len(r.Keys) != len(w.states) {
 			t.Errorf("%s: keys %v, want %d", r.Scenario, r.Keys, len(w.states))
 		}

@@ -121,15 +121,19 @@ func opsList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, err)
 	}
-	page := listPage{Operations: ops}
+	var page listPage
 	if len(ops) > *limit {
-		page.Operations, page.Truncated = ops[:*limit], true
-		page.NextBefore = page.Operations[*limit-1].ID
+		ops, page.Truncated = ops[:*limit], true
+		page.NextBefore = ops[*limit-1].ID
+	}
+	// The clock a lease is compared with (lease_ended, "lease ended"):
+	// this command's, as the FINDING column's ages are.
+	now := time.Now()
+	page.Operations = make([]opView, len(ops))
+	for i, op := range ops {
+		page.Operations[i] = viewOf(op, now)
 	}
 	if *asJSON {
-		if page.Operations == nil {
-			page.Operations = []model.Operation{}
-		}
 		return printJSON(stdout, stderr, page)
 	}
 	if len(page.Operations) == 0 {
@@ -138,9 +142,9 @@ func opsList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tCREATED\tTENANT\tKEY\tTOOL\tSTATE\tFINDING\tATTEMPTS\tPROVIDER REF\tSUMMARY")
-	now := time.Now()
-	for _, op := range page.Operations {
-		st := string(op.State)
+	for _, v := range page.Operations {
+		op := v.Operation
+		st := v.stateWords()
 		if op.Contradicted {
 			st += " (contradicted)"
 		}
@@ -156,8 +160,9 @@ func opsList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // findingCell is ops list's FINDING column, in the console's words: what
 // the operation's latest provider lookup found (has it · its reference, has
-// nothing, cannot tell), and how long ago; "stale:" first when another
-// attempt came after it; "not checked" when no lookup was recorded; "-"
+// nothing, cannot tell), and how long ago; "stale:" first when an attempt
+// that may have reached the provider came after it (a refused retry or a
+// replay does not); "not checked" when no lookup was recorded; "-"
 // for a local operation (there is no provider to ask); an earlier lookup
 // that binds a decision where the latest says less, as "has it
 // (earlier)" (model.Operation.Shown, what --finding selects by). The
@@ -185,9 +190,33 @@ func ago(now, t time.Time) string {
 	return model.AgeWords(d) + " ago"
 }
 
+// opView is an operation as ops list and ops show give it: the ledger's
+// row, and whether its lease has ended.
+type opView struct {
+	model.Operation
+	// LeaseEnded: in_progress, and its lease ended before the command's
+	// clock read now — no worker holds the claim (it died, or its claim
+	// was released); a sweep or the next call of its key settles it.
+	LeaseEnded bool `json:"lease_ended"`
+}
+
+// viewOf is op as of now (the command's clock).
+func viewOf(op model.Operation, now time.Time) opView {
+	return opView{Operation: op, LeaseEnded: op.State == model.StateInProgress && !op.LeaseUntil.IsZero() && !now.Before(op.LeaseUntil)}
+}
+
+// stateWords is the operation's state for the text output:
+// "in_progress (lease ended)" when no worker holds it any more.
+func (v opView) stateWords() string {
+	if v.LeaseEnded {
+		return string(v.State) + " (lease ended)"
+	}
+	return string(v.State)
+}
+
 // listPage is `ops list --json`: one page, and where the next begins.
 type listPage struct {
-	Operations []model.Operation `json:"operations"`
+	Operations []opView `json:"operations"`
 	// Truncated says more operations match than the page holds.
 	Truncated bool `json:"truncated"`
 	// NextBefore is the --before of the next page (0 when there is none).
@@ -282,6 +311,8 @@ func opsShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// (--against-finding=DIGEST), and the commands that would.
 	hs := hasIts([]model.Operation{d.Operation})
 	dg := digestOf(hs)
+	// The clock a lease is compared with: this command's.
+	view := viewOf(d.Operation, time.Now())
 	if *asJSON {
 		if d.Attempts == nil {
 			d.Attempts = []model.Attempt{}
@@ -291,12 +322,15 @@ func opsShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return printJSON(stdout, stderr, struct {
 			*model.Detail
+			// Operation is the Detail's, with lease_ended (it hides the
+			// embedded one: the shallower field wins).
+			Operation opView `json:"operation"`
 			// AgainstFindingDigest: --against-finding=DIGEST of a decision
 			// against its "has it" (or receipt).
 			AgainstFindingDigest string `json:"against_finding_digest,omitempty"`
-		}{d, dg})
+		}{d, view, dg})
 	}
-	writeDetail(stdout, d)
+	writeDetail(stdout, d, view)
 	if line := offer(hs, decideCommands(d.Operation, ledgerFlags(k.db, "", ""), dg)...); line != "" {
 		fmt.Fprintf(stdout, "\n%s\n", show(line))
 	}
@@ -340,7 +374,9 @@ func showTombstone(stdout, stderr io.Writer, ts *model.Tombstone, asJSON bool) i
 	return exitOK
 }
 
-func writeDetail(w io.Writer, d *model.Detail) {
+// writeDetail is ops show's text of d; view is d.Operation with whether
+// its lease has ended.
+func writeDetail(w io.Writer, d *model.Detail, view opView) {
 	op := d.Operation
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	row := func(k, v string) {
@@ -348,7 +384,7 @@ func writeDetail(w io.Writer, d *model.Detail) {
 			fmt.Fprintf(tw, "%s\t%s\n", k, show(v))
 		}
 	}
-	st := string(op.State)
+	st := view.stateWords()
 	switch {
 	case op.Contradicted && op.State == model.StateAuthorized:
 		st += "  (CONTRADICTED: the provider said later — a late answer, or a lookup of that key — that it applied the key this one replaced: its first call is refused; mark it applied with that key's reference)"
@@ -372,6 +408,9 @@ func writeDetail(w io.Writer, d *model.Detail) {
 	}
 	row("provider", op.Provider)
 	row("downstream key", op.DownstreamKey)
+	if op.Provider != "" {
+		row("honours keys", claimKeysWords(op))
+	}
 	row("provider ref", op.ProviderRef)
 	if f := op.Finding; f != nil {
 		// What the provider said last, as every operator sees it.
@@ -380,7 +419,7 @@ func writeDetail(w io.Writer, d *model.Detail) {
 			text += ", " + f.By
 		}
 		if f.Stale {
-			text = "stale (another attempt came after it; check again): " + text
+			text = "stale (an attempt that may have reached the provider came after it; check again): " + text
 		}
 		row("finding", text)
 	} else if op.Provider != "" {
@@ -434,6 +473,22 @@ func writeDetail(w io.Writer, d *model.Detail) {
 			fmt.Fprintf(w, "    new key: %s\n", show(dc.NewKey))
 		}
 	}
+}
+
+// claimKeysWords is whether the provider honoured downstream keys as the
+// claim recorded it (in the config of the process that made it): with
+// this process's config, what decides whether the claim is ever sent
+// again under its key. "" before any claim.
+func claimKeysWords(op model.Operation) string {
+	switch {
+	case op.ClaimHonoursKeys != nil && *op.ClaimHonoursKeys:
+		return "yes (recorded at claim)"
+	case op.ClaimHonoursKeys != nil:
+		return "no (recorded at claim)"
+	case op.ClaimNo > 0:
+		return "not recorded (claimed before schema 12)"
+	}
+	return ""
 }
 
 func fmtTime(t time.Time) string {
@@ -838,7 +893,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		if *asJSON {
 			// The operation as ops list --json and ops show --json give it.
 			fmt.Fprint(stderr, line)
-			fmt.Fprintln(stdout, jsonLine(op))
+			fmt.Fprintln(stdout, jsonLine(viewOf(*op, time.Now())))
 			return exitOK
 		}
 		fmt.Fprint(stdout, line)
@@ -1145,10 +1200,12 @@ func offerOnRefusal(ctx context.Context, l *ledger.Ledger, err error, action mod
 // seenHasIt reports whether a "has it" (its reference and the provider's
 // words), just found by this run's own check, is one the operator could
 // have seen before the run (prior: the operation's finding then), so that
-// --against-finding confirms it: a fresh "has it", or a stale one the
-// provider describes in the same words now (calls since then were refused
-// and sent nothing). A stale one it now describes otherwise — "2
-// deliveries under this key" where it said 1 — is news nobody was shown.
+// --against-finding confirms it: a fresh "has it", or a stale one (an
+// attempt that may have reached the provider came after it) the provider
+// describes in the same words now — whatever that attempt did, the
+// provider reports nothing the operator was not shown. A stale one it
+// now describes otherwise — "2 deliveries under this key" where it said
+// 1 — is news nobody was shown.
 func seenHasIt(prior *model.Finding, ref, detail string) bool {
 	if prior == nil || prior.Kind != model.FindingHasIt {
 		return false
@@ -1184,7 +1241,7 @@ func targetsByFinding(svc *reconcile.Service, action model.Action, ops []model.O
 		case f == nil:
 			left[i] = "not checked (run triage or ops check first)"
 		case f.Stale:
-			left[i] = fmt.Sprintf("its finding (%s) is stale: another attempt came after it; check it again", f.Kind.Words())
+			left[i] = fmt.Sprintf("its finding (%s) is stale: an attempt that may have reached the provider came after it; check it again", f.Kind.Words())
 		case f.Kind == model.FindingCannotTell:
 			left[i] = "the provider could not tell"
 		case f.Kind == model.FindingHasNothing && !svc.LookupAuthoritative(op.Provider):
@@ -1458,9 +1515,9 @@ func opsSupersede(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	if *asJSON {
 		fmt.Fprintln(stdout, jsonLine(struct {
-			Operation *model.Operation `json:"operation"`
-			NewKey    string           `json:"new_key"`
-		}{old, n.Key}))
+			Operation opView `json:"operation"` // as ops show --json gives it
+			NewKey    string `json:"new_key"`
+		}{viewOf(*old, time.Now()), n.Key}))
 	} else {
 		fmt.Fprintln(stdout, show(n.Key))
 	}
@@ -1552,8 +1609,14 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return c
 	}
 	if looked.InFlight {
-		// The provider answered, but a claim was live: not "lookup failed".
-		fmt.Fprintf(stderr, "retrysafe: %s (%s)\n", oneLine(fmt.Sprintf("cannot tell: %s/%s is %s, and provider %s was %v", op.Tenant, op.Key, op.State, op.Provider, looked.Err)), recorded)
+		// The provider answered, but a claim was live, or a request may
+		// still be applied (the grace, whose error already says "cannot
+		// tell: "): not "lookup failed", and "cannot tell" said once.
+		line := fmt.Sprintf("cannot tell: %s/%s is %s, and provider %s was %v", op.Tenant, op.Key, op.State, op.Provider, looked.Err)
+		if why, ok := strings.CutPrefix(oneLine(looked.Err.Error()), "cannot tell: "); ok {
+			line = fmt.Sprintf("cannot tell: %s/%s is %s; provider %s: %s", op.Tenant, op.Key, op.State, op.Provider, why)
+		}
+		fmt.Fprintf(stderr, "retrysafe: %s (%s)\n", oneLine(line), recorded)
 		return exitInvalid
 	}
 	if looked.Err != nil {

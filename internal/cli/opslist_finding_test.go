@@ -171,7 +171,7 @@ func TestOpsListShowsFindings(t *testing.T) {
 	// ops show says the same: the finding, and each lookup's finding and
 	// the provider's words in the attempts.
 	for key, want := range map[string][]string{
-		"f-stale":   {"finding         stale (another attempt came after it; check again): has it · sbx_", "ops check by oncall", "lookup: has it"},
+		"f-stale":   {"finding         stale (an attempt that may have reached the provider came after it; check again): has it · sbx_", "ops check by oncall", "lookup: has it"},
 		"f-cannot":  {"finding         cannot tell: ", "lookup: cannot tell", "missing.db"},
 		"f-nothing": {"finding         has nothing — ", "lookup: has nothing", "no delivery under the key"},
 		"f-evil":    {`finding         has it · ref\x1b]0;pwned\x07\u202e — `},

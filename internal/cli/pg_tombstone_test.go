@@ -15,7 +15,7 @@ import (
 // Both drivers now read it on the read side, and a failed read is that
 // failure, never "no operation".
 func TestOpsShowOfACompactedKeyOnPostgreSQLShowsItsTombstone(t *testing.T) {
-	url := pgtest.URL(t)
+	url := pgURL(t)
 	if _, errText, code := cli(t, callArgs(url, "acme", "loc1", "create_support_task", taskArgs("once"))...); code != 0 {
 		t.Fatalf("setup call: exit %d %s", code, errText)
 	}

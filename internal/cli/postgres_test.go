@@ -24,7 +24,7 @@ import (
 )
 
 func TestCommandsOnPostgreSQL(t *testing.T) {
-	url := pgtest.URL(t)
+	url := pgURL(t)
 	pdb := filepath.Join(t.TempDir(), "provider.db")
 	call := func(tenant, key, tool, args string, extra ...string) (callLine, int) {
 		t.Helper()
@@ -150,7 +150,7 @@ func TestDemoOnPostgreSQL(t *testing.T) {
 // $RETRYSAFE_DB names a team's ledger: demo without --db builds beside it,
 // in schema retrysafe_demo of that database, and leaves the ledger alone.
 func TestDemoTakesAPostgreSQLURLFromTheEnvironmentIntoASchemaOfItsOwn(t *testing.T) {
-	url := pgtest.URL(t)
+	url := pgURL(t)
 	t.Chdir(t.TempDir())
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, pgtest.BaseURL(t))
@@ -190,7 +190,7 @@ func TestDemoTakesAPostgreSQLURLFromTheEnvironmentIntoASchemaOfItsOwn(t *testing
 // the invariants hold, the next call gets a new id, and a schema that
 // holds operations is refused.
 func TestGenOnPostgreSQLBuildsWhatSQLiteBuilds(t *testing.T) {
-	url := pgtest.URL(t)
+	url := pgURL(t)
 	t.Chdir(t.TempDir()) // the provider file goes in the current directory
 	file := filepath.Join(t.TempDir(), "gen.db")
 	for _, db := range []string{file, url} {
@@ -263,7 +263,7 @@ func TestGenOnPostgreSQLBuildsWhatSQLiteBuilds(t *testing.T) {
 // serve prints where its ledger is — on stdout, and in the log a shipper
 // sends on — without the URL's password: it printed --db as given.
 func TestServeNeverPrintsTheLedgersPassword(t *testing.T) {
-	u, err := url.Parse(pgtest.URL(t))
+	u, err := url.Parse(pgURL(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +272,8 @@ func TestServeNeverPrintsTheLedgersPassword(t *testing.T) {
 	defer cancel()
 	stdout := &cancelOnWrite{cancel: cancel}
 	var stderr bytes.Buffer
-	code := runServe(ctx, []string{"--db", u.String(), "--listen", "127.0.0.1:0"}, stdout, &stderr)
+	pdb := filepath.Join(t.TempDir(), "provider.db") // not SCHEMA.provider.db in the package directory
+	code := runServe(ctx, []string{"--db", u.String(), "--provider-db", pdb, "--listen", "127.0.0.1:0"}, stdout, &stderr)
 	out := stdout.String() + stderr.String()
 	if code != 0 || !strings.Contains(stdout.String(), "listening on") || strings.Contains(out, "s3cretpw") {
 		t.Errorf("exit %d, stdout %q, stderr %q; want the address and the ledger without its password", code, stdout.String(), stderr.String())

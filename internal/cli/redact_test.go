@@ -4,11 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/retrysafe/retrysafe/internal/reexec"
-	"github.com/retrysafe/retrysafe/store/postgres/pgtest"
 )
 
 // withPassword is a test ledger's URL with a password in its user part
@@ -16,7 +16,7 @@ import (
 // only whether it is printed).
 func withPassword(t *testing.T, secret string) string {
 	t.Helper()
-	u, err := url.Parse(pgtest.URL(t))
+	u, err := url.Parse(pgURL(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,8 @@ func TestSweepDoesNotPrintTheLedgerURLsPassword(t *testing.T) {
 func TestServeDoesNotPrintTheLedgerURLsPassword(t *testing.T) {
 	const secret = "s3cret-serve-pw"
 	db := withPassword(t, secret)
-	cmd := reexec.Command(t, asCLI, nil, "serve", "--db", db, "--listen", "127.0.0.1:0")
+	pdb := filepath.Join(t.TempDir(), "provider.db") // not SCHEMA.provider.db in the package directory
+	cmd := reexec.Command(t, asCLI, nil, "serve", "--db", db, "--provider-db", pdb, "--listen", "127.0.0.1:0")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -455,7 +455,7 @@ func TestOpsShowNamesTheBindingFinding(t *testing.T) {
 	recordLateAnswer(t, db, "acme", "retried")
 	for key, want := range map[string][]string{
 		"later-nothing": {"finding", "has nothing", "binding ", "earlier lookup #", "has it · sbx_", "checked against it, not the last"},
-		"retried":       {"stale (another attempt came after it", "binding ", "has it · sbx_", "binds all the same"},
+		"retried":       {"stale (an attempt that may have reached the provider came after it", "binding ", "has it · sbx_", "binds all the same"},
 	} {
 		out, errText, code := cli(t, "ops", "show", "--db", db, "--tenant", "acme", "--key", key)
 		if code != 0 {

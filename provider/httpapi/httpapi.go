@@ -28,6 +28,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/retrysafe/retrysafe/provider"
@@ -83,9 +84,12 @@ func ParseClass(s string) (Class, error) {
 //     applied for an API that answers a write with 303 See Other to the
 //     created record. Not a class saying nothing happened: a 3xx from a
 //     proxy or an API in front of another says nothing about that.
-//   - any other 4xx, and 503 (defaults failed or retry): the server
-//     refused the request; any class (e.g. 409 = "failed" for an API whose
-//     409 is a bad template, 503 = "not_applied" for one that documents it).
+//   - any other 4xx, and 503 (defaults failed or retry; 503 unknown for an
+//     API that does not honour keys, see DefaultClass): the server refused
+//     the request — or, for a 503, a proxy in front of it answered, which
+//     the configuration knows and retrysafe does not; any class (e.g. 409
+//     = "failed" for an API whose 409 is a bad template, 503 =
+//     "not_applied" for one that documents it).
 func CheckClass(code int, cl Class) error {
 	if code < 100 || code > 599 {
 		return fmt.Errorf("%d is not an HTTP status code", code)
@@ -121,11 +125,24 @@ func CheckClass(code int, cl Class) error {
 	return fmt.Errorf("%s may be classified only as %s, not %q (%s: a class saying nothing was applied could have the effect sent a second time)", what, strings.Join(names, " or "), cl, why)
 }
 
-// DefaultClass is the default classification of a status code.
-func DefaultClass(status int) Class {
+// DefaultClass is the default classification of a status code, for an
+// API that honours keys or one that does not.
+//
+// 503 is retry only for an API that honours keys. A 503 does not always
+// come from the API: a proxy in front of it (Envoy, Istio: "upstream
+// connect error or disconnect/reset before headers") answers 503 when the
+// backend's connection broke — after the request may have reached it. An
+// API that honours keys answers the same key sent again with its first
+// result, so retrying is safe either way; for one that does not, retry
+// would make the operation not_applied and the next call send the effect
+// a second time. Unknown, unless its classify says otherwise (503 =
+// "not_applied" for an API that documents its 503 as nothing done).
+func DefaultClass(status int, honoursKeys bool) Class {
 	switch {
 	case status >= 200 && status <= 299:
 		return Applied
+	case status == 503 && !honoursKeys:
+		return Unknown
 	case status == 409, status == 425, status == 429, status == 503:
 		return Retry
 	case status == 408:
@@ -215,8 +232,10 @@ type Provider struct {
 	secrets []string
 }
 
-// minSecret is the shortest header word masked in a response body
-// ("Bearer", "Basic" stay).
+// minSecret is the shortest word written in the file (a header value's,
+// a URL query value's) masked in a response body ("Bearer", "Basic"
+// stay). A value read from the environment is masked whatever its length
+// (envSecretWords).
 const minSecret = 8
 
 // secretWords adds v and its long words to out (see minSecret).
@@ -227,6 +246,22 @@ func secretWords(out []string, v string) []string {
 		}
 	}
 	return out
+}
+
+// envSecretWords adds v, a value read from the environment, to out: whole
+// and whatever its length (a value from the environment is a secret,
+// however short: an account id, a region), and its long words. A value
+// that is only spaces masks nothing.
+func envSecretWords(out []string, v string) []string {
+	t := strings.TrimSpace(v)
+	if t == "" {
+		return out
+	}
+	out = append(out, t)
+	if v != t {
+		out = append(out, v)
+	}
+	return secretWords(out, v)
 }
 
 // literalSecrets are what the configuration itself says that may be a
@@ -280,12 +315,214 @@ func sortSecrets(in []string) []string {
 }
 
 // mask replaces every secret in s (p.secrets and the values read from the
-// environment for this request) with ***.
+// environment for this request) with ***: as written, or as an API echoes
+// it escaped (maskSecret).
 func (p *Provider) mask(s string, more []string) string {
-	for _, w := range sortSecrets(append(append([]string(nil), more...), p.secrets...)) {
-		s = strings.ReplaceAll(s, w, "***")
+	var forms, short []string
+	for _, w := range append(append([]string(nil), more...), p.secrets...) {
+		if len(w) < minAnywhere {
+			short = append(short, escapedForms(w)...)
+		} else {
+			forms = append(forms, escapedForms(w)...)
+		}
+	}
+	for _, w := range sortSecrets(forms) {
+		s = maskSecret(s, w, false)
+	}
+	for _, w := range sortSecrets(short) {
+		s = maskSecret(s, w, true)
 	}
 	return s
+}
+
+// escapedForms are w and w as one JSON encoder or another writes it inside
+// a string (Go's \u003c for <, > and &; PHP's \/ and \u00e9): maskSecret
+// reads one level of escapes itself, and these forms the level below — a
+// JSON error body carried as a string in another (a proxy's wrapper).
+func escapedForms(w string) []string {
+	out := []string{w}
+	for _, html := range []bool{false, true} {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(html)
+		if enc.Encode(w) != nil {
+			continue
+		}
+		q := strings.TrimSuffix(b.String(), "\n")
+		q = q[1 : len(q)-1]
+		out = append(out, q, strings.ReplaceAll(q, "/", `\/`), asciiJSON(q), asciiJSON(strings.ReplaceAll(q, "/", `\/`)))
+	}
+	return sortSecrets(out)
+}
+
+// asciiJSON is q (JSON string content) with every non-ASCII character
+// written \uXXXX, as PHP and Python write them.
+func asciiJSON(q string) string {
+	var b strings.Builder
+	for _, r := range q {
+		if r < utf8.RuneSelf {
+			b.WriteRune(r)
+			continue
+		}
+		for _, u := range utf16.Encode([]rune{r}) {
+			fmt.Fprintf(&b, `\u%04x`, u)
+		}
+	}
+	return b.String()
+}
+
+// maskSecret replaces every occurrence of w in s with ***, reading each
+// escape in s as the character it stands for — a JSON string's (\/, \",
+// \u002B, \u00e9, a surrogate pair, hex in either case) or a URL's (%2F,
+// %2f) — in any mix: an API echoes the credentials it was sent escaped as
+// its encoder does (PHP: ghp\/AbC…), and the escaped form is as much the
+// secret as the raw one. With whole (a value read from the environment
+// shorter than minAnywhere, and its escaped forms), w is masked only
+// where it stands whole: not inside a longer word or number.
+func maskSecret(s, w string, whole bool) string {
+	if w == "" {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c != w[0] && c != '\\' && c != '%' {
+			i++
+			continue
+		}
+		j, ok := matchEscaped(s, i, w)
+		if ok && whole && (wordByte(s, i-1) || wordByte(s, j)) {
+			ok = false
+		}
+		if !ok {
+			i++
+			continue
+		}
+		b.WriteString(s[last:i])
+		b.WriteString("***")
+		i, last = j, j
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// minAnywhere is the shortest value read from the environment masked
+// wherever it stands; a shorter one ("42", "eu") only where it stands
+// whole (masking every "e" would leave no error to read). A URL's
+// ${NAME} is masked where it stands however short (expand's shown URL).
+const minAnywhere = 3
+
+// wordByte reports whether s[i] is a letter or digit (out of range: no).
+func wordByte(s string, i int) bool {
+	if i < 0 || i >= len(s) {
+		return false
+	}
+	c := s[i]
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// matchEscaped reports whether s from i holds w, with escapes read as
+// what they stand for, and where that ends.
+func matchEscaped(s string, i int, w string) (int, bool) {
+	j, k := i, 0
+	var buf [utf8.UTFMax]byte
+	for k < len(w) {
+		if j >= len(s) {
+			return 0, false
+		}
+		if c := s[j]; c == '\\' || c == '%' {
+			if n, m := unescapeAt(s[j:], &buf); n > 0 && strings.HasPrefix(w[k:], string(buf[:m])) {
+				j, k = j+n, k+m
+				continue
+			}
+		}
+		if s[j] != w[k] {
+			return 0, false
+		}
+		j, k = j+1, k+1
+	}
+	return j, true
+}
+
+// unescapeAt reads the escape s starts with into buf: its length in s
+// (0: none) and the length of what it stands for in buf.
+func unescapeAt(s string, buf *[utf8.UTFMax]byte) (int, int) {
+	if s[0] == '%' {
+		if len(s) >= 3 {
+			if v, ok := hexN(s[1:3]); ok {
+				buf[0] = byte(v)
+				return 3, 1
+			}
+		}
+		return 0, 0
+	}
+	if len(s) < 2 || s[0] != '\\' {
+		return 0, 0
+	}
+	var r rune
+	n := 2
+	switch s[1] {
+	case '"', '\\', '/':
+		r = rune(s[1])
+	case 'b':
+		r = '\b'
+	case 'f':
+		r = '\f'
+	case 'n':
+		r = '\n'
+	case 'r':
+		r = '\r'
+	case 't':
+		r = '\t'
+	case 'u':
+		if len(s) < 6 {
+			return 0, 0
+		}
+		v, ok := hexN(s[2:6])
+		if !ok {
+			return 0, 0
+		}
+		r, n = rune(v), 6
+		if utf16.IsSurrogate(r) {
+			if len(s) < 12 || s[6] != '\\' || s[7] != 'u' {
+				return 0, 0
+			}
+			v2, ok := hexN(s[8:12])
+			if !ok {
+				return 0, 0
+			}
+			if r = utf16.DecodeRune(r, rune(v2)); r == utf8.RuneError {
+				return 0, 0
+			}
+			n = 12
+		}
+	default:
+		return 0, 0
+	}
+	return n, utf8.EncodeRune(buf[:], r)
+}
+
+// hexN reads hex digits (either case).
+func hexN(s string) (uint32, bool) {
+	var v uint32
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		v = v<<4 | uint32(c)
+	}
+	return v, true
 }
 
 // snippet is a response body's start for a Detail, with every configured
@@ -523,7 +760,8 @@ func (p *Provider) resolveHeaders(e *Endpoint) (map[string]string, []string, err
 			if (!ok || val == "") && missing == "" {
 				missing = name
 			}
-			read = secretWords(read, val)
+			read = envSecretWords(read, val)
+			read = envSecretWords(read, url.QueryEscape(val))
 			return val
 		})
 		if missing != "" {
@@ -693,12 +931,12 @@ func (p *Provider) HonoursKeys() bool { return p.c.HonoursKeys }
 func (p *Provider) RequestTimeout() time.Duration { return p.c.Timeout }
 
 // Classify returns the class of a status code: the override if declared,
-// else DefaultClass.
+// else DefaultClass for whether this API honours keys.
 func (p *Provider) Classify(status int) Class {
 	if c, ok := p.c.Classify[status]; ok {
 		return c
 	}
-	return DefaultClass(status)
+	return DefaultClass(status, p.c.HonoursKeys)
 }
 
 // expand fills a URL template: {downstream_key}, a lookup's
@@ -709,28 +947,30 @@ func (p *Provider) Classify(status int) Class {
 // a server that cleans the path would read as another endpoint. read are
 // the values read from the environment (to mask); a variable not set is
 // an *EnvError.
-func expand(tmpl, downstreamKey, ref string, args map[string]any, env func(string) (string, bool)) (string, []string, error) {
+func expand(tmpl, downstreamKey, ref string, args map[string]any, env func(string) (string, bool)) (reqURL, []string, error) {
 	if _, err := templateNames(tmpl); err != nil {
-		return "", nil, err
+		return reqURL{}, nil, err
 	}
 	query := strings.IndexByte(tmpl, '?')
-	var out strings.Builder
+	var out, shown strings.Builder
 	var read []string
 	rest, at := tmpl, 0
 	for {
 		i := strings.IndexByte(rest, '{')
 		if i < 0 {
 			out.WriteString(rest)
-			return out.String(), read, nil
+			shown.WriteString(rest)
+			return reqURL{url: out.String(), shown: shown.String()}, read, nil
 		}
 		j := strings.IndexByte(rest[i:], '}') // templateNames checked it
 		n := rest[i+1 : i+j]
 		isEnv := i > 0 && rest[i-1] == '$'
+		lit := rest[:i]
 		if isEnv {
-			out.WriteString(rest[:i-1])
-		} else {
-			out.WriteString(rest[:i])
+			lit = rest[:i-1]
 		}
+		out.WriteString(lit)
+		shown.WriteString(lit)
 		var v string
 		switch {
 		case isEnv:
@@ -739,11 +979,11 @@ func expand(tmpl, downstreamKey, ref string, args map[string]any, env func(strin
 				v, ok = env(n)
 			}
 			if !ok || v == "" {
-				return "", read, &EnvError{Where: "the URL", Name: n}
+				return reqURL{}, read, &EnvError{Where: "the URL", Name: n}
 			}
-			read = secretWords(read, v)
-			read = secretWords(read, url.QueryEscape(v))
-			read = secretWords(read, url.PathEscape(v))
+			read = envSecretWords(read, v)
+			read = envSecretWords(read, url.QueryEscape(v))
+			read = envSecretWords(read, url.PathEscape(v))
 		case n == "downstream_key":
 			v = downstreamKey
 		case n == "provider_ref" && args == nil:
@@ -751,7 +991,7 @@ func expand(tmpl, downstreamKey, ref string, args map[string]any, env func(strin
 		default:
 			a, ok := args[n]
 			if !ok {
-				return "", read, fmt.Errorf("the URL needs argument %q, which this call does not have", n)
+				return reqURL{}, read, fmt.Errorf("the URL needs argument %q, which this call does not have", n)
 			}
 			switch x := a.(type) {
 			case string:
@@ -761,20 +1001,32 @@ func expand(tmpl, downstreamKey, ref string, args map[string]any, env func(strin
 			case bool:
 				v = strconv.FormatBool(x)
 			default:
-				return "", read, fmt.Errorf("argument %q is not a string, number or boolean and cannot go in the URL", n)
+				return reqURL{}, read, fmt.Errorf("argument %q is not a string, number or boolean and cannot go in the URL", n)
 			}
 		}
+		var esc string
 		if query >= 0 && at+i > query {
-			out.WriteString(url.QueryEscape(v))
+			esc = url.QueryEscape(v)
 		} else {
 			if v == "" || v == "." || v == ".." {
-				return "", read, fmt.Errorf("{%s} is %q, which cannot be a segment of the URL's path (a server would read another path)", n, v)
+				return reqURL{}, read, fmt.Errorf("{%s} is %q, which cannot be a segment of the URL's path (a server would read another path)", n, v)
 			}
-			out.WriteString(url.PathEscape(v))
+			esc = url.PathEscape(v)
+		}
+		out.WriteString(esc)
+		if isEnv {
+			// However short: where it stands, it is the secret.
+			shown.WriteString("***")
+		} else {
+			shown.WriteString(esc)
 		}
 		rest, at = rest[i+j+1:], at+i+j+1
 	}
 }
+
+// reqURL is a request's URL, and the URL an error names for it: each
+// value read from the environment written *** where it stands.
+type reqURL struct{ url, shown string }
 
 // exchange is one request's outcome at the transport level.
 type exchange struct {
@@ -786,11 +1038,12 @@ type exchange struct {
 	sentNone bool // the request failed before a byte of it was written
 }
 
-func (p *Provider) do(ctx context.Context, e *Endpoint, headers map[string]string, target string, body []byte, key string, secrets []string) (*exchange, error) {
+func (p *Provider) do(ctx context.Context, e *Endpoint, headers map[string]string, t reqURL, body []byte, key string, secrets []string) (*exchange, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
+	caller, own := ctx, time.Now().Add(p.c.Timeout)
 	ctx, cancel := context.WithTimeout(ctx, p.c.Timeout)
 	defer cancel()
 	// The transport writes from its own goroutine.
@@ -798,9 +1051,9 @@ func (p *Provider) do(ctx context.Context, e *Endpoint, headers map[string]strin
 	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
 		WroteHeaderField: func(string, []string) { wrote.Store(true) },
 	})
-	req, err := http.NewRequestWithContext(ctx, e.Method, target, rd)
+	req, err := http.NewRequestWithContext(ctx, e.Method, t.url, rd)
 	if err != nil {
-		return &exchange{sentNone: true}, fmt.Errorf("cannot build the request: %s", p.mask(redactErr(err), secrets))
+		return &exchange{sentNone: true}, fmt.Errorf("cannot build the request: %s", p.mask(redactErr(err, t.shown), secrets))
 	}
 	if body != nil && !p.c.HonoursKeys {
 		// A dispatch to an API that does not honour keys is sent once.
@@ -830,7 +1083,7 @@ func (p *Provider) do(ctx context.Context, e *Endpoint, headers map[string]strin
 	}
 	resp, err := p.client.Do(req)
 	if err != nil {
-		return &exchange{sentNone: !wrote.Load() && refusedBeforeSending(err)}, errors.New(p.mask(transportError(err), secrets))
+		return &exchange{sentNone: !wrote.Load() && refusedBeforeSending(err)}, errors.New(p.transportError(err, t.shown, p.cutShort(caller, own), secrets))
 	}
 	defer resp.Body.Close()
 	x := &exchange{status: resp.StatusCode, header: resp.Header}
@@ -860,26 +1113,58 @@ func refusedBeforeSending(err error) bool {
 	return errors.As(err, &dns) || errors.Is(err, syscall.ECONNREFUSED)
 }
 
-// transportError describes a failed exchange without the request's
-// headers, and names its URL without a query value or credentials
-// (redactURL): the text is stored with the attempt and shown to whoever
-// reads the operation.
-func transportError(err error) string {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		if ue.Timeout() {
-			return fmt.Sprintf("%s %s: no answer within the timeout", ue.Op, redactURL(ue.URL))
+// cutShort says why a request ended early, when its caller's context
+// ended it (a call's deadline — --timeout, a lease — before own, this
+// provider's timeout; a cancel); "" when it did not. A deadline the
+// caller set to this provider's timeout (reconcile's, set a moment
+// before own) is the provider's.
+func (p *Provider) cutShort(caller context.Context, own time.Time) string {
+	err := caller.Err()
+	if errors.Is(err, context.DeadlineExceeded) {
+		if dl, ok := caller.Deadline(); ok && dl.Before(own.Add(-p.c.Timeout/20)) {
+			return fmt.Sprintf("no answer before the call's own deadline ran out (its --timeout or lease), sooner than provider %s's %v timeout", p.c.Name, p.c.Timeout)
 		}
-		return fmt.Sprintf("%s %s: %s", ue.Op, redactURL(ue.URL), redactErr(ue.Err))
+		return ""
 	}
-	return err.Error()
+	if err != nil {
+		return "the call was cancelled before an answer came"
+	}
+	return ""
 }
 
-// redactErr is err's text with any URL it carries redacted.
-func redactErr(err error) string {
+// transportError describes a failed exchange without the request's
+// headers, and names its URL as shown (each value read from the
+// environment ***) without a query value or credentials (redactURL): the
+// text is stored with the attempt and shown to whoever reads the
+// operation; secrets (and p.secrets) are masked in what the exchange
+// said. cut, when the caller's context ended the request, says so: "no
+// answer within the timeout" alone reads as the provider's.
+func (p *Provider) transportError(err error, shown, cut string, secrets []string) string {
+	var ue *url.Error
+	if !errors.As(err, &ue) {
+		return p.mask(err.Error(), secrets)
+	}
+	u := p.mask(redactURL(shown), secrets)
+	switch {
+	case cut != "":
+		return fmt.Sprintf("%s %s: %s", ue.Op, u, cut)
+	case ue.Timeout():
+		return fmt.Sprintf("%s %s: no answer within the timeout (provider %s's, %v)", ue.Op, u, p.c.Name, p.c.Timeout)
+	}
+	return fmt.Sprintf("%s %s: %s", ue.Op, u, p.mask(redactErr(ue.Err, ""), secrets))
+}
+
+// redactErr is err's text with the URL it carries redacted: shown, the
+// request's own as an error may name it, when it is the request's (""
+// for a URL of its own).
+func redactErr(err error, shown string) string {
 	var ue *url.Error
 	if errors.As(err, &ue) {
-		return fmt.Sprintf("%s %s: %s", ue.Op, redactURL(ue.URL), redactErr(ue.Err))
+		u := ue.URL
+		if shown != "" {
+			u = shown
+		}
+		return fmt.Sprintf("%s %s: %s", ue.Op, redactURL(u), redactErr(ue.Err, ""))
 	}
 	return err.Error()
 }
@@ -948,8 +1233,10 @@ func (p *Provider) Dispatch(ctx context.Context, req provider.Request) (provider
 		return provider.Response{}, provider.Ambiguous("%v", err)
 	}
 	detail := fmt.Sprintf("HTTP %d", x.status)
-	if s := p.snippet(x.body, secrets); s != "" && p.Classify(x.status) != Applied {
-		detail += ": " + s
+	if p.Classify(x.status) != Applied {
+		if s := p.snippet(x.body, secrets); s != "" {
+			detail += ": " + s
+		}
 	}
 	switch p.Classify(x.status) {
 	case Applied:

@@ -60,7 +60,13 @@ func TestDispatchClassifiesEveryAnswer(t *testing.T) {
 			w.Header().Set("Retry-After", "3")
 			w.WriteHeader(429)
 		}, nil, false, want{status: provider.Busy, retryAfter: 3 * time.Second}},
-		{"503 retry the same key", status(503, ""), nil, false, want{status: provider.Busy}},
+		{"503 with honours_keys: retry the same key", status(503, ""), nil, true, want{status: provider.Busy}},
+		{"503 without honours_keys: unknown (a proxy answers 503 after the backend got the request)",
+			status(503, "upstream connect error or disconnect/reset before headers. reset reason: connection termination"), nil, false,
+			want{ambiguous: true, detail: "HTTP 503: upstream connect error"}},
+		{"503 without honours_keys classified retry: retry", status(503, ""), map[int]httpapi.Class{503: httpapi.Retry}, false, want{status: provider.Busy}},
+		{"502 with honours_keys: unknown", status(502, ""), nil, true, want{ambiguous: true, detail: "HTTP 502"}},
+		{"504 unknown", status(504, ""), nil, false, want{ambiguous: true, detail: "HTTP 504"}},
 		{"500 unknown", status(500, "boom"), nil, false, want{ambiguous: true, detail: "HTTP 500: boom"}},
 		{"502 unknown", status(502, ""), nil, false, want{ambiguous: true, detail: "HTTP 502"}},
 		{"302 unknown: a write is not followed elsewhere", func(w http.ResponseWriter, r *http.Request) {
@@ -71,7 +77,7 @@ func TestDispatchClassifiesEveryAnswer(t *testing.T) {
 			case <-time.After(2 * time.Second):
 			case <-r.Context().Done():
 			}
-		}, nil, false, want{ambiguous: true, detail: "no answer within the timeout"}},
+		}, nil, false, want{ambiguous: true, detail: "no answer within the timeout (provider mail's, 300ms)"}},
 		{"connection broken after the request was written: unknown", func(w http.ResponseWriter, r *http.Request) {
 			io.ReadAll(r.Body)
 			conn, _, err := w.(http.Hijacker).Hijack()
@@ -147,6 +153,50 @@ func status(code int, body string) http.HandlerFunc {
 	}
 }
 
+// A request cut short says whose time ran out: the provider's configured
+// timeout, or the call's own deadline (--timeout, a lease) before it —
+// "no answer within the timeout" alone reads as the provider's.
+func TestATimeoutSaysWhoseItWas(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(time.Second):
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	p, err := httpapi.New(httpapi.Config{Name: "mail", Timeout: 400 * time.Millisecond,
+		Dispatch: httpapi.Endpoint{URL: srv.URL + "/send"},
+		Lookup:   &httpapi.Endpoint{URL: srv.URL + "/send/{downstream_key}"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancelled, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	short, cancelShort := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancelShort()
+	for _, c := range []struct {
+		name  string
+		ctx   context.Context
+		want  string
+		never string
+	}{
+		{"the provider's timeout", context.Background(), "no answer within the timeout (provider mail's, 400ms)", "deadline"},
+		{"the call's deadline", short, "no answer before the call's own deadline ran out (its --timeout or lease), sooner than provider mail's 400ms timeout", "within the timeout"},
+		{"the call cancelled", cancelled, "the call was cancelled before an answer came", "within the timeout"},
+	} {
+		resp, derr := p.Dispatch(c.ctx, provider.Request{DownstreamKey: "k", Args: json.RawMessage(`{}`)})
+		_, lerr := p.Lookup(c.ctx, "k")
+		for what, out := range map[string]string{"dispatch": errString(derr) + resp.Detail, "lookup": errString(lerr)} {
+			if !strings.Contains(out, c.want) || strings.Contains(out, c.never) {
+				t.Errorf("%s, %s: %q; want %q", c.name, what, out, c.want)
+			}
+		}
+		if !errors.Is(derr, provider.ErrAmbiguous) {
+			t.Errorf("%s: dispatch %+v, %v; want unknown", c.name, resp, derr)
+		}
+	}
+}
+
 // A provider that is down: the connection is refused before a byte is
 // sent, so nothing was applied — the one transport failure that is
 // evidence. Its lookup cannot tell.
@@ -208,16 +258,29 @@ func TestLookupFoundNotFoundCannotTell(t *testing.T) {
 	}
 }
 
+// The defaults, for an API that honours keys and for one that does not:
+// they differ only at 503, which a proxy (Envoy, Istio: "upstream connect
+// error or disconnect/reset before headers") answers after the backend
+// got the request — retry re-sends the same key, which only an API that
+// honours keys answers with its first result.
 func TestDefaultClassTable(t *testing.T) {
 	for code, want := range map[int]httpapi.Class{
 		200: httpapi.Applied, 201: httpapi.Applied, 202: httpapi.Applied, 204: httpapi.Applied,
 		400: httpapi.Failed, 401: httpapi.Failed, 403: httpapi.Failed, 404: httpapi.Failed, 422: httpapi.Failed, 405: httpapi.Failed,
-		409: httpapi.Retry, 425: httpapi.Retry, 429: httpapi.Retry, 503: httpapi.Retry,
+		409: httpapi.Retry, 425: httpapi.Retry, 429: httpapi.Retry,
 		408: httpapi.Unknown, 500: httpapi.Unknown, 502: httpapi.Unknown, 504: httpapi.Unknown, 301: httpapi.Unknown,
 	} {
-		if got := httpapi.DefaultClass(code); got != want {
-			t.Errorf("%d: %s, want %s", code, got, want)
+		for _, honours := range []bool{true, false} {
+			if got := httpapi.DefaultClass(code, honours); got != want {
+				t.Errorf("%d (honours keys %t): %s, want %s", code, honours, got, want)
+			}
 		}
+	}
+	if got := httpapi.DefaultClass(503, true); got != httpapi.Retry {
+		t.Errorf("503 (honours keys): %s, want retry", got)
+	}
+	if got := httpapi.DefaultClass(503, false); got != httpapi.Unknown {
+		t.Errorf("503 (does not honour keys): %s, want unknown", got)
 	}
 }
 

@@ -31,9 +31,9 @@ func TestServerFaultSwitches(t *testing.T) {
 		{"reject", false, provider.Rejected, false, 0},
 		{"5xx", false, "", true, 0},
 		{"busy", false, provider.Busy, false, 0},
-		{"delay=400ms", false, "", true, 1},             // the caller gives up at 200ms; the server applies anyway
-		{"fail-before", false, provider.Busy, false, 0}, // 503: retry by default (a config may classify it not_applied)
-		{"stall=400ms", false, "", true, 0},             // the caller gives up; the server drops it, nothing applied
+		{"delay=400ms", false, "", true, 1}, // the caller gives up at 200ms; the server applies anyway
+		{"fail-before", false, "", true, 0}, // 503 from an API without honours_keys: unknown by default (a config may classify it not_applied)
+		{"stall=400ms", false, "", true, 0}, // the caller gives up; the server drops it, nothing applied
 	}
 	for _, c := range cases {
 		t.Run("fault "+c.fault, func(t *testing.T) {
