@@ -58,6 +58,12 @@ type Evidence struct {
 	Status        string    `json:"status,omitempty"`
 	At            time.Time `json:"at,omitzero"`
 	Detail        string    `json:"detail"`
+	// CheckedAt is when the ledger recorded this answer as a lookup
+	// attempt (its started_at; model.Finding.At), zero when it was not
+	// recorded. Not the provider's: a "has nothing" is evidence only of
+	// what the provider had then, and an attempt after it may have sent
+	// the effect since (reconcile.CheckOutdated).
+	CheckedAt time.Time `json:"-"`
 }
 
 // Provider is one external system.

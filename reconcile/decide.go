@@ -203,6 +203,11 @@ func decideTx(tx store.Tx, d Decision, action model.Action, apply applyFunc, g *
 		return op, model.Errorf(model.CodeIllegal, "cannot %s %s/%s: it is %s (allowed from %s: %s)",
 			action.Verb(), d.Tenant, d.Key, op.State, op.State, legalText(*op))
 	}
+	// A check that found nothing is evidence only until an attempt that
+	// may have reached the provider comes after it.
+	if err := checkOutdatedTx(tx, d, action, op); err != nil {
+		return op, err
+	}
 	if !d.Override {
 		// The latest recorded finding (a triage run's, another
 		// operator's check) binds every path to a decision, not only the

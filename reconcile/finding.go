@@ -120,7 +120,7 @@ func EvidenceOf(f *model.Finding) *provider.Evidence {
 	// Detail becomes a decision's evidence text ("provider lookup: …"),
 	// which must be inert: the provider's words are made so.
 	ev := &provider.Evidence{Provider: f.Provider, Found: f.Kind == model.FindingHasIt, Ref: f.Ref, At: f.At,
-		Detail: clip(textsafe.Visible(f.Detail))}
+		Detail: clip(textsafe.Visible(f.Detail)), CheckedAt: f.At}
 	if ev.Detail == "" {
 		ev.Detail = fmt.Sprintf("%s %s", f.Provider, f.Kind.Words())
 	}
@@ -239,6 +239,10 @@ func (s *Service) Look(ctx context.Context, op *model.Operation, by string) (Loo
 		return l, err
 	}
 	l.Recorded = true
+	// The answer is of what the provider had when it was asked: a
+	// decision that rests on it is refused once a later attempt may have
+	// reached the provider (CheckOutdated).
+	l.Evidence.CheckedAt = l.Finding.At
 	return l, nil
 }
 

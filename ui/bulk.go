@@ -85,13 +85,15 @@ func lookFirst(ctx context.Context, svc *reconcile.Service, seq int, action mode
 // needLook is how many marked rows' providers are asked before the review
 // — or, for one operation, whether its provider is (1): "not applied" on
 // an operation no check on this screen answered for, as the bulk review
-// asks (reconcile.Service.NeedsLook).
+// asks (reconcile.Service.NeedsLook). A check that found nothing before
+// the operation's latest recorded attempt or lookup (reconcile.
+// CheckOutdated) answered for nothing: the provider is asked again.
 func (a actionModel) needLook(e env) int {
 	if e.svc == nil || e.readOnly {
 		return 0
 	}
 	if len(a.bulk) == 0 {
-		if a.finding == nil && e.svc.NeedsLook(a.action, a.op) {
+		if (a.finding == nil || reconcile.CheckOutdated(a.finding, a.op.Finding) != "") && e.svc.NeedsLook(a.action, a.op) {
 			return 1
 		}
 		return 0
@@ -217,6 +219,11 @@ func (m Model) bulkChecked(msg bulkCheckedMsg) (Model, tea.Cmd) {
 func (a actionModel) lookedAt(ops []model.Operation) actionModel {
 	if len(ops) == 1 {
 		op := ops[0]
+		if a.finding != nil && !a.finding.Found {
+			// Asked again (needLook): what the provider said before is
+			// no finding now, whatever it says this time.
+			a.finding = nil
+		}
 		if f := op.Finding; f != nil && !f.Stale && f.Kind == model.FindingCannotTell {
 			a.cannotTell = or(cannotTellWhy(f.Detail), "the provider could not be asked")
 		} else {

@@ -36,7 +36,9 @@ func (m Model) requestAction(req actionRequestMsg, e env) (Model, tea.Cmd) {
 	// "not applied" (and a lookup that found nothing is recorded by
 	// reconcile itself, not typed in for the operator).
 	var finding *provider.Evidence
-	if c := m.detail.check; m.screen == screenDetail && c != nil && c.err == nil && c.key == op.Key && c.tenant == op.Tenant {
+	// A check out of date — made before an attempt that may have reached
+	// the provider — is none (checkState.current): n and s ask first.
+	if c := m.detail.check.current(); m.screen == screenDetail && c != nil && c.err == nil && c.key == op.Key && c.tenant == op.Tenant {
 		ev := c.ev
 		finding = &ev
 	}
@@ -85,7 +87,7 @@ func (m Model) requestAction(req actionRequestMsg, e env) (Model, tea.Cmd) {
 	}
 	var chk *checkState
 	if m.screen == screenDetail {
-		chk = m.detail.check
+		chk = m.detail.check.current()
 	}
 	if held && (finding == nil || !finding.Found) {
 		// A new key (held: the key it replaced was applied after all):
@@ -159,7 +161,12 @@ func (m Model) decided(msg decisionMsg) (Model, tea.Cmd) {
 		// reason to type it all again. reconcile's refusal says what
 		// changed; the refresh says who (the form's stale warning).
 		problem := oneLine(msg.Err.Error())
-		if model.IsCode(msg.Err, model.CodeStale) {
+		switch {
+		case errors.Is(msg.Err, reconcile.ErrCheckOutdated):
+			// The operation may be as the form saw it; the provider check
+			// it rested on is not: another attempt (or lookup) came after.
+			problem = fmt.Sprintf("the provider check this rested on is out of date — an attempt that may have reached the provider, or another lookup, came after it; nothing was written. esc, then check %s again (c).", clipMiddle(ref, 44))
+		case model.IsCode(msg.Err, model.CodeStale):
 			// Our words, not the store's (one time format on screen); the
 			// fresh read reloadAll asks for says who moved it on
 			// (staleNoticed).

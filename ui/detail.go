@@ -15,6 +15,7 @@ import (
 
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
+	"github.com/retrysafe/retrysafe/reconcile"
 )
 
 // The detail view: everything the ledger knows about one operation — its
@@ -30,6 +31,49 @@ type checkState struct {
 	ev          provider.Evidence
 	err         error
 	at          time.Time
+	// version is the operation's version on screen when the answer came:
+	// a check the ledger did not record has no time to compare attempts
+	// with, and is out of date once the operation moves on.
+	version int64
+	// outdated, when set, says why the check is no evidence any more: an
+	// attempt that may have reached the provider came after it, or the
+	// provider was asked again since (reconcile.CheckOutdated). It is
+	// shown as such, and no decision takes it (current).
+	outdated string
+}
+
+// current is the check while it is evidence for a decision: nil once it
+// is out of date.
+func (c *checkState) current() *checkState {
+	if c == nil || c.outdated != "" {
+		return nil
+	}
+	return c
+}
+
+// against is c as of op, read after it: a check that found nothing (or
+// could not tell) belongs to the attempts it was made after, and is out of
+// date once another attempt that may have reached the provider, or
+// another lookup, is recorded. One that found the effect stands: a
+// provider never takes a delivery back.
+func (c *checkState) against(op model.Operation) *checkState {
+	if c == nil || c.outdated != "" || c.tenant != op.Tenant || c.key != op.Key || (c.err == nil && c.ev.Found) {
+		return c
+	}
+	why := ""
+	switch ev := c.ev; {
+	case !ev.CheckedAt.IsZero():
+		ev.Found = false
+		why = reconcile.CheckOutdated(&ev, op.Finding)
+	case c.version != 0 && op.Version != c.version:
+		why = fmt.Sprintf("the operation moved on since (version %d, now %d)", c.version, op.Version)
+	}
+	if why == "" {
+		return c
+	}
+	out := *c
+	out.outdated = why
+	return &out
 }
 
 type detailModel struct {
@@ -127,6 +171,9 @@ func (d detailModel) update(msg tea.Msg, e env) (detailModel, tea.Cmd) {
 		d.err = nil
 		d.d, d.replaced = msg.Detail, msg.Replaced
 		op := msg.Detail.Operation
+		// The check on screen belongs to the attempts it was made after:
+		// the operation read again may have moved on past it.
+		d.check = d.check.against(op)
 		// Later reloads ask by (tenant, key): a followed link came by id.
 		d.target = detailTarget{Tenant: op.Tenant, Key: op.Key}
 		return d.render(e), nil
@@ -136,6 +183,9 @@ func (d detailModel) update(msg tea.Msg, e env) (detailModel, tea.Cmd) {
 		}
 		d.checking = false
 		d.check = &checkState{tenant: msg.Tenant, key: msg.Key, ev: msg.Evidence, err: msg.Err, at: e.now}
+		if d.d != nil {
+			d.check.version = d.d.Operation.Version
+		}
 		// The check was recorded as a finding: read it back with its
 		// lookup attempt.
 		return d.render(e).reload(e)
@@ -315,6 +365,12 @@ func (d detailModel) view(e env, w, h int) string {
 func renderDetail(e env, d *model.Detail, replaced *replacedFinding, chk *checkState, checking bool, w int) string {
 	s := e.styles
 	op := d.Operation
+	// A check out of date is said as such, and is no evidence: everything
+	// below reads as if there were none.
+	old := chk
+	if chk = chk.current(); chk != nil {
+		old = nil
+	}
 	var b strings.Builder
 	line := func(str string) { b.WriteString(str + "\n") }
 	const labelW = 15
@@ -507,6 +563,18 @@ func renderDetail(e env, d *model.Detail, replaced *replacedFinding, chk *checkS
 			text += " That is evidence to mark it applied (a); marking it not applied (n) goes against it: the next call would send it a second time."
 		}
 		para(style, text)
+	case old != nil && (op.State == model.StateUnknown || op.State == model.StateInProgress || op.State == model.StateNotApplied):
+		// The check on this screen was made before what the ledger
+		// recorded since: the provider may hold the effect now.
+		what := localTimes(old.ev.Detail, e)
+		if old.err != nil {
+			what = "cannot tell"
+		}
+		text := fmt.Sprintf("Your provider check at %s (%s) is out of date: %s. It is no evidence now", clockTime(old.at, e), what, localTimes(old.outdated, e))
+		if !e.readOnly {
+			text += " — check again (c)"
+		}
+		para(s.Contra.Render, text+".")
 	case op.Finding != nil && (op.State == model.StateUnknown || op.State == model.StateInProgress):
 		// No check on this screen: the last one recorded, by whoever.
 		style := findingStyle(s, op.Finding)
@@ -543,7 +611,7 @@ func renderDetail(e env, d *model.Detail, replaced *replacedFinding, chk *checkS
 		field("replays until", clockTime(op.ExpiresAt, e))
 	}
 
-	if op.Provider != "" || op.ProviderRef != "" || chk != nil || checking {
+	if op.Provider != "" || op.ProviderRef != "" || chk != nil || old != nil || checking {
 		line("")
 		line(" " + s.Section.Render("Provider"))
 		field("provider", op.Provider)
@@ -578,6 +646,8 @@ func renderDetail(e env, d *model.Detail, replaced *replacedFinding, chk *checkS
 				style = s.BannerOK.Render
 			}
 			field("check", style(localTimes(chk.ev.Detail, e))+s.Muted.Render(" (asked "+clockTime(chk.at, e)+"; changes nothing)"))
+		case old != nil:
+			field("check", s.Muted.Render(localTimes(or(old.ev.Detail, "cannot tell"), e)+" (asked "+clockTime(old.at, e)+"; out of date: "+localTimes(old.outdated, e)+")"))
 		}
 	}
 
