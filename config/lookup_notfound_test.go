@@ -1,10 +1,16 @@
 package config_test
 
 import (
+	"context"
+	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/retrysafe/retrysafe/config"
+	"github.com/retrysafe/retrysafe/provider"
+	"github.com/retrysafe/retrysafe/provider/httpapi"
+	"github.com/retrysafe/retrysafe/provider/sandbox"
 )
 
 // not_found and not_found_value are checked at load, each error with its
@@ -52,5 +58,45 @@ func TestLookupNotFoundIsCheckedAtLoad(t *testing.T) {
 				t.Errorf("Parse: %v; want an error starting %q", err, c.err)
 			}
 		})
+	}
+}
+
+// The README's mailer: against the sandbox server, a lookup URL with the
+// right route gets the API's own 404 ({"error": "…"}) — has nothing; one
+// with a wrong route (a typo, /delivery for /deliveries) gets the router's
+// plain-text 404, which without not_found was "has nothing" too, and with
+// it cannot tell.
+func TestLookupNotFoundAgainstTheSandboxServer(t *testing.T) {
+	sb, err := sandbox.Open(filepath.Join(t.TempDir(), "mail.provider.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	srv := httptest.NewServer(sandbox.NewServer(sb, []string{"sandbox-idem"}, sandbox.Fault{}).Handler())
+	defer srv.Close()
+	lookup := func(t *testing.T, route, notFound string) (provider.Evidence, error) {
+		t.Helper()
+		doc := httpProvider("[providers.lookup]\nurl = \"" + srv.URL + "/v1/sandbox-idem/" + route + "/{downstream_key}\"\n" + notFound)
+		cfg, err := config.Parse("t.toml", []byte(doc), noEnv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := httpapi.New(cfg.Providers[0].HTTP.Config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Lookup(context.Background(), "rs-never-sent")
+	}
+	const guard = "not_found = \"/error\"\n"
+	if ev, err := lookup(t, "deliveries", guard); err != nil || ev.Found {
+		t.Errorf("right route, not_found: %+v, %v; want has nothing", ev, err)
+	}
+	if ev, err := lookup(t, "delivery", guard); err == nil || ev.Found || !strings.Contains(err.Error(), "a wrong route looks like this") {
+		t.Errorf("wrong route, not_found: %+v, %v; want cannot tell", ev, err)
+	}
+	// The risk the README names: without not_found the wrong route's 404
+	// reads as "has nothing".
+	if ev, err := lookup(t, "delivery", ""); err != nil || ev.Found {
+		t.Errorf("wrong route, no not_found: %+v, %v; want has nothing (as documented)", ev, err)
 	}
 }

@@ -1286,9 +1286,10 @@ func (p *Provider) Dispatch(ctx context.Context, req provider.Request) (provider
 
 // Lookup asks the API what it holds under a downstream key: 2xx found
 // (with Endpoint.Found, only when a value is at that pointer), 404 not
-// found, anything else (or no lookup configured) cannot tell — an error,
-// never evidence. A lookup URL that needs {provider_ref} cannot
-// tell from a downstream key alone: see LookupQuery.
+// found (with Endpoint.NotFound, only the API's own not-found answer: any
+// other 404 cannot tell), anything else (or no lookup configured) cannot
+// tell — an error, never evidence. A lookup URL that needs {provider_ref}
+// cannot tell from a downstream key alone: see LookupQuery.
 func (p *Provider) Lookup(ctx context.Context, downstreamKey string) (provider.Evidence, error) {
 	return p.LookupQuery(ctx, provider.Query{DownstreamKey: downstreamKey})
 }
