@@ -156,6 +156,11 @@ type endpointSpec struct {
 	// (httpapi.Endpoint.Found). A pointer: found = "" is an error, not
 	// the absent key.
 	Found *string `toml:"found"`
+	// NotFound and NotFoundValue are for [providers.lookup] of an http
+	// provider only (httpapi.Endpoint.NotFound): which 404 is the API's
+	// own "no such thing". Pointers: "" is an error, not the absent key.
+	NotFound      *string `toml:"not_found"`
+	NotFoundValue *string `toml:"not_found_value"`
 	// Rate is for [providers.lookup] only: lookups a second (see
 	// Provider.LookupRate). A pointer: absent is not zero.
 	Rate *float64 `toml:"rate"`
@@ -236,7 +241,7 @@ func Parse(name string, doc []byte, lookupEnv func(string) (string, bool)) (*Con
 				return nil, at("kind")("provider %s: a sandbox provider takes only name, kind, honours_keys, authoritative_lookup and a [providers.lookup] rate", ps.Name)
 			}
 			// The sandbox's lookup is built in: its section may only pace it.
-			if l := ps.Lookup; l != nil && (l.URL != "" || l.Method != "" || l.Headers != nil || l.KeyHeader != "" || l.RefPointer != "" || l.Found != nil) {
+			if l := ps.Lookup; l != nil && (l.URL != "" || l.Method != "" || l.Headers != nil || l.KeyHeader != "" || l.RefPointer != "" || l.Found != nil || l.NotFound != nil || l.NotFoundValue != nil) {
 				return nil, at("lookup")("provider %s: a sandbox provider's lookup is built in: its [providers.lookup] takes only rate", ps.Name)
 			}
 		case KindHTTP:

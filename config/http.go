@@ -8,8 +8,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider/httpapi"
 )
+
+// maxNotFoundValue bounds not_found_value: an API's error code, not a
+// message.
+const maxNotFoundValue = 256
 
 // HTTP is an HTTP provider's settings, checked; building the provider from
 // it opens nothing.
@@ -89,6 +94,31 @@ func parseHTTP(ps providerSpec, at func(...string) func(string, ...any) error, l
 				return httpapi.Endpoint{}, at(which, "found")("provider %s: lookup found: %v", ps.Name, err)
 			}
 			out.Found = *e.Found
+		}
+		if e.NotFound != nil {
+			if which != "lookup" {
+				return httpapi.Endpoint{}, at(which, "not_found")("provider %s: not_found belongs in [providers.lookup] (what the API's own 404 answer holds)", ps.Name)
+			}
+			if err := httpapi.CheckPointer(*e.NotFound); err != nil {
+				return httpapi.Endpoint{}, at(which, "not_found")("provider %s: lookup not_found: %v", ps.Name, err)
+			}
+			out.NotFound = *e.NotFound
+		}
+		if e.NotFoundValue != nil {
+			v := *e.NotFoundValue
+			switch {
+			case which != "lookup":
+				return httpapi.Endpoint{}, at(which, "not_found_value")("provider %s: not_found_value belongs in [providers.lookup] (with not_found)", ps.Name)
+			case e.NotFound == nil:
+				return httpapi.Endpoint{}, at(which, "not_found_value")("provider %s: not_found_value needs not_found, the JSON pointer to the API's not-found code (e.g. not_found = \"/error/code\")", ps.Name)
+			case v == "":
+				return httpapi.Endpoint{}, at(which, "not_found_value")("provider %s: not_found_value is empty: give the code the API's 404 holds at %s, or leave not_found_value out (any value there will do)", ps.Name, *e.NotFound)
+			}
+			// Shown in a lookup's detail: plain text only.
+			if err := model.ValidateText("not_found_value", v, maxNotFoundValue); err != nil {
+				return httpapi.Endpoint{}, at(which, "not_found_value")("provider %s: %v", ps.Name, err)
+			}
+			out.NotFoundValue = v
 		}
 		keyHeader := ""
 		if which == "dispatch" {

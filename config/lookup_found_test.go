@@ -88,6 +88,9 @@ func TestLookupFoundPointerTellsAnEmptySearchFromAHit(t *testing.T) {
 		{"found: 500 still cannot tell", "found = \"/data/0\"\n", "broken", "HTTP 500", ""},
 		{"no found: an empty list is has it (documented)", "", "empty-list", hasIt, ""},
 		{"no found: 404 is nothing", "", "gone", hasNothing, ""},
+		{"not_found: the API's 404 is nothing", "not_found = \"/error\"\n", "gone", hasNothing, ""},
+		{"not_found_value: another 404 cannot tell", "not_found = \"/error\"\nnot_found_value = \"charge_not_found\"\n", "gone", "a wrong route looks like this", ""},
+		{"not_found: an HTML 200 is still has it without found", "not_found = \"/error\"\n", "not-json", hasIt, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ev, err := build(t, c.lookup).Lookup(context.Background(), c.key)

@@ -193,6 +193,18 @@ type Endpoint struct {
 	// body is "has nothing"; a body that is not JSON, broke off or is over
 	// max_response_bytes cannot tell. "" = any 2xx answer is "has it".
 	Found string
+	// NotFound (lookups only) is a JSON pointer to where the API's own
+	// not-found answer says so ("/error/code"): with it, a 404 is "has
+	// nothing" only when its body is one JSON value with a value at that
+	// pointer (as for Found: not null, false, 0, "", [] or {}) — or, with
+	// NotFoundValue, a string or number written exactly NotFoundValue. Any
+	// other 404 (HTML, plain text, empty, another code, over
+	// max_response_bytes, broke off) cannot tell: a wrong route in the
+	// config, or a gateway's or proxy's 404 for a path it does not know,
+	// looks just like "no such delivery", and its "has nothing" would let
+	// the call be sent again. "" = any 404 is "has nothing".
+	NotFound      string
+	NotFoundValue string
 }
 
 // Config is one HTTP provider.
@@ -207,8 +219,9 @@ type Config struct {
 	KeyHeader string
 	Dispatch  Endpoint
 	// Lookup, when set, asks what the API holds under a downstream key:
-	// 2xx found (with Found: a value at that pointer), 404 not found,
-	// anything else cannot tell.
+	// 2xx found (with Found: a value at that pointer), 404 not found (with
+	// NotFound: only the API's own not-found answer), anything else cannot
+	// tell.
 	Lookup *Endpoint
 	// Classify overrides DefaultClass for exact status codes.
 	Classify map[int]Class
@@ -676,6 +689,22 @@ func checkEndpoint(e *Endpoint, method string, dispatch, env bool) (string, erro
 		}
 		if err := CheckPointer(e.Found); err != nil {
 			return "found", fmt.Errorf("found: %w", err)
+		}
+	}
+	if e.NotFound != "" {
+		if dispatch {
+			return "not_found", errors.New("not_found belongs in [providers.lookup]")
+		}
+		if err := CheckPointer(e.NotFound); err != nil {
+			return "not_found", fmt.Errorf("not_found: %w", err)
+		}
+	}
+	if e.NotFoundValue != "" {
+		if dispatch {
+			return "not_found_value", errors.New("not_found_value belongs in [providers.lookup]")
+		}
+		if e.NotFound == "" {
+			return "not_found_value", errors.New("not_found_value needs not_found (the JSON pointer to the API's not-found code)")
 		}
 	}
 	for k, v := range e.Headers {
@@ -1319,9 +1348,10 @@ func (p *Provider) Dispatch(ctx context.Context, req provider.Request) (provider
 
 // Lookup asks the API what it holds under a downstream key: 2xx found
 // (with Endpoint.Found, only when a value is at that pointer), 404 not
-// found, anything else (or no lookup configured) cannot tell — an error,
-// never evidence. A lookup URL that needs {provider_ref} cannot
-// tell from a downstream key alone: see LookupQuery.
+// found (with Endpoint.NotFound, only the API's own not-found answer: any
+// other 404 cannot tell), anything else (or no lookup configured) cannot
+// tell — an error, never evidence. A lookup URL that needs {provider_ref}
+// cannot tell from a downstream key alone: see LookupQuery.
 func (p *Provider) Lookup(ctx context.Context, downstreamKey string) (provider.Evidence, error) {
 	return p.LookupQuery(ctx, provider.Query{DownstreamKey: downstreamKey})
 }
@@ -1394,6 +1424,17 @@ func (p *Provider) LookupQuery(ctx context.Context, q provider.Query) (provider.
 			ev.Detail += " (" + why + ")"
 		}
 		return ev, nil
+	case x.status == http.StatusNotFound && p.c.Lookup.NotFound != "":
+		why := notFound(x, p.c.Lookup.NotFound, p.c.Lookup.NotFoundValue)
+		if why != "" {
+			return ev, fmt.Errorf("cannot tell: %s answered the lookup with HTTP 404, but %s — a 404 without the API's not-found answer: a wrong route looks like this (check the lookup url)", p.c.Name, why)
+		}
+		at := p.c.Lookup.NotFound
+		if v := p.c.Lookup.NotFoundValue; v != "" {
+			at += " = " + strconv.Quote(v)
+		}
+		ev.Detail = fmt.Sprintf("%s holds nothing under %s (HTTP 404 with its not-found answer, %s)", p.c.Name, under, at)
+		return ev, nil
 	case x.status == http.StatusNotFound:
 		ev.Detail = fmt.Sprintf("%s holds nothing under %s (HTTP 404)", p.c.Name, under)
 		return ev, nil
@@ -1404,41 +1445,92 @@ func (p *Provider) LookupQuery(ctx context.Context, q provider.Query) (provider.
 // found reports whether a lookup's 2xx answer holds a value at ptr (see
 // Endpoint.Found); why says why the body cannot tell.
 func found(x *exchange, ptr string) (bool, string) {
+	doc, why := oneJSONValue(x, ptr)
+	if why != "" {
+		return false, why
+	}
+	v, ok := resolvePointer(doc, ptr)
+	return ok && nonEmpty(v), ""
+}
+
+// oneJSONValue decodes a lookup's whole answer, which must be one JSON
+// value; why says why it is not (ptr: what it would have been read for).
+func oneJSONValue(x *exchange, ptr string) (any, string) {
 	if x.overCap {
-		return false, "the response is over max_response_bytes, so whether anything is at " + ptr + " is not known"
+		return nil, "the response is over max_response_bytes, so whether anything is at " + ptr + " is not known"
 	}
 	if x.bodyErr != nil {
-		return false, "the response body broke off"
+		return nil, "the response body broke off"
+	}
+	if len(bytes.TrimSpace(x.body)) == 0 {
+		return nil, "the response is empty, not JSON"
 	}
 	var doc any
 	dec := json.NewDecoder(bytes.NewReader(x.body))
 	dec.UseNumber()
 	if err := dec.Decode(&doc); err != nil {
-		return false, "the response is not JSON"
+		return nil, "the response is not JSON"
 	}
 	if dec.More() {
-		return false, "the response is not one JSON value"
+		// "404 page not found" starts with a number: text, not JSON.
+		var next any
+		if err := dec.Decode(&next); err != nil {
+			return nil, "the response is not JSON"
+		}
+		return nil, "the response is not one JSON value"
+	}
+	return doc, ""
+}
+
+// notFound says why a lookup's 404 is not the API's own not-found answer
+// (see Endpoint.NotFound), or "" when it is.
+func notFound(x *exchange, ptr, want string) string {
+	doc, why := oneJSONValue(x, ptr)
+	if why != "" {
+		return why
 	}
 	v, ok := resolvePointer(doc, ptr)
-	if !ok {
-		return false, ""
+	if !ok || !nonEmpty(v) {
+		return "there is nothing at " + ptr
 	}
+	if want == "" {
+		return ""
+	}
+	// The value is not repeated: a response body may echo what it was
+	// sent, and this error is stored and shown.
+	switch v := v.(type) {
+	case string:
+		if v == want {
+			return ""
+		}
+	case json.Number:
+		if v.String() == want {
+			return ""
+		}
+	default:
+		return fmt.Sprintf("%s is not a string or number, so not %q", ptr, want)
+	}
+	return fmt.Sprintf("%s is not %q", ptr, want)
+}
+
+// nonEmpty: a value is there unless it is null, false, 0, "", [] or {}.
+func nonEmpty(v any) bool {
 	switch v := v.(type) {
 	case nil:
-		return false, ""
+		return false
 	case bool:
-		return v, ""
+		return v
 	case string:
-		return v != "", ""
+		return v != ""
 	case json.Number:
 		f, err := v.Float64()
-		return err != nil || f != 0, ""
+		return err != nil || f != 0
 	case []any:
-		return len(v) > 0, ""
+		return len(v) > 0
 	case map[string]any:
-		return len(v) > 0, ""
+		return len(v) > 0
 	}
-	return true, ""
+	return true
 }
 
 // pointer reads the reference at ptr in a response body; why says why
