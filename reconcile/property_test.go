@@ -51,6 +51,9 @@ type propOp struct {
 	base         int    // deliveries under its downstream key before it existed
 	lateRef      bool   // a late "applied" put the provider's reference on it
 	lid          string // the ledger's id, which its downstream key names
+	// resend: the current claim was taken from in_progress (released, or
+	// its lease ended): an earlier request may have reached the provider.
+	resend bool
 }
 
 func (o *propOp) dk() string { return reconcile.DownstreamKey(o.lid, o.tenant, o.key) }
@@ -168,6 +171,7 @@ func (m *propMachine) claim(tenant, key, tool string, variant int, prov string) 
 		m.tasks++
 		return op
 	}
+	op.resend = op.state == model.StateInProgress
 	op.state, op.leaseUntil = model.StateInProgress, m.now().Add(propLease)
 	return op
 }
@@ -207,6 +211,14 @@ func (m *propMachine) record(op *propOp, status provider.Status, ambiguous bool)
 	case status == provider.Rejected:
 		op.state, op.expiresAt = model.StateFailed, m.now().Add(propReplay)
 		return model.ClassFailed
+	case op.resend && op.honours():
+		// "Nothing applied" to a re-send speaks of the re-send only: the
+		// earlier request's outcome is still open, the claim released.
+		op.leaseUntil = m.now()
+		return model.ClassInProgress
+	case op.resend:
+		op.state = model.StateUnknown
+		return model.ClassUnknown
 	default:
 		op.state = model.StateNotApplied
 		return model.ClassInProgress
@@ -265,6 +277,7 @@ func (m *propMachine) sweep() {
 			op.state, op.leaseUntil = model.StateUnknown, time.Time{}
 			continue
 		}
+		op.resend = true
 		st, amb := m.deliver(op, provider.Faults{})
 		m.record(op, st, amb)
 	}

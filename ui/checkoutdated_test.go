@@ -18,12 +18,13 @@ import (
 func checkedThenSentAgain(t *testing.T) (*ledger, *harness) {
 	t.Helper()
 	l := newLedger(t)
+	noGrace(l) // decided right after the calls: what it tests is not the grace (grace_test.go)
 	l.nothingThere(t, "acme", "wn-2", "w2@n.example")
 	h := open(t, config(l), 120, 50)
 	selectOp(t, h, "acme/wn-2")
 	h.keys("enter", "c")
 	h.contains("that is evidence to mark it not applied (n)")
-	if _, err := l.second(t).MarkNotApplied(context.Background(), reconcile.Decision{Tenant: "acme", Key: "wn-2", Operator: "bob",
+	if _, err := l.second(t).MarkNotApplied(context.Background(), reconcile.Decision{Tenant: "acme", Key: "wn-2", Operator: "bob", WithinGrace: true,
 		Reason: "x", Evidence: "INC-78"}); err != nil {
 		t.Fatal(err)
 	}

@@ -31,12 +31,13 @@ func twoMailers(t *testing.T, dir, url, tools string, honours bool) string {
 	return cfg
 }
 
-// busyThenCreated answers its first request 503 (busy: not taken), every
-// later one 201.
+// busyThenCreated answers its first request 429 (busy: not taken — a 503
+// from a provider that does not honour keys is unknown, a proxy's may have
+// passed it on), every later one 201.
 func busyThenCreated(hits *atomic.Int32) *httptest.Server {
 	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if hits.Add(1) == 1 {
-			w.WriteHeader(http.StatusServiceUnavailable)
+			w.WriteHeader(http.StatusTooManyRequests)
 			return
 		}
 		w.WriteHeader(http.StatusCreated)
