@@ -40,6 +40,10 @@ type Store struct {
 	r        *sql.DB // readers: query_only, many connections under WAL
 	now      func() time.Time
 	ro       bool
+	// frozen: read as an immutable file (see FrozenReporter); frozenAt is
+	// the file as opened, to notice it changing (frozenWatcher).
+	frozen   bool
+	frozenAt os.FileInfo
 	sync     string // FULL, or OFF for Fast bulk ledgers
 
 	// The writer: one connection pinned for the store's life, taken in
@@ -211,8 +215,22 @@ func open(path string, o options) (*Store, error) {
 	}
 	r.SetMaxOpenConns(4)
 	r.SetMaxIdleConns(4)
+	if o.immutable {
+		// An immutable file is never checked for changes: each connection
+		// keeps the pages it read for its whole life and reads the others
+		// from the file as it is then. Several connections showed one
+		// screen counts from one moment and rows from another; one
+		// connection, kept for the store's life, is one view.
+		r.SetMaxOpenConns(1)
+		r.SetMaxIdleConns(1)
+		r.SetConnMaxLifetime(0)
+		r.SetConnMaxIdleTime(0)
+	}
 	s := &Store{path: path, w: w, r: r, now: o.Now, ro: o.ReadOnly, sync: "FULL", leaveWALAsked: o.LeaveWAL,
-		readOnWriter: o.ReadOnWriter}
+		readOnWriter: o.ReadOnWriter, frozen: o.immutable}
+	if o.immutable {
+		s.frozenAt, _ = os.Stat(path)
+	}
 	if o.Durability == store.Fast {
 		s.sync = "OFF"
 	}
@@ -443,6 +461,11 @@ func (s *Store) migrate(ctx context.Context) error {
 
 // Path is the ledger file.
 func (s *Store) Path() string { return s.path }
+
+// Frozen reports whether the ledger is read as a snapshot of its file as
+// opened (store.FrozenReporter): read-only, in a directory this process may
+// not write, so SQLite reads it as immutable and sees no later commit.
+func (s *Store) Frozen() bool { return s.frozen }
 
 // ReadOnly reports whether the store was opened read-only.
 func (s *Store) ReadOnly() bool { return s.ro }
