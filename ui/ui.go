@@ -147,6 +147,9 @@ type Model struct {
 	countsSeq   int
 	refreshedAt time.Time
 	loadErr     error
+	// frozen: the store reads a snapshot of the ledger file as opened
+	// (store.FrozenReporter): nothing on screen is ever "refreshed".
+	frozen bool
 
 	watcher     store.Watcher
 	watchErr    error
@@ -199,7 +202,14 @@ func New(cfg Config) Model {
 	h := help.New()
 	h.Styles = styles.Help
 	sp := spinner.New(spinner.WithSpinner(spinner.Dot), spinner.WithStyle(styles.Spinner))
+	var frozen bool
+	var news banner
+	if f, ok := cfg.Store.(store.FrozenReporter); ok && f.Frozen() {
+		frozen = true
+		news = banner{kind: bannerInfo, text: frozenNews, at: cfg.Now()}
+	}
 	return Model{
+		frozen: frozen, banner: news,
 		cfg: cfg, styles: &styles, keys: newGlobalKeys(), ctx: ctx, cancel: cancel, log: cfg.Log,
 		scope:   cfg.Tenant,
 		list:    newList(cfg.Renderer),
@@ -393,7 +403,9 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		}
 		m.counts, m.countsOK, m.loadErr = msg.Counts, true, nil
 		m.allUnknown = msg.AllUnknown
-		m.refreshedAt = e.now
+		if !m.frozen {
+			m.refreshedAt = e.now
+		}
 		c := m.startList(m.env())
 		var w tea.Cmd
 		if !m.list.started {
@@ -417,7 +429,7 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		return m, loadCounts(m.ctx, m.cfg.Store, m.countsSeq, m.scope)
 
 	case pageMsg:
-		if msg.Err == nil && msg.Seq == m.list.seq {
+		if msg.Err == nil && msg.Seq == m.list.seq && !m.frozen {
 			m.refreshedAt = e.now
 		} else if msg.Err != nil && msg.Seq == m.list.seq {
 			m.log.Printf("list: %v", msg.Err)
@@ -567,7 +579,10 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		m.polling = false
 		var cmds []tea.Cmd
 		if msg.Err != nil {
-			if m.watchErr == nil || m.watchErr.Error() != msg.Err.Error() {
+			if m.frozen && (m.watchErr == nil || m.watchErr.Error() != msg.Err.Error()) {
+				// Not a failing refresh: a snapshot whose file moved on.
+				m.banner = banner{kind: bannerErr, read: true, text: oneLine(errText(msg.Err)), at: e.now}
+			} else if m.watchErr == nil || m.watchErr.Error() != msg.Err.Error() {
 				// Said once, in words: the header's "live refresh
 				// failing" does not say whether to wait or restart (the
 				// ledger file replaced under the console: restart).
@@ -584,7 +599,9 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 				m.banner = banner{kind: bannerOK, text: "Live refresh recovered.", at: e.now}
 			}
 			m.watchErr = nil
-			m.refreshedAt = m.cfg.Now()
+			if !m.frozen {
+				m.refreshedAt = m.cfg.Now()
+			}
 			if msg.Changed {
 				m.log.Printf("ledger changed: reloading")
 				cmds = append(cmds, m.reloadAll())
@@ -794,6 +811,11 @@ func (m Model) handleKey(msg tea.KeyMsg, e env) (Model, tea.Cmd) {
 		case key.Matches(msg, m.keys.Lab) && m.cfg.Lab != nil && m.screen != screenLab:
 			m.labFrom, m.screen = m.screen, screenLab
 			return m, nil
+		case key.Matches(msg, m.keys.Refresh) && m.frozen:
+			// Reading again reads the same snapshot (or, once the file
+			// moved on, old pages beside new ones): say what would.
+			m.banner = banner{kind: bannerInfo, text: frozenNews, at: e.now}
+			return m, nil
 		case key.Matches(msg, m.keys.Refresh):
 			c := m.reloadAll()
 			return m, c
@@ -804,6 +826,9 @@ func (m Model) handleKey(msg tea.KeyMsg, e env) (Model, tea.Cmd) {
 	}
 	return m.route(m.focus(), msg, e)
 }
+
+// frozenNews is what a console on a snapshot says at the start and on r.
+const frozenNews = "SNAPSHOT — the ledger's directory is not writable here, so this shows the file as it was when opened; changes by others are not seen. Quit and reopen to reload."
 
 func (m Model) quit() (Model, tea.Cmd) {
 	m.log.Printf("console quit")

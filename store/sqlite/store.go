@@ -154,7 +154,11 @@ func dsn(path string, o options, reader bool) string {
 // nothing — a missing directory, a file that is not SQLite, a ledger written
 // by a newer retrysafe, and a path it cannot read or write.
 func Open(path string, opts store.Options) (*Store, error) {
-	o := options{Options: opts}
+	return openWaiting(path, options{Options: opts})
+}
+
+// openWaiting is open, waiting out other openers within the busy timeout.
+func openWaiting(path string, o options) (*Store, error) {
 	if o.BusyTimeout <= 0 {
 		o.BusyTimeout = 5 * time.Second
 	}
@@ -176,6 +180,19 @@ func Open(path string, opts store.Options) (*Store, error) {
 		time.Sleep(pause)
 		pause = min(2*pause, 50*time.Millisecond)
 	}
+}
+
+// OpenFrozen opens the ledger at path read-only as a snapshot, as Open
+// does with store.Options.ReadOnly for a ledger in a directory this process
+// may not write: the file is read as immutable (see Store.Frozen), and it
+// must have no write-ahead log content. For tests of what shows such a
+// ledger, and tools that want one fixed view of a file nobody writes.
+func OpenFrozen(path string, opts store.Options) (*Store, error) {
+	if !walEmpty(path) {
+		return nil, model.Errorf(model.CodeUnavailable, "cannot read %s as a snapshot: %s holds commits not yet in it", path, filepath.Base(path)+"-wal")
+	}
+	opts.ReadOnly, opts.Create = true, false
+	return openWaiting(path, options{Options: opts, immutable: true})
 }
 
 // options are Open's, plus what only this driver decides for itself.
