@@ -439,7 +439,19 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		m, c = m.route(m.list, msg, e)
 		return m, tea.Batch(c, w)
 
-	case detailMsg, checkMsg:
+	case detailMsg:
+		if msg.Err == nil && m.fileReplaced() {
+			// The list is the old file's (its connections hold it); a
+			// detail read now may be the new file's — another operation
+			// under the row's id, or "no operation" for a row on screen.
+			msg.Detail, msg.Replaced = nil, nil
+			msg.Err = model.Errorf(model.CodeUnavailable, "Not shown: the ledger file was replaced; the list is the old file, a read may be the new. Restart retrysafe.")
+		} else if msg.Err != nil && m.fileReplaced() {
+			msg.Err = model.Wrap(model.CodeOf(msg.Err), msg.Err, "Ledger file replaced — the list shows the old file; restart retrysafe. (%s)", oneLine(msg.Err.Error()))
+		}
+		return m.route(m.detail, msg, e)
+
+	case checkMsg:
 		return m.route(m.detail, msg, e)
 
 	case actionOpMsg:
@@ -825,6 +837,13 @@ func (m Model) handleKey(msg tea.KeyMsg, e env) (Model, tea.Cmd) {
 		}
 	}
 	return m.route(m.focus(), msg, e)
+}
+
+// fileReplaced: the watcher said the ledger file (or its log) was removed
+// or replaced under the console (store/sqlite's nameMoved, walMoved): reads
+// on the store's pooled connections may come from the old file or the new.
+func (m Model) fileReplaced() bool {
+	return m.watchErr != nil && strings.Contains(m.watchErr.Error(), "was removed or replaced while this process had")
 }
 
 // frozenNews is what a console on a snapshot says at the start and on r.
