@@ -150,6 +150,9 @@ type Model struct {
 	// frozen: the store reads a snapshot of the ledger file as opened
 	// (store.FrozenReporter): nothing on screen is ever "refreshed".
 	frozen bool
+	// quitAfterLab: q was pressed during a lab run; the console quits
+	// when the run ends (quitAsked).
+	quitAfterLab bool
 
 	watcher     store.Watcher
 	watchErr    error
@@ -474,6 +477,9 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		m, c = m.route(m.lab, msg, e)
 		if done, ok := msg.(labDoneMsg); ok && done.Seq == m.lab.seq {
 			m.log.Printf("lab: %s done: ok=%v err=%v", done.Row.Scenario, done.Row.OK, done.Err)
+			if m.quitAfterLab {
+				return m.quit()
+			}
 			reload := m.reloadAll()
 			return m, tea.Batch(c, reload)
 		}
@@ -798,7 +804,7 @@ func (m Model) handleKey(msg tea.KeyMsg, e env) (Model, tea.Cmd) {
 	if !typing {
 		switch {
 		case key.Matches(msg, m.keys.Quit):
-			return m.quit()
+			return m.quitAsked(e)
 		case key.Matches(msg, m.keys.Help):
 			m.helpOv = helpModel{keys: m.screenKeys(e), width: m.width, height: m.bodyHeight()}
 			m.overlay = overlayHelp
@@ -848,6 +854,22 @@ func (m Model) fileReplaced() bool {
 
 // frozenNews is what a console on a snapshot says at the start and on r.
 const frozenNews = "SNAPSHOT — the ledger's directory is not writable here, so this shows the file as it was when opened; changes by others are not seen. Quit and reopen to reload."
+
+// quitAsked is q (and :q). A lab run in progress finishes first: quitting
+// cancels it mid-scenario and leaves its claim in the ledger (in_progress,
+// then unknown, in the alarm, a lab key for a person to settle), so its
+// held steps are let go, as leaving the screen does, and the console quits
+// when the run is done. ctrl+c quits at once.
+func (m Model) quitAsked(e env) (Model, tea.Cmd) {
+	if !m.lab.running {
+		return m.quit()
+	}
+	m.lab = m.lab.leave()
+	m.quitAfterLab = true
+	m.banner = banner{kind: bannerErr, text: "Quitting when the lab run ends (stopping it now would leave its claim in the ledger) — ctrl+c quits at once.", at: e.now}
+	m.log.Printf("quit asked: waiting for the lab run to end")
+	return m, nil
+}
 
 func (m Model) quit() (Model, tea.Cmd) {
 	m.log.Printf("console quit")
