@@ -40,6 +40,7 @@ func TestAConsoleOnASnapshotSaysSoAndNeverRefreshed(t *testing.T) {
 	for _, size := range [][2]int{{120, 35}, {40, 10}} {
 		h := open(t, cfg, size[0], size[1])
 		h.tick().tick()
+		h.keys("r")
 		h.contains("SNAPSHOT")
 		h.lacks("refreshed", "09:2")
 		if size[0] == 120 {
@@ -56,8 +57,8 @@ func TestAConsoleOnASnapshotSaysSoAndNeverRefreshed(t *testing.T) {
 	h.tick()
 	h.contains("⚠ SNAPSHOT, file changed", "changed on disk since it was opened", "reopen")
 	h.lacks("refreshed", "Live refresh failing")
-	h.keys("r")
-	h.contains("Quit and reopen to reload")
+	h.keys("esc", "r")
+	h.contains("⚠ SNAPSHOT, file changed", "changed on disk since it was opened", "reopen")
 	h.lacks("refreshed")
 	h = open(t, cfg, 40, 10)
 	h.tick()

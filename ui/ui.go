@@ -833,6 +833,9 @@ func (m Model) handleKey(msg tea.KeyMsg, e env) (Model, tea.Cmd) {
 			// Reading again reads the same snapshot (or, once the file
 			// moved on, old pages beside new ones): say what would.
 			m.banner = banner{kind: bannerInfo, text: frozenNews, at: e.now}
+			if m.watchErr != nil { // the file moved on: that, again
+				m.banner = banner{kind: bannerErr, read: true, text: oneLine(errText(m.watchErr)), at: e.now}
+			}
 			return m, nil
 		case key.Matches(msg, m.keys.Refresh):
 			c := m.reloadAll()
