@@ -231,6 +231,17 @@ type WriteRefuser interface {
 	WritesRefused() error
 }
 
+// FrozenReporter is an optional report of a read-only ledger read as a
+// snapshot of its file as it was when opened (SQLite: a file in a directory
+// this process may not write is read as immutable — no lock, no shared
+// index, and no notice of anyone's later commits). Its Watcher's Changed
+// never reports a change: it reports an error once the file changed on
+// disk, and only reopening the ledger shows what is there now. Drivers
+// that always read the current ledger (PostgreSQL) need not implement it.
+type FrozenReporter interface {
+	Frozen() bool
+}
+
 // Watcher notices commits by other connections cheaply (SQLite's
 // data_version, PostgreSQL's LISTEN/NOTIFY).
 type Watcher interface {

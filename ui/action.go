@@ -107,7 +107,9 @@ type actionModel struct {
 	bulkEval
 	// tiny: the box on a terminal too small for it compact (view);
 	// tinyWords: its warnings in a few words too.
-	tiny, tinyWords bool
+	// oneLine: the warning against the finding on one line (the tiny
+	// form with a change under it, 40×10).
+	tiny, tinyWords, oneLine bool
 	// offTab: how many marked operations are not on the tab shown.
 	offTab int
 	// grace is the write's refusal within the grace after the
@@ -600,6 +602,11 @@ func (a actionModel) view(e env, w, h int) string {
 			t = c.content(e, w, true)
 			t.dropUntil(h)
 		}
+		if t.height() > h && a.against() {
+			c.oneLine = true // and on one line
+			t = c.content(e, w, true)
+			t.dropUntil(h)
+		}
 	}
 	return a.box(e.styles, w, t.String())
 }
@@ -644,26 +651,7 @@ func (a actionModel) reviewTiny(e env, inner, n int) []string {
 	var short, long string
 	switch {
 	case a.against():
-		f := a.finding
-		what, ref := "has it", f.Ref
-		switch {
-		case f.Status == reconcile.StatusReceipt:
-			what = "its receipt"
-		case !f.Found:
-			what, ref = "has nothing", ""
-		}
-		lead := "! Against: "
-		if a.earlier != nil {
-			lead = "! Against earlier: "
-		}
-		if f.Status != reconcile.StatusReceipt && ansi.StringWidth(lead+"provider "+what)+min(ansi.StringWidth(ref), 6)+3 <= inner {
-			what = "provider " + what
-		}
-		short = lead + what
-		if room := inner - ansi.StringWidth(short) - 3; ref != "" && room >= 4 {
-			short += " (" + clipMiddle(ref, room) + ")"
-		}
-		short = s.BannerErr.Render(clip(short))
+		short = a.againstLine(s, inner)
 		c := a
 		c.tinyWords = true
 		long = c.againstWarning(e, inner, true, true)
@@ -870,6 +858,9 @@ func (a actionModel) againstWarning(e env, inner int, review, compact bool) stri
 	if !review && !(compact && a.earlier != nil) { // the review asks for it anyway
 		text += " The review will ask you to type " + overrideWord + " to write it."
 	}
+	if a.oneLine {
+		return a.againstLine(s, inner)
+	}
 	if a.tinyWords {
 		// The finding in a few words; the detail says the rest.
 		text = "! Against the last check: " + tinyFinding(a.finding) + "."
@@ -878,6 +869,32 @@ func (a actionModel) againstWarning(e env, inner int, review, compact bool) stri
 		}
 	}
 	return s.BannerErr.Render(wrap(text, inner, " "))
+}
+
+// againstLine is the warning against the finding on one line of inner
+// cells: the tiny review's, and the tiny form's when even its few words
+// do not fit (oneLine).
+func (a actionModel) againstLine(s *Styles, inner int) string {
+	f := a.finding
+	what, ref := "has it", f.Ref
+	switch {
+	case f.Status == reconcile.StatusReceipt:
+		what = "its receipt"
+	case !f.Found:
+		what, ref = "has nothing", ""
+	}
+	lead := "! Against: "
+	if a.earlier != nil {
+		lead = "! Against earlier: "
+	}
+	if f.Status != reconcile.StatusReceipt && ansi.StringWidth(lead+"provider "+what)+min(ansi.StringWidth(ref), 6)+3 <= inner {
+		what = "provider " + what
+	}
+	short := lead + what
+	if room := inner - ansi.StringWidth(short) - 3; ref != "" && room >= 4 {
+		short += " (" + clipMiddle(ref, room) + ")"
+	}
+	return s.BannerErr.Render(truncate(short, inner))
 }
 
 // cannotTellWarning is the box's warning when the provider cannot tell and
@@ -964,7 +981,18 @@ func (a actionModel) content(e env, w int, compact bool) *boxLines {
 	} else {
 		b.WriteString(title + "\n")
 	}
-	if w := a.staleWarning(e, inner); w != "" {
+	if a.tiny && a.changed != nil {
+		// The tiny box (40×10): the change in a few words, on one line,
+		// as the tiny review says it; its whole sentence took five lines
+		// there and pushed the fields and the box's bottom off screen.
+		var line string
+		for _, tail := range []string{": writing is refused; esc", ": refused; esc", ": refused"} {
+			if line = fmt.Sprintf("! Now %s (v%d)%s", a.changed.State, a.changed.Version, tail); ansi.StringWidth(line) <= inner {
+				break
+			}
+		}
+		b.WriteString(s.BannerErr.Render(truncate(line, inner)) + "\n")
+	} else if w := a.staleWarning(e, inner); w != "" {
 		b.WriteString(w + "\n")
 	}
 	if a.problem != "" && a.changed == nil { // the stale warning says it better

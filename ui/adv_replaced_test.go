@@ -46,3 +46,26 @@ func TestAdvLedgerFileReplacedUnderTheConsoleIsSaidNotShownAsCurrent(t *testing.
 		t.Fatalf("notify-2 is %s", d.Operation.State)
 	}
 }
+
+// After the ledger file was replaced by another ledger (`mv other.db
+// ledger.db`), the banner said the console reads the old file and the list
+// showed the old file's rows, but enter read the new file: "no operation
+// … in tenant …" for a row on screen (or another operation under the same
+// id). A detail opened now says why it is not shown instead.
+func TestAdvEnterAfterTheLedgerFileWasReplacedSaysSo(t *testing.T) {
+	l := fixture(t)
+	other := newLedger(t)
+	other.task(t, "umbrella", "task-9", "Unrelated")
+	h := open(t, config(l), 120, 30)
+	h.tick()
+	if err := os.Rename(other.path, l.path); err != nil {
+		t.Fatal(err)
+	}
+	l.clock.Advance(60e9)
+	h.tick()
+	h.contains("replaced", "notify-1")
+	selectOp(t, h, "acme/notify-1")
+	h.keys("enter")
+	h.contains("Not shown: the ledger file was replaced", "the list is the old file", "Restart retrysafe")
+	h.lacks("no operation", "Unrelated")
+}

@@ -174,7 +174,7 @@ func (c commandModel) Keys(e env) keyMap {
 func (m Model) runCommand(c commandMsg, e env) (Model, tea.Cmd) {
 	switch c.Name {
 	case "q":
-		return m.quit()
+		return m.quitAsked(e)
 	case "tenant":
 		return m.update(scopeMsg{Tenant: c.Arg})
 	case "state":

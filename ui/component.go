@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"strings"
+
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 )
@@ -74,7 +76,35 @@ func (d detailModel) SetSize(e env, w, h int) (component, tea.Cmd) {
 	return d.resize(e, w, h), nil
 }
 
-func (d detailModel) Keys(e env) keyMap { return d.keyMap(e) }
+func (d detailModel) Keys(e env) keyMap {
+	km := d.keyMap(e)
+	km.narrow, km.narrowIfCut = actKeysTogether(km.short), true
+	return km
+}
+
+// actKeysTogether is a screen's narrow help line: its enabled one-letter
+// action keys (c, a, n, s) named together ("c/a/n/s"), then the rest as
+// they were. At 40 columns "c check • a applied • …" kept only c, and a
+// key that works but is never named is not found.
+func actKeysTogether(short []key.Binding) []key.Binding {
+	var acts []string
+	var rest []key.Binding
+	for _, b := range short {
+		switch k := b.Help().Key; {
+		case len(k) == 1 && strings.Contains("cans", k):
+			if b.Enabled() {
+				acts = append(acts, k)
+			}
+		default:
+			rest = append(rest, b)
+		}
+	}
+	if len(acts) < 2 {
+		return nil
+	}
+	together := key.NewBinding(key.WithKeys(acts...), key.WithHelp(strings.Join(acts, "/"), ""))
+	return append([]key.Binding{together}, rest...)
+}
 
 // The lab: keys and the run's messages.
 func (l labModel) Update(msg tea.Msg, e env) (component, tea.Cmd) {

@@ -532,7 +532,7 @@ func renderDetail(e env, d *model.Detail, replaced *replacedFinding, chk *checkS
 		para(s.Muted.Render, "Asking "+op.Provider+" by the downstream key…")
 	case chk != nil && chk.err != nil:
 		// "Cannot tell" is never evidence, either way.
-		para(s.BannerErr.Render, "Cannot tell — no evidence either way"+cannotTellAdvice(op, e)+": "+checkErrText(chk.err))
+		para(s.BannerErr.Render, "Cannot tell — no evidence either way"+cannotTellAdvice(op, e)+": "+localTimes(checkErrText(chk.err), e))
 	case chk != nil && chk.ev.Found:
 		text := "Provider check: " + localTimes(chk.ev.Detail, e) + "."
 		style := s.BannerOK.Render

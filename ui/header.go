@@ -90,6 +90,14 @@ func (m Model) headerLine(e env) string {
 		switch {
 		case m.loadErr != nil:
 			return s.BannerErr.Render("⚠ cannot read ledger")
+		case m.frozen && m.watchErr != nil && mode >= 3:
+			return s.Contra.Render("⚠ old SNAPSHOT")
+		case m.frozen && m.watchErr != nil:
+			return s.Contra.Render("⚠ SNAPSHOT, file changed")
+		case m.frozen && mode >= 2:
+			return s.Contra.Render("SNAPSHOT")
+		case m.frozen:
+			return s.Contra.Render("SNAPSHOT, not live")
 		case m.watchErr != nil && mode == 4:
 			return s.Contra.Render("⚠ not live")
 		case m.watchErr != nil && mode == 3:

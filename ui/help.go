@@ -62,7 +62,17 @@ func (m Model) helpLine() string {
 	if m.overlay != overlayNone {
 		global = nil // a form or the picker has the keyboard: q is text there
 	}
-	if km.narrow != nil && len(short) > 0 && ansi.StringWidth(" "+h.ShortHelpView(append(append([]key.Binding{}, shown...), global...))) > m.width {
+	fits := func(bs []key.Binding) bool {
+		return ansi.StringWidth(" "+h.ShortHelpView(append(append([]key.Binding{}, bs...), global...))) <= m.width
+	}
+	upToEsc := shown
+	for i, b := range shown {
+		if isEsc(b) {
+			upToEsc = shown[:i+1]
+			break
+		}
+	}
+	if km.narrow != nil && len(short) > 0 && !fits(shown) && !(km.narrowIfCut && fits(upToEsc)) {
 		// Too wide in its words: the same keys in fewer.
 		shown = enabledOf(km.narrow)
 	}

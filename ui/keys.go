@@ -167,6 +167,9 @@ type keyMap struct {
 	// same keys in fewer words, so that a narrow terminal's help line
 	// keeps the keys that act (y, o, the override), not only esc.
 	narrow []key.Binding
+	// narrowIfCut: narrow only where short's keys up to esc do not fit
+	// (those after esc — scrolling, links — go first, in their words).
+	narrowIfCut bool
 }
 
 func (k keyMap) ShortHelp() []key.Binding  { return k.short }

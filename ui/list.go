@@ -662,6 +662,9 @@ type columns struct {
 
 const colStuck = 5
 
+// summaryKept is the SUMMARY width a long key may not take (layout).
+const summaryKept = 40
+
 const (
 	colMark  = 2 // cursor and flag
 	colAge   = 4
@@ -717,6 +720,14 @@ func layout(w int, rows []model.Operation, stuck bool) columns {
 	if c.summary > 19+30 {
 		c.fullTool, c.tool = true, 19
 		c.summary -= 13
+	}
+	// A wide screen gives a long key what the summary does not need (it
+	// keeps 40 cells): a 255-character key clipped to 36 while the
+	// summary had 60 hid everything but its ends, and two keys that
+	// differ in the middle looked the same.
+	if keyW := widest(func(o model.Operation) string { return oneLine(o.Key) }, 10, 1<<20); keyW > c.key && c.summary > summaryKept {
+		give := min(keyW-c.key, c.summary-summaryKept)
+		c.key, c.summary = c.key+give, c.summary-give
 	}
 	c.att = colAtt
 	if c.summary < 4 {

@@ -147,6 +147,12 @@ type Model struct {
 	countsSeq   int
 	refreshedAt time.Time
 	loadErr     error
+	// frozen: the store reads a snapshot of the ledger file as opened
+	// (store.FrozenReporter): nothing on screen is ever "refreshed".
+	frozen bool
+	// quitAfterLab: q was pressed during a lab run; the console quits
+	// when the run ends (quitAsked).
+	quitAfterLab bool
 
 	watcher     store.Watcher
 	watchErr    error
@@ -199,7 +205,14 @@ func New(cfg Config) Model {
 	h := help.New()
 	h.Styles = styles.Help
 	sp := spinner.New(spinner.WithSpinner(spinner.Dot), spinner.WithStyle(styles.Spinner))
+	var frozen bool
+	var news banner
+	if f, ok := cfg.Store.(store.FrozenReporter); ok && f.Frozen() {
+		frozen = true
+		news = banner{kind: bannerInfo, text: frozenNews, at: cfg.Now()}
+	}
 	return Model{
+		frozen: frozen, banner: news,
 		cfg: cfg, styles: &styles, keys: newGlobalKeys(), ctx: ctx, cancel: cancel, log: cfg.Log,
 		scope:   cfg.Tenant,
 		list:    newList(cfg.Renderer),
@@ -393,7 +406,9 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		}
 		m.counts, m.countsOK, m.loadErr = msg.Counts, true, nil
 		m.allUnknown = msg.AllUnknown
-		m.refreshedAt = e.now
+		if !m.frozen {
+			m.refreshedAt = e.now
+		}
 		c := m.startList(m.env())
 		var w tea.Cmd
 		if !m.list.started {
@@ -417,7 +432,7 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		return m, loadCounts(m.ctx, m.cfg.Store, m.countsSeq, m.scope)
 
 	case pageMsg:
-		if msg.Err == nil && msg.Seq == m.list.seq {
+		if msg.Err == nil && msg.Seq == m.list.seq && !m.frozen {
 			m.refreshedAt = e.now
 		} else if msg.Err != nil && msg.Seq == m.list.seq {
 			m.log.Printf("list: %v", msg.Err)
@@ -427,7 +442,19 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		m, c = m.route(m.list, msg, e)
 		return m, tea.Batch(c, w)
 
-	case detailMsg, checkMsg:
+	case detailMsg:
+		if msg.Err == nil && m.fileReplaced() {
+			// The list is the old file's (its connections hold it); a
+			// detail read now may be the new file's — another operation
+			// under the row's id, or "no operation" for a row on screen.
+			msg.Detail, msg.Replaced = nil, nil
+			msg.Err = model.Errorf(model.CodeUnavailable, "Not shown: the ledger file was replaced; the list is the old file, a read may be the new. Restart retrysafe.")
+		} else if msg.Err != nil && m.fileReplaced() {
+			msg.Err = model.Wrap(model.CodeOf(msg.Err), msg.Err, "Ledger file replaced — the list shows the old file; restart retrysafe. (%s)", oneLine(msg.Err.Error()))
+		}
+		return m.route(m.detail, msg, e)
+
+	case checkMsg:
 		return m.route(m.detail, msg, e)
 
 	case actionOpMsg:
@@ -450,6 +477,9 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		m, c = m.route(m.lab, msg, e)
 		if done, ok := msg.(labDoneMsg); ok && done.Seq == m.lab.seq {
 			m.log.Printf("lab: %s done: ok=%v err=%v", done.Row.Scenario, done.Row.OK, done.Err)
+			if m.quitAfterLab {
+				return m.quit()
+			}
 			reload := m.reloadAll()
 			return m, tea.Batch(c, reload)
 		}
@@ -567,7 +597,10 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		m.polling = false
 		var cmds []tea.Cmd
 		if msg.Err != nil {
-			if m.watchErr == nil || m.watchErr.Error() != msg.Err.Error() {
+			if m.frozen && (m.watchErr == nil || m.watchErr.Error() != msg.Err.Error()) {
+				// Not a failing refresh: a snapshot whose file moved on.
+				m.banner = banner{kind: bannerErr, read: true, text: oneLine(errText(msg.Err)), at: e.now}
+			} else if m.watchErr == nil || m.watchErr.Error() != msg.Err.Error() {
 				// Said once, in words: the header's "live refresh
 				// failing" does not say whether to wait or restart (the
 				// ledger file replaced under the console: restart).
@@ -584,7 +617,9 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 				m.banner = banner{kind: bannerOK, text: "Live refresh recovered.", at: e.now}
 			}
 			m.watchErr = nil
-			m.refreshedAt = m.cfg.Now()
+			if !m.frozen {
+				m.refreshedAt = m.cfg.Now()
+			}
 			if msg.Changed {
 				m.log.Printf("ledger changed: reloading")
 				cmds = append(cmds, m.reloadAll())
@@ -769,7 +804,7 @@ func (m Model) handleKey(msg tea.KeyMsg, e env) (Model, tea.Cmd) {
 	if !typing {
 		switch {
 		case key.Matches(msg, m.keys.Quit):
-			return m.quit()
+			return m.quitAsked(e)
 		case key.Matches(msg, m.keys.Help):
 			m.helpOv = helpModel{keys: m.screenKeys(e), width: m.width, height: m.bodyHeight()}
 			m.overlay = overlayHelp
@@ -794,6 +829,14 @@ func (m Model) handleKey(msg tea.KeyMsg, e env) (Model, tea.Cmd) {
 		case key.Matches(msg, m.keys.Lab) && m.cfg.Lab != nil && m.screen != screenLab:
 			m.labFrom, m.screen = m.screen, screenLab
 			return m, nil
+		case key.Matches(msg, m.keys.Refresh) && m.frozen:
+			// Reading again reads the same snapshot (or, once the file
+			// moved on, old pages beside new ones): say what would.
+			m.banner = banner{kind: bannerInfo, text: frozenNews, at: e.now}
+			if m.watchErr != nil { // the file moved on: that, again
+				m.banner = banner{kind: bannerErr, read: true, text: oneLine(errText(m.watchErr)), at: e.now}
+			}
+			return m, nil
 		case key.Matches(msg, m.keys.Refresh):
 			c := m.reloadAll()
 			return m, c
@@ -803,6 +846,32 @@ func (m Model) handleKey(msg tea.KeyMsg, e env) (Model, tea.Cmd) {
 		}
 	}
 	return m.route(m.focus(), msg, e)
+}
+
+// fileReplaced: the watcher said the ledger file (or its log) was removed
+// or replaced under the console (store/sqlite's nameMoved, walMoved): reads
+// on the store's pooled connections may come from the old file or the new.
+func (m Model) fileReplaced() bool {
+	return m.watchErr != nil && strings.Contains(m.watchErr.Error(), "was removed or replaced while this process had")
+}
+
+// frozenNews is what a console on a snapshot says at the start and on r.
+const frozenNews = "SNAPSHOT — the ledger's directory is not writable here, so this shows the file as it was when opened; changes by others are not seen. Quit and reopen to reload."
+
+// quitAsked is q (and :q). A lab run in progress finishes first: quitting
+// cancels it mid-scenario and leaves its claim in the ledger (in_progress,
+// then unknown, in the alarm, a lab key for a person to settle), so its
+// held steps are let go, as leaving the screen does, and the console quits
+// when the run is done. ctrl+c quits at once.
+func (m Model) quitAsked(e env) (Model, tea.Cmd) {
+	if !m.lab.running {
+		return m.quit()
+	}
+	m.lab = m.lab.leave()
+	m.quitAfterLab = true
+	m.banner = banner{kind: bannerErr, text: "Quitting when the lab run ends (stopping it now would leave its claim in the ledger) — ctrl+c quits at once.", at: e.now}
+	m.log.Printf("quit asked: waiting for the lab run to end")
+	return m, nil
 }
 
 func (m Model) quit() (Model, tea.Cmd) {

@@ -77,6 +77,7 @@ func Visible(s string) string {
 	var b strings.Builder
 	b.Grow(len(s) + 16)
 	marks := 0
+	escaped := false // the last thing written was an escape
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		marks = stacked(r, marks)
@@ -84,10 +85,16 @@ func Visible(s string) string {
 		case r == utf8.RuneError && size <= 1:
 			b.WriteString(`\x`)
 			b.WriteString(hex2(s[i]))
-		case Unsafe(r), marks > MaxMarks:
+			escaped = true
+		case Unsafe(r), marks > MaxMarks, escaped && unicode.Is(unicode.M, r):
+			// A combining mark after an escape would draw on the
+			// escape's last letter (reject\u202é): it is written as an
+			// escape too.
 			b.WriteString(escape(r))
+			escaped = true
 		default:
 			b.WriteString(s[i : i+size])
+			escaped = false
 		}
 		i += size
 	}

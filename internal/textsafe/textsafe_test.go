@@ -29,6 +29,11 @@ var hostile = []struct{ name, in, want string }{
 	{"three combining marks", "a\u0301\u0302\u0303", "a\u0301\u0302\u0303"},
 	{"stacked combining marks", "a\u0301\u0301\u0301\u0301\u0301b", "a\u0301\u0301\u0301" + `\u0301\u0301` + "b"},
 	{"stacked enclosing marks", "x\u20dd\u20dd\u20dd\u20dd", "x\u20dd\u20dd\u20dd" + `\u20dd`},
+	// A mark after an escape would draw on its last letter (reject\u202é):
+	// it is escaped too, and so is the rest of its run.
+	{"mark after an escaped rune", "reject\u202e\u0301!", "reject" + `\u202e\u0301` + "!"},
+	{"marks after an escaped byte", "x\xff\u0301\u20dd y\u0301", "x" + `\xff\u0301\u20dd` + " y\u0301"},
+	{"spacing mark after an escape", "\x1b\u0903", `\x1b\u0903`},
 }
 
 func TestVisible(t *testing.T) {

@@ -40,6 +40,10 @@ type Store struct {
 	r        *sql.DB // readers: query_only, many connections under WAL
 	now      func() time.Time
 	ro       bool
+	// frozen: read as an immutable file (see FrozenReporter); frozenAt is
+	// the file as opened, to notice it changing (frozenWatcher).
+	frozen   bool
+	frozenAt os.FileInfo
 	sync     string // FULL, or OFF for Fast bulk ledgers
 
 	// The writer: one connection pinned for the store's life, taken in
@@ -150,7 +154,11 @@ func dsn(path string, o options, reader bool) string {
 // nothing — a missing directory, a file that is not SQLite, a ledger written
 // by a newer retrysafe, and a path it cannot read or write.
 func Open(path string, opts store.Options) (*Store, error) {
-	o := options{Options: opts}
+	return openWaiting(path, options{Options: opts})
+}
+
+// openWaiting is open, waiting out other openers within the busy timeout.
+func openWaiting(path string, o options) (*Store, error) {
 	if o.BusyTimeout <= 0 {
 		o.BusyTimeout = 5 * time.Second
 	}
@@ -172,6 +180,19 @@ func Open(path string, opts store.Options) (*Store, error) {
 		time.Sleep(pause)
 		pause = min(2*pause, 50*time.Millisecond)
 	}
+}
+
+// OpenFrozen opens the ledger at path read-only as a snapshot, as Open
+// does with store.Options.ReadOnly for a ledger in a directory this process
+// may not write: the file is read as immutable (see Store.Frozen), and it
+// must have no write-ahead log content. For tests of what shows such a
+// ledger, and tools that want one fixed view of a file nobody writes.
+func OpenFrozen(path string, opts store.Options) (*Store, error) {
+	if !walEmpty(path) {
+		return nil, model.Errorf(model.CodeUnavailable, "cannot read %s as a snapshot: %s holds commits not yet in it", path, filepath.Base(path)+"-wal")
+	}
+	opts.ReadOnly, opts.Create = true, false
+	return openWaiting(path, options{Options: opts, immutable: true})
 }
 
 // options are Open's, plus what only this driver decides for itself.
@@ -211,8 +232,22 @@ func open(path string, o options) (*Store, error) {
 	}
 	r.SetMaxOpenConns(4)
 	r.SetMaxIdleConns(4)
+	if o.immutable {
+		// An immutable file is never checked for changes: each connection
+		// keeps the pages it read for its whole life and reads the others
+		// from the file as it is then. Several connections showed one
+		// screen counts from one moment and rows from another; one
+		// connection, kept for the store's life, is one view.
+		r.SetMaxOpenConns(1)
+		r.SetMaxIdleConns(1)
+		r.SetConnMaxLifetime(0)
+		r.SetConnMaxIdleTime(0)
+	}
 	s := &Store{path: path, w: w, r: r, now: o.Now, ro: o.ReadOnly, sync: "FULL", leaveWALAsked: o.LeaveWAL,
-		readOnWriter: o.ReadOnWriter}
+		readOnWriter: o.ReadOnWriter, frozen: o.immutable}
+	if o.immutable {
+		s.frozenAt, _ = os.Stat(path)
+	}
 	if o.Durability == store.Fast {
 		s.sync = "OFF"
 	}
@@ -443,6 +478,11 @@ func (s *Store) migrate(ctx context.Context) error {
 
 // Path is the ledger file.
 func (s *Store) Path() string { return s.path }
+
+// Frozen reports whether the ledger is read as a snapshot of its file as
+// opened (store.FrozenReporter): read-only, in a directory this process may
+// not write, so SQLite reads it as immutable and sees no later commit.
+func (s *Store) Frozen() bool { return s.frozen }
 
 // ReadOnly reports whether the store was opened read-only.
 func (s *Store) ReadOnly() bool { return s.ro }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"os"
 
+	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/store"
 )
 
@@ -22,6 +23,11 @@ type Watcher struct {
 
 // Watch pins a reader connection for change detection.
 func (s *Store) Watch(ctx context.Context) (store.Watcher, error) {
+	if s.frozen {
+		// data_version never moves on an immutable file, and pinning the
+		// one reader connection would leave none for the reads.
+		return &frozenWatcher{s: s}, nil
+	}
 	c, err := s.r.Conn(ctx)
 	if err != nil {
 		return nil, s.translate(err, "watch")
@@ -65,3 +71,27 @@ func (w *Watcher) Changed(ctx context.Context) (bool, error) {
 
 // Close releases the pinned connection.
 func (w *Watcher) Close() error { return w.conn.Close() }
+
+// frozenWatcher watches a ledger read as an immutable file (Store.Frozen):
+// nothing it reads ever changes, so it reports no change — and an error,
+// from the first sign on, once the file on disk is no longer what was
+// opened: replaced, rewritten (a checkpoint), or with commits waiting in a
+// write-ahead log that this store never reads.
+type frozenWatcher struct {
+	s *Store
+}
+
+func (w *frozenWatcher) Changed(context.Context) (bool, error) {
+	s := w.s
+	if err := s.nameMoved(s.frozenAt); err != nil {
+		return false, err
+	}
+	fi, err := os.Stat(s.path)
+	if err != nil || s.frozenAt == nil || !walEmpty(s.path) ||
+		fi.Size() != s.frozenAt.Size() || !fi.ModTime().Equal(s.frozenAt.ModTime()) {
+		return false, model.Errorf(model.CodeUnavailable, "%s changed on disk since it was opened: this read-only view is a snapshot of the file as it was then (its directory is not writable here, so commits by others are not followed) — reopen to see the ledger as it is now", s.file())
+	}
+	return false, nil
+}
+
+func (w *frozenWatcher) Close() error { return nil }
