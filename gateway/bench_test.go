@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -93,6 +94,39 @@ func BenchmarkReplayHandler(b *testing.B) {
 				i := int(next.Add(1)) % pool
 				if code := serveReplay(h, secret, i); code != http.StatusOK {
 					b.Errorf("replay %d: %d", i, code)
+					return
+				}
+			}
+		})
+	})
+	reportRates(b, cpu0)
+}
+
+// BenchmarkNewHandler is the gateway's own cost of a new durable
+// operation: 32 concurrent callers of the handler, each call a key never
+// used, no network; GC at serve's 400 %.
+func BenchmarkNewHandler(b *testing.B) {
+	h, secret := benchGateway(b, 0)
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
+	run := strconv.FormatInt(time.Now().UnixNano(), 36) + "-"
+	var next atomic.Int64
+	b.SetParallelism(16)
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	b.RunParallel(func(pb *testing.PB) {
+		pprof.Do(context.Background(), pprof.Labels("phase", "new"), func(context.Context) {
+			for pb.Next() {
+				i := int(next.Add(1))
+				w := httptest.NewRecorder()
+				r := httptest.NewRequest("POST", "/v1/tools/create_support_task",
+					strings.NewReader(`{"subject":"printer `+strconv.Itoa(i)+` on fire"}`))
+				r.Header.Set("Authorization", "Bearer "+secret)
+				r.Header.Set("Content-Type", "application/json")
+				r.Header.Set("Idempotency-Key", "new-"+run+strconv.Itoa(i))
+				h.ServeHTTP(w, r)
+				if w.Code != http.StatusCreated {
+					b.Errorf("new %d: %d %s", i, w.Code, w.Body)
 					return
 				}
 			}
