@@ -36,8 +36,13 @@ const (
 )
 
 // encode is the answer body of rc: its JSON, made safe for a terminal
-// (textsafe.JSON), and a newline.
+// (textsafe.JSON), and a newline. A receipt of plain printable ASCII — a
+// new operation's every time — is written directly (appendPlainReceipt);
+// the others are encoded once and remembered.
 func (c *receiptBodies) encode(rc *model.Receipt) []byte {
+	if b, ok := appendPlainReceipt(make([]byte, 0, 128+len(rc.Key)+len(rc.Result)), rc); ok {
+		return b
+	}
 	if len(rc.Result) > maxCachedResult {
 		return encodeReceipt(rc)
 	}
@@ -61,4 +66,59 @@ func (c *receiptBodies) encode(rc *model.Receipt) []byte {
 func encodeReceipt(rc *model.Receipt) []byte {
 	b, _ := json.Marshal(rc)
 	return append(textsafe.JSON(b), '\n')
+}
+
+// appendPlainReceipt appends encodeReceipt(rc) to b without json.Marshal,
+// for a receipt whose every byte json.Marshal and textsafe.JSON would leave
+// as it is: strings of printable ASCII without '"', '\\' and the HTML
+// characters Marshal escapes ('<', '>', '&'), and a result that is valid
+// JSON of printable ASCII without whitespace (so compacting it changes
+// nothing) or those HTML characters. ok is false for any other receipt,
+// and the caller encodes it. The field order and omitempty are
+// model.Receipt's; a test compares the two encodings.
+func appendPlainReceipt(b []byte, rc *model.Receipt) ([]byte, bool) {
+	if !plainString(rc.Status) || !plainString(rc.Tenant) || !plainString(rc.Key) || !plainString(rc.Tool) ||
+		!plainString(rc.ProviderRef) || !plainRaw(rc.Result) {
+		return b, false
+	}
+	b = append(b, `{"status":"`...)
+	b = append(b, rc.Status...)
+	b = append(b, `","tenant":"`...)
+	b = append(b, rc.Tenant...)
+	b = append(b, `","key":"`...)
+	b = append(b, rc.Key...)
+	b = append(b, `","tool":"`...)
+	b = append(b, rc.Tool...)
+	b = append(b, `","result":`...)
+	b = append(b, rc.Result...)
+	if rc.ProviderRef != "" {
+		b = append(b, `,"provider_ref":"`...)
+		b = append(b, rc.ProviderRef...)
+		b = append(b, '"')
+	}
+	return append(b, "}\n"...), true
+}
+
+// plainString: a string json.Marshal writes as its bytes between quotes.
+func plainString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
+}
+
+// plainRaw: a json.RawMessage json.Marshal writes as it is (compact, no
+// character it escapes), and valid (else Marshal fails).
+func plainRaw(r json.RawMessage) bool {
+	if len(r) == 0 {
+		return false // Marshal writes null
+	}
+	for _, c := range r {
+		if c <= 0x20 || c > 0x7e || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return json.Valid(r)
 }

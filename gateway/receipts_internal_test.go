@@ -47,3 +47,47 @@ func TestReceiptBodiesAreTheEncodingOfEachReceipt(t *testing.T) {
 		}
 	}
 }
+
+// A receipt written without json.Marshal is byte for byte what encoding
+// it writes, and every receipt of a new local operation takes that way.
+func TestPlainReceiptIsTheEncoding(t *testing.T) {
+	typical := model.Receipt{Status: "created", Tenant: "acme", Key: "order-42/retry.1", Tool: "create_support_task",
+		Result: json.RawMessage(`{"status":"created","task_id":17}`)}
+	if _, ok := appendPlainReceipt(nil, &typical); !ok {
+		t.Fatal("a new local operation's receipt is not written directly")
+	}
+	texts := []string{"", "a", "acme", "with space", `quo"te`, `back\slash`, "<b>", "a&b", "tab\there", "nl\n",
+		"del\x7f", "é", "\u2028", "\xff", "~!@#$%^*()_+=-`[]{}|;':,./?"}
+	results := []string{"", "null", `{"task_id":7}`, `{"task_id": 7}`, `{"a":"<"}`, `{"a":"&"}`, `[1,2,3]`, `"s"`,
+		`1e5`, `{"a":`, `{"a":1}x`, "{\"a\":\"\u2028\"}", `{"a":"\u003c"}`, `{"a":"\"\\"}`, "\t{}", `{"é":1}`, `{"del":"` + "\x7f" + `"}`}
+	n, plain := 0, 0
+	for _, s := range texts {
+		for _, r := range results {
+			rcs := []model.Receipt{
+				{Status: s, Tenant: "t", Key: "k", Tool: "tool", Result: json.RawMessage(r)},
+				{Status: "created", Tenant: s, Key: s, Tool: "tool", Result: json.RawMessage(r), ProviderRef: s},
+				{Status: "replayed", Tenant: "t", Key: "k", Tool: s, Result: json.RawMessage(r), ProviderRef: "ref"},
+			}
+			if r == "" {
+				rcs = append(rcs, model.Receipt{Status: "failed", Tenant: s, Key: "k", Tool: "tool"})
+			}
+			for i := range rcs {
+				n++
+				got, ok := appendPlainReceipt([]byte("prefix"), &rcs[i])
+				if !ok {
+					if string(got) != "prefix" {
+						t.Fatalf("%+v: not plain, yet appended %q", rcs[i], got)
+					}
+					continue
+				}
+				plain++
+				if want := "prefix" + string(encodeReceipt(&rcs[i])); string(got) != want {
+					t.Fatalf("%+v:\n got %s\nwant %s", rcs[i], got, want)
+				}
+			}
+		}
+	}
+	if plain == 0 || plain == n {
+		t.Fatalf("%d of %d receipts plain: the table should hold both kinds", plain, n)
+	}
+}
