@@ -593,7 +593,7 @@ func (s *Service) recordClaim(tx store.Tx, op *model.Operation, p *model.Prepare
 // downstream keys.
 func (s *Service) expireLease(tx store.Tx, op *model.Operation, worker, trace, why string) (Result, error) {
 	from, ver := op.State, op.Version
-	lease := op.LeaseUntil
+	lease, released := op.LeaseUntil, op.LeaseOwner == "released"
 	op.State, op.LeaseOwner, op.LeaseUntil = model.StateUnknown, "", time.Time{}
 	if err := tx.UpdateOperation(op, from, ver); err != nil {
 		return Result{}, err
@@ -603,6 +603,12 @@ func (s *Service) expireLease(tx store.Tx, op *model.Operation, worker, trace, w
 	}
 	msg := fmt.Sprintf("lease ended %s with no result recorded; %s, so the outcome is unknown — a person must reconcile it",
 		lease.Format(time.RFC3339), why)
+	if released {
+		// Its result is recorded — no definite answer — and the claim was
+		// released to be sent again: not "no result".
+		msg = fmt.Sprintf("claim released %s after a request with no definite answer, to be sent again under its key; %s, so the outcome is unknown — a person must reconcile it",
+			lease.Format(time.RFC3339), why)
+	}
 	a := &model.Attempt{OperationID: op.ID, Outcome: model.OutcomeLeaseExpired, Fingerprint: op.Fingerprint,
 		WorkerID: worker, TraceID: trace, Error: msg, StartedAt: tx.Now()}
 	if err := tx.InsertAttempt(a); err != nil {

@@ -287,3 +287,21 @@ func TestASweepsResendOfADeadWorkersClaimAnsweredNothingAppliedStaysInProgress(t
 	}
 	l.audit()
 }
+
+// A released claim (its request went unanswered, recorded as such) that a
+// sweep may not re-send says it was released after that request, not that
+// its lease ended "with no result recorded".
+func TestAReleasedClaimMadeUnknownSaysItWasReleasedNotThatNothingWasRecorded(t *testing.T) {
+	l := newLedger(t)
+	lostReply(t, l, "a2")
+	rep, err := withProvider(l, "mail", newAnswering("mail", false, nothingAnswer)).Sweep(t.Context())
+	if err != nil || rep.Unknown != 1 {
+		t.Fatalf("sweep = %+v %v; want the claim made unknown", rep, err)
+	}
+	d := l.detail("acme", "a2")
+	last := d.Attempts[len(d.Attempts)-1]
+	if last.Outcome != model.OutcomeLeaseExpired || strings.Contains(last.Error, "no result recorded") ||
+		!strings.Contains(last.Error, "claim released") || !strings.Contains(last.Error, "no definite answer") {
+		t.Errorf("last attempt %s %q; want it to say the claim was released after a request with no definite answer", last.Outcome, last.Error)
+	}
+}
