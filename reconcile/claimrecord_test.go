@@ -11,6 +11,7 @@ package reconcile_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -161,6 +162,18 @@ func TestTheGraceAfterARequestIsTheClaimsConfigsWhenLonger(t *testing.T) {
 			!strings.Contains(looked.Err.Error(), "ask again after "+want.UTC().Format(time.RFC3339)) {
 			t.Fatalf("lookup 31 s on, under a 5 s config: %+v in_flight=%v err=%v %v; want cannot tell until %v",
 				looked.Finding, looked.InFlight, looked.Err, err, want)
+		}
+		// A decision's grace is the lookup's: "not applied" on a ticket is
+		// refused until the same time (R6 D1: it used the deciding
+		// config's grace alone, and the next call sent it again).
+		d := decision(l.op("acme", "k"))
+		d.WithinGrace, d.Evidence = false, "INC-3: the provider dropped it"
+		var refusal *reconcile.GraceRefusal
+		if _, err := operator.MarkNotApplied(ctx, d); !errors.As(err, &refusal) || !refusal.Until.Equal(want) {
+			t.Fatalf("not applied 31 s on, under a 5 s config: %v; want refused within the grace until %v", err, want)
+		}
+		if g, err := operator.GraceOf(ctx, "acme", "k"); err != nil || !g.Until.Equal(want) {
+			t.Errorf("GraceOf (the console's and --dry-run's): until %v %v; want %v", g.Until, err, want)
 		}
 		if _, looked, err := operator.CheckAndRecord(ctx, "acme", "old", "ops resolve --check by bob"); err != nil || looked.Finding.Kind != model.FindingHasNothing {
 			t.Errorf("a claim without the record, 31 s on: %+v %v; want has nothing, as before", looked.Finding, err)

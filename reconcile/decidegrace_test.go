@@ -20,6 +20,11 @@ import (
 // one may decide; nothing is written. Decision.WithinGrace is the
 // explicit override; "applied" sends nothing again and is not held.
 func TestADecisionWithinTheGraceAfterTheLatestRequestIsRefused(t *testing.T) {
+	// The claim recorded that its provider may apply a request until its
+	// lease end plus its config's grace (a worker may send as late as just
+	// before the lease ends): a decision's grace, like a lookup's, ends no
+	// sooner.
+	pastApplyBy := reconcile.DefaultLease + reconcile.DefaultDispatchGrace + time.Second
 	for _, tc := range []struct {
 		name        string
 		action      model.Action
@@ -32,8 +37,8 @@ func TestADecisionWithinTheGraceAfterTheLatestRequestIsRefused(t *testing.T) {
 		{"not applied just before the grace ends", model.ActionMarkNotApplied, reconcile.DefaultDispatchGrace - time.Second, false, false, true},
 		{"a new key right after the timeout", model.ActionAuthorizeKey, time.Second, false, false, true},
 		{"applied right after the timeout", model.ActionMarkApplied, time.Second, false, false, false},
-		{"not applied after the grace", model.ActionMarkNotApplied, reconcile.DefaultDispatchGrace + time.Second, false, false, false},
-		{"a new key after the grace", model.ActionAuthorizeKey, reconcile.DefaultDispatchGrace + time.Second, false, false, false},
+		{"not applied after the grace", model.ActionMarkNotApplied, pastApplyBy, false, false, false},
+		{"a new key after the grace", model.ActionAuthorizeKey, pastApplyBy, false, false, false},
 		{"not applied within it, overridden", model.ActionMarkNotApplied, time.Second, true, false, false},
 		{"a new key within it, overridden", model.ActionAuthorizeKey, time.Second, true, false, false},
 		{"not applied with the grace off", model.ActionMarkNotApplied, time.Second, false, true, false},

@@ -164,7 +164,7 @@ func graceFromEnv() time.Duration {
 // RequestGrace is the grace after an operation's latest request that the
 // provider never answered definitely: when it was sent, when the client's
 // wait for it ended, and Until, when the provider can no longer be
-// expected to apply it (Waited + DispatchGrace). Zero times: there is no
+// expected to apply it (graceUntil: Waited + DispatchGrace, or the claim's recorded apply-by when later). Zero times: there is no
 // such request, or the grace is off (Service.Grace < 0).
 type RequestGrace struct {
 	Sent, Waited, Until time.Time
@@ -179,7 +179,8 @@ func (g RequestGrace) Within(at time.Time) bool { return !g.Until.IsZero() && at
 
 // GraceFrom is the grace after op's latest request, from its recorded
 // attempts (a detail's): the same reading of them a lookup makes
-// (lastRequest, DispatchGrace). It reads nothing.
+// (lastRequest, graceUntil: the claim's recorded apply-by counts). It
+// reads nothing.
 func (s *Service) GraceFrom(op model.Operation, attempts []model.Attempt) RequestGrace {
 	g := RequestGrace{opID: op.ID, claimNo: op.ClaimNo}
 	if s.Grace < 0 {
@@ -189,7 +190,9 @@ func (s *Service) GraceFrom(op model.Operation, attempts []model.Attempt) Reques
 	if g.Sent.IsZero() && g.Waited.IsZero() {
 		return g
 	}
-	g.Until = g.Waited.Add(s.DispatchGrace(op.Provider))
+	// The lookup's end (graceUntil): never before what the claim recorded
+	// (its lease and its config's grace), whatever this config says.
+	g.Until = s.graceUntil(op.Provider, g.Waited, &op)
 	return g
 }
 
