@@ -39,7 +39,8 @@ func TestNotAppliedWithinTheGraceShowsItAndNeedsTheOverride(t *testing.T) {
 					h.typeText("ticket 42")
 				}
 				h.keys("enter")
-				until := sent.Add(l.svc.DispatchGrace("sandbox")).In(time.UTC).Format("15:04:05")
+				// Until the claim's recorded apply-by: its lease end plus the grace.
+				until := sent.Add(l.svc.Lease + l.svc.DispatchGrace("sandbox")).In(time.UTC).Format("15:04:05")
 				verb := map[string]string{"n": "Mark not applied", "s": "Authorize a new key"}[action]
 				visible(t, h, verb, "acme", "ecide after", until, "override", "╰")
 				visible(t, h, sent.In(time.UTC).Format("15:04:05"))

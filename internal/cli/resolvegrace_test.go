@@ -11,7 +11,7 @@ import (
 // and the provider had nothing (the delayed request never landed).
 func unknownByTimeout(t *testing.T, db, key string) {
 	t.Helper()
-	if _, errText, code := cli(t, callArgs(db, "acme", key, "send_notification", notifyArgs, "--fault", "delay=2s", "--timeout", "300ms")...); code != 5 {
+	if _, errText, code := cli(t, callArgs(db, "acme", key, "send_notification", notifyArgs, "--fault", "delay=2s", "--timeout", "300ms", "--lease", "1s")...); code != 5 {
 		t.Fatalf("setup call %s: exit %d; want 5: %s", key, code, errText)
 	}
 }
@@ -86,7 +86,9 @@ func TestBulkNotAppliedSkipsTheRowsWithinTheGrace(t *testing.T) {
 	t.Setenv("RETRYSAFE_DISPATCH_GRACE", grace.String())
 	db := newLedgerFile(t)
 	unknownByTimeout(t, db, "old")
-	time.Sleep(grace + 300*time.Millisecond)
+	// The claim recorded that the provider may apply it until its lease
+	// end (1s) plus the grace: "old" is past that, "new" is not.
+	time.Sleep(grace + time.Second + 300*time.Millisecond)
 	unknownByTimeout(t, db, "new")
 	base := []string{"ops", "resolve", "--db", db, "--tenant", "acme", "--state", "unknown", "--as", "not-applied", "--reason", "INC-7", "--evidence", "provider incident INC-7"}
 	out, errText, code := cli(t, append(base, "--dry-run")...)
