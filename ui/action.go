@@ -121,6 +121,10 @@ type actionModel struct {
 	grace        *reconcile.GraceRefusal
 	attempts     []model.Attempt
 	attemptsRead bool
+	// bulkGrace: the marked rows within the grace after their latest
+	// request, as read before the bulk review's y (readBulkGrace): the
+	// write skips them.
+	bulkGrace
 }
 
 const stillReading = "still reading its earlier lookups; press enter again in a moment."
@@ -443,6 +447,7 @@ func (a actionModel) update(msg tea.Msg, e env) (actionModel, tea.Cmd) {
 					a.override.Blur()
 					return a, lookFirst(e.ctx, e.svc, a.seq, a.action, ops, e.operator)
 				}
+				return a.readBulkGrace(e)
 			}
 			return a, nil
 		}
