@@ -121,6 +121,10 @@ type actionModel struct {
 	grace        *reconcile.GraceRefusal
 	attempts     []model.Attempt
 	attemptsRead bool
+	// bulkGrace: the marked rows within the grace after their latest
+	// request, as read before the bulk review's y (readBulkGrace): the
+	// write skips them.
+	bulkGrace
 }
 
 const stillReading = "still reading its earlier lookups; press enter again in a moment."
@@ -443,6 +447,7 @@ func (a actionModel) update(msg tea.Msg, e env) (actionModel, tea.Cmd) {
 					a.override.Blur()
 					return a, lookFirst(e.ctx, e.svc, a.seq, a.action, ops, e.operator)
 				}
+				return a.readBulkGrace(e)
 			}
 			return a, nil
 		}
@@ -664,7 +669,7 @@ func (a actionModel) reviewTiny(e env, inner, n int) []string {
 		c := a
 		c.tinyWords, c.whyMax = true, 40
 		long = c.cannotTellWarning(e, inner, true)
-		short = s.BannerErr.Render(clip("! Provider cannot tell: " + shortWhy(a.cannotTell, 40)))
+		short = s.BannerErr.Render(clip("! Provider cannot tell: " + shortWhy(localTimes(a.cannotTell, e), 40)))
 		if f := a.earlier; f != nil && f.Kind == model.FindingHasIt {
 			short = s.BannerOK.Render(clip("Earlier check found it (" + or(f.Ref, "has it") + ")"))
 		}
@@ -853,7 +858,7 @@ func (a actionModel) againstWarning(e env, inner int, review, compact bool) stri
 	} else if f != nil {
 		// The last check could not tell: the one that found it is older.
 		text = fmt.Sprintf("! Against an earlier check: %s, %s, %s. The last check cannot tell (%s); that takes nothing back. %s",
-			localTimes(reconcile.FindingText(a.finding), e), clockTime(f.At, e), or(f.By, "a lookup"), shortWhy(a.cannotTell, a.whyMax), againstRisk(a.action))
+			localTimes(reconcile.FindingText(a.finding), e), clockTime(f.At, e), or(f.By, "a lookup"), shortWhy(localTimes(a.cannotTell, e), a.whyMax), againstRisk(a.action))
 	}
 	if !review && !(compact && a.earlier != nil) { // the review asks for it anyway
 		text += " The review will ask you to type " + overrideWord + " to write it."
@@ -909,18 +914,18 @@ func (a actionModel) cannotTellWarning(e env, inner int, compact bool) string {
 		// "not applied" on an earlier "has nothing": that lookup is the
 		// evidence recorded, and the provider cannot tell now.
 		return s.BannerErr.Render(wrap(fmt.Sprintf("! The provider cannot tell now (%s); an earlier check found nothing, %s, %s. %s",
-			shortWhy(a.cannotTell, a.whyMax), clockTime(f.At, e), or(f.By, "a lookup"), cannotTellRisk(a.action, compact)), inner, " "))
+			shortWhy(localTimes(a.cannotTell, e), a.whyMax), clockTime(f.At, e), or(f.By, "a lookup"), cannotTellRisk(a.action, compact)), inner, " "))
 	}
 	if f := a.earlier; f != nil {
 		// "applied" on an earlier "has it": the evidence the form starts
 		// with is that lookup's, and the box says where it came from.
 		return s.BannerOK.Render(wrap(fmt.Sprintf("The provider cannot tell now (%s), but an earlier check found the effect (%s), %s, %s: its reference is filled in.",
-			shortWhy(a.cannotTell, a.whyMax), or(f.Ref, "has it"), clockTime(f.At, e), or(f.By, "a lookup")), inner, " "))
+			shortWhy(localTimes(a.cannotTell, e), a.whyMax), or(f.Ref, "has it"), clockTime(f.At, e), or(f.By, "a lookup")), inner, " "))
 	}
 	if a.tinyWords {
-		return s.BannerErr.Render(wrap("! The provider cannot tell: "+shortWhy(a.cannotTell, 40)+".", inner, " "))
+		return s.BannerErr.Render(wrap("! The provider cannot tell: "+shortWhy(localTimes(a.cannotTell, e), 40)+".", inner, " "))
 	}
-	return s.BannerErr.Render(wrap("! The provider cannot tell: "+shortWhy(a.cannotTell, a.whyMax)+". "+cannotTellRisk(a.action, compact), inner, " "))
+	return s.BannerErr.Render(wrap("! The provider cannot tell: "+shortWhy(localTimes(a.cannotTell, e), a.whyMax)+". "+cannotTellRisk(a.action, compact), inner, " "))
 }
 
 // tinyFinding is a finding the tiny box names: what the provider said,

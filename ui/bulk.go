@@ -209,7 +209,121 @@ func (m Model) bulkChecked(msg bulkCheckedMsg) (Model, tea.Cmd) {
 	}
 	m.action.setBulk(msg.Ops)
 	m.action.stage = stageConfirm
-	return m, m.reloadAll() // the FINDING column shows what was recorded
+	var read tea.Cmd
+	m.action, read = m.action.readBulkGrace(m.env())
+	return m, tea.Batch(m.reloadAll(), read) // the FINDING column shows what was recorded
+}
+
+// bulkGrace is what the bulk review knows of the marked rows within the
+// grace after their latest request (the provider may still apply it):
+// the write skips them (reconcile.DecideMany: VerdictSkipped), and the
+// review says so before y.
+type bulkGrace struct {
+	// graceReading: their attempts are being read; graceErr: they could
+	// not be.
+	graceReading bool
+	graceErr     string
+	// graceRow: per marked row, whether it is within the grace;
+	// graceUntil: the latest end of their graces.
+	graceRow   []bool
+	graceUntil time.Time
+}
+
+// bulkGraceMsg is the marked rows' graces, read for the bulk review.
+type bulkGraceMsg struct {
+	Seq    int
+	Within []bool
+	Until  time.Time
+	Err    error
+}
+
+// readBulkGrace starts reading the marked rows' attempts for the bulk
+// review, where the decision is one the grace holds ("not applied", a new
+// key): nil for any other, or for one operation (its review reads its
+// own, graceAt).
+func (a actionModel) readBulkGrace(e env) (actionModel, tea.Cmd) {
+	a.bulkGrace = bulkGrace{}
+	if len(a.bulk) == 0 || e.svc == nil || (a.action != model.ActionMarkNotApplied && a.action != model.ActionAuthorizeKey) {
+		return a, nil
+	}
+	a.graceReading = true
+	return a, graceOfRows(e.ctx, e.svc, a.seq, a.action, a.bulk, e.now)
+}
+
+// graceOfRows reads each row's attempts and asks reconcile.GraceCheck —
+// the single review's rule, and the write's — whether deciding action on
+// it at now is refused within the grace.
+func graceOfRows(ctx context.Context, svc *reconcile.Service, seq int, action model.Action, ops []model.Operation, now time.Time) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, ioTimeout*time.Duration(1+len(ops)/1000))
+		defer cancel()
+		msg := bulkGraceMsg{Seq: seq, Within: make([]bool, len(ops))}
+		for i, op := range ops {
+			d, err := svc.Store.Detail(ctx, op.Tenant, op.Key)
+			if model.IsCode(err, model.CodeNotFound) {
+				continue
+			}
+			if err != nil {
+				msg.Err = err
+				return msg
+			}
+			var gr *reconcile.GraceRefusal
+			if errors.As(svc.GraceCheck(action, op, d.Attempts, now), &gr) {
+				msg.Within[i] = true
+				if gr.Until.After(msg.Until) {
+					msg.Until = gr.Until
+				}
+			}
+		}
+		return msg
+	}
+}
+
+// bulkGraced takes the marked rows' graces into the bulk review.
+func (m Model) bulkGraced(msg bulkGraceMsg) (Model, tea.Cmd) {
+	a := &m.action
+	if msg.Seq != a.seq || !a.graceReading || len(msg.Within) != len(a.bulk) {
+		return m, nil
+	}
+	a.graceReading = false
+	if msg.Err != nil {
+		a.graceErr = oneLine(msg.Err.Error())
+		return m, nil
+	}
+	a.graceRow, a.graceUntil = msg.Within, msg.Until
+	return m, nil
+}
+
+// graceSkips is how many rows the write would skip within the grace: of
+// those it writes (not refused by their state; against their finding
+// only when overridden).
+func (a actionModel) graceSkips(overridden bool) int {
+	n := 0
+	for i, in := range a.graceRow {
+		if in && i < len(a.bulk) && !a.refusedRow[i] && (overridden || !a.againstRow[i]) {
+			n++
+		}
+	}
+	return n
+}
+
+// bulkGraceWarning is the bulk review's word on the grace before y: how
+// many marked rows are within it and are skipped, and when to decide.
+func (a actionModel) bulkGraceWarning(s *Styles, e env, inner int) string {
+	switch {
+	case a.graceReading:
+		return s.Muted.Render(wrap("Reading their requests for the grace…", inner, " "))
+	case a.graceErr != "":
+		return s.BannerErr.Render(wrap("! Their requests could not be read for the grace ("+a.graceErr+"): the write skips any whose latest request may still land.", inner, " "))
+	}
+	n := a.graceSkips(a.overriding)
+	if n == 0 {
+		return ""
+	}
+	return s.BannerErr.Render(wrap(fmt.Sprintf("! %s within the grace: the provider may still apply %s — the write skips %s (nothing written for %s). Decide after %s.",
+		map[bool]string{true: "1 of them is", false: fmt.Sprintf("%d of them are", n)}[n == 1],
+		map[bool]string{true: "its latest request", false: "their latest requests"}[n == 1],
+		map[bool]string{true: "it", false: "them"}[n == 1], map[bool]string{true: "it", false: "them"}[n == 1], clockTime(a.graceUntil, e)), inner, " "))
 }
 
 // lookedAt opens one operation's review on what its provider said when
@@ -329,9 +443,9 @@ func bulkCannotTellRisk(a model.Action) string {
 // their finding.
 func (a actionModel) legalCount() int {
 	if a.override.Value() == overrideWord {
-		return len(a.bulk) - a.nRefused
+		return len(a.bulk) - a.nRefused - a.graceSkips(true)
 	}
-	return len(a.bulk) - a.nRefused - a.nAgainst
+	return len(a.bulk) - a.nRefused - a.nAgainst - a.graceSkips(false)
 }
 
 // findingShort names a conclusive finding in a few words, its reference
@@ -510,6 +624,9 @@ func (a actionModel) bulkView(e env, w, h int) string {
 		if w := a.bulkCannotTellWarning(s, inner); w != "" {
 			t.WriteString(w + "\n")
 		}
+		if w := a.bulkGraceWarning(s, e, inner); w != "" && a.stage == stageConfirm {
+			t.WriteString(w + "\n")
+		}
 		against := a.bulkAgainst()
 		switch {
 		case a.stage == stageRunning:
@@ -544,9 +661,12 @@ func (a actionModel) bulkView(e env, w, h int) string {
 		b.WriteString("\n" + s.Bold.Render(a.bulkQuestion(legal)) + "\n\n")
 		listOps(func(i int, op model.Operation) (string, string) {
 			note := ""
-			if a.refusedRow[i] {
+			switch {
+			case a.refusedRow[i]:
 				note = s.BannerErr.Render(fmt.Sprintf("refused: %s allows no %s", op.State, a.action.Verb()))
-			} else {
+			case i < len(a.graceRow) && a.graceRow[i] && (a.overriding || !a.againstRow[i]):
+				note = s.BannerErr.Render("skipped: within the grace")
+			default:
 				note = a.findingNote(s, i, op)
 			}
 			// Keys differ at their ends: clipped in the middle, never there.
@@ -646,7 +766,7 @@ func (a actionModel) bulkView(e env, w, h int) string {
 func (a actionModel) bulkQuestion(legal int) string {
 	if a.overriding {
 		return fmt.Sprintf("Override: write %s to the ledger, %d against the provider's finding?",
-			plural(len(a.bulk)-a.nRefused, "decision", "decisions"), a.bulkAgainst())
+			plural(len(a.bulk)-a.nRefused-a.graceSkips(true), "decision", "decisions"), a.bulkAgainst())
 	}
 	return fmt.Sprintf("Write %s to the ledger?", plural(legal, "decision", "decisions"))
 }
@@ -694,7 +814,7 @@ func (a actionModel) bulkTiny(e env, inner, n int) []string {
 	case stageConfirm:
 		legal := a.legalCount()
 		counts := fmt.Sprintf("%d to write", legal)
-		if r := len(a.bulk) - legal; r > 0 {
+		if r := len(a.bulk) - legal - a.graceSkips(a.override.Value() == overrideWord); r > 0 {
 			counts += fmt.Sprintf(", %d refused", r)
 		}
 		if a.overriding {
@@ -716,6 +836,9 @@ func (a actionModel) bulkTiny(e env, inner, n int) []string {
 		}
 		if a.nCannotTell > 0 {
 			head = append(head, clip(s.BannerErr.Render(fmt.Sprintf("! %d cannot tell: your evidence", a.nCannotTell))))
+		}
+		if g := a.graceSkips(a.overriding); g > 0 {
+			head = append(head, clip(s.BannerErr.Render(fmt.Sprintf("! %d in the grace: skipped", g))))
 		}
 		if !a.overriding {
 			keys := s.Key.Render("y") + s.Muted.Render(fmt.Sprintf(" write %d", legal))

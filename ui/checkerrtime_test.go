@@ -20,9 +20,15 @@ func TestCheckErrorTimesAreLocal(t *testing.T) {
 		err: errors.New("cannot tell: sandbox provider has not answered since 2026-03-14T09:20:00.123Z")}
 	out := ansi.Strip(renderDetail(e, d, nil, chk, false, 120))
 	// The answer at the top, where the question was asked.
-	top, _, _ := strings.Cut(out, "Operation")
+	top, rest, _ := strings.Cut(out, "Operation")
 	flat := strings.Join(strings.Fields(top), " ")
 	if strings.Contains(flat, "2026-03-14T09:20:00") || !strings.Contains(flat, "not answered since 2026-03-14 09:20:00") {
 		t.Fatalf("check error times not local:\n%s", out)
+	}
+	// And in the Provider section's "check cannot tell: …".
+	_, prov, _ := strings.Cut(rest, "Provider")
+	flat = strings.Join(strings.Fields(prov), " ")
+	if strings.Contains(flat, "2026-03-14T09:20:00") || !strings.Contains(flat, "cannot tell: sandbox provider has not answered since 2026-03-14 09:20:00") {
+		t.Fatalf("the Provider section's check error times not local:\n%s", prov)
 	}
 }

@@ -251,13 +251,16 @@ func (m Model) swept(msg sweepMsg) (Model, tea.Cmd) {
 	}
 	r := msg.Report
 	m.log.Printf("sweep by %s: %+v", m.cfg.Operator, r)
-	held := ""
+	held, unsent := "", ""
 	if r.NotResent > 0 {
 		held = fmt.Sprintf(" (%s not re-sent: the claim's record does not say its provider honoured keys)", count(r.NotResent))
 	}
-	m.banner = banner{kind: bannerOK, text: fmt.Sprintf("Swept: %s unknown%s, %s re-sent under the same key, %s compacted.",
-		plural(r.Unknown, "lease ended →", "leases ended →"), held, count(r.Redispatched), plural(r.Compacted, "receipt", "receipts")), at: e.now}
-	if r.NotResent > 0 && m.overlay == overlayNone {
+	if r.NotSent > 0 {
+		unsent = fmt.Sprintf(", %s not sent (left in progress: this process cannot send them)", count(r.NotSent))
+	}
+	m.banner = banner{kind: bannerOK, text: fmt.Sprintf("Swept: %s unknown%s, %s re-sent under the same key%s, %s compacted.",
+		plural(r.Unknown, "lease ended →", "leases ended →"), held, count(r.Redispatched), unsent, plural(r.Compacted, "receipt", "receipts")), at: e.now}
+	if (r.NotResent > 0 || r.NotSent > 0) && m.overlay == overlayNone {
 		// Why is longer than a banner: said in a box, unless the
 		// operator is in another one (a form being typed) by now.
 		m.overlay = overlayConfirm
@@ -266,28 +269,54 @@ func (m Model) swept(msg sweepMsg) (Model, tea.Cmd) {
 	return m, m.reloadAll()
 }
 
-// sweptNotice is the result of a sweep that held claims back from being
-// sent again (reconcile.SweepReport.NotResent): how many, and why, each
-// reason once — the words of each one's lease_expired attempt.
-func sweptNotice(r reconcile.SweepReport, width, height int) confirmModel {
+// reasons are a report's "; "-joined reasons, each as a bullet.
+func reasons(joined string) []string {
 	var why []string
-	for _, w := range strings.Split(r.NotResentWhy, "; ") {
+	for _, w := range strings.Split(joined, "; ") {
 		if w = oneLine(w); w != "" {
 			why = append(why, "• "+w+".")
 		}
 	}
-	lines := append([]string{
+	return why
+}
+
+// sweptNotice is the result of a sweep that held claims back from being
+// sent again (reconcile.SweepReport.NotResent), or left them in progress
+// because this process could not send them (NotSent): how many, and why,
+// each reason once — for NotResent the words of each one's lease_expired
+// attempt.
+func sweptNotice(r reconcile.SweepReport, width, height int) confirmModel {
+	lines := []string{
 		fmt.Sprintf("%s ended → unknown, %s re-sent under the same downstream key, %s compacted, %s forgotten.",
 			plural(r.Unknown, "lease", "leases"), count(r.Redispatched), plural(r.Compacted, "receipt", "receipts"), plural(r.Forgotten, "tombstone", "tombstones")),
-		fmt.Sprintf("Not re-sent: %s of those, made unknown instead. This config says their provider honours downstream keys; the claim's own record does not:",
-			count(r.NotResent)),
-	}, why...)
-	lines = append(lines, "A person must reconcile them: they are on the unknown tab, each with this reason in its lease_expired attempt.")
-	short := append([]string{
-		fmt.Sprintf("%s not re-sent, made unknown: the claim's record does not say its provider honoured keys:", count(r.NotResent)),
-	}, why...)
-	short = append(short, fmt.Sprintf("Leases ended: %s → unknown, %s re-sent. Reconcile them on the unknown tab.", count(r.Unknown), count(r.Redispatched)))
-	return confirmModel{title: fmt.Sprintf("Swept: %s not re-sent", count(r.NotResent)), lines: lines, short: short, notice: true, width: width, height: height}
+	}
+	var short, titles []string
+	if r.NotResent > 0 {
+		why := reasons(r.NotResentWhy)
+		lines = append(lines, fmt.Sprintf("Not re-sent: %s of those, made unknown instead. This config says their provider honours downstream keys; the claim's own record does not:",
+			count(r.NotResent)))
+		lines = append(lines, why...)
+		lines = append(lines, "A person must reconcile them: they are on the unknown tab, each with this reason in its lease_expired attempt.")
+		short = append(short, fmt.Sprintf("%s not re-sent, made unknown: the claim's record does not say its provider honoured keys:", count(r.NotResent)))
+		short = append(short, why...)
+		titles = append(titles, count(r.NotResent)+" not re-sent")
+	}
+	if r.NotSent > 0 {
+		why := reasons(r.NotSentWhy)
+		lines = append(lines, fmt.Sprintf("Not sent: %s, not counted above, left in progress: this process could not send them (nothing left it):",
+			count(r.NotSent)))
+		lines = append(lines, why...)
+		lines = append(lines, "They are on the in_progress tab; a sweep from a process that can send them (fix the reason first) re-sends them under the same key.")
+		short = append(short, fmt.Sprintf("%s not sent, left in progress: this process could not send them:", count(r.NotSent)))
+		short = append(short, why...)
+		titles = append(titles, count(r.NotSent)+" not sent")
+	}
+	if r.NotResent > 0 {
+		short = append(short, fmt.Sprintf("Leases ended: %s → unknown, %s re-sent. Reconcile them on the unknown tab.", count(r.Unknown), count(r.Redispatched)))
+	} else {
+		short = append(short, fmt.Sprintf("Leases ended: %s → unknown, %s re-sent. Sweep again once it can send.", count(r.Unknown), count(r.Redispatched)))
+	}
+	return confirmModel{title: "Swept: " + strings.Join(titles, ", "), lines: lines, short: short, notice: true, width: width, height: height}
 }
 
 // askLab asks before the lab writes into a ledger that holds other

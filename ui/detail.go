@@ -639,7 +639,7 @@ func renderDetail(e env, d *model.Detail, replaced *replacedFinding, chk *checkS
 			// Recorded as the finding above: its reason is not said twice.
 			field("check", s.BannerErr.Render("cannot tell")+s.Muted.Render(" (asked "+clockTime(chk.at, e)+"; recorded as the finding above)"))
 		case chk != nil && chk.err != nil:
-			field("check", s.BannerErr.Render("cannot tell: "+checkErrText(chk.err)))
+			field("check", s.BannerErr.Render("cannot tell: "+localTimes(checkErrText(chk.err), e)))
 		case chk != nil:
 			style := s.State(model.StateNotApplied).Render
 			if chk.ev.Found {

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -524,7 +525,11 @@ func (r reviewModel) View(e env) string {
 			if o.Verdict == reconcile.VerdictWritten {
 				lines = append(lines, s.BannerOK.Render("written ")+fmt.Sprintf(" %s  %s → %s (v%d)", oneLine(o.Tenant+"/"+o.Key), o.ExpectState, o.State, o.Version))
 			} else {
-				lines = append(lines, s.BannerErr.Render(fmt.Sprintf("%-8s", o.Verdict))+fmt.Sprintf(" %s  %s", oneLine(o.Tenant+"/"+o.Key), localTimes(oneLine(errText(o.Err)), e)))
+				why := localTimes(oneLine(errText(o.Err)), e)
+				if gr := (*reconcile.GraceRefusal)(nil); o.Verdict == reconcile.VerdictSkipped && errors.As(o.Err, &gr) {
+					why = fmt.Sprintf("within the grace: sent %s; decide after %s", clockTime(gr.Sent, e), clockTime(gr.Until, e))
+				}
+				lines = append(lines, s.BannerErr.Render(fmt.Sprintf("%-8s", o.Verdict))+fmt.Sprintf(" %s  %s", oneLine(o.Tenant+"/"+o.Key), why))
 			}
 		}
 		summary := fmt.Sprintf("%s written", count(n[reconcile.VerdictWritten]))
@@ -532,6 +537,10 @@ func (r reviewModel) View(e env) string {
 			if n[v] > 0 {
 				summary += fmt.Sprintf(" · %s refused as %s", count(n[v]), v)
 			}
+		}
+		if k := n[reconcile.VerdictSkipped]; k > 0 {
+			// The provider may still apply their latest request.
+			summary += fmt.Sprintf(" · %s skipped: within the grace", count(k))
 		}
 		section(summary, len(lines), s.Bold, lines)
 		if r.problem != "" {
@@ -630,6 +639,9 @@ func (r reviewModel) tiny(e env, inner, n int) []string {
 			if n[v] > 0 {
 				summary += fmt.Sprintf(", %s %s", count(n[v]), v)
 			}
+		}
+		if k := n[reconcile.VerdictSkipped]; k > 0 {
+			summary += fmt.Sprintf(", %s skipped", count(k))
 		}
 		groups = append(groups, group{clip(s.Bold.Render(summary)), rows})
 		if r.problem != "" {

@@ -494,6 +494,9 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 	case bulkCheckedMsg:
 		return m.bulkChecked(msg)
 
+	case bulkGraceMsg:
+		return m.bulkGraced(msg)
+
 	case sweepMsg:
 		return m.swept(msg)
 
