@@ -30,24 +30,11 @@ type HTTP struct {
 func (h *HTTP) MissingEnv(which string) []string {
 	e := &h.Config.Dispatch
 	if which == "lookup" {
-		if e = h.Config.Lookup; e == nil {
-			return nil
-		}
-	}
-	refs := httpapi.EnvNames(e.URL)
-	for _, v := range e.Headers {
-		refs = append(refs, httpapi.EnvNames(v)...)
+		e = h.Config.Lookup
 	}
 	var out []string
-	seen := map[string]bool{}
-	for _, n := range refs {
-		if seen[n] {
-			continue
-		}
-		seen[n] = true
-		if v, ok := h.Config.Env(n); !ok || v == "" {
-			out = append(out, n)
-		}
+	for _, u := range httpapi.UnsetEnv(e, which, h.Config.Env) {
+		out = append(out, u.Name)
 	}
 	sort.Strings(out)
 	return out

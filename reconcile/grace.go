@@ -68,6 +68,19 @@ func (s *Service) graceUntil(name string, waited time.Time, ops ...*model.Operat
 	return until
 }
 
+// requestGrace is the one reading of the grace that lookups (withinGrace)
+// and decisions (GraceFrom) share — the two must never disagree: the
+// latest request's send time and wait end (lastRequest), and when its
+// grace ends (graceUntil: never before a claim's recorded apply-by). Zero
+// times: there is no request the provider never answered.
+func (s *Service) requestGrace(provider string, attempts []model.Attempt, ops ...*model.Operation) (sent, waited, until time.Time) {
+	sent, waited = lastRequest(attempts, s.Lease, ops...)
+	if sent.IsZero() && waited.IsZero() {
+		return sent, waited, time.Time{}
+	}
+	return sent, waited, s.graceUntil(provider, waited, ops...)
+}
+
 // lastRequest is when op's latest request that the provider never
 // answered definitely was sent, and when the client's wait for it ended
 // at the latest, from the recorded attempts (and op's lease while
@@ -122,12 +135,8 @@ func (s *Service) withinGrace(ctx context.Context, op, after *model.Operation, s
 		}
 		return fmt.Sprintf("its requests could not be read (%v)", err), true
 	}
-	sent, waited := lastRequest(d.Attempts, s.Lease, op, after, &d.Operation)
-	if sent.IsZero() && waited.IsZero() {
-		return "", false
-	}
-	until := s.graceUntil(op.Provider, waited, op, after, &d.Operation)
-	if !since.Before(until) {
+	sent, waited, until := s.requestGrace(op.Provider, d.Attempts, op, after, &d.Operation)
+	if until.IsZero() || !since.Before(until) {
 		return "", false
 	}
 	return fmt.Sprintf("a request sent at %s, waited for until %s, may still be applied by the provider; ask again after %s",
@@ -164,8 +173,8 @@ func graceFromEnv() time.Duration {
 // RequestGrace is the grace after an operation's latest request that the
 // provider never answered definitely: when it was sent, when the client's
 // wait for it ended, and Until, when the provider can no longer be
-// expected to apply it (graceUntil: Waited + DispatchGrace, or the claim's recorded apply-by when later). Zero times: there is no
-// such request, or the grace is off (Service.Grace < 0).
+// expected to apply it (requestGrace). Zero times: there is no such
+// request, or the grace is off (Service.Grace < 0).
 type RequestGrace struct {
 	Sent, Waited, Until time.Time
 	// opID and claimNo are the operation and claim it was read at: a
@@ -186,13 +195,7 @@ func (s *Service) GraceFrom(op model.Operation, attempts []model.Attempt) Reques
 	if s.Grace < 0 {
 		return g
 	}
-	g.Sent, g.Waited = lastRequest(attempts, s.Lease, &op)
-	if g.Sent.IsZero() && g.Waited.IsZero() {
-		return g
-	}
-	// The lookup's end (graceUntil): never before what the claim recorded
-	// (its lease and its config's grace), whatever this config says.
-	g.Until = s.graceUntil(op.Provider, g.Waited, &op)
+	g.Sent, g.Waited, g.Until = s.requestGrace(op.Provider, attempts, &op)
 	return g
 }
 

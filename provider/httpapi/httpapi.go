@@ -1258,35 +1258,43 @@ var _ provider.Checker = (*Provider)(nil)
 // (its URL's, its headers') that is not set now, nil if none. It reads
 // what Dispatch reads and shows no value.
 func (p *Provider) CanDispatch() error {
-	if p.c.Env == nil {
+	if unset := UnsetEnv(&p.c.Dispatch, "dispatch", p.c.Env); len(unset) > 0 {
+		return unset[0]
+	}
+	return nil
+}
+
+// UnsetEnv is every ${NAME} endpoint e (of which: "dispatch", "lookup")
+// reads — its URL's first, then its headers' in name order, each once —
+// that env does not have or has empty, with where it is read. Nil env
+// reads nothing (a provider without ${NAME}s).
+func UnsetEnv(e *Endpoint, which string, env func(string) (string, bool)) []*EnvError {
+	if e == nil || env == nil {
 		return nil
 	}
-	e := &p.c.Dispatch
-	where := map[string]string{}
-	var names []string
+	seen := map[string]bool{}
+	var out []*EnvError
 	add := func(at, s string) {
 		for _, n := range EnvNames(s) {
-			if _, ok := where[n]; !ok {
-				where[n] = at
-				names = append(names, n)
+			if seen[n] {
+				continue
+			}
+			seen[n] = true
+			if v, ok := env(n); !ok || v == "" {
+				out = append(out, &EnvError{Where: at, Name: n})
 			}
 		}
 	}
-	add("dispatch url", e.URL)
+	add(which+" url", e.URL)
 	keys := make([]string, 0, len(e.Headers))
 	for k := range e.Headers {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		add("dispatch header "+k, e.Headers[k])
+		add(which+" header "+k, e.Headers[k])
 	}
-	for _, n := range names {
-		if v, ok := p.c.Env(n); !ok || v == "" {
-			return &EnvError{Where: where[n], Name: n}
-		}
-	}
-	return nil
+	return out
 }
 
 // Dispatch sends the call. See the package documentation for the table.
