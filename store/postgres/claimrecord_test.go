@@ -1,16 +1,14 @@
 package postgres_test
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/store"
 	"github.com/retrysafe/retrysafe/store/postgres"
 	"github.com/retrysafe/retrysafe/store/postgres/pgtest"
+	"github.com/retrysafe/retrysafe/store/storetest"
 )
 
 // A ledger at schema 12 (before claims recorded until when their request
@@ -40,36 +38,8 @@ func TestMigration13KeepsTheRowsWithTheirClaimRecordUnrecorded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	ctx := context.Background()
-	for _, key := range []string{"claimed", "local"} {
-		d, err := s.Detail(ctx, "t", key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if o := d.Operation; !o.ClaimApplyBy.IsZero() || o.ClaimDispatchID != "" || o.ClaimLookupID != "" {
-			t.Errorf("%s after the migration: %v %q %q; want not recorded", key, o.ClaimApplyBy, o.ClaimDispatchID, o.ClaimLookupID)
-		}
-		if key == "claimed" && (d.Operation.State != model.StateInProgress || d.Operation.ClaimHonoursKeys == nil ||
-			len(d.Attempts) != 1 || d.Attempts[0].WorkerID != "w1") {
-			t.Errorf("the claimed row after the migration: %+v %+v", d.Operation, d.Attempts)
-		}
-	}
-	applyBy := time.UnixMilli(123456789).UTC()
-	var expired []*model.Operation
-	if err := s.WithTx(ctx, func(tx store.Tx) error {
-		expired, err = tx.ExpiredLeases(10)
-		if err != nil || len(expired) != 1 {
-			return err
-		}
-		op := expired[0]
-		op.ClaimApplyBy, op.ClaimDispatchID, op.ClaimLookupID = applyBy, "kind=aaaa", "kind=bbbb"
-		return tx.UpdateOperation(op, op.State, op.Version)
-	}); err != nil || len(expired) != 1 {
-		t.Fatalf("the old claim's lease: %v %v", expired, err)
-	}
-	if op, err := s.Get(ctx, "t", "claimed"); err != nil || !op.ClaimApplyBy.Equal(applyBy) || op.ClaimDispatchID != "kind=aaaa" || op.ClaimLookupID != "kind=bbbb" {
-		t.Errorf("a claim written after the migration: %+v %v", op, err)
-	}
+	// What both drivers must do with the migrated rows: storetest.
+	storetest.CheckClaimRecordAfterMigration(t, s)
 	for _, c := range []struct{ set, check string }{
 		{"claim_apply_by = 5 WHERE id = 8", "operations_claim_apply_by_check"},
 		{"claim_dispatch_id = 'x' WHERE id = 8", "operations_claim_dispatch_id_check"},

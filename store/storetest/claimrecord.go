@@ -167,3 +167,45 @@ func testClaimRecord(t *testing.T, h *harness) {
 	}
 	h.audit(t)
 }
+
+// CheckClaimRecordAfterMigration is what a driver's migration test checks
+// once a ledger made at schema 12 — an in_progress claim t/claimed (id 7,
+// provider pay, one dispatched attempt by w1) and a local operation
+// t/local (id 8) — is opened and migrated to schema 13: neither recorded
+// where its request went nor until when (migration 13 reads nothing into
+// them), the claim is as it was, and a claim written after the migration
+// keeps what it records. The driver's own test checks its CHECKs.
+func CheckClaimRecordAfterMigration(t *testing.T, s store.Ledger) {
+	t.Helper()
+	ctx := ctxT(t)
+	for _, key := range []string{"claimed", "local"} {
+		d, err := s.Detail(ctx, "t", key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o := d.Operation; !o.ClaimApplyBy.IsZero() || o.ClaimDispatchID != "" || o.ClaimLookupID != "" {
+			t.Errorf("%s after the migration: %v %q %q; want not recorded", key, o.ClaimApplyBy, o.ClaimDispatchID, o.ClaimLookupID)
+		}
+		if key == "claimed" && (d.Operation.State != model.StateInProgress || d.Operation.ClaimHonoursKeys == nil ||
+			len(d.Attempts) != 1 || d.Attempts[0].WorkerID != "w1") {
+			t.Errorf("the claimed row after the migration: %+v %+v", d.Operation, d.Attempts)
+		}
+	}
+	applyBy := time.UnixMilli(123456789).UTC()
+	var expired []*model.Operation
+	if err := s.WithTx(ctx, func(tx store.Tx) error {
+		var err error
+		expired, err = tx.ExpiredLeases(10)
+		if err != nil || len(expired) != 1 {
+			return err
+		}
+		op := expired[0]
+		op.ClaimApplyBy, op.ClaimDispatchID, op.ClaimLookupID = applyBy, "kind=aaaa", "kind=bbbb"
+		return tx.UpdateOperation(op, op.State, op.Version)
+	}); err != nil || len(expired) != 1 {
+		t.Fatalf("the old claim's lease: %v %v", expired, err)
+	}
+	if op, err := s.Get(ctx, "t", "claimed"); err != nil || !op.ClaimApplyBy.Equal(applyBy) || op.ClaimDispatchID != "kind=aaaa" || op.ClaimLookupID != "kind=bbbb" {
+		t.Errorf("a claim written after the migration: %+v %v", op, err)
+	}
+}
