@@ -518,6 +518,12 @@ func (m *propMachine) Late(t *rapid.T) {
 		cur := m.l.op(c.tenant, c.key)
 		d := decision(cur)
 		d.Evidence = "provider console"
+		if bound := cur.BindingFinding; authorize && bound != nil && bound.Kind == model.FindingHasIt {
+			// A recorded "has it" binds the decision: a new key would be
+			// the effect a second time (refused, rightly). The person
+			// marks it applied instead, as the provider shows.
+			authorize = false
+		}
 		switch {
 		case authorize:
 			m.fresh++
