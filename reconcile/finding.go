@@ -336,7 +336,7 @@ type FindingReview struct {
 	// OneByOne: a fresh "has nothing" from a provider whose lookup is not
 	// authoritative — shown, and decided one by one.
 	OneByOne []model.Operation
-	// Left: cannot tell, stale, never checked, or not unknown — nothing is
+	// Left: cannot tell, stale, never checked, or neither unknown nor an in_progress nobody holds — nothing is
 	// proposed.
 	Left []model.Operation
 }
@@ -347,9 +347,12 @@ type FindingReview struct {
 // nothing", "cannot tell" or retry), as the ledger checks it when it writes.
 func (s *Service) ReviewByFinding(ops []model.Operation) FindingReview {
 	var r FindingReview
+	now := s.Store.Now()
 	for _, op := range ops {
 		f := op.Binding()
-		if op.State != model.StateUnknown || !f.Conclusive() {
+		// An in_progress one nobody holds is decided as an unknown one is
+		// (Unheld); one whose lease is live is left.
+		if (op.State != model.StateUnknown && !Unheld(op, now)) || !f.Conclusive() {
 			r.Left = append(r.Left, op)
 			continue
 		}
