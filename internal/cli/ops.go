@@ -1380,9 +1380,15 @@ func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation,
 	// the reasons first appear.
 	var reasons []string
 	refused := map[string]int{}
+	heldWhy := make([]string, len(ops)) // a live lease's refusal, with its end
 	for i, op := range ops {
 		ok := reconcile.AllowedAt(op, action, time.Now())
 		against, why := "", fmt.Sprintf("cannot %s from %s", action.Verb(), op.State)
+		if op.State == model.StateInProgress && !ok {
+			// Its lease is live: a worker may be sending it (R6 D3).
+			why = fmt.Sprintf("cannot %s from in_progress while a worker holds its claim", action.Verb())
+			heldWhy[i] = fmt.Sprintf("%s (lease until %s UTC)", why, op.LeaseUntil.UTC().Format(time.RFC3339))
+		}
 		if is, text := reconcile.AgainstFinding(action, op); ok && is {
 			against = text
 			ok = override
@@ -1450,6 +1456,8 @@ func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation,
 			note = "against the finding (--against-finding): " + show(r.Against)
 		case r.Against != "":
 			note = "would be refused: " + show(r.Against) + " (--against-finding)"
+		case !r.Legal && heldWhy[i] != "":
+			note = "would be refused: " + heldWhy[i]
 		case !r.Legal:
 			note = fmt.Sprintf("would be refused: cannot %s from %s", action.Verb(), r.From)
 		case r.ReceiptRef != "":
