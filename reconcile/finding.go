@@ -341,18 +341,22 @@ type FindingReview struct {
 	Left []model.Operation
 }
 
+// unheldNow is Unheld at the ledger's clock (false with no ledger).
+func (s *Service) unheldNow(op model.Operation) bool {
+	return op.State == model.StateInProgress && s.Store != nil && Unheld(op, s.Store.Now())
+}
+
 // ReviewByFinding sorts ops (as the screen showed them, with their
 // findings) into a review, each by the finding that binds its decision
 // (model.Operation.Binding: an earlier "has it" outlives a later "has
 // nothing", "cannot tell" or retry), as the ledger checks it when it writes.
 func (s *Service) ReviewByFinding(ops []model.Operation) FindingReview {
 	var r FindingReview
-	now := s.Store.Now()
 	for _, op := range ops {
 		f := op.Binding()
 		// An in_progress one nobody holds is decided as an unknown one is
 		// (Unheld); one whose lease is live is left.
-		if (op.State != model.StateUnknown && !Unheld(op, now)) || !f.Conclusive() {
+		if (op.State != model.StateUnknown && !s.unheldNow(op)) || !f.Conclusive() {
 			r.Left = append(r.Left, op)
 			continue
 		}
