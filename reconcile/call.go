@@ -593,7 +593,7 @@ func (s *Service) recordClaim(tx store.Tx, op *model.Operation, p *model.Prepare
 // downstream keys.
 func (s *Service) expireLease(tx store.Tx, op *model.Operation, worker, trace, why string) (Result, error) {
 	from, ver := op.State, op.Version
-	lease, released := op.LeaseUntil, op.LeaseOwner == "released"
+	lease, released := op.LeaseUntil, op.LeaseOwner == LeaseReleased
 	op.State, op.LeaseOwner, op.LeaseUntil = model.StateUnknown, "", time.Time{}
 	if err := tx.UpdateOperation(op, from, ver); err != nil {
 		return Result{}, err
@@ -727,7 +727,7 @@ func (s *Service) finish(ctx context.Context, cl *claim, resp provider.Response,
 		case derr != nil && cl.prov.HonoursKeys():
 			// Safe to send again under the same downstream key: release the
 			// claim now so the next call (or sweep) re-dispatches at once.
-			op.LeaseOwner, op.LeaseUntil = "released", tx.Now()
+			op.LeaseOwner, op.LeaseUntil = LeaseReleased, tx.Now()
 			a.Outcome, a.Error = model.OutcomeTimedOut, derr.Error()
 			res = Result{Class: model.ClassInProgress, Outcome: a.Outcome, Message: fmt.Sprintf(
 				"%v; provider %s honours downstream keys, so retrying the same key re-dispatches safely", derr, cl.prov.Name())}
@@ -772,7 +772,7 @@ func (s *Service) finish(ctx context.Context, cl *claim, resp provider.Response,
 			if cl.prov.HonoursKeys() && op.ClaimHonoursKeys != nil && *op.ClaimHonoursKeys {
 				// Sending it again under the same key stays safe: the
 				// claim stays open, released, for the next call (or sweep).
-				op.LeaseOwner, op.LeaseUntil = "released", tx.Now()
+				op.LeaseOwner, op.LeaseUntil = LeaseReleased, tx.Now()
 				res = Result{Class: model.ClassInProgress, Outcome: a.Outcome, Message: fmt.Sprintf(
 					"%s; %s — provider %s honours downstream keys, so the operation stays in progress: retry the same key", said, earlier, cl.prov.Name())}
 				break
@@ -785,7 +785,7 @@ func (s *Service) finish(ctx context.Context, cl *claim, resp provider.Response,
 			// The provider will answer the same downstream key with one
 			// result: keep the claim open, released, so the next call (or
 			// sweep) sends it again under that key.
-			op.LeaseOwner, op.LeaseUntil = "released", tx.Now()
+			op.LeaseOwner, op.LeaseUntil = LeaseReleased, tx.Now()
 			a.Outcome, a.Error = model.OutcomeInProgress, resp.Detail
 			res = Result{Class: model.ClassInProgress, Outcome: a.Outcome, Message: fmt.Sprintf(
 				"provider %s is busy (%s)%s; retry the same key", cl.prov.Name(), resp.Detail, retryAfter(resp.RetryAfter))}
@@ -800,7 +800,7 @@ func (s *Service) finish(ctx context.Context, cl *claim, resp provider.Response,
 			// Nothing left, and sending it again under the same key is
 			// safe: the claim is released, as for a busy provider, so
 			// the next call (or sweep) sends it at once.
-			op.LeaseOwner, op.LeaseUntil = "released", tx.Now()
+			op.LeaseOwner, op.LeaseUntil = LeaseReleased, tx.Now()
 			a.Outcome, a.Error = model.OutcomeInProgress, resp.Detail
 			res = Result{Class: model.ClassInProgress, Outcome: a.Outcome, Message: resp.Detail + "; retry the same key"}
 		case resp.Status == provider.NotApplied:
@@ -858,7 +858,9 @@ func (s *Service) lateResult(tx store.Tx, op *model.Operation, a *model.Attempt,
 	// A definite answer for an operation still waiting on a person is new
 	// evidence: it goes on the operation (its reference, a new version), so
 	// a decision taken on the screen from before it is refused as stale.
-	evidence := definite && resp.Status != provider.Busy && op.State == model.StateUnknown
+	// An in_progress one whose claim moved on (another claim since) may be
+	// waiting on a person too (Unheld: a decision is legal from it).
+	evidence := definite && resp.Status != provider.Busy && (op.State == model.StateUnknown || op.State == model.StateInProgress)
 	if (contradicts && !op.Contradicted) || evidence {
 		from, ver := op.State, op.Version
 		if contradicts {

@@ -70,6 +70,48 @@ func Legal(st model.State) []model.Action {
 	return nil
 }
 
+// LeaseReleased is the lease owner of a claim released to be sent again
+// (a lost reply, a "busy", a "not sent" or a "nothing applied" to a
+// re-send, where the provider honours downstream keys): in_progress, and
+// nobody holds it.
+const LeaseReleased = "released"
+
+// Unheld reports whether op is in_progress with no claim held on it at
+// now: its claim was released (LeaseReleased), or its lease has ended
+// (its worker is gone, or gave up waiting). Such an operation stays
+// in_progress by design — a re-send answered "busy", "not sent" or
+// "nothing applied" speaks of the re-send only — and only a sweep, the
+// next call of its key or a person moves it. A zero now (no clock) is
+// never unheld: whether a lease is live cannot be told without one.
+func Unheld(op model.Operation, now time.Time) bool {
+	if op.State != model.StateInProgress || now.IsZero() {
+		return false
+	}
+	return op.LeaseOwner == LeaseReleased || !now.Before(op.LeaseUntil)
+}
+
+// LegalAt is LegalFor at now: an in_progress operation nobody holds
+// (Unheld) allows what an unknown one does — mark applied, mark not
+// applied, authorize a new key — under the same rules (the grace, the
+// look first, the finding that binds). One whose lease is live allows
+// nothing: a worker may be sending it right now.
+func LegalAt(op model.Operation, now time.Time) []model.Action {
+	if Unheld(op, now) {
+		return Legal(model.StateUnknown)
+	}
+	return LegalFor(op)
+}
+
+// AllowedAt reports whether action is legal for op at now (LegalAt).
+func AllowedAt(op model.Operation, action model.Action, now time.Time) bool {
+	for _, a := range LegalAt(op, now) {
+		if a == action {
+			return true
+		}
+	}
+	return false
+}
+
 // Allowed reports whether action is legal from st.
 func Allowed(st model.State, action model.Action) bool {
 	for _, a := range Legal(st) {
@@ -80,7 +122,9 @@ func Allowed(st model.State, action model.Action) bool {
 	return false
 }
 
-// LegalFor is Legal for one operation. A not_applied or failed operation
+// LegalFor is Legal for one operation, at no particular time: an
+// in_progress one allows nothing here, since whether its lease is live
+// needs a clock — LegalAt says what one nobody holds allows. A not_applied or failed operation
 // that a late provider answer contradicted ("applied") may also be marked
 // applied: the person who said "not applied" was wrong (or the rejection
 // was of a later attempt), a failed one's replays tell every caller it
@@ -199,7 +243,13 @@ func decideTx(tx store.Tx, d Decision, action model.Action, apply applyFunc, g *
 		return op, model.Errorf(model.CodeStale, "%s/%s changed since you looked: you saw %s and it is now %s (version %d)%s — nothing was written; look again",
 			d.Tenant, d.Key, seen(d.ExpectState, d.ExpectVersion), op.State, op.Version, lastChange(op))
 	}
-	if !AllowedFor(*op, action) {
+	if op.State == model.StateInProgress && !Unheld(*op, tx.Now()) {
+		// Read in this transaction, under its lock: a worker that claimed
+		// it again since the operator looked holds it now.
+		return op, model.Errorf(model.CodeIllegal, "cannot %s %s/%s: it is in_progress and its claim %d is held — %s's lease runs until %s and a worker may be sending it right now (allowed from in_progress with a live lease: no decisions); decide after %s (UTC), once the lease has ended, if it is still in_progress then — nothing was written",
+			action.Verb(), d.Tenant, d.Key, op.ClaimNo, textsafe.Visible(or(op.LeaseOwner, "a worker")), op.LeaseUntil.UTC().Format(time.RFC3339), op.LeaseUntil.UTC().Format(time.RFC3339))
+	}
+	if !AllowedAt(*op, action, tx.Now()) {
 		return op, model.Errorf(model.CodeIllegal, "cannot %s %s/%s: it is %s (allowed from %s: %s)",
 			action.Verb(), d.Tenant, d.Key, op.State, op.State, legalText(*op))
 	}

@@ -336,9 +336,14 @@ type FindingReview struct {
 	// OneByOne: a fresh "has nothing" from a provider whose lookup is not
 	// authoritative — shown, and decided one by one.
 	OneByOne []model.Operation
-	// Left: cannot tell, stale, never checked, or not unknown — nothing is
+	// Left: cannot tell, stale, never checked, or neither unknown nor an in_progress nobody holds — nothing is
 	// proposed.
 	Left []model.Operation
+}
+
+// unheldNow is Unheld at the ledger's clock (false with no ledger).
+func (s *Service) unheldNow(op model.Operation) bool {
+	return op.State == model.StateInProgress && s.Store != nil && Unheld(op, s.Store.Now())
 }
 
 // ReviewByFinding sorts ops (as the screen showed them, with their
@@ -349,7 +354,9 @@ func (s *Service) ReviewByFinding(ops []model.Operation) FindingReview {
 	var r FindingReview
 	for _, op := range ops {
 		f := op.Binding()
-		if op.State != model.StateUnknown || !f.Conclusive() {
+		// An in_progress one nobody holds is decided as an unknown one is
+		// (Unheld); one whose lease is live is left.
+		if (op.State != model.StateUnknown && !s.unheldNow(op)) || !f.Conclusive() {
 			r.Left = append(r.Left, op)
 			continue
 		}

@@ -265,7 +265,7 @@ func graceRefusal(tenant, key string, action model.Action, g RequestGrace) error
 // recorded attempts) at now, or nil. It reads nothing; the write checks
 // again, in its transaction.
 func (s *Service) GraceCheck(action model.Action, op model.Operation, attempts []model.Attempt, now time.Time) error {
-	if !asksFirst(action, op) || !AllowedFor(op, action) {
+	if !asksFirst(action, op) || !AllowedAt(op, action, now) {
 		return nil
 	}
 	g := s.GraceFrom(op, attempts)

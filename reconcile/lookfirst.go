@@ -22,7 +22,7 @@ import (
 // configured"), recorded on the row — not a row written on the typed
 // evidence with nothing said (a bulk run without the agents' --config).
 func (s *Service) NeedsLook(action model.Action, op model.Operation) bool {
-	if !asksFirst(action, op) || !AllowedFor(op, action) || op.Provider == "" || op.DownstreamKey == "" {
+	if !asksFirst(action, op) || !(AllowedFor(op, action) || s.unheldNow(op) && AllowedAt(op, action, s.Store.Now())) || op.Provider == "" || op.DownstreamKey == "" {
 		return false
 	}
 	return !op.Finding.Conclusive()

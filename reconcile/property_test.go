@@ -242,7 +242,9 @@ func (m *propMachine) late(op *propOp, status provider.Status, ambiguous bool) m
 			op.contradicted = op.contradicted || applied
 		case model.StateNotApplied, model.StateAuthorized, model.StateFailed:
 			op.contradicted = op.contradicted || applied
-		case model.StateUnknown:
+		case model.StateUnknown, model.StateInProgress:
+			// Waiting on a person (an in_progress one whose claim moved
+			// on may be unheld): the reference goes on the operation.
 			op.lateRef = op.lateRef || applied
 		}
 	}
@@ -481,7 +483,10 @@ func (m *propMachine) Crash(t *rapid.T) {
 }
 
 // Late: a worker's answer arrives after the lease ended, a sweep made the
-// operation unknown and an operator decided on what the provider showed.
+// operation unknown — or no sweep came, and it is still in_progress,
+// nobody holding it (R6 D3) — and an operator decided on what the
+// provider showed. Or the worker slept after its claim, past its lease,
+// and wakes to find the operation decided: it sends nothing.
 func (m *propMachine) Late(t *rapid.T) {
 	c := m.drawCall(t)
 	c.tool, c.prov = "send_notification", "sandbox"
@@ -499,18 +504,29 @@ func (m *propMachine) Late(t *rapid.T) {
 	// answer lands while the operation is still unknown.
 	decides := rapid.IntRange(0, 3).Draw(t, "operator decides") > 0
 	authorize := rapid.Bool().Draw(t, "authorize")
+	sweeps := rapid.IntRange(0, 2).Draw(t, "a sweep comes first") > 0
+	sleeps := decides && !sweeps && rapid.IntRange(0, 2).Draw(t, "the worker sleeps after its claim") == 0
+	point := reconcile.PointAfterDispatch
+	if sleeps {
+		point = reconcile.PointAfterClaim
+	}
 	op := m.claim(c.tenant, c.key, c.tool, c.variant, c.prov)
-	st, amb := m.deliver(op, c.faults)
+	st, amb := provider.Status(""), true // nothing sent: no answer
+	if !sleeps {
+		st, amb = m.deliver(op, c.faults)
+	}
 	effect := m.dk[op.dk()] > op.base
 	var decideErr error
 	res, died := m.do(t, c, func(at reconcile.Point) {
-		if at != reconcile.PointAfterDispatch {
+		if at != point {
 			return
 		}
 		m.l.svc.At = nil
 		m.clk.Advance(propLease + time.Second)
-		if _, err := m.l.svc.Sweep(context.Background()); err != nil {
-			t.Fatal(err)
+		if sweeps {
+			if _, err := m.l.svc.Sweep(context.Background()); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if !decides {
 			return
@@ -538,9 +554,17 @@ func (m *propMachine) Late(t *rapid.T) {
 	if died || decideErr != nil {
 		t.Fatalf("late %+v: died %v, decision %v", c, died, decideErr)
 	}
-	m.sweep() // the sweep inside the hook, on everything
+	if sweeps {
+		m.sweep() // the sweep inside the hook, on everything
+	}
 	if decides {
 		m.decided[op.id()] = true
+	}
+	if !decides && !sweeps {
+		// Nobody moved the claim on: the answer is the claim's own, even
+		// past its lease.
+		m.checkClass(t, fmt.Sprintf("late %+v", c), res, m.record(op, st, amb), "")
+		return
 	}
 	switch {
 	case !decides:
@@ -587,7 +611,10 @@ func (m *propMachine) Decide(t *rapid.T) {
 	action := rapid.SampledFrom(model.AllActions).Draw(t, "action")
 	stale := rapid.IntRange(0, 4).Draw(t, "stale") == 0
 	effect := m.dk[op.dk()] > op.base
-	if op.provider != "" && op.state == model.StateUnknown &&
+	// An in_progress operation nobody holds (its claim released, its
+	// lease ended) is decided as an unknown one is (R6 D3).
+	unheld := op.state == model.StateInProgress && !m.now().Before(op.leaseUntil)
+	if op.provider != "" && (op.state == model.StateUnknown || unheld) &&
 		((action == model.ActionMarkApplied && !effect) || (action == model.ActionMarkNotApplied && effect)) {
 		return // an untruthful decision: outside what the ledger can guarantee
 	}
@@ -616,6 +643,9 @@ func (m *propMachine) Decide(t *rapid.T) {
 	against := !d.Override && reconcile.Against(action, reconcile.EvidenceOf(bindingFinding(cur.Provider, det.Attempts)))
 	err := m.l.decide(action, d)
 	to, legal := legalDecisions[op.state][action]
+	if unheld {
+		to, legal = legalDecisionsUnheld[action]
+	}
 	if op.contradicted && action == model.ActionMarkApplied && (op.state == model.StateNotApplied || op.state == model.StateFailed || op.state == model.StateAuthorized) {
 		// The provider said it applied (the key this one replaced, for
 		// an authorized one): marking it applied agrees.

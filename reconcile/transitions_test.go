@@ -92,6 +92,54 @@ var legalDecisions = map[model.State]map[model.Action]model.State{
 	model.StateFailed:     {model.ActionAuthorizeKey: model.StateSuperseded},
 }
 
+// legalDecisionsUnheld is the table's row for an in_progress operation
+// nobody holds (its claim released, or its lease ended: reconcile.Unheld)
+// — the decisions of an unknown one. In_progress with its lease live
+// allows none (legalDecisions has no in_progress row).
+var legalDecisionsUnheld = legalDecisions[model.StateUnknown]
+
+func TestEveryDecisionFromAnInProgressNobodyHolds(t *testing.T) {
+	c := newClock()
+	l := newLedger(t, withClock(c))
+	defer func() { l.t = t }()
+	for _, how := range []string{"released", "lease ended"} {
+		for _, action := range model.AllActions {
+			to, legal := legalDecisionsUnheld[action]
+			t.Run(how+"/"+string(action), func(t *testing.T) {
+				l.t = t
+				key := strings.ReplaceAll("k-"+how+"-"+string(action), " ", "-")
+				r := notify("acme", key, "ops@example.com")
+				if how == "released" {
+					l.call(r, reconcile.CallOptions{Provider: "sandbox-idem", Faults: provider.Faults{LoseReply: true}})
+				} else if died, _ := l.callDying(r, reconcile.CallOptions{}, reconcile.PointAfterClaim); !died {
+					t.Fatal("the worker did not die")
+				}
+				c.Advance(reconcile.DefaultLease + time.Second)
+				op := l.op("acme", key)
+				if !reconcile.Unheld(*op, c.Now()) {
+					t.Fatalf("set-up: %s lease %q until %v; want in_progress, nobody holding it", op.State, op.LeaseOwner, op.LeaseUntil)
+				}
+				if reconcile.AllowedAt(*op, action, c.Now()) != legal {
+					t.Errorf("reconcile.AllowedAt = %v, the table says %v", !legal, legal)
+				}
+				d := decision(op)
+				d.NewKey = key + "-authorized"
+				if err := l.decide(action, d); err != nil {
+					t.Fatalf("legal decision refused: %v", err)
+				}
+				det := l.detail("acme", key)
+				if got := det.Operation; got.State != to || got.Version != op.Version+1 {
+					t.Errorf("after %s: %s v%d, want %s v%d", action, got.State, got.Version, to, op.Version+1)
+				}
+				if dc := det.Decisions[0]; len(det.Decisions) != 1 || dc.FromState != model.StateInProgress || dc.ToState != to {
+					t.Errorf("decision rows %+v; want one, in_progress → %s", det.Decisions, to)
+				}
+				l.checkAfterDecision(t, action, op, d.NewKey)
+			})
+		}
+	}
+}
+
 func TestEveryDecisionFromEveryState(t *testing.T) {
 	l := newLedger(t, withClock(newClock()))
 	defer func() { l.t = t }()

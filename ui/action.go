@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/charmbracelet/bubbles/cursor"
@@ -24,7 +25,12 @@ import (
 // from → to, tenant, key — and only then the write, through reconcile's
 // decision functions with the state and version the screen showed.
 
-func allowed(op model.Operation, a model.Action) bool { return reconcile.AllowedFor(op, a) }
+// allowed reports whether op allows a at now: an in_progress operation
+// nobody holds (its claim released, its lease ended) allows what an
+// unknown one does; one whose lease is live, nothing (reconcile.LegalAt).
+func allowed(op model.Operation, a model.Action, now time.Time) bool {
+	return reconcile.AllowedAt(op, a, now)
+}
 
 type actionStage int
 

@@ -138,10 +138,10 @@ type bulkEval struct {
 }
 
 // evalBulk works out bulkEval for deciding action on ops.
-func evalBulk(action model.Action, ops []model.Operation) bulkEval {
+func evalBulk(action model.Action, ops []model.Operation, now time.Time) bulkEval {
 	v := bulkEval{againstRow: make([]bool, len(ops)), refusedRow: make([]bool, len(ops)), order: make([]int, 0, len(ops))}
 	for i, op := range ops {
-		allowed := reconcile.AllowedFor(op, action)
+		allowed := reconcile.AllowedAt(op, action, now)
 		against, _ := reconcile.AgainstFinding(action, op)
 		v.againstRow[i], v.refusedRow[i] = against && allowed, !allowed
 		switch {
@@ -171,9 +171,9 @@ func evalBulk(action model.Action, ops []model.Operation) bulkEval {
 
 // setBulk sets the marked rows and works out, once, what the form and the
 // review say about them (bulkEval).
-func (a *actionModel) setBulk(ops []model.Operation) {
+func (a *actionModel) setBulk(ops []model.Operation, now time.Time) {
 	a.bulk = ops
-	a.bulkEval = evalBulk(a.action, ops)
+	a.bulkEval = evalBulk(a.action, ops, now)
 }
 
 // setOutcomes sets the rows' results and, once, how many of each verdict
@@ -207,7 +207,7 @@ func (m Model) bulkChecked(msg bulkCheckedMsg) (Model, tea.Cmd) {
 		m.action = m.action.lookedAt(msg.Ops)
 		return m, m.reloadAll()
 	}
-	m.action.setBulk(msg.Ops)
+	m.action.setBulk(msg.Ops, m.env().now)
 	m.action.stage = stageConfirm
 	var read tea.Cmd
 	m.action, read = m.action.readBulkGrace(m.env())
@@ -399,9 +399,9 @@ func (a actionModel) bulkReview(msg tea.Msg, e env) (actionModel, tea.Cmd) {
 	return a, nil
 }
 
-func openBulk(a model.Action, ops []model.Operation, s *Styles, seq int) actionModel {
+func openBulk(a model.Action, ops []model.Operation, s *Styles, seq int, now time.Time) actionModel {
 	m := openAction(a, ops[0], "", nil, s, seq)
-	m.setBulk(ops)
+	m.setBulk(ops, now)
 	switch a {
 	case model.ActionMarkNotApplied:
 		m.fields[1].hint = "why a timeout is not the only evidence, for all of them: an incident, a ticket"
@@ -713,7 +713,7 @@ func (a actionModel) bulkView(e env, w, h int) string {
 						// in the state the ledger found.
 						op := a.bulk[i]
 						op.State = o.State
-						allowed = reconcile.AllowedFor(op, a.action)
+						allowed = reconcile.AllowedAt(op, a.action, e.now)
 					}
 					if allowed {
 						// The state allows it: the ledger refused it as

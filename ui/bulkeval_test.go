@@ -105,7 +105,7 @@ func TestBulkViewWorkDoesNotGrowWithMarkedRows(t *testing.T) {
 	e := h.m.env()
 	allocs := func(n int, stage actionStage) float64 {
 		ops := syntheticMarked(n)
-		a := openBulk(model.ActionMarkApplied, ops, e.styles, 1)
+		a := openBulk(model.ActionMarkApplied, ops, e.styles, 1, e.now)
 		a.stage = stage
 		return testing.AllocsPerRun(20, func() { _ = a.view(e, 120, 40) })
 	}
@@ -146,7 +146,7 @@ func BenchmarkBulkViewFrame(b *testing.B) {
 	e := h.m.env()
 	for _, n := range []int{50, 5000} {
 		for _, stage := range []actionStage{stageForm, stageConfirm} {
-			a := openBulk(model.ActionMarkApplied, syntheticMarked(n), e.styles, 1)
+			a := openBulk(model.ActionMarkApplied, syntheticMarked(n), e.styles, 1, e.now)
 			a.stage = stage
 			b.Run(fmt.Sprintf("rows=%d/stage=%d", n, stage), func(b *testing.B) {
 				for i := 0; i < b.N; i++ {

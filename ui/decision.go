@@ -26,7 +26,14 @@ func (m Model) requestAction(req actionRequestMsg, e env) (Model, tea.Cmd) {
 		m.banner = banner{kind: bannerErr, text: fmt.Sprintf("Read-only console: cannot %s %s. Reopen without --read-only to decide.", req.Action.Verb(), ref), at: e.now}
 		return m, nil
 	}
-	if !reconcile.AllowedFor(op, req.Action) {
+	if op.State == model.StateInProgress && !reconcile.Unheld(op, e.now) {
+		// A worker may be sending it right now (R6 D3): once its lease
+		// has ended, it is decided as an unknown one is.
+		m.banner = banner{kind: bannerErr, text: fmt.Sprintf("Cannot %s %s: a worker holds its claim (lease %s until %s) and may be sending it now. Decide once the lease has ended, if it is still in progress then.",
+			req.Action.Verb(), ref, or(op.LeaseOwner, "-"), clockTime(op.LeaseUntil, e)), at: e.now}
+		return m, nil
+	}
+	if !reconcile.AllowedAt(op, req.Action, e.now) {
 		m.banner = banner{kind: bannerErr, text: fmt.Sprintf("Cannot %s %s: it is %s, and %s allows %s.", req.Action.Verb(), ref, op.State, op.State, legalList(op)), at: e.now}
 		return m, nil
 	}
@@ -222,7 +229,7 @@ func (m Model) requestBulk(req bulkRequestMsg, e env) (Model, tea.Cmd) {
 			return m, nil
 		}
 	}
-	m.action = openBulk(req.Action, req.Ops, m.styles, m.action.seq+1)
+	m.action = openBulk(req.Action, req.Ops, m.styles, m.action.seq+1, e.now)
 	m.action.offTab = req.OffTab
 	m.overlay = overlayAction
 	if strings.HasPrefix(m.banner.text, "Marked ") {

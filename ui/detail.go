@@ -291,7 +291,7 @@ func (d detailModel) keyMap(e env) keyMap {
 	if d.d != nil {
 		external = d.d.Operation.Provider != ""
 	}
-	can := func(a model.Action) bool { return d.d != nil && !e.readOnly && allowed(d.d.Operation, a) }
+	can := func(a model.Action) bool { return d.d != nil && !e.readOnly && allowed(d.d.Operation, a, e.now) }
 	apply := enabled(k.Apply, can(model.ActionMarkApplied))
 	notApply := enabled(k.NotApply, can(model.ActionMarkNotApplied))
 	newKey := enabled(k.NewKey, can(model.ActionAuthorizeKey))
@@ -418,17 +418,29 @@ func renderDetail(e env, d *model.Detail, replaced *replacedFinding, chk *checkS
 		}
 	case model.StateInProgress:
 		if leaseEnded(op, e.now) {
-			// Not "a worker holds the claim": the worker is gone.
-			text := fmt.Sprintf("The lease ended %s ago (%s, at %s) with no result: the worker is gone and nothing holds the claim. A sweep makes it unknown.",
+			// Not "a worker holds the claim": nobody does. It may be
+			// decided as an unknown one is (reconcile.LegalAt, R6 D3).
+			text := fmt.Sprintf("The lease ended %s ago (%s, at %s) with no result: the worker is gone and nothing holds the claim. A sweep makes it unknown, or sends it again where its provider honours keys.",
 				age(e.now, op.LeaseUntil), or(op.LeaseOwner, "-"), clockTime(op.LeaseUntil, e))
+			if op.LeaseOwner == reconcile.LeaseReleased {
+				text = fmt.Sprintf("Its claim was released %s ago (at %s) to be sent again under its key: a lost reply, or a re-send answered busy, not sent or nothing applied. Nobody holds it; it stays in progress until a sweep or the next call gets a definite answer — or a person decides.",
+					age(e.now, op.LeaseUntil), clockTime(op.LeaseUntil, e))
+			}
 			if !e.readOnly {
 				text += " S sweeps now."
 			}
 			para(s.Contra.Render, text)
+			if !e.readOnly {
+				para(s.Bold.Render, "Nobody holds it, so you may settle it as an unknown one: check the provider (c), then a mark applied · n mark not applied · s supersede: authorize a new key.")
+			}
 			break
 		}
-		para(s.State(op.State).Render, fmt.Sprintf("A worker holds the claim (lease %s until %s). If the lease ends without a result, a sweep makes it unknown.",
-			or(op.LeaseOwner, "-"), clockTime(op.LeaseUntil, e)))
+		text := fmt.Sprintf("A worker holds the claim (lease %s until %s). If the lease ends without a result, a sweep makes it unknown.",
+			or(op.LeaseOwner, "-"), clockTime(op.LeaseUntil, e))
+		if !e.readOnly {
+			text += " No decision while its lease is live: the worker may be sending it now."
+		}
+		para(s.State(op.State).Render, text)
 	case model.StateNotApplied:
 		if op.Contradicted {
 			// reconcile refuses a retry here (unless the provider honours
@@ -899,9 +911,10 @@ func checkErrText(err error) string {
 }
 
 // leaseEnded reports whether op is a claim whose lease ran out with no
-// result: its worker is gone.
+// result (its worker is gone), or was released: nobody holds it, and a
+// decision is legal from it (reconcile.Unheld).
 func leaseEnded(op model.Operation, now time.Time) bool {
-	return op.State == model.StateInProgress && !op.LeaseUntil.IsZero() && op.LeaseUntil.Before(now)
+	return op.State == model.StateInProgress && !op.LeaseUntil.IsZero() && op.LeaseUntil.Before(now) || reconcile.Unheld(op, now)
 }
 
 // notAppliedYetHasIt is what a not_applied operation the provider has
@@ -914,7 +927,7 @@ func notAppliedYetHasIt(op model.Operation, e env) string {
 	if op.Contradicted {
 		text = " Yet it is marked not applied: a retry of the key is refused until a person decides, and a new key would send it a second time."
 	}
-	if !e.readOnly && allowed(op, model.ActionMarkApplied) {
+	if !e.readOnly && allowed(op, model.ActionMarkApplied, e.now) {
 		text += " Mark it applied (a)."
 	}
 	return text

@@ -620,7 +620,7 @@ func (l listModel) rowAt(y int) (int, bool) {
 func (l listModel) keyMap(e env) keyMap {
 	k := l.keys
 	op, ok := l.selected()
-	can := func(a model.Action) bool { return ok && !e.readOnly && allowed(op, a) }
+	can := func(a model.Action) bool { return ok && !e.readOnly && allowed(op, a, e.now) }
 	apply := enabled(k.Apply, can(model.ActionMarkApplied))
 	notApply := enabled(k.NotApply, can(model.ActionMarkNotApplied))
 	// In order of what a person needs first; the help line drops from the

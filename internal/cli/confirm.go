@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/retrysafe/retrysafe/internal/textsafe"
 	"github.com/retrysafe/retrysafe/model"
@@ -227,7 +228,7 @@ func confirm(a *againstFlag, action model.Action, ops []model.Operation, retry f
 	if a.digest == "" {
 		var against []hasIt
 		for _, op := range ops {
-			if is, _ := reconcile.AgainstFinding(action, op); is && action != model.ActionMarkApplied && reconcile.AllowedFor(op, action) {
+			if is, _ := reconcile.AgainstFinding(action, op); is && action != model.ActionMarkApplied && reconcile.AllowedAt(op, action, time.Now()) {
 				if h, ok := hasItOf(op); ok {
 					against = append(against, h)
 				}
@@ -284,10 +285,10 @@ func keyFlagsFor(op model.Operation) string {
 // new key, where op allows them.
 func decideCommands(op model.Operation, ledger, d string) []string {
 	var cmds []string
-	if reconcile.AllowedFor(op, model.ActionMarkNotApplied) {
+	if reconcile.AllowedAt(op, model.ActionMarkNotApplied, time.Now()) {
 		cmds = append(cmds, "retrysafe ops resolve"+ledger+keyFlagsFor(op)+` --as not-applied --evidence "…" --reason "…" --against-finding=`+d)
 	}
-	if reconcile.AllowedFor(op, model.ActionAuthorizeKey) {
+	if reconcile.AllowedAt(op, model.ActionAuthorizeKey, time.Now()) {
 		cmds = append(cmds, "retrysafe ops supersede"+ledger+keyFlagsFor(op)+` --reason "…" --against-finding=`+d)
 	}
 	return cmds

@@ -332,10 +332,49 @@ func opsShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}{d, view, dg})
 	}
 	writeDetail(stdout, d, view)
+	if lines := inProgressWords(d, l.Service().GraceFrom(d.Operation, d.Attempts), ledgerFlags(k.db, "", ""), time.Now()); len(lines) > 0 {
+		fmt.Fprintln(stdout)
+		for _, line := range lines {
+			fmt.Fprintln(stdout, show(line))
+		}
+	}
 	if line := offer(hs, decideCommands(d.Operation, ledgerFlags(k.db, "", ""), dg)...); line != "" {
 		fmt.Fprintf(stdout, "\n%s\n", show(line))
 	}
 	return exitOK
+}
+
+// inProgressWords is what a person can do about an in_progress operation
+// (R6 D3), one line each, none for any other: nothing while a worker holds its claim (its
+// lease live); once nobody does — released, or its lease ended — settle
+// it as an unknown one, with the commands to run (the grace named, when
+// "not applied" and a new key must wait it out).
+func inProgressWords(d *model.Detail, g reconcile.RequestGrace, ledger string, now time.Time) []string {
+	op := d.Operation
+	if op.State != model.StateInProgress {
+		return nil
+	}
+	if !reconcile.Unheld(op, now) {
+		return []string{fmt.Sprintf("what you can do: no decision yet — claim %d is held by %s until %s, and a worker may be sending it now. If it is still in_progress after that, settle it as an unknown one (ops check, ops resolve, ops supersede).",
+			op.ClaimNo, dash(op.LeaseOwner), fmtTime(op.LeaseUntil))}
+	}
+	how := "its lease ended " + fmtTime(op.LeaseUntil) + " with no result"
+	if op.LeaseOwner == reconcile.LeaseReleased {
+		how = "its claim was released " + fmtTime(op.LeaseUntil) + " to be sent again under its key by a sweep or the next call (its reply was lost, or a re-send was answered busy, not sent or nothing applied)"
+	}
+	keys := keyFlagsFor(op)
+	lines := []string{
+		"what you can do: nobody holds its claim — " + how + ". A person may settle it as an unknown one:",
+		"  retrysafe ops check" + ledger + keys + "   # ask the provider first",
+		"  retrysafe ops resolve" + ledger + keys + ` --as applied --evidence REF --reason "…"`,
+		"  retrysafe ops resolve" + ledger + keys + ` --as not-applied --evidence "…" --reason "…"   # asks the provider first`,
+		"  retrysafe ops supersede" + ledger + keys + ` --reason "…"   # a new key; asks the provider first`,
+	}
+	if g.Within(now) {
+		lines = append(lines, fmt.Sprintf("  not applied and a new key are refused until %s (UTC): the provider may still apply the request sent at %s (--within-grace only if you know it dropped it)",
+			g.Until.UTC().Format(time.RFC3339), g.Sent.UTC().Format(time.RFC3339)))
+	}
+	return lines
 }
 
 // tombstoneView is `ops show --json` of a compacted key.
@@ -1031,7 +1070,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		// decides against exactly them, when one of them is in the way.
 		hs, dg, line := hasIts(ops), "", ""
 		for _, op := range ops {
-			if is, _ := reconcile.AgainstFinding(action, op); is && action != model.ActionMarkApplied && reconcile.AllowedFor(op, action) {
+			if is, _ := reconcile.AgainstFinding(action, op); is && action != model.ActionMarkApplied && reconcile.AllowedAt(op, action, time.Now()) {
 				dg = digestOf(hs)
 				line = offer(hs, commandAgain(fs, "ops resolve", ledgerFlags(*db, *pdb, *cfgPath), keys, " --yes --against-finding="+dg, "dry-run", "yes"))
 				break
@@ -1066,7 +1105,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	for i, op := range ops {
 		unseen := against.set && asked[i] != nil && asked[i].Kind == model.FindingHasIt && notes[i].Against != "" &&
 			!(knew[i] && (priorF[i] == nil || priorF[i].Kind != model.FindingHasIt || seenHasIt(priorF[i], asked[i].Ref, asked[i].Detail))) &&
-			reconcile.AllowedFor(op, action)
+			reconcile.AllowedAt(op, action, time.Now())
 		switch {
 		case graceErrs[i] != nil:
 			out[i] = reconcile.Outcome{Target: targets[i], Verdict: reconcile.VerdictSkipped, State: op.State, Version: op.Version, Err: graceErrs[i]}
@@ -1228,7 +1267,7 @@ func offerOnRefusal(ctx context.Context, l *ledger.Ledger, err error, action mod
 	if derr != nil {
 		return err
 	}
-	if is, _ := reconcile.AgainstFinding(action, det.Operation); !is || !reconcile.AllowedFor(det.Operation, action) {
+	if is, _ := reconcile.AgainstFinding(action, det.Operation); !is || !reconcile.AllowedAt(det.Operation, action, time.Now()) {
 		return err
 	}
 	dg := digestOf(hasIts([]model.Operation{det.Operation}))
@@ -1277,8 +1316,8 @@ func targetsByFinding(svc *reconcile.Service, action model.Action, ops []model.O
 		targets[i] = reconcile.TargetOf(op)
 		f := op.Finding
 		switch {
-		case op.State != model.StateUnknown:
-			left[i] = fmt.Sprintf("it is %s, and only an unknown operation is decided on its finding", op.State)
+		case op.State != model.StateUnknown && !reconcile.Unheld(op, time.Now()):
+			left[i] = fmt.Sprintf("it is %s, and only an unknown operation (or an in_progress one nobody holds) is decided on its finding", op.State)
 		case f == nil:
 			left[i] = "not checked (run triage or ops check first)"
 		case f.Stale:
@@ -1341,9 +1380,15 @@ func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation,
 	// the reasons first appear.
 	var reasons []string
 	refused := map[string]int{}
+	heldWhy := make([]string, len(ops)) // a live lease's refusal, with its end
 	for i, op := range ops {
-		ok := reconcile.AllowedFor(op, action)
+		ok := reconcile.AllowedAt(op, action, time.Now())
 		against, why := "", fmt.Sprintf("cannot %s from %s", action.Verb(), op.State)
+		if op.State == model.StateInProgress && !ok {
+			// Its lease is live: a worker may be sending it (R6 D3).
+			why = fmt.Sprintf("cannot %s from in_progress while a worker holds its claim", action.Verb())
+			heldWhy[i] = fmt.Sprintf("%s (lease until %s UTC)", why, op.LeaseUntil.UTC().Format(time.RFC3339))
+		}
 		if is, text := reconcile.AgainstFinding(action, op); ok && is {
 			against = text
 			ok = override
@@ -1411,6 +1456,8 @@ func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation,
 			note = "against the finding (--against-finding): " + show(r.Against)
 		case r.Against != "":
 			note = "would be refused: " + show(r.Against) + " (--against-finding)"
+		case !r.Legal && heldWhy[i] != "":
+			note = "would be refused: " + heldWhy[i]
 		case !r.Legal:
 			note = fmt.Sprintf("would be refused: cannot %s from %s", action.Verb(), r.From)
 		case r.ReceiptRef != "":
@@ -1702,7 +1749,7 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	fmt.Fprintf(stdout, "provider %s, downstream key %s: %s\n", show(ev.Provider), show(ev.DownstreamKey), show(ev.Detail))
 	fmt.Fprintf(stdout, "finding: %s (%s)\n", show(findingLine(looked.Finding)), recorded)
-	if ev.Found && reconcile.AllowedFor(*op, model.ActionMarkApplied) {
+	if ev.Found && reconcile.AllowedAt(*op, model.ActionMarkApplied, time.Now()) {
 		// Unknown, or a not_applied or failed one this lookup (or a
 		// late answer) contradicted.
 		// --key K@V would pin a version: a key with @ in it is named

@@ -103,6 +103,9 @@ func Run(t *testing.T, d Driver) {
 		{"TombstoneIsReadOnTheReadSideEvenReadOnly", testTombstoneRead},
 		{"ClaimHonoursKeysIsKeptAsWrittenAndNeedsAProvider", testClaimHonoursKeys},
 		{"ClaimRecordIsKeptAsWrittenAndNeedsAProvider", testClaimRecord},
+		{"DecisionsOnAnInProgressNobodyHoldsAndNoneOnALiveLease", testDecisionsOnAnInProgressNobodyHolds},
+		{"ADecisionOnAClaimRenewedMeanwhileFailsWritingNothing", testADecisionOnAClaimRenewedMeanwhileFails},
+		{"ALateResultAfterADecisionOnAnUnheldClaimIsLate", testALateResultAfterADecisionOnAnUnheldClaim},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
