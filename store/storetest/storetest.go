@@ -103,6 +103,7 @@ func Run(t *testing.T, d Driver) {
 		{"TombstoneIsReadOnTheReadSideEvenReadOnly", testTombstoneRead},
 		{"ClaimHonoursKeysIsKeptAsWrittenAndNeedsAProvider", testClaimHonoursKeys},
 		{"ClaimRecordIsKeptAsWrittenAndNeedsAProvider", testClaimRecord},
+		{"RequestHistoriesReadManyOperationsRequestsAtOnce", testRequestHistories},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
