@@ -81,6 +81,11 @@ func (s *Service) requestGrace(provider string, attempts []model.Attempt, ops ..
 	return sent, waited, s.graceUntil(provider, waited, ops...)
 }
 
+// requestOutcomes are the outcomes of the attempts lastRequest reads —
+// it skips every other one: what a batched read of many operations'
+// requests (store.Ledger.RequestHistories) asks the ledger for.
+var requestOutcomes = []model.Outcome{model.OutcomeDispatched, model.OutcomeRedispatched, model.OutcomeTimedOut, model.OutcomeLateResult}
+
 // lastRequest is when op's latest request that the provider never
 // answered definitely was sent, and when the client's wait for it ended
 // at the latest, from the recorded attempts (and op's lease while
@@ -209,6 +214,56 @@ func (s *Service) GraceOf(ctx context.Context, tenant, key string) (RequestGrace
 	return s.GraceFrom(d.Operation, d.Attempts), nil
 }
 
+// GracesOf is GraceOf for many operations (a bulk decision's rows) in
+// one batched read of their requests (store.Ledger.RequestHistories, a
+// statement per chunk of keys, not a detail per operation): each found
+// operation's GraceFrom, by key. A key with no operation has none.
+func (s *Service) GracesOf(ctx context.Context, keys []store.OpKey) (map[store.OpKey]RequestGrace, error) {
+	hs, err := s.Store.RequestHistories(ctx, keys, requestOutcomes)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[store.OpKey]RequestGrace, len(hs))
+	for k, h := range hs {
+		out[k] = s.GraceFrom(h.Operation, h.Attempts)
+	}
+	return out, nil
+}
+
+// GraceChecks is GraceCheck for many operations (a bulk review's marked
+// rows, as on screen) at now, their requests read in one batched read
+// (store.Ledger.RequestHistories): per operation, in order, the refusal
+// the write would make of action on it, or nil — also for one no longer
+// there (the write says so). It writes nothing; the write checks again,
+// in its transaction.
+func (s *Service) GraceChecks(ctx context.Context, action model.Action, ops []model.Operation, now time.Time) ([]error, error) {
+	out := make([]error, len(ops))
+	if len(ops) == 0 || !graceHolds(action) {
+		return out, nil
+	}
+	keys := make([]store.OpKey, len(ops))
+	for i, op := range ops {
+		keys[i] = store.OpKey{Tenant: op.Tenant, Key: op.Key}
+	}
+	hs, err := s.Store.RequestHistories(ctx, keys, requestOutcomes)
+	if err != nil {
+		return nil, err
+	}
+	for i, op := range ops {
+		if h, ok := hs[keys[i]]; ok {
+			out[i] = s.GraceCheck(action, op, h.Attempts, now)
+		}
+	}
+	return out, nil
+}
+
+// graceHolds reports whether the grace holds action at all: "not
+// applied" and a new key (which may ask the provider first) are refused
+// within it; "applied" sends nothing again.
+func graceHolds(action model.Action) bool {
+	return action == model.ActionMarkNotApplied || action == model.ActionAuthorizeKey
+}
+
 // ErrWithinGrace is what a decision refused within the grace after the
 // operation's latest request is (errors.Is): a GraceRefusal.
 var ErrWithinGrace = errors.New("within the grace after the latest request")
@@ -280,7 +335,7 @@ func (s *Service) GraceCheck(action model.Action, op model.Operation, attempts [
 // is not held by it, the decision overrides it, or the operation is not
 // there (the transaction says so).
 func (s *Service) graceFor(ctx context.Context, d Decision, action model.Action) (*RequestGrace, error) {
-	if d.WithinGrace || (action != model.ActionMarkNotApplied && action != model.ActionAuthorizeKey) {
+	if d.WithinGrace || !graceHolds(action) {
 		return nil, nil
 	}
 	g, err := s.GraceOf(ctx, d.Tenant, d.Key)
@@ -291,4 +346,28 @@ func (s *Service) graceFor(ctx context.Context, d Decision, action model.Action)
 		return nil, err
 	}
 	return &g, nil
+}
+
+// gracesFor is graceFor for each of targets (a chunk of a bulk decision
+// d), read in one batched read (GracesOf): in targets' order, nil where
+// graceFor's is.
+func (s *Service) gracesFor(ctx context.Context, d Decision, action model.Action, targets []Target) ([]*RequestGrace, error) {
+	out := make([]*RequestGrace, len(targets))
+	if d.WithinGrace || !graceHolds(action) {
+		return out, nil
+	}
+	keys := make([]store.OpKey, len(targets))
+	for i, t := range targets {
+		keys[i] = store.OpKey{Tenant: t.Tenant, Key: t.Key}
+	}
+	graces, err := s.GracesOf(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	for i, k := range keys {
+		if g, ok := graces[k]; ok {
+			out[i] = &g
+		}
+	}
+	return out, nil
 }

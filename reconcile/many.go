@@ -124,17 +124,14 @@ func (s *Service) DecideMany(ctx context.Context, action model.Action, d Decisio
 	out := make([]Outcome, len(targets))
 	for start := 0; start < len(targets); start += chunk {
 		end := min(start+chunk, len(targets))
-		// Each row's grace is read before its chunk's transaction and
-		// checked in it (decideTx).
-		graces := make([]*RequestGrace, end-start)
-		for i := start; i < end; i++ {
-			g, err := s.graceFor(ctx, targets[i].apply(d), action)
-			if err != nil {
-				return out[:start], err
-			}
-			graces[i-start] = g
+		// The chunk's graces are read before its transaction, in one
+		// batched read, and each row's is checked in it (decideTx), against
+		// the claim it was read at.
+		graces, err := s.gracesFor(ctx, d, action, targets[start:end])
+		if err != nil {
+			return out[:start], err
 		}
-		err := s.Store.WithTx(ctx, func(tx store.Tx) error {
+		err = s.Store.WithTx(ctx, func(tx store.Tx) error {
 			for i := start; i < end; i++ {
 				o, err := s.decideOne(tx, action, d, targets[i], graces[i-start])
 				if err != nil {

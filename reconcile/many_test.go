@@ -118,8 +118,9 @@ func BenchmarkDecideMany1000(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		l := newLedger(b)
-		// Outside the grace (off), but each row's grace is still read
-		// before its chunk's transaction: that read is measured.
+		// Outside the grace (off), but the rows' graces are still read
+		// before each chunk's transaction (one batched read a chunk):
+		// that read is measured.
 		l.svc.Grace = -1
 		ops := l.unknowns("acme", 1000)
 		targets := make([]reconcile.Target, len(ops))

@@ -47,6 +47,16 @@ type Ledger interface {
 	// without its password.
 	Path() string
 	Close() error
+
+	// RequestHistories reads many operations' requests at once (a bulk
+	// decision's rows, a bulk review's warning): each of keys' operation
+	// as stored (Detail's, without its findings and attempt count) and
+	// those of its attempts whose outcome is one of outcomes, in order —
+	// what the grace after its latest request is read from — in one
+	// statement per chunk of keys (never one per operation), in one read
+	// transaction, so they agree. A key with no operation (another
+	// tenant's included) has no entry; no keys read nothing.
+	RequestHistories(ctx context.Context, keys []OpKey, outcomes []model.Outcome) (map[OpKey]RequestHistory, error)
 }
 
 // FileMark is a point in a provider file's history as a ledger saw it:

@@ -250,25 +250,23 @@ func (a actionModel) readBulkGrace(e env) (actionModel, tea.Cmd) {
 	return a, graceOfRows(e.ctx, e.svc, a.seq, a.action, a.bulk, e.now)
 }
 
-// graceOfRows reads each row's attempts and asks reconcile.GraceCheck —
-// the single review's rule, and the write's — whether deciding action on
-// it at now is refused within the grace.
+// graceOfRows reads the rows' requests in one batched read and asks
+// reconcile.GraceCheck of each — the single review's rule, and the
+// write's (reconcile.GraceChecks) — whether deciding action on it at now
+// is refused within the grace.
 func graceOfRows(ctx context.Context, svc *reconcile.Service, seq int, action model.Action, ops []model.Operation, now time.Time) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, ioTimeout*time.Duration(1+len(ops)/1000))
 		defer cancel()
 		msg := bulkGraceMsg{Seq: seq, Within: make([]bool, len(ops))}
-		for i, op := range ops {
-			d, err := svc.Store.Detail(ctx, op.Tenant, op.Key)
-			if model.IsCode(err, model.CodeNotFound) {
-				continue
-			}
-			if err != nil {
-				msg.Err = err
-				return msg
-			}
+		checks, err := svc.GraceChecks(ctx, action, ops, now)
+		if err != nil {
+			msg.Err = err
+			return msg
+		}
+		for i, c := range checks {
 			var gr *reconcile.GraceRefusal
-			if errors.As(svc.GraceCheck(action, op, d.Attempts, now), &gr) {
+			if errors.As(c, &gr) {
 				msg.Within[i] = true
 				if gr.Until.After(msg.Until) {
 					msg.Until = gr.Until

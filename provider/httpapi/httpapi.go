@@ -329,7 +329,7 @@ func sortSecrets(in []string) []string {
 
 // mask replaces every secret in s (p.secrets and the values read from the
 // environment for this request) with ***: as written, or as an API echoes
-// it escaped (maskSecret).
+// it escaped, or decoded as Latin-1 (maskSecret).
 func (p *Provider) mask(s string, more []string) string {
 	var forms, short []string
 	for _, w := range append(append([]string(nil), more...), p.secrets...) {
@@ -391,19 +391,31 @@ func asciiJSON(q string) string {
 // its encoder does (PHP: ghp\/AbC…), and the escaped form is as much the
 // secret as the raw one. With whole (a value read from the environment
 // shorter than minAnywhere, and its escaped forms), w is masked only
-// where it stands whole: not inside a longer word or number.
+// where it stands whole: not inside a longer word or number. A w with
+// non-ASCII characters is also masked as mojibake (matchEscaped).
 func maskSecret(s, w string, whole bool) string {
 	if w == "" {
 		return s
 	}
+	// Where a match may start: w's first byte, an escape, or — w's first
+	// byte not ASCII — that byte's mojibake.
+	var start [256]bool
+	start[w[0]], start['\\'], start['%'] = true, true, true
+	if c := w[0]; c >= utf8.RuneSelf {
+		start[mojibake[c-0x80][0][0]], start[mojibake[c-0x80][1][0]] = true, true
+	}
+	high := 0 // w's first non-ASCII byte
+	for high < len(w) && w[high] < utf8.RuneSelf {
+		high++
+	}
 	var b strings.Builder
 	last := 0
 	for i := 0; i < len(s); {
-		if c := s[i]; c != w[0] && c != '\\' && c != '%' {
+		if !start[s[i]] {
 			i++
 			continue
 		}
-		j, ok := matchEscaped(s, i, w)
+		j, ok := matchEscaped(s, i, w, high)
 		if ok && whole && (wordByte(s, i-1) || wordByte(s, j)) {
 			ok = false
 		}
@@ -438,13 +450,60 @@ func wordByte(s string, i int) bool {
 }
 
 // matchEscaped reports whether s from i holds w, with escapes read as
-// what they stand for, and where that ends.
-func matchEscaped(s string, i int, w string) (int, bool) {
-	j, k := i, 0
+// what they stand for, and where that ends: w as written, or — past its
+// first non-ASCII byte, w[high] — as mojibake (an API that read the UTF-8
+// bytes it was sent as Latin-1 or Windows-1252 echoes "é", C3 A9, as
+// "Ã©"), every non-ASCII byte of w as the character that encoding reads
+// it as, itself written in UTF-8 or escaped. The two readings agree on
+// w's ASCII start: one that fails there fails both ways, and mojibake is
+// read only where w as written failed past it.
+func matchEscaped(s string, i int, w string, high int) (int, bool) {
+	j, k, at := matchFrom(s, i, 0, w, false, high)
+	if k == len(w) {
+		return j, true
+	}
+	if k < high {
+		return 0, false
+	}
+	// w[:high] is ASCII and read alike both ways: go on from where it
+	// ended (at), reading the rest as mojibake.
+	j, k, _ = matchFrom(s, at, high, w, true, high)
+	return j, k == len(w)
+}
+
+// matchFrom reads w from w[k] in s from j, escapes read as what they
+// stand for (with moji, each non-ASCII byte of w as its mojibake): where
+// it got to in s and in w (k == len(w): all of w), and where in s it was
+// when it got to w[high] (each byte before it ASCII, read one at a time).
+func matchFrom(s string, j, k int, w string, moji bool, high int) (int, int, int) {
+	at := j
 	var buf [utf8.UTFMax]byte
 	for k < len(w) {
+		if k == high {
+			at = j
+		}
+		if moji && w[k] >= utf8.RuneSelf {
+			m := &mojibake[w[k]-0x80]
+			if j >= len(s) {
+				return j, k, at
+			}
+			if c := s[j]; c != m[0][0] && c != m[1][0] && c != '\\' && c != '%' {
+				return j, k, at
+			}
+			if e, n, _ := matchFrom(s, j, 0, m[0], false, -1); n == len(m[0]) {
+				j, k = e, k+1
+				continue
+			}
+			if m[1] != m[0] {
+				if e, n, _ := matchFrom(s, j, 0, m[1], false, -1); n == len(m[1]) {
+					j, k = e, k+1
+					continue
+				}
+			}
+			return j, k, at
+		}
 		if j >= len(s) {
-			return 0, false
+			return j, k, at
 		}
 		if c := s[j]; c == '\\' || c == '%' {
 			if n, m := unescapeAt(s[j:], &buf); n > 0 && strings.HasPrefix(w[k:], string(buf[:m])) {
@@ -453,12 +512,29 @@ func matchEscaped(s string, i int, w string) (int, bool) {
 			}
 		}
 		if s[j] != w[k] {
-			return 0, false
+			return j, k, at
 		}
 		j, k = j+1, k+1
 	}
-	return j, true
+	return j, k, at
 }
+
+// mojibake is, for each byte 0x80–0xFF, the UTF-8 of the character
+// Latin-1 reads it as, and of the one Windows-1252 reads it as (they
+// differ for 0x80–0x9F; the five bytes Windows-1252 leaves undefined read
+// as in Latin-1, as the WHATWG decoder — every browser's — reads them).
+var mojibake = func() (t [128][2]string) {
+	cp1252 := []rune("€\u0081‚ƒ„…†‡ˆ‰Š‹Œ\u008dŽ\u008f\u0090‘’“”•–—˜™š›œ\u009džŸ")
+	for c := 0x80; c <= 0xff; c++ {
+		r := rune(c)
+		t[c-0x80][0] = string(r)
+		if c <= 0x9f {
+			r = cp1252[c-0x80]
+		}
+		t[c-0x80][1] = string(r)
+	}
+	return t
+}()
 
 // unescapeAt reads the escape s starts with into buf: its length in s
 // (0: none) and the length of what it stands for in buf.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -145,6 +146,10 @@ func TestMaskReadsEscapes(t *testing.T) {
 		{`x ab\\\/c+d=\\u00e9 y`, `x *** y`}, // JSON within JSON
 		{`x ab/c+d= y ab\/ \u00e9`, `x ab/c+d= y ab\/ \u00e9`},
 		{`x ab\/c+d=\u00e9`, `x ***`},
+		{`x ab/c+d=Ã© y`, `x *** y`}, // mojibake: é read as Latin-1
+		{`x ab\/c+d=\u00c3\u00a9 y`, `x *** y`},
+		{`x ab%2Fc%2Bd%3D%C3%83%C2%A9 y`, `x *** y`},
+		{`x ab/c+d=Ã y ab/c+d=Ã¨ ab/c+d=\u00c3`, `x ab/c+d=Ã y ab/c+d=Ã¨ ab/c+d=\u00c3`},
 	} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(400)
@@ -217,6 +222,76 @@ func TestAShortEnvironmentValueIsMasked(t *testing.T) {
 				if strings.Contains(out, n) {
 					t.Errorf("%q holds %q", out, n)
 				}
+			}
+		})
+	}
+}
+
+// latin1 is s's UTF-8 bytes read as ISO-8859-1 and written again as
+// UTF-8 — mojibake, "é" as "Ã©" — as an API (or a proxy) that decodes
+// what it was sent as Latin-1 echoes it.
+func latin1(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		b.WriteRune(rune(s[i]))
+	}
+	return b.String()
+}
+
+// cp1252 is latin1 as Windows-1252 reads bytes 0x80–0x9F (€, ‚, Ü's second
+// byte as œ …; the five it leaves undefined as Latin-1 does, as the WHATWG
+// decoder reads them).
+func cp1252(s string) string {
+	hi := []rune("€\u0081‚ƒ„…†‡ˆ‰Š‹Œ\u008dŽ\u008f\u0090‘’“”•–—˜™š›œ\u009džŸ")
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 0x80 && c <= 0x9f {
+			b.WriteRune(hi[c-0x80])
+		} else {
+			b.WriteRune(rune(c))
+		}
+	}
+	return b.String()
+}
+
+// R6 D4: a secret with non-ASCII characters that an API decoded as Latin-1
+// (or Windows-1252) echoes as mojibake — the UTF-8 bytes of "é" as "Ã©" —
+// as is, JSON-escaped by one encoder or another, or percent-encoded, is
+// masked in each. (Mojibake in JSON within JSON is not read: a form of
+// its own would be one more pass over every body.) Text that only looks
+// like mojibake stays.
+func TestASecretEchoedAsMojibakeIsMasked(t *testing.T) {
+	env := map[string]string{"TOKEN": "pässwörd-é1", "SIG": "grüße€Ü/x"}
+	inner := func(q string) string { return q[1 : len(q)-1] } // a JSON string without its quotes
+	for _, c := range []struct {
+		name string
+		enc  func(string) string // the secret as the body holds it
+	}{
+		{"as sent", func(s string) string { return s }},
+		{"Latin-1", latin1},
+		{"Windows-1252", cp1252},
+		{"Latin-1, Go JSON", func(s string) string { return inner(goJSON(latin1(s))) }},
+		{"Latin-1, PHP JSON", func(s string) string { return inner(phpJSON(latin1(s))) }},
+		{"Windows-1252, .NET JSON", func(s string) string { return inner(dotnetJSON(cp1252(s))) }},
+		{"Latin-1, percent-encoded", func(s string) string { return url.QueryEscape(latin1(s)) }},
+		{"Windows-1252, percent-encoded", func(s string) string { return url.PathEscape(cp1252(s)) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tok, sig := c.enc(env["TOKEN"]), c.enc(env["SIG"])
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(401)
+				io.WriteString(w, "bad token <"+tok+"> sig <"+sig+"> from r\u00e9gion Ã©t\u00e9")
+			}))
+			defer srv.Close()
+			p, err := httpapi.New(httpapi.Config{Name: "mailer", Timeout: 2 * time.Second,
+				Env:      func(k string) (string, bool) { v, ok := env[k]; return v, ok },
+				Dispatch: httpapi.Endpoint{URL: srv.URL + "/send", Headers: map[string]string{"Authorization": "Bearer ${TOKEN}", "X-Sig": "${SIG}"}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, _ := p.Dispatch(context.Background(), provider.Request{DownstreamKey: "k", Args: json.RawMessage(`{}`)})
+			if want := "HTTP 401: bad token <***> sig <***> from r\u00e9gion Ã©t\u00e9"; resp.Detail != want {
+				t.Errorf("%q; want %q", resp.Detail, want)
 			}
 		})
 	}

@@ -106,6 +106,7 @@ func Run(t *testing.T, d Driver) {
 		{"DecisionsOnAnInProgressNobodyHoldsAndNoneOnALiveLease", testDecisionsOnAnInProgressNobodyHolds},
 		{"ADecisionOnAClaimRenewedMeanwhileFailsWritingNothing", testADecisionOnAClaimRenewedMeanwhileFails},
 		{"ALateResultAfterADecisionOnAnUnheldClaimIsLate", testALateResultAfterADecisionOnAnUnheldClaim},
+		{"RequestHistoriesReadManyOperationsRequestsAtOnce", testRequestHistories},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
