@@ -49,7 +49,9 @@ func TestTheBatchedGraceIsEachOperationsOwn(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			_, err = l.svc.ClaimTx(tx, p, "", 0, l.st.Now())
+			// A live lease (longer than every check below): a worker is
+			// sending it, so no decision is open and nothing is within.
+			_, err = l.svc.ClaimTx(tx, p, "", 2*time.Hour, l.st.Now())
 			return err
 		}); err != nil {
 			t.Fatal(err)
