@@ -297,7 +297,10 @@ func (s *Server) setFaults(w http.ResponseWriter, r *http.Request) {
 	f.Count = max(in.Count, 1)
 	s.mu.Lock()
 	s.queue = append(s.queue, f)
-	n := len(s.queue)
+	n := 0 // dispatches the queue covers: a fault of count N is N of them
+	for _, q := range s.queue {
+		n += q.Count
+	}
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]int{"queued": n})
 }

@@ -167,8 +167,9 @@ func TestServerHeadersPickTheFaultAndDateTheDelivery(t *testing.T) {
 	}
 }
 
-// POST /_sandbox/faults answers how many faults are queued as a number,
-// {"queued":1}, not the string "1"; DELETE answers {"queued":0}.
+// POST /_sandbox/faults answers how many dispatches the queued faults
+// cover as a number, {"queued":1}, not the string "1" — a fault queued with
+// "count": 6 covers six; DELETE answers {"queued":0}.
 func TestServerFaultQueueCountIsANumber(t *testing.T) {
 	sb, err := sandbox.Open(filepath.Join(t.TempDir(), "sandbox.db"))
 	if err != nil {
@@ -178,10 +179,15 @@ func TestServerFaultQueueCountIsANumber(t *testing.T) {
 	srv := httptest.NewServer(sandbox.NewServer(sb, nil, sandbox.Fault{}).Handler())
 	defer srv.Close()
 	for _, c := range []struct {
-		method string
-		want   int
-	}{{"POST", 1}, {"POST", 2}, {"DELETE", 0}} {
-		req, _ := http.NewRequest(c.method, srv.URL+"/_sandbox/faults", strings.NewReader(`{"fault":"reject"}`))
+		method, body string
+		want         int
+	}{
+		{"POST", `{"fault":"reject"}`, 1},
+		{"POST", `{"fault":"reject"}`, 2},
+		{"POST", `{"fault":"delay=1ms","count":6}`, 8},
+		{"DELETE", ``, 0},
+	} {
+		req, _ := http.NewRequest(c.method, srv.URL+"/_sandbox/faults", strings.NewReader(c.body))
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
