@@ -77,8 +77,10 @@ func (g *Gateway) postTool(w http.ResponseWriter, r *http.Request) {
 		g.writeResult(w, reconcile.Result{Class: model.ClassInvalid, Message: unknownArgumentMessage(tool, path, known)}, nil, key)
 		return
 	}
-	res, err := g.call(ctx, model.Request{Tenant: tenantOf(ctx), Key: key, Tool: tool, PayloadVersion: ti.payloadVersion,
-		Args: body, TraceID: traceOf(ctx)})
+	// No payload version: the tool's, and a retry under a key recorded
+	// before the operator raised it is compared under the recorded one
+	// (model.Prepared.SameRequest) — a caller of the gateway cannot name one.
+	res, err := g.call(ctx, model.Request{Tenant: tenantOf(ctx), Key: key, Tool: tool, Args: body, TraceID: traceOf(ctx)})
 	info.class = string(res.Class)
 	if res.Class == model.ClassInternal || res.Class == model.ClassUnknown {
 		noteErr(ctx, err)

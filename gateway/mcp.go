@@ -101,7 +101,7 @@ func (g *Gateway) mcpHandler(tenant, tool string) mcp.ToolHandler {
 			log.Info("mcp call", "tenant", tenant, "tool", tool, "key", key, "class", model.ClassInvalid)
 			return toolError(reconcile.Result{Class: model.ClassInvalid, Message: unknownArgumentMessage(tool, path, known) + "; nothing was written"}, key), nil
 		}
-		res, err := g.call(ctx, model.Request{Tenant: tenant, Key: key, Tool: tool, PayloadVersion: g.tools[tool].payloadVersion, Args: args, TraceID: trace})
+		res, err := g.call(ctx, model.Request{Tenant: tenant, Key: key, Tool: tool, Args: args, TraceID: trace})
 		if err != nil && (res.Class == model.ClassInternal || res.Class == model.ClassUnknown) {
 			log.Warn("mcp call", "tenant", tenant, "tool", tool, "key", key, "class", res.Class, "outcome", res.Outcome, "err", withCause(err))
 		} else {
@@ -217,6 +217,10 @@ func whatToDo(res reconcile.Result) string {
 	case model.ClassSuperseded:
 		return fmt.Sprintf("Use the new key %q: an operator authorized it in place of this one.", res.NewKey)
 	case model.ClassConflict:
+		if reconcile.Unsettled(res.Op) {
+			return "Stop: this idempotency_key was used with different arguments, and the first request's outcome is not settled (it may have taken effect). " +
+				"Resend the original arguments with this key; do not use a new key until a person has reconciled it."
+		}
 		return "Fix the arguments: this idempotency_key was used with different arguments. Send the original arguments, or use a new key for a new action."
 	case model.ClassInvalid:
 		return "Fix the arguments: the request is invalid and nothing was done."

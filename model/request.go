@@ -43,6 +43,34 @@ type Prepared struct {
 	Fingerprint string
 	Summary     string
 	Decoded     map[string]any
+	// VersionDefaulted: the caller named no payload version (0), and
+	// Prepare gave it the tool's. Such a caller — the gateway, a CLI call
+	// without --payload-version — cannot have meant another version than
+	// the one an operation under its key was recorded with: see SameRequest.
+	VersionDefaulted bool
+}
+
+// SameRequest reports whether p is the request an operation recorded
+// under (tool, version) with fingerprint fp: the same fingerprint; or, for
+// a caller that named no payload version (VersionDefaulted), the same tool
+// and canonical arguments fingerprinted under the recorded version — the
+// operator raised the tool's payload version since, and the caller is
+// retrying the very bytes it sent (told "use a new key", it would make
+// the effect a second time). p then takes the recorded version and
+// fingerprint, so its attempt reads as the operation's. A caller that
+// named another version explicitly is another request.
+func (p *Prepared) SameRequest(tool string, version int, fp string) bool {
+	if p.Fingerprint == fp {
+		return true
+	}
+	if !p.VersionDefaulted || p.Tool == nil || tool != p.Tool.Name || version == p.PayloadVersion {
+		return false
+	}
+	if Fingerprint(tool, version, p.Canonical) != fp {
+		return false
+	}
+	p.PayloadVersion, p.Fingerprint = version, fp
+	return true
 }
 
 // Prepare validates req against the registry's tool and computes its
@@ -69,7 +97,8 @@ func (r *Registry) Prepare(req Request) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	if req.PayloadVersion == 0 {
+	defaulted := req.PayloadVersion == 0
+	if defaulted {
 		req.PayloadVersion = tool.PayloadVersion
 	}
 	if req.PayloadVersion < 1 || req.PayloadVersion > MaxPayloadVers {
@@ -77,7 +106,7 @@ func (r *Registry) Prepare(req Request) (*Prepared, error) {
 	}
 	if e, ok := r.args.get(tool, req.PayloadVersion, req.Args); ok {
 		return &Prepared{Request: req, Tool: tool, Canonical: bytes.Clone(e.canonical), Fingerprint: e.fingerprint,
-			Summary: e.summary, Decoded: copyJSON(e.decoded).(map[string]any)}, nil
+			Summary: e.summary, Decoded: copyJSON(e.decoded).(map[string]any), VersionDefaulted: defaulted}, nil
 	}
 	canonical, decoded, err := CanonicalArgs(req.Args)
 	if err != nil {
@@ -93,6 +122,8 @@ func (r *Registry) Prepare(req Request) (*Prepared, error) {
 		Fingerprint: Fingerprint(tool.Name, req.PayloadVersion, canonical),
 		Summary:     tool.Summary(decoded),
 		Decoded:     decoded,
+
+		VersionDefaulted: defaulted,
 	}
 	r.args.put(tool, req.PayloadVersion, req.Args, &argsEntry{canonical: p.Canonical, fingerprint: p.Fingerprint, summary: p.Summary, decoded: p.Decoded})
 	return p, nil

@@ -50,7 +50,7 @@ func commandHelp() []help {
 				"0  done: use the receipt (created or replayed)",
 				"1  internal: the machine failed (disk full, I/O error, locked); retry the same key later",
 				"2  invalid: fix the request (nothing was written)",
-				"3  conflict: the key was used with other arguments; use the original arguments or a new key",
+				"3  conflict: the key was used with other arguments; resend the original arguments (a new key only for a new action, and only once the first request's outcome is settled: not in progress, unknown or contradicted)",
 				"4  in progress: another attempt holds the key; retry the same key later",
 				"5  unknown: stop; a person reconciles it (retrysafe ops check / the console)",
 				"6  superseded: an operator authorized a new key; use new_key",
