@@ -61,6 +61,13 @@ type Config struct {
 	// the ledger again: a revocation takes effect within it. 0 takes the
 	// default (1 s); negative reads the ledger on every request.
 	TokenTTL time.Duration
+	// MCPAllowedHosts are Host names /mcp answers besides loopback ones
+	// when the gateway listens on loopback: a reverse proxy on the same
+	// host that keeps the client's Host header. Any other Host on a
+	// loopback listener is refused (DNS-rebinding protection: a page in a
+	// browser on this machine must not reach the gateway under its own
+	// name). Compared without the port, case-insensitively.
+	MCPAllowedHosts []string
 }
 
 // Gateway serves HTTP and MCP over one ledger.

@@ -5,7 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
+	"net/netip"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -273,8 +276,25 @@ func (g *Gateway) mcpHTTP() http.HandlerFunc {
 			return nil
 		}
 		return s
-	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: g.log, MaxRequestBodyBytes: g.mcpMaxBody()})
+	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: g.log, MaxRequestBodyBytes: g.mcpMaxBody(),
+		// The SDK's own check answered 403 text/plain; hostAllowed is the
+		// same check, with the operator's proxy names, answered as every
+		// other refusal.
+		DisableLocalhostProtection: true})
 	return func(w http.ResponseWriter, r *http.Request) {
+		if !g.hostAllowed(r) {
+			p := newProblem(KindInvalid, "Host "+strconv.Quote(r.Host)+" is not a loopback name, and this gateway listens on loopback: /mcp refuses it "+
+				"(DNS-rebinding protection); a reverse proxy on this host that keeps the Host header is allowed with serve --mcp-allowed-host NAME; nothing was run")
+			p.Status = http.StatusForbidden
+			p.write(w)
+			return
+		}
+		// A body over the limit is the gateway's 413, as on
+		// /v1/tools (the SDK's was text/plain).
+		if max := g.mcpMaxBody(); r.Method == http.MethodPost && r.ContentLength > max {
+			tooLarge(r.ContentLength, max).write(w)
+			return
+		}
 		// Every message is checked before the SDK reads it, as on stdio
 		// (checkMessage): a batch is one request — one slot of MaxInFlight
 		// — that the SDK ran as many tool calls at once as fit in the body;
@@ -289,6 +309,10 @@ func (g *Gateway) mcpHTTP() http.HandlerFunc {
 				p.write(w)
 				return
 			}
+			if b.err != nil { // over the limit (chunked, or no length declared)
+				tooLarge(-1, g.mcpMaxBody()).write(w)
+				return
+			}
 			bad := checkMessage(b.b, "request")
 			if bad != nil {
 				w.Header().Set("Content-Type", "application/json")
@@ -299,6 +323,41 @@ func (g *Gateway) mcpHTTP() http.HandlerFunc {
 		}
 		h.ServeHTTP(w, r)
 	}
+}
+
+// hostAllowed is the SDK's DNS-rebinding check: a request that arrived on
+// a loopback address must name a loopback host (localhost, 127.0.0.1,
+// [::1]) — or one of Config.MCPAllowedHosts.
+func (g *Gateway) hostAllowed(r *http.Request) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || local == nil || !isLoopback(local.String()) || isLoopback(r.Host) {
+		return true
+	}
+	host := hostOnly(r.Host)
+	for _, h := range g.cfg.MCPAllowedHosts {
+		if strings.EqualFold(hostOnly(h), host) {
+			return true
+		}
+	}
+	return false
+}
+
+// hostOnly is a Host header's (or address's) name without its port or
+// IPv6 brackets.
+func hostOnly(addr string) string {
+	if h, _, err := net.SplitHostPort(addr); err == nil {
+		return h
+	}
+	return strings.Trim(addr, "[]")
+}
+
+func isLoopback(addr string) bool {
+	host := hostOnly(addr)
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }
 
 // mcpMaxBody bounds a request to /mcp: the arguments' limit and room for
