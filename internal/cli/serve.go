@@ -109,16 +109,24 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	log.Info("stopping: no new connections; finishing requests in flight", "grace", grace.String())
 	sctx, cancel := context.WithTimeout(context.Background(), *grace)
 	defer cancel()
+	cut := int64(-1)
 	if err := srv.Shutdown(sctx); err != nil {
 		// Past the grace period: connections still open are cut. Their calls
 		// were not acknowledged; a retry with the same key is safe.
-		log.Warn("shutdown grace period ended with requests still open", "err", err)
+		cut = g.InFlight()
+		log.Warn("shutdown grace period ended with requests still open", "err", err, "cut", cut)
 		srv.Close()
 	}
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.Error("serve", "err", err)
 	}
 	log.Info("stopped")
+	if cut >= 0 {
+		// Not a clean stop: a service manager (or a deploy script) must
+		// not read it as one.
+		fmt.Fprintf(stderr, "retrysafe: serve: --shutdown-timeout (%s) ended with connections still open; they were cut, %d request(s) among them still being worked on, unanswered (their callers may retry with the same key)\n", grace, cut)
+		return exitInternal
+	}
 	return exitOK
 }
 
