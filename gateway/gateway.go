@@ -13,6 +13,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/retrysafe/retrysafe/model"
@@ -61,6 +62,13 @@ type Config struct {
 	// the ledger again: a revocation takes effect within it. 0 takes the
 	// default (1 s); negative reads the ledger on every request.
 	TokenTTL time.Duration
+	// MCPAllowedHosts are Host names /mcp answers besides loopback ones
+	// when the gateway listens on loopback: a reverse proxy on the same
+	// host that keeps the client's Host header. Any other Host on a
+	// loopback listener is refused (DNS-rebinding protection: a page in a
+	// browser on this machine must not reach the gateway under its own
+	// name). Compared without the port, case-insensitively.
+	MCPAllowedHosts []string
 }
 
 // Gateway serves HTTP and MCP over one ledger.
@@ -82,7 +90,13 @@ type Gateway struct {
 	// tool up here instead of asking the catalog (which may build a schema
 	// per call) every time.
 	tools map[string]toolInfo
+	// active counts the requests being handled (InFlight).
+	active atomic.Int64
 }
+
+// InFlight is how many requests the handler is working on now: at the
+// end of a graceful stop's deadline, the ones about to be cut.
+func (g *Gateway) InFlight() int64 { return g.active.Load() }
 
 // toolInfo is what the gateway keeps of one tool of the catalog.
 type toolInfo struct {
@@ -180,7 +194,12 @@ func (g *Gateway) Handler() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		newProblem(KindNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path).write(w)
 	})
-	return g.observe(mux)
+	h := g.observe(mux)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		g.active.Add(1)
+		defer g.active.Add(-1)
+		h.ServeHTTP(w, r)
+	})
 }
 
 // Server is an http.Server for the handler with the gateway's timeouts:

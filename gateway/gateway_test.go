@@ -398,6 +398,8 @@ func TestBadRequestsAre4xxWithOneProblemAndWriteNothing(t *testing.T) {
 		{"structured key followed by other bytes", "/v1/tools/create_support_task", task, std("Idempotency-Key", `"ab"cd`), 400},
 		{"two X-Trace-Id headers", "/v1/tools/create_support_task", task, std("Idempotency-Key", "k1", "X-Trace-Id", "t1", "X-Trace-Id", "t2"), 400},
 		{"two Content-Type headers", "/v1/tools/create_support_task", task, std("Idempotency-Key", "k1", "Content-Type", "application/json"), 400},
+		// Rounded to 10.000000000000002, it would be recorded and sent so.
+		{"a decimal beyond double precision", "/v1/tools/create_support_task", `{"subject":"x","amount":10.000000000000001}`, std("Idempotency-Key", "k1"), 400},
 		// Only SP and HTAB surround a header's value (RFC 9110's OWS): a
 		// key ending in U+0085 or U+00A0 was trimmed to "k1" and recorded
 		// under a key the client never sent.

@@ -77,8 +77,10 @@ func (g *Gateway) postTool(w http.ResponseWriter, r *http.Request) {
 		g.writeResult(w, reconcile.Result{Class: model.ClassInvalid, Message: unknownArgumentMessage(tool, path, known)}, nil, key)
 		return
 	}
-	res, err := g.call(ctx, model.Request{Tenant: tenantOf(ctx), Key: key, Tool: tool, PayloadVersion: ti.payloadVersion,
-		Args: body, TraceID: traceOf(ctx)})
+	// No payload version: the tool's, and a retry under a key recorded
+	// before the operator raised it is compared under the recorded one
+	// (model.Prepared.SameRequest) — a caller of the gateway cannot name one.
+	res, err := g.call(ctx, model.Request{Tenant: tenantOf(ctx), Key: key, Tool: tool, Args: body, TraceID: traceOf(ctx)})
 	info.class = string(res.Class)
 	if res.Class == model.ClassInternal || res.Class == model.ClassUnknown {
 		noteErr(ctx, err)
@@ -114,9 +116,17 @@ func tooLarge(n, max int64) *Problem {
 	return p
 }
 
-// checkContentType accepts application/json and any +json type.
+// checkContentType accepts application/json and any +json type, in
+// UTF-8 (a charset parameter, if any, must say utf-8: the body is read
+// as UTF-8 whatever it says, and another charset's bytes would be
+// recorded as other text than the client meant).
 func checkContentType(v string) *Problem {
-	mt, _, err := mime.ParseMediaType(v)
+	mt, params, err := mime.ParseMediaType(v)
+	if cs, ok := params["charset"]; err == nil && ok && !strings.EqualFold(cs, "utf-8") {
+		p := newProblem(KindInvalid, "Content-Type charset must be utf-8 (got "+strconv.Quote(cs)+"); send the body as UTF-8 JSON; nothing was written")
+		p.Status = http.StatusUnsupportedMediaType
+		return p
+	}
 	if v == "" || err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
 		got := "none"
 		if v != "" {
@@ -360,35 +370,51 @@ func (g *Gateway) tombstone(ctx context.Context, tenant, key string) (*model.Tom
 func (g *Gateway) listOperations(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	lq := store.ListQuery{Tenant: tenantOf(r.Context()), Limit: 50}
+	refuse := func(detail string) {
+		newProblem(KindInvalid, detail+" (GET /v1/operations takes "+listParams+")").write(w)
+	}
+	// Only its own parameters: one it does not read (tool=, tenant=, a
+	// misspelt state) is a filter the client believes applies, and a
+	// page that ignores it reads as an answer to it.
+	for name := range q {
+		if name != "state" && name != "limit" && name != "before" {
+			refuse("unknown query parameter " + strconv.Quote(name))
+			return
+		}
+	}
 	// One value each: a repeated parameter (state=unknown&state=applied)
 	// is refused, not read as its first value — the list filters on one
 	// state.
 	for _, name := range []string{"state", "limit", "before"} {
 		if len(q[name]) > 1 {
-			newProblem(KindInvalid, "query parameter "+name+" given "+strconv.Itoa(len(q[name]))+" times; send it once (the list takes one value)").write(w)
+			refuse("query parameter " + name + " given " + strconv.Itoa(len(q[name])) + " times; send it once (the list takes one value)")
 			return
 		}
 	}
-	if s := q.Get("state"); s != "" {
-		st, err := model.ParseState(s)
-		if err != nil {
-			newProblem(KindInvalid, err.Error()).write(w)
+	if vs, ok := q["state"]; ok {
+		st, err := model.ParseState(vs[0])
+		if err != nil || vs[0] == "" {
+			msg := "state must name one state"
+			if err != nil && vs[0] != "" {
+				msg = err.Error()
+			}
+			refuse(msg + "; leave it out for every state")
 			return
 		}
 		lq.State = st
 	}
-	if s := q.Get("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > 500 {
-			newProblem(KindInvalid, "limit must be a number from 1 to 500").write(w)
+	if vs, ok := q["limit"]; ok {
+		n, ok := positive(vs[0])
+		if !ok || n > 500 {
+			refuse("limit must be a number from 1 to 500, in digits")
 			return
 		}
-		lq.Limit = n
+		lq.Limit = int(n)
 	}
-	if s := q.Get("before"); s != "" {
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || n < 1 {
-			newProblem(KindInvalid, "before must be the next_before of a previous page").write(w)
+	if vs, ok := q["before"]; ok {
+		n, ok := positive(vs[0])
+		if !ok {
+			refuse("before must be the next_before of a previous page")
 			return
 		}
 		lq.BeforeID = n
@@ -409,6 +435,19 @@ func (g *Gateway) listOperations(w http.ResponseWriter, r *http.Request) {
 		out.NextBefore = ops[len(ops)-1].ID
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// listParams are the parameters GET /v1/operations reads.
+const listParams = "state, limit, before: state=S (one state), limit=N (1 to 500, default 50), before=ID (a page's next_before)"
+
+// positive reads a positive decimal integer spelt in digits only: no
+// sign, no spaces, no other base.
+func positive(s string) (int64, bool) {
+	if s == "" || len(s) > 18 || strings.TrimLeft(s, "0123456789") != "" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil && n >= 1
 }
 
 func (g *Gateway) storeProblem(ctx context.Context, err error) *Problem {

@@ -5,7 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
+	"net/netip"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -101,7 +104,7 @@ func (g *Gateway) mcpHandler(tenant, tool string) mcp.ToolHandler {
 			log.Info("mcp call", "tenant", tenant, "tool", tool, "key", key, "class", model.ClassInvalid)
 			return toolError(reconcile.Result{Class: model.ClassInvalid, Message: unknownArgumentMessage(tool, path, known) + "; nothing was written"}, key), nil
 		}
-		res, err := g.call(ctx, model.Request{Tenant: tenant, Key: key, Tool: tool, PayloadVersion: g.tools[tool].payloadVersion, Args: args, TraceID: trace})
+		res, err := g.call(ctx, model.Request{Tenant: tenant, Key: key, Tool: tool, Args: args, TraceID: trace})
 		if err != nil && (res.Class == model.ClassInternal || res.Class == model.ClassUnknown) {
 			log.Warn("mcp call", "tenant", tenant, "tool", tool, "key", key, "class", res.Class, "outcome", res.Outcome, "err", withCause(err))
 		} else {
@@ -217,6 +220,10 @@ func whatToDo(res reconcile.Result) string {
 	case model.ClassSuperseded:
 		return fmt.Sprintf("Use the new key %q: an operator authorized it in place of this one.", res.NewKey)
 	case model.ClassConflict:
+		if reconcile.Unsettled(res.Op) {
+			return "Stop: this idempotency_key was used with different arguments, and the first request's outcome is not settled (it may have taken effect). " +
+				"Resend the original arguments with this key; do not use a new key until a person has reconciled it."
+		}
 		return "Fix the arguments: this idempotency_key was used with different arguments. Send the original arguments, or use a new key for a new action."
 	case model.ClassInvalid:
 		return "Fix the arguments: the request is invalid and nothing was done."
@@ -269,8 +276,25 @@ func (g *Gateway) mcpHTTP() http.HandlerFunc {
 			return nil
 		}
 		return s
-	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: g.log, MaxRequestBodyBytes: g.mcpMaxBody()})
+	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: g.log, MaxRequestBodyBytes: g.mcpMaxBody(),
+		// The SDK's own check answered 403 text/plain; hostAllowed is the
+		// same check, with the operator's proxy names, answered as every
+		// other refusal.
+		DisableLocalhostProtection: true})
 	return func(w http.ResponseWriter, r *http.Request) {
+		if !g.hostAllowed(r) {
+			p := newProblem(KindInvalid, "Host "+strconv.Quote(r.Host)+" is not a loopback name, and this gateway listens on loopback: /mcp refuses it "+
+				"(DNS-rebinding protection); a reverse proxy on this host that keeps the Host header is allowed with serve --mcp-allowed-host NAME; nothing was run")
+			p.Status = http.StatusForbidden
+			p.write(w)
+			return
+		}
+		// A body over the limit is the gateway's 413, as on
+		// /v1/tools (the SDK's was text/plain).
+		if max := g.mcpMaxBody(); r.Method == http.MethodPost && r.ContentLength > max {
+			tooLarge(r.ContentLength, max).write(w)
+			return
+		}
 		// Every message is checked before the SDK reads it, as on stdio
 		// (checkMessage): a batch is one request — one slot of MaxInFlight
 		// — that the SDK ran as many tool calls at once as fit in the body;
@@ -285,6 +309,10 @@ func (g *Gateway) mcpHTTP() http.HandlerFunc {
 				p.write(w)
 				return
 			}
+			if b.err != nil { // over the limit (chunked, or no length declared)
+				tooLarge(-1, g.mcpMaxBody()).write(w)
+				return
+			}
 			bad := checkMessage(b.b, "request")
 			if bad != nil {
 				w.Header().Set("Content-Type", "application/json")
@@ -295,6 +323,41 @@ func (g *Gateway) mcpHTTP() http.HandlerFunc {
 		}
 		h.ServeHTTP(w, r)
 	}
+}
+
+// hostAllowed is the SDK's DNS-rebinding check: a request that arrived on
+// a loopback address must name a loopback host (localhost, 127.0.0.1,
+// [::1]) — or one of Config.MCPAllowedHosts.
+func (g *Gateway) hostAllowed(r *http.Request) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || local == nil || !isLoopback(local.String()) || isLoopback(r.Host) {
+		return true
+	}
+	host := hostOnly(r.Host)
+	for _, h := range g.cfg.MCPAllowedHosts {
+		if strings.EqualFold(hostOnly(h), host) {
+			return true
+		}
+	}
+	return false
+}
+
+// hostOnly is a Host header's (or address's) name without its port or
+// IPv6 brackets.
+func hostOnly(addr string) string {
+	if h, _, err := net.SplitHostPort(addr); err == nil {
+		return h
+	}
+	return strings.Trim(addr, "[]")
+}
+
+func isLoopback(addr string) bool {
+	host := hostOnly(addr)
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }
 
 // mcpMaxBody bounds a request to /mcp: the arguments' limit and room for

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -43,6 +44,34 @@ type Prepared struct {
 	Fingerprint string
 	Summary     string
 	Decoded     map[string]any
+	// VersionDefaulted: the caller named no payload version (0), and
+	// Prepare gave it the tool's. Such a caller — the gateway, a CLI call
+	// without --payload-version — cannot have meant another version than
+	// the one an operation under its key was recorded with: see SameRequest.
+	VersionDefaulted bool
+}
+
+// SameRequest reports whether p is the request an operation recorded
+// under (tool, version) with fingerprint fp: the same fingerprint; or, for
+// a caller that named no payload version (VersionDefaulted), the same tool
+// and canonical arguments fingerprinted under the recorded version — the
+// operator raised the tool's payload version since, and the caller is
+// retrying the very bytes it sent (told "use a new key", it would make
+// the effect a second time). p then takes the recorded version and
+// fingerprint, so its attempt reads as the operation's. A caller that
+// named another version explicitly is another request.
+func (p *Prepared) SameRequest(tool string, version int, fp string) bool {
+	if p.Fingerprint == fp {
+		return true
+	}
+	if !p.VersionDefaulted || p.Tool == nil || tool != p.Tool.Name || version == p.PayloadVersion {
+		return false
+	}
+	if Fingerprint(tool, version, p.Canonical) != fp {
+		return false
+	}
+	p.PayloadVersion, p.Fingerprint = version, fp
+	return true
 }
 
 // Prepare validates req against the registry's tool and computes its
@@ -69,7 +98,8 @@ func (r *Registry) Prepare(req Request) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	if req.PayloadVersion == 0 {
+	defaulted := req.PayloadVersion == 0
+	if defaulted {
 		req.PayloadVersion = tool.PayloadVersion
 	}
 	if req.PayloadVersion < 1 || req.PayloadVersion > MaxPayloadVers {
@@ -77,7 +107,7 @@ func (r *Registry) Prepare(req Request) (*Prepared, error) {
 	}
 	if e, ok := r.args.get(tool, req.PayloadVersion, req.Args); ok {
 		return &Prepared{Request: req, Tool: tool, Canonical: bytes.Clone(e.canonical), Fingerprint: e.fingerprint,
-			Summary: e.summary, Decoded: copyJSON(e.decoded).(map[string]any)}, nil
+			Summary: e.summary, Decoded: copyJSON(e.decoded).(map[string]any), VersionDefaulted: defaulted}, nil
 	}
 	canonical, decoded, err := CanonicalArgs(req.Args)
 	if err != nil {
@@ -93,6 +123,8 @@ func (r *Registry) Prepare(req Request) (*Prepared, error) {
 		Fingerprint: Fingerprint(tool.Name, req.PayloadVersion, canonical),
 		Summary:     tool.Summary(decoded),
 		Decoded:     decoded,
+
+		VersionDefaulted: defaulted,
 	}
 	r.args.put(tool, req.PayloadVersion, req.Args, &argsEntry{canonical: p.Canonical, fingerprint: p.Fingerprint, summary: p.Summary, decoded: p.Decoded})
 	return p, nil
@@ -191,7 +223,7 @@ func CanonicalArgs(raw []byte) ([]byte, map[string]any, error) {
 	if !ok {
 		return nil, nil, Errorf(CodeInvalid, "arguments must be a JSON object, got %s", jsonKind(v))
 	}
-	if err := checkNumbers(obj); err != nil {
+	if err := checkNumbers(obj, ""); err != nil {
 		return nil, nil, err
 	}
 	canonical, err := jcs.Transform(raw)
@@ -203,35 +235,104 @@ func CanonicalArgs(raw []byte) ([]byte, map[string]any, error) {
 
 // checkNumbers refuses numbers an IEEE double cannot hold exactly enough to
 // give them one spelling: beyond ±2^53 two different integers would share a
-// fingerprint.
-func checkNumbers(v any) error {
+// fingerprint; and a literal whose exact decimal value is not the double's
+// (10.000000000000001 is read as 10.000000000000002) would be recorded and
+// sent as another number than the one asked for, and two different
+// literals would share a fingerprint. at is the number's path (dotted,
+// [i] for an array's elements), for the refusal.
+func checkNumbers(v any, at string) error {
 	switch x := v.(type) {
 	case map[string]any:
-		for _, e := range x {
-			if err := checkNumbers(e); err != nil {
+		for name, e := range x {
+			p := name
+			if at != "" {
+				p = at + "." + name
+			}
+			if err := checkNumbers(e, p); err != nil {
 				return err
 			}
 		}
 	case []any:
-		for _, e := range x {
-			if err := checkNumbers(e); err != nil {
+		for i, e := range x {
+			if err := checkNumbers(e, at+"["+strconv.Itoa(i)+"]"); err != nil {
 				return err
 			}
 		}
 	case json.Number:
 		f, err := strconv.ParseFloat(string(x), 64)
 		if err != nil {
-			return Errorf(CodeInvalid, "number %s is out of range", x)
+			return Errorf(CodeInvalid, "number %s at %q is out of range", clipNumber(x), clipText(at, 80))
 		}
 		// The test is on the double, not the literal, so every spelling of a
 		// number is accepted or refused alike; from 2^53 on, neighbouring
 		// integers share one double (2^53+1 becomes 2^53), and past 2^63 an
 		// int64 conversion would overflow.
 		if math.Abs(f) >= 1<<53 {
-			return Errorf(CodeInvalid, "number %s is beyond ±(2^53-1), where different integers share one double and cannot be fingerprinted apart; send it as a string", x)
+			return Errorf(CodeInvalid, "number %s at %q is beyond ±(2^53-1), where different integers share one double and cannot be fingerprinted apart; send it as a string", clipNumber(x), clipText(at, 80))
+		}
+		short := strconv.FormatFloat(f, 'g', -1, 64)
+		if !sameDecimal(string(x), short) {
+			return Errorf(CodeInvalid, "number %s at %q has more precision than a double holds (it would be recorded and sent as %s); send it as a string", clipNumber(x), clipText(at, 80), short)
 		}
 	}
 	return nil
+}
+
+// clipNumber is a number literal short enough for one line of a refusal.
+func clipNumber(n json.Number) string { return clipText(string(n), 40) }
+
+func clipText(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := max - 3
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
+}
+
+// sameDecimal reports whether two JSON number literals have exactly the
+// same decimal value (1.0, 1e0, 10E-1 and 1 do). It compares digits and
+// exponents, not big.Rat values: an exponent of a million digits' worth
+// costs nothing here.
+func sameDecimal(a, b string) bool {
+	na, da, ea, oka := decimalForm(a)
+	nb, db, eb, okb := decimalForm(b)
+	return oka && okb && na == nb && da == db && ea == eb
+}
+
+// decimalForm is a number literal as value = ±0.digits × 10^exp, digits
+// without leading or trailing zeros (zero: no digits, exponent 0, never
+// negative). ok false for an exponent too large to compare.
+func decimalForm(s string) (neg bool, digits string, exp int64, ok bool) {
+	if strings.HasPrefix(s, "-") {
+		neg, s = true, s[1:]
+	} else {
+		s = strings.TrimPrefix(s, "+")
+	}
+	mant := s
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		mant = s[:i]
+		e, err := strconv.ParseInt(s[i+1:], 10, 64)
+		if err != nil || e > 1<<40 || e < -(1<<40) {
+			exp, ok = 0, false
+		} else {
+			exp, ok = e, true
+		}
+	} else {
+		ok = true
+	}
+	intPart, frac, _ := strings.Cut(mant, ".")
+	digits = intPart + frac
+	exp += int64(len(intPart))
+	trimmed := strings.TrimLeft(digits, "0")
+	exp -= int64(len(digits) - len(trimmed))
+	digits = strings.TrimRight(trimmed, "0")
+	if digits == "" {
+		return false, "", 0, true // zero, whatever its exponent
+	}
+	return neg, digits, exp, ok
 }
 
 // Fingerprint hashes (tool, payload version, canonical args). It detects

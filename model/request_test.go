@@ -78,6 +78,16 @@ func TestPrepareRejectsInvalidInput(t *testing.T) {
 		{"integer exactly 2^53", func(r *model.Request) { r.Args = []byte(`{"subject":"x","n":-9007199254740992}`) }, "2^53"},
 		{"2^53+1 spelled as a float", func(r *model.Request) { r.Args = []byte(`{"subject":"x","n":9.007199254740993e15}`) }, "2^53"},
 		{"number out of double range", func(r *model.Request) { r.Args = []byte(`{"subject":"x","n":1e400}`) }, "out of range"},
+		// More digits than a double holds: the rounded value would be
+		// recorded and sent, and two literals would share a fingerprint.
+		{"decimal beyond double precision", func(r *model.Request) { r.Args = []byte(`{"subject":"x","amount":10.000000000000001}`) }, `number 10.000000000000001 at "amount" has more precision than a double holds (it would be recorded and sent as 10.000000000000002); send it as a string`},
+		{"a longer spelling of 0.30000000000000004", func(r *model.Request) { r.Args = []byte(`{"subject":"x","n":0.3000000000000000444}`) }, "send it as a string"},
+		{"nested in an array", func(r *model.Request) {
+			r.Args = []byte(`{"subject":"x","lines":[{"p":1},{"p":0.1000000000000000000001}]}`)
+		}, `at "lines[1].p"`},
+		{"an exponent the double cannot follow", func(r *model.Request) { r.Args = []byte(`{"subject":"x","n":1.00000000000000000001e-5}`) }, "send it as a string"},
+		{"underflow to zero", func(r *model.Request) { r.Args = []byte(`{"subject":"x","n":1e-400}`) }, "send it as a string"},
+		{"underflow with a huge exponent", func(r *model.Request) { r.Args = []byte(`{"subject":"x","n":1e-99999999999999999999}`) }, "send it as a string"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -117,6 +127,9 @@ func TestPrepareAcceptsTheEdgesOfValid(t *testing.T) {
 		}},
 		{"payload version 7", func(r *model.Request) { r.PayloadVersion = 7 }},
 		{"largest safe integer 2^53-1", func(r *model.Request) { r.Args = []byte(`{"subject":"x","n":9007199254740991,"m":-9007199254740991}`) }},
+		{"decimals a double holds in any spelling", func(r *model.Request) {
+			r.Args = []byte(`{"subject":"x","a":0.1,"b":1.0,"c":1e0,"d":1.5e-7,"e":10E-1,"f":-0,"g":0.30000000000000004,"h":0.0e99999999999999999999,"i":123456789.125,"j":-12.50e-3,"k":5e-324}`)
+		}},
 		{"notification", func(r *model.Request) {
 			r.Tool, r.Args = "send_notification", []byte(`{"to":"a@example.com","body":"hello"}`)
 		}},

@@ -185,7 +185,7 @@ func (s *Service) fastReplay(ctx context.Context, p *model.Prepared, start time.
 		return Result{}, false
 	}
 	op, err := rp.ReplayPeek(ctx, p.Tenant, p.Key)
-	if err != nil || op.Fingerprint != p.Fingerprint || (op.State != model.StateApplied && op.State != model.StateFailed) ||
+	if err != nil || !p.SameRequest(op.Tool, op.PayloadVersion, op.Fingerprint) || (op.State != model.StateApplied && op.State != model.StateFailed) ||
 		(op.State == model.StateFailed && op.Contradicted) {
 		return Result{}, false
 	}
@@ -306,10 +306,8 @@ func (s *Service) existing(tx store.Tx, op *model.Operation, p *model.Prepared, 
 		}
 		return Result{Class: class, Outcome: outcome, State: op.State, Message: msg, Op: op}, false, nil
 	}
-	if op.Fingerprint != p.Fingerprint {
-		return rec(model.OutcomeConflict, model.ClassConflict, fmt.Sprintf(
-			"key %q was first used with different arguments (%s, payload v%d, fingerprint %.12s; this request has %.12s); nothing was changed — use the original arguments or a new key",
-			op.Key, op.Tool, op.PayloadVersion, op.Fingerprint, p.Fingerprint))
+	if !p.SameRequest(op.Tool, op.PayloadVersion, op.Fingerprint) {
+		return rec(model.OutcomeConflict, model.ClassConflict, s.conflictMsg(op, p))
 	}
 	now := tx.Now()
 	if (op.State == model.StateApplied || op.State == model.StateFailed) && !op.ExpiresAt.IsZero() && !now.Before(op.ExpiresAt) {
@@ -362,6 +360,30 @@ func (s *Service) existing(tx store.Tx, op *model.Operation, p *model.Prepared, 
 		return Result{}, true, nil
 	}
 	return Result{}, false, fmt.Errorf("operation %q is in unexpected state %q", op.Key, op.State)
+}
+
+// Unsettled reports whether op's first request may have taken effect
+// with no settled answer yet: in progress, unknown, or flagged
+// contradicted (a provider said "applied" against the ledger's word).
+// A conflict on such a key must not advise a new key: the new key would
+// make the effect again if the first request did make it.
+func Unsettled(op *model.Operation) bool {
+	if op == nil {
+		return false
+	}
+	return op.State == model.StateInProgress || op.State == model.StateUnknown ||
+		op.Contradicted && op.State != model.StateApplied
+}
+
+// conflictMsg is the answer for a key first used with other arguments.
+func (s *Service) conflictMsg(op *model.Operation, p *model.Prepared) string {
+	head := fmt.Sprintf("key %q was first used with different arguments (%s, payload v%d, fingerprint %.12s; this request has %.12s, payload v%d); nothing was changed",
+		op.Key, op.Tool, op.PayloadVersion, op.Fingerprint, p.Fingerprint, p.PayloadVersion)
+	if Unsettled(op) {
+		return fmt.Sprintf("%s — the first request's outcome is not settled (state %s: it may have taken effect): resend the original arguments under this key, and use a new key only after a person has reconciled it (retrysafe ops show%s --tenant %s --key %s)",
+			head, op.State, s.HintFlags, textsafe.ShellWord(op.Tenant), textsafe.ShellWord(op.Key))
+	}
+	return head + " — use the original arguments, or a new key for a new action"
 }
 
 func orDash(s string) string {

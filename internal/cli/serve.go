@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"runtime/pprof"
+	"strings"
 	"time"
 
 	"github.com/mattn/go-isatty"
@@ -36,9 +37,16 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	grace := fs.Duration("shutdown-timeout", 30*time.Second, "on SIGTERM, how long in-flight requests may take to finish")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to FILE (go tool pprof)")
+	var allowedHosts keyList
+	fs.Var(&allowedHosts, "mcp-allowed-host", "a Host name /mcp also answers when listening on loopback (repeatable): a reverse proxy on this host that keeps the client's Host header; any other non-loopback Host is refused 403 (DNS-rebinding protection)")
 	cfgPath := configFlag(fs)
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
+	}
+	for _, h := range allowedHosts {
+		if h == "" || strings.ContainsAny(h, " \t/\\@?#,") || !textsafe.Clean(h) {
+			return fail(stderr, model.Errorf(model.CodeInvalid, "--mcp-allowed-host must be a host name (optionally :port), got %q", h))
+		}
 	}
 	cfg, code, ok := loadConfig(*cfgPath, stderr)
 	if !ok {
@@ -78,7 +86,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if ttl == 0 {
 		ttl = -1 // the gateway's "never trust a cached token"
 	}
-	g, err := newGateway(l, log, gateway.Config{MaxInFlight: *maxInFlight, QueueWait: *queueWait, CallTimeout: *callTimeout, TokenTTL: ttl})
+	g, err := newGateway(l, log, gateway.Config{MaxInFlight: *maxInFlight, QueueWait: *queueWait, CallTimeout: *callTimeout, TokenTTL: ttl,
+		MCPAllowedHosts: allowedHosts})
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -100,16 +109,24 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	log.Info("stopping: no new connections; finishing requests in flight", "grace", grace.String())
 	sctx, cancel := context.WithTimeout(context.Background(), *grace)
 	defer cancel()
+	cut := int64(-1)
 	if err := srv.Shutdown(sctx); err != nil {
 		// Past the grace period: connections still open are cut. Their calls
 		// were not acknowledged; a retry with the same key is safe.
-		log.Warn("shutdown grace period ended with requests still open", "err", err)
+		cut = g.InFlight()
+		log.Warn("shutdown grace period ended with requests still open", "err", err, "cut", cut)
 		srv.Close()
 	}
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.Error("serve", "err", err)
 	}
 	log.Info("stopped")
+	if cut >= 0 {
+		// Not a clean stop: a service manager (or a deploy script) must
+		// not read it as one.
+		fmt.Fprintf(stderr, "retrysafe: serve: --shutdown-timeout (%s) ended with connections still open; they were cut, %d request(s) among them still being worked on, unanswered (their callers may retry with the same key)\n", grace, cut)
+		return exitInternal
+	}
 	return exitOK
 }
 

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -114,9 +115,9 @@ type server struct {
 	exited chan struct{}
 }
 
-func startServer(t *testing.T, db string) *server {
+func startServer(t *testing.T, db string, extra ...string) *server {
 	t.Helper()
-	cmd := reexec.Command(t, asCLI, nil, "serve", "--db", db, "--listen", "127.0.0.1:0")
+	cmd := reexec.Command(t, asCLI, nil, append([]string{"serve", "--db", db, "--listen", "127.0.0.1:0"}, extra...)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -286,6 +287,34 @@ func TestServeStopsOnSIGTERMAfterAnsweringWhatIsInFlight(t *testing.T) {
 	srv2 := startServer(t, db)
 	replayAll(t, srv2.url, token, got)
 	checkOneEffectEach(t, db, "drain", got)
+}
+
+// A request still open when --shutdown-timeout ends is cut unanswered:
+// serve says how many and exits 1 — not the clean stop's 0.
+func TestServeSaysItCutRequestsAtTheShutdownDeadline(t *testing.T) {
+	db := newLedgerFile(t)
+	token := newToken(t, db, "cut")
+	srv := startServer(t, db, "--shutdown-timeout", "300ms")
+	// A body that never finishes arriving: the request stays open.
+	conn, err := net.Dial("tcp", strings.TrimPrefix(srv.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /v1/tools/create_support_task HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nIdempotency-Key: k1\r\nContent-Length: 100\r\n\r\n{\"sub", token)
+	time.Sleep(200 * time.Millisecond) // the handler is reading the body
+	srv.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-srv.exited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not stop within 10 s of SIGTERM")
+	}
+	if code := srv.cmd.ProcessState.ExitCode(); code != exitInternal {
+		t.Fatalf("serve exited %d after cutting a request; want 1; stderr %s", code, srv.stderr)
+	}
+	if !strings.Contains(srv.stderr.String(), "1 request(s) among them still being worked on") {
+		t.Fatalf("serve did not say how many it cut: %s", srv.stderr)
+	}
 }
 
 func TestMCPOverStdioDrivenByTheSDKClient(t *testing.T) {
