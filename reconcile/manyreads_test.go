@@ -2,36 +2,12 @@ package reconcile_test
 
 import (
 	"context"
-	"sync/atomic"
 	"testing"
 
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/reconcile"
-	"github.com/retrysafe/retrysafe/store"
+	"github.com/retrysafe/retrysafe/store/storetest"
 )
-
-// readCounter is a real ledger that counts its reads of operations'
-// histories: one operation's (Detail, DetailByID) and many at once
-// (RequestHistories).
-type readCounter struct {
-	store.Ledger
-	details, batches atomic.Int64
-}
-
-func (c *readCounter) Detail(ctx context.Context, tenant, key string) (*model.Detail, error) {
-	c.details.Add(1)
-	return c.Ledger.Detail(ctx, tenant, key)
-}
-
-func (c *readCounter) DetailByID(ctx context.Context, id int64) (*model.Detail, error) {
-	c.details.Add(1)
-	return c.Ledger.DetailByID(ctx, id)
-}
-
-func (c *readCounter) RequestHistories(ctx context.Context, keys []store.OpKey, outcomes []model.Outcome) (map[store.OpKey]store.RequestHistory, error) {
-	c.batches.Add(1)
-	return c.Ledger.RequestHistories(ctx, keys, outcomes)
-}
 
 // A bulk decision the grace holds reads its rows' graces in one batched
 // read a chunk (of 500), not one operation's detail per row: 1,001 rows,
@@ -42,7 +18,7 @@ func TestDecideManyReadsTheGracesOnceAChunk(t *testing.T) {
 			l := newLedger(t, fast())
 			l.svc.Grace = -1 // written, not skipped: the graces are read all the same
 			ops := l.unknowns("acme", 1001)
-			rc := &readCounter{Ledger: l.svc.Store}
+			rc := &storetest.ReadCounter{Ledger: l.svc.Store}
 			l.svc.Store = rc
 			targets := make([]reconcile.Target, len(ops))
 			for i, op := range ops {
@@ -58,7 +34,7 @@ func TestDecideManyReadsTheGracesOnceAChunk(t *testing.T) {
 					t.Fatalf("%s: %s %v", o.Key, o.Verdict, o.Err)
 				}
 			}
-			if d, b := rc.details.Load(), rc.batches.Load(); d != 0 || b != 3 {
+			if d, b := rc.Details.Load(), rc.Batches.Load(); d != 0 || b != 3 {
 				t.Errorf("%d details and %d batched reads for 1,001 rows; want 0 and 3", d, b)
 			}
 		})
