@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 	"time"
+
+	"github.com/retrysafe/retrysafe/store"
 )
 
 // QueryRow runs one query on the store's pool.
@@ -40,3 +42,8 @@ func Exec(ctx context.Context, s *Store, q string) error {
 // FoldEvery sets the least time between s's folds (and its planner
 // statistics check); call it before s's first write.
 func FoldEvery(s *Store, d time.Duration) { s.foldGap = d }
+
+// OpenWithHostClock is Open on a host whose clock is host (a skewed one).
+func OpenWithHostClock(raw string, o store.Options, host func() time.Time) (*Store, error) {
+	return open(raw, o, host)
+}

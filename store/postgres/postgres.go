@@ -141,11 +141,19 @@ func channel(schema string) string {
 // schema holding another program's tables, and a ledger that does not exist
 // without Create.
 func Open(raw string, o store.Options) (*Store, error) {
+	return open(raw, o, time.Now)
+}
+
+// open is Open on a host whose clock is host. Unless the caller pinned
+// Options.Now, the ledger's clock is the database server's (dbClock).
+func open(raw string, o store.Options, host func() time.Time) (*Store, error) {
 	if o.BusyTimeout <= 0 {
 		o.BusyTimeout = 5 * time.Second
 	}
+	var clock *dbClock
 	if o.Now == nil {
-		o.Now = time.Now
+		clock = &dbClock{host: host}
+		o.Now = clock.now
 	}
 	if !IsURL(raw) {
 		return nil, model.Errorf(model.CodeInvalid, "%q is not a postgres:// URL", raw)
@@ -185,6 +193,16 @@ func Open(raw string, o store.Options) (*Store, error) {
 	if err := s.migrate(ctx, o.Create); err != nil {
 		s.pool.Close()
 		return nil, err
+	}
+	if clock != nil {
+		clock.sample = func(ctx context.Context) (t time.Time, err error) {
+			err = s.pool.QueryRow(ctx, "SELECT clock_timestamp()").Scan(&t)
+			return t, err
+		}
+		if err := clock.measure(ctx, clockSamples, false); err != nil {
+			s.pool.Close()
+			return nil, s.translate(err, "read the database's clock")
+		}
 	}
 	if !s.ro {
 		s.notify, s.stopNotify, s.notifyDone = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
