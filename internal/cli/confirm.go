@@ -213,12 +213,12 @@ func newSince(seen string, now []hasIt) []hasIt {
 // action goes against one. retry is the command that confirms them as
 // they are now (one key: the refusal shows them whole), "" to send the
 // operator back to --dry-run. nil: go on.
-func confirm(a *againstFlag, action model.Action, ops []model.Operation, retry func(digest string) string) error {
+func confirm(a *againstFlag, action model.Action, ops []model.Operation, retry func(digest string) string, now time.Time) error {
 	if !a.set {
 		return nil
 	}
-	now := hasIts(ops)
-	d := digestOf(now)
+	has := hasIts(ops)
+	d := digestOf(has)
 	again := func() string {
 		if retry == nil || d == "" {
 			return "look at them again (the same command with --dry-run prints them and their digest)"
@@ -228,7 +228,7 @@ func confirm(a *againstFlag, action model.Action, ops []model.Operation, retry f
 	if a.digest == "" {
 		var against []hasIt
 		for _, op := range ops {
-			if is, _ := reconcile.AgainstFinding(action, op); is && action != model.ActionMarkApplied && reconcile.AllowedAt(op, action, time.Now()) {
+			if is, _ := reconcile.AgainstFinding(action, op); is && action != model.ActionMarkApplied && reconcile.AllowedAt(op, action, now) {
 				if h, ok := hasItOf(op); ok {
 					against = append(against, h)
 				}
@@ -247,12 +247,12 @@ func confirm(a *againstFlag, action model.Action, ops []model.Operation, retry f
 		return model.Errorf(model.CodeInvalid, "--against-finding=%s names \"has it\" findings these operations no longer have (none has one now) — nothing was written; look again (ops show, --dry-run) and decide without --against-finding",
 			a.digest)
 	}
-	if added := newSince(a.digest, now); added != nil {
+	if added := newSince(a.digest, has); added != nil {
 		return model.Errorf(model.CodeStale, "--against-finding=%s confirmed other \"has it\" findings than these operations have now: %s — recorded since you looked; nothing was written; %s",
 			a.digest, hasItList(added), again())
 	}
 	return model.Errorf(model.CodeStale, "--against-finding=%s confirmed other \"has it\" findings than these operations have now (%s): one was recorded, or looked up again, since you looked — nothing was written; %s",
-		a.digest, hasItList(now), again())
+		a.digest, hasItList(has), again())
 }
 
 // offer is the line that offers a digest: how to decide against the
@@ -283,12 +283,12 @@ func keyFlagsFor(op model.Operation) string {
 // decideCommands are the commands that decide against op's "has it"
 // with digest d, for a person to fill in the reason: "not applied" and a
 // new key, where op allows them.
-func decideCommands(op model.Operation, ledger, d string) []string {
+func decideCommands(op model.Operation, ledger, d string, now time.Time) []string {
 	var cmds []string
-	if reconcile.AllowedAt(op, model.ActionMarkNotApplied, time.Now()) {
+	if reconcile.AllowedAt(op, model.ActionMarkNotApplied, now) {
 		cmds = append(cmds, "retrysafe ops resolve"+ledger+keyFlagsFor(op)+` --as not-applied --evidence "…" --reason "…" --against-finding=`+d)
 	}
-	if reconcile.AllowedAt(op, model.ActionAuthorizeKey, time.Now()) {
+	if reconcile.AllowedAt(op, model.ActionAuthorizeKey, now) {
 		cmds = append(cmds, "retrysafe ops supersede"+ledger+keyFlagsFor(op)+` --reason "…" --against-finding=`+d)
 	}
 	return cmds

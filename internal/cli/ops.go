@@ -128,8 +128,8 @@ func opsList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		page.NextBefore = ops[*limit-1].ID
 	}
 	// The clock a lease is compared with (lease_ended, "lease ended"):
-	// this command's, as the FINDING column's ages are.
-	now := time.Now()
+	// the ledger's (on PostgreSQL the database server's), as the writes'.
+	now := l.Store().Now()
 	page.Operations = make([]opView, len(ops))
 	for i, op := range ops {
 		page.Operations[i] = viewOf(op, now)
@@ -313,7 +313,7 @@ func opsShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	hs := hasIts([]model.Operation{d.Operation})
 	dg := digestOf(hs)
 	// The clock a lease is compared with: this command's.
-	view := viewOf(d.Operation, time.Now())
+	view := viewOf(d.Operation, l.Store().Now())
 	if *asJSON {
 		if d.Attempts == nil {
 			d.Attempts = []model.Attempt{}
@@ -332,13 +332,13 @@ func opsShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}{d, view, dg})
 	}
 	writeDetail(stdout, d, view)
-	if lines := inProgressWords(d, l.Service().GraceFrom(d.Operation, d.Attempts), ledgerFlags(k.db, "", ""), time.Now()); len(lines) > 0 {
+	if lines := inProgressWords(d, l.Service().GraceFrom(d.Operation, d.Attempts), ledgerFlags(k.db, "", ""), l.Store().Now()); len(lines) > 0 {
 		fmt.Fprintln(stdout)
 		for _, line := range lines {
 			fmt.Fprintln(stdout, show(line))
 		}
 	}
-	if line := offer(hs, decideCommands(d.Operation, ledgerFlags(k.db, "", ""), dg)...); line != "" {
+	if line := offer(hs, decideCommands(d.Operation, ledgerFlags(k.db, "", ""), dg, l.Store().Now())...); line != "" {
 		fmt.Fprintf(stdout, "\n%s\n", show(line))
 	}
 	return exitOK
@@ -807,7 +807,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			prior = det.Operation.Finding
 			// --against-finding=DIGEST names the "has it" findings it
 			// confirms: checked before anything is asked or written.
-			if err := confirm(against, action, []model.Operation{det.Operation}, retry); err != nil {
+			if err := confirm(against, action, []model.Operation{det.Operation}, retry, l.Store().Now()); err != nil {
 				l.Close()
 				return fail(stderr, err)
 			}
@@ -949,7 +949,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		if *asJSON {
 			// The operation as ops list --json and ops show --json give it.
 			fmt.Fprint(stderr, line)
-			fmt.Fprintln(stdout, jsonLine(viewOf(*op, time.Now())))
+			fmt.Fprintln(stdout, jsonLine(viewOf(*op, l.Store().Now())))
 			return exitOK
 		}
 		fmt.Fprint(stdout, line)
@@ -996,7 +996,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		// — another operator's check recorded one since — refuse the run
 		// whole, before anything is asked or written. Bare, it confirms
 		// none.
-		if err := confirm(against, action, ops, nil); err != nil {
+		if err := confirm(against, action, ops, nil, l.Store().Now()); err != nil {
 			return fail(stderr, err)
 		}
 	}
@@ -1070,14 +1070,14 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		// decides against exactly them, when one of them is in the way.
 		hs, dg, line := hasIts(ops), "", ""
 		for _, op := range ops {
-			if is, _ := reconcile.AgainstFinding(action, op); is && action != model.ActionMarkApplied && reconcile.AllowedAt(op, action, time.Now()) {
+			if is, _ := reconcile.AgainstFinding(action, op); is && action != model.ActionMarkApplied && reconcile.AllowedAt(op, action, l.Store().Now()) {
 				dg = digestOf(hs)
 				line = offer(hs, commandAgain(fs, "ops resolve", ledgerFlags(*db, *pdb, *cfgPath), keys, " --yes --against-finding="+dg, "dry-run", "yes"))
 				break
 			}
 		}
-		override := against.set && confirm(against, action, ops, nil) == nil
-		return printBulkPlan(stdout, action, ops, targets, left, refs, graceErrs, override, *asJSON, dg, line)
+		override := against.set && confirm(against, action, ops, nil, l.Store().Now()) == nil
+		return printBulkPlan(stdout, action, ops, targets, left, refs, graceErrs, override, *asJSON, dg, line, l.Store().Now())
 	}
 	if against.set {
 		// The lookups this run saw: one recorded before a row's write
@@ -1105,7 +1105,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	for i, op := range ops {
 		unseen := against.set && asked[i] != nil && asked[i].Kind == model.FindingHasIt && notes[i].Against != "" &&
 			!(knew[i] && (priorF[i] == nil || priorF[i].Kind != model.FindingHasIt || seenHasIt(priorF[i], asked[i].Ref, asked[i].Detail))) &&
-			reconcile.AllowedAt(op, action, time.Now())
+			reconcile.AllowedAt(op, action, l.Store().Now())
 		switch {
 		case graceErrs[i] != nil:
 			out[i] = reconcile.Outcome{Target: targets[i], Verdict: reconcile.VerdictSkipped, State: op.State, Version: op.Version, Err: graceErrs[i]}
@@ -1172,7 +1172,7 @@ func lookFirstOne(ctx context.Context, l *ledger.Ledger, action model.Action, d 
 	if err != nil {
 		return nil, err
 	}
-	if err := confirm(a, action, []model.Operation{det.Operation}, retry); err != nil {
+	if err := confirm(a, action, []model.Operation{det.Operation}, retry, l.Store().Now()); err != nil {
 		return nil, err
 	}
 	if d.Override {
@@ -1267,7 +1267,7 @@ func offerOnRefusal(ctx context.Context, l *ledger.Ledger, err error, action mod
 	if derr != nil {
 		return err
 	}
-	if is, _ := reconcile.AgainstFinding(action, det.Operation); !is || !reconcile.AllowedAt(det.Operation, action, time.Now()) {
+	if is, _ := reconcile.AgainstFinding(action, det.Operation); !is || !reconcile.AllowedAt(det.Operation, action, l.Store().Now()) {
 		return err
 	}
 	dg := digestOf(hasIts([]model.Operation{det.Operation}))
@@ -1316,7 +1316,7 @@ func targetsByFinding(svc *reconcile.Service, action model.Action, ops []model.O
 		targets[i] = reconcile.TargetOf(op)
 		f := op.Finding
 		switch {
-		case op.State != model.StateUnknown && !reconcile.Unheld(op, time.Now()):
+		case op.State != model.StateUnknown && !reconcile.Unheld(op, svc.Store.Now()):
 			left[i] = fmt.Sprintf("it is %s, and only an unknown operation (or an in_progress one nobody holds) is decided on its finding", op.State)
 		case f == nil:
 			left[i] = "not checked (run triage or ops check first)"
@@ -1341,7 +1341,7 @@ func targetsByFinding(svc *reconcile.Service, action model.Action, ops []model.O
 // dg is the digest of the "has it" findings listed and offerLine the
 // command that decides against them (--against-finding=dg), when one of
 // them is in the way ("" otherwise).
-func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation, targets []reconcile.Target, left, refs []string, graceErrs []error, override, asJSON bool, dg, offerLine string) int {
+func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation, targets []reconcile.Target, left, refs []string, graceErrs []error, override, asJSON bool, dg, offerLine string, now time.Time) int {
 	type row struct {
 		Tenant  string      `json:"tenant"`
 		Key     string      `json:"key"`
@@ -1382,7 +1382,7 @@ func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation,
 	refused := map[string]int{}
 	heldWhy := make([]string, len(ops)) // a live lease's refusal, with its end
 	for i, op := range ops {
-		ok := reconcile.AllowedAt(op, action, time.Now())
+		ok := reconcile.AllowedAt(op, action, now)
 		against, why := "", fmt.Sprintf("cannot %s from %s", action.Verb(), op.State)
 		if op.State == model.StateInProgress && !ok {
 			// Its lease is live: a worker may be sending it (R6 D3).
@@ -1636,7 +1636,7 @@ func opsSupersede(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintln(stdout, jsonLine(struct {
 			Operation opView `json:"operation"` // as ops show --json gives it
 			NewKey    string `json:"new_key"`
-		}{viewOf(*old, time.Now()), n.Key}))
+		}{viewOf(*old, l.Store().Now()), n.Key}))
 	} else {
 		fmt.Fprintln(stdout, show(n.Key))
 	}
@@ -1749,7 +1749,7 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	fmt.Fprintf(stdout, "provider %s, downstream key %s: %s\n", show(ev.Provider), show(ev.DownstreamKey), show(ev.Detail))
 	fmt.Fprintf(stdout, "finding: %s (%s)\n", show(findingLine(looked.Finding)), recorded)
-	if ev.Found && reconcile.AllowedAt(*op, model.ActionMarkApplied, time.Now()) {
+	if ev.Found && reconcile.AllowedAt(*op, model.ActionMarkApplied, l.Store().Now()) {
 		// Unknown, or a not_applied or failed one this lookup (or a
 		// late answer) contradicted.
 		// --key K@V would pin a version: a key with @ in it is named
@@ -1767,7 +1767,7 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stdout, "to settle: %s\n", show(oneLine(fmt.Sprintf("retrysafe ops resolve%s --tenant %s --key %s%s --as applied --evidence %s --reason \"provider lookup found it\"",
 			ledgerFlags(k.db, *pdb, *cfgPath), textsafe.ShellWord(op.Tenant), textsafe.ShellWord(op.Key), pin, textsafe.ShellWord(evidence)))))
 	}
-	if line := offer(hs, decideCommands(now, ledgerFlags(k.db, *pdb, *cfgPath), dg)...); line != "" {
+	if line := offer(hs, decideCommands(now, ledgerFlags(k.db, *pdb, *cfgPath), dg, l.Store().Now())...); line != "" {
 		fmt.Fprintln(stdout, show(line))
 	}
 	return exitOK
