@@ -297,8 +297,14 @@ func (e *GraceRefusal) Is(target error) bool { return target == ErrWithinGrace }
 // claim since (a new request) is a change the operator has not seen,
 // refused as stale. nil: nothing to refuse.
 func graceTx(tx store.Tx, d Decision, action model.Action, op *model.Operation, g *RequestGrace) error {
-	if g == nil || d.WithinGrace || !asksFirst(action, *op) {
+	if d.WithinGrace || !asksFirst(action, *op) {
 		return nil
+	}
+	if g == nil {
+		// Read before the transaction, the row was not there (a batched
+		// read that missed it, a row made since): fail closed.
+		return model.Errorf(model.CodeStale, "%s/%s was not there when the decision's grace was read: it was made or changed since — nothing was written; look again",
+			d.Tenant, d.Key)
 	}
 	if g.opID != op.ID || g.claimNo != op.ClaimNo {
 		return model.Errorf(model.CodeStale, "%s/%s was claimed again while the decision was being made (claim %d): its request may be on its way — nothing was written; look again",
