@@ -14,6 +14,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -817,6 +818,9 @@ func TestStoredEscapeSequencesLeaveAsInertJSONEscapes(t *testing.T) {
 	}
 }
 
+// The list pages newest first. Its cursor is the tenant's own key of the
+// page's last operation, never a ledger-wide number: a number would tell
+// a tenant how many operations other tenants made in between.
 func TestOperationListsPageNewestFirst(t *testing.T) {
 	e := newEnv(t)
 	for _, k := range []string{"p1", "p2", "p3"} {
@@ -826,26 +830,41 @@ func TestOperationListsPageNewestFirst(t *testing.T) {
 	}
 	type page struct {
 		Operations []struct{ Key string } `json:"operations"`
-		NextBefore int64                  `json:"next_before"`
+		NextBefore string                 `json:"next_before"`
 	}
-	read := func(path string) page {
+	read := func(tenant, path string) page {
 		t.Helper()
-		r := e.get("acme", path)
+		r := e.get(tenant, path)
 		var p page
 		if r.status != 200 || json.Unmarshal(r.body, &p) != nil {
 			t.Fatalf("%s: %d %s", path, r.status, r.body)
 		}
 		return p
 	}
-	first := read("/v1/operations?limit=2")
-	if len(first.Operations) != 2 || first.Operations[0].Key != "p3" || first.Operations[1].Key != "p2" || first.NextBefore == 0 {
+	first := read("acme", "/v1/operations?limit=2")
+	if len(first.Operations) != 2 || first.Operations[0].Key != "p3" || first.Operations[1].Key != "p2" || first.NextBefore != "p2" {
 		t.Fatalf("first page %+v", first)
 	}
-	second := read("/v1/operations?limit=2&before=" + strconv.FormatInt(first.NextBefore, 10))
-	if len(second.Operations) != 1 || second.Operations[0].Key != "p1" || second.NextBefore != 0 {
+	second := read("acme", "/v1/operations?limit=2&before="+url.QueryEscape(first.NextBefore))
+	if len(second.Operations) != 1 || second.Operations[0].Key != "p1" || second.NextBefore != "" {
 		t.Fatalf("second page %+v", second)
 	}
-	for _, bad := range []string{"?limit=0", "?limit=501", "?before=x", "?state=nope"} {
+	// Another tenant's activity does not show in acme's cursors.
+	for _, k := range []string{"g1", "g2", "g3", "g4"} {
+		if r := e.call("globex", "create_support_task", k, `{"subject":"`+k+`"}`); r.status != 201 {
+			t.Fatalf("%s: %d", k, r.status)
+		}
+	}
+	if again := read("acme", "/v1/operations?limit=2"); again.NextBefore != first.NextBefore {
+		t.Fatalf("acme's cursor moved with globex's calls: %q, was %q", again.NextBefore, first.NextBefore)
+	}
+	// Another tenant's key as a cursor is refused exactly as a key that
+	// never existed.
+	other, never := e.get("acme", "/v1/operations?before=g2"), e.get("acme", "/v1/operations?before=zz")
+	if other.status != 400 || never.status != 400 || string(other.body) != strings.ReplaceAll(string(never.body), "zz", "g2") {
+		t.Fatalf("another tenant's key: %d %s; a key never used: %d %s", other.status, other.body, never.status, never.body)
+	}
+	for _, bad := range []string{"?limit=0", "?limit=501", "?before=x", "?before=", "?state=nope"} {
 		if r := e.get("acme", "/v1/operations"+bad); r.status != 400 {
 			t.Fatalf("%s: %d", bad, r.status)
 		} else {

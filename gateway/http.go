@@ -365,7 +365,7 @@ func (g *Gateway) tombstone(ctx context.Context, tenant, key string) (*model.Tom
 	return g.ledger.Tombstone(ctx, tenant, key)
 }
 
-// listOperations is GET /v1/operations?state=S&limit=N&before=ID: the
+// listOperations is GET /v1/operations?state=S&limit=N&before=KEY: the
 // token's tenant's operations, newest first.
 func (g *Gateway) listOperations(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
@@ -412,12 +412,18 @@ func (g *Gateway) listOperations(w http.ResponseWriter, r *http.Request) {
 		lq.Limit = int(n)
 	}
 	if vs, ok := q["before"]; ok {
-		n, ok := positive(vs[0])
-		if !ok {
-			refuse("before must be the next_before of a previous page")
+		// The cursor is the tenant's own key (next_before): looked up in
+		// its tenant only, so another tenant's key reads as one never used.
+		op, err := g.ledger.Get(r.Context(), lq.Tenant, vs[0])
+		if model.IsCode(err, model.CodeNotFound) || err == nil && op == nil || vs[0] == "" {
+			refuse("before must be the next_before of a previous page: no operation of yours has the key " + strconv.Quote(vs[0]))
 			return
 		}
-		lq.BeforeID = n
+		if err != nil {
+			g.storeProblem(r.Context(), err).write(w)
+			return
+		}
+		lq.BeforeID = op.ID
 	}
 	ops, err := g.ledger.List(r.Context(), lq)
 	if err != nil {
@@ -426,19 +432,19 @@ func (g *Gateway) listOperations(w http.ResponseWriter, r *http.Request) {
 	}
 	out := struct {
 		Operations []operationView `json:"operations"`
-		NextBefore int64           `json:"next_before,omitempty"`
+		NextBefore string          `json:"next_before,omitempty"`
 	}{Operations: []operationView{}}
 	for _, op := range ops {
 		out.Operations = append(out.Operations, viewOf(op))
 	}
 	if len(ops) == lq.Limit {
-		out.NextBefore = ops[len(ops)-1].ID
+		out.NextBefore = ops[len(ops)-1].Key
 	}
 	writeJSON(w, http.StatusOK, out)
 }
 
 // listParams are the parameters GET /v1/operations reads.
-const listParams = "state, limit, before: state=S (one state), limit=N (1 to 500, default 50), before=ID (a page's next_before)"
+const listParams = "state, limit, before: state=S (one state), limit=N (1 to 500, default 50), before=KEY (a page's next_before)"
 
 // positive reads a positive decimal integer spelt in digits only: no
 // sign, no spaces, no other base.

@@ -32,7 +32,10 @@ func TestListOperationsRefusesUnknownParametersAndMalformedValues(t *testing.T) 
 			t.Fatalf("%s: detail %q, want %q and the accepted parameters", c.query, p.Detail, c.want)
 		}
 	}
-	for _, q := range []string{"", "state=unknown", "limit=2", "limit=500&before=7", "state=applied&limit=1"} {
+	if r := e.call("acme", "create_support_task", "k 7", `{"subject":"s"}`); r.status != 201 {
+		t.Fatalf("set-up: %d %s", r.status, r.body)
+	}
+	for _, q := range []string{"", "state=unknown", "limit=2", "limit=500&before=k+7", "state=applied&limit=1"} {
 		if r := e.get("acme", "/v1/operations?"+q); r.status != 200 {
 			t.Fatalf("%s: %d %s", q, r.status, r.body)
 		}
