@@ -116,6 +116,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		cut = g.InFlight()
 		log.Warn("shutdown grace period ended with requests still open", "err", err, "cut", cut)
 		srv.Close()
+		// Their calls go on (detached from the cut connections, each
+		// bounded by --call-timeout): wait for them before the ledger
+		// closes, so what a provider answered is recorded, not left in
+		// progress for a sweep.
+		if left := waitCalls(g, *callTimeout+time.Second); left > 0 {
+			log.Warn("calls still running at --call-timeout; closing the ledger under them (a sweep settles them)", "calls", left)
+		}
 	}
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.Error("serve", "err", err)
@@ -162,4 +169,14 @@ func (j jsonLines) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// waitCalls waits up to d for the gateway's calls in flight to end and
+// says how many had not.
+func waitCalls(g *gateway.Gateway, d time.Duration) int64 {
+	deadline := time.Now().Add(d)
+	for g.InFlight() > 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	return g.InFlight()
 }

@@ -600,3 +600,50 @@ func TestServeJSONLogEscapesEveryUnsafeCharacter(t *testing.T) {
 		t.Fatalf("log line %q: %v, key %q", buf.String(), err, line.Key)
 	}
 }
+
+// A call still waiting for its provider when --shutdown-timeout cuts its
+// connection keeps going (its caller may retry with the same key), and
+// serve waits for it before it closes the ledger: its answer is recorded
+// — applied, not left in progress for a sweep.
+func TestServeRecordsACallCutAtTheShutdownDeadlineBeforeClosing(t *testing.T) {
+	dir := t.TempDir()
+	addr, _ := sandboxServe(t, "127.0.0.1:0", filepath.Join(dir, "sb.db"))
+	cfg := httpToolsConfig(t, addr, "sandbox-idem", true)
+	db := newLedgerFile(t)
+	token := newToken(t, db, "cut")
+	srv := startServer(t, db, "--config", cfg, "--shutdown-timeout", "200ms")
+	queueFault(t, addr, "delay=1500ms")
+	sent := make(chan int, 1)
+	go func() {
+		req, _ := http.NewRequest("POST", srv.url+"/v1/tools/notify", strings.NewReader(`{"to":"a@example.com","body":"b"}`))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Idempotency-Key", "slow")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			sent <- 0
+			return
+		}
+		resp.Body.Close()
+		sent <- resp.StatusCode
+	}()
+	time.Sleep(400 * time.Millisecond) // the request is at the provider
+	srv.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-srv.exited:
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve did not stop within 20 s of SIGTERM")
+	}
+	if code := <-sent; code != 0 {
+		t.Fatalf("the caller got %d; want its connection cut at the shutdown deadline", code)
+	}
+	out, errOut, _ := cli(t, "ops", "show", "--db", db, "--tenant", "cut", "--key", "slow", "--json")
+	var d struct {
+		Operation struct {
+			State string `json:"state"`
+		} `json:"operation"`
+	}
+	if err := json.Unmarshal([]byte(out), &d); err != nil || d.Operation.State != "applied" {
+		t.Fatalf("after serve stopped, slow is %q (%v %s); want applied: its answer recorded before the ledger closed; serve said %s", d.Operation.State, err, errOut, srv.stderr)
+	}
+}
