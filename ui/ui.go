@@ -66,7 +66,7 @@ type Config struct {
 	Renderer *lipgloss.Renderer
 	Theme    *Theme
 
-	Now      func() time.Time // default time.Now
+	Now      func() time.Time // default the Store's clock (time.Now without one)
 	Location *time.Location   // times are shown in it; default time.Local
 	Refresh  time.Duration    // how often to ask whether the ledger changed; default 1s
 	// NoTimers turns off every timer (refresh heartbeat, spinner, search
@@ -164,7 +164,12 @@ type Model struct {
 // New builds the console's root model.
 func New(cfg Config) Model {
 	if cfg.Now == nil {
+		// The ledger's clock (on PostgreSQL the database server's): the
+		// keys a row offers must agree with what the write will allow.
 		cfg.Now = time.Now
+		if cfg.Store != nil {
+			cfg.Now = cfg.Store.Now
+		}
 	}
 	if cfg.Location == nil {
 		cfg.Location = time.Local

@@ -88,3 +88,22 @@ func TestTheConsoleDecidesAnInProgressNobodyHolds(t *testing.T) {
 		})
 	}
 }
+
+// Left to itself (no Config.Now), the console judges leases by the
+// ledger's clock — on PostgreSQL the database server's — not the host's:
+// a lease the ledger calls live offers no decision even where the host's
+// clock (here, years later than the ledger's) would call it ended.
+func TestTheConsoleJudgesLeasesByTheLedgersClock(t *testing.T) {
+	l := newLedger(t)
+	l.inFlight(t, "acme", "k", "ops@acme.example")
+	cfg := config(l)
+	cfg.Now = nil
+	h := open(t, cfg, 120, 40)
+	selectOp(t, h, "acme/k")
+	h.keys("enter")
+	containsText(t, h, "A worker holds the claim")
+	v := h.view()
+	if help := v[strings.LastIndex(strings.TrimRight(v, "\n"), "\n")+1:]; strings.Contains(help, "not applied") {
+		t.Errorf("a live lease (by the ledger's clock) offers not applied: %q", help)
+	}
+}
