@@ -36,57 +36,7 @@ func testClaimHonoursKeys(t *testing.T, h *harness) {
 	h.tx(t, func(tx store.Tx) error { _, err := createApplied(tx, "acme", "local"); return err })
 	check := func(when string) {
 		t.Helper()
-		for key, w := range want {
-			var byKey, byID *model.Operation
-			h.tx(t, func(tx store.Tx) error {
-				var err error
-				if byKey, err = tx.GetOperation("acme", key); err != nil {
-					return err
-				}
-				byID, err = tx.GetOperationByID(ids[key])
-				return err
-			})
-			got, err := h.L.Get(ctx, "acme", key)
-			if err != nil {
-				t.Fatal(err)
-			}
-			d, err := h.L.Detail(ctx, "acme", key)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for what, o := range map[string]*model.Operation{"GetOperation": byKey, "GetOperationByID": byID, "Get": got, "Detail": &d.Operation} {
-				if g := keysWord(o.ClaimHonoursKeys); g != w {
-					t.Errorf("%s: %s of %s reads %s; want %s", when, what, key, g, w)
-				}
-			}
-		}
-		var expired []*model.Operation
-		h.tx(t, func(tx store.Tx) error {
-			var err error
-			expired, err = tx.ExpiredLeases(10)
-			return err
-		})
-		listed, err := h.L.List(ctx, store.ListQuery{Tenant: "acme"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, o := range expired {
-			if g := keysWord(o.ClaimHonoursKeys); g != want[o.Key] {
-				t.Errorf("%s: ExpiredLeases reads %s for %s; want %s", when, g, o.Key, want[o.Key])
-			}
-		}
-		for _, o := range listed {
-			w, ok := want[o.Key]
-			if !ok {
-				w = "unrecorded" // the local call
-			}
-			if g := keysWord(o.ClaimHonoursKeys); g != w {
-				t.Errorf("%s: List reads %s for %s; want %s", when, g, o.Key, w)
-			}
-		}
-		if len(expired) != 3 || len(listed) != 4 {
-			t.Errorf("%s: %d expired leases, %d listed; want 3 and 4", when, len(expired), len(listed))
-		}
+		checkEveryRead(t, h, when, ids, want, "unrecorded", func(o *model.Operation) string { return keysWord(o.ClaimHonoursKeys) })
 	}
 	check("inserted")
 	// An update that changes something else keeps it.
