@@ -291,26 +291,28 @@ func sweptNotice(r reconcile.SweepReport, width, height int) confirmModel {
 			plural(r.Unknown, "lease", "leases"), count(r.Redispatched), plural(r.Compacted, "receipt", "receipts"), plural(r.Forgotten, "tombstone", "tombstones")),
 	}
 	var short, titles []string
-	if r.NotResent > 0 {
-		why := reasons(r.NotResentWhy)
-		lines = append(lines, fmt.Sprintf("Not re-sent: %s of those, made unknown instead. This config says their provider honours downstream keys; the claim's own record does not:",
-			count(r.NotResent)))
+	// left adds one kind of claim the sweep did not send: its count and
+	// reasons, in the long and the short form, and its title.
+	left := func(n int, whys, head, tail, shortHead, title string) {
+		if n == 0 {
+			return
+		}
+		why := reasons(whys)
+		lines = append(lines, fmt.Sprintf(head, count(n)))
 		lines = append(lines, why...)
-		lines = append(lines, "A person must reconcile them: they are on the unknown tab, each with this reason in its lease_expired attempt.")
-		short = append(short, fmt.Sprintf("%s not re-sent, made unknown: the claim's record does not say its provider honoured keys:", count(r.NotResent)))
+		lines = append(lines, tail)
+		short = append(short, fmt.Sprintf(shortHead, count(n)))
 		short = append(short, why...)
-		titles = append(titles, count(r.NotResent)+" not re-sent")
+		titles = append(titles, count(n)+" "+title)
 	}
-	if r.NotSent > 0 {
-		why := reasons(r.NotSentWhy)
-		lines = append(lines, fmt.Sprintf("Not sent: %s, not counted above, left in progress: this process could not send them (nothing left it):",
-			count(r.NotSent)))
-		lines = append(lines, why...)
-		lines = append(lines, "They are on the in_progress tab; a sweep from a process that can send them (fix the reason first) re-sends them under the same key.")
-		short = append(short, fmt.Sprintf("%s not sent, left in progress: this process could not send them:", count(r.NotSent)))
-		short = append(short, why...)
-		titles = append(titles, count(r.NotSent)+" not sent")
-	}
+	left(r.NotResent, r.NotResentWhy,
+		"Not re-sent: %s of those, made unknown instead. This config says their provider honours downstream keys; the claim's own record does not:",
+		"A person must reconcile them: they are on the unknown tab, each with this reason in its lease_expired attempt.",
+		"%s not re-sent, made unknown: the claim's record does not say its provider honoured keys:", "not re-sent")
+	left(r.NotSent, r.NotSentWhy,
+		"Not sent: %s, not counted above, left in progress: this process could not send them (nothing left it):",
+		"They are on the in_progress tab; a sweep from a process that can send them (fix the reason first) re-sends them under the same key.",
+		"%s not sent, left in progress: this process could not send them:", "not sent")
 	if r.NotResent > 0 {
 		short = append(short, fmt.Sprintf("Leases ended: %s → unknown, %s re-sent. Reconcile them on the unknown tab.", count(r.Unknown), count(r.Redispatched)))
 	} else {
