@@ -72,7 +72,11 @@ func (g *Gateway) postTool(w http.ResponseWriter, r *http.Request) {
 		tooLarge(-1, g.cfg.MaxBody).write(w)
 		return
 	}
-	if path, known := g.checked.unknownArgument(tool, ti.args, body); path != "" {
+	// An argument the tool no longer declares, in the very request
+	// recorded under the key before it changed, gets the operation's
+	// answer (reconcile.Service.Recorded), not "fix the arguments".
+	if path, known := g.checked.unknownArgument(tool, ti.args, body); path != "" &&
+		!g.svc.Recorded(ctx, model.Request{Tenant: tenantOf(ctx), Key: key, Tool: tool, Args: body}) {
 		g.metrics.refused(tool, KindInvalid)
 		g.writeResult(w, reconcile.Result{Class: model.ClassInvalid, Message: unknownArgumentMessage(tool, path, known)}, nil, key)
 		return

@@ -99,7 +99,8 @@ func (g *Gateway) mcpHandler(tenant, tool string) mcp.ToolHandler {
 			log.Info("mcp call", "tenant", tenant, "tool", tool, "class", model.ClassInvalid)
 			return toolError(reconcile.Result{Class: model.ClassInvalid, Message: err.Error()}, ""), nil
 		}
-		if path, known := unknownArgument(g.tools[tool].args, args); path != "" {
+		if path, known := unknownArgument(g.tools[tool].args, args); path != "" &&
+			!g.svc.Recorded(ctx, model.Request{Tenant: tenant, Key: key, Tool: tool, Args: args}) {
 			g.metrics.refused(tool, KindInvalid)
 			log.Info("mcp call", "tenant", tenant, "tool", tool, "key", key, "class", model.ClassInvalid)
 			return toolError(reconcile.Result{Class: model.ClassInvalid, Message: unknownArgumentMessage(tool, path, known) + "; nothing was written"}, key), nil

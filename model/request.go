@@ -49,6 +49,13 @@ type Prepared struct {
 	// without --payload-version — cannot have meant another version than
 	// the one an operation under its key was recorded with: see SameRequest.
 	VersionDefaulted bool
+	// Unchecked, when set, is why the arguments fail the tool's current
+	// schema: PrepareRecorded prepared them without it, for a retry of a
+	// request recorded before the schema changed. Such a request may be
+	// answered from its operation (a replay, a conflict, "still in
+	// progress"), never made: nothing may be created or dispatched from
+	// arguments the tool no longer takes.
+	Unchecked error
 }
 
 // SameRequest reports whether p is the request an operation recorded
@@ -79,6 +86,30 @@ func (p *Prepared) SameRequest(tool string, version int, fp string) bool {
 // here must not be written anywhere. A payload version of 0 means the
 // tool's.
 func (r *Registry) Prepare(req Request) (*Prepared, error) {
+	return r.prepare(req, true)
+}
+
+// PrepareRecorded prepares req as Prepare does, but without checking its
+// arguments against the tool's current schema, which refused them with
+// schemaErr: only to compare it with the request an operation recorded
+// under its key (Prepared.SameRequest) before the tool's arguments
+// changed. A caller that names no payload version retrying the very bytes
+// it sent must get the operation's answer, not "fix the arguments" —
+// which leads to a changed request under a new key, and the effect made a
+// second time. The result carries schemaErr (Prepared.Unchecked).
+func (r *Registry) PrepareRecorded(req Request, schemaErr error) (*Prepared, error) {
+	if schemaErr == nil {
+		return nil, Errorf(CodeInternal, "PrepareRecorded needs the schema's refusal")
+	}
+	p, err := r.prepare(req, false)
+	if err != nil {
+		return nil, err
+	}
+	p.Unchecked = schemaErr
+	return p, nil
+}
+
+func (r *Registry) prepare(req Request, checkSchema bool) (*Prepared, error) {
 	if err := ValidateIdentity(req.Tenant, req.Key); err != nil {
 		return nil, err
 	}
@@ -104,6 +135,14 @@ func (r *Registry) Prepare(req Request) (*Prepared, error) {
 	}
 	if req.PayloadVersion < 1 || req.PayloadVersion > MaxPayloadVers {
 		return nil, Errorf(CodeInvalid, "payload version must be between 1 and %d, got %d", MaxPayloadVers, req.PayloadVersion)
+	}
+	if !checkSchema {
+		canonical, decoded, err := CanonicalArgs(req.Args)
+		if err != nil {
+			return nil, err
+		}
+		return &Prepared{Request: req, Tool: tool, Canonical: canonical, Fingerprint: Fingerprint(tool.Name, req.PayloadVersion, canonical),
+			Summary: tool.Summary(decoded), Decoded: decoded, VersionDefaulted: defaulted}, nil
 	}
 	if e, ok := r.args.get(tool, req.PayloadVersion, req.Args); ok {
 		return &Prepared{Request: req, Tool: tool, Canonical: bytes.Clone(e.canonical), Fingerprint: e.fingerprint,

@@ -28,12 +28,65 @@ type CallOptions struct {
 func (s *Service) Call(ctx context.Context, req model.Request, opt CallOptions) (Result, error) {
 	p, err := s.Tools.Prepare(req)
 	if err != nil {
-		return errorResult(err), err
+		rp, ok := s.recorded(ctx, req, err)
+		if !ok {
+			return errorResult(err), err
+		}
+		p = rp
 	}
 	if p.Tool.Kind() == model.EffectLocal {
 		return s.callLocal(ctx, p)
 	}
 	return s.callExternal(ctx, p, opt)
+}
+
+// recorded prepares req, whose arguments the tool refuses now (why),
+// without the tool's current schema, and reports whether it is exactly the
+// request recorded under its key: a caller that names no payload version
+// retrying the bytes it sent before the tool's arguments changed. Its
+// answer is the operation's (a replay, a conflict, in progress...), where
+// "fix the arguments" would have it change them under a new key and make
+// the effect a second time. It only reads.
+func (s *Service) recorded(ctx context.Context, req model.Request, why error) (*model.Prepared, bool) {
+	return RecordedRequest(ctx, s.Store, s.Tools, req, why)
+}
+
+// RecordedRequest is Service.recorded for a caller that has a ledger's read
+// side and the registry but no Service (the CLI checks before it opens the
+// ledger for writing).
+func RecordedRequest(ctx context.Context, r interface {
+	Get(ctx context.Context, tenant, key string) (*model.Operation, error)
+}, tools *model.Registry, req model.Request, why error) (*model.Prepared, bool) {
+	if req.PayloadVersion != 0 || !model.IsCode(why, model.CodeInvalid) {
+		return nil, false
+	}
+	p, err := tools.PrepareRecorded(req, why)
+	if err != nil {
+		return nil, false
+	}
+	op, err := r.Get(ctx, p.Tenant, p.Key)
+	if err != nil || !p.SameRequest(op.Tool, op.PayloadVersion, op.Fingerprint) {
+		return nil, false
+	}
+	return p, true
+}
+
+// Recorded reports whether req is exactly the request recorded under its
+// key, whatever the tool's arguments are now: the gateway asks before it
+// refuses an argument the tool no longer declares.
+func (s *Service) Recorded(ctx context.Context, req model.Request) bool {
+	_, ok := s.recorded(ctx, req, model.Errorf(model.CodeInvalid, "arguments refused"))
+	return ok
+}
+
+// refuseUnchecked refuses to make a request prepared without the tool's
+// current schema (model.Prepared.Unchecked): it may be answered from its
+// operation, never created, applied or dispatched again.
+func refuseUnchecked(p *model.Prepared) error {
+	if p.Unchecked == nil {
+		return nil
+	}
+	return model.Errorf(model.CodeInvalid, "%v; the operation under this key was recorded before the tool's arguments changed, and a request the tool no longer takes is not made again (retrysafe ops show tells what a person can do); nothing was written", p.Unchecked)
 }
 
 func (s *Service) callLocal(ctx context.Context, p *model.Prepared) (Result, error) {
@@ -80,6 +133,9 @@ func (s *Service) CallLocalTx(tx store.Tx, p *model.Prepared, start time.Time) (
 	}
 	op, err := tx.GetOperation(p.Tenant, p.Key)
 	if model.IsCode(err, model.CodeNotFound) {
+		if err := refuseUnchecked(p); err != nil {
+			return Result{}, err
+		}
 		if r, done, err := s.tombstoned(tx, p); done || err != nil {
 			return r, err
 		}
@@ -100,6 +156,9 @@ func (s *Service) CallLocalTx(tx store.Tx, p *model.Prepared, start time.Time) (
 	if err != nil || !claim {
 		return r, err
 	}
+	if err := refuseUnchecked(p); err != nil {
+		return Result{}, err
+	}
 	// not_applied or authorized: this call claims it and applies it now.
 	return s.applyLocal(tx, op, p, start, false)
 }
@@ -113,7 +172,7 @@ func (s *Service) CallLocalTx(tx store.Tx, p *model.Prepared, start time.Time) (
 // always. The rows are those applyLocal writes for a new operation.
 func (s *Service) createLocal(tx store.Tx, p *model.Prepared, start time.Time) (Result, bool, error) {
 	lc, ok := tx.(store.LocalCreator)
-	if !ok || p.Tool.Effect.Table == model.TableCustom {
+	if !ok || p.Tool.Effect.Table == model.TableCustom || p.Unchecked != nil {
 		return Result{}, false, nil
 	}
 	op := s.newOperation(tx, p)
@@ -442,6 +501,9 @@ func (s *Service) callExternal(ctx context.Context, p *model.Prepared, opt CallO
 		res, cl = Result{}, nil
 		op, err := tx.GetOperation(p.Tenant, p.Key)
 		if model.IsCode(err, model.CodeNotFound) {
+			if err := refuseUnchecked(p); err != nil {
+				return err
+			}
 			if r, done, err := s.tombstoned(tx, p); done || err != nil {
 				res = r
 				return err
@@ -470,6 +532,9 @@ func (s *Service) callExternal(ctx context.Context, p *model.Prepared, opt CallO
 		r, mayClaim, err := s.existing(tx, op, p, start)
 		if err != nil || !mayClaim {
 			res = r
+			return err
+		}
+		if err := refuseUnchecked(p); err != nil {
 			return err
 		}
 		prov, perr := s.Providers.Get(op.Provider)

@@ -202,7 +202,11 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// writes nothing, not even a new empty ledger file.
 	prep, err := cfg.Tools.Prepare(req)
 	if err != nil {
-		return fail(stderr, err)
+		rp, ok := recordedRequest(ctx, c.db, cfg, req, err)
+		if !ok {
+			return fail(stderr, err)
+		}
+		prep = rp
 	}
 	if prep.Tool.Kind() == model.EffectLocal {
 		// Nothing is sent for a local tool: a fault or a provider for it
@@ -341,6 +345,22 @@ func recordedProvider(ctx context.Context, where string, cfg *config.Config, req
 		return ""
 	}
 	return op.Provider
+}
+
+// recordedRequest: req, whose arguments the tool refuses now (why), is
+// exactly the request recorded under its key before the tool changed
+// (reconcile.RecordedRequest), read from the ledger opened read-only —
+// a ledger that does not exist is not created.
+func recordedRequest(ctx context.Context, where string, cfg *config.Config, req model.Request, why error) (*model.Prepared, bool) {
+	if req.PayloadVersion != 0 || !model.IsCode(why, model.CodeInvalid) {
+		return nil, false
+	}
+	l, err := openLedger(ctx, where, cfg, opening{store: store.Options{ReadOnly: true}, use: ledger.NoProviders})
+	if err != nil {
+		return nil, false
+	}
+	defer l.Close()
+	return reconcile.RecordedRequest(ctx, l, cfg.Tools, req, why)
 }
 
 // recordedMissingEnv is missingDispatchEnv for the provider the operation
