@@ -33,9 +33,6 @@ type Catalog interface {
 	// Description says in one line what the tool does (MCP shows it to
 	// the model).
 	Description(name string) string
-	// PayloadVersion is the version a call of the tool is fingerprinted
-	// with (callers of the gateway do not choose it).
-	PayloadVersion(name string) int
 }
 
 // Config is a gateway's wiring and limits. Zero limits take the defaults.
@@ -100,8 +97,7 @@ func (g *Gateway) InFlight() int64 { return g.active.Load() }
 
 // toolInfo is what the gateway keeps of one tool of the catalog.
 type toolInfo struct {
-	schema         json.RawMessage
-	payloadVersion int
+	schema json.RawMessage
 	// args is the schema decoded, for unknownArgument.
 	args map[string]any
 }
@@ -150,7 +146,7 @@ func New(cfg Config) (*Gateway, error) {
 		}
 		var args map[string]any
 		json.Unmarshal(schema, &args) // an object: withKey read it
-		g.tools[name] = toolInfo{schema: schema, payloadVersion: cfg.Tools.PayloadVersion(name), args: args}
+		g.tools[name] = toolInfo{schema: schema, args: args}
 	}
 	if u, ok := g.ledger.(unplacer); ok {
 		u.Unplace()

@@ -60,8 +60,6 @@ func (catalog) Schema(name string) (json.RawMessage, bool) {
 
 func (catalog) Description(name string) string { return name }
 
-func (catalog) PayloadVersion(string) int { return 1 }
-
 type env struct {
 	t      *testing.T
 	path   string

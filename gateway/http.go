@@ -125,18 +125,28 @@ func tooLarge(n, max int64) *Problem {
 // as UTF-8 whatever it says, and another charset's bytes would be
 // recorded as other text than the client meant).
 func checkContentType(v string) *Problem {
-	mt, params, err := mime.ParseMediaType(v)
-	if cs, ok := params["charset"]; err == nil && ok && !strings.EqualFold(cs, "utf-8") {
-		p := newProblem(KindInvalid, "Content-Type charset must be utf-8 (got "+strconv.Quote(cs)+"); send the body as UTF-8 JSON; nothing was written")
-		p.Status = http.StatusUnsupportedMediaType
+	if p := checkCharset(v); p != nil {
 		return p
 	}
+	mt, _, err := mime.ParseMediaType(v)
 	if v == "" || err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
 		got := "none"
 		if v != "" {
 			got = strconv.Quote(v)
 		}
 		p := newProblem(KindInvalid, "Content-Type must be application/json (got "+got+"); nothing was written")
+		p.Status = http.StatusUnsupportedMediaType
+		return p
+	}
+	return nil
+}
+
+// checkCharset refuses a Content-Type whose charset parameter is not
+// utf-8 (/v1/tools and /mcp): the body is read as UTF-8 whatever it says.
+func checkCharset(v string) *Problem {
+	_, params, err := mime.ParseMediaType(v)
+	if cs, ok := params["charset"]; err == nil && ok && !strings.EqualFold(cs, "utf-8") {
+		p := newProblem(KindInvalid, "Content-Type charset must be utf-8 (got "+strconv.Quote(cs)+"); send the body as UTF-8 JSON; nothing was written")
 		p.Status = http.StatusUnsupportedMediaType
 		return p
 	}

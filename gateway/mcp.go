@@ -296,6 +296,12 @@ func (g *Gateway) mcpHTTP() http.HandlerFunc {
 			tooLarge(r.ContentLength, max).write(w)
 			return
 		}
+		if r.Method == http.MethodPost {
+			if p := checkCharset(r.Header.Get("Content-Type")); p != nil {
+				p.write(w)
+				return
+			}
+		}
 		// Every message is checked before the SDK reads it, as on stdio
 		// (checkMessage): a batch is one request — one slot of MaxInFlight
 		// — that the SDK ran as many tool calls at once as fit in the body;

@@ -9,15 +9,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/retrysafe/retrysafe/config"
-	"github.com/retrysafe/retrysafe/gateway"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
 )
-
-// bumped is catalog with every tool's payload version raised to 2.
-type bumped struct{ catalog }
-
-func (bumped) PayloadVersion(string) int { return 2 }
 
 // bumpedRegistry is the built-in tools with payload version 2: the
 // operator raised it in the config since the keys below were recorded.
@@ -63,7 +57,7 @@ func TestARaisedPayloadVersionKeepsARetryTheSameRequest(t *testing.T) {
 	for _, via := range []string{"http", "mcp"} {
 		for _, c := range setups {
 			t.Run(via+"/"+string(c.state), func(t *testing.T) {
-				e := newEnv(t, func(cfg *gateway.Config) { cfg.Tools = bumped{} })
+				e := newEnv(t)
 				e.svc.Tools = bumpedRegistry(t) // before any call; the setup names v1 itself
 				key := "pv-" + string(c.state)
 				done := make(chan struct{})

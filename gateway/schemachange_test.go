@@ -28,8 +28,6 @@ func (renamed) Schema(name string) (json.RawMessage, bool) {
 	return catalog{}.Schema(name)
 }
 
-func (renamed) PayloadVersion(string) int { return 2 }
-
 // renamedRegistry is the built-in tools with send_notification's new
 // arguments, version 2.
 func renamedRegistry(t *testing.T) *model.Registry {

@@ -74,3 +74,32 @@ func TestAContentTypeCharsetOtherThanUTF8Is415(t *testing.T) {
 		}
 	}
 }
+
+// /mcp holds a tool call's body to the same rule: another charset is 415
+// before the SDK reads it, and the call does not run.
+func TestAnMCPCallInACharsetOtherThanUTF8Is415(t *testing.T) {
+	e := newEnv(t)
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"create_support_task","arguments":{"subject":"caf\u00e9","idempotency_key":"mcp-cs"}}}`
+	for _, c := range []struct {
+		ct     string
+		status int
+	}{
+		{"application/json; charset=iso-8859-1", 415},
+		{"application/json; charset=utf-8", 200},
+	} {
+		before := e.snapshot()
+		r := e.do("POST", "/mcp", call, "Authorization", "Bearer "+e.tokens["acme"],
+			"Content-Type", c.ct, "Accept", "application/json, text/event-stream")
+		if r.status != c.status {
+			t.Fatalf("%s: %d %s", c.ct, r.status, r.body)
+		}
+		if c.status == 415 {
+			if p := r.problem(t); !strings.Contains(p.Detail, "charset") {
+				t.Fatalf("%s: %+v", c.ct, p)
+			}
+			if e.snapshot() != before {
+				t.Fatalf("%s: a refused call wrote", c.ct)
+			}
+		}
+	}
+}

@@ -45,12 +45,3 @@ func (c toolCatalog) Description(name string) string {
 	}
 	return fmt.Sprintf("%s It %s. Safe to call again with the same idempotency_key.", desc, effect)
 }
-
-// PayloadVersion is the tool's declared payload version.
-func (c toolCatalog) PayloadVersion(name string) int {
-	t, err := c.tools.Lookup(name)
-	if err != nil {
-		return 1
-	}
-	return t.PayloadVersion
-}
