@@ -74,24 +74,9 @@ func TestARaisedPayloadVersionKeepsARetryTheSameRequest(t *testing.T) {
 				if op, err := e.st.Get(context.Background(), "acme", key); err != nil || op.State != c.state || op.PayloadVersion != 1 {
 					t.Fatalf("setup: %+v %v", op, err)
 				}
-				var (
-					class  model.Class
-					status int
-					text   string
-				)
-				if via == "http" {
-					r := e.call("acme", "send_notification", key, notify)
-					status, text = r.status, string(r.body)
-					class = model.ClassDone
-					if r.status >= 300 {
-						class = r.problem(t).Class
-					}
-					if status != c.status {
-						t.Fatalf("status %d, want %d: %s", status, c.status, r.body)
-					}
-				} else {
-					res := mcpCall(t, e, key, map[string]any{"to": "ops@example.com", "body": "disk full"})
-					class, text = mcpClass(res), mcpText(res)
+				class, status, text := notifyVia(t, e, via, key)
+				if via == "http" && status != c.status {
+					t.Fatalf("status %d, want %d: %s", status, c.status, text)
 				}
 				if class != c.class {
 					t.Fatalf("class %s, want %s: %s", class, c.class, text)
@@ -131,6 +116,23 @@ func TestARaisedPayloadVersionKeepsARetryTheSameRequest(t *testing.T) {
 			})
 		}
 	}
+}
+
+// notifyVia sends send_notification's notify arguments under key over
+// HTTP or MCP (via) and returns the answer's class, its HTTP status (0
+// over MCP) and its text.
+func notifyVia(t *testing.T, e *env, via, key string) (model.Class, int, string) {
+	t.Helper()
+	if via == "http" {
+		r := e.call("acme", "send_notification", key, notify)
+		class := model.ClassDone
+		if r.status >= 300 {
+			class = r.problem(t).Class
+		}
+		return class, r.status, string(r.body)
+	}
+	res := mcpCall(t, e, key, map[string]any{"to": "ops@example.com", "body": "disk full"})
+	return mcpClass(res), 0, mcpText(res)
 }
 
 func mcpCall(t *testing.T, e *env, key string, args map[string]any) *mcp.CallToolResult {

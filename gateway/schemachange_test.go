@@ -81,24 +81,9 @@ func TestARetryAfterTheToolsArgumentsChangedGetsItsOperationsAnswer(t *testing.T
 				e.external("acme", key, c.fault) // the old arguments, v1
 				e.svc.Tools = renamedRegistry(t)
 				before, _ := e.sb.Deliveries(context.Background(), "")
-				var (
-					class  model.Class
-					status int
-					text   string
-				)
-				if via == "http" {
-					r := e.call("acme", "send_notification", key, notify)
-					status, text = r.status, string(r.body)
-					class = model.ClassDone
-					if r.status >= 300 {
-						class = r.problem(t).Class
-					}
-					if status != c.status {
-						t.Fatalf("status %d, want %d: %s", status, c.status, r.body)
-					}
-				} else {
-					res := mcpCall(t, e, key, map[string]any{"to": "ops@example.com", "body": "disk full"})
-					class, text = mcpClass(res), mcpText(res)
+				class, status, text := notifyVia(t, e, via, key)
+				if via == "http" && status != c.status {
+					t.Fatalf("status %d, want %d: %s", status, c.status, text)
 				}
 				if class != c.class {
 					t.Fatalf("class %s, want %s: %s", class, c.class, text)

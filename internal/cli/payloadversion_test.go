@@ -16,25 +16,7 @@ func TestCallAfterARaisedPayloadVersion(t *testing.T) {
 	db := filepath.Join(dir, "ledger.db")
 	cfg := filepath.Join(dir, "tools.toml")
 	write := func(version string) {
-		doc := `[[providers]]
-name = "pay"
-kind = "sandbox"
-
-[[tools]]
-name = "charge"
-payload_version = ` + version + `
-provider = "pay"
-arguments = '{"type":"object","properties":{"to":{"type":"string"}},"required":["to"]}'
-
-[[tools]]
-name = "note"
-payload_version = ` + version + `
-local = "local_effects"
-arguments = '{"type":"object","properties":{"to":{"type":"string"}},"required":["to"]}'
-`
-		if err := os.WriteFile(cfg, []byte(doc), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeTwoTools(t, cfg, version, `{"type":"object","properties":{"to":{"type":"string"}},"required":["to"]}`)
 	}
 	const same, other = `{"to":"x"}`, `{"to":"y"}`
 	cases := []struct {
@@ -76,5 +58,31 @@ arguments = '{"type":"object","properties":{"to":{"type":"string"}},"required":[
 	}
 	if n := deliveries(t, db, "acme", "not_applied"); n != 1 {
 		t.Fatalf("not_applied re-sent: %d deliveries, want 1", n)
+	}
+}
+
+// writeTwoTools writes a config with an external tool "charge" (sandbox
+// provider "pay") and a local tool "note", both with the given payload
+// version and arguments schema.
+func writeTwoTools(t *testing.T, path, version, schema string) {
+	t.Helper()
+	doc := `[[providers]]
+name = "pay"
+kind = "sandbox"
+
+[[tools]]
+name = "charge"
+payload_version = ` + version + `
+provider = "pay"
+arguments = '` + schema + `'
+
+[[tools]]
+name = "note"
+payload_version = ` + version + `
+local = "local_effects"
+arguments = '` + schema + `'
+`
+	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -18,27 +18,7 @@ func TestRetryAfterTheToolsArgumentsChanged(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "ledger.db")
 	cfg := filepath.Join(dir, "tools.toml")
-	write := func(version, schema string) {
-		doc := `[[providers]]
-name = "pay"
-kind = "sandbox"
-
-[[tools]]
-name = "charge"
-payload_version = ` + version + `
-provider = "pay"
-arguments = '` + schema + `'
-
-[[tools]]
-name = "note"
-payload_version = ` + version + `
-local = "local_effects"
-arguments = '` + schema + `'
-`
-		if err := os.WriteFile(cfg, []byte(doc), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(version, schema string) { writeTwoTools(t, cfg, version, schema) }
 	const (
 		v1   = `{"type":"object","properties":{"to":{"type":"string"}},"required":["to"],"additionalProperties":false}`
 		v2   = `{"type":"object","properties":{"recipient":{"type":"string"}},"required":["recipient"],"additionalProperties":false}`
