@@ -16,6 +16,12 @@ import (
 // bumpedRegistry is the built-in tools with payload version 2: the
 // operator raised it in the config since the keys below were recorded.
 func bumpedRegistry(t *testing.T) *model.Registry {
+	return changedRegistry(t, func(tool *model.Tool) { tool.PayloadVersion = 2 })
+}
+
+// changedRegistry is the built-in tools, each changed by change: what the
+// operator's config says after the keys of a test were recorded.
+func changedRegistry(t *testing.T, change func(*model.Tool)) *model.Registry {
 	t.Helper()
 	reg := config.Default().Tools
 	var tools []model.Tool
@@ -25,7 +31,7 @@ func bumpedRegistry(t *testing.T) *model.Registry {
 			t.Fatal(err)
 		}
 		c := *tool
-		c.PayloadVersion = 2
+		change(&c)
 		tools = append(tools, c)
 	}
 	r, err := model.NewRegistry(tools...)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
-	"github.com/retrysafe/retrysafe/config"
 	"github.com/retrysafe/retrysafe/gateway"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
@@ -31,29 +30,15 @@ func (renamed) Schema(name string) (json.RawMessage, bool) {
 // renamedRegistry is the built-in tools with send_notification's new
 // arguments, version 2.
 func renamedRegistry(t *testing.T) *model.Registry {
-	t.Helper()
-	reg := config.Default().Tools
-	var tools []model.Tool
-	for _, name := range reg.Names() {
-		tool, err := reg.Lookup(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c := *tool
-		if name == "send_notification" {
-			var s jsonschema.Schema
-			if err := json.Unmarshal([]byte(renamedSchema), &s); err != nil {
-				t.Fatal(err)
-			}
-			c.Schema, c.PayloadVersion, c.SummaryArg = &s, 2, "recipient"
-		}
-		tools = append(tools, c)
-	}
-	r, err := model.NewRegistry(tools...)
-	if err != nil {
+	var s jsonschema.Schema
+	if err := json.Unmarshal([]byte(renamedSchema), &s); err != nil {
 		t.Fatal(err)
 	}
-	return r
+	return changedRegistry(t, func(tool *model.Tool) {
+		if tool.Name == "send_notification" {
+			tool.Schema, tool.PayloadVersion, tool.SummaryArg = &s, 2, "recipient"
+		}
+	})
 }
 
 // A key recorded before the tool's arguments changed, retried with the
