@@ -9,10 +9,11 @@ import (
 	"github.com/retrysafe/retrysafe/model"
 )
 
-// The Go API refuses what a config file refuses: two tools whose names
-// differ only in case read as one name to a person, and an agent that
-// gets the case wrong would reach the other tool.
-func TestNewRegistryRefusesToolNamesThatDifferOnlyInCase(t *testing.T) {
+// The Go API refuses what a config file refuses: a name an agent could
+// not reach over HTTP or MCP; and two tools whose names differ only in
+// case, which read as one name to a person (an agent that gets the case
+// wrong would reach the other tool).
+func TestNewRegistryRefusesToolNamesThatDifferOnlyInCaseOrCannotBeReached(t *testing.T) {
 	var s jsonschema.Schema
 	if err := json.Unmarshal([]byte(`{"type":"object"}`), &s); err != nil {
 		t.Fatal(err)
@@ -28,6 +29,16 @@ func TestNewRegistryRefusesToolNamesThatDifferOnlyInCase(t *testing.T) {
 		{[]string{"a", "b", "A"}, `tool "A" differs from tool "a" only in case`},
 		{[]string{"a", "a"}, `tool "a" is declared twice`},
 		{[]string{"a", "b"}, ""},
+		// Names agents can reach over HTTP (/v1/tools/NAME) and MCP only.
+		{[]string{"send.email-v2_X9"}, ""},
+		{[]string{"tasks/create"}, `('/' is not one)`},
+		{[]string{"a?b"}, `may hold only ASCII letters`},
+		{[]string{"a#b"}, `may hold only ASCII letters`},
+		{[]string{"a%2Fb"}, `may hold only ASCII letters`},
+		{[]string{"my tool"}, `may hold only ASCII letters`},
+		{[]string{"send", "\u0455end"}, `may hold only ASCII letters`}, // Cyrillic dze
+		{[]string{".."}, `is not a name`},
+		{[]string{"."}, `is not a name`},
 	} {
 		var tools []model.Tool
 		for _, n := range c.names {

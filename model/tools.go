@@ -87,6 +87,24 @@ type Registry struct {
 	args *argsCache
 }
 
+// toolNameReachable holds a tool's name to the characters every way in
+// takes: MCP's tool names (A-Z a-z 0-9 _ - .; the SDK leaves any other
+// tool out of tools/list) and one segment of /v1/tools/{tool} (a "/", "?",
+// "#" or "%" could not be reached there, and "." or ".." is a path of its
+// own). ASCII only, so no two names look alike (a Cyrillic "ѕ" beside an
+// "s").
+func toolNameReachable(name string) error {
+	if name == "." || name == ".." {
+		return Errorf(CodeInvalid, "tool name %q is not a name: use letters, digits, _ - or .", name)
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.') {
+			return Errorf(CodeInvalid, "tool name %q may hold only ASCII letters, digits, _ - and . (%q is not one): agents reach a tool by this name over HTTP (/v1/tools/NAME) and MCP, which take no other", name, r)
+		}
+	}
+	return nil
+}
+
 // maxToolName bounds a tool's name (it is stored with every operation).
 const maxToolName = 128
 
@@ -103,8 +121,8 @@ func NewRegistry(tools ...Tool) (*Registry, error) {
 		if err := validateName("tool name", t.Name, maxToolName); err != nil {
 			return nil, err
 		}
-		if strings.ContainsAny(t.Name, " \t") {
-			return nil, Errorf(CodeInvalid, "tool name %q must not contain spaces", t.Name)
+		if err := toolNameReachable(t.Name); err != nil {
+			return nil, err
 		}
 		// The description goes to every MCP client, which shows it on a
 		// terminal: one line of printable text, like an operator's words.
