@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -159,8 +160,48 @@ func (s *Service) CallLocalTx(tx store.Tx, p *model.Prepared, start time.Time) (
 	if err := refuseUnchecked(p); err != nil {
 		return Result{}, err
 	}
+	if op.Provider != "" {
+		// Recorded with a provider, the tool local only since: the
+		// provider may hold the effect, so it is never made here. It
+		// gets what the provider path answers short of sending.
+		if r, done, err := s.holdClaim(tx, op, p, start, fmt.Sprintf(
+			"tool %s was changed from provider %s to a local effect since the key was recorded: a call neither makes it here nor sends it to a provider its tool no longer names", p.Tool.Name, op.Provider)); done || err != nil {
+			return r, err
+		}
+		return s.kindChanged(tx, op, p, start)
+	}
 	// not_applied or authorized: this call claims it and applies it now.
 	return s.applyLocal(tx, op, p, start, false)
+}
+
+// kindChanged refuses a call that would take an operation (existing's
+// claim) recorded with the other effect kind than its tool has now: one
+// recorded with a provider, the tool local since (making it here could
+// make the effect a second time), or one recorded as local, the tool
+// external since (a local operation is applied or not by its own
+// transaction: there is nothing to send). Only its attempt is written.
+func (s *Service) kindChanged(tx store.Tx, op *model.Operation, p *model.Prepared, start time.Time) (Result, error) {
+	var msg string
+	if op.Provider != "" {
+		msg = fmt.Sprintf("tool %s was changed from provider %s to a local effect since key %q was recorded: its operation (state %s) was recorded with provider %s, where its effect would be, so it is neither made here as a local effect (the effect could happen twice) nor sent to %s by a tool that no longer names it; nothing was sent or changed",
+			p.Tool.Name, op.Provider, op.Key, op.State, op.Provider, op.Provider)
+	} else {
+		msg = fmt.Sprintf("tool %s was changed from a local effect to provider %s since key %q was recorded: its operation (state %s) was recorded as local, applied or not by its own transaction, so it is not sent to a provider; nothing was sent or changed",
+			p.Tool.Name, p.Tool.Effect.Provider, op.Key, op.State)
+	}
+	class := model.ClassConflict
+	if Unsettled(op) {
+		class = model.ClassUnknown
+		msg += fmt.Sprintf(" — its outcome is not settled (it may have taken effect): stop, a person must reconcile it (retrysafe ops show%s --tenant %s --key %s)",
+			s.HintFlags, textsafe.ShellWord(op.Tenant), textsafe.ShellWord(op.Key))
+	} else {
+		msg += fmt.Sprintf(" — a new action under the tool as it is now takes a new key (retrysafe ops show%s --tenant %s --key %s tells what this one holds)",
+			s.HintFlags, textsafe.ShellWord(op.Tenant), textsafe.ShellWord(op.Key))
+	}
+	if err := s.attempt(tx, op, p, start, model.OutcomeConflict, "", msg); err != nil {
+		return Result{}, err
+	}
+	return Result{Class: class, Outcome: model.OutcomeConflict, State: op.State, Message: msg, Op: op}, nil
 }
 
 // createLocal makes a new local operation the quick way, when the driver's
@@ -438,11 +479,23 @@ func Unsettled(op *model.Operation) bool {
 func (s *Service) conflictMsg(op *model.Operation, p *model.Prepared) string {
 	head := fmt.Sprintf("key %q was first used with different arguments (%s, payload v%d, fingerprint %.12s; this request has %.12s, payload v%d); nothing was changed",
 		op.Key, op.Tool, op.PayloadVersion, op.Fingerprint, p.Fingerprint, p.PayloadVersion)
-	if Unsettled(op) {
-		return fmt.Sprintf("%s — the first request's outcome is not settled (state %s: it may have taken effect): resend the original arguments under this key, and use a new key only after a person has reconciled it (retrysafe ops show%s --tenant %s --key %s)",
-			head, op.State, s.HintFlags, textsafe.ShellWord(op.Tenant), textsafe.ShellWord(op.Key))
+	original := "the original arguments"
+	if op.Tool != p.Tool.Name {
+		// A tool renamed in the config, or another tool named: the
+		// arguments may be the very same bytes.
+		args := "with the same arguments"
+		if !bytes.Equal(op.Args, p.Canonical) {
+			args = "and different arguments"
+		}
+		head = fmt.Sprintf("key %q was first used with another tool: %s (payload v%d, fingerprint %.12s); this request names tool %s %s (payload v%d, fingerprint %.12s); nothing was changed",
+			op.Key, op.Tool, op.PayloadVersion, op.Fingerprint, p.Tool.Name, args, p.PayloadVersion, p.Fingerprint)
+		original = "the original tool and arguments"
 	}
-	return head + " — use the original arguments, or a new key for a new action"
+	if Unsettled(op) {
+		return fmt.Sprintf("%s — the first request's outcome is not settled (state %s: it may have taken effect): resend %s under this key, and use a new key only after a person has reconciled it (retrysafe ops show%s --tenant %s --key %s)",
+			head, op.State, original, s.HintFlags, textsafe.ShellWord(op.Tenant), textsafe.ShellWord(op.Key))
+	}
+	return head + " — use " + original + ", or a new key for a new action"
 }
 
 func orDash(s string) string {
@@ -537,55 +590,17 @@ func (s *Service) callExternal(ctx context.Context, p *model.Prepared, opt CallO
 		if err := refuseUnchecked(p); err != nil {
 			return err
 		}
-		prov, perr := s.Providers.Get(op.Provider)
-		why, _ := s.notResendable(op)
-		if op.State == model.StateNotApplied && op.Contradicted && why != "" {
-			// A definite provider answer said "applied" against this
-			// not-applied: dispatching again to a provider that ignores
-			// downstream keys (here, or where the claim was made) could
-			// apply it a second time.
-			msg := s.contradictedMsg(op, why)
-			if err := s.attempt(tx, op, p, start, model.OutcomeRefused, "", msg); err != nil {
-				return err
-			}
-			res = Result{Class: model.ClassUnknown, Outcome: model.OutcomeRefused, State: op.State, Message: msg, Op: op}
-			return nil
-		}
-		if op.State == model.StateAuthorized && !op.Contradicted && op.SupersedesID != 0 {
-			// A lookup of the key it replaces that found the effect after
-			// this key was authorized: hold it, as a late "applied" does
-			// (holdSuccessor). Look holds it itself, in commit order, as
-			// it records the finding; this catches a lookup recorded
-			// before it did. One found before was overridden deliberately.
-			found, err := foundSince(tx, op.SupersedesID, op.CreatedAt)
-			if err != nil {
-				return err
-			}
-			if found {
-				from, ver := op.State, op.Version
-				op.Contradicted = true
-				if err := tx.UpdateOperation(op, from, ver); err != nil {
-					return err
-				}
-			}
-		}
-		if op.State == model.StateAuthorized && op.Contradicted {
-			// The key it replaces was applied after all (holdSuccessor):
-			// its own downstream key is new, so no provider would know
-			// it for the same effect.
-			msg := s.supersededAppliedMsg(op)
-			if err := s.attempt(tx, op, p, start, model.OutcomeRefused, "", msg); err != nil {
-				return err
-			}
-			res = Result{Class: model.ClassUnknown, Outcome: model.OutcomeRefused, State: op.State, Message: msg, Op: op}
-			return nil
-		}
-		if op.State == model.StateInProgress && why != "" {
-			// The lease ended with no result and a re-dispatch could apply
-			// twice: the outcome is unknown, and stays so until a person says.
-			res, err = s.expireLease(tx, op, workerOr(p.WorkerID), p.TraceID, why)
+		if op.Provider == "" {
+			// Recorded as a local operation, the tool external only
+			// since: nothing of it is ever sent.
+			res, err = s.kindChanged(tx, op, p, start)
 			return err
 		}
+		if r, done, err := s.holdClaim(tx, op, p, start, ""); done || err != nil {
+			res = r
+			return err
+		}
+		prov, perr := s.Providers.Get(op.Provider)
 		if perr != nil {
 			return model.Errorf(model.CodeInvalid, "operation %q uses provider %q, which is not configured here", op.Key, op.Provider)
 		}
@@ -619,6 +634,71 @@ func (s *Service) callExternal(ctx context.Context, p *model.Prepared, opt CallO
 	}
 	s.at(PointAfterClaim)
 	return s.dispatch(ctx, cl, opt.Faults, start)
+}
+
+// holdClaim answers a call that may take op (existing's claim), an
+// operation recorded with a provider, when its claim must be held back:
+// a contradicted not_applied a provider that ignores downstream keys
+// would apply again, an authorized key whose old one was found applied,
+// or an in_progress whose lease ended that is not sent again — it becomes
+// unknown. local, when set, is why this call sends nothing at all (its
+// tool is a local effect now): it stands for the provider's reason, as
+// if the provider ignored downstream keys. done false: nothing was
+// written, and it may be claimed.
+func (s *Service) holdClaim(tx store.Tx, op *model.Operation, p *model.Prepared, start time.Time, local string) (Result, bool, error) {
+	why, _ := s.notResendable(op)
+	if local != "" {
+		// Whatever the provider, or whether this process has it at all
+		// (a call of a local tool opens none), this call sends nothing.
+		why = local
+	}
+	if op.State == model.StateNotApplied && op.Contradicted && why != "" {
+		// A definite provider answer said "applied" against this
+		// not-applied: dispatching again to a provider that ignores
+		// downstream keys (here, or where the claim was made) could
+		// apply it a second time.
+		msg := s.contradictedMsg(op, why)
+		if err := s.attempt(tx, op, p, start, model.OutcomeRefused, "", msg); err != nil {
+			return Result{}, false, err
+		}
+		return Result{Class: model.ClassUnknown, Outcome: model.OutcomeRefused, State: op.State, Message: msg, Op: op}, true, nil
+	}
+	if op.State == model.StateAuthorized && !op.Contradicted && op.SupersedesID != 0 {
+		// A lookup of the key it replaces that found the effect after
+		// this key was authorized: hold it, as a late "applied" does
+		// (holdSuccessor). Look holds it itself, in commit order, as
+		// it records the finding; this catches a lookup recorded
+		// before it did. One found before was overridden deliberately.
+		found, err := foundSince(tx, op.SupersedesID, op.CreatedAt)
+		if err != nil {
+			return Result{}, false, err
+		}
+		if found {
+			from, ver := op.State, op.Version
+			op.Contradicted = true
+			if err := tx.UpdateOperation(op, from, ver); err != nil {
+				return Result{}, false, err
+			}
+		}
+	}
+	if op.State == model.StateAuthorized && op.Contradicted {
+		// The key it replaces was applied after all (holdSuccessor):
+		// its own downstream key is new, so no provider would know
+		// it for the same effect.
+		msg := s.supersededAppliedMsg(op)
+		if err := s.attempt(tx, op, p, start, model.OutcomeRefused, "", msg); err != nil {
+			return Result{}, false, err
+		}
+		return Result{Class: model.ClassUnknown, Outcome: model.OutcomeRefused, State: op.State, Message: msg, Op: op}, true, nil
+	}
+	if op.State == model.StateInProgress && why != "" {
+		// The lease ended with no result and a re-dispatch could apply
+		// twice (or is not made at all): the outcome is unknown, and
+		// stays so until a person says.
+		r, err := s.expireLease(tx, op, workerOr(p.WorkerID), p.TraceID, why)
+		return r, err == nil, err
+	}
+	return Result{}, false, nil
 }
 
 // cannotDispatch says why provider name cannot dispatch from this process
