@@ -222,10 +222,10 @@ func whatToDo(res reconcile.Result) string {
 		return fmt.Sprintf("Use the new key %q: an operator authorized it in place of this one.", res.NewKey)
 	case model.ClassConflict:
 		if reconcile.Unsettled(res.Op) {
-			return "Stop: this idempotency_key was used with different arguments, and the first request's outcome is not settled (it may have taken effect). " +
-				"Resend the original arguments with this key; do not use a new key until a person has reconciled it."
+			return "Stop: this idempotency_key was first used for another request (other arguments, or another tool), and the first request's outcome is not settled (it may have taken effect). " +
+				"Resend the original request with this key; do not use a new key until a person has reconciled it."
 		}
-		return "Fix the arguments: this idempotency_key was used with different arguments. Send the original arguments, or use a new key for a new action."
+		return "Fix the request: this idempotency_key was first used for another request (other arguments, or another tool). Send the original request, or use a new key for a new action."
 	case model.ClassInvalid:
 		return "Fix the arguments: the request is invalid and nothing was done."
 	case model.ClassExpired:

@@ -69,7 +69,7 @@ func TestMCPOverHTTPTheTokenPicksTheTenant(t *testing.T) {
 		t.Fatalf("globex: %+v", r.StructuredContent)
 	}
 	// And a conflict in acme's own tenant.
-	if r := call(acme, "changed"); !r.IsError || !strings.HasPrefix(r.Content[0].(*mcp.TextContent).Text, "Fix the arguments") {
+	if r := call(acme, "changed"); !r.IsError || !strings.HasPrefix(r.Content[0].(*mcp.TextContent).Text, "Fix the request") {
 		t.Fatalf("acme conflict: %+v", r.Content[0])
 	}
 	for tenant, want := range map[string]int{"acme": 1, "globex": 1} {

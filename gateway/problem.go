@@ -41,7 +41,7 @@ type kindInfo struct {
 func kinds() map[Kind]kindInfo {
 	return map[Kind]kindInfo{
 		KindInvalid:      {http.StatusBadRequest, "Invalid request: fix the request; nothing was written"},
-		KindConflict:     {http.StatusUnprocessableEntity, "Conflict: the key was used with different arguments; resend the original arguments — a new key only for a new action, and only once the first request's outcome is settled"},
+		KindConflict:     {http.StatusUnprocessableEntity, "Conflict: the key was first used for another request (other arguments, or another tool); resend the original request — a new key only for a new action, and only once the first request's outcome is settled"},
 		KindInProgress:   {http.StatusConflict, "In progress: the operation has not finished (another attempt holds the key, or the provider has not answered for good); retry later with the same key"},
 		KindUnknown:      {http.StatusLocked, "Unknown outcome: stop, a person must reconcile this operation"},
 		KindSuperseded:   {http.StatusGone, "Superseded: an operator authorized a new key; use new_key"},

@@ -398,7 +398,7 @@ func TestMCPOverStdioDrivenByTheSDKClient(t *testing.T) {
 		args            map[string]any
 		starts          string
 	}{
-		{"conflict", "create_support_task", "mcp-1", map[string]any{"subject": "refund order 9999"}, "Fix the arguments"},
+		{"conflict", "create_support_task", "mcp-1", map[string]any{"subject": "refund order 9999"}, "Fix the request"},
 		{"unknown outcome", "send_notification", "lost-notice", map[string]any{"to": "customer@example.com", "body": "your parcel is late"}, "Stop"},
 		{"no key", "create_support_task", "", subject, "Fix the arguments"},
 		{"invalid arguments", "create_support_task", "mcp-2", map[string]any{"subject": 42}, "Fix the arguments"},
