@@ -59,8 +59,10 @@ func hostVersusDB(offset time.Duration) string {
 		return "within 1ms of"
 	case d < time.Second:
 		d = d.Round(time.Millisecond)
-	default:
+	case d < time.Minute:
 		d = d.Round(10 * time.Millisecond)
+	default:
+		d = d.Round(time.Second)
 	}
 	if offset < 0 {
 		return d.String() + " ahead of"

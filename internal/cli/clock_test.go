@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -102,11 +103,14 @@ func TestServeWarnsWhenTheHostClockIsOffTheDatabases(t *testing.T) {
 	go func() {
 		done <- runServe(ctx, []string{"--db", url, "--provider-db", filepath.Join(t.TempDir(), "provider.db"), "--listen", "127.0.0.1:0"}, stdout, stderr)
 	}()
-	wait := func(n int) []map[string]any {
+	// waitFor returns the clock warnings once there are n, or those there
+	// are after d.
+	waitFor := func(n int, d time.Duration) []map[string]any {
 		t.Helper()
-		deadline := time.Now().Add(15 * time.Second)
+		deadline := time.Now().Add(d)
 		for {
-			if ws := clockWarnings(t, stderr.String()); len(ws) >= n {
+			ws := clockWarnings(t, stderr.String())
+			if len(ws) >= n || time.Now().After(deadline) {
 				return ws
 			}
 			select {
@@ -114,21 +118,26 @@ func TestServeWarnsWhenTheHostClockIsOffTheDatabases(t *testing.T) {
 				t.Fatalf("serve exited %d:\n%s%s", code, stdout, stderr)
 			default:
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%d clock warning(s) after 15 s; want %d:\n%s", len(clockWarnings(t, stderr.String())), n, stderr)
-			}
 			time.Sleep(50 * time.Millisecond)
 		}
+	}
+	wait := func(n int) []map[string]any {
+		t.Helper()
+		ws := waitFor(n, 15*time.Second)
+		if len(ws) < n {
+			t.Fatalf("%d clock warning(s) after 15 s; want %d:\n%s", len(ws), n, stderr)
+		}
+		return ws
 	}
 	check := func(w map[string]any, want time.Duration) {
 		t.Helper()
 		off, err := time.ParseDuration(w["offset"].(string))
-		if err != nil || (off+want).Abs() > 100*time.Millisecond {
+		if err != nil || (off+want).Abs() > 500*time.Millisecond {
 			t.Errorf("offset %v; want about %s: %v", w["offset"], -want, w)
 		}
 		db, err1 := time.Parse(time.RFC3339Nano, w["database_time"].(string))
 		host, err2 := time.Parse(time.RFC3339Nano, w["host_time"].(string))
-		if err1 != nil || err2 != nil || (host.Sub(db)-want).Abs() > 100*time.Millisecond {
+		if err1 != nil || err2 != nil || (host.Sub(db)-want).Abs() > 500*time.Millisecond {
 			t.Errorf("database time %v, host time %v; want the host %s ahead", w["database_time"], w["host_time"], want)
 		}
 		for _, words := range []string{"ahead", "leases and graces"} {
@@ -138,20 +147,27 @@ func TestServeWarnsWhenTheHostClockIsOffTheDatabases(t *testing.T) {
 		}
 	}
 	check(wait(1)[0], time.Hour)
-	if !strings.Contains(stdout.String(), "listening on") {
-		t.Errorf("stdout %q", stdout)
-	}
 	// 31 s more: the refresh is due at once, and the offset moved by more
-	// than 1 s since the warning.
-	skew.Add(int64(31 * time.Second))
-	ws := wait(2)
-	check(ws[1], time.Hour+31*time.Second)
+	// than 1 s since the warning. A refresh whose round trip was slow
+	// (a loaded machine) keeps the offset: then 31 s more again.
+	var ws []map[string]any
+	for i := 0; i < 5 && len(ws) < 2; i++ {
+		skew.Add(int64(31 * time.Second))
+		ws = waitFor(2, 3*time.Second)
+	}
+	if len(ws) < 2 {
+		t.Fatalf("no second clock warning after the host moved on by 31 s five times:\n%s", stderr)
+	}
+	check(ws[1], time.Duration(skew.Load()))
 	cancel()
 	if code := <-done; code != 0 {
 		t.Errorf("serve exited %d:\n%s", code, stderr)
 	}
 	if n := len(clockWarnings(t, stderr.String())); n != 2 {
 		t.Errorf("%d clock warnings; want 2:\n%s", n, stderr)
+	}
+	if !strings.Contains(stdout.String(), "listening on") {
+		t.Errorf("stdout %q", stdout)
 	}
 }
 
@@ -186,12 +202,12 @@ func TestOpsCheckSaysHowFarThisHostsClockIsFromTheDatabases(t *testing.T) {
 		bad  []string
 	}{
 		{"an hour ahead", time.Hour,
-			[]string{"this host's clock is 1h0m0s ahead of the database server's", "more than 1 s", "leases and graces are judged by the database server's clock", "set this host's clock right"},
+			[]string{`this host's clock is 1h0m0s ahead of the database server's, more than 1 s: `, "leases and graces are judged by the database server's clock", "set this host's clock right"},
 			nil},
 		{"5 s behind", -5 * time.Second,
-			[]string{"this host's clock is 5s behind the database server's", "more than 1 s"}, nil},
+			[]string{`this host's clock is [45]\.?\d*s behind the database server's, more than 1 s: `}, nil},
 		{"in step", 0,
-			[]string{"leases and graces are judged by the database server's clock", "the database server's"},
+			[]string{`this host's clock is (within 1ms of|\d+ms (ahead of|behind)) the database server's \(leases and graces are judged by the database server's clock\)$`},
 			[]string{"more than 1 s", "set this host's clock"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -211,7 +227,7 @@ func TestOpsCheckSaysHowFarThisHostsClockIsFromTheDatabases(t *testing.T) {
 				t.Fatalf("no clock line:\n%s", out.String())
 			}
 			for _, w := range c.want {
-				if !strings.Contains(line, w) {
+				if !regexp.MustCompile(w).MatchString(line) {
 					t.Errorf("the clock line lacks %q: %s", w, line)
 				}
 			}
@@ -235,11 +251,26 @@ func TestOpsCheckSaysHowFarThisHostsClockIsFromTheDatabases(t *testing.T) {
 			if err := json.Unmarshal(out.Bytes(), &got); err != nil || got.Clock == nil {
 				t.Fatalf("--json: %v\n%s", err, out.String())
 			}
-			if d := got.Clock.Offset + c.skew.Seconds(); d < -0.1 || d > 0.1 || got.Clock.Over != (c.skew.Abs() > time.Second) ||
-				(got.Clock.Host.Sub(got.Clock.Database)-c.skew).Abs() > 100*time.Millisecond {
+			if d := got.Clock.Offset + c.skew.Seconds(); d < -0.5 || d > 0.5 || got.Clock.Over != (c.skew.Abs() > time.Second) ||
+				(got.Clock.Host.Sub(got.Clock.Database)-c.skew).Abs() > 500*time.Millisecond {
 				t.Errorf("--json clock %+v; want offset %g s", *got.Clock, -c.skew.Seconds())
 			}
 		})
+	}
+	// Cannot tell (the provider file is not there): the refusal is one
+	// line, and a clock more than 1 s off adds its own.
+	elsewhere := []string{"--db", url, "--provider-db", filepath.Join(t.TempDir(), "none.db"), "--tenant", "acme", "--key", "k", "--operator", "oncall"}
+	for _, c := range []struct {
+		skew  time.Duration
+		lines int
+	}{{0, 1}, {-time.Hour, 2}} {
+		var out, errb bytes.Buffer
+		code := opsCheck(withHostClock(context.Background(), func() time.Time { return time.Now().Add(c.skew) }), elsewhere, &out, &errb)
+		lines := strings.Split(strings.TrimSuffix(errb.String(), "\n"), "\n")
+		if code != 2 || len(lines) != c.lines || !strings.Contains(lines[0], "cannot tell") ||
+			(c.lines == 2 && !strings.HasPrefix(lines[1], "clock: this host's clock is 1h0m0s behind the database server's, more than 1 s")) {
+			t.Errorf("cannot tell, host %s ahead: exit %d; want 2 and %d line(s):\n%s%s", c.skew, code, c.lines, out.String(), errb.String())
+		}
 	}
 	db := newLedgerFile(t)
 	if _, _, code := cli(t, callArgs(db, "acme", "k", "send_notification", notifyArgs, "--fault", "lose-reply")...); code != 5 {
