@@ -90,6 +90,20 @@ func newMetrics(ledger store.Ledger, tools []string) *metrics {
 				"Age of the oldest unknown operation's last change, by tenant; read from the ledger at scrape.", []string{"tenant"}, nil),
 			up: prometheus.NewDesc("retrysafe_ledger_up", "1 if the ledger answered the scrape's queries.", nil, nil),
 		})
+	if cr, ok := ledger.(store.ClockReporter); ok {
+		if _, _, measured := cr.ClockOffset(); measured {
+			// Leases and graces are judged by the ledger's clock whatever
+			// this host's says; a host clock that is off misdates the
+			// logs and what this host stamps by its own clock.
+			m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+				Name: "retrysafe_ledger_clock_offset_seconds",
+				Help: "The ledger's clock (the PostgreSQL server's) minus this host's, as last measured (at open, then every 30 s while the ledger is used): negative when this host's clock runs ahead.",
+			}, func() float64 {
+				offset, _, _ := cr.ClockOffset()
+				return offset.Seconds()
+			}))
+		}
+	}
 	if bo, ok := ledger.(batchObserver); ok {
 		m.batches = prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "retrysafe_ledger_commit_batch_size",

@@ -252,6 +252,21 @@ type FrozenReporter interface {
 	Frozen() bool
 }
 
+// ClockReporter is an optional report of how far this host's clock is
+// from the ledger's, for people: a driver whose ledger clock is a database
+// server's (PostgreSQL) measures the difference and corrects it, so
+// leases and graces never depend on it, but a host clock that is off
+// still misdates this host's logs and what it stamps by its own clock.
+// A driver whose ledger clock is this host's (SQLite) does not implement
+// it: there is nothing to be off from.
+type ClockReporter interface {
+	// ClockOffset is the ledger's clock minus this host's (positive: this
+	// host's clock is behind), as last measured, and the host's time of
+	// that measurement; ok is false when nothing is measured (a clock
+	// pinned by Options.Now is used as it is).
+	ClockOffset() (offset time.Duration, measuredAt time.Time, ok bool)
+}
+
 // Watcher notices commits by other connections cheaply (SQLite's
 // data_version, PostgreSQL's LISTEN/NOTIFY).
 type Watcher interface {
@@ -509,6 +524,10 @@ type Options struct {
 	ReadOnWriter bool
 	// Now is the clock; tests and the lab pin it. Default time.Now.
 	Now func() time.Time
+	// HostClock is this host's clock, against which a driver whose ledger
+	// clock is a database server's (PostgreSQL) measures that clock's
+	// offset; tests skew it. Default time.Now; unused with Now set.
+	HostClock func() time.Time
 }
 
 // ErrNeedsDurable is what a Tx method returns inside a relaxed

@@ -296,8 +296,12 @@ func (o opening) providers() ledger.ProviderUse {
 }
 
 // openLedger opens the ledger at path (a file or a postgres:// URL) with
-// cfg's tools and providers, as o says.
+// cfg's tools and providers, as o says; a PostgreSQL ledger measures its
+// clock against ctx's host clock (withHostClock: tests), else time.Now.
 func openLedger(ctx context.Context, path string, cfg *config.Config, o opening) (*ledger.Ledger, error) {
+	if o.store.HostClock == nil {
+		o.store.HostClock = hostClock(ctx)
+	}
 	return ledger.OpenConfig(ctx, path, cfg, ledger.ConfigOptions{ProviderDB: o.providerDB, Use: o.providers(), Store: o.store})
 }
 

@@ -1679,7 +1679,7 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	// A missing provider file is never created to be asked: the lookup
 	// says "cannot tell" (exit 2), never "no delivery".
-	l, err := openLedger(context.Background(), k.db, cfg, opening{providerDB: *pdb, store: store.Options{ReadOnly: *readOnly}, use: ledger.LookupsOnly, askReadOnly: true})
+	l, err := openLedger(context.WithoutCancel(ctx), k.db, cfg, opening{providerDB: *pdb, store: store.Options{ReadOnly: *readOnly}, use: ledger.LookupsOnly, askReadOnly: true})
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -1721,7 +1721,10 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			// AgainstFindingDigest: --against-finding=DIGEST of a decision
 			// against its recorded "has it".
 			AgainstFindingDigest string `json:"against_finding_digest,omitempty"`
-		}{op.Tenant, op.Key, op.State, op.Version, ev, looked.Finding, looked.Recorded, looked.ReplacedKey, looked.InFlight, dg})
+			// Clock: this host's clock against the ledger's, on a ledger
+			// whose clock is the database server's (PostgreSQL).
+			Clock *clockJSON `json:"clock,omitempty"`
+		}{op.Tenant, op.Key, op.State, op.Version, ev, looked.Finding, looked.Recorded, looked.ReplacedKey, looked.InFlight, dg, clockOf(l.Store())})
 		if c == exitOK && looked.Err != nil {
 			return exitInvalid
 		}
@@ -1736,11 +1739,13 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			line = fmt.Sprintf("cannot tell: %s/%s is %s; provider %s: %s", op.Tenant, op.Key, op.State, op.Provider, why)
 		}
 		fmt.Fprintf(stderr, "retrysafe: %s (%s)\n", oneLine(line), recorded)
+		clockWarning(stderr, l.Store())
 		return exitInvalid
 	}
 	if looked.Err != nil {
 		// Cannot tell: one line, exit 2, as before — and the finding says so.
 		fmt.Fprintf(stderr, "retrysafe: %s (%s)\n", oneLine(fmt.Sprintf("provider %s lookup failed: %v", op.Provider, looked.Err)), recorded)
+		clockWarning(stderr, l.Store())
 		return exitInvalid
 	}
 	fmt.Fprintf(stdout, "%s/%s is %s (version %d) in the ledger\n", show(op.Tenant), show(op.Key), op.State, op.Version)
@@ -1768,6 +1773,9 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			ledgerFlags(k.db, *pdb, *cfgPath), textsafe.ShellWord(op.Tenant), textsafe.ShellWord(op.Key), pin, textsafe.ShellWord(evidence)))))
 	}
 	if line := offer(hs, decideCommands(now, ledgerFlags(k.db, *pdb, *cfgPath), dg, l.Store().Now())...); line != "" {
+		fmt.Fprintln(stdout, show(line))
+	}
+	if line, _ := clockLine(l.Store()); line != "" {
 		fmt.Fprintln(stdout, show(line))
 	}
 	return exitOK

@@ -77,11 +77,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return fail(stderr, model.Wrap(model.CodeUnavailable, err, "cannot listen on %s: %v", *listen, err))
 	}
 	defer ln.Close()
-	l, err := openLedger(context.Background(), *db, cfg, opening{providerDB: *pdb, store: store.Options{Create: true}, use: ledger.Dispatching})
+	l, err := openLedger(context.WithoutCancel(ctx), *db, cfg, opening{providerDB: *pdb, store: store.Options{Create: true}, use: ledger.Dispatching})
 	if err != nil {
 		return fail(stderr, err)
 	}
 	defer l.Close()
+	// This host's clock against the database server's (PostgreSQL): said
+	// in the log when more than 1 s off, at open and as it changes.
+	stopClock := watchClock(l.Store(), log)
+	defer stopClock()
 	ttl := *tokenTTL
 	if ttl == 0 {
 		ttl = -1 // the gateway's "never trust a cached token"
@@ -98,7 +102,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	// password (stdout and the log go where the password must not).
 	where := l.Store().Path()
 	fmt.Fprintf(stdout, "retrysafe serve: listening on http://%s (ledger %s)\n", ln.Addr(), textsafe.Visible(where))
-	log.Info("listening", "addr", ln.Addr().String(), "ledger", where, "tools", len(l.Service().Tools.Names()))
+	log.Info("listening", append([]any{"addr", ln.Addr().String(), "ledger", where, "tools", len(l.Service().Tools.Names())}, clockAttrs(l.Store())...)...)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {

@@ -61,12 +61,24 @@ func (c *dbClock) measure(ctx context.Context, n int, keep bool) error {
 	if bestTrip < 0 {
 		return err
 	}
-	c.measuredAt.Store(c.host().UnixNano())
-	if keep && bestTrip > clockWorstTrip {
-		return nil
+	at := c.host().UnixNano()
+	if !keep || bestTrip <= clockWorstTrip {
+		c.offset.Store(best)
 	}
-	c.offset.Store(best)
+	// After the offset: a report that sees this time sees its offset.
+	c.measuredAt.Store(at)
 	return nil
+}
+
+// report is the latest measurement: the offset the clock reads by and the
+// host's time it was taken (a refresh that kept the standing offset
+// included); not ok before the first.
+func (c *dbClock) report() (offset time.Duration, measuredAt time.Time, ok bool) {
+	at := c.measuredAt.Load()
+	if at == 0 {
+		return 0, time.Time{}, false
+	}
+	return time.Duration(c.offset.Load()), time.Unix(0, at), true
 }
 
 // now is the ledger's time: the host's plus the server's offset, never

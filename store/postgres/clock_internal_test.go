@@ -85,3 +85,43 @@ func TestTheDatabaseClocksOffsetRules(t *testing.T) {
 		t.Errorf("the time stood still after the host moved on: %s", got)
 	}
 }
+
+// What the clock reports is its latest measurement: the offset it reads
+// by and the host time it was taken; a refresh that keeps the standing
+// offset (a slow round trip) still says when it was tried.
+func TestTheClockReportsItsLatestMeasurement(t *testing.T) {
+	host := &fakeHost{t: time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)}
+	server := -time.Hour // this host runs an hour ahead
+	trip := 2 * time.Millisecond
+	c := &dbClock{host: host.now}
+	c.sample = func(context.Context) (time.Time, error) {
+		host.add(trip / 2)
+		at := host.now().Add(server)
+		host.add(trip / 2)
+		return at, nil
+	}
+	if _, _, ok := c.report(); ok {
+		t.Error("an unmeasured clock reports an offset")
+	}
+	if err := c.measure(context.Background(), 3, false); err != nil {
+		t.Fatal(err)
+	}
+	offset, at, ok := c.report()
+	if !ok || offset != server || !at.Equal(host.now()) {
+		t.Errorf("report %s at %s (%v); want %s at %s", offset, at, ok, server, host.now())
+	}
+	host.add(clockRefresh)
+	server = -2 * time.Hour
+	if err := c.measure(context.Background(), 1, true); err != nil {
+		t.Fatal(err)
+	}
+	if offset, at, _ = c.report(); offset != server || !at.Equal(host.now()) {
+		t.Errorf("after a refresh: %s at %s; want %s at %s", offset, at, server, host.now())
+	}
+	trip = time.Second
+	host.add(clockRefresh)
+	_ = c.measure(context.Background(), 1, true)
+	if offset, at, _ = c.report(); offset != server || !at.Equal(host.now()) {
+		t.Errorf("after a slow refresh: %s at %s; want the standing %s, tried at %s", offset, at, server, host.now())
+	}
+}

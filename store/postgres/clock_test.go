@@ -78,3 +78,48 @@ func TestAPinnedClockStaysPinned(t *testing.T) {
 		t.Errorf("Now %s; want the pinned %s", got, pinned)
 	}
 }
+
+// A host whose clock is off the database server's says by how much: the
+// offset (the server's clock minus this host's) as last measured, and
+// when, on this host's clock. A pinned clock is no measurement.
+func TestTheClockOffsetIsReported(t *testing.T) {
+	url := pgtest.URL(t)
+	first, err := postgres.Open(url, store.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Close()
+	for _, skew := range []time.Duration{0, time.Hour, -90 * time.Minute, 1500 * time.Millisecond} {
+		t.Run(skew.String(), func(t *testing.T) {
+			host := func() time.Time { return time.Now().Add(skew) }
+			s, err := postgres.Open(url, store.Options{HostClock: host})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			r, ok := any(s).(store.ClockReporter)
+			if !ok {
+				t.Fatal("the PostgreSQL store is no store.ClockReporter")
+			}
+			offset, at, ok := r.ClockOffset()
+			if !ok {
+				t.Fatal("no offset measured")
+			}
+			// The server runs in this machine: its clock is time.Now's.
+			if d := offset + skew; d < -100*time.Millisecond || d > 100*time.Millisecond {
+				t.Errorf("offset %s with the host %s ahead; want %s", offset, skew, -skew)
+			}
+			if d := host().Sub(at); d < 0 || d > 10*time.Second {
+				t.Errorf("measured at %s on the host's clock, which reads %s", at, host())
+			}
+		})
+	}
+	pinned, err := postgres.Open(url, store.Options{Now: func() time.Time { return time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pinned.Close()
+	if offset, _, ok := pinned.ClockOffset(); ok {
+		t.Errorf("a pinned clock reports an offset, %s", offset)
+	}
+}

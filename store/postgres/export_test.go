@@ -45,5 +45,6 @@ func FoldEvery(s *Store, d time.Duration) { s.foldGap = d }
 
 // OpenWithHostClock is Open on a host whose clock is host (a skewed one).
 func OpenWithHostClock(raw string, o store.Options, host func() time.Time) (*Store, error) {
-	return open(raw, o, host)
+	o.HostClock = host
+	return Open(raw, o)
 }

@@ -48,6 +48,7 @@ type Store struct {
 	// unplaced: errors name the ledger without where it lives (Unplace).
 	unplaced atomic.Bool
 	now      func() time.Time
+	clock    *dbClock // the database server's clock; nil when Options.Now pinned one
 	ro       bool
 	sync     string // synchronous_commit of durable transactions: on, or off for Fast
 
@@ -140,18 +141,19 @@ func channel(schema string) string {
 // clear line, touching nothing — a schema written by a newer retrysafe, a
 // schema holding another program's tables, and a ledger that does not exist
 // without Create.
+//
+// Unless the caller pinned Options.Now, the ledger's clock is the database
+// server's (dbClock), measured against Options.HostClock (time.Now).
 func Open(raw string, o store.Options) (*Store, error) {
-	return open(raw, o, time.Now)
-}
-
-// open is Open on a host whose clock is host. Unless the caller pinned
-// Options.Now, the ledger's clock is the database server's (dbClock).
-func open(raw string, o store.Options, host func() time.Time) (*Store, error) {
 	if o.BusyTimeout <= 0 {
 		o.BusyTimeout = 5 * time.Second
 	}
 	var clock *dbClock
 	if o.Now == nil {
+		host := o.HostClock
+		if host == nil {
+			host = time.Now
+		}
 		clock = &dbClock{host: host}
 		o.Now = clock.now
 	}
@@ -164,7 +166,7 @@ func open(raw string, o store.Options, host func() time.Time) (*Store, error) {
 		return nil, model.Errorf(model.CodeInvalid, "cannot parse PostgreSQL URL %s", Redact(raw))
 	}
 	schema := SchemaOf(raw)
-	s := &Store{cfg: cfg, schema: schema, where: Redact(raw), now: o.Now, ro: o.ReadOnly, sync: "on", foldGap: foldGap}
+	s := &Store{cfg: cfg, schema: schema, where: Redact(raw), now: o.Now, clock: clock, ro: o.ReadOnly, sync: "on", foldGap: foldGap}
 	if o.Durability == store.Fast {
 		s.sync = "off"
 	}
@@ -465,6 +467,16 @@ func (s *Store) ReadOnly() bool { return s.ro }
 
 // Now is the store's clock.
 func (s *Store) Now() time.Time { return s.now() }
+
+// ClockOffset is the database server's clock minus this host's, as last
+// measured, and the host's time of that measurement (store.ClockReporter);
+// not ok when the store's clock was pinned (Options.Now).
+func (s *Store) ClockOffset() (offset time.Duration, measuredAt time.Time, ok bool) {
+	if s.clock == nil {
+		return 0, time.Time{}, false
+	}
+	return s.clock.report()
+}
 
 // Close closes the pool.
 func (s *Store) Close() error {
