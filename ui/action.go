@@ -32,6 +32,18 @@ func allowed(op model.Operation, a model.Action, now time.Time) bool {
 	return reconcile.AllowedAt(op, a, now)
 }
 
+// overrideUntil is a key's help words when the write takes its decision
+// only with the typed override until the grace after the operation's
+// latest request ends (o.Grace: reconcile.OfferOf, the write's rule):
+// ": override until 15:04:05" (the time of day: a grace is minutes); ""
+// otherwise.
+func overrideUntil(o reconcile.Offer, e env) string {
+	if o.Grace == nil {
+		return ""
+	}
+	return ": override until " + o.Grace.Until.In(e.loc).Format("15:04:05")
+}
+
 type actionStage int
 
 const (

@@ -5,6 +5,9 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/retrysafe/retrysafe/model"
 )
 
 // component is one screen or overlay of the console, as soft-serve's
@@ -79,6 +82,26 @@ func (d detailModel) SetSize(e env, w, h int) (component, tea.Cmd) {
 func (d detailModel) Keys(e env) keyMap {
 	km := d.keyMap(e)
 	km.narrow, km.narrowIfCut = actKeysTogether(km.short), true
+	if len(km.narrow) > 0 && !e.readOnly {
+		// The keys named together still say which need the override
+		// within the grace, where the line has room for it (else they
+		// are named bare, as elsewhere: the detail says it too).
+		var which []string
+		until := ""
+		for _, k := range []struct {
+			key    string
+			action model.Action
+		}{{"n", model.ActionMarkNotApplied}, {"s", model.ActionAuthorizeKey}} {
+			if u := overrideUntil(d.offer(e, k.action), e); u != "" && strings.Contains(km.narrow[0].Help().Key, k.key) {
+				which, until = append(which, k.key), u
+			}
+		}
+		words := "(" + strings.Join(which, "/") + until + ")"
+		const rest = " • esc back • ? help • q quit"
+		if until != "" && 1+ansi.StringWidth(km.narrow[0].Help().Key+" "+words+rest) <= d.width {
+			km.narrow[0] = relabel(km.narrow[0], words)
+		}
+	}
 	return km
 }
 
