@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -83,23 +84,29 @@ func (d detailModel) Keys(e env) keyMap {
 	km := d.keyMap(e)
 	km.narrow, km.narrowIfCut = actKeysTogether(km.short), true
 	if len(km.narrow) > 0 && !e.readOnly {
-		// The keys named together still say which need the override
-		// within the grace, where the line has room for it (else they
-		// are named bare, as elsewhere: the detail says it too).
-		var which []string
-		until := ""
+		// The keys named together still say which need the typed
+		// override, where the line has room for it (else they are named
+		// bare, as elsewhere: the detail says it too) — until when, if
+		// each of them needs it only within the grace, to the same end.
+		var which, words []string
 		for _, k := range []struct {
 			key    string
 			action model.Action
-		}{{"n", model.ActionMarkNotApplied}, {"s", model.ActionAuthorizeKey}} {
-			if u := overrideUntil(d.offer(e, k.action), e); u != "" && strings.Contains(km.narrow[0].Help().Key, k.key) {
-				which, until = append(which, k.key), u
+		}{{"a", model.ActionMarkApplied}, {"n", model.ActionMarkNotApplied}, {"s", model.ActionAuthorizeKey}} {
+			if w := needsWords(d.offer(e, k.action), e); w != "" && strings.Contains(km.narrow[0].Help().Key, k.key) {
+				which, words = append(which, k.key), append(words, w)
 			}
 		}
-		words := "(" + strings.Join(which, "/") + until + ")"
-		const rest = " • esc back • ? help • q quit"
-		if until != "" && 1+ansi.StringWidth(km.narrow[0].Help().Key+" "+words+rest) <= d.width {
-			km.narrow[0] = relabel(km.narrow[0], words)
+		if len(which) > 0 {
+			w := ": override"
+			if slices.Equal(words, slices.Repeat(words[:1], len(words))) {
+				w = words[0]
+			}
+			desc := "(" + strings.Join(which, "/") + w + ")"
+			const rest = " • esc back • ? help • q quit"
+			if 1+ansi.StringWidth(km.narrow[0].Help().Key+" "+desc+rest) <= d.width {
+				km.narrow[0] = relabel(km.narrow[0], desc)
+			}
 		}
 	}
 	return km

@@ -297,20 +297,26 @@ func (d detailModel) keyMap(e env) keyMap {
 	newKey := enabled(k.NewKey, can(model.ActionAuthorizeKey))
 	chk := enabled(k.Check, e.canCheck && external)
 	links := enabled(helpNewer, d.d != nil && (d.d.SupersededBy != nil || d.d.Supersedes != nil))
-	// Within the grace after its latest request, n and s are taken only
-	// with the typed override: said on the keys (reconcile.OfferOf).
-	nWords, sWords := "not applied", "new key"
-	if notApply.Enabled() {
-		nWords += overrideUntil(d.offer(e, model.ActionMarkNotApplied), e)
+	// What the write asks for first (the typed override: within the
+	// grace after its latest request, until when; against the finding
+	// that binds it) is said on the keys (reconcile.OfferOf).
+	aWords, nWords, sWords := "applied", "not applied", "new key"
+	if apply.Enabled() {
+		aWords += needsWords(d.offer(e, model.ActionMarkApplied), e)
 	}
-	if until := overrideUntil(d.offer(e, model.ActionAuthorizeKey), e); newKey.Enabled() && until != "" {
-		sWords += until
-		if strings.HasSuffix(nWords, until) {
-			sWords = "new key: override" // its end is n's, said just before
+	nNeeds := ""
+	if notApply.Enabled() {
+		nNeeds = needsWords(d.offer(e, model.ActionMarkNotApplied), e)
+		nWords += nNeeds
+	}
+	if w := needsWords(d.offer(e, model.ActionAuthorizeKey), e); newKey.Enabled() && w != "" {
+		sWords += w
+		if w == nNeeds {
+			sWords = "new key: override" // why, and until when, said just before
 		}
 	}
 	return keyMap{
-		short: []key.Binding{relabel(chk, "check"), relabel(apply, "applied"), relabel(notApply, nWords), relabel(newKey, sWords), k.Back,
+		short: []key.Binding{relabel(chk, "check"), relabel(apply, aWords), relabel(notApply, nWords), relabel(newKey, sWords), k.Back,
 			links, helpPage},
 		full: [][]key.Binding{
 			{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
@@ -958,7 +964,9 @@ func graceWords(e env, d *model.Detail) string {
 		key    string
 		action model.Action
 	}{{"n", model.ActionMarkNotApplied}, {"s", model.ActionAuthorizeKey}} {
-		if o := e.svc.OfferOf(k.action, d.Operation, d.Attempts, e.now); o.Grace != nil {
+		if o := e.svc.OfferOf(k.action, d.Operation, d.Attempts, e.now); o.Grace != nil && !o.Against {
+			// Against a finding it needs the override for good: said
+			// with the finding (the grace is moot then).
 			keys, g = append(keys, k.key), o.Grace
 		}
 	}

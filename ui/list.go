@@ -630,14 +630,18 @@ func (l listModel) keyMap(e env) keyMap {
 	// end when the terminal is narrow.
 	short := []key.Binding{k.Open, apply, notApply, helpTabs, k.Search,
 		relabel(newGlobalKeys().Tenant, "tenant"), helpMove}
-	if ok && notApply.Enabled() {
-		// Within the grace after its latest request the write takes "not
-		// applied" only with the typed override: said first, before n is
-		// pressed, with the end the review and the write name
-		// (reconcile.OfferOf). The line drops keys from its end where it
-		// is narrow: enter, then a, give way to it.
-		if o := e.svc.OfferOf(model.ActionMarkNotApplied, op, l.attempts[op.ID], e.now); o.Grace != nil {
-			short = append([]key.Binding{relabel(notApply, "not applied"+overrideUntil(o, e)), apply, k.Open}, short[3:]...)
+	if ok && !e.readOnly {
+		// What the write asks for first — the typed override, within the
+		// grace after its latest request (until when: the end the review
+		// and the write name) or against the finding that binds it — is
+		// said before the key is pressed (reconcile.OfferOf). n is then
+		// said first: the line drops keys from its end where it is
+		// narrow, enter and a give way to it.
+		if w := needsWords(e.svc.OfferOf(model.ActionMarkApplied, op, l.attempts[op.ID], e.now), e); w != "" {
+			short[1] = relabel(apply, "applied"+w)
+		}
+		if w := needsWords(e.svc.OfferOf(model.ActionMarkNotApplied, op, l.attempts[op.ID], e.now), e); w != "" {
+			short = append([]key.Binding{relabel(notApply, "not applied"+w), short[1], k.Open}, short[3:]...)
 		}
 	}
 	full := [][]key.Binding{

@@ -149,3 +149,25 @@ func TestGoldenKeysWithinTheGrace(t *testing.T) {
 	h.keys("enter")
 	golden(t, "keys_within_grace_detail_80x34", h.view())
 }
+
+// Against the finding that binds it the write takes n (and s) only with
+// the typed override for good, not until the grace ends: once a check
+// found the effect, the keys say so instead of a time the override is no
+// longer needed after (it still would be).
+func TestTheKeysSayTheOverrideAgainstTheFinding(t *testing.T) {
+	l := newLedger(t)
+	l.released(t, "acme", "k", "ops@acme.example") // the provider has it
+	h := open(t, config(l), 120, 30)
+	selectOp(t, h, "acme/k")
+	h.keys("c") // opens the detail and asks the provider
+	containsText(t, h, "sbx_")
+	if help := helpLine(h); !strings.Contains(help, "n not applied: override, against the finding") || strings.Contains(help, "until") {
+		t.Errorf("detail help line: %q; want n's override against the finding, no end", help)
+	}
+	h.lacks("need the typed override until")
+	h.keys("esc", "r") // the list read again: its row has the finding
+	containsText(t, h, "has it")
+	if help := helpLine(h); !strings.Contains(help, "n not applied: override, against the finding") || strings.Contains(help, "until") {
+		t.Errorf("list help line: %q; want n's override against the finding, no end", help)
+	}
+}
