@@ -634,14 +634,24 @@ func (l listModel) keyMap(e env) keyMap {
 		// What the write asks for first — the typed override, within the
 		// grace after its latest request (until when: the end the review
 		// and the write name) or against the finding that binds it — is
-		// said before the key is pressed (reconcile.OfferOf). n is then
-		// said first: the line drops keys from its end where it is
-		// narrow, enter and a give way to it.
-		if w := needsWords(e.svc.OfferOf(model.ActionMarkApplied, op, l.attempts[op.ID], e.now), e); w != "" {
-			short[1] = relabel(apply, "applied"+w)
+		// said before the key is pressed (reconcile.OfferOf). Such a key
+		// is then said first (n before a), the other action key next:
+		// the line drops keys from its end where it is narrow, and enter
+		// and the rest give way to them.
+		var first, then []key.Binding
+		for _, b := range []struct {
+			key    key.Binding
+			words  string
+			action model.Action
+		}{{notApply, "not applied", model.ActionMarkNotApplied}, {apply, "applied", model.ActionMarkApplied}} {
+			if w := needsWords(e.svc.OfferOf(b.action, op, l.attempts[op.ID], e.now), e); w != "" {
+				first = append(first, relabel(b.key, b.words+w))
+			} else {
+				then = append([]key.Binding{b.key}, then...) // a, then n, as without
+			}
 		}
-		if w := needsWords(e.svc.OfferOf(model.ActionMarkNotApplied, op, l.attempts[op.ID], e.now), e); w != "" {
-			short = append([]key.Binding{relabel(notApply, "not applied"+w), short[1], k.Open}, short[3:]...)
+		if len(first) > 0 {
+			short = append(append(append(first, then...), k.Open), short[3:]...)
 		}
 	}
 	full := [][]key.Binding{
