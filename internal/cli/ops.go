@@ -430,6 +430,23 @@ func actionsOf(svc *reconcile.Service, d *model.Detail, ledger string, now time.
 	return out
 }
 
+// leaseWords is ops show's lease row: what happened to the claim — held
+// (live until T), its lease ended (at T: nobody holds it), or released
+// (at T, to be sent again: a released claim's lease time is when it was
+// released), as the console's detail says it.
+func leaseWords(v opView) string {
+	op := v.Operation
+	switch {
+	case op.State != model.StateInProgress:
+		return fmt.Sprintf("%s until %s", dash(op.LeaseOwner), fmtTime(op.LeaseUntil))
+	case op.LeaseOwner == reconcile.LeaseReleased:
+		return fmt.Sprintf("released at %s to be sent again: nobody holds the claim", fmtTime(op.LeaseUntil))
+	case v.LeaseEnded:
+		return fmt.Sprintf("%s's lease ended at %s: nobody holds the claim", dash(op.LeaseOwner), fmtTime(op.LeaseUntil))
+	}
+	return fmt.Sprintf("held by %s, live until %s", dash(op.LeaseOwner), fmtTime(op.LeaseUntil))
+}
+
 // tombstoneView is `ops show --json` of a compacted key.
 type tombstoneView struct {
 	Tombstone struct {
@@ -494,7 +511,7 @@ func writeDetail(w io.Writer, d *model.Detail, view opView) {
 	row("created", fmtTime(op.CreatedAt))
 	row("updated", fmtTime(op.UpdatedAt))
 	if !op.LeaseUntil.IsZero() {
-		row("lease", fmt.Sprintf("%s until %s", op.LeaseOwner, fmtTime(op.LeaseUntil)))
+		row("lease", leaseWords(view))
 	}
 	if !op.ExpiresAt.IsZero() {
 		row("replays until", fmtTime(op.ExpiresAt))

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -96,5 +97,30 @@ func TestOpsShowJSONSaysWhatAPersonMayDo(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// ops show's lease row says what happened to the claim, as the console's
+// does: held (live until T), its lease ended (at T, nobody holds it), or
+// released (at T, to be sent again) — never "released until T".
+func TestOpsShowLeaseRowSaysWhatHappenedToTheClaim(t *testing.T) {
+	db := newLedgerFile(t)
+	killWorker(t, db, "gone", "sandbox", "after-claim", "1ms")
+	killWorker(t, db, "held", "sandbox-idem", "after-claim", "1h")
+	if _, _, code := cli(t, callArgs(db, "acme", "rel", "send_notification", notifyArgs, "--provider", "sandbox-idem", "--fault", "lose-reply")...); code != 4 {
+		t.Fatalf("setup rel: exit %d; want 4 (in_progress, released)", code)
+	}
+	for key, want := range map[string]*regexp.Regexp{
+		"held": regexp.MustCompile(`(?m)^lease +held by cli-test, live until \S+ \S+ \S+$`),
+		"gone": regexp.MustCompile(`(?m)^lease +cli-test's lease ended at \S+ \S+ \S+: nobody holds the claim$`),
+		"rel":  regexp.MustCompile(`(?m)^lease +released at \S+ \S+ \S+ to be sent again: nobody holds the claim$`),
+	} {
+		out, errText, code := cli(t, "ops", "show", "--db", db, "--tenant", "acme", "--key", key)
+		if code != 0 {
+			t.Fatalf("ops show %s: exit %d %s", key, code, errText)
+		}
+		if !want.MatchString(out) {
+			t.Errorf("ops show %s: want a lease row %s:\n%s", key, want, out)
+		}
 	}
 }
