@@ -32,6 +32,24 @@ func allowed(op model.Operation, a model.Action, now time.Time) bool {
 	return reconcile.AllowedAt(op, a, now)
 }
 
+// needsWords is a key's help words, after its own, for what the write
+// asks for first (o: reconcile.OfferOf, the write's rule): against the
+// finding that binds it, the typed override, ": override, against the
+// finding" — for good, the grace is moot then, as in the review; within
+// the grace after the latest request, ": override until 15:04:05" (the
+// time of day: a grace is minutes); "" when nothing.
+func needsWords(o reconcile.Offer, e env) string {
+	switch {
+	case !o.Allowed:
+		return ""
+	case o.Against:
+		return ": override, against the finding"
+	case o.Grace != nil:
+		return ": override until " + o.Grace.Until.In(e.loc).Format("15:04:05")
+	}
+	return ""
+}
+
 type actionStage int
 
 const (

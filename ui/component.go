@@ -1,10 +1,14 @@
 package ui
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/retrysafe/retrysafe/model"
 )
 
 // component is one screen or overlay of the console, as soft-serve's
@@ -79,6 +83,32 @@ func (d detailModel) SetSize(e env, w, h int) (component, tea.Cmd) {
 func (d detailModel) Keys(e env) keyMap {
 	km := d.keyMap(e)
 	km.narrow, km.narrowIfCut = actKeysTogether(km.short), true
+	if len(km.narrow) > 0 && !e.readOnly {
+		// The keys named together still say which need the typed
+		// override, where the line has room for it (else they are named
+		// bare, as elsewhere: the detail says it too) — until when, if
+		// each of them needs it only within the grace, to the same end.
+		var which, words []string
+		for _, k := range []struct {
+			key    string
+			action model.Action
+		}{{"a", model.ActionMarkApplied}, {"n", model.ActionMarkNotApplied}, {"s", model.ActionAuthorizeKey}} {
+			if w := needsWords(d.offer(e, k.action), e); w != "" && strings.Contains(km.narrow[0].Help().Key, k.key) {
+				which, words = append(which, k.key), append(words, w)
+			}
+		}
+		if len(which) > 0 {
+			w := ": override"
+			if slices.Equal(words, slices.Repeat(words[:1], len(words))) {
+				w = words[0]
+			}
+			desc := "(" + strings.Join(which, "/") + w + ")"
+			const rest = " • esc back • ? help • q quit"
+			if 1+ansi.StringWidth(km.narrow[0].Help().Key+" "+desc+rest) <= d.width {
+				km.narrow[0] = relabel(km.narrow[0], desc)
+			}
+		}
+	}
 	return km
 }
 

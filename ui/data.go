@@ -125,7 +125,38 @@ type pageMsg struct {
 	// Newest is the id of the list's first row, when the read learned it
 	// (0: not learned): pageReq.Newest of the next refresh.
 	Newest int64
-	Err    error
+	// Attempts are the attempts the grace after each unknown or
+	// in_progress row's latest request is read from
+	// (reconcile.RequestOutcomes), by operation id, read with the page
+	// (pageRequests): its help line says what n needs before it is
+	// pressed (reconcile.OfferOf, the write's rule). A row missing here
+	// (the read failed) is said nothing of; the review still checks.
+	Attempts map[int64][]model.Attempt
+	Err      error
+}
+
+// pageRequests reads the attempts the grace is read from of the rows a
+// decision within it may concern (unknown, in_progress), in one batched
+// read of the ledger (store.Ledger.RequestHistories), by operation id.
+func pageRequests(ctx context.Context, st store.Ledger, rows []model.Operation) (map[int64][]model.Attempt, error) {
+	var keys []store.OpKey
+	for _, op := range rows {
+		if op.State == model.StateUnknown || op.State == model.StateInProgress {
+			keys = append(keys, store.OpKey{Tenant: op.Tenant, Key: op.Key})
+		}
+	}
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	hs, err := st.RequestHistories(ctx, keys, reconcile.RequestOutcomes())
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int64][]model.Attempt, len(hs))
+	for _, h := range hs {
+		out[h.Operation.ID] = h.Attempts
+	}
+	return out, nil
 }
 
 func loadPage(ctx context.Context, st store.Ledger, req pageReq) tea.Cmd {
@@ -146,7 +177,8 @@ func loadPage(ctx context.Context, st store.Ledger, req pageReq) tea.Cmd {
 		if err != nil {
 			return pageMsg{Seq: req.Seq, Err: err}
 		}
-		return pageMsg{Seq: req.Seq, Rows: rows, Anchor: a, Offset: off, Near: near, Newest: newest}
+		attempts, _ := pageRequests(ctx, st, rows) // a failed read leaves the rows without a word on the grace; the review still checks
+		return pageMsg{Seq: req.Seq, Rows: rows, Anchor: a, Offset: off, Near: near, Newest: newest, Attempts: attempts}
 	}
 }
 

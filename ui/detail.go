@@ -297,8 +297,26 @@ func (d detailModel) keyMap(e env) keyMap {
 	newKey := enabled(k.NewKey, can(model.ActionAuthorizeKey))
 	chk := enabled(k.Check, e.canCheck && external)
 	links := enabled(helpNewer, d.d != nil && (d.d.SupersededBy != nil || d.d.Supersedes != nil))
+	// What the write asks for first (the typed override: within the
+	// grace after its latest request, until when; against the finding
+	// that binds it) is said on the keys (reconcile.OfferOf).
+	aWords, nWords, sWords := "applied", "not applied", "new key"
+	if apply.Enabled() {
+		aWords += needsWords(d.offer(e, model.ActionMarkApplied), e)
+	}
+	nNeeds := ""
+	if notApply.Enabled() {
+		nNeeds = needsWords(d.offer(e, model.ActionMarkNotApplied), e)
+		nWords += nNeeds
+	}
+	if w := needsWords(d.offer(e, model.ActionAuthorizeKey), e); newKey.Enabled() && w != "" {
+		sWords += w
+		if w == nNeeds {
+			sWords = "new key: override" // why, and until when, said just before
+		}
+	}
 	return keyMap{
-		short: []key.Binding{relabel(chk, "check"), relabel(apply, "applied"), relabel(notApply, "not applied"), relabel(newKey, "new key"), k.Back,
+		short: []key.Binding{relabel(chk, "check"), relabel(apply, aWords), relabel(notApply, nWords), relabel(newKey, sWords), k.Back,
 			links, helpPage},
 		full: [][]key.Binding{
 			{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
@@ -306,6 +324,15 @@ func (d detailModel) keyMap(e env) keyMap {
 			{enabled(k.Apply, !e.readOnly), enabled(k.NotApply, !e.readOnly), enabled(k.NewKey, !e.readOnly), enabled(k.Check, e.canCheck), k.Page, k.Copy, k.CopyCmd},
 		},
 	}
+}
+
+// offer is what the write's rules say of a on the operation shown, from
+// its attempts, at e.now (reconcile.OfferOf).
+func (d detailModel) offer(e env, a model.Action) reconcile.Offer {
+	if d.d == nil {
+		return reconcile.Offer{Action: a}
+	}
+	return e.svc.OfferOf(a, d.d.Operation, d.d.Attempts, e.now)
 }
 
 // render lays the operation out for the viewport's width; it runs when the
@@ -414,7 +441,7 @@ func renderDetail(e env, d *model.Detail, replaced *replacedFinding, chk *checkS
 			para(s.BannerOK.Render, text)
 		}
 		if !e.readOnly {
-			para(s.Bold.Render, "Check the provider (c), then decide: a mark applied · n mark not applied · s supersede: authorize a new key.")
+			para(s.Bold.Render, "Check the provider (c), then decide: a mark applied · n mark not applied · s supersede: authorize a new key."+graceWords(e, d))
 		}
 	case model.StateInProgress:
 		if leaseEnded(op, e.now) {
@@ -431,7 +458,7 @@ func renderDetail(e env, d *model.Detail, replaced *replacedFinding, chk *checkS
 			}
 			para(s.Contra.Render, text)
 			if !e.readOnly {
-				para(s.Bold.Render, "Nobody holds it, so you may settle it as an unknown one: check the provider (c), then a mark applied · n mark not applied · s supersede: authorize a new key.")
+				para(s.Bold.Render, "Nobody holds it, so you may settle it as an unknown one: check the provider (c), then a mark applied · n mark not applied · s supersede: authorize a new key."+graceWords(e, d))
 			}
 			break
 		}
@@ -616,9 +643,7 @@ func renderDetail(e env, d *model.Detail, replaced *replacedFinding, chk *checkS
 	field("state", fmt.Sprintf("%s · version %d · claim %d", op.State, op.Version, op.ClaimNo))
 	field("created", when(op.CreatedAt))
 	field("updated", when(op.UpdatedAt))
-	if op.LeaseOwner != "" || !op.LeaseUntil.IsZero() {
-		field("lease", or(op.LeaseOwner, "-")+" until "+clockTime(op.LeaseUntil, e))
-	}
+	field("lease", leaseWords(op, e))
 	if !op.ExpiresAt.IsZero() {
 		field("replays until", clockTime(op.ExpiresAt, e))
 	}
@@ -910,6 +935,52 @@ func checkErrText(err error) string {
 	return strings.ReplaceAll(oneLine(err.Error()), "cannot tell: ", "")
 }
 
+// leaseWords is the detail's lease row: what happened to the claim —
+// held (live until T), its lease ended (at T: nobody holds it), or
+// released (at T, to be sent again: a released claim's lease time is
+// when it was released) — "" when there is no lease.
+func leaseWords(op model.Operation, e env) string {
+	switch {
+	case op.LeaseOwner == "" && op.LeaseUntil.IsZero():
+		return ""
+	case op.State != model.StateInProgress:
+		return or(op.LeaseOwner, "-") + " until " + clockTime(op.LeaseUntil, e)
+	case op.LeaseOwner == reconcile.LeaseReleased:
+		return fmt.Sprintf("released at %s (%s ago) to be sent again: nobody holds the claim", clockTime(op.LeaseUntil, e), age(e.now, op.LeaseUntil))
+	case leaseEnded(op, e.now):
+		return fmt.Sprintf("%s's lease ended at %s (%s ago): nobody holds the claim", or(op.LeaseOwner, "a worker"), clockTime(op.LeaseUntil, e), age(e.now, op.LeaseUntil))
+	}
+	return fmt.Sprintf("held by %s, live until %s", or(op.LeaseOwner, "a worker"), clockTime(op.LeaseUntil, e))
+}
+
+// graceWords is what the detail says, after its keys, of the grace after
+// the operation's latest request: which of n and s the write takes only
+// with the typed override, until when, and why (reconcile.OfferOf, the
+// write's rule, at e.now); "" when neither.
+func graceWords(e env, d *model.Detail) string {
+	var keys []string
+	var g *reconcile.GraceRefusal
+	for _, k := range []struct {
+		key    string
+		action model.Action
+	}{{"n", model.ActionMarkNotApplied}, {"s", model.ActionAuthorizeKey}} {
+		if o := e.svc.OfferOf(k.action, d.Operation, d.Attempts, e.now); o.Grace != nil && !o.Against {
+			// Against a finding it needs the override for good: said
+			// with the finding (the grace is moot then).
+			keys, g = append(keys, k.key), o.Grace
+		}
+	}
+	if g == nil {
+		return ""
+	}
+	verb := "needs"
+	if len(keys) > 1 {
+		verb = "need"
+	}
+	return fmt.Sprintf(" Within the grace: %s %s the typed override until %s — the provider may still apply the request sent at %s.",
+		strings.Join(keys, " and "), verb, clockTime(g.Until, e), clockTime(g.Sent, e))
+}
+
 // leaseEnded reports whether op is a claim whose lease ran out with no
 // result (its worker is gone), or was released: nobody holds it, and a
 // decision is legal from it (reconcile.Unheld).
@@ -987,6 +1058,9 @@ func claimKeysWords(op model.Operation, now time.Time) string {
 	when := "if its lease ends with no result"
 	if !op.LeaseUntil.IsZero() && !op.LeaseUntil.After(now) {
 		when = "its lease ended with no result"
+	}
+	if op.LeaseOwner == reconcile.LeaseReleased {
+		when = "its claim was released"
 	}
 	if op.ClaimHonoursKeys != nil && *op.ClaimHonoursKeys {
 		return text + " — " + when + ": a sweep or retry may send it again under this downstream key (where its own config says so too)"

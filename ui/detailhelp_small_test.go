@@ -9,7 +9,7 @@ import (
 // keys: a, n and s worked but the line never named them. Too narrow for
 // their words, it names the keys that act together, then esc.
 func TestNarrowDetailHelpNamesItsActionKeys(t *testing.T) {
-	l := fixture(t)
+	l := pastGrace(t) // within the grace, n says it needs the override (TestTheKeysSayTheOverrideWithinTheGrace)
 	for _, w := range []int{40, 50} {
 		h := open(t, config(l), w, 10)
 		selectOp(t, h, "acme/notify-1")

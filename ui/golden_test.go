@@ -77,8 +77,18 @@ func TestGoldenEmptyState(t *testing.T) {
 	golden(t, "empty_state", h.view())
 }
 
+// pastGrace is fixture with the grace after each request off: its
+// operations were called a second ago, and within the grace n and s say
+// they need the override (keys_within_grace_* pin that). The layout
+// goldens pin what an operation past its grace shows, the common case.
+func pastGrace(t testing.TB) *ledger {
+	l := fixture(t)
+	noGrace(l)
+	return l
+}
+
 func TestGoldenListWithSeveralStatesAndTenants(t *testing.T) {
-	h := open(t, config(fixture(t)), 120, 24)
+	h := open(t, config(pastGrace(t)), 120, 24)
 	h.keys("8")
 	golden(t, "list_all_states", h.view())
 }
@@ -107,7 +117,7 @@ func TestGoldenErrorBanner(t *testing.T) {
 }
 
 func TestGolden80x24(t *testing.T) {
-	h := open(t, config(fixture(t)), 80, 24)
+	h := open(t, config(pastGrace(t)), 80, 24)
 	golden(t, "layout_80x24_list", h.view())
 	h.pin = pinAttempts
 	h.keys("enter")
@@ -120,7 +130,7 @@ func TestGolden80x24(t *testing.T) {
 // tabs, never the unknown count nor the contradicted one; the detail's
 // help line keeps "esc back" and "? help".
 func TestGolden60x20(t *testing.T) {
-	h := open(t, config(fixture(t)), 60, 20)
+	h := open(t, config(pastGrace(t)), 60, 20)
 	for _, keys := range [][]string{nil, {"8"}, {"7"}} {
 		h.keys(keys...)
 		tabs := strings.Split(h.view(), "\n")[1]
@@ -250,7 +260,7 @@ func TestGoldenSweepConfirmation(t *testing.T) {
 func TestGoldenSortFiltersCopyAndStaleAt80x24And120x40(t *testing.T) {
 	for _, size := range []struct{ w, h int }{{80, 24}, {120, 40}} {
 		name := func(what string) string { return fmt.Sprintf("%s_%dx%d", what, size.w, size.h) }
-		l := fixture(t)
+		l := pastGrace(t)
 		l.unknown(t, "umbrella-logistics", "refund-notification-for-order-1042-second-attempt", "dana@umbrella.example")
 		h := open(t, config(l), size.w, size.h)
 		h.pin = pinAttempts

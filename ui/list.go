@@ -72,10 +72,13 @@ type listModel struct {
 	// operation is unknown, else all) until the user picks one.
 	autoTab bool
 
-	rows   []model.Operation
-	cursor int
-	anchor anchor
-	offset int
+	rows []model.Operation
+	// attempts are the rows' attempts the grace is read from
+	// (pageMsg.Attempts), by operation id.
+	attempts map[int64][]model.Attempt
+	cursor   int
+	anchor   anchor
+	offset   int
 	// newest is the id of the list's first row when last known
 	// (pageMsg.Newest): a refresh deep in a long list moves the offset by
 	// the rows that came in above it.
@@ -229,7 +232,7 @@ func (l listModel) loaded(msg pageMsg, e env) (listModel, tea.Cmd) {
 		return l, nil
 	}
 	l.err = nil
-	l.rows, l.anchor, l.offset = msg.Rows, msg.Anchor, msg.Offset
+	l.rows, l.anchor, l.offset, l.attempts = msg.Rows, msg.Anchor, msg.Offset, msg.Attempts
 	if msg.Newest != 0 || msg.Anchor.kind == anchorTop {
 		l.newest = msg.Newest // every new query starts at the top
 	}
@@ -621,12 +624,36 @@ func (l listModel) keyMap(e env) keyMap {
 	k := l.keys
 	op, ok := l.selected()
 	can := func(a model.Action) bool { return ok && !e.readOnly && allowed(op, a, e.now) }
-	apply := enabled(k.Apply, can(model.ActionMarkApplied))
-	notApply := enabled(k.NotApply, can(model.ActionMarkNotApplied))
+	apply := relabel(enabled(k.Apply, can(model.ActionMarkApplied)), "applied")
+	notApply := relabel(enabled(k.NotApply, can(model.ActionMarkNotApplied)), "not applied")
 	// In order of what a person needs first; the help line drops from the
 	// end when the terminal is narrow.
-	short := []key.Binding{k.Open, relabel(apply, "applied"), relabel(notApply, "not applied"), helpTabs, k.Search,
+	short := []key.Binding{k.Open, apply, notApply, helpTabs, k.Search,
 		relabel(newGlobalKeys().Tenant, "tenant"), helpMove}
+	if ok && !e.readOnly {
+		// What the write asks for first — the typed override, within the
+		// grace after its latest request (until when: the end the review
+		// and the write name) or against the finding that binds it — is
+		// said before the key is pressed (reconcile.OfferOf). Such a key
+		// is then said first (n before a), the other action key next:
+		// the line drops keys from its end where it is narrow, and enter
+		// and the rest give way to them.
+		var first, then []key.Binding
+		for _, b := range []struct {
+			key    key.Binding
+			words  string
+			action model.Action
+		}{{notApply, "not applied", model.ActionMarkNotApplied}, {apply, "applied", model.ActionMarkApplied}} {
+			if w := needsWords(e.svc.OfferOf(b.action, op, l.attempts[op.ID], e.now), e); w != "" {
+				first = append(first, relabel(b.key, b.words+w))
+			} else {
+				then = append([]key.Binding{b.key}, then...) // a, then n, as without
+			}
+		}
+		if len(first) > 0 {
+			short = append(append(append(first, then...), k.Open), short[3:]...)
+		}
+	}
 	full := [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.NextTab, k.PrevTab, k.Tab, k.Search, k.Clear, k.Contradicted},

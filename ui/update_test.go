@@ -100,7 +100,7 @@ func TestListKeys(t *testing.T) {
 		{name: "c opens the detail and asks the provider", keys: []string{"c"}, shows: []string{"acme / notify-1", "sandbox delivered sbx_"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := open(t, config(fixture(t)), 120, 30)
+			h := open(t, config(pastGrace(t)), 120, 30) // its detail's attempts fit: no grace paragraph
 			h.keys(tc.keys...)
 			for _, m := range tc.msgs {
 				h.send(m)

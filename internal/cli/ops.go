@@ -329,7 +329,9 @@ func opsShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			// AgainstFindingDigest: --against-finding=DIGEST of a decision
 			// against its "has it" (or receipt).
 			AgainstFindingDigest string `json:"against_finding_digest,omitempty"`
-		}{d, view, dg})
+			// Actions: what a person may do with it now (actionsOf).
+			Actions []actionView `json:"actions"`
+		}{d, view, dg, actionsOf(l.Service(), d, ledgerFlags(k.db, "", ""), l.Store().Now())})
 	}
 	writeDetail(stdout, d, view)
 	if lines := inProgressWords(d, l.Service().GraceFrom(d.Operation, d.Attempts), ledgerFlags(k.db, "", ""), l.Store().Now()); len(lines) > 0 {
@@ -375,6 +377,74 @@ func inProgressWords(d *model.Detail, g reconcile.RequestGrace, ledger string, n
 			g.Until.UTC().Format(time.RFC3339), g.Sent.UTC().Format(time.RFC3339)))
 	}
 	return lines
+}
+
+// actionView is one decision in `ops show --json`'s "actions": what a
+// person may do with the operation now, by the write's own rules
+// (reconcile.OfferOf) — the same the text's "what you can do" and the
+// console's keys say.
+type actionView struct {
+	Action model.Action `json:"action"`
+	// ConsoleKey is the console's key for it; Command the command that
+	// makes it (fill in the "…").
+	ConsoleKey string `json:"console_key"`
+	Command    string `json:"command"`
+	// Allowed: the write allows it now (else Reason says why: its state,
+	// or a live lease until Until).
+	Allowed bool `json:"allowed"`
+	// Needs: what the write asks for first, when allowed: "within_grace"
+	// (--within-grace, until Until: the provider may still apply the
+	// latest request), "against_finding" (--against-finding=DIGEST: it
+	// goes against the finding that binds it). Empty: nothing.
+	Needs  []string   `json:"needs"`
+	Until  *time.Time `json:"until,omitempty"`
+	Reason string     `json:"reason,omitempty"`
+}
+
+// actionsOf is `ops show --json`'s "actions" of d at now: each decision
+// (model.AllActions), by reconcile.OfferOf of its operation and attempts.
+func actionsOf(svc *reconcile.Service, d *model.Detail, ledger string, now time.Time) []actionView {
+	op := d.Operation
+	keys := keyFlagsFor(op)
+	cmds := map[model.Action][2]string{
+		model.ActionMarkApplied:    {"a", "retrysafe ops resolve" + ledger + keys + ` --as applied --evidence REF --reason "…"`},
+		model.ActionMarkNotApplied: {"n", "retrysafe ops resolve" + ledger + keys + ` --as not-applied --evidence "…" --reason "…"`},
+		model.ActionAuthorizeKey:   {"s", "retrysafe ops supersede" + ledger + keys + ` --reason "…"`},
+	}
+	out := []actionView{}
+	for _, o := range svc.Offers(op, d.Attempts, now) {
+		v := actionView{Action: o.Action, ConsoleKey: cmds[o.Action][0], Command: cmds[o.Action][1], Allowed: o.Allowed, Needs: []string{}, Reason: o.Why(op)}
+		if !o.HeldUntil.IsZero() {
+			t := o.HeldUntil.UTC()
+			v.Until = &t
+		}
+		if o.Grace != nil {
+			t := o.Grace.Until.UTC()
+			v.Needs, v.Until = append(v.Needs, "within_grace"), &t
+		}
+		if o.Against {
+			v.Needs = append(v.Needs, "against_finding")
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// leaseWords is ops show's lease row: what happened to the claim — held
+// (live until T), its lease ended (at T: nobody holds it), or released
+// (at T, to be sent again: a released claim's lease time is when it was
+// released), as the console's detail says it.
+func leaseWords(v opView) string {
+	op := v.Operation
+	switch {
+	case op.State != model.StateInProgress:
+		return fmt.Sprintf("%s until %s", dash(op.LeaseOwner), fmtTime(op.LeaseUntil))
+	case op.LeaseOwner == reconcile.LeaseReleased:
+		return fmt.Sprintf("released at %s to be sent again: nobody holds the claim", fmtTime(op.LeaseUntil))
+	case v.LeaseEnded:
+		return fmt.Sprintf("%s's lease ended at %s: nobody holds the claim", dash(op.LeaseOwner), fmtTime(op.LeaseUntil))
+	}
+	return fmt.Sprintf("held by %s, live until %s", dash(op.LeaseOwner), fmtTime(op.LeaseUntil))
 }
 
 // tombstoneView is `ops show --json` of a compacted key.
@@ -441,7 +511,7 @@ func writeDetail(w io.Writer, d *model.Detail, view opView) {
 	row("created", fmtTime(op.CreatedAt))
 	row("updated", fmtTime(op.UpdatedAt))
 	if !op.LeaseUntil.IsZero() {
-		row("lease", fmt.Sprintf("%s until %s", op.LeaseOwner, fmtTime(op.LeaseUntil)))
+		row("lease", leaseWords(view))
 	}
 	if !op.ExpiresAt.IsZero() {
 		row("replays until", fmtTime(op.ExpiresAt))
