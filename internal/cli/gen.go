@@ -22,7 +22,9 @@ import (
 // (many calls per transaction, synchronous=OFF: the file is throw-away), so
 // the counts, indexes and invariants are the ones real traffic leaves. On a
 // postgres:// URL it generates the same rows on a scratch SQLite file and
-// copies them into the (empty) schema with COPY.
+// copies them into the (empty) schema with COPY; the sandbox file
+// (SCHEMA.provider.db) is tied to the schema's ledger, which records it,
+// so its checks and triage get the generated history's answers.
 func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("gen", stderr)
 	db := fs.String("db", "", "ledger file to create (must not exist yet), or a postgres:// URL of an empty schema")
@@ -46,6 +48,7 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// A generator never adds to an existing ledger: its numbers would lie.
 	where, providerDB := *db, ""
 	var pg *postgres.Store
+	var pl *ledger.Ledger // the PostgreSQL ledger, with its sandbox provider file
 	if postgres.IsURL(*db) {
 		// PostgreSQL: the rows are generated on a scratch SQLite file through
 		// the same call path, then copied over with COPY (a statement per
@@ -66,6 +69,16 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		defer os.RemoveAll(dir)
 		where, providerDB = filepath.Join(dir, "gen.db"), providerPath(*db)
+		// The sandbox file is the PostgreSQL ledger's: opened to dispatch
+		// (nothing is sent through it here), which ties the file to it and
+		// records the file's id in it, under every guard a call's opening
+		// has — before it holds an operation, as a ledger's first call
+		// does. The scratch ledger sends the generated history's real
+		// calls through the same file; Load then moves that history here.
+		if pl, err = openLedger(ctx, *db, config.Default(), opening{providerDB: providerDB, store: store.Options{Durability: store.Fast}, use: ledger.Dispatching}); err != nil {
+			return fail(stderr, err)
+		}
+		defer pl.Close()
 	} else if _, err := os.Stat(*db); err == nil {
 		return fail(stderr, model.Errorf(model.CodeInvalid, "%s exists; gen writes a new ledger (remove it first)", *db))
 	}
@@ -101,8 +114,24 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if !*quiet {
 			fmt.Fprintf(stderr, "  copying into %s\n", pg.Path())
 		}
+		marks, err := genProviderMarks(ctx, l.Store(), pl.Store())
+		if err != nil {
+			return fail(stderr, err)
+		}
 		lr, err := pg.Load(ctx, src)
 		if err != nil {
+			return fail(stderr, err)
+		}
+		// How far the file went while the scratch ledger sent through it:
+		// a later restore of an older copy of the file is told apart.
+		if err := pl.Store().WithTx(ctx, func(tx store.Tx) error {
+			for _, m := range marks {
+				if _, err := tx.MarkProviderFile(m.name, m.fileID, m.mark); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
 			return fail(stderr, err)
 		}
 		load, name = &lr, pg.Path()
@@ -140,4 +169,41 @@ func genCount(n int) string {
 		out = append(out, s[i])
 	}
 	return string(out)
+}
+
+// genMark is how far the scratch ledger saw its sandbox file go for one
+// provider name.
+type genMark struct {
+	name, fileID string
+	mark         store.FileMark
+}
+
+// genProviderMarks reads the scratch ledger's record of the file it sent
+// through, per sandbox provider name, and checks it is the file the
+// PostgreSQL ledger recorded: the generated history's deliveries are in
+// the scratch ledger's file, and the loaded ledger must never take another
+// for it (its "has nothing" would prove nothing).
+func genProviderMarks(ctx context.Context, scratch, target store.Reader) ([]genMark, error) {
+	var out []genMark
+	for _, p := range config.Default().Providers {
+		if p.Kind != config.KindSandbox {
+			continue
+		}
+		fileID, mark, err := scratch.ProviderFileMark(ctx, p.Name)
+		if err != nil {
+			return nil, err
+		}
+		recorded, err := target.ProviderFile(ctx, p.Name)
+		if err != nil {
+			return nil, err
+		}
+		if fileID == "" {
+			continue
+		}
+		if recorded != fileID {
+			return nil, model.Errorf(model.CodeUnavailable, "gen: the sandbox provider's file changed while the ledger was generated (file id %s, then %s): nothing was copied; run gen again", recorded, fileID)
+		}
+		out = append(out, genMark{name: p.Name, fileID: fileID, mark: mark})
+	}
+	return out, nil
 }

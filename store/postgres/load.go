@@ -17,7 +17,11 @@ type TableSource interface {
 
 // loadTables are the ledger's tables Load fills, each before the tables
 // whose rows point at it. The counts follow from the operations; tokens
-// and schema_migrations are the ledger's own.
+// and schema_migrations are the ledger's own, and so are its identity
+// (ledger_meta) and the provider files it records (provider_files): the
+// loaded ledger keeps its id, and the caller ties it to the provider file
+// that holds the source's deliveries — `gen` opens it to dispatch before
+// the load, as a first call would, and carries the source's marks over.
 var loadTables = []string{"operations", "attempts", "decisions", "tombstones", "tasks", "report_jobs", "local_effects"}
 
 // countTriggers keep state_counts (migration 1).
