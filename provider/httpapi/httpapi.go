@@ -709,6 +709,13 @@ func checkEndpoint(e *Endpoint, method string, dispatch, env bool) (string, erro
 	if err != nil {
 		return "url", err
 	}
+	// The scheme and authority (user information, host, port) are the
+	// config's own: a placeholder there would let a call's arguments (an
+	// agent's, through the gateway) — or a lookup's key or reference —
+	// choose where the request and its headers' secrets go.
+	if strings.Contains(envRef.ReplaceAllString(e.URL[:authorityEnd(e.URL)], ""), "{") {
+		return "url", errors.New("url: a {placeholder} may stand only in the URL's path or query, not in its scheme or host: the arguments of a call would choose where the request and its headers go")
+	}
 	probe := envRef.ReplaceAllString(e.URL, "x")
 	for _, n := range names {
 		if !dispatch && n != "downstream_key" && n != "provider_ref" {
@@ -792,11 +799,35 @@ func checkEndpoint(e *Endpoint, method string, dispatch, env bool) (string, erro
 				return "headers." + k, fmt.Errorf("header %s: %v", k, err)
 			}
 		}
-		if strings.ContainsAny(v, "\r\n") {
-			return "headers." + k, fmt.Errorf("header %s holds a line break", k)
+		if err := CheckHeaderValue(v); err != nil {
+			return "headers." + k, fmt.Errorf("header %s %v", k, err)
 		}
 	}
 	return "", nil
+}
+
+// CheckHeaderValue says why v cannot be a header value as written: a line
+// break, or another control character (a tab is allowed). net/http sends
+// no request with such a value. The message names no part of v.
+func CheckHeaderValue(v string) error {
+	if strings.ContainsAny(v, "\r\n") {
+		return errors.New("holds a line break")
+	}
+	if !validHeaderValue(v) {
+		return errors.New("holds a control character, which no header value may (net/http would send no request)")
+	}
+	return nil
+}
+
+// validHeaderValue: no control character but a tab (RFC 9110 5.5: what
+// net/http sends).
+func validHeaderValue(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < ' ' && c != '\t' || c == 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // authorityEnd is where a URL's scheme and host end.
@@ -835,12 +866,18 @@ func EnvNames(s string) []string {
 }
 
 // EnvError is a ${NAME} whose variable is not set (or empty) when a
-// request needs it.
+// request needs it, or — Why set — whose value cannot be sent there.
 type EnvError struct {
 	Where, Name string
+	// Why is what is wrong with the value ("" = not set); it never
+	// repeats the value.
+	Why string
 }
 
 func (e *EnvError) Error() string {
+	if e.Why != "" {
+		return fmt.Sprintf("%s reads $%s, which %s", e.Where, e.Name, e.Why)
+	}
 	return fmt.Sprintf("%s needs $%s, which is not set", e.Where, e.Name)
 }
 
@@ -858,26 +895,36 @@ func (p *Provider) resolveHeaders(e *Endpoint) (map[string]string, []string, err
 	}
 	sort.Strings(names)
 	for _, k := range names {
-		var missing string
+		var bad *EnvError
 		v := envRef.ReplaceAllStringFunc(e.Headers[k], func(ref string) string {
 			name := envRef.FindStringSubmatch(ref)[1]
 			val, ok := p.c.Env(name)
-			if (!ok || val == "") && missing == "" {
-				missing = name
+			if bad == nil {
+				bad = badEnvValue("header "+k, name, val, ok)
 			}
 			read = envSecretWords(read, val)
 			read = envSecretWords(read, url.QueryEscape(val))
 			return val
 		})
-		if missing != "" {
-			return nil, read, &EnvError{Where: "header " + k, Name: missing}
-		}
-		if strings.ContainsAny(v, "\r\n") {
-			return nil, read, fmt.Errorf("header %s holds a line break (from the environment)", k)
+		if bad != nil {
+			return nil, read, bad
 		}
 		out[k] = v
 	}
 	return out, read, nil
+}
+
+// badEnvValue says why val, variable name's value (ok: set), cannot go in
+// a header value (where): not set, or empty, or a control character in
+// it (net/http would send no request). Nil when it can.
+func badEnvValue(where, name, val string, ok bool) *EnvError {
+	if !ok || val == "" {
+		return &EnvError{Where: where, Name: name}
+	}
+	if err := CheckHeaderValue(val); err != nil {
+		return &EnvError{Where: where, Name: name, Why: err.Error()}
+	}
+	return nil
 }
 
 // validHeaderName: a token (RFC 9110 5.1, 5.6.2).
@@ -1211,6 +1258,15 @@ func (p *Provider) do(ctx context.Context, e *Endpoint, headers map[string]strin
 	if key != "" {
 		req.Header.Set(p.c.KeyHeader, key)
 	}
+	// net/http refuses a header value with a control character before it
+	// dials: nothing is sent, which is said so (never "unknown").
+	for k, vs := range req.Header {
+		for _, v := range vs {
+			if err := CheckHeaderValue(v); err != nil {
+				return &exchange{sentNone: true}, fmt.Errorf("%s %s: header %s %v", e.Method, p.mask(redactURL(t.shown), secrets), k, err)
+			}
+		}
+	}
 	resp, err := p.client.Do(req)
 	if err != nil {
 		return &exchange{sentNone: !wrote.Load() && refusedBeforeSending(err)}, errors.New(p.transportError(err, t.shown, p.cutShort(caller, own), secrets))
@@ -1240,6 +1296,10 @@ func refusedBeforeSending(err error) bool {
 		return true
 	}
 	var dns *net.DNSError
+	// net/http checks the header fields before it dials.
+	if strings.Contains(err.Error(), "net/http: invalid header field") {
+		return true
+	}
 	return errors.As(err, &dns) || errors.Is(err, syscall.ECONNREFUSED)
 }
 
@@ -1336,6 +1396,23 @@ var _ provider.Checker = (*Provider)(nil)
 func (p *Provider) CanDispatch() error {
 	if unset := UnsetEnv(&p.c.Dispatch, "dispatch", p.c.Env); len(unset) > 0 {
 		return unset[0]
+	}
+	// A value no header may carry: net/http would send nothing, and the
+	// claim would only record "not sent".
+	if p.c.Env != nil {
+		keys := make([]string, 0, len(p.c.Dispatch.Headers))
+		for k := range p.c.Dispatch.Headers {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			for _, n := range EnvNames(p.c.Dispatch.Headers[k]) {
+				v, ok := p.c.Env(n)
+				if bad := badEnvValue("dispatch header "+k, n, v, ok); bad != nil {
+					return bad
+				}
+			}
+		}
 	}
 	return nil
 }
