@@ -814,7 +814,7 @@ func CheckHeaderValue(v string) error {
 		return errors.New("holds a line break")
 	}
 	if !validHeaderValue(v) {
-		return errors.New("holds a control character, which no header value may (net/http would send no request)")
+		return errors.New("holds a control character (other than a tab): net/http sends no request with one")
 	}
 	return nil
 }
