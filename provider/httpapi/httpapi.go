@@ -1083,9 +1083,10 @@ func (p *Provider) HonoursKeys() bool { return p.c.HonoursKeys }
 func (p *Provider) RequestTimeout() time.Duration { return p.c.Timeout }
 
 // Identity is provider.Identifier: where its dispatches and lookups go —
-// method, scheme, host and the URL template after the host, as configured
-// (a ${NAME} stays a name: its value is the environment's), and the
-// dispatch's key header. A ledger records it with each claim.
+// method, scheme, host and the URL template after the host, and the
+// headers, as configured (a ${NAME} stays a name: its value is the
+// environment's), and the dispatch's key header. A ledger records it with
+// each claim.
 func (p *Provider) Identity() provider.Identity {
 	id := provider.Identity{Dispatch: target(&p.c.Dispatch)}
 	id.Dispatch.KeyHeader = p.c.KeyHeader
@@ -1104,7 +1105,11 @@ func target(e *Endpoint) provider.Target {
 	if start := len(scheme) + len("://"); end >= start {
 		host = e.URL[start:end]
 	}
-	return provider.Target{Kind: "http", Method: e.Method, Scheme: scheme, Host: host, URL: e.URL[end:]}
+	headers := make(map[string]string, len(e.Headers))
+	for k, v := range e.Headers {
+		headers[k] = v // as written: a ${NAME} stays a name
+	}
+	return provider.Target{Kind: "http", Method: e.Method, Scheme: scheme, Host: host, URL: e.URL[end:], Headers: headers}
 }
 
 // Classify returns the class of a status code: the override if declared,
