@@ -330,7 +330,12 @@ func sortSecrets(in []string) []string {
 // mask replaces every secret in s (p.secrets and the values read from the
 // environment for this request) with ***: as written, or as an API echoes
 // it escaped, or decoded as Latin-1 (maskSecret).
-func (p *Provider) mask(s string, more []string) string {
+func (p *Provider) mask(s string, more []string) string { return p.maskCut(s, more, false) }
+
+// maskCut is mask of s, which with cut is a body cut short (at
+// max_response_bytes, or broken off): the start of a secret at its end —
+// part of the secret, or an escape cut in half — is masked too.
+func (p *Provider) maskCut(s string, more []string, cut bool) string {
 	var forms, short []string
 	for _, w := range append(append([]string(nil), more...), p.secrets...) {
 		if len(w) < minAnywhere {
@@ -339,13 +344,65 @@ func (p *Provider) mask(s string, more []string) string {
 			forms = append(forms, escapedForms(w)...)
 		}
 	}
-	for _, w := range sortSecrets(forms) {
+	forms, short = sortSecrets(forms), sortSecrets(short)
+	tail := ""
+	for cut {
+		// The earliest start of a secret that runs into the end, on the
+		// text as it came (no secret masked yet, which would hide
+		// another's start): masked, and what is before it is cut short
+		// there in turn (a whole secret may have ended past that start).
+		at := len(s)
+		for _, w := range forms {
+			at = min(at, tailStart(s, w, false))
+		}
+		for _, w := range short {
+			at = min(at, tailStart(s, w, true))
+		}
+		if at == len(s) {
+			break
+		}
+		s, tail = s[:at], "***"
+	}
+	for _, w := range forms {
 		s = maskSecret(s, w, false)
 	}
-	for _, w := range sortSecrets(short) {
+	for _, w := range short {
 		s = maskSecret(s, w, true)
 	}
-	return s
+	return s + tail
+}
+
+// tailStart is where in s a start of w (as maskSecret reads it: escapes,
+// mojibake; with whole, not inside a word) runs into the end of s — at
+// least one byte of w, or w's first bytes and an escape cut in half —
+// else len(s).
+func tailStart(s, w string, whole bool) int {
+	if w == "" {
+		return len(s)
+	}
+	high := 0
+	for high < len(w) && w[high] < utf8.RuneSelf {
+		high++
+	}
+	// A byte of w takes at most 12 bytes of s (mojibake, escaped).
+	lo := max(0, len(s)-12*len(w)-12)
+	for i := lo; i < len(s); i++ {
+		if whole && wordByte(s, i-1) {
+			continue
+		}
+		j, k, at := matchFrom(s, i, 0, w, false, high)
+		if k > 0 && k < len(w) && ranOut(s, j) {
+			return i
+		}
+		if k == len(w) || k < high {
+			continue
+		}
+		j, k, _ = matchFrom(s, at, high, w, true, high)
+		if k > 0 && k < len(w) && ranOut(s, j) {
+			return i
+		}
+	}
+	return len(s)
 }
 
 // escapedForms are w and w as one JSON encoder or another writes it inside
@@ -471,6 +528,41 @@ func matchEscaped(s string, i int, w string, high int) (int, bool) {
 	return j, k == len(w)
 }
 
+// ranOut: s ends at j, or from j with an escape cut in half (\, \u00,
+// a high surrogate without its pair yet, %2).
+func ranOut(s string, j int) bool {
+	if j >= len(s) {
+		return true
+	}
+	t := s[j:]
+	switch t[0] {
+	case '%':
+		return len(t) < 3 && allHex(t[1:])
+	case '\\':
+		if len(t) == 1 {
+			return true
+		}
+		if t[1] != 'u' {
+			return false
+		}
+		if len(t) < 6 {
+			return allHex(t[2:])
+		}
+		if len(t) >= 12 || !allHex(t[2:6]) {
+			return false
+		}
+		v, _ := hexN(t[2:6])
+		rest := t[6:]
+		return utf16.IsSurrogate(rune(v)) && (rest == "" || rest == "\\" || strings.HasPrefix(rest, "\\u") && allHex(rest[2:]))
+	}
+	return false
+}
+
+func allHex(s string) bool {
+	_, ok := hexN(s)
+	return ok
+}
+
 // matchFrom reads w from w[k] in s from j, escapes read as what they
 // stand for (with moji, each non-ASCII byte of w as its mojibake): where
 // it got to in s and in w (k == len(w): all of w), and where in s it was
@@ -490,15 +582,23 @@ func matchFrom(s string, j, k int, w string, moji bool, high int) (int, int, int
 			if c := s[j]; c != m[0][0] && c != m[1][0] && c != '\\' && c != '%' {
 				return j, k, at
 			}
-			if e, n, _ := matchFrom(s, j, 0, m[0], false, -1); n == len(m[0]) {
+			e, n, _ := matchFrom(s, j, 0, m[0], false, -1)
+			if n == len(m[0]) {
 				j, k = e, k+1
 				continue
 			}
 			if m[1] != m[0] {
-				if e, n, _ := matchFrom(s, j, 0, m[1], false, -1); n == len(m[1]) {
-					j, k = e, k+1
+				e1, n1, _ := matchFrom(s, j, 0, m[1], false, -1)
+				if n1 == len(m[1]) {
+					j, k = e1, k+1
 					continue
 				}
+				if ranOut(s, e1) {
+					return len(s), k, at // w's mojibake, cut short
+				}
+			}
+			if ranOut(s, e) {
+				return len(s), k, at
 			}
 			return j, k, at
 		}
@@ -617,9 +717,9 @@ func hexN(s string) (uint32, bool) {
 // snippet is a response body's start for a Detail, with every configured
 // header value, URL query value and value read from the environment
 // masked.
-func (p *Provider) snippet(b []byte, more []string) string {
+func (p *Provider) snippet(b []byte, more []string, cut bool) string {
 	if utf8.Valid(b) {
-		b = []byte(p.mask(string(b), more))
+		b = []byte(p.maskCut(string(b), more, cut))
 	}
 	return snippet(b)
 }
@@ -1491,13 +1591,13 @@ func (p *Provider) Dispatch(ctx context.Context, req provider.Request) (provider
 	}
 	detail := fmt.Sprintf("HTTP %d", x.status)
 	if p.Classify(x.status) != Applied {
-		if s := p.snippet(x.body, secrets); s != "" {
+		if s := p.snippet(x.body, secrets, x.overCap || x.bodyErr != nil); s != "" {
 			detail += ": " + s
 		}
 	}
 	switch p.Classify(x.status) {
 	case Applied:
-		ref, why := pointer(x, p.c.Dispatch.RefPointer)
+		ref, why := p.reference(x, p.c.Dispatch.RefPointer, secrets)
 		if why != "" {
 			detail += " (" + why + ")"
 		}
@@ -1580,7 +1680,7 @@ func (p *Provider) LookupQuery(ctx context.Context, q provider.Query) (provider.
 		}
 		fallthrough
 	case x.status >= 200 && x.status <= 299:
-		ref, why := pointer(x, p.c.Lookup.RefPointer)
+		ref, why := p.reference(x, p.c.Lookup.RefPointer, secrets)
 		if ref == "" && byRef {
 			ref, why = q.Ref, "" // the record asked for by its reference
 		}
@@ -1697,6 +1797,20 @@ func nonEmpty(v any) bool {
 		return len(v) > 0
 	}
 	return true
+}
+
+// reference is pointer's reference, unless it holds a secret this
+// request sent (p.secrets, and secrets read from the environment: an API
+// that echoes its credentials as the new record's id): a reference is
+// stored with the operation, its attempt and its receipt and shown
+// everywhere. Not masked: a masked reference would name another record to
+// a lookup by {provider_ref}.
+func (p *Provider) reference(x *exchange, ptr string, secrets []string) (string, string) {
+	ref, why := pointer(x, ptr)
+	if ref != "" && p.mask(ref, secrets) != ref {
+		return "", fmt.Sprintf("%s in the response holds a value this provider sends as a secret (a header's, the URL's or the environment's); no reference read", ptr)
+	}
+	return ref, why
 }
 
 // pointer reads the reference at ptr in a response body; why says why
