@@ -90,6 +90,8 @@ func TestASecretCutByTheSizeCapIsMasked(t *testing.T) {
 		{"cut in a literal header value", "key sk_live_literal_0123456789 refused", 20, "key ***"},
 		{"cut in an escaped mojibake", `{"e":"caf\u00c3\u00a9-0123456789"}`, 19, `{"e":"***`},
 		{"cut in a surrogate pair", `{"e":"caf\ud83d\ude00-0123456789"}`, 17, `{"e":"***`},
+		{"cut in a character of the secret", "token café-0123456789 refused", 10, "token ***"},
+		{"cut in a character of the text", "token ouvré", 11, "token ouvr"},
 		{"not cut", "Authorization=Bearer " + token + " refused", 100, "Authorization=Bearer *** refused"},
 		{"cut after the token", "Authorization=Bearer " + token + " refused", 48, "Authorization=Bearer *** ref"},
 	} {

@@ -718,6 +718,17 @@ func hexN(s string) (uint32, bool) {
 // header value, URL query value and value read from the environment
 // masked.
 func (p *Provider) snippet(b []byte, more []string, cut bool) string {
+	if cut {
+		// A character cut in half at the end is no binary body.
+		for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+			if utf8.RuneStart(b[i]) {
+				if !utf8.FullRune(b[i:]) {
+					b = b[:i]
+				}
+				break
+			}
+		}
+	}
 	if utf8.Valid(b) {
 		b = []byte(p.maskCut(string(b), more, cut))
 	}
