@@ -133,8 +133,8 @@ func parseHTTP(ps providerSpec, at func(...string) func(string, ...any) error, l
 			if err := httpapi.CheckEnvRefs(v); err != nil {
 				return httpapi.Endpoint{}, at(which, "headers", k)("provider %s: header %s: %v", ps.Name, k, err)
 			}
-			if strings.ContainsAny(v, "\r\n") {
-				return httpapi.Endpoint{}, at(which, "headers", k)("provider %s: header %s holds a line break", ps.Name, k)
+			if err := httpapi.CheckHeaderValue(v); err != nil {
+				return httpapi.Endpoint{}, at(which, "headers", k)("provider %s: header %s %v", ps.Name, k, err)
 			}
 			// Kept as written: each ${NAME} is read when a request is made.
 			out.Headers[k] = v

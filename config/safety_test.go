@@ -72,6 +72,10 @@ func TestConfigRefusesWhatWouldSendASecondEffect(t *testing.T) {
 		{"header that is the key header", dispatch("headers = { Idempotency-Key = \"fixed\" }\n"), 6, `header "Idempotency-Key" is key_header: retrysafe sets it to each call's downstream key`},
 		{"header that is a custom key header", dispatch("key_header = \"X-Key\"\nheaders = { x-key = \"fixed\" }\n"), 6, `key_header "X-Key" is also in [providers.dispatch] headers (x-key)`},
 		{"two headers differing in case", dispatch("headers = { Authorization = \"Bearer a\", authorization = \"Bearer b\" }\n"), 6, "Authorization and authorization are the same header"},
+		{"header value with a control character", dispatch("headers = { X-Tag = \"a\\u0001b\" }\n"), 6, "header X-Tag holds a control character"},
+		{"header value with DEL", dispatch("headers = { X-Tag = \"a\\u007Fb\" }\n"), 6, "header X-Tag holds a control character"},
+		{"lookup header value with a control character", httpProvider("[providers.lookup]\nurl = \"http://h/{downstream_key}\"\nheaders = { X-Tag = \"a\\u001Bb\" }\n"), 8, "header X-Tag holds a control character"},
+		{"header value with a tab", dispatch("headers = { X-Tag = \"a\\tb\" }\n"), 0, ""},
 		{"header name with a bad character", dispatch("headers = { \"X(y)\" = \"v\" }\n"), 6, `header name "X(y)" is not valid`},
 		// 6. A timeout is a bound, not forever.
 		{"timeout 100000h", withTimeout("100000h"), 4, "timeout \"100000h\" is longer than 10m0s"},
@@ -85,6 +89,14 @@ func TestConfigRefusesWhatWouldSendASecondEffect(t *testing.T) {
 		{"${ENV} in a dispatch query", strings.Replace(httpProvider(""), "/send", "/send?api_key=${PAY_TOKEN}", 1), 0, ""},
 		{"${ENV} in a lookup path", lookup("http://h/${TENANT}/{downstream_key}"), 0, ""},
 		{"${ENV} in the host", strings.Replace(httpProvider(""), "127.0.0.1:9", "${API_HOST}", 1), 5, "a ${NAME} may stand only in the URL's path or query"},
+		// R11 H2: nor a {placeholder}: a call's arguments would choose
+		// where the request and its headers' secrets go.
+		{"{argument} as the host", strings.Replace(httpProvider("headers = { Authorization = \"Bearer ${EVIL_TOKEN}\" }\n"), "127.0.0.1:9", "{region}", 1), 5, "a {placeholder} may stand only in the URL's path or query, not in its scheme or host"},
+		{"{argument} in the host", strings.Replace(httpProvider(""), "127.0.0.1", "{region}.example.com", 1), 5, "not in its scheme or host"},
+		{"{argument} as the port", strings.Replace(httpProvider(""), ":9", ":{port}", 1), 5, "not in its scheme or host"},
+		{"{argument} as user information", strings.Replace(httpProvider(""), "127.0.0.1", "{who}@127.0.0.1", 1), 5, "not in its scheme or host"},
+		{"{downstream_key} as a lookup's host", lookup("http://{downstream_key}/m"), 7, "lookup: url: a {placeholder} may stand only in the URL's path or query"},
+		{"{provider_ref} in a lookup's host", lookup("http://{provider_ref}.example.com/m/{downstream_key}"), 7, "not in its scheme or host"},
 		{"malformed ${ in a url", strings.Replace(httpProvider(""), "/send", "/send?k=${PAY-TOKEN}", 1), 5, "${NAME}"},
 	}
 	for _, c := range cases {

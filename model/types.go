@@ -58,8 +58,9 @@ type Operation struct {
 	// claimed, or claimed before the ledger recorded it (migration 13).
 	ClaimApplyBy time.Time `json:"-"`
 	// ClaimDispatchID is where its latest claim's request went: a digest
-	// of its provider's kind, method, scheme, host, URL template and key
-	// header (provider.IdentityOf). A claim is sent again only where the
+	// of its provider's kind, method, scheme, host, URL template, key
+	// header and configured headers (provider.IdentityOf; the headers since
+	// R11: a digest without them is held to the rest). A claim is sent again only where the
 	// config of the process about to send it points the provider to the
 	// same place. "": never claimed, or claimed before migration 13.
 	ClaimDispatchID string `json:"-"`

@@ -3,6 +3,8 @@ package provider
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"net/http"
+	"sort"
 	"strings"
 )
 
@@ -19,6 +21,13 @@ type Target struct {
 	Host      string // host[:port], as configured
 	URL       string // the URL template after the host (path and query), as configured
 	KeyHeader string // a dispatch: the header that carries the downstream key
+	// Headers are the headers the config writes, name to value as written
+	// (a ${NAME} as its name, never its value): an account header
+	// (Stripe-Account) is as much where a request goes as its host. Nil:
+	// not recorded — a target without headers (the sandbox), or one from
+	// before headers were recorded; an HTTP target records an empty map
+	// when it has none (adding an account header is a change too).
+	Headers map[string]string
 }
 
 // Identity is where a provider sends its dispatches and its lookups.
@@ -33,15 +42,36 @@ type Identifier interface {
 	Identity() Identity
 }
 
-// The fields of a digest, in order, with the words that name them.
-var targetFields = []struct{ key, words string }{
-	{"kind", "kind"}, {"method", "method"}, {"scheme", "scheme"}, {"host", "host"},
-	{"url", "URL template"}, {"key", "key header"},
+// The fields of a digest, in order, with the words that name them. A
+// field added since digests were first recorded (later) is compared only
+// when the recorded digest has it: a claim recorded before it was is held
+// to the fields it recorded, not all held back at the upgrade.
+var targetFields = []struct {
+	key, words string
+	later      bool
+}{
+	{"kind", "kind", false}, {"method", "method", false}, {"scheme", "scheme", false}, {"host", "host", false},
+	{"url", "URL template", false}, {"key", "key header", false}, {"headers", "headers", true},
 }
 
 func (t Target) values() []string {
 	return []string{strings.ToLower(t.Kind), strings.ToUpper(t.Method), strings.ToLower(t.Scheme),
-		strings.ToLower(t.Host), t.URL, strings.ToLower(t.KeyHeader)}
+		strings.ToLower(t.Host), t.URL, strings.ToLower(t.KeyHeader), headerText(t.Headers)}
+}
+
+// headerText is headers as one text to digest: each name in its canonical
+// case, in order, with its value without surrounding spaces; "" for nil
+// (not recorded), never "" for an empty map.
+func headerText(h map[string]string) string {
+	if h == nil {
+		return ""
+	}
+	lines := make([]string, 0, len(h))
+	for k, v := range h {
+		lines = append(lines, http.CanonicalHeaderKey(strings.TrimSpace(k))+": "+strings.TrimSpace(v))
+	}
+	sort.Strings(lines)
+	return "headers\n" + strings.Join(lines, "\n")
 }
 
 // Digest is t as the ledger records it: each field that says something as
@@ -104,14 +134,30 @@ func IdentityChanges(recorded, current string) []string {
 	}
 	var out []string
 	for _, f := range targetFields {
+		if _, recorded := r[f.key]; f.later && !recorded {
+			delete(c, f.key) // not recorded then: not compared
+			continue
+		}
 		if r[f.key] != c[f.key] {
 			out = append(out, f.words)
 		}
 	}
-	if out == nil {
-		out = []string{"where it is sent"}
+	if out == nil && !sameFields(r, c) {
+		out = []string{"where it is sent"} // a field this build does not know
 	}
 	return out
+}
+
+func sameFields(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
 }
 
 func digestFields(d string) (map[string]string, bool) {

@@ -48,6 +48,63 @@ func TestIdentityDigestsNameWhatChanged(t *testing.T) {
 	}
 }
 
+// R11 H3: the headers written in the config are part of where a request
+// goes (an account header: Stripe-Account, an idempotency key is per
+// account), names and values as written — a ${NAME} as its name, never
+// its value. A target that records its headers records them even when
+// there are none (adding an account header is a change too); a digest
+// recorded before headers were (no headers field) is not held to them.
+func TestIdentityDigestsHoldTheConfiguredHeaders(t *testing.T) {
+	base := provider.Target{Kind: "http", Method: "POST", Scheme: "https", Host: "api.example.com", URL: "/v1/charges",
+		KeyHeader: "Idempotency-Key", Headers: map[string]string{"Stripe-Account": "acct_ONE", "Authorization": "Bearer ${STRIPE_KEY}"}}
+	d := base.Digest()
+	if strings.Contains(d, "acct_ONE") || strings.Contains(d, "STRIPE_KEY") || !strings.Contains(d, " headers=") {
+		t.Fatalf("digest %q: want a headers field holding no value", d)
+	}
+	with := func(h map[string]string) string {
+		x := base
+		x.Headers = h
+		return x.Digest()
+	}
+	for _, c := range []struct {
+		name    string
+		headers map[string]string
+		want    []string
+	}{
+		{"the same", map[string]string{"Authorization": "Bearer ${STRIPE_KEY}", "Stripe-Account": "acct_ONE"}, nil},
+		{"names in another case, values padded", map[string]string{"authorization": "Bearer ${STRIPE_KEY}", "STRIPE-ACCOUNT": " acct_ONE "}, nil},
+		{"another account", map[string]string{"Authorization": "Bearer ${STRIPE_KEY}", "Stripe-Account": "acct_TWO"}, []string{"headers"}},
+		{"the account header gone", map[string]string{"Authorization": "Bearer ${STRIPE_KEY}"}, []string{"headers"}},
+		{"another variable", map[string]string{"Authorization": "Bearer ${OTHER_KEY}", "Stripe-Account": "acct_ONE"}, []string{"headers"}},
+		{"none", map[string]string{}, []string{"headers"}},
+	} {
+		if got := provider.IdentityChanges(d, with(c.headers)); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: changes %q; want %q", c.name, got, c.want)
+		}
+	}
+	none := with(map[string]string{})
+	if !strings.Contains(none, " headers=") {
+		t.Errorf("no headers: %q; want the field recorded all the same", none)
+	}
+	if got := provider.IdentityChanges(none, d); !reflect.DeepEqual(got, []string{"headers"}) {
+		t.Errorf("an account header added: changes %q; want headers", got)
+	}
+	// A digest from before headers were recorded: the same place, as it
+	// was; any other field still counts.
+	old := with(nil)
+	if strings.Contains(old, "headers") {
+		t.Fatalf("a target that records no headers: %q", old)
+	}
+	if got := provider.IdentityChanges(old, d); got != nil {
+		t.Errorf("recorded before headers were: changes %q; want none", got)
+	}
+	moved := base
+	moved.Host = "api2.example.com"
+	if got := provider.IdentityChanges(old, moved.Digest()); !reflect.DeepEqual(got, []string{"host"}) {
+		t.Errorf("recorded before headers were, host moved: %q; want host", got)
+	}
+}
+
 type plain struct{}
 
 func (plain) Name() string      { return "p" }

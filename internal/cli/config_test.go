@@ -162,3 +162,88 @@ func TestCallWithAnUnsetDispatchSecretIsRefusedBeforeTheLedgerOpens(t *testing.T
 		t.Errorf("ops list: exit %d, %q %q (k2 must not be recorded)", code, out, errText)
 	}
 }
+
+// R11 M2: a dispatch secret whose value holds a control character cannot
+// be sent (net/http sends no request with it). The call is refused before
+// anything is claimed — exit 2, naming the variable and never its value,
+// no operation recorded — not an unknown outcome (exit 5) recorded for a
+// request that never left.
+func TestCallWithADispatchSecretHoldingAControlCharacterIsRefused(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.WriteHeader(http.StatusCreated)
+		io.WriteString(w, `{"id":"m_1"}`)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "mailer.toml")
+	doc := "[[providers]]\nname = \"mailer\"\nkind = \"http\"\nhonours_keys = true\n[providers.dispatch]\nurl = \"" + srv.URL + "/send\"\nheaders = { Authorization = \"Bearer ${RETRYSAFE_TEST_EVIL_TOKEN}\" }\n[[tools]]\nname = \"x\"\nprovider = \"mailer\"\narguments = '{\"type\":\"object\"}'\n"
+	if err := os.WriteFile(cfg, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "ledger.db")
+	t.Setenv("RETRYSAFE_TEST_EVIL_TOKEN", "abc\x01defSECRET")
+	out, errText, code := cli(t, append(callArgs(db, "t", "k1", "x", `{}`), "--config", cfg)...)
+	line := oneErrorLine(t, "control character", errText)
+	if code != 2 || out != "" || !strings.Contains(line, "$RETRYSAFE_TEST_EVIL_TOKEN, which holds a control character") ||
+		!strings.Contains(line, "nothing was sent or written") || strings.Contains(errText, "SECRET") || strings.Contains(errText, "\x01") {
+		t.Fatalf("a secret with a control character: exit %d, stdout %q, %q", code, out, errText)
+	}
+	if hits.Load() != 0 {
+		t.Fatalf("%d request(s) sent", hits.Load())
+	}
+	if out, errText, code := cli(t, "ops", "list", "--db", db, "--config", cfg); code != 0 || strings.Contains(out, "k1") {
+		t.Errorf("ops list: exit %d, %q %q (k1 must not be recorded)", code, out, errText)
+	}
+	t.Setenv("RETRYSAFE_TEST_EVIL_TOKEN", "s3cret")
+	if _, errText, code := cli(t, append(callArgs(db, "t", "k1", "x", `{}`), "--config", cfg)...); code != 0 || hits.Load() != 1 {
+		t.Errorf("with a good value: exit %d, %q, %d request(s)", code, errText, hits.Load())
+	}
+}
+
+// R11 M1: an API that answers a dispatch with the credentials it was sent
+// as the new record's id (201 {"id": "Bearer <token>"}) does not get them
+// into the ledger: the call is applied without a reference, and neither
+// the call's answer, its replay, ops show, ops list nor the ledger's
+// files hold the token.
+func TestAReferenceEchoingTheTokenIsNeverStored(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusCreated)
+		io.WriteString(w, `{"id":"`+r.Header.Get("Authorization")+`"}`)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "mailer.toml")
+	doc := "[[providers]]\nname = \"mailer\"\nkind = \"http\"\n[providers.dispatch]\nurl = \"" + srv.URL + "/send\"\nref_pointer = \"/id\"\nheaders = { Authorization = \"Bearer ${RETRYSAFE_TEST_ECHO_TOKEN}\" }\n[[tools]]\nname = \"x\"\nprovider = \"mailer\"\narguments = '{\"type\":\"object\"}'\n"
+	if err := os.WriteFile(cfg, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "ledger.db")
+	t.Setenv("RETRYSAFE_TEST_ECHO_TOKEN", "tok_ECHOED_0123456789")
+	var outs []string
+	for range 2 {
+		out, errText, code := cli(t, append(callArgs(db, "t", "k1", "x", `{}`), "--config", cfg)...)
+		if code != 0 {
+			t.Fatalf("call: exit %d, %q %q", code, out, errText)
+		}
+		outs = append(outs, out+errText)
+	}
+	show, errText, code := cli(t, "ops", "show", "--db", db, "--tenant", "t", "--key", "k1", "--json")
+	list, _, _ := cli(t, "ops", "list", "--db", db, "--config", cfg)
+	outs = append(outs, show+errText, list)
+	if code != 0 || !strings.Contains(show, `"provider_ref": ""`) {
+		t.Errorf("ops show: exit %d, %q; want it applied without a reference", code, show)
+	}
+	for _, o := range outs {
+		if strings.Contains(o, "ECHOED") || strings.Contains(o, "0123456789") {
+			t.Errorf("%q holds the token", o)
+		}
+	}
+	files, _ := filepath.Glob(db + "*") // the ledger and its WAL
+	for _, f := range files {
+		if raw, err := os.ReadFile(f); err != nil || strings.Contains(string(raw), "ECHOED") {
+			t.Errorf("%s holds the token (%v)", filepath.Base(f), err)
+		}
+	}
+}

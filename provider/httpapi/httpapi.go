@@ -330,7 +330,12 @@ func sortSecrets(in []string) []string {
 // mask replaces every secret in s (p.secrets and the values read from the
 // environment for this request) with ***: as written, or as an API echoes
 // it escaped, or decoded as Latin-1 (maskSecret).
-func (p *Provider) mask(s string, more []string) string {
+func (p *Provider) mask(s string, more []string) string { return p.maskCut(s, more, false) }
+
+// maskCut is mask of s, which with cut is a body cut short (at
+// max_response_bytes, or broken off): the start of a secret at its end —
+// part of the secret, or an escape cut in half — is masked too.
+func (p *Provider) maskCut(s string, more []string, cut bool) string {
 	var forms, short []string
 	for _, w := range append(append([]string(nil), more...), p.secrets...) {
 		if len(w) < minAnywhere {
@@ -339,13 +344,65 @@ func (p *Provider) mask(s string, more []string) string {
 			forms = append(forms, escapedForms(w)...)
 		}
 	}
-	for _, w := range sortSecrets(forms) {
+	forms, short = sortSecrets(forms), sortSecrets(short)
+	tail := ""
+	for cut {
+		// The earliest start of a secret that runs into the end, on the
+		// text as it came (no secret masked yet, which would hide
+		// another's start): masked, and what is before it is cut short
+		// there in turn (a whole secret may have ended past that start).
+		at := len(s)
+		for _, w := range forms {
+			at = min(at, tailStart(s, w, false))
+		}
+		for _, w := range short {
+			at = min(at, tailStart(s, w, true))
+		}
+		if at == len(s) {
+			break
+		}
+		s, tail = s[:at], "***"
+	}
+	for _, w := range forms {
 		s = maskSecret(s, w, false)
 	}
-	for _, w := range sortSecrets(short) {
+	for _, w := range short {
 		s = maskSecret(s, w, true)
 	}
-	return s
+	return s + tail
+}
+
+// tailStart is where in s a start of w (as maskSecret reads it: escapes,
+// mojibake; with whole, not inside a word) runs into the end of s — at
+// least one byte of w, or w's first bytes and an escape cut in half —
+// else len(s).
+func tailStart(s, w string, whole bool) int {
+	if w == "" {
+		return len(s)
+	}
+	high := 0
+	for high < len(w) && w[high] < utf8.RuneSelf {
+		high++
+	}
+	// A byte of w takes at most 12 bytes of s (mojibake, escaped).
+	lo := max(0, len(s)-12*len(w)-12)
+	for i := lo; i < len(s); i++ {
+		if whole && wordByte(s, i-1) {
+			continue
+		}
+		j, k, at := matchFrom(s, i, 0, w, false, high)
+		if k > 0 && k < len(w) && ranOut(s, j) {
+			return i
+		}
+		if k == len(w) || k < high {
+			continue
+		}
+		j, k, _ = matchFrom(s, at, high, w, true, high)
+		if k > 0 && k < len(w) && ranOut(s, j) {
+			return i
+		}
+	}
+	return len(s)
 }
 
 // escapedForms are w and w as one JSON encoder or another writes it inside
@@ -471,6 +528,41 @@ func matchEscaped(s string, i int, w string, high int) (int, bool) {
 	return j, k == len(w)
 }
 
+// ranOut: s ends at j, or from j with an escape cut in half (\, \u00,
+// a high surrogate without its pair yet, %2).
+func ranOut(s string, j int) bool {
+	if j >= len(s) {
+		return true
+	}
+	t := s[j:]
+	switch t[0] {
+	case '%':
+		return len(t) < 3 && allHex(t[1:])
+	case '\\':
+		if len(t) == 1 {
+			return true
+		}
+		if t[1] != 'u' {
+			return false
+		}
+		if len(t) < 6 {
+			return allHex(t[2:])
+		}
+		if len(t) >= 12 || !allHex(t[2:6]) {
+			return false
+		}
+		v, _ := hexN(t[2:6])
+		rest := t[6:]
+		return utf16.IsSurrogate(rune(v)) && (rest == "" || rest == "\\" || strings.HasPrefix(rest, "\\u") && allHex(rest[2:]))
+	}
+	return false
+}
+
+func allHex(s string) bool {
+	_, ok := hexN(s)
+	return ok
+}
+
 // matchFrom reads w from w[k] in s from j, escapes read as what they
 // stand for (with moji, each non-ASCII byte of w as its mojibake): where
 // it got to in s and in w (k == len(w): all of w), and where in s it was
@@ -490,15 +582,23 @@ func matchFrom(s string, j, k int, w string, moji bool, high int) (int, int, int
 			if c := s[j]; c != m[0][0] && c != m[1][0] && c != '\\' && c != '%' {
 				return j, k, at
 			}
-			if e, n, _ := matchFrom(s, j, 0, m[0], false, -1); n == len(m[0]) {
+			e, n, _ := matchFrom(s, j, 0, m[0], false, -1)
+			if n == len(m[0]) {
 				j, k = e, k+1
 				continue
 			}
 			if m[1] != m[0] {
-				if e, n, _ := matchFrom(s, j, 0, m[1], false, -1); n == len(m[1]) {
-					j, k = e, k+1
+				e1, n1, _ := matchFrom(s, j, 0, m[1], false, -1)
+				if n1 == len(m[1]) {
+					j, k = e1, k+1
 					continue
 				}
+				if ranOut(s, e1) {
+					return len(s), k, at // w's mojibake, cut short
+				}
+			}
+			if ranOut(s, e) {
+				return len(s), k, at
 			}
 			return j, k, at
 		}
@@ -617,9 +717,20 @@ func hexN(s string) (uint32, bool) {
 // snippet is a response body's start for a Detail, with every configured
 // header value, URL query value and value read from the environment
 // masked.
-func (p *Provider) snippet(b []byte, more []string) string {
+func (p *Provider) snippet(b []byte, more []string, cut bool) string {
+	if cut {
+		// A character cut in half at the end is no binary body.
+		for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+			if utf8.RuneStart(b[i]) {
+				if !utf8.FullRune(b[i:]) {
+					b = b[:i]
+				}
+				break
+			}
+		}
+	}
 	if utf8.Valid(b) {
-		b = []byte(p.mask(string(b), more))
+		b = []byte(p.maskCut(string(b), more, cut))
 	}
 	return snippet(b)
 }
@@ -709,6 +820,13 @@ func checkEndpoint(e *Endpoint, method string, dispatch, env bool) (string, erro
 	if err != nil {
 		return "url", err
 	}
+	// The scheme and authority (user information, host, port) are the
+	// config's own: a placeholder there would let a call's arguments (an
+	// agent's, through the gateway) — or a lookup's key or reference —
+	// choose where the request and its headers' secrets go.
+	if strings.Contains(envRef.ReplaceAllString(e.URL[:authorityEnd(e.URL)], ""), "{") {
+		return "url", errors.New("url: a {placeholder} may stand only in the URL's path or query, not in its scheme or host: the arguments of a call would choose where the request and its headers go")
+	}
 	probe := envRef.ReplaceAllString(e.URL, "x")
 	for _, n := range names {
 		if !dispatch && n != "downstream_key" && n != "provider_ref" {
@@ -792,11 +910,35 @@ func checkEndpoint(e *Endpoint, method string, dispatch, env bool) (string, erro
 				return "headers." + k, fmt.Errorf("header %s: %v", k, err)
 			}
 		}
-		if strings.ContainsAny(v, "\r\n") {
-			return "headers." + k, fmt.Errorf("header %s holds a line break", k)
+		if err := CheckHeaderValue(v); err != nil {
+			return "headers." + k, fmt.Errorf("header %s %v", k, err)
 		}
 	}
 	return "", nil
+}
+
+// CheckHeaderValue says why v cannot be a header value as written: a line
+// break, or another control character (a tab is allowed). net/http sends
+// no request with such a value. The message names no part of v.
+func CheckHeaderValue(v string) error {
+	if strings.ContainsAny(v, "\r\n") {
+		return errors.New("holds a line break")
+	}
+	if !validHeaderValue(v) {
+		return errors.New("holds a control character (other than a tab): net/http sends no request with one")
+	}
+	return nil
+}
+
+// validHeaderValue: no control character but a tab (RFC 9110 5.5: what
+// net/http sends).
+func validHeaderValue(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < ' ' && c != '\t' || c == 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // authorityEnd is where a URL's scheme and host end.
@@ -835,12 +977,18 @@ func EnvNames(s string) []string {
 }
 
 // EnvError is a ${NAME} whose variable is not set (or empty) when a
-// request needs it.
+// request needs it, or — Why set — whose value cannot be sent there.
 type EnvError struct {
 	Where, Name string
+	// Why is what is wrong with the value ("" = not set); it never
+	// repeats the value.
+	Why string
 }
 
 func (e *EnvError) Error() string {
+	if e.Why != "" {
+		return fmt.Sprintf("%s reads $%s, which %s", e.Where, e.Name, e.Why)
+	}
 	return fmt.Sprintf("%s needs $%s, which is not set", e.Where, e.Name)
 }
 
@@ -858,26 +1006,36 @@ func (p *Provider) resolveHeaders(e *Endpoint) (map[string]string, []string, err
 	}
 	sort.Strings(names)
 	for _, k := range names {
-		var missing string
+		var bad *EnvError
 		v := envRef.ReplaceAllStringFunc(e.Headers[k], func(ref string) string {
 			name := envRef.FindStringSubmatch(ref)[1]
 			val, ok := p.c.Env(name)
-			if (!ok || val == "") && missing == "" {
-				missing = name
+			if bad == nil {
+				bad = badEnvValue("header "+k, name, val, ok)
 			}
 			read = envSecretWords(read, val)
 			read = envSecretWords(read, url.QueryEscape(val))
 			return val
 		})
-		if missing != "" {
-			return nil, read, &EnvError{Where: "header " + k, Name: missing}
-		}
-		if strings.ContainsAny(v, "\r\n") {
-			return nil, read, fmt.Errorf("header %s holds a line break (from the environment)", k)
+		if bad != nil {
+			return nil, read, bad
 		}
 		out[k] = v
 	}
 	return out, read, nil
+}
+
+// badEnvValue says why val, variable name's value (ok: set), cannot go in
+// a header value (where): not set, or empty, or a control character in
+// it (net/http would send no request). Nil when it can.
+func badEnvValue(where, name, val string, ok bool) *EnvError {
+	if !ok || val == "" {
+		return &EnvError{Where: where, Name: name}
+	}
+	if err := CheckHeaderValue(val); err != nil {
+		return &EnvError{Where: where, Name: name, Why: err.Error()}
+	}
+	return nil
 }
 
 // validHeaderName: a token (RFC 9110 5.1, 5.6.2).
@@ -1036,9 +1194,10 @@ func (p *Provider) HonoursKeys() bool { return p.c.HonoursKeys }
 func (p *Provider) RequestTimeout() time.Duration { return p.c.Timeout }
 
 // Identity is provider.Identifier: where its dispatches and lookups go —
-// method, scheme, host and the URL template after the host, as configured
-// (a ${NAME} stays a name: its value is the environment's), and the
-// dispatch's key header. A ledger records it with each claim.
+// method, scheme, host and the URL template after the host, and the
+// headers, as configured (a ${NAME} stays a name: its value is the
+// environment's), and the dispatch's key header. A ledger records it with
+// each claim.
 func (p *Provider) Identity() provider.Identity {
 	id := provider.Identity{Dispatch: target(&p.c.Dispatch)}
 	id.Dispatch.KeyHeader = p.c.KeyHeader
@@ -1057,7 +1216,11 @@ func target(e *Endpoint) provider.Target {
 	if start := len(scheme) + len("://"); end >= start {
 		host = e.URL[start:end]
 	}
-	return provider.Target{Kind: "http", Method: e.Method, Scheme: scheme, Host: host, URL: e.URL[end:]}
+	headers := make(map[string]string, len(e.Headers))
+	for k, v := range e.Headers {
+		headers[k] = v // as written: a ${NAME} stays a name
+	}
+	return provider.Target{Kind: "http", Method: e.Method, Scheme: scheme, Host: host, URL: e.URL[end:], Headers: headers}
 }
 
 // Classify returns the class of a status code: the override if declared,
@@ -1211,6 +1374,15 @@ func (p *Provider) do(ctx context.Context, e *Endpoint, headers map[string]strin
 	if key != "" {
 		req.Header.Set(p.c.KeyHeader, key)
 	}
+	// net/http refuses a header value with a control character before it
+	// dials: nothing is sent, which is said so (never "unknown").
+	for k, vs := range req.Header {
+		for _, v := range vs {
+			if err := CheckHeaderValue(v); err != nil {
+				return &exchange{sentNone: true}, fmt.Errorf("%s %s: header %s %v", e.Method, p.mask(redactURL(t.shown), secrets), k, err)
+			}
+		}
+	}
 	resp, err := p.client.Do(req)
 	if err != nil {
 		return &exchange{sentNone: !wrote.Load() && refusedBeforeSending(err)}, errors.New(p.transportError(err, t.shown, p.cutShort(caller, own), secrets))
@@ -1240,6 +1412,10 @@ func refusedBeforeSending(err error) bool {
 		return true
 	}
 	var dns *net.DNSError
+	// net/http checks the header fields before it dials.
+	if strings.Contains(err.Error(), "net/http: invalid header field") {
+		return true
+	}
 	return errors.As(err, &dns) || errors.Is(err, syscall.ECONNREFUSED)
 }
 
@@ -1337,6 +1513,23 @@ func (p *Provider) CanDispatch() error {
 	if unset := UnsetEnv(&p.c.Dispatch, "dispatch", p.c.Env); len(unset) > 0 {
 		return unset[0]
 	}
+	// A value no header may carry: net/http would send nothing, and the
+	// claim would only record "not sent".
+	if p.c.Env != nil {
+		keys := make([]string, 0, len(p.c.Dispatch.Headers))
+		for k := range p.c.Dispatch.Headers {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			for _, n := range EnvNames(p.c.Dispatch.Headers[k]) {
+				v, ok := p.c.Env(n)
+				if bad := badEnvValue("dispatch header "+k, n, v, ok); bad != nil {
+					return bad
+				}
+			}
+		}
+	}
 	return nil
 }
 
@@ -1409,13 +1602,13 @@ func (p *Provider) Dispatch(ctx context.Context, req provider.Request) (provider
 	}
 	detail := fmt.Sprintf("HTTP %d", x.status)
 	if p.Classify(x.status) != Applied {
-		if s := p.snippet(x.body, secrets); s != "" {
+		if s := p.snippet(x.body, secrets, x.overCap || x.bodyErr != nil); s != "" {
 			detail += ": " + s
 		}
 	}
 	switch p.Classify(x.status) {
 	case Applied:
-		ref, why := pointer(x, p.c.Dispatch.RefPointer)
+		ref, why := p.reference(x, p.c.Dispatch.RefPointer, secrets)
 		if why != "" {
 			detail += " (" + why + ")"
 		}
@@ -1498,7 +1691,7 @@ func (p *Provider) LookupQuery(ctx context.Context, q provider.Query) (provider.
 		}
 		fallthrough
 	case x.status >= 200 && x.status <= 299:
-		ref, why := pointer(x, p.c.Lookup.RefPointer)
+		ref, why := p.reference(x, p.c.Lookup.RefPointer, secrets)
 		if ref == "" && byRef {
 			ref, why = q.Ref, "" // the record asked for by its reference
 		}
@@ -1615,6 +1808,20 @@ func nonEmpty(v any) bool {
 		return len(v) > 0
 	}
 	return true
+}
+
+// reference is pointer's reference, unless it holds a secret this
+// request sent (p.secrets, and secrets read from the environment: an API
+// that echoes its credentials as the new record's id): a reference is
+// stored with the operation, its attempt and its receipt and shown
+// everywhere. Not masked: a masked reference would name another record to
+// a lookup by {provider_ref}.
+func (p *Provider) reference(x *exchange, ptr string, secrets []string) (string, string) {
+	ref, why := pointer(x, ptr)
+	if ref != "" && p.mask(ref, secrets) != ref {
+		return "", fmt.Sprintf("%s in the response holds a value this provider sends as a secret (a header's, the URL's or the environment's); no reference read", ptr)
+	}
+	return ref, why
 }
 
 // pointer reads the reference at ptr in a response body; why says why
