@@ -265,6 +265,11 @@ func (g *Gateway) writeResult(w http.ResponseWriter, res reconcile.Result, err e
 	}
 	if res.Class == model.ClassInProgress || k == KindBusy || k == KindInternal {
 		p.RetryAfter = g.retryAfter()
+		if res.RetryAfter > 0 {
+			// The provider's own wait (reconcile caps it): sooner, a
+			// provider that ignores keys is sent a new request each time.
+			p.RetryAfter = seconds(res.RetryAfter)
+		}
 	}
 	if res.Class != model.ClassInvalid {
 		p.Instance = operationPath(key)

@@ -215,6 +215,9 @@ func whatToDo(res reconcile.Result) string {
 		if heldElsewhere(res) {
 			return "Retry later with the same idempotency_key: another attempt of this operation is in progress."
 		}
+		if res.RetryAfter > 0 {
+			return fmt.Sprintf("Retry in %d seconds (the provider asked to wait that long) with the same idempotency_key: this operation has not finished (the provider was busy), and sending it again with the same key is safe.", seconds(res.RetryAfter))
+		}
 		return "Retry later with the same idempotency_key: this operation has not finished (the provider has not answered for good), and sending it again with the same key is safe."
 	case model.ClassUnknown:
 		return "Stop: the outcome of this operation is unknown and a person must reconcile it. Do not retry it and do not use a new key for it."
@@ -262,6 +265,9 @@ func toolError(res reconcile.Result, key string) *mcp.CallToolResult {
 	}
 	if res.Receipt != nil {
 		structured["receipt"] = res.Receipt
+	}
+	if res.RetryAfter > 0 {
+		structured["retry_after"] = seconds(res.RetryAfter)
 	}
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: textsafe.Visible(text)}}, StructuredContent: structured}
 }

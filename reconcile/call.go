@@ -905,6 +905,9 @@ func (s *Service) finish(ctx context.Context, cl *claim, resp provider.Response,
 			return err
 		}
 		res.State, res.Op = op.State, op
+		if derr == nil && resp.Status == provider.Busy && res.Class == model.ClassInProgress {
+			res.RetryAfter = waitAsked(resp.RetryAfter)
+		}
 		return nil
 	})
 	if err != nil {
@@ -1078,6 +1081,18 @@ func retryAfter(d time.Duration) string {
 		return ""
 	}
 	return fmt.Sprintf(", it asks to wait %v", d)
+}
+
+// waitAsked is a busy provider's Retry-After as a result carries it: whole
+// seconds, rounded up, at most MaxRetryAfter; 0 for none.
+func waitAsked(d time.Duration) time.Duration {
+	if d <= 0 {
+		return 0
+	}
+	if d > MaxRetryAfter {
+		return MaxRetryAfter
+	}
+	return (d + time.Second - 1) / time.Second * time.Second
 }
 
 // applyCustom runs a custom local effect in tx; the receipt carries what it
