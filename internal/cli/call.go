@@ -446,6 +446,7 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	pdb := fs.String("provider-db", "", "sandbox provider file (default beside the ledger)")
 	cfgPath := configFlag(fs)
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	lease := leaseFlag(fs)
 	tomb := fs.Duration("tombstone-window", reconcile.DefaultTombstoneWindow,
 		"how long a tombstone answers 'expired' after compaction: at least the replay window each compacted operation recorded when it settled (24h for calls)")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
@@ -461,12 +462,16 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err := reconcile.ValidateRetention(reconcile.DefaultReplayWindow, *tomb); err != nil {
 		return fail(stderr, err) // before the ledger is opened: nothing touched
 	}
+	leaseD, err := leaseFor(fs, *lease, cfg)
+	if err != nil {
+		return fail(stderr, err)
+	}
 	l, err := openLedger(ctx, *db, cfg, opening{providerDB: *pdb, use: ledger.Resending})
 	if err != nil {
 		return fail(stderr, err)
 	}
 	defer l.Close()
-	l.Service().TombstoneWindow = *tomb
+	l.Service().TombstoneWindow, l.Service().Lease = *tomb, leaseD
 	rep, err := l.Service().Sweep(ctx)
 	if err != nil {
 		return fail(stderr, err)

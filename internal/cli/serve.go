@@ -33,6 +33,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	maxInFlight := fs.Int("max-in-flight", 256, "requests worked on at once; more wait --queue-wait, then get 503 + Retry-After")
 	queueWait := fs.Duration("queue-wait", time.Second, "how long a request waits for a free slot")
 	callTimeout := fs.Duration("call-timeout", 30*time.Second, "deadline of one call, a busy ledger included")
+	lease := leaseFlag(fs)
 	tokenTTL := fs.Duration("token-ttl", time.Second, "how long a token found live is trusted before the ledger is read again (a revocation takes effect within it; 0 reads every time)")
 	grace := fs.Duration("shutdown-timeout", 30*time.Second, "on SIGTERM, how long in-flight requests may take to finish")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
@@ -51,6 +52,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	cfg, code, ok := loadConfig(*cfgPath, stderr)
 	if !ok {
 		return code
+	}
+	leaseD, err := leaseFor(fs, *lease, cfg)
+	if err != nil {
+		return fail(stderr, err)
 	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -82,6 +87,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return fail(stderr, err)
 	}
 	defer l.Close()
+	l.Service().Lease = leaseD
 	ttl := *tokenTTL
 	if ttl == 0 {
 		ttl = -1 // the gateway's "never trust a cached token"
@@ -97,8 +103,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	// The ledger as people may see it: a postgres:// URL without its
 	// password (stdout and the log go where the password must not).
 	where := l.Store().Path()
+	// The log line first: whoever reads the address may stop serve at once.
+	log.Info("listening", "addr", ln.Addr().String(), "ledger", where, "tools", len(l.Service().Tools.Names()), "lease", leaseD.String())
 	fmt.Fprintf(stdout, "retrysafe serve: listening on http://%s (ledger %s)\n", ln.Addr(), textsafe.Visible(where))
-	log.Info("listening", "addr", ln.Addr().String(), "ledger", where, "tools", len(l.Service().Tools.Names()))
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {
