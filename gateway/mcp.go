@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -117,9 +118,16 @@ func (g *Gateway) mcpHandler(tenant, tool string) mcp.ToolHandler {
 			json.Unmarshal(b, &structured)
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(textsafe.JSON(b))}}, StructuredContent: structured}, nil
 		}
+		if errors.Is(err, reconcile.ErrCannotDispatch) {
+			return toolErrorSaying(misconfiguredToDo, res, key), nil
+		}
 		return toolError(res, key), nil
 	}
 }
+
+// misconfiguredToDo is what a model is told of a call this server cannot
+// dispatch as configured (reconcile.ErrCannotDispatch).
+const misconfiguredToDo = "Retry later with the same idempotency_key: this server is misconfigured (the operator must fix it) and did nothing; the request itself is fine."
 
 // splitKey takes idempotency_key out of the arguments; the rest are the
 // tool's arguments, byte for byte (numbers keep their spelling).
@@ -249,7 +257,11 @@ func heldElsewhere(res reconcile.Result) bool {
 }
 
 func toolError(res reconcile.Result, key string) *mcp.CallToolResult {
-	text := whatToDo(res)
+	return toolErrorSaying(whatToDo(res), res, key)
+}
+
+// toolErrorSaying is toolError with its instruction, text.
+func toolErrorSaying(text string, res reconcile.Result, key string) *mcp.CallToolResult {
 	if msg := strings.TrimSpace(res.Message); msg != "" {
 		text += " (" + string(res.Class) + ": " + msg + ")"
 	}

@@ -642,10 +642,17 @@ func (s *Service) cannotDispatch(name string) string {
 	return ""
 }
 
+// ErrCannotDispatch is the cause of a call refused because this process
+// cannot dispatch to its provider at all (cannotDispatch): the server's
+// configuration, not the request — nothing was written, and the same key
+// goes through once it is fixed. Its class is internal (retry later with
+// the same key); the gateway answers it 503 /problems/misconfigured.
+var ErrCannotDispatch = errors.New("cannot dispatch from this process")
+
 // refuseDispatch is cannotDispatch as a call's refusal (nil: it can).
 func (s *Service) refuseDispatch(name string) error {
 	if why := s.cannotDispatch(name); why != "" {
-		return model.Errorf(model.CodeInvalid, "%s; nothing was sent or written (set it and call again with the same key)", why)
+		return model.Wrap(model.CodeUnavailable, ErrCannotDispatch, "%s; nothing was sent or written (set it and call again with the same key)", why)
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mattn/go-isatty"
 
+	"github.com/retrysafe/retrysafe/config"
 	"github.com/retrysafe/retrysafe/gateway"
 	"github.com/retrysafe/retrysafe/internal/textsafe"
 	"github.com/retrysafe/retrysafe/ledger"
@@ -103,6 +104,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	// The ledger as people may see it: a postgres:// URL without its
 	// password (stdout and the log go where the password must not).
 	where := l.Store().Path()
+	warnUnsetDispatchEnv(log, cfg)
 	// The log line first: whoever reads the address may stop serve at once.
 	log.Info("listening", "addr", ln.Addr().String(), "ledger", where, "tools", len(l.Service().Tools.Names()), "lease", leaseD.String())
 	fmt.Fprintf(stdout, "retrysafe serve: listening on http://%s (ledger %s)\n", ln.Addr(), textsafe.Visible(where))
@@ -186,4 +188,21 @@ func waitCalls(g *gateway.Gateway, d time.Duration) int64 {
 		time.Sleep(10 * time.Millisecond)
 	}
 	return g.InFlight()
+}
+
+// warnUnsetDispatchEnv warns, once at startup, of every provider whose
+// dispatch reads a ${NAME} this process does not have: serve and mcp
+// start (other tools work), and each call to it is refused — 503
+// /problems/misconfigured, nothing written — until the variable is set and
+// the server restarted. It names the variables, never a value.
+func warnUnsetDispatchEnv(log *slog.Logger, cfg *config.Config) {
+	for _, p := range cfg.Providers {
+		if p.HTTP == nil {
+			continue
+		}
+		if missing := p.HTTP.MissingEnv("dispatch"); len(missing) > 0 {
+			log.Warn("provider cannot dispatch: its dispatch reads environment variables not set for this process; every call to it is refused (503 misconfigured, nothing written) until they are set and the server restarted",
+				"provider", p.Name, "unset", "$"+strings.Join(missing, ", $"))
+		}
+	}
 }
