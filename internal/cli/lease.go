@@ -2,6 +2,7 @@ package cli
 
 import (
 	"flag"
+	"log/slog"
 	"time"
 
 	"github.com/retrysafe/retrysafe/config"
@@ -65,4 +66,15 @@ func longestTimeout(cfg *config.Config) (string, time.Duration) {
 		}
 	}
 	return name, longest
+}
+
+// warnCallTimeout warns, at startup, when --call-timeout is not longer
+// than a provider's timeout: a call's dispatch is waited for only within
+// it, so a slower answer from that provider is cut and ends unknown (or,
+// with honours_keys, is sent again on the next call).
+func warnCallTimeout(log *slog.Logger, cfg *config.Config, callTimeout time.Duration) {
+	if name, longest := longestTimeout(cfg); callTimeout <= longest {
+		log.Warn("--call-timeout is not longer than a provider's timeout: a dispatch slower than --call-timeout is cut and its outcome is unknown; give --call-timeout more than the provider's timeout",
+			"provider", name, "provider_timeout", longest.String(), "call_timeout", callTimeout.String())
+	}
 }

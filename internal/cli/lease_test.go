@@ -76,3 +76,22 @@ func TestWithoutLeaseTheLeaseOutlastsTheLongestProviderTimeout(t *testing.T) {
 		}
 	}
 }
+
+// A --call-timeout a provider's timeout outlasts cuts its slow dispatches
+// (they end unknown): serve warns of it at startup, naming the provider.
+func TestServeWarnsWhenACallTimeoutIsShorterThanAProvidersTimeout(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, filepath.Join(dir, "ledger.db"), "--config", slowProviderConfig(t, dir, "45s"))
+	s.cmd.Process.Kill()
+	<-s.exited
+	if log := s.stderr.String(); !strings.Contains(log, `"level":"WARN"`) || !strings.Contains(log, `"provider":"slow"`) || !strings.Contains(log, "--call-timeout") {
+		t.Fatalf("no warning of --call-timeout 30s against a 45s provider: %s", log)
+	}
+	dir = t.TempDir()
+	s = startServer(t, filepath.Join(dir, "ledger.db"), "--config", slowProviderConfig(t, dir, "45s"), "--call-timeout", "90s")
+	s.cmd.Process.Kill()
+	<-s.exited
+	if log := s.stderr.String(); strings.Contains(log, "WARN") {
+		t.Fatalf("a warning with --call-timeout 90s: %s", log)
+	}
+}

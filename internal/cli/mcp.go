@@ -43,6 +43,7 @@ func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, err)
 	}
 	warnUnsetDispatchEnv(log, cfg)
+	warnCallTimeout(log, cfg, *callTimeout)
 	l, err := openLedger(context.Background(), *db, cfg, opening{providerDB: *pdb, store: store.Options{Create: true}, use: ledger.Dispatching})
 	if err != nil {
 		return fail(stderr, err)

@@ -105,6 +105,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	// password (stdout and the log go where the password must not).
 	where := l.Store().Path()
 	warnUnsetDispatchEnv(log, cfg)
+	warnCallTimeout(log, cfg, *callTimeout)
 	// The log line first: whoever reads the address may stop serve at once.
 	log.Info("listening", "addr", ln.Addr().String(), "ledger", where, "tools", len(l.Service().Tools.Names()), "lease", leaseD.String())
 	fmt.Fprintf(stdout, "retrysafe serve: listening on http://%s (ledger %s)\n", ln.Addr(), textsafe.Visible(where))
