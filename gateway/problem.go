@@ -15,21 +15,23 @@ import (
 type Kind string
 
 const (
-	KindInvalid    Kind = Kind(model.ClassInvalid)
-	KindConflict   Kind = Kind(model.ClassConflict)
-	KindInProgress Kind = Kind(model.ClassInProgress)
-	KindUnknown    Kind = Kind(model.ClassUnknown)
-	KindSuperseded Kind = Kind(model.ClassSuperseded)
-	KindExpired    Kind = Kind(model.ClassExpired)
-	KindFailed     Kind = Kind(model.ClassFailed)
-	KindInternal   Kind = Kind(model.ClassInternal)
-	KindBusy       Kind = "busy"
-	// KindMisconfigured: the server cannot make this call as configured
-	// (a provider's dispatch reads a ${NAME} not set in its environment).
-	KindMisconfigured Kind = "misconfigured"
-	KindUnauthorized  Kind = "unauthorized"
-	KindNotFound      Kind = "not_found"
+	KindInvalid      Kind = Kind(model.ClassInvalid)
+	KindConflict     Kind = Kind(model.ClassConflict)
+	KindInProgress   Kind = Kind(model.ClassInProgress)
+	KindUnknown      Kind = Kind(model.ClassUnknown)
+	KindSuperseded   Kind = Kind(model.ClassSuperseded)
+	KindExpired      Kind = Kind(model.ClassExpired)
+	KindFailed       Kind = Kind(model.ClassFailed)
+	KindInternal     Kind = Kind(model.ClassInternal)
+	KindBusy         Kind = "busy"
+	KindUnauthorized Kind = "unauthorized"
+	KindNotFound     Kind = "not_found"
 )
+
+// KindMisconfigured: the server cannot make this call as configured (a
+// provider's dispatch reads a ${NAME} not set in its environment,
+// reconcile.ErrCannotDispatch) — not the caller's request.
+const KindMisconfigured Kind = "misconfigured"
 
 // kindInfo is one row of the documented table (README, "The gateway"):
 // the status a kind answers with, and what the caller must do — the CLI's
@@ -43,18 +45,19 @@ type kindInfo struct {
 // can change it at run time.
 func kinds() map[Kind]kindInfo {
 	return map[Kind]kindInfo{
-		KindInvalid:       {http.StatusBadRequest, "Invalid request: fix the request; nothing was written"},
-		KindConflict:      {http.StatusUnprocessableEntity, "Conflict: the key was used with different arguments; resend the original arguments — a new key only for a new action, and only once the first request's outcome is settled"},
-		KindInProgress:    {http.StatusConflict, "In progress: the operation has not finished (another attempt holds the key, or the provider has not answered for good); retry later with the same key"},
-		KindUnknown:       {http.StatusLocked, "Unknown outcome: stop, a person must reconcile this operation"},
-		KindSuperseded:    {http.StatusGone, "Superseded: an operator authorized a new key; use new_key"},
-		KindExpired:       {http.StatusPreconditionFailed, "Expired: the key is past its replay window; reconcile, do not retry under a fresh key"},
-		KindFailed:        {http.StatusFailedDependency, "Failed: the provider rejected the request for good; the stored failure is replayed"},
-		KindInternal:      {http.StatusInternalServerError, "Internal error: retry later with the same key"},
-		KindBusy:          {http.StatusServiceUnavailable, "Busy: retry later with the same key"},
+		KindInvalid:      {http.StatusBadRequest, "Invalid request: fix the request; nothing was written"},
+		KindConflict:     {http.StatusUnprocessableEntity, "Conflict: the key was used with different arguments; resend the original arguments — a new key only for a new action, and only once the first request's outcome is settled"},
+		KindInProgress:   {http.StatusConflict, "In progress: the operation has not finished (another attempt holds the key, or the provider has not answered for good); retry later with the same key"},
+		KindUnknown:      {http.StatusLocked, "Unknown outcome: stop, a person must reconcile this operation"},
+		KindSuperseded:   {http.StatusGone, "Superseded: an operator authorized a new key; use new_key"},
+		KindExpired:      {http.StatusPreconditionFailed, "Expired: the key is past its replay window; reconcile, do not retry under a fresh key"},
+		KindFailed:       {http.StatusFailedDependency, "Failed: the provider rejected the request for good; the stored failure is replayed"},
+		KindInternal:     {http.StatusInternalServerError, "Internal error: retry later with the same key"},
+		KindBusy:         {http.StatusServiceUnavailable, "Busy: retry later with the same key"},
+		KindUnauthorized: {http.StatusUnauthorized, "Unauthorized: send Authorization: Bearer TOKEN with a live token"},
+		KindNotFound:     {http.StatusNotFound, "Not found"},
+
 		KindMisconfigured: {http.StatusServiceUnavailable, "Server misconfigured: this server cannot make the call as it is configured (the operator must fix it); nothing was written; retry later with the same key"},
-		KindUnauthorized:  {http.StatusUnauthorized, "Unauthorized: send Authorization: Bearer TOKEN with a live token"},
-		KindNotFound:      {http.StatusNotFound, "Not found"},
 	}
 }
 
