@@ -165,7 +165,10 @@ func New(cfg Config) (*Gateway, error) {
 type unplacer interface{ Unplace() }
 
 // retryAfter is the Retry-After value in whole seconds.
-func (g *Gateway) retryAfter() int { return int((g.cfg.RetryAfter + time.Second - 1) / time.Second) }
+func (g *Gateway) retryAfter() int { return seconds(g.cfg.RetryAfter) }
+
+// seconds is d in whole seconds, rounded up.
+func seconds(d time.Duration) int { return int((d + time.Second - 1) / time.Second) }
 
 // Handler is the gateway's HTTP interface:
 //

@@ -255,16 +255,24 @@ func (g *Gateway) writeResult(w http.ResponseWriter, res reconcile.Result, err e
 	if res.Class == model.ClassInternal && model.IsCode(err, model.CodeBusy) {
 		k = KindBusy
 	}
+	if res.Class == model.ClassInternal && errors.Is(err, reconcile.ErrCannotDispatch) {
+		k = KindMisconfigured
+	}
 	p := newProblem(k, res.Message)
 	p.Class, p.Key, p.NewKey, p.State = res.Class, key, res.NewKey, res.State
-	if res.Class == model.ClassInvalid {
+	if res.Class == model.ClassInvalid && !strings.Contains(p.Detail, "nothing was") {
 		p.Detail += "; nothing was written"
 	}
 	if res.Class == model.ClassFailed {
 		p.Receipt = res.Receipt
 	}
-	if res.Class == model.ClassInProgress || k == KindBusy || k == KindInternal {
+	if res.Class == model.ClassInProgress || k == KindBusy || k == KindInternal || k == KindMisconfigured {
 		p.RetryAfter = g.retryAfter()
+		if res.RetryAfter > 0 {
+			// The provider's own wait (reconcile caps it): sooner, a
+			// provider that ignores keys is sent a new request each time.
+			p.RetryAfter = seconds(res.RetryAfter)
+		}
 	}
 	if res.Class != model.ClassInvalid {
 		p.Instance = operationPath(key)

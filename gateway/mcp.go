@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -117,9 +118,16 @@ func (g *Gateway) mcpHandler(tenant, tool string) mcp.ToolHandler {
 			json.Unmarshal(b, &structured)
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(textsafe.JSON(b))}}, StructuredContent: structured}, nil
 		}
+		if errors.Is(err, reconcile.ErrCannotDispatch) {
+			return toolErrorSaying(misconfiguredToDo, res, key), nil
+		}
 		return toolError(res, key), nil
 	}
 }
+
+// misconfiguredToDo is what a model is told of a call this server cannot
+// dispatch as configured (reconcile.ErrCannotDispatch).
+const misconfiguredToDo = "Retry later with the same idempotency_key: this server is misconfigured (the operator must fix it) and did nothing; the request itself is fine."
 
 // splitKey takes idempotency_key out of the arguments; the rest are the
 // tool's arguments, byte for byte (numbers keep their spelling).
@@ -215,6 +223,9 @@ func whatToDo(res reconcile.Result) string {
 		if heldElsewhere(res) {
 			return "Retry later with the same idempotency_key: another attempt of this operation is in progress."
 		}
+		if res.RetryAfter > 0 {
+			return fmt.Sprintf("Retry in %d seconds (the provider asked to wait that long) with the same idempotency_key: this operation has not finished (the provider was busy), and sending it again with the same key is safe.", seconds(res.RetryAfter))
+		}
 		return "Retry later with the same idempotency_key: this operation has not finished (the provider has not answered for good), and sending it again with the same key is safe."
 	case model.ClassUnknown:
 		return "Stop: the outcome of this operation is unknown and a person must reconcile it. Do not retry it and do not use a new key for it."
@@ -246,7 +257,11 @@ func heldElsewhere(res reconcile.Result) bool {
 }
 
 func toolError(res reconcile.Result, key string) *mcp.CallToolResult {
-	text := whatToDo(res)
+	return toolErrorSaying(whatToDo(res), res, key)
+}
+
+// toolErrorSaying is toolError with its instruction, text.
+func toolErrorSaying(text string, res reconcile.Result, key string) *mcp.CallToolResult {
 	if msg := strings.TrimSpace(res.Message); msg != "" {
 		text += " (" + string(res.Class) + ": " + msg + ")"
 	}
@@ -262,6 +277,9 @@ func toolError(res reconcile.Result, key string) *mcp.CallToolResult {
 	}
 	if res.Receipt != nil {
 		structured["receipt"] = res.Receipt
+	}
+	if res.RetryAfter > 0 {
+		structured["retry_after"] = seconds(res.RetryAfter)
 	}
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: textsafe.Visible(text)}}, StructuredContent: structured}
 }

@@ -28,6 +28,11 @@ const (
 	KindNotFound     Kind = "not_found"
 )
 
+// KindMisconfigured: the server cannot make this call as configured (a
+// provider's dispatch reads a ${NAME} not set in its environment,
+// reconcile.ErrCannotDispatch) — not the caller's request.
+const KindMisconfigured Kind = "misconfigured"
+
 // kindInfo is one row of the documented table (README, "The gateway"):
 // the status a kind answers with, and what the caller must do — the CLI's
 // words for the same class.
@@ -51,6 +56,8 @@ func kinds() map[Kind]kindInfo {
 		KindBusy:         {http.StatusServiceUnavailable, "Busy: retry later with the same key"},
 		KindUnauthorized: {http.StatusUnauthorized, "Unauthorized: send Authorization: Bearer TOKEN with a live token"},
 		KindNotFound:     {http.StatusNotFound, "Not found"},
+
+		KindMisconfigured: {http.StatusServiceUnavailable, "Server misconfigured: this server cannot make the call as it is configured (the operator must fix it); nothing was written; retry later with the same key"},
 	}
 }
 
@@ -86,7 +93,7 @@ func newProblem(k Kind, detail string) *Problem {
 	info := kinds()[k]
 	p := &Problem{Type: TypeURI(k), Title: info.Title, Status: info.Status, Detail: detail}
 	switch k {
-	case KindBusy: // the table's row: class internal, exit 1
+	case KindBusy, KindMisconfigured: // the table's rows: class internal, exit 1
 		p.Class = model.ClassInternal
 	case KindUnauthorized, KindNotFound:
 	default:

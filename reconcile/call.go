@@ -722,10 +722,17 @@ func (s *Service) cannotDispatch(name string) string {
 	return ""
 }
 
+// ErrCannotDispatch is the cause of a call refused because this process
+// cannot dispatch to its provider at all (cannotDispatch): the server's
+// configuration, not the request — nothing was written, and the same key
+// goes through once it is fixed. Its class is internal (retry later with
+// the same key); the gateway answers it 503 /problems/misconfigured.
+var ErrCannotDispatch = errors.New("cannot dispatch from this process")
+
 // refuseDispatch is cannotDispatch as a call's refusal (nil: it can).
 func (s *Service) refuseDispatch(name string) error {
 	if why := s.cannotDispatch(name); why != "" {
-		return model.Errorf(model.CodeInvalid, "%s; nothing was sent or written (set it and call again with the same key)", why)
+		return model.Wrap(model.CodeUnavailable, ErrCannotDispatch, "%s; nothing was sent or written (set it and call again with the same key)", why)
 	}
 	return nil
 }
@@ -985,6 +992,9 @@ func (s *Service) finish(ctx context.Context, cl *claim, resp provider.Response,
 			return err
 		}
 		res.State, res.Op = op.State, op
+		if derr == nil && resp.Status == provider.Busy && res.Class == model.ClassInProgress {
+			res.RetryAfter = waitAsked(resp.RetryAfter)
+		}
 		return nil
 	})
 	if err != nil {
@@ -1158,6 +1168,18 @@ func retryAfter(d time.Duration) string {
 		return ""
 	}
 	return fmt.Sprintf(", it asks to wait %v", d)
+}
+
+// waitAsked is a busy provider's Retry-After as a result carries it: whole
+// seconds, rounded up, at most MaxRetryAfter; 0 for none.
+func waitAsked(d time.Duration) time.Duration {
+	if d <= 0 {
+		return 0
+	}
+	if d > MaxRetryAfter {
+		return MaxRetryAfter
+	}
+	return (d + time.Second - 1) / time.Second * time.Second
 }
 
 // applyCustom runs a custom local effect in tx; the receipt carries what it

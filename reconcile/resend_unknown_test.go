@@ -223,12 +223,15 @@ func TestAProviderThatCannotDispatchHereIsRefusedBeforeAnythingIsWritten(t *test
 	if err != nil || rep.Redispatched != 0 || rep.Unknown != 0 || rep.NotSent != 1 || !strings.Contains(rep.NotSentWhy, "$MAILER_TOKEN") {
 		t.Fatalf("sweep = %+v %v; want nothing re-sent, one not sent for $MAILER_TOKEN", rep, err)
 	}
+	// The process's configuration, not the request: class internal
+	// (retry later, the same key), ErrCannotDispatch for the gateway's
+	// 503 /problems/misconfigured.
 	res, err := unset.Call(t.Context(), req, reconcile.CallOptions{})
-	if !model.IsCode(err, model.CodeInvalid) || res.Class != model.ClassInvalid || !strings.Contains(res.Message, "$MAILER_TOKEN") || !strings.Contains(res.Message, "nothing was sent or written") {
+	if !errors.Is(err, reconcile.ErrCannotDispatch) || res.Class != model.ClassInternal || !strings.Contains(res.Message, "$MAILER_TOKEN") || !strings.Contains(res.Message, "nothing was sent or written") {
 		t.Fatalf("call = %+v %v; want refused, naming $MAILER_TOKEN", res, err)
 	}
 	res, err = unset.Call(t.Context(), notify("acme", "new", "c@example.com"), reconcile.CallOptions{Provider: "mail"})
-	if !model.IsCode(err, model.CodeInvalid) || res.Class != model.ClassInvalid {
+	if !errors.Is(err, reconcile.ErrCannotDispatch) || res.Class != model.ClassInternal {
 		t.Fatalf("new key = %+v %v; want refused", res, err)
 	}
 	if after := l.snapshot(); after != before || hits.Load() != 0 {

@@ -56,7 +56,9 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 }
 
 // CallWithRetry calls req until it is no longer retryable, the attempts run
-// out or the deadline passes. It retries only in_progress and internal
+// out or the deadline passes (or would before the next wait ends). Each
+// wait is the backoff, or the provider's Retry-After (Result.RetryAfter)
+// where that is longer. It retries only in_progress and internal
 // classes, with the same key every time; conflict, invalid, unknown,
 // superseded, failed and expired go straight back to the caller. It returns
 // the last result and the number of attempts made.
@@ -82,7 +84,15 @@ func (s *Service) CallWithRetry(ctx context.Context, req model.Request, opt Call
 		if !res.Class.Retryable() || n >= p.MaxAttempts {
 			return res, n, err
 		}
-		if sleep(ctx, p.Backoff(n)) != nil {
+		// A busy provider's Retry-After is the least wait: sooner, a
+		// provider that ignores keys is sent a new request each time.
+		wait := max(p.Backoff(n), res.RetryAfter)
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
+			// The wait would outlast the budget: answer now, with it,
+			// rather than sleep to the deadline and call nothing.
+			return res, n, err
+		}
+		if sleep(ctx, wait) != nil {
 			return res, n, err
 		}
 	}

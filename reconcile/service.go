@@ -22,6 +22,10 @@ const (
 	DefaultTombstoneWindow = 30 * 24 * time.Hour
 	DefaultLease           = 30 * time.Second
 	DefaultDispatchTimeout = 10 * time.Second
+	// MaxRetryAfter caps the wait a busy provider asks for (Retry-After)
+	// that a result carries: a date days away is not a wait a caller
+	// should be told to sit out; it asks again then.
+	MaxRetryAfter = 5 * time.Minute
 )
 
 // Point names a place in the call path where the lab (and crash tests) can
@@ -132,13 +136,19 @@ func downstreamKey(tx store.Tx, tenant, key string) (string, error) {
 
 // Result is a call's classified outcome.
 type Result struct {
-	Class   model.Class      `json:"class"`
-	Outcome model.Outcome    `json:"outcome,omitempty"` // what the attempt row says
-	Receipt *model.Receipt   `json:"receipt,omitempty"`
-	NewKey  string           `json:"new_key,omitempty"` // superseded: use this key
-	State   model.State      `json:"state,omitempty"`
-	Message string           `json:"message,omitempty"`
-	Op      *model.Operation `json:"-"`
+	Class   model.Class    `json:"class"`
+	Outcome model.Outcome  `json:"outcome,omitempty"` // what the attempt row says
+	Receipt *model.Receipt `json:"receipt,omitempty"`
+	NewKey  string         `json:"new_key,omitempty"` // superseded: use this key
+	State   model.State    `json:"state,omitempty"`
+	Message string         `json:"message,omitempty"`
+	// RetryAfter is how long a busy provider asked to be left alone
+	// (its Retry-After, in seconds or as an HTTP date), rounded up to a
+	// whole second and capped at MaxRetryAfter; 0 when it said nothing.
+	// The gateway's Retry-After, MCP's tool error, call --json and
+	// CallWithRetry's backoff use it.
+	RetryAfter time.Duration    `json:"-"`
+	Op         *model.Operation `json:"-"`
 }
 
 func errorResult(err error) Result {

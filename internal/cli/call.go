@@ -45,7 +45,7 @@ func (c *callFlags) register(fs interface {
 	fs.IntVar(&c.payloadVersion, "payload-version", 0, "payload version (part of the fingerprint; default the tool's)")
 	fs.StringVar(&c.prov, "provider", "", "provider for a new external operation (default the tool's; the built-in config also has sandbox-idem)")
 	fs.StringVar(&c.fault, "fault", "", "sandbox fault for this dispatch: lose-reply, fail-before, reject, delay=DURATION")
-	fs.BoolVar(&c.retry, "retry", false, "retry retryable outcomes with backoff and jitter, same key (5 attempts within 30s)")
+	fs.BoolVar(&c.retry, "retry", false, "retry retryable outcomes with backoff and jitter, same key (5 attempts within --timeout; never sooner than a busy provider's Retry-After)")
 	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "overall deadline of the call (waits out a busy ledger within it)")
 	fs.DurationVar(&c.lease, "lease", reconcile.DefaultLease, "lease of an external dispatch before a sweep may call it unknown")
 }
@@ -174,6 +174,9 @@ type callOutput struct {
 	NewKey  string         `json:"new_key,omitempty"`
 	State   model.State    `json:"state,omitempty"`
 	Message string         `json:"message,omitempty"`
+	// RetryAfter: the seconds a busy provider asked to be left alone
+	// (its Retry-After, at most reconcile.MaxRetryAfter).
+	RetryAfter int `json:"retry_after,omitempty"`
 }
 
 func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -416,7 +419,8 @@ func printResult(res reconcile.Result, err error, stdout, stderr io.Writer, asJS
 	if err != nil && res.Class == "" {
 		res = reconcile.Result{Class: model.ClassInternal, Message: err.Error()}
 	}
-	out := callOutput{Class: res.Class, Receipt: res.Receipt, NewKey: res.NewKey, State: res.State, Message: res.Message}
+	out := callOutput{Class: res.Class, Receipt: res.Receipt, NewKey: res.NewKey, State: res.State, Message: res.Message,
+		RetryAfter: int((res.RetryAfter + time.Second - 1) / time.Second)}
 	if res.Receipt != nil {
 		out.Status = res.Receipt.Status
 	}
@@ -442,6 +446,7 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	pdb := fs.String("provider-db", "", "sandbox provider file (default beside the ledger)")
 	cfgPath := configFlag(fs)
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	lease := leaseFlag(fs)
 	tomb := fs.Duration("tombstone-window", reconcile.DefaultTombstoneWindow,
 		"how long a tombstone answers 'expired' after compaction: at least the replay window each compacted operation recorded when it settled (24h for calls)")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
@@ -457,12 +462,16 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err := reconcile.ValidateRetention(reconcile.DefaultReplayWindow, *tomb); err != nil {
 		return fail(stderr, err) // before the ledger is opened: nothing touched
 	}
+	leaseD, err := leaseFor(fs, *lease, cfg)
+	if err != nil {
+		return fail(stderr, err)
+	}
 	l, err := openLedger(ctx, *db, cfg, opening{providerDB: *pdb, use: ledger.Resending})
 	if err != nil {
 		return fail(stderr, err)
 	}
 	defer l.Close()
-	l.Service().TombstoneWindow = *tomb
+	l.Service().TombstoneWindow, l.Service().Lease = *tomb, leaseD
 	rep, err := l.Service().Sweep(ctx)
 	if err != nil {
 		return fail(stderr, err)

@@ -21,6 +21,7 @@ func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	pdb := fs.String("provider-db", "", "sandbox provider file (default beside the ledger)")
 	tenant := fs.String("tenant", "", "the tenant every call acts for (required)")
 	callTimeout := fs.Duration("call-timeout", 30*time.Second, "deadline of one call, a busy ledger included")
+	lease := leaseFlag(fs)
 	logLevel := fs.String("log-level", "warn", "debug, info, warn or error (on stderr)")
 	cfgPath := configFlag(fs)
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
@@ -33,15 +34,22 @@ func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := model.ValidateTenant(*tenant); err != nil {
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--tenant: %v", err))
 	}
+	leaseD, err := leaseFor(fs, *lease, cfg)
+	if err != nil {
+		return fail(stderr, err)
+	}
 	log, err := newLogger(stderr, *logLevel)
 	if err != nil {
 		return fail(stderr, err)
 	}
+	warnUnsetDispatchEnv(log, cfg)
+	warnCallTimeout(log, cfg, *callTimeout)
 	l, err := openLedger(context.Background(), *db, cfg, opening{providerDB: *pdb, store: store.Options{Create: true}, use: ledger.Dispatching})
 	if err != nil {
 		return fail(stderr, err)
 	}
 	defer l.Close()
+	l.Service().Lease = leaseD
 	g, err := newGateway(l, log, gateway.Config{CallTimeout: *callTimeout})
 	if err != nil {
 		return fail(stderr, err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mattn/go-isatty"
 
+	"github.com/retrysafe/retrysafe/config"
 	"github.com/retrysafe/retrysafe/gateway"
 	"github.com/retrysafe/retrysafe/internal/textsafe"
 	"github.com/retrysafe/retrysafe/ledger"
@@ -33,6 +34,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	maxInFlight := fs.Int("max-in-flight", 256, "requests worked on at once; more wait --queue-wait, then get 503 + Retry-After")
 	queueWait := fs.Duration("queue-wait", time.Second, "how long a request waits for a free slot")
 	callTimeout := fs.Duration("call-timeout", 30*time.Second, "deadline of one call, a busy ledger included")
+	lease := leaseFlag(fs)
 	tokenTTL := fs.Duration("token-ttl", time.Second, "how long a token found live is trusted before the ledger is read again (a revocation takes effect within it; 0 reads every time)")
 	grace := fs.Duration("shutdown-timeout", 30*time.Second, "on SIGTERM, how long in-flight requests may take to finish")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
@@ -51,6 +53,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	cfg, code, ok := loadConfig(*cfgPath, stderr)
 	if !ok {
 		return code
+	}
+	leaseD, err := leaseFor(fs, *lease, cfg)
+	if err != nil {
+		return fail(stderr, err)
 	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -82,6 +88,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return fail(stderr, err)
 	}
 	defer l.Close()
+	l.Service().Lease = leaseD
 	// This host's clock against the database server's (PostgreSQL): said
 	// in the log when more than 1 s off, at open and as it changes.
 	stopClock := watchClock(l.Store(), log)
@@ -101,8 +108,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	// The ledger as people may see it: a postgres:// URL without its
 	// password (stdout and the log go where the password must not).
 	where := l.Store().Path()
+	warnUnsetDispatchEnv(log, cfg)
+	warnCallTimeout(log, cfg, *callTimeout)
+	// The log line first: whoever reads the address may stop serve at once.
+	log.Info("listening", append([]any{"addr", ln.Addr().String(), "ledger", where, "tools", len(l.Service().Tools.Names()), "lease", leaseD.String()}, clockAttrs(l.Store())...)...)
 	fmt.Fprintf(stdout, "retrysafe serve: listening on http://%s (ledger %s)\n", ln.Addr(), textsafe.Visible(where))
-	log.Info("listening", append([]any{"addr", ln.Addr().String(), "ledger", where, "tools", len(l.Service().Tools.Names())}, clockAttrs(l.Store())...)...)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {
@@ -183,4 +193,21 @@ func waitCalls(g *gateway.Gateway, d time.Duration) int64 {
 		time.Sleep(10 * time.Millisecond)
 	}
 	return g.InFlight()
+}
+
+// warnUnsetDispatchEnv warns, once at startup, of every provider whose
+// dispatch reads a ${NAME} this process does not have: serve and mcp
+// start (other tools work), and each call to it is refused — 503
+// /problems/misconfigured, nothing written — until the variable is set and
+// the server restarted. It names the variables, never a value.
+func warnUnsetDispatchEnv(log *slog.Logger, cfg *config.Config) {
+	for _, p := range cfg.Providers {
+		if p.HTTP == nil {
+			continue
+		}
+		if missing := p.HTTP.MissingEnv("dispatch"); len(missing) > 0 {
+			log.Warn("provider cannot dispatch: its dispatch reads environment variables not set for this process; every call to it is refused (503 misconfigured, nothing written) until they are set and the server restarted",
+				"provider", p.Name, "unset", "$"+strings.Join(missing, ", $"))
+		}
+	}
 }
