@@ -303,6 +303,11 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	} else {
 		res, err = l.Service().Call(ctx, req, opt)
 	}
+	if errors.Is(err, reconcile.ErrCannotDispatch) {
+		// This process's setup (a secret unset, or unsendable), found
+		// after the early check: exit 2 like it, nothing was written.
+		res.Class = model.ClassInvalid
+	}
 	return printResult(res, err, stdout, stderr, *asJSON)
 }
 
