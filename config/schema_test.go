@@ -12,7 +12,7 @@ import (
 // A schema the library would load but could not mean — a typo it would
 // ignore, a type it would never match, a dialect it cannot validate, a
 // schema no call satisfies — is a config error at load, on the line of
-// the keyword at fault (inside a '''…''' schema, where it stands
+// the keyword at fault (inside a literal string, multi-line or not, where it stands
 // verbatim; else the arguments key's), naming the keyword and why. No
 // call is then refused as the caller's fault for the file's mistake.
 func TestConfigRefusesSchemasOnTheKeywordsLine(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 
 // schemaKeywordLine is the line of the doc a schema's keyword is on: the
 // schema's JSON text (args) as it stands in doc from byte from on (a
-// literal string, ”'…”' or '…', stands verbatim), and the keyword at
+// literal string, multi-line or not, stands verbatim), and the keyword at
 // pointer in it. 0 when it cannot tell (a basic string with escapes, or
 // no such keyword): the caller names the arguments key's line.
 func schemaKeywordLine(doc []byte, from int, args, pointer, keyword string) int {
