@@ -38,10 +38,10 @@ var (
 // typeNames are the JSON Schema type names.
 var typeNames = []string{"string", "number", "integer", "boolean", "object", "array", "null"}
 
-// SchemaKeywords lists the keywords a tool's schema may use in its draft
+// schemaKeywords lists the keywords a tool's schema may use in its draft
 // ("2020-12" or "07"), sorted; any other keyword is refused, but those
 // starting "x-" (annotations, as OpenAPI writes them).
-func SchemaKeywords(draft string) []string {
+func schemaKeywords(draft string) []string {
 	out := append([]string(nil), keywordsBoth...)
 	if draft == "07" {
 		out = append(out, keywords07...)
@@ -106,7 +106,7 @@ func where(path string) string {
 }
 
 // walk checks s (at path) and every schema in it. negated: s is under a
-// "not" (its required names say what must be absent). entry: s is the
+// "not" or an "if" (its required names are a condition). entry: s is the
 // schema of a value (the arguments, a property, an item), not a branch
 // applied to the same value as its parent.
 func (c *schemaCheck) walk(s *jsonschema.Schema, path string, negated, entry bool) error {
@@ -116,7 +116,7 @@ func (c *schemaCheck) walk(s *jsonschema.Schema, path string, negated, entry boo
 	if err := c.keywords(s, path); err != nil {
 		return err
 	}
-	if err := c.values(s, path); err != nil {
+	if err := c.values(s, path, negated); err != nil {
 		return err
 	}
 	if !negated {
@@ -130,7 +130,9 @@ func (c *schemaCheck) walk(s *jsonschema.Schema, path string, negated, entry boo
 		}
 	}
 	for _, sub := range subschemas(s) {
-		neg := negated || sub.key == "not"
+		// Under "not" or "if", required names are conditions, not
+		// what a call must carry.
+		neg := negated || sub.key == "not" || sub.key == "if"
 		// A definition applies where it is referred to, perhaps as a
 		// branch: its required names are held to its own
 		// additionalProperties, not to its own list of properties.
@@ -152,9 +154,9 @@ func (c *schemaCheck) keywords(s *jsonschema.Schema, path string) error {
 		}
 	}
 	sort.Strings(extra)
-	draft, other, vocabulary := "draft 2020-12", "draft-07", SchemaKeywords("2020-12")
+	draft, other, vocabulary := "draft 2020-12", "draft-07", schemaKeywords("2020-12")
 	if c.draft07 {
-		draft, other, vocabulary = "draft-07", "draft 2020-12", SchemaKeywords("07")
+		draft, other, vocabulary = "draft-07", "draft 2020-12", schemaKeywords("07")
 	}
 	if len(extra) > 0 {
 		k := extra[0]
@@ -252,7 +254,7 @@ func jsonName(field string) string {
 
 // values checks each keyword's value for what the library leaves to the
 // caller.
-func (c *schemaCheck) values(s *jsonschema.Schema, path string) error {
+func (c *schemaCheck) values(s *jsonschema.Schema, path string, negated bool) error {
 	at := where(path)
 	if s.Type != "" && !contains(typeNames, s.Type) {
 		return schemaErr(path, "type", "\"type\" at %s is %q, not a JSON Schema type (%s): no value would have it", at, s.Type, strings.Join(typeNames, ", "))
@@ -323,7 +325,7 @@ func (c *schemaCheck) values(s *jsonschema.Schema, path string) error {
 			return schemaErr(path, "required", "\"required\" at %s names %q twice", at, r)
 		}
 		seen[r] = true
-		if p := s.Properties[r]; p != nil && never(p) {
+		if p := s.Properties[r]; p != nil && never(p) && !negated {
 			return schemaErr(path, "required", "required argument %q (\"required\" at %s) accepts no value: its schema at %s/properties/%s is false or \"not\": {}, so every call would be refused", r, at, path, escPointer(r))
 		}
 	}
@@ -380,11 +382,11 @@ func requiredDeclared(entry *jsonschema.Schema, path string) error {
 				if near := nearest(r, sortedKeys(d.names)); near != "" {
 					hint = fmt.Sprintf(" (did you mean %q?)", near)
 				}
-				return schemaErr(at, "required", "\"required\" at %s names %q, which the schema does not declare in \"properties\"%s: the gateway refuses an argument the tool does not declare, so no call over HTTP or MCP could satisfy it (declare it, or say what other properties may be with \"additionalProperties\")", where(at), r, hint)
+				return schemaErr(at, "required", "\"required\" at %s names %q, which the schema does not declare in \"properties\"%s: the gateway refuses an argument the tool does not declare, so no call over HTTP or MCP could carry it (declare it, or say what other properties may be with \"additionalProperties\")", where(at), r, hint)
 			}
 		}
 		for _, sub := range subschemas(s) {
-			if sub.inPlace {
+			if sub.inPlace && sub.key != "not" && sub.key != "if" {
 				if err := check(sub.s, at+sub.ptr, depth+1); err != nil {
 					return err
 				}

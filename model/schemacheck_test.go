@@ -65,6 +65,11 @@ func TestNewRegistryRefusesSchemasThatNoCallOrEveryCallSatisfies(t *testing.T) {
 		{"required in a branch, declared by the parent", `{"type":"object","properties":{"a":{},"b":{}},"anyOf":[{"required":["a"]},{"properties":{"c":{}},"required":["b"]}]}`, nil, `{"b":1}`},
 		{"required, declared by a branch", `{"type":"object","properties":{"kind":{"type":"string"}},"oneOf":[{"properties":{"card":{"type":"string"}},"required":["card"]}]}`, nil, `{"card":"x"}`},
 
+		{"required under not is a condition", `{"type":"object","properties":{"a":{}},"not":{"required":["b"]}}`, nil, `{"a":1}`},
+		{"required under if is a condition", `{"type":"object","properties":{"a":{}},"if":{"required":["b"]},"then":{"required":["a"]}}`, nil, `{"a":1}`},
+		{"a forbidden required property under not", `{"type":"object","properties":{"a":{}},"not":{"properties":{"a":false},"required":["a"]}}`, nil, `{"a":1}`},
+		{"required in then, undeclared", `{"type":"object","properties":{"a":{}},"if":{"required":["a"]},"then":{"required":["c"]}}`, []string{`"required" at /then names "c"`}, ""},
+
 		// Formats are notes, and accepted.
 		{"a format", `{"type":"object","properties":{"to":{"type":"string","format":"email"}}}`, nil, `{"to":"x"}`},
 	}
