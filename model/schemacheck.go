@@ -20,7 +20,8 @@ const (
 )
 
 // The keywords the library reads in both drafts, and those it reads only
-// in one: a keyword of the other draft is ignored, not an error, there.
+// in one (it ignores a keyword of the other draft; checkSchema refuses
+// it, saying which draft it is from).
 var (
 	keywordsBoth = []string{"$id", "$schema", "$ref", "$comment", "$defs", "definitions",
 		"$anchor", "$dynamicAnchor", "$dynamicRef", "unevaluatedItems", "unevaluatedProperties", "contentSchema",
