@@ -329,6 +329,15 @@ func Parse(name string, doc []byte, lookupEnv func(string) (string, bool)) (*Con
 		// the checked tool (its schema resolved) goes into the registry.
 		one, err := model.NewRegistry(t)
 		if err != nil {
+			// A schema's error names the line of its keyword, inside the
+			// arguments string where it stands verbatim.
+			var se *model.SchemaError
+			if errors.As(err, &se) {
+				key := lineOf("tools", fmt.Sprint(i), "arguments")
+				if l := schemaKeywordLine(doc, lineStart(doc, key), ts.Arguments, se.Pointer, se.Keyword); l > 0 {
+					return nil, &Error{File: name, Line: l, Msg: err.Error()}
+				}
+			}
 			return nil, at(keyFor(err))("%s", err.Error())
 		}
 		checked, err := one.Lookup(t.Name)

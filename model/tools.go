@@ -153,6 +153,12 @@ func NewRegistry(tools ...Tool) (*Registry, error) {
 		// a registry of its own first) keeps its resolved schema:
 		// resolving is most of what checking a tool costs.
 		if t.resolved == nil || t.resolved.Schema() != t.Schema {
+			// What the library loads but cannot mean (schemacheck.go):
+			// a misspelt keyword it would ignore, a type it would never
+			// match, a schema no call could satisfy.
+			if err := checkSchema(t.Schema); err != nil {
+				return nil, Wrap(CodeInvalid, err, "tool %s: arguments schema: %v", t.Name, err)
+			}
 			rs, err := t.Schema.Resolve(nil)
 			if err != nil {
 				return nil, Errorf(CodeInvalid, "tool %s: arguments schema: %v", t.Name, err)
