@@ -1111,7 +1111,7 @@ func (a actionModel) content(e env, w int, compact bool) *boxLines {
 		}
 		row("evidence", a.value("Evidence"))
 		row("reason", a.value("Reason"))
-		row("operator", e.operator)
+		row("operator", oneLine(e.operator))
 		if a.finding != nil && !(compact && a.against()) { // the warning names it
 			row("check", localTimes(oneLine(a.finding.Detail), e))
 		}

@@ -618,7 +618,7 @@ func (a actionModel) bulkView(e env, w, h int) string {
 			t.WriteString("  " + s.Label.Render(fit("evidence", 10)) + " " + truncate(ev, inner-13) + "\n")
 		}
 		t.WriteString("  " + s.Label.Render(fit("reason", 10)) + " " + truncate(a.value("Reason"), inner-13) + "\n")
-		t.WriteString("  " + s.Label.Render(fit("operator", 10)) + " " + e.operator + "\n\n")
+		t.WriteString("  " + s.Label.Render(fit("operator", 10)) + " " + oneLine(e.operator) + "\n\n")
 		if w := a.bulkCannotTellWarning(s, inner); w != "" {
 			t.WriteString(w + "\n")
 		}

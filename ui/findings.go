@@ -584,7 +584,7 @@ func (r reviewModel) View(e env) string {
 	case reviewForm:
 		b.WriteString(s.Muted.Render("enter review · esc cancel"))
 	case reviewConfirm:
-		b.WriteString(s.Bold.Render(fmt.Sprintf("Write %s, each its own compare-and-set with the version shown, by %s?", plural(r.proposed(), "decision", "decisions"), e.operator)) + "\n")
+		b.WriteString(s.Bold.Render(fmt.Sprintf("Write %s, each its own compare-and-set with the version shown, by %s?", plural(r.proposed(), "decision", "decisions"), oneLine(e.operator))) + "\n")
 		b.WriteString(s.Key.Render("y") + s.Muted.Render(" write them     ") + s.Key.Render("esc") + s.Muted.Render(" back"))
 	case reviewRunning:
 		b.WriteString(s.Muted.Render(fmt.Sprintf("%s writing %s…", e.spin, plural(r.proposed(), "decision", "decisions"))))
@@ -692,7 +692,7 @@ func (r reviewModel) tiny(e env, inner, n int) []string {
 				tail = append(tail, clip(s.InputErr.Render("✗ "+oneLine(r.problem))))
 			}
 		case reviewConfirm:
-			tail = append(tail, clip(s.Bold.Render(fmt.Sprintf("Write %s, by %s?", plural(r.proposed(), "decision", "decisions"), e.operator))),
+			tail = append(tail, clip(s.Bold.Render(fmt.Sprintf("Write %s, by %s?", plural(r.proposed(), "decision", "decisions"), oneLine(e.operator)))),
 				clip(s.Key.Render("y")+s.Muted.Render(fmt.Sprintf(" write %d · ", r.proposed()))+s.Key.Render("esc")+s.Muted.Render(" back")))
 		case reviewRunning:
 			tail = append(tail, clip(s.Muted.Render(fmt.Sprintf("%s writing %s…", e.spin, plural(r.proposed(), "decision", "decisions")))))
