@@ -178,7 +178,8 @@ func (m Model) runCommand(c commandMsg, e env) (Model, tea.Cmd) {
 	case "tenant":
 		return m.update(scopeMsg{Tenant: c.Arg})
 	case "state":
-		m.screen, m.overlay = screenList, overlayNone
+		m.toList()
+		m.overlay = overlayNone
 		tab := len(tabStates) - 1
 		for i, st := range tabStates {
 			if string(st) == c.Arg {
@@ -195,24 +196,28 @@ func (m Model) runCommand(c commandMsg, e env) (Model, tea.Cmd) {
 				return m, nil
 			}
 		}
-		m.screen, m.overlay = screenList, overlayNone
+		m.toList()
+		m.overlay = overlayNone
 		var cmd tea.Cmd
 		m.list, cmd = m.list.setTool(e, c.Arg)
 		return m, cmd
 	case "provider":
-		m.screen, m.overlay = screenList, overlayNone
+		m.toList()
+		m.overlay = overlayNone
 		var cmd tea.Cmd
 		m.list, cmd = m.list.setProvider(e, c.Arg)
 		return m, cmd
 	case "age":
 		f, _ := parseAgeFilter(c.Arg) // parsed once already; "" clears
-		m.screen, m.overlay = screenList, overlayNone
+		m.toList()
+		m.overlay = overlayNone
 		var cmd tea.Cmd
 		m.list, cmd = m.list.setAge(e, f)
 		return m, cmd
 	case "sort":
 		col, rev, _ := strings.Cut(c.Arg, " ")
-		m.screen, m.overlay = screenList, overlayNone
+		m.toList()
+		m.overlay = overlayNone
 		var cmd tea.Cmd
 		m.list, cmd = m.list.setSort(e, model.SortColumn(col), rev == "reverse")
 		return m, cmd
@@ -220,7 +225,7 @@ func (m Model) runCommand(c commandMsg, e env) (Model, tea.Cmd) {
 		if m.screen == screenAudit {
 			return m, nil
 		}
-		m.auditFrom, m.screen = m.screen, screenAudit
+		m.goTo(screenAudit)
 		var cmd tea.Cmd
 		m.audit, cmd = m.audit.open(e)
 		return m, cmd
@@ -231,9 +236,7 @@ func (m Model) runCommand(c commandMsg, e env) (Model, tea.Cmd) {
 			m.banner = banner{kind: bannerErr, text: "No lab in this console.", at: e.now}
 			return m, nil
 		}
-		if m.screen != screenLab {
-			m.labFrom, m.screen = m.screen, screenLab
-		}
+		m.goTo(screenLab)
 		return m, nil
 	case "help":
 		m.helpOv = helpModel{keys: m.screenKeys(e), width: m.width, height: m.bodyHeight()}

@@ -113,11 +113,11 @@ type Model struct {
 
 	width, height int
 
-	screen     screenID
-	detailFrom screenID // where esc in the detail returns to
-	labFrom    screenID // where esc in the lab returns to
-	auditFrom  screenID // where esc in the audit log returns to
-	overlay    overlayID
+	screen screenID
+	// back is the way back from screen (nav.go): the screens last shown
+	// before it, each once, the latest last; esc ends at the list.
+	back    []screenID
+	overlay overlayID
 
 	list     listModel
 	detail   detailModel
@@ -649,36 +649,21 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		return m, c
 
 	case openDetailMsg:
-		if m.screen != screenDetail {
-			m.detailFrom = m.screen
-		}
-		m.screen, m.overlay = screenDetail, overlayNone
+		m.goTo(screenDetail)
+		m.overlay = overlayNone
 		var c tea.Cmd
 		m.detail, c = m.detail.open(msg.Target, msg.Check, e)
 		return m, c
 
 	case backMsg:
-		m.screen = m.detailFrom
-		if m.screen == screenDetail {
-			m.screen = screenList
-		}
+		m.goBack()
 		return m, nil
 
 	case auditMsg:
 		return m.route(m.audit, msg, e)
 
-	case leaveAuditMsg:
-		m.screen = m.auditFrom
-		if m.screen == screenAudit {
-			m.screen = screenList
-		}
-		return m, nil
-
-	case leaveLabMsg:
-		m.screen = m.labFrom
-		if m.screen == screenLab {
-			m.screen = screenList
-		}
+	case leaveAuditMsg, leaveLabMsg:
+		m.goBack()
 		return m, nil
 
 	case actionRequestMsg:
@@ -690,7 +675,7 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 			return m, nil
 		}
 		m.scope = msg.Tenant
-		m.screen = screenList
+		m.toList()
 		m.countsOK = false
 		m.countsSeq++
 		m.list = m.list.rescope()
@@ -830,12 +815,12 @@ func (m Model) handleKey(msg tea.KeyMsg, e env) (Model, tea.Cmd) {
 		case key.Matches(msg, m.keys.Sweep) && m.screen != screenLab:
 			return m.requestSweep(e)
 		case key.Matches(msg, m.keys.Audit) && m.screen != screenAudit:
-			m.auditFrom, m.screen = m.screen, screenAudit
+			m.goTo(screenAudit)
 			var c tea.Cmd
 			m.audit, c = m.audit.open(e)
 			return m, c
 		case key.Matches(msg, m.keys.Lab) && m.cfg.Lab != nil && m.screen != screenLab:
-			m.labFrom, m.screen = m.screen, screenLab
+			m.goTo(screenLab)
 			return m, nil
 		case key.Matches(msg, m.keys.Refresh) && m.frozen:
 			// Reading again reads the same snapshot (or, once the file
@@ -912,11 +897,11 @@ func (m *Model) reloadAll() tea.Cmd {
 	var c tea.Cmd
 	m.list, c = m.list.reload(e)
 	cmds = append(cmds, c)
-	if m.screen == screenDetail || m.detailFrom == screenDetail {
+	if m.screen == screenDetail || m.behind(screenDetail) {
 		m.detail, c = m.detail.reload(e)
 		cmds = append(cmds, c)
 	}
-	if m.screen == screenAudit || m.detailFrom == screenAudit {
+	if m.screen == screenAudit || m.behind(screenAudit) {
 		m.audit, c = m.audit.open(e)
 		cmds = append(cmds, c)
 	}
