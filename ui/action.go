@@ -526,6 +526,9 @@ func (a actionModel) keyMap() keyMap {
 	overrideKey := func(what string) key.Binding {
 		return key.NewBinding(key.WithKeys("enter"), key.WithHelp(overrideWord+"+enter", what))
 	}
+	if a.stage == stageConfirm && len(a.bulk) > 0 && !a.overriding && a.legalCount() == 0 && !a.graceReading {
+		return a.bulkNothingKeys()
+	}
 	if a.stage == stageConfirm && len(a.bulk) > 0 && a.bulkAgainst() == 0 {
 		short := []key.Binding{key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "write them")),
 			key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back to the form"))}

@@ -124,8 +124,11 @@ type bulkEval struct {
 	// refuses it.
 	againstRow, refusedRow []bool
 	nAgainst, nRefused     int
-	// nCannotTell rows are written on the typed evidence alone: their
-	// provider cannot tell (cannotTellWhy: the first one's reason).
+	// cannotTellRow: per marked row, whether the write would decide it on
+	// the typed evidence alone (its provider cannot tell); nCannotTell of
+	// them are written — not the ones the grace skips (recountCannotTell)
+	// — and cannotTellWhy is the first one's reason.
+	cannotTellRow []bool
 	nCannotTell   int
 	cannotTellWhy string
 	// nameW is the widest tenant/key; order lists the rows the write
@@ -139,7 +142,7 @@ type bulkEval struct {
 
 // evalBulk works out bulkEval for deciding action on ops.
 func evalBulk(action model.Action, ops []model.Operation, now time.Time) bulkEval {
-	v := bulkEval{againstRow: make([]bool, len(ops)), refusedRow: make([]bool, len(ops)), order: make([]int, 0, len(ops))}
+	v := bulkEval{againstRow: make([]bool, len(ops)), refusedRow: make([]bool, len(ops)), cannotTellRow: make([]bool, len(ops)), order: make([]int, 0, len(ops))}
 	for i, op := range ops {
 		allowed := reconcile.AllowedAt(op, action, now)
 		against, _ := reconcile.AgainstFinding(action, op)
@@ -151,10 +154,7 @@ func evalBulk(action model.Action, ops []model.Operation, now time.Time) bulkEva
 			v.nAgainst++
 		default:
 			if f := op.Binding(); f != nil && !f.Stale && f.Kind == model.FindingCannotTell {
-				if v.nCannotTell == 0 {
-					v.cannotTellWhy = whyWords(f.Detail)
-				}
-				v.nCannotTell++
+				v.cannotTellRow[i] = true
 			}
 		}
 		v.nameW = max(v.nameW, ansi.StringWidth(oneLine(op.Tenant+"/"+op.Key)))
@@ -166,7 +166,25 @@ func evalBulk(action model.Action, ops []model.Operation, now time.Time) bulkEva
 			}
 		}
 	}
+	v.recountCannotTell(ops, nil)
 	return v
+}
+
+// recountCannotTell counts the rows the write decides on the typed
+// evidence alone: those whose provider cannot tell, less the ones the
+// grace skips (within: per row, nil before their requests are read) —
+// nothing is written for those, on any evidence.
+func (v *bulkEval) recountCannotTell(ops []model.Operation, within []bool) {
+	v.nCannotTell, v.cannotTellWhy = 0, ""
+	for i, ct := range v.cannotTellRow {
+		if !ct || i < len(within) && within[i] {
+			continue
+		}
+		if v.nCannotTell == 0 {
+			v.cannotTellWhy = whyWords(ops[i].Binding().Detail)
+		}
+		v.nCannotTell++
+	}
 }
 
 // setBulk sets the marked rows and works out, once, what the form and the
@@ -289,6 +307,7 @@ func (m Model) bulkGraced(msg bulkGraceMsg) (Model, tea.Cmd) {
 		return m, nil
 	}
 	a.graceRow, a.graceUntil = msg.Within, msg.Until
+	a.recountCannotTell(a.bulk, a.graceRow)
 	return m, nil
 }
 
@@ -392,9 +411,43 @@ func (a actionModel) bulkReview(msg tea.Msg, e env) (actionModel, tea.Cmd) {
 		a.override.Focus()
 	case isKey && key.Matches(km, a.keys.Confirm):
 		a.override.SetValue("") // y never overrides
+		if a.legalCount() == 0 {
+			// Nothing it would write (the review does not offer y).
+			return a, nil
+		}
 		return a.write(e)
 	}
 	return a, nil
+}
+
+// nothingToWrite is why y would write none of the marked rows, in a few
+// words ("2 within the grace, skipped · 1 refused by its state"); the
+// review says it instead of offering y.
+func (a actionModel) nothingToWrite() string {
+	var parts []string
+	if g := a.graceSkips(false); g > 0 {
+		parts = append(parts, fmt.Sprintf("%d within the grace, skipped", g))
+	}
+	if a.nAgainst > 0 {
+		parts = append(parts, fmt.Sprintf("%d against the provider's finding", a.nAgainst))
+	}
+	if a.nRefused > 0 {
+		parts = append(parts, fmt.Sprintf("%d refused by %s state", a.nRefused, map[bool]string{true: "its", false: "their"}[a.nRefused == 1]))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// bulkNothingKeys is the help line of a bulk review with nothing for y to
+// write: o when an override would write some, and esc.
+func (a actionModel) bulkNothingKeys() keyMap {
+	back := key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back to the form"))
+	short := []key.Binding{back}
+	narrow := []key.Binding{key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back"))}
+	if a.bulkAgainst() > 0 {
+		short = append([]key.Binding{key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "override the findings"))}, short...)
+		narrow = append([]key.Binding{key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "override"))}, narrow...)
+	}
+	return keyMap{short: short, full: [][]key.Binding{short}, narrow: narrow}
 }
 
 func openBulk(a model.Action, ops []model.Operation, s *Styles, seq int, now time.Time) actionModel {
@@ -639,11 +692,17 @@ func (a actionModel) bulkView(e env, w, h int) string {
 				t.WriteString(s.InputErr.Render(wrap("  ✗ "+a.overrideErr, inner, "    ")) + "\n")
 			}
 			t.WriteString(s.Key.Render("esc") + s.Muted.Render(" back"))
+		case against > 0 && legal == 0:
+			t.WriteString(s.BannerErr.Render(wrap(fmt.Sprintf("%s against the provider's finding: refused unless you override it (o); nothing else to write.",
+				plural(against, "operation goes", "operations go")), inner, "")) + "\n")
+			t.WriteString(s.Key.Render("o") + s.Muted.Render(" override · ") + s.Key.Render("esc") + s.Muted.Render(" back"))
 		case against > 0:
 			t.WriteString(s.BannerErr.Render(wrap(fmt.Sprintf("%s against the provider's finding: y writes the others and these are refused.",
 				plural(against, "operation goes", "operations go")), inner, "")) + "\n")
 			t.WriteString(s.Key.Render("y") + s.Muted.Render(" write the others · ") + s.Key.Render("o") + s.Muted.Render(" override · ") +
 				s.Key.Render("esc") + s.Muted.Render(" back"))
+		case legal == 0:
+			t.WriteString(s.Muted.Render("Nothing is written; ") + s.Key.Render("esc") + s.Muted.Render(" back to the form"))
 		default:
 			t.WriteString(s.Key.Render("y") + s.Muted.Render(" write them     ") + s.Key.Render("esc") + s.Muted.Render(" back to the form"))
 		}
@@ -766,6 +825,9 @@ func (a actionModel) bulkQuestion(legal int) string {
 		return fmt.Sprintf("Override: write %s to the ledger, %d against the provider's finding?",
 			plural(len(a.bulk)-a.nRefused-a.graceSkips(true), "decision", "decisions"), a.bulkAgainst())
 	}
+	if legal == 0 && !a.graceReading {
+		return "Nothing to write: " + a.nothingToWrite() + "."
+	}
 	return fmt.Sprintf("Write %s to the ledger?", plural(legal, "decision", "decisions"))
 }
 
@@ -812,11 +874,14 @@ func (a actionModel) bulkTiny(e env, inner, n int) []string {
 	case stageConfirm:
 		legal := a.legalCount()
 		counts := fmt.Sprintf("%d to write", legal)
+		if legal == 0 && !a.graceReading {
+			counts = "Nothing to write"
+		}
 		if r := len(a.bulk) - legal - a.graceSkips(a.override.Value() == overrideWord); r > 0 {
 			counts += fmt.Sprintf(", %d refused", r)
 		}
 		if a.overriding {
-			head = append(head, clip(s.Bold.Render(fmt.Sprintf("Override writes %d, %d against", len(a.bulk)-a.nRefused, against))))
+			head = append(head, clip(s.Bold.Render(fmt.Sprintf("Override writes %d, %d against", len(a.bulk)-a.nRefused-a.graceSkips(true), against))))
 		} else {
 			head = append(head, clip(s.Bold.Render(counts)))
 		}
@@ -839,11 +904,15 @@ func (a actionModel) bulkTiny(e env, inner, n int) []string {
 			head = append(head, clip(s.BannerErr.Render(fmt.Sprintf("! %d in the grace: skipped", g))))
 		}
 		if !a.overriding {
-			keys := s.Key.Render("y") + s.Muted.Render(fmt.Sprintf(" write %d", legal))
-			if against > 0 {
-				keys += s.Muted.Render(" · ") + s.Key.Render("o") + s.Muted.Render(" override")
+			var keys []string
+			if legal > 0 {
+				keys = append(keys, s.Key.Render("y")+s.Muted.Render(fmt.Sprintf(" write %d", legal)))
 			}
-			tail = append(tail, clip(keys+s.Muted.Render(" · ")+s.Key.Render("esc")))
+			if against > 0 {
+				keys = append(keys, s.Key.Render("o")+s.Muted.Render(" override"))
+			}
+			keys = append(keys, s.Key.Render("esc"))
+			tail = append(tail, clip(strings.Join(keys, s.Muted.Render(" · "))))
 		}
 		// Keys differ at their ends: clipped in the middle, as wide as
 		// half the box allows.
