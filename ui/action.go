@@ -441,6 +441,10 @@ func (a actionModel) update(msg tea.Msg, e env) (actionModel, tea.Cmd) {
 				if a.needsOverride() {
 					a.override.Focus()
 				}
+				if len(a.bulk) > 0 {
+					// The marked rows are read again first (bulkReread).
+					return a.rereadBulk(e)
+				}
 				if n := a.needLook(e); n > 0 {
 					// Each row's provider is asked first: the review
 					// shows what it found, and a row it has is refused

@@ -15,6 +15,7 @@ import (
 	"github.com/retrysafe/retrysafe/internal/textsafe"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/reconcile"
+	"github.com/retrysafe/retrysafe/store"
 )
 
 // A bulk decision: one form (reason, evidence) for every marked row, one
@@ -82,6 +83,121 @@ func lookFirst(ctx context.Context, svc *reconcile.Service, seq int, action mode
 	}
 }
 
+// bulkRereadMsg is the marked rows as the ledger holds them now, read
+// again in one batched read before the bulk review (Now[i]: the i-th
+// marked row, nil if it is no longer there).
+type bulkRereadMsg struct {
+	Seq int
+	Now []*model.Operation
+	Err error
+}
+
+// rereadRows reads the marked rows again: store.Ledger.RequestHistories,
+// one statement per chunk of keys, never one read per row.
+func rereadRows(ctx context.Context, st store.Ledger, seq int, ops []model.Operation) tea.Cmd {
+	keys := make([]store.OpKey, len(ops))
+	for i, op := range ops {
+		keys[i] = store.OpKey{Tenant: op.Tenant, Key: op.Key}
+	}
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, ioTimeout*time.Duration(1+len(ops)/1000))
+		defer cancel()
+		hs, err := st.RequestHistories(ctx, keys, nil)
+		if err != nil {
+			return bulkRereadMsg{Seq: seq, Err: err}
+		}
+		msg := bulkRereadMsg{Seq: seq, Now: make([]*model.Operation, len(ops))}
+		for i, k := range keys {
+			if h, ok := hs[k]; ok {
+				op := h.Operation
+				msg.Now[i] = &op
+			}
+		}
+		return msg
+	}
+}
+
+// rereadBulk starts the bulk review: the marked rows are read again
+// first, so that one another process decided since it was marked is
+// neither proposed nor asked about (bulkReread).
+func (a actionModel) rereadBulk(e env) (actionModel, tea.Cmd) {
+	a.stage, a.checkingN = stageChecking, 0
+	a.override.Blur()
+	if e.st == nil {
+		return a.readBulkGrace(e)
+	}
+	return a, rereadRows(e.ctx, e.st, a.seq, a.bulk)
+}
+
+// bulkReread takes the marked rows as they are now: a row whose state or
+// version moved on since it was marked is changed (the write refuses it
+// as stale: its decision was made on what it was) and its provider is
+// not asked; the others' providers are asked first where the decision
+// needs it (lookFirstRows), then the review opens.
+func (m Model) bulkReread(msg bulkRereadMsg) (Model, tea.Cmd) {
+	a := &m.action
+	if msg.Seq != a.seq || a.stage != stageChecking || len(a.bulk) == 0 {
+		return m, nil
+	}
+	e := m.env()
+	if msg.Err != nil {
+		m.log.Printf("bulk %s: reading the marked rows again failed: %v", a.action, msg.Err)
+		a.stage = stageForm
+		a.problem = "reading the marked operations again failed: " + oneLine(writeErrText(msg.Err))
+		return m, nil
+	}
+	changed := make([]*model.Operation, len(a.bulk))
+	skip := make([]bool, len(a.bulk))
+	n := 0
+	for i, op := range a.bulk {
+		now := msg.Now[i]
+		if now == nil || now.State != op.State || now.Version != op.Version {
+			if now == nil {
+				now = &model.Operation{Tenant: op.Tenant, Key: op.Key}
+			}
+			changed[i], skip[i] = now, true
+			continue
+		}
+		if e.svc != nil && !e.readOnly && e.svc.NeedsLook(a.action, op) {
+			n++
+		}
+	}
+	a.changedRows = changed
+	if n > 0 {
+		a.checkingN = n
+		return m, lookFirstRows(e.ctx, e.svc, a.seq, a.action, a.bulk, skip, e.operator)
+	}
+	a.setBulk(a.bulk, e.now)
+	a.stage = stageConfirm
+	var read tea.Cmd
+	m.action, read = m.action.readBulkGrace(e)
+	return m, read
+}
+
+// lookFirstRows is lookFirst for the marked rows not skipped (changed
+// since they were marked): those are returned as they were, asked nothing.
+func lookFirstRows(ctx context.Context, svc *reconcile.Service, seq int, action model.Action, ops []model.Operation, skip []bool, by string) tea.Cmd {
+	var idx []int
+	var ask []model.Operation
+	for i, op := range ops {
+		if !skip[i] {
+			idx, ask = append(idx, i), append(ask, op)
+		}
+	}
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, ioTimeout+reconcile.DefaultLookupTimeout*time.Duration(1+len(ask)/reconcile.DefaultTriageConcurrency))
+		defer cancel()
+		looked, err := svc.LookFirst(ctx, action, ask, by)
+		out := append([]model.Operation(nil), ops...)
+		for j, i := range idx {
+			if j < len(looked) {
+				out[i] = looked[j]
+			}
+		}
+		return bulkCheckedMsg{Seq: seq, Ops: out, Err: err}
+	}
+}
+
 // needLook is how many marked rows' providers are asked before the review
 // — or, for one operation, whether its provider is (1): "not applied" on
 // an operation no check on this screen answered for, as the bulk review
@@ -99,7 +215,10 @@ func (a actionModel) needLook(e env) int {
 		return 0
 	}
 	n := 0
-	for _, op := range a.bulk {
+	for i, op := range a.bulk {
+		if i < len(a.changedRows) && a.changedRows[i] != nil {
+			continue // not asked: the write refuses it as stale
+		}
 		if e.svc.NeedsLook(a.action, op) {
 			n++
 		}
@@ -124,6 +243,12 @@ type bulkEval struct {
 	// refuses it.
 	againstRow, refusedRow []bool
 	nAgainst, nRefused     int
+	// changedRows[i] is the i-th marked row as it is now when it changed
+	// since it was marked (its state or version moved on, or it is gone),
+	// else nil: the write refuses it as stale (nChanged of them), and its
+	// provider is not asked (bulkReread).
+	changedRows []*model.Operation
+	nChanged    int
 	// cannotTellRow: per marked row, whether the write would decide it on
 	// the typed evidence alone (its provider cannot tell); nCannotTell of
 	// them are written — not the ones the grace skips (recountCannotTell)
@@ -141,9 +266,15 @@ type bulkEval struct {
 }
 
 // evalBulk works out bulkEval for deciding action on ops.
-func evalBulk(action model.Action, ops []model.Operation, now time.Time) bulkEval {
-	v := bulkEval{againstRow: make([]bool, len(ops)), refusedRow: make([]bool, len(ops)), cannotTellRow: make([]bool, len(ops)), order: make([]int, 0, len(ops))}
+func evalBulk(action model.Action, ops []model.Operation, changed []*model.Operation, now time.Time) bulkEval {
+	v := bulkEval{againstRow: make([]bool, len(ops)), refusedRow: make([]bool, len(ops)), cannotTellRow: make([]bool, len(ops)), order: make([]int, 0, len(ops)),
+		changedRows: changed}
 	for i, op := range ops {
+		v.nameW = max(v.nameW, ansi.StringWidth(oneLine(op.Tenant+"/"+op.Key)))
+		if v.rowChanged(i) {
+			v.nChanged++
+			continue
+		}
 		allowed := reconcile.AllowedAt(op, action, now)
 		against, _ := reconcile.AgainstFinding(action, op)
 		v.againstRow[i], v.refusedRow[i] = against && allowed, !allowed
@@ -157,11 +288,10 @@ func evalBulk(action model.Action, ops []model.Operation, now time.Time) bulkEva
 				v.cannotTellRow[i] = true
 			}
 		}
-		v.nameW = max(v.nameW, ansi.StringWidth(oneLine(op.Tenant+"/"+op.Key)))
 	}
 	for pass := 0; pass < 2; pass++ {
 		for i := range ops {
-			if refused := v.againstRow[i] || v.refusedRow[i]; refused == (pass == 0) {
+			if refused := v.againstRow[i] || v.refusedRow[i] || v.rowChanged(i); refused == (pass == 0) {
 				v.order = append(v.order, i)
 			}
 		}
@@ -169,6 +299,10 @@ func evalBulk(action model.Action, ops []model.Operation, now time.Time) bulkEva
 	v.recountCannotTell(ops, nil)
 	return v
 }
+
+// rowChanged reports whether the i-th marked row changed since it was
+// marked (changedRows).
+func (v bulkEval) rowChanged(i int) bool { return i < len(v.changedRows) && v.changedRows[i] != nil }
 
 // recountCannotTell counts the rows the write decides on the typed
 // evidence alone: those whose provider cannot tell, less the ones the
@@ -191,7 +325,7 @@ func (v *bulkEval) recountCannotTell(ops []model.Operation, within []bool) {
 // review say about them (bulkEval).
 func (a *actionModel) setBulk(ops []model.Operation, now time.Time) {
 	a.bulk = ops
-	a.bulkEval = evalBulk(a.action, ops, now)
+	a.bulkEval = evalBulk(a.action, ops, a.changedRows, now)
 }
 
 // setOutcomes sets the rows' results and, once, how many of each verdict
@@ -317,7 +451,7 @@ func (m Model) bulkGraced(msg bulkGraceMsg) (Model, tea.Cmd) {
 func (a actionModel) graceSkips(overridden bool) int {
 	n := 0
 	for i, in := range a.graceRow {
-		if in && i < len(a.bulk) && !a.refusedRow[i] && (overridden || !a.againstRow[i]) {
+		if in && i < len(a.bulk) && !a.refusedRow[i] && !a.rowChanged(i) && (overridden || !a.againstRow[i]) {
 			n++
 		}
 	}
@@ -434,6 +568,9 @@ func (a actionModel) nothingToWrite() string {
 	if a.nRefused > 0 {
 		parts = append(parts, fmt.Sprintf("%d refused by %s state", a.nRefused, map[bool]string{true: "its", false: "their"}[a.nRefused == 1]))
 	}
+	if a.nChanged > 0 {
+		parts = append(parts, fmt.Sprintf("%d changed since marked", a.nChanged))
+	}
 	return strings.Join(parts, " · ")
 }
 
@@ -494,9 +631,9 @@ func bulkCannotTellRisk(a model.Action) string {
 // their finding.
 func (a actionModel) legalCount() int {
 	if a.override.Value() == overrideWord {
-		return len(a.bulk) - a.nRefused - a.graceSkips(true)
+		return len(a.bulk) - a.nRefused - a.nChanged - a.graceSkips(true)
 	}
-	return len(a.bulk) - a.nRefused - a.nAgainst - a.graceSkips(false)
+	return len(a.bulk) - a.nRefused - a.nChanged - a.nAgainst - a.graceSkips(false)
 }
 
 // findingShort names a conclusive finding in a few words, its reference
@@ -548,6 +685,15 @@ func findingNote(s *Styles, against bool, op model.Operation) string {
 		return s.BannerErr.Render("cannot tell (" + whyWords(f.Detail) + ") · your evidence")
 	}
 	return s.Muted.Render(f.Kind.Words())
+}
+
+// changedNote is a marked row's note when it changed since it was
+// marked: what it is now, and that the write refuses it.
+func changedNote(now *model.Operation) string {
+	if now.State == "" {
+		return "gone since you marked it · refused"
+	}
+	return fmt.Sprintf("changed since you marked it: now %s (v%d) · refused as stale", now.State, now.Version)
 }
 
 // offTabWords says how many of n marked operations are not on the tab
@@ -623,7 +769,9 @@ func (a actionModel) bulkView(e env, w, h int) string {
 	// the ones to see.
 	listOps := func(line func(i int, op model.Operation) (string, string)) {
 		for n, i := range a.order {
-			if more(n, len(a.order), "to write", func(k int) bool { return !a.againstRow[a.order[k]] && !a.refusedRow[a.order[k]] }) {
+			if more(n, len(a.order), "to write", func(k int) bool {
+				return !a.againstRow[a.order[k]] && !a.refusedRow[a.order[k]] && !a.rowChanged(a.order[k])
+			}) {
 				break
 			}
 			row(line(i, a.bulk[i]))
@@ -657,6 +805,11 @@ func (a actionModel) bulkView(e env, w, h int) string {
 		}
 		b.WriteString("\n" + s.Muted.Render("enter next / review · tab switch field · esc cancel"))
 	case stageChecking:
+		if a.checkingN == 0 {
+			b.WriteString("\n" + s.Bold.Render("Reading the marked operations again…") + "\n\n")
+			b.WriteString(s.Key.Render("esc") + s.Muted.Render(" back to the form"))
+			break
+		}
 		b.WriteString("\n" + s.Bold.Render(fmt.Sprintf("Asking the providers about %s first…", plural(a.checkingN, "operation", "operations"))) + "\n")
 		b.WriteString(s.Muted.Render(wrap("Each finding is recorded. One whose provider has the effect will be refused; one it cannot tell about stays your decision, on the evidence you typed.", inner, "")) + "\n\n")
 		b.WriteString(s.Key.Render("esc") + s.Muted.Render(" back to the form"))
@@ -672,6 +825,13 @@ func (a actionModel) bulkView(e env, w, h int) string {
 		}
 		t.WriteString("  " + s.Label.Render(fit("reason", 10)) + " " + truncate(a.value("Reason"), inner-13) + "\n")
 		t.WriteString("  " + s.Label.Render(fit("operator", 10)) + " " + oneLine(e.operator) + "\n\n")
+		if a.nChanged > 0 {
+			t.WriteString(s.BannerErr.Render(wrap(fmt.Sprintf("! %s since you marked %s (another process decided or retried %s): the write refuses %s as stale, and %s provider was not asked. Look at %s again after this.",
+				map[bool]string{true: "1 of them changed", false: fmt.Sprintf("%d of them changed", a.nChanged)}[a.nChanged == 1],
+				map[bool]string{true: "it", false: "them"}[a.nChanged == 1], map[bool]string{true: "it", false: "them"}[a.nChanged == 1],
+				map[bool]string{true: "it", false: "them"}[a.nChanged == 1], map[bool]string{true: "its", false: "their"}[a.nChanged == 1],
+				map[bool]string{true: "it", false: "them"}[a.nChanged == 1]), inner, " ")) + "\n")
+		}
 		if w := a.bulkCannotTellWarning(s, inner); w != "" {
 			t.WriteString(w + "\n")
 		}
@@ -719,6 +879,8 @@ func (a actionModel) bulkView(e env, w, h int) string {
 		listOps(func(i int, op model.Operation) (string, string) {
 			note := ""
 			switch {
+			case a.rowChanged(i):
+				note = s.BannerErr.Render(changedNote(a.changedRows[i]))
 			case a.refusedRow[i]:
 				note = s.BannerErr.Render(fmt.Sprintf("refused: %s allows no %s", op.State, a.action.Verb()))
 			case i < len(a.graceRow) && a.graceRow[i] && (a.overriding || !a.againstRow[i]):
@@ -823,7 +985,7 @@ func (a actionModel) bulkView(e env, w, h int) string {
 func (a actionModel) bulkQuestion(legal int) string {
 	if a.overriding {
 		return fmt.Sprintf("Override: write %s to the ledger, %d against the provider's finding?",
-			plural(len(a.bulk)-a.nRefused-a.graceSkips(true), "decision", "decisions"), a.bulkAgainst())
+			plural(len(a.bulk)-a.nRefused-a.nChanged-a.graceSkips(true), "decision", "decisions"), a.bulkAgainst())
 	}
 	if legal == 0 && !a.graceReading {
 		return "Nothing to write: " + a.nothingToWrite() + "."
@@ -869,7 +1031,11 @@ func (a actionModel) bulkTiny(e env, inner, n int) []string {
 			}
 		}
 	case stageChecking:
-		tail = append(tail, clip(s.Bold.Render(fmt.Sprintf("Asking %d providers first…", a.checkingN))),
+		what := fmt.Sprintf("Asking %d providers first…", a.checkingN)
+		if a.checkingN == 0 {
+			what = "Reading them again…"
+		}
+		tail = append(tail, clip(s.Bold.Render(what)),
 			clip(s.Key.Render("esc")+s.Muted.Render(" back to the form")))
 	case stageConfirm:
 		legal := a.legalCount()
@@ -881,7 +1047,7 @@ func (a actionModel) bulkTiny(e env, inner, n int) []string {
 			counts += fmt.Sprintf(", %d refused", r)
 		}
 		if a.overriding {
-			head = append(head, clip(s.Bold.Render(fmt.Sprintf("Override writes %d, %d against", len(a.bulk)-a.nRefused-a.graceSkips(true), against))))
+			head = append(head, clip(s.Bold.Render(fmt.Sprintf("Override writes %d, %d against", len(a.bulk)-a.nRefused-a.nChanged-a.graceSkips(true), against))))
 		} else {
 			head = append(head, clip(s.Bold.Render(counts)))
 		}
@@ -896,6 +1062,9 @@ func (a actionModel) bulkTiny(e env, inner, n int) []string {
 			if a.overrideErr != "" {
 				tail = append(tail, clip(s.InputErr.Render("  ✗ "+a.overrideErr)))
 			}
+		}
+		if a.nChanged > 0 {
+			head = append(head, clip(s.BannerErr.Render(fmt.Sprintf("! %d changed: refused", a.nChanged))))
 		}
 		if a.nCannotTell > 0 {
 			head = append(head, clip(s.BannerErr.Render(fmt.Sprintf("! %d cannot tell: your evidence", a.nCannotTell))))
@@ -922,6 +1091,9 @@ func (a actionModel) bulkTiny(e env, inner, n int) []string {
 			note := a.findingNote(s, i, op)
 			if a.refusedRow[i] {
 				note = s.BannerErr.Render("refused: " + string(op.State))
+			}
+			if a.rowChanged(i) {
+				note = s.BannerErr.Render("changed: " + string(a.changedRows[i].State))
 			}
 			rows = append(rows, clip("  "+clipMiddle(op.Key, keyW)+" "+note))
 		}

@@ -499,6 +499,9 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 	case bulkCheckedMsg:
 		return m.bulkChecked(msg)
 
+	case bulkRereadMsg:
+		return m.bulkReread(msg)
+
 	case bulkGraceMsg:
 		return m.bulkGraced(msg)
 
