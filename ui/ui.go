@@ -150,6 +150,9 @@ type Model struct {
 	// frozen: the store reads a snapshot of the ledger file as opened
 	// (store.FrozenReporter): nothing on screen is ever "refreshed".
 	frozen bool
+	// quitArmed: ctrl+c was pressed once in a form with text typed; a
+	// second one, next, quits (typedInForm).
+	quitArmed bool
 	// quitAfterLab: q was pressed during a lab run; the console quits
 	// when the run ends (quitAsked).
 	quitAfterLab bool
@@ -791,7 +794,20 @@ func (m Model) sized() Model {
 // bindings, else to the screen.
 func (m Model) handleKey(msg tea.KeyMsg, e env) (Model, tea.Cmd) {
 	if key.Matches(msg, m.keys.ForceQ) {
+		if !m.quitArmed && m.typedInForm() {
+			// What was typed is a decision in the making: ctrl+c asks
+			// first (the form stays, with it), a second one quits.
+			m.quitArmed = true
+			m.banner = banner{kind: bannerErr, text: "ctrl+c again quits and drops what you typed in the form; esc closes the form.", at: e.now}
+			return m, nil
+		}
 		return m.quit()
+	}
+	if m.quitArmed {
+		m.quitArmed = false
+		if strings.HasPrefix(m.banner.text, "ctrl+c again quits") {
+			m.banner = banner{}
+		}
 	}
 	if m.overlay != overlayNone {
 		return m.route(m.focus(), msg, e)
@@ -868,6 +884,24 @@ func (m Model) quitAsked(e env) (Model, tea.Cmd) {
 	m.banner = banner{kind: bannerErr, text: "Quitting when the lab run ends (stopping it now would leave its claim in the ledger) — ctrl+c quits at once.", at: e.now}
 	m.log.Printf("quit asked: waiting for the lab run to end")
 	return m, nil
+}
+
+// typedInForm reports whether a decision's form (or its review) is open
+// with text typed in it: ctrl+c there asks before it quits.
+func (m Model) typedInForm() bool {
+	a := m.action
+	if m.overlay != overlayAction || (a.stage != stageForm && a.stage != stageConfirm && a.stage != stageChecking) {
+		return false
+	}
+	if a.override.Value() != "" {
+		return true
+	}
+	for _, f := range a.fields {
+		if f.input.Value() != "" {
+			return true
+		}
+	}
+	return false
 }
 
 func (m Model) quit() (Model, tea.Cmd) {
