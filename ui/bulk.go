@@ -352,7 +352,7 @@ func (m Model) bulkChecked(msg bulkCheckedMsg) (Model, tea.Cmd) {
 	if msg.Err != nil {
 		m.log.Printf("bulk %s: asking the providers failed: %v", m.action.action, msg.Err)
 		m.action.stage = stageForm
-		m.action.problem = "asking the providers first failed: " + oneLine(msg.Err.Error())
+		m.action.problem = "asking the providers first failed: " + oneLine(writeErrText(msg.Err))
 		return m, nil
 	}
 	if len(m.action.bulk) == 0 {
@@ -916,7 +916,7 @@ func (a actionModel) bulkView(e env, w, h int) string {
 				line = s.BannerOK.Render("  written ") + " " + fit(clipMiddle(o.Tenant+"/"+o.Key, nameW), nameW) +
 					fmt.Sprintf(" v%d → %s v%d", o.ExpectVersion, o.State, o.Version)
 			default:
-				why := localTimes(oneLine(errText(o.Err)), e)
+				why := localTimes(oneLine(writeErrText(o.Err)), e)
 				switch o.Verdict {
 				case reconcile.VerdictStale:
 					why = fmt.Sprintf("now %s v%d: changed since you looked", o.State, o.Version)
@@ -1139,7 +1139,7 @@ func (m Model) bulkDecided(msg bulkDecisionMsg) (Model, tea.Cmd) {
 	if msg.Err != nil && len(msg.Outcomes) == 0 {
 		m.log.Printf("bulk %s failed: %v", msg.Action, msg.Err)
 		m.action.stage = stageForm
-		m.action.problem = oneLine(msg.Err.Error())
+		m.action.problem = oneLine(writeErrText(msg.Err))
 		return m, nil
 	}
 	written := 0
@@ -1154,7 +1154,7 @@ func (m Model) bulkDecided(msg bulkDecisionMsg) (Model, tea.Cmd) {
 	m.list.marked = marks{ops: map[int64]model.Operation{}}
 	kind, text := bannerOK, fmt.Sprintf("%s: %s of %s written, recorded for %s.", m.action.action.Verb(), count(written), plural(len(m.action.bulk), "operation", "operations"), m.cfg.Operator)
 	if msg.Err != nil {
-		kind, text = bannerErr, text+" Then the ledger failed: "+oneLine(msg.Err.Error())
+		kind, text = bannerErr, text+" Then the ledger failed: "+oneLine(writeErrText(msg.Err))
 	} else if written < len(m.action.bulk) {
 		kind = bannerErr
 		text += " The others were refused: nothing was written for them."

@@ -291,19 +291,25 @@ func parseAgeFilter(s string) (ageFilter, error) {
 		return f, fmt.Errorf("age: >DURATION (older than) or <DURATION (younger than), as >10m, <2h, >3d, or all")
 	}
 	num := strings.TrimSpace(s[1:])
+	const longest = 100 * 365 * 24 * time.Hour
 	var err error
+	tooLong := false
 	if days, ok := strings.CutSuffix(num, "d"); ok {
 		var n int
 		n, err = strconv.Atoi(days)
-		if n > 100*365 {
-			n = -1 // past the bound below, before its nanoseconds overflow
-		}
-		f.d = time.Duration(n) * 24 * time.Hour
+		// Compared before the multiplication, which would overflow.
+		tooLong = n > 100*365
+		f.d = time.Duration(min(n, 100*365)) * 24 * time.Hour
 	} else {
 		f.d, err = time.ParseDuration(num)
 	}
-	if err != nil || f.d <= 0 || f.d > 100*365*24*time.Hour {
+	switch {
+	case err != nil:
 		return ageFilter{}, fmt.Errorf("age: %q is not a duration (10m, 2h, 3d)", num)
+	case tooLong || f.d > longest:
+		return ageFilter{}, fmt.Errorf("age: %q is longer than 100 years", num)
+	case f.d <= 0:
+		return ageFilter{}, fmt.Errorf("age: %q — the age must be more than zero (10m, 2h, 3d)", num)
 	}
 	return f, nil
 }

@@ -247,7 +247,7 @@ func (m Model) requestSweep(e env) (Model, tea.Cmd) {
 func (m Model) swept(msg sweepMsg) (Model, tea.Cmd) {
 	e := m.env()
 	if msg.Err != nil {
-		m.banner = banner{kind: bannerErr, text: "Sweep failed: " + oneLine(msg.Err.Error()), at: e.now}
+		m.banner = banner{kind: bannerErr, text: "Sweep failed: " + oneLine(writeErrText(msg.Err)), at: e.now}
 		return m, m.reloadAll()
 	}
 	r := msg.Report

@@ -320,4 +320,4 @@ func writeErrText(err error) string {
 }
 
 // busyWords is what a write refused by a busy ledger says.
-const busyWords = "the ledger is busy — another process holds its write lock (a long write, a backup, a sqlite3 shell), or the database did not answer in time; nothing was written. Try again."
+const busyWords = "the ledger is busy: another process holds its write lock (or the database did not answer in time). Nothing was written — try again."
