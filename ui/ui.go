@@ -798,7 +798,7 @@ func (m Model) handleKey(msg tea.KeyMsg, e env) (Model, tea.Cmd) {
 			// What was typed is a decision in the making: ctrl+c asks
 			// first (the form stays, with it), a second one quits.
 			m.quitArmed = true
-			m.banner = banner{kind: bannerErr, text: "ctrl+c again quits and drops what you typed in the form; esc closes the form.", at: e.now}
+			m.banner = banner{kind: bannerInfo, text: "ctrl+c again quits and drops what you typed in the form; esc closes the form.", at: e.now}
 			return m, nil
 		}
 		return m.quit()
