@@ -124,6 +124,7 @@ func (a actionModel) rereadBulk(e env) (actionModel, tea.Cmd) {
 	a.stage, a.checkingN = stageChecking, 0
 	a.override.Blur()
 	if e.st == nil {
+		a.stage = stageConfirm
 		return a.readBulkGrace(e)
 	}
 	return a, rereadRows(e.ctx, e.st, a.seq, a.bulk)
