@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/retrysafe/retrysafe/lab"
 )
 
 // hostilePath is a ledger file name that retitles the terminal and clears
@@ -37,6 +39,15 @@ func TestTheLedgerPathAndOperatorReachTheScreenInert(t *testing.T) {
 		h.send(labLedgerMsg{Others: []string{"acme", "globex"}})
 		h.contains("Run the lab in this ledger?", `e\x1b]0;DBTITLE\x07\x1b[2J.db is not a lab ledger`)
 		rawInert(t, "lab confirmation", h)
+	})
+	t.Run("lab tenant", func(t *testing.T) {
+		l := fixture(t)
+		cfg := config(l)
+		cfg.Lab, cfg.LabScenarios, cfg.LabTenant = &lab.Runner{Exe: "/nonexistent"}, []lab.Scenario{{ID: "s", Name: "a scenario"}}, "lab\x1b]0;T\x07"
+		h := open(t, cfg, 120, 30)
+		h.keys("L")
+		h.contains(`run under tenant "lab\x1b]0;T\x07"`)
+		rawInert(t, "lab screen", h)
 	})
 	t.Run("empty ledger", func(t *testing.T) {
 		l := newLedger(t)
