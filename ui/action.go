@@ -547,7 +547,7 @@ func (a actionModel) keyMap() keyMap {
 		if a.overriding {
 			short = []key.Binding{key.NewBinding(key.WithKeys("enter"), key.WithHelp("type "+overrideWord+" + enter", "write all, against the findings")),
 				key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back"))}
-			narrow = []key.Binding{overrideKey(fmt.Sprintf("write %d", len(a.bulk)-a.nRefused)), back}
+			narrow = []key.Binding{overrideKey(fmt.Sprintf("write %d", a.overrideWrites())), back}
 		}
 		return keyMap{short: short, full: [][]key.Binding{short}, narrow: narrow}
 	}

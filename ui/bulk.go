@@ -637,6 +637,13 @@ func (a actionModel) legalCount() int {
 	return len(a.bulk) - a.nRefused - a.nChanged - a.nAgainst - a.graceSkips(false)
 }
 
+// overrideWrites is how many marked rows the typed override writes: all
+// but those their state refuses, those changed since they were marked and
+// those within the grace.
+func (a actionModel) overrideWrites() int {
+	return len(a.bulk) - a.nRefused - a.nChanged - a.graceSkips(true)
+}
+
 // findingShort names a conclusive finding in a few words, its reference
 // first: "the provider has it (sbx_12)", or "(earlier: sbx_12)" for one
 // before the latest lookup.
@@ -986,7 +993,7 @@ func (a actionModel) bulkView(e env, w, h int) string {
 func (a actionModel) bulkQuestion(legal int) string {
 	if a.overriding {
 		return fmt.Sprintf("Override: write %s to the ledger, %d against the provider's finding?",
-			plural(len(a.bulk)-a.nRefused-a.nChanged-a.graceSkips(true), "decision", "decisions"), a.bulkAgainst())
+			plural(a.overrideWrites(), "decision", "decisions"), a.bulkAgainst())
 	}
 	if legal == 0 && !a.graceReading {
 		return "Nothing to write: " + a.nothingToWrite() + "."
@@ -1048,7 +1055,7 @@ func (a actionModel) bulkTiny(e env, inner, n int) []string {
 			counts += fmt.Sprintf(", %d refused", r)
 		}
 		if a.overriding {
-			head = append(head, clip(s.Bold.Render(fmt.Sprintf("Override writes %d, %d against", len(a.bulk)-a.nRefused-a.nChanged-a.graceSkips(true), against))))
+			head = append(head, clip(s.Bold.Render(fmt.Sprintf("Override writes %d, %d against", a.overrideWrites(), against))))
 		} else {
 			head = append(head, clip(s.Bold.Render(counts)))
 		}
