@@ -459,6 +459,10 @@ func (a actionModel) update(msg tea.Msg, e env) (actionModel, tea.Cmd) {
 				if a.needsOverride() {
 					a.override.Focus()
 				}
+				if len(a.bulk) > 0 {
+					// The marked rows are read again first (bulkReread).
+					return a.rereadBulk(e)
+				}
 				if n := a.needLook(e); n > 0 {
 					// Each row's provider is asked first: the review
 					// shows what it found, and a row it has is refused
@@ -544,6 +548,9 @@ func (a actionModel) keyMap() keyMap {
 	overrideKey := func(what string) key.Binding {
 		return key.NewBinding(key.WithKeys("enter"), key.WithHelp(overrideWord+"+enter", what))
 	}
+	if a.stage == stageConfirm && len(a.bulk) > 0 && !a.overriding && a.legalCount() == 0 && !a.graceReading {
+		return a.bulkNothingKeys()
+	}
 	if a.stage == stageConfirm && len(a.bulk) > 0 && a.bulkAgainst() == 0 {
 		short := []key.Binding{key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "write them")),
 			key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back to the form"))}
@@ -558,7 +565,7 @@ func (a actionModel) keyMap() keyMap {
 		if a.overriding {
 			short = []key.Binding{key.NewBinding(key.WithKeys("enter"), key.WithHelp("type "+overrideWord+" + enter", "write all, against the findings")),
 				key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back"))}
-			narrow = []key.Binding{overrideKey(fmt.Sprintf("write %d", len(a.bulk)-a.nRefused)), back}
+			narrow = []key.Binding{overrideKey(fmt.Sprintf("write %d", a.overrideWrites())), back}
 		}
 		return keyMap{short: short, full: [][]key.Binding{short}, narrow: narrow}
 	}
@@ -1129,7 +1136,7 @@ func (a actionModel) content(e env, w int, compact bool) *boxLines {
 		}
 		row("evidence", a.value("Evidence"))
 		row("reason", a.value("Reason"))
-		row("operator", e.operator)
+		row("operator", oneLine(e.operator))
 		if a.finding != nil && !(compact && a.against()) { // the warning names it
 			row("check", localTimes(oneLine(a.finding.Detail), e))
 		}

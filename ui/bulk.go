@@ -15,6 +15,7 @@ import (
 	"github.com/retrysafe/retrysafe/internal/textsafe"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/reconcile"
+	"github.com/retrysafe/retrysafe/store"
 )
 
 // A bulk decision: one form (reason, evidence) for every marked row, one
@@ -82,6 +83,122 @@ func lookFirst(ctx context.Context, svc *reconcile.Service, seq int, action mode
 	}
 }
 
+// bulkRereadMsg is the marked rows as the ledger holds them now, read
+// again in one batched read before the bulk review (Now[i]: the i-th
+// marked row, nil if it is no longer there).
+type bulkRereadMsg struct {
+	Seq int
+	Now []*model.Operation
+	Err error
+}
+
+// rereadRows reads the marked rows again: store.Ledger.RequestHistories,
+// one statement per chunk of keys, never one read per row.
+func rereadRows(ctx context.Context, st store.Ledger, seq int, ops []model.Operation) tea.Cmd {
+	keys := make([]store.OpKey, len(ops))
+	for i, op := range ops {
+		keys[i] = store.OpKey{Tenant: op.Tenant, Key: op.Key}
+	}
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, ioTimeout*time.Duration(1+len(ops)/1000))
+		defer cancel()
+		hs, err := st.RequestHistories(ctx, keys, nil)
+		if err != nil {
+			return bulkRereadMsg{Seq: seq, Err: err}
+		}
+		msg := bulkRereadMsg{Seq: seq, Now: make([]*model.Operation, len(ops))}
+		for i, k := range keys {
+			if h, ok := hs[k]; ok {
+				op := h.Operation
+				msg.Now[i] = &op
+			}
+		}
+		return msg
+	}
+}
+
+// rereadBulk starts the bulk review: the marked rows are read again
+// first, so that one another process decided since it was marked is
+// neither proposed nor asked about (bulkReread).
+func (a actionModel) rereadBulk(e env) (actionModel, tea.Cmd) {
+	a.stage, a.checkingN = stageChecking, 0
+	a.override.Blur()
+	if e.st == nil {
+		a.stage = stageConfirm
+		return a.readBulkGrace(e)
+	}
+	return a, rereadRows(e.ctx, e.st, a.seq, a.bulk)
+}
+
+// bulkReread takes the marked rows as they are now: a row whose state or
+// version moved on since it was marked is changed (the write refuses it
+// as stale: its decision was made on what it was) and its provider is
+// not asked; the others' providers are asked first where the decision
+// needs it (lookFirstRows), then the review opens.
+func (m Model) bulkReread(msg bulkRereadMsg) (Model, tea.Cmd) {
+	a := &m.action
+	if msg.Seq != a.seq || a.stage != stageChecking || len(a.bulk) == 0 {
+		return m, nil
+	}
+	e := m.env()
+	if msg.Err != nil {
+		m.log.Printf("bulk %s: reading the marked rows again failed: %v", a.action, msg.Err)
+		a.stage = stageForm
+		a.problem = "reading the marked operations again failed: " + oneLine(writeErrText(msg.Err))
+		return m, nil
+	}
+	changed := make([]*model.Operation, len(a.bulk))
+	skip := make([]bool, len(a.bulk))
+	n := 0
+	for i, op := range a.bulk {
+		now := msg.Now[i]
+		if now == nil || now.State != op.State || now.Version != op.Version {
+			if now == nil {
+				now = &model.Operation{Tenant: op.Tenant, Key: op.Key}
+			}
+			changed[i], skip[i] = now, true
+			continue
+		}
+		if e.svc != nil && !e.readOnly && e.svc.NeedsLook(a.action, op) {
+			n++
+		}
+	}
+	a.changedRows = changed
+	if n > 0 {
+		a.checkingN = n
+		return m, lookFirstRows(e.ctx, e.svc, a.seq, a.action, a.bulk, skip, e.operator)
+	}
+	a.setBulk(a.bulk, e.now)
+	a.stage = stageConfirm
+	var read tea.Cmd
+	m.action, read = m.action.readBulkGrace(e)
+	return m, read
+}
+
+// lookFirstRows is lookFirst for the marked rows not skipped (changed
+// since they were marked): those are returned as they were, asked nothing.
+func lookFirstRows(ctx context.Context, svc *reconcile.Service, seq int, action model.Action, ops []model.Operation, skip []bool, by string) tea.Cmd {
+	var idx []int
+	var ask []model.Operation
+	for i, op := range ops {
+		if !skip[i] {
+			idx, ask = append(idx, i), append(ask, op)
+		}
+	}
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, ioTimeout+reconcile.DefaultLookupTimeout*time.Duration(1+len(ask)/reconcile.DefaultTriageConcurrency))
+		defer cancel()
+		looked, err := svc.LookFirst(ctx, action, ask, by)
+		out := append([]model.Operation(nil), ops...)
+		for j, i := range idx {
+			if j < len(looked) {
+				out[i] = looked[j]
+			}
+		}
+		return bulkCheckedMsg{Seq: seq, Ops: out, Err: err}
+	}
+}
+
 // needLook is how many marked rows' providers are asked before the review
 // — or, for one operation, whether its provider is (1): "not applied" on
 // an operation no check on this screen answered for, as the bulk review
@@ -99,7 +216,10 @@ func (a actionModel) needLook(e env) int {
 		return 0
 	}
 	n := 0
-	for _, op := range a.bulk {
+	for i, op := range a.bulk {
+		if i < len(a.changedRows) && a.changedRows[i] != nil {
+			continue // not asked: the write refuses it as stale
+		}
 		if e.svc.NeedsLook(a.action, op) {
 			n++
 		}
@@ -124,8 +244,17 @@ type bulkEval struct {
 	// refuses it.
 	againstRow, refusedRow []bool
 	nAgainst, nRefused     int
-	// nCannotTell rows are written on the typed evidence alone: their
-	// provider cannot tell (cannotTellWhy: the first one's reason).
+	// changedRows[i] is the i-th marked row as it is now when it changed
+	// since it was marked (its state or version moved on, or it is gone),
+	// else nil: the write refuses it as stale (nChanged of them), and its
+	// provider is not asked (bulkReread).
+	changedRows []*model.Operation
+	nChanged    int
+	// cannotTellRow: per marked row, whether the write would decide it on
+	// the typed evidence alone (its provider cannot tell); nCannotTell of
+	// them are written — not the ones the grace skips (recountCannotTell)
+	// — and cannotTellWhy is the first one's reason.
+	cannotTellRow []bool
 	nCannotTell   int
 	cannotTellWhy string
 	// nameW is the widest tenant/key; order lists the rows the write
@@ -138,9 +267,15 @@ type bulkEval struct {
 }
 
 // evalBulk works out bulkEval for deciding action on ops.
-func evalBulk(action model.Action, ops []model.Operation, now time.Time) bulkEval {
-	v := bulkEval{againstRow: make([]bool, len(ops)), refusedRow: make([]bool, len(ops)), order: make([]int, 0, len(ops))}
+func evalBulk(action model.Action, ops []model.Operation, changed []*model.Operation, now time.Time) bulkEval {
+	v := bulkEval{againstRow: make([]bool, len(ops)), refusedRow: make([]bool, len(ops)), cannotTellRow: make([]bool, len(ops)), order: make([]int, 0, len(ops)),
+		changedRows: changed}
 	for i, op := range ops {
+		v.nameW = max(v.nameW, ansi.StringWidth(oneLine(op.Tenant+"/"+op.Key)))
+		if v.rowChanged(i) {
+			v.nChanged++
+			continue
+		}
 		allowed := reconcile.AllowedAt(op, action, now)
 		against, _ := reconcile.AgainstFinding(action, op)
 		v.againstRow[i], v.refusedRow[i] = against && allowed, !allowed
@@ -151,29 +286,47 @@ func evalBulk(action model.Action, ops []model.Operation, now time.Time) bulkEva
 			v.nAgainst++
 		default:
 			if f := op.Binding(); f != nil && !f.Stale && f.Kind == model.FindingCannotTell {
-				if v.nCannotTell == 0 {
-					v.cannotTellWhy = whyWords(f.Detail)
-				}
-				v.nCannotTell++
+				v.cannotTellRow[i] = true
 			}
 		}
-		v.nameW = max(v.nameW, ansi.StringWidth(oneLine(op.Tenant+"/"+op.Key)))
 	}
 	for pass := 0; pass < 2; pass++ {
 		for i := range ops {
-			if refused := v.againstRow[i] || v.refusedRow[i]; refused == (pass == 0) {
+			if refused := v.againstRow[i] || v.refusedRow[i] || v.rowChanged(i); refused == (pass == 0) {
 				v.order = append(v.order, i)
 			}
 		}
 	}
+	v.recountCannotTell(ops, nil)
 	return v
+}
+
+// rowChanged reports whether the i-th marked row changed since it was
+// marked (changedRows).
+func (v bulkEval) rowChanged(i int) bool { return i < len(v.changedRows) && v.changedRows[i] != nil }
+
+// recountCannotTell counts the rows the write decides on the typed
+// evidence alone: those whose provider cannot tell, less the ones the
+// grace skips (within: per row, nil before their requests are read) —
+// nothing is written for those, on any evidence.
+func (v *bulkEval) recountCannotTell(ops []model.Operation, within []bool) {
+	v.nCannotTell, v.cannotTellWhy = 0, ""
+	for i, ct := range v.cannotTellRow {
+		if !ct || i < len(within) && within[i] {
+			continue
+		}
+		if v.nCannotTell == 0 {
+			v.cannotTellWhy = whyWords(ops[i].Binding().Detail)
+		}
+		v.nCannotTell++
+	}
 }
 
 // setBulk sets the marked rows and works out, once, what the form and the
 // review say about them (bulkEval).
 func (a *actionModel) setBulk(ops []model.Operation, now time.Time) {
 	a.bulk = ops
-	a.bulkEval = evalBulk(a.action, ops, now)
+	a.bulkEval = evalBulk(a.action, ops, a.changedRows, now)
 }
 
 // setOutcomes sets the rows' results and, once, how many of each verdict
@@ -200,7 +353,7 @@ func (m Model) bulkChecked(msg bulkCheckedMsg) (Model, tea.Cmd) {
 	if msg.Err != nil {
 		m.log.Printf("bulk %s: asking the providers failed: %v", m.action.action, msg.Err)
 		m.action.stage = stageForm
-		m.action.problem = "asking the providers first failed: " + oneLine(msg.Err.Error())
+		m.action.problem = "asking the providers first failed: " + oneLine(writeErrText(msg.Err))
 		return m, nil
 	}
 	if len(m.action.bulk) == 0 {
@@ -289,6 +442,7 @@ func (m Model) bulkGraced(msg bulkGraceMsg) (Model, tea.Cmd) {
 		return m, nil
 	}
 	a.graceRow, a.graceUntil = msg.Within, msg.Until
+	a.recountCannotTell(a.bulk, a.graceRow)
 	return m, nil
 }
 
@@ -298,7 +452,7 @@ func (m Model) bulkGraced(msg bulkGraceMsg) (Model, tea.Cmd) {
 func (a actionModel) graceSkips(overridden bool) int {
 	n := 0
 	for i, in := range a.graceRow {
-		if in && i < len(a.bulk) && !a.refusedRow[i] && (overridden || !a.againstRow[i]) {
+		if in && i < len(a.bulk) && !a.refusedRow[i] && !a.rowChanged(i) && (overridden || !a.againstRow[i]) {
 			n++
 		}
 	}
@@ -392,9 +546,46 @@ func (a actionModel) bulkReview(msg tea.Msg, e env) (actionModel, tea.Cmd) {
 		a.override.Focus()
 	case isKey && key.Matches(km, a.keys.Confirm):
 		a.override.SetValue("") // y never overrides
+		if a.legalCount() == 0 {
+			// Nothing it would write (the review does not offer y).
+			return a, nil
+		}
 		return a.write(e)
 	}
 	return a, nil
+}
+
+// nothingToWrite is why y would write none of the marked rows, in a few
+// words ("2 within the grace, skipped · 1 refused by its state"); the
+// review says it instead of offering y.
+func (a actionModel) nothingToWrite() string {
+	var parts []string
+	if g := a.graceSkips(false); g > 0 {
+		parts = append(parts, fmt.Sprintf("%d within the grace, skipped", g))
+	}
+	if a.nAgainst > 0 {
+		parts = append(parts, fmt.Sprintf("%d against the provider's finding", a.nAgainst))
+	}
+	if a.nRefused > 0 {
+		parts = append(parts, fmt.Sprintf("%d refused by %s state", a.nRefused, map[bool]string{true: "its", false: "their"}[a.nRefused == 1]))
+	}
+	if a.nChanged > 0 {
+		parts = append(parts, fmt.Sprintf("%d changed since marked", a.nChanged))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// bulkNothingKeys is the help line of a bulk review with nothing for y to
+// write: o when an override would write some, and esc.
+func (a actionModel) bulkNothingKeys() keyMap {
+	back := key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back to the form"))
+	short := []key.Binding{back}
+	narrow := []key.Binding{key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back"))}
+	if a.bulkAgainst() > 0 {
+		short = append([]key.Binding{key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "override the findings"))}, short...)
+		narrow = append([]key.Binding{key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "override"))}, narrow...)
+	}
+	return keyMap{short: short, full: [][]key.Binding{short}, narrow: narrow}
 }
 
 func openBulk(a model.Action, ops []model.Operation, s *Styles, seq int, now time.Time) actionModel {
@@ -441,9 +632,16 @@ func bulkCannotTellRisk(a model.Action) string {
 // their finding.
 func (a actionModel) legalCount() int {
 	if a.override.Value() == overrideWord {
-		return len(a.bulk) - a.nRefused - a.graceSkips(true)
+		return len(a.bulk) - a.nRefused - a.nChanged - a.graceSkips(true)
 	}
-	return len(a.bulk) - a.nRefused - a.nAgainst - a.graceSkips(false)
+	return len(a.bulk) - a.nRefused - a.nChanged - a.nAgainst - a.graceSkips(false)
+}
+
+// overrideWrites is how many marked rows the typed override writes: all
+// but those their state refuses, those changed since they were marked and
+// those within the grace.
+func (a actionModel) overrideWrites() int {
+	return len(a.bulk) - a.nRefused - a.nChanged - a.graceSkips(true)
 }
 
 // findingShort names a conclusive finding in a few words, its reference
@@ -495,6 +693,15 @@ func findingNote(s *Styles, against bool, op model.Operation) string {
 		return s.BannerErr.Render("cannot tell (" + whyWords(f.Detail) + ") · your evidence")
 	}
 	return s.Muted.Render(f.Kind.Words())
+}
+
+// changedNote is a marked row's note when it changed since it was
+// marked: what it is now, and that the write refuses it.
+func changedNote(now *model.Operation) string {
+	if now.State == "" {
+		return "gone since you marked it · refused"
+	}
+	return fmt.Sprintf("changed since you marked it: now %s (v%d) · refused as stale", now.State, now.Version)
 }
 
 // offTabWords says how many of n marked operations are not on the tab
@@ -570,7 +777,9 @@ func (a actionModel) bulkView(e env, w, h int) string {
 	// the ones to see.
 	listOps := func(line func(i int, op model.Operation) (string, string)) {
 		for n, i := range a.order {
-			if more(n, len(a.order), "to write", func(k int) bool { return !a.againstRow[a.order[k]] && !a.refusedRow[a.order[k]] }) {
+			if more(n, len(a.order), "to write", func(k int) bool {
+				return !a.againstRow[a.order[k]] && !a.refusedRow[a.order[k]] && !a.rowChanged(a.order[k])
+			}) {
 				break
 			}
 			row(line(i, a.bulk[i]))
@@ -604,6 +813,11 @@ func (a actionModel) bulkView(e env, w, h int) string {
 		}
 		b.WriteString("\n" + s.Muted.Render("enter next / review · tab switch field · esc cancel"))
 	case stageChecking:
+		if a.checkingN == 0 {
+			b.WriteString("\n" + s.Bold.Render("Reading the marked operations again…") + "\n\n")
+			b.WriteString(s.Key.Render("esc") + s.Muted.Render(" back to the form"))
+			break
+		}
 		b.WriteString("\n" + s.Bold.Render(fmt.Sprintf("Asking the providers about %s first…", plural(a.checkingN, "operation", "operations"))) + "\n")
 		b.WriteString(s.Muted.Render(wrap("Each finding is recorded. One whose provider has the effect will be refused; one it cannot tell about stays your decision, on the evidence you typed.", inner, "")) + "\n\n")
 		b.WriteString(s.Key.Render("esc") + s.Muted.Render(" back to the form"))
@@ -618,7 +832,14 @@ func (a actionModel) bulkView(e env, w, h int) string {
 			t.WriteString("  " + s.Label.Render(fit("evidence", 10)) + " " + truncate(ev, inner-13) + "\n")
 		}
 		t.WriteString("  " + s.Label.Render(fit("reason", 10)) + " " + truncate(a.value("Reason"), inner-13) + "\n")
-		t.WriteString("  " + s.Label.Render(fit("operator", 10)) + " " + e.operator + "\n\n")
+		t.WriteString("  " + s.Label.Render(fit("operator", 10)) + " " + oneLine(e.operator) + "\n\n")
+		if a.nChanged > 0 {
+			t.WriteString(s.BannerErr.Render(wrap(fmt.Sprintf("! %s since you marked %s (another process decided or retried %s): the write refuses %s as stale, and %s provider was not asked. Look at %s again after this.",
+				map[bool]string{true: "1 of them changed", false: fmt.Sprintf("%d of them changed", a.nChanged)}[a.nChanged == 1],
+				map[bool]string{true: "it", false: "them"}[a.nChanged == 1], map[bool]string{true: "it", false: "them"}[a.nChanged == 1],
+				map[bool]string{true: "it", false: "them"}[a.nChanged == 1], map[bool]string{true: "its", false: "their"}[a.nChanged == 1],
+				map[bool]string{true: "it", false: "them"}[a.nChanged == 1]), inner, " ")) + "\n")
+		}
 		if w := a.bulkCannotTellWarning(s, inner); w != "" {
 			t.WriteString(w + "\n")
 		}
@@ -639,11 +860,17 @@ func (a actionModel) bulkView(e env, w, h int) string {
 				t.WriteString(s.InputErr.Render(wrap("  ✗ "+a.overrideErr, inner, "    ")) + "\n")
 			}
 			t.WriteString(s.Key.Render("esc") + s.Muted.Render(" back"))
+		case against > 0 && legal == 0:
+			t.WriteString(s.BannerErr.Render(wrap(fmt.Sprintf("%s against the provider's finding: refused unless you override it (o); nothing else to write.",
+				plural(against, "operation goes", "operations go")), inner, "")) + "\n")
+			t.WriteString(s.Key.Render("o") + s.Muted.Render(" override · ") + s.Key.Render("esc") + s.Muted.Render(" back"))
 		case against > 0:
 			t.WriteString(s.BannerErr.Render(wrap(fmt.Sprintf("%s against the provider's finding: y writes the others and these are refused.",
 				plural(against, "operation goes", "operations go")), inner, "")) + "\n")
 			t.WriteString(s.Key.Render("y") + s.Muted.Render(" write the others · ") + s.Key.Render("o") + s.Muted.Render(" override · ") +
 				s.Key.Render("esc") + s.Muted.Render(" back"))
+		case legal == 0:
+			t.WriteString(s.Muted.Render("Nothing is written; ") + s.Key.Render("esc") + s.Muted.Render(" back to the form"))
 		default:
 			t.WriteString(s.Key.Render("y") + s.Muted.Render(" write them     ") + s.Key.Render("esc") + s.Muted.Render(" back to the form"))
 		}
@@ -660,6 +887,8 @@ func (a actionModel) bulkView(e env, w, h int) string {
 		listOps(func(i int, op model.Operation) (string, string) {
 			note := ""
 			switch {
+			case a.rowChanged(i):
+				note = s.BannerErr.Render(changedNote(a.changedRows[i]))
 			case a.refusedRow[i]:
 				note = s.BannerErr.Render(fmt.Sprintf("refused: %s allows no %s", op.State, a.action.Verb()))
 			case i < len(a.graceRow) && a.graceRow[i] && (a.overriding || !a.againstRow[i]):
@@ -695,7 +924,7 @@ func (a actionModel) bulkView(e env, w, h int) string {
 				line = s.BannerOK.Render("  written ") + " " + fit(clipMiddle(o.Tenant+"/"+o.Key, nameW), nameW) +
 					fmt.Sprintf(" v%d → %s v%d", o.ExpectVersion, o.State, o.Version)
 			default:
-				why := localTimes(oneLine(errText(o.Err)), e)
+				why := localTimes(oneLine(writeErrText(o.Err)), e)
 				switch o.Verdict {
 				case reconcile.VerdictStale:
 					why = fmt.Sprintf("now %s v%d: changed since you looked", o.State, o.Version)
@@ -764,7 +993,10 @@ func (a actionModel) bulkView(e env, w, h int) string {
 func (a actionModel) bulkQuestion(legal int) string {
 	if a.overriding {
 		return fmt.Sprintf("Override: write %s to the ledger, %d against the provider's finding?",
-			plural(len(a.bulk)-a.nRefused-a.graceSkips(true), "decision", "decisions"), a.bulkAgainst())
+			plural(a.overrideWrites(), "decision", "decisions"), a.bulkAgainst())
+	}
+	if legal == 0 && !a.graceReading {
+		return "Nothing to write: " + a.nothingToWrite() + "."
 	}
 	return fmt.Sprintf("Write %s to the ledger?", plural(legal, "decision", "decisions"))
 }
@@ -807,16 +1039,23 @@ func (a actionModel) bulkTiny(e env, inner, n int) []string {
 			}
 		}
 	case stageChecking:
-		tail = append(tail, clip(s.Bold.Render(fmt.Sprintf("Asking %d providers first…", a.checkingN))),
+		what := fmt.Sprintf("Asking %d providers first…", a.checkingN)
+		if a.checkingN == 0 {
+			what = "Reading them again…"
+		}
+		tail = append(tail, clip(s.Bold.Render(what)),
 			clip(s.Key.Render("esc")+s.Muted.Render(" back to the form")))
 	case stageConfirm:
 		legal := a.legalCount()
 		counts := fmt.Sprintf("%d to write", legal)
+		if legal == 0 && !a.graceReading {
+			counts = "Nothing to write"
+		}
 		if r := len(a.bulk) - legal - a.graceSkips(a.override.Value() == overrideWord); r > 0 {
 			counts += fmt.Sprintf(", %d refused", r)
 		}
 		if a.overriding {
-			head = append(head, clip(s.Bold.Render(fmt.Sprintf("Override writes %d, %d against", len(a.bulk)-a.nRefused, against))))
+			head = append(head, clip(s.Bold.Render(fmt.Sprintf("Override writes %d, %d against", a.overrideWrites(), against))))
 		} else {
 			head = append(head, clip(s.Bold.Render(counts)))
 		}
@@ -832,6 +1071,9 @@ func (a actionModel) bulkTiny(e env, inner, n int) []string {
 				tail = append(tail, clip(s.InputErr.Render("  ✗ "+a.overrideErr)))
 			}
 		}
+		if a.nChanged > 0 {
+			head = append(head, clip(s.BannerErr.Render(fmt.Sprintf("! %d changed: refused", a.nChanged))))
+		}
 		if a.nCannotTell > 0 {
 			head = append(head, clip(s.BannerErr.Render(fmt.Sprintf("! %d cannot tell: your evidence", a.nCannotTell))))
 		}
@@ -839,11 +1081,15 @@ func (a actionModel) bulkTiny(e env, inner, n int) []string {
 			head = append(head, clip(s.BannerErr.Render(fmt.Sprintf("! %d in the grace: skipped", g))))
 		}
 		if !a.overriding {
-			keys := s.Key.Render("y") + s.Muted.Render(fmt.Sprintf(" write %d", legal))
-			if against > 0 {
-				keys += s.Muted.Render(" · ") + s.Key.Render("o") + s.Muted.Render(" override")
+			var keys []string
+			if legal > 0 {
+				keys = append(keys, s.Key.Render("y")+s.Muted.Render(fmt.Sprintf(" write %d", legal)))
 			}
-			tail = append(tail, clip(keys+s.Muted.Render(" · ")+s.Key.Render("esc")))
+			if against > 0 {
+				keys = append(keys, s.Key.Render("o")+s.Muted.Render(" override"))
+			}
+			keys = append(keys, s.Key.Render("esc"))
+			tail = append(tail, clip(strings.Join(keys, s.Muted.Render(" · "))))
 		}
 		// Keys differ at their ends: clipped in the middle, as wide as
 		// half the box allows.
@@ -853,6 +1099,9 @@ func (a actionModel) bulkTiny(e env, inner, n int) []string {
 			note := a.findingNote(s, i, op)
 			if a.refusedRow[i] {
 				note = s.BannerErr.Render("refused: " + string(op.State))
+			}
+			if a.rowChanged(i) {
+				note = s.BannerErr.Render("changed: " + string(a.changedRows[i].State))
 			}
 			rows = append(rows, clip("  "+clipMiddle(op.Key, keyW)+" "+note))
 		}
@@ -898,7 +1147,7 @@ func (m Model) bulkDecided(msg bulkDecisionMsg) (Model, tea.Cmd) {
 	if msg.Err != nil && len(msg.Outcomes) == 0 {
 		m.log.Printf("bulk %s failed: %v", msg.Action, msg.Err)
 		m.action.stage = stageForm
-		m.action.problem = oneLine(msg.Err.Error())
+		m.action.problem = oneLine(writeErrText(msg.Err))
 		return m, nil
 	}
 	written := 0
@@ -913,7 +1162,7 @@ func (m Model) bulkDecided(msg bulkDecisionMsg) (Model, tea.Cmd) {
 	m.list.marked = marks{ops: map[int64]model.Operation{}}
 	kind, text := bannerOK, fmt.Sprintf("%s: %s of %s written, recorded for %s.", m.action.action.Verb(), count(written), plural(len(m.action.bulk), "operation", "operations"), m.cfg.Operator)
 	if msg.Err != nil {
-		kind, text = bannerErr, text+" Then the ledger failed: "+oneLine(msg.Err.Error())
+		kind, text = bannerErr, text+" Then the ledger failed: "+oneLine(writeErrText(msg.Err))
 	} else if written < len(m.action.bulk) {
 		kind = bannerErr
 		text += " The others were refused: nothing was written for them."

@@ -178,7 +178,8 @@ func (m Model) runCommand(c commandMsg, e env) (Model, tea.Cmd) {
 	case "tenant":
 		return m.update(scopeMsg{Tenant: c.Arg})
 	case "state":
-		m.screen, m.overlay = screenList, overlayNone
+		m.toList()
+		m.overlay = overlayNone
 		tab := len(tabStates) - 1
 		for i, st := range tabStates {
 			if string(st) == c.Arg {
@@ -195,24 +196,28 @@ func (m Model) runCommand(c commandMsg, e env) (Model, tea.Cmd) {
 				return m, nil
 			}
 		}
-		m.screen, m.overlay = screenList, overlayNone
+		m.toList()
+		m.overlay = overlayNone
 		var cmd tea.Cmd
 		m.list, cmd = m.list.setTool(e, c.Arg)
 		return m, cmd
 	case "provider":
-		m.screen, m.overlay = screenList, overlayNone
+		m.toList()
+		m.overlay = overlayNone
 		var cmd tea.Cmd
 		m.list, cmd = m.list.setProvider(e, c.Arg)
 		return m, cmd
 	case "age":
 		f, _ := parseAgeFilter(c.Arg) // parsed once already; "" clears
-		m.screen, m.overlay = screenList, overlayNone
+		m.toList()
+		m.overlay = overlayNone
 		var cmd tea.Cmd
 		m.list, cmd = m.list.setAge(e, f)
 		return m, cmd
 	case "sort":
 		col, rev, _ := strings.Cut(c.Arg, " ")
-		m.screen, m.overlay = screenList, overlayNone
+		m.toList()
+		m.overlay = overlayNone
 		var cmd tea.Cmd
 		m.list, cmd = m.list.setSort(e, model.SortColumn(col), rev == "reverse")
 		return m, cmd
@@ -220,7 +225,7 @@ func (m Model) runCommand(c commandMsg, e env) (Model, tea.Cmd) {
 		if m.screen == screenAudit {
 			return m, nil
 		}
-		m.auditFrom, m.screen = m.screen, screenAudit
+		m.goTo(screenAudit)
 		var cmd tea.Cmd
 		m.audit, cmd = m.audit.open(e)
 		return m, cmd
@@ -231,9 +236,7 @@ func (m Model) runCommand(c commandMsg, e env) (Model, tea.Cmd) {
 			m.banner = banner{kind: bannerErr, text: "No lab in this console.", at: e.now}
 			return m, nil
 		}
-		if m.screen != screenLab {
-			m.labFrom, m.screen = m.screen, screenLab
-		}
+		m.goTo(screenLab)
 		return m, nil
 	case "help":
 		m.helpOv = helpModel{keys: m.screenKeys(e), width: m.width, height: m.bodyHeight()}
@@ -288,19 +291,25 @@ func parseAgeFilter(s string) (ageFilter, error) {
 		return f, fmt.Errorf("age: >DURATION (older than) or <DURATION (younger than), as >10m, <2h, >3d, or all")
 	}
 	num := strings.TrimSpace(s[1:])
+	const longest = 100 * 365 * 24 * time.Hour
 	var err error
+	tooLong := false
 	if days, ok := strings.CutSuffix(num, "d"); ok {
 		var n int
 		n, err = strconv.Atoi(days)
-		if n > 100*365 {
-			n = -1 // past the bound below, before its nanoseconds overflow
-		}
-		f.d = time.Duration(n) * 24 * time.Hour
+		// Compared before the multiplication, which would overflow.
+		tooLong = n > 100*365
+		f.d = time.Duration(min(n, 100*365)) * 24 * time.Hour
 	} else {
 		f.d, err = time.ParseDuration(num)
 	}
-	if err != nil || f.d <= 0 || f.d > 100*365*24*time.Hour {
+	switch {
+	case err != nil:
 		return ageFilter{}, fmt.Errorf("age: %q is not a duration (10m, 2h, 3d)", num)
+	case tooLong || f.d > longest:
+		return ageFilter{}, fmt.Errorf("age: %q is longer than 100 years", num)
+	case f.d <= 0:
+		return ageFilter{}, fmt.Errorf("age: %q — the age must be more than zero (10m, 2h, 3d)", num)
 	}
 	return f, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/retrysafe/retrysafe/internal/textsafe"
 	"github.com/retrysafe/retrysafe/reconcile"
 )
 
@@ -246,7 +247,7 @@ func (m Model) requestSweep(e env) (Model, tea.Cmd) {
 func (m Model) swept(msg sweepMsg) (Model, tea.Cmd) {
 	e := m.env()
 	if msg.Err != nil {
-		m.banner = banner{kind: bannerErr, text: "Sweep failed: " + oneLine(msg.Err.Error()), at: e.now}
+		m.banner = banner{kind: bannerErr, text: "Sweep failed: " + oneLine(writeErrText(msg.Err)), at: e.now}
 		return m, m.reloadAll()
 	}
 	r := msg.Report
@@ -339,7 +340,7 @@ func (m Model) askLab(msg labLedgerMsg, e env) (Model, tea.Cmd) {
 	m.confirm = confirmModel{
 		title: "Run the lab in this ledger?",
 		lines: []string{
-			fmt.Sprintf("%s is not a lab ledger: it holds operations of %s (%s).", m.cfg.Ledger,
+			fmt.Sprintf("%s is not a lab ledger: it holds operations of %s (%s).", textsafe.Visible(m.cfg.Ledger),
 				plural(len(msg.Others), "other tenant", "other tenants"), strings.Join(shown, ", ")),
 			fmt.Sprintf("A scenario writes real operations, attempts, effects and decisions into it, under tenant %q, with worker processes that die on purpose. They stay in this ledger (and its audit log); no other operation is touched (its sweep settles only the scenario's own keys).", m.lab.tenant),
 			"`retrysafe lab` runs the same scenarios in throw-away ledgers instead.",

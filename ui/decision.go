@@ -167,7 +167,7 @@ func (m Model) decided(msg decisionMsg) (Model, tea.Cmd) {
 		// The form stays, with what was typed: a refusal is news, not a
 		// reason to type it all again. reconcile's refusal says what
 		// changed; the refresh says who (the form's stale warning).
-		problem := oneLine(msg.Err.Error())
+		problem := oneLine(writeErrText(msg.Err))
 		switch {
 		case errors.Is(msg.Err, reconcile.ErrCheckOutdated):
 			// The operation may be as the form saw it; the provider check

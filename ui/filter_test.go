@@ -90,10 +90,15 @@ func TestProviderAndAgeFilters(t *testing.T) {
 func TestParseAgeFilter(t *testing.T) {
 	for _, c := range []struct{ in, want, err string }{
 		{">10m", ">10m", ""}, {"<2h", "<2h", ""}, {"> 3d", ">3d", ""}, {"<90s", "<90s", ""}, {"all", "", ""}, {"", "", ""},
-		{"10m", "", "age: >DURATION"}, {">", "", "not a duration"}, {">-5m", "", "not a duration"}, {"<xd", "", "not a duration"},
+		{"10m", "", "age: >DURATION"}, {">", "", "not a duration"}, {"<xd", "", "not a duration"},
+		// A duration of zero or less is one, but no age: said so, not
+		// "is not a duration".
+		{">-5m", "", `"-5m" — the age must be more than zero`}, {"<0s", "", `"0s" — the age must be more than zero`},
+		{">0d", "", "must be more than zero"}, {">-3d", "", "must be more than zero"},
 		// A day count whose nanoseconds overflow must not wrap round into a
 		// small filter (213504 days wrapped to about 25 minutes).
-		{">213504d", "", "not a duration"}, {"<9999999999999d", "", "not a duration"}, {">36500d", ">36500d", ""}, {">-3d", "", "not a duration"},
+		{">213504d", "", "longer than 100 years"}, {"<9999999999999d", "", "longer than 100 years"}, {">36500d", ">36500d", ""},
+		{">876001h", "", "longer than 100 years"}, {"<99999999999999999999d", "", "not a duration"},
 	} {
 		f, err := parseAgeFilter(c.in)
 		if c.err != "" {

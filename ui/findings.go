@@ -525,7 +525,7 @@ func (r reviewModel) View(e env) string {
 			if o.Verdict == reconcile.VerdictWritten {
 				lines = append(lines, s.BannerOK.Render("written ")+fmt.Sprintf(" %s  %s → %s (v%d)", oneLine(o.Tenant+"/"+o.Key), o.ExpectState, o.State, o.Version))
 			} else {
-				why := localTimes(oneLine(errText(o.Err)), e)
+				why := localTimes(oneLine(writeErrText(o.Err)), e)
 				if gr := (*reconcile.GraceRefusal)(nil); o.Verdict == reconcile.VerdictSkipped && errors.As(o.Err, &gr) {
 					why = fmt.Sprintf("within the grace: sent %s; decide after %s", clockTime(gr.Sent, e), clockTime(gr.Until, e))
 				}
@@ -584,7 +584,7 @@ func (r reviewModel) View(e env) string {
 	case reviewForm:
 		b.WriteString(s.Muted.Render("enter review · esc cancel"))
 	case reviewConfirm:
-		b.WriteString(s.Bold.Render(fmt.Sprintf("Write %s, each its own compare-and-set with the version shown, by %s?", plural(r.proposed(), "decision", "decisions"), e.operator)) + "\n")
+		b.WriteString(s.Bold.Render(fmt.Sprintf("Write %s, each its own compare-and-set with the version shown, by %s?", plural(r.proposed(), "decision", "decisions"), oneLine(e.operator))) + "\n")
 		b.WriteString(s.Key.Render("y") + s.Muted.Render(" write them     ") + s.Key.Render("esc") + s.Muted.Render(" back"))
 	case reviewRunning:
 		b.WriteString(s.Muted.Render(fmt.Sprintf("%s writing %s…", e.spin, plural(r.proposed(), "decision", "decisions"))))
@@ -692,7 +692,7 @@ func (r reviewModel) tiny(e env, inner, n int) []string {
 				tail = append(tail, clip(s.InputErr.Render("✗ "+oneLine(r.problem))))
 			}
 		case reviewConfirm:
-			tail = append(tail, clip(s.Bold.Render(fmt.Sprintf("Write %s, by %s?", plural(r.proposed(), "decision", "decisions"), e.operator))),
+			tail = append(tail, clip(s.Bold.Render(fmt.Sprintf("Write %s, by %s?", plural(r.proposed(), "decision", "decisions"), oneLine(e.operator)))),
 				clip(s.Key.Render("y")+s.Muted.Render(fmt.Sprintf(" write %d · ", r.proposed()))+s.Key.Render("esc")+s.Muted.Render(" back")))
 		case reviewRunning:
 			tail = append(tail, clip(s.Muted.Render(fmt.Sprintf("%s writing %s…", e.spin, plural(r.proposed(), "decision", "decisions")))))
@@ -834,7 +834,7 @@ func (m Model) reviewWritten(msg reviewDoneMsg, e env) (Model, tea.Cmd) {
 	m.log.Printf("review by finding by %s: %d of %d written", m.cfg.Operator, written, m.review.proposed())
 	kind, text := bannerOK, fmt.Sprintf("Review by finding: %s of %s written, recorded for %s.", count(written), plural(m.review.proposed(), "decision", "decisions"), m.cfg.Operator)
 	if msg.Err != nil {
-		m.review.problem = "Then the ledger failed: " + oneLine(msg.Err.Error())
+		m.review.problem = "Then the ledger failed: " + oneLine(writeErrText(msg.Err))
 		kind, text = bannerErr, text+" "+m.review.problem
 	} else if written < m.review.proposed() {
 		kind, text = bannerErr, text+" The others were refused per row: nothing was written for them."

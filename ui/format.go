@@ -307,3 +307,17 @@ func safeRunes(rs []rune) []rune {
 	}
 	return rs
 }
+
+// writeErrText is a failed write's error in words: by its code, never by
+// its text — a busy ledger (model.CodeBusy: SQLite's write lock held past
+// the deadline, or PostgreSQL not answering in time) says so, not the
+// driver's "context deadline exceeded".
+func writeErrText(err error) string {
+	if model.IsCode(err, model.CodeBusy) {
+		return busyWords
+	}
+	return errText(err)
+}
+
+// busyWords is what a write refused by a busy ledger says.
+const busyWords = "the ledger is busy: another process holds its write lock (or the database did not answer in time). Nothing was written — try again."

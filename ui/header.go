@@ -132,13 +132,16 @@ func (m Model) headerLine(e env) string {
 	// time goes (never "⚠ live refresh failing"); then both names to 6,
 	// the alarms in fewer words, and what is left of the left-hand side
 	// is cut from its end. The alarms are never cut.
+	// The path as given (--db): the one sanitizer, as for every other
+	// name on screen (a file named with an escape retitles the terminal).
+	shown := textsafe.Visible(m.cfg.Ledger)
 	fitNames := func(r string, opLabel bool, minLedger, minScope int) (string, bool) {
-		l := left(m.cfg.Ledger, opLabel)
+		l := left(shown, opLabel)
 		over := ansi.StringWidth(l) + ansi.StringWidth(r) + 1 - m.width
 		if over <= 0 {
 			return spread(l, r, m.width), true
 		}
-		ledger := m.cfg.Ledger
+		ledger := shown
 		if lw := ansi.StringWidth(ledger); lw > minLedger {
 			cut := min(over, lw-minLedger)
 			ledger, over = clipMiddle(ledger, lw-cut), over-cut
@@ -383,14 +386,14 @@ func (m Model) emptyView(e env, height int) string {
 	db := e.ledger
 	lines := []string{
 		"",
-		s.Title.Render("This ledger is empty.") + s.Muted.Render("  "+db),
+		s.Title.Render("This ledger is empty.") + s.Muted.Render("  "+textsafe.Visible(db)),
 		"",
 		"Nothing has been recorded here yet. To see the console at work:",
 		"",
 		"  " + s.Key.Render("retrysafe demo"),
 		s.Muted.Render("      builds demo.db with several tenants and unknown outcomes to settle, and opens it"),
 		"",
-		"  " + s.Key.Render(fmt.Sprintf("retrysafe call --db %s --tenant acme --key order-1 \\", textsafe.ShellWord(db))),
+		"  " + s.Key.Render(fmt.Sprintf("retrysafe call --db %s --tenant acme --key order-1 \\", textsafe.Visible(textsafe.ShellWord(db)))),
 		"  " + s.Key.Render(`      --tool create_support_task --args '{"subject":"Printer on fire"}'`),
 		s.Muted.Render("      records one tool call here; add --tool send_notification --fault lose-reply"),
 		s.Muted.Render(`      (args {"to":…,"body":…}) to make an unknown outcome`),

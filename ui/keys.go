@@ -19,7 +19,7 @@ type globalKeys struct {
 func newGlobalKeys() globalKeys {
 	return globalKeys{
 		Quit:    key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
-		ForceQ:  key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit")),
+		ForceQ:  key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit (in a form with text typed: asks first)")),
 		Help:    key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Lab:     key.NewBinding(key.WithKeys("L"), key.WithHelp("L", "lab")),
 		Tenant:  key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "tenant")),

@@ -66,7 +66,7 @@ func TestLabScreenShowsARefusedDecisionAsFailed(t *testing.T) {
 		NextResult: "✗ retry not refused: created sbx_2, exit 0; lookup found sbx_1; ✗ mark applied refused (stale: op-a is applied now); ✗ retry replayed sbx_2, exit 0",
 		Failures:   []string{"mark applied refused: lab/x/op-a changed since you looked"}}
 	h.m.lab = lm
-	h.m.labFrom, h.m.screen = h.m.screen, screenLab
+	h.m.goTo(screenLab)
 	c, _ := h.m.lab.SetSize(h.m.env(), 120, h.m.bodyHeight())
 	h.m.lab = c.(labModel)
 	v := h.view()

@@ -20,7 +20,7 @@ func TestLabStepModeOnASmallTerminalShowsTheNextStep(t *testing.T) {
 	lm.scenario, lm.running, lm.waiting, lm.gate = sc[len(sc)-1], true, true, newLabGate()
 	lm.steps = []lab.Step{{Text: "first call: the claim commits"}, {Text: "next attempt: same key", Why: "The ledger answers from the key alone."}}
 	h.m.lab = lm
-	h.m.labFrom, h.m.screen = h.m.screen, screenLab
+	h.m.goTo(screenLab)
 	c, _ := h.m.lab.SetSize(h.m.env(), 40, h.m.bodyHeight())
 	h.m.lab = c.(labModel)
 	v := h.view()

@@ -17,7 +17,7 @@ func TestQuitDuringALabRunLetsItFinishFirst(t *testing.T) {
 		l := fixture(t)
 		h := open(t, config(l), 120, 35)
 		sc := lab.Scenarios()
-		h.m.labFrom, h.m.screen = screenList, screenLab
+		h.m.goTo(screenLab)
 		h.m.lab.seq++
 		h.m.lab.scenario, h.m.lab.running, h.m.lab.waiting, h.m.lab.gate = sc[0], true, true, newLabGate()
 		gate := h.m.lab.gate
@@ -40,7 +40,7 @@ func TestQuitDuringALabRunLetsItFinishFirst(t *testing.T) {
 	}
 	l := fixture(t)
 	h := open(t, config(l), 120, 35)
-	h.m.labFrom, h.m.screen = screenList, screenLab
+	h.m.goTo(screenLab)
 	h.m.lab.running = true
 	h.keys("ctrl+c")
 	if !h.quit {

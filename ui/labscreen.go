@@ -293,7 +293,7 @@ func (l labModel) keyMap(e env) keyMap {
 }
 
 func (l labModel) view(e env, w, h int) string {
-	spin, tenant := e.spin, l.tenant
+	spin, tenant := e.spin, oneLine(l.tenant) // drawn: the one sanitizer
 	s := e.styles
 	var out []string
 	add := func(str string) { out = append(out, str) }

@@ -90,7 +90,7 @@ func TestAuditLogAndTenantPickerAt60Columns(t *testing.T) {
 func TestLabHelpLineKeepsStepModeAndTheWayBack(t *testing.T) {
 	h := open(t, config(fixture(t)), 80, 24)
 	h.m.lab = newLab(nil, lab.Scenarios(), lab.LabTenant)
-	h.m.labFrom, h.m.screen = h.m.screen, screenLab
+	h.m.goTo(screenLab)
 	c, _ := h.m.lab.SetSize(h.m.env(), 80, h.m.bodyHeight())
 	h.m.lab = c.(labModel)
 	lines := strings.Split(h.view(), "\n")

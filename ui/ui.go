@@ -113,11 +113,11 @@ type Model struct {
 
 	width, height int
 
-	screen     screenID
-	detailFrom screenID // where esc in the detail returns to
-	labFrom    screenID // where esc in the lab returns to
-	auditFrom  screenID // where esc in the audit log returns to
-	overlay    overlayID
+	screen screenID
+	// back is the way back from screen (nav.go): the screens last shown
+	// before it, each once, the latest last; esc ends at the list.
+	back    []screenID
+	overlay overlayID
 
 	list     listModel
 	detail   detailModel
@@ -150,6 +150,9 @@ type Model struct {
 	// frozen: the store reads a snapshot of the ledger file as opened
 	// (store.FrozenReporter): nothing on screen is ever "refreshed".
 	frozen bool
+	// quitArmed: ctrl+c was pressed once in a form with text typed; a
+	// second one, next, quits (typedInForm).
+	quitArmed bool
 	// quitAfterLab: q was pressed during a lab run; the console quits
 	// when the run ends (quitAsked).
 	quitAfterLab bool
@@ -499,6 +502,9 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 	case bulkCheckedMsg:
 		return m.bulkChecked(msg)
 
+	case bulkRereadMsg:
+		return m.bulkReread(msg)
+
 	case bulkGraceMsg:
 		return m.bulkGraced(msg)
 
@@ -649,36 +655,21 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		return m, c
 
 	case openDetailMsg:
-		if m.screen != screenDetail {
-			m.detailFrom = m.screen
-		}
-		m.screen, m.overlay = screenDetail, overlayNone
+		m.goTo(screenDetail)
+		m.overlay = overlayNone
 		var c tea.Cmd
 		m.detail, c = m.detail.open(msg.Target, msg.Check, e)
 		return m, c
 
 	case backMsg:
-		m.screen = m.detailFrom
-		if m.screen == screenDetail {
-			m.screen = screenList
-		}
+		m.goBack()
 		return m, nil
 
 	case auditMsg:
 		return m.route(m.audit, msg, e)
 
-	case leaveAuditMsg:
-		m.screen = m.auditFrom
-		if m.screen == screenAudit {
-			m.screen = screenList
-		}
-		return m, nil
-
-	case leaveLabMsg:
-		m.screen = m.labFrom
-		if m.screen == screenLab {
-			m.screen = screenList
-		}
+	case leaveAuditMsg, leaveLabMsg:
+		m.goBack()
 		return m, nil
 
 	case actionRequestMsg:
@@ -690,7 +681,7 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 			return m, nil
 		}
 		m.scope = msg.Tenant
-		m.screen = screenList
+		m.toList()
 		m.countsOK = false
 		m.countsSeq++
 		m.list = m.list.rescope()
@@ -803,7 +794,20 @@ func (m Model) sized() Model {
 // bindings, else to the screen.
 func (m Model) handleKey(msg tea.KeyMsg, e env) (Model, tea.Cmd) {
 	if key.Matches(msg, m.keys.ForceQ) {
+		if !m.quitArmed && m.typedInForm() {
+			// What was typed is a decision in the making: ctrl+c asks
+			// first (the form stays, with it), a second one quits.
+			m.quitArmed = true
+			m.banner = banner{kind: bannerInfo, text: "ctrl+c again quits and drops what you typed in the form; esc closes the form.", at: e.now}
+			return m, nil
+		}
 		return m.quit()
+	}
+	if m.quitArmed {
+		m.quitArmed = false
+		if strings.HasPrefix(m.banner.text, "ctrl+c again quits") {
+			m.banner = banner{}
+		}
 	}
 	if m.overlay != overlayNone {
 		return m.route(m.focus(), msg, e)
@@ -830,12 +834,12 @@ func (m Model) handleKey(msg tea.KeyMsg, e env) (Model, tea.Cmd) {
 		case key.Matches(msg, m.keys.Sweep) && m.screen != screenLab:
 			return m.requestSweep(e)
 		case key.Matches(msg, m.keys.Audit) && m.screen != screenAudit:
-			m.auditFrom, m.screen = m.screen, screenAudit
+			m.goTo(screenAudit)
 			var c tea.Cmd
 			m.audit, c = m.audit.open(e)
 			return m, c
 		case key.Matches(msg, m.keys.Lab) && m.cfg.Lab != nil && m.screen != screenLab:
-			m.labFrom, m.screen = m.screen, screenLab
+			m.goTo(screenLab)
 			return m, nil
 		case key.Matches(msg, m.keys.Refresh) && m.frozen:
 			// Reading again reads the same snapshot (or, once the file
@@ -882,6 +886,24 @@ func (m Model) quitAsked(e env) (Model, tea.Cmd) {
 	return m, nil
 }
 
+// typedInForm reports whether a decision's form (or its review) is open
+// with text typed in it: ctrl+c there asks before it quits.
+func (m Model) typedInForm() bool {
+	a := m.action
+	if m.overlay != overlayAction || (a.stage != stageForm && a.stage != stageConfirm && a.stage != stageChecking) {
+		return false
+	}
+	if a.override.Value() != "" {
+		return true
+	}
+	for _, f := range a.fields {
+		if f.input.Value() != "" {
+			return true
+		}
+	}
+	return false
+}
+
 func (m Model) quit() (Model, tea.Cmd) {
 	m.log.Printf("console quit")
 	m.cancel()
@@ -912,11 +934,11 @@ func (m *Model) reloadAll() tea.Cmd {
 	var c tea.Cmd
 	m.list, c = m.list.reload(e)
 	cmds = append(cmds, c)
-	if m.screen == screenDetail || m.detailFrom == screenDetail {
+	if m.screen == screenDetail || m.behind(screenDetail) {
 		m.detail, c = m.detail.reload(e)
 		cmds = append(cmds, c)
 	}
-	if m.screen == screenAudit || m.detailFrom == screenAudit {
+	if m.screen == screenAudit || m.behind(screenAudit) {
 		m.audit, c = m.audit.open(e)
 		cmds = append(cmds, c)
 	}
