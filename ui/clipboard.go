@@ -65,7 +65,7 @@ func (m Model) copyOp(req copyRequestMsg) tea.Cmd {
 		if req.Unknown {
 			sub = "check"
 		}
-		cmd := fmt.Sprintf("retrysafe ops %s --db %s --tenant %s --key %s", sub, textsafe.ShellWord(ledgerArg(m.cfg.Store.Path())), textsafe.ShellWord(req.Tenant), textsafe.ShellWord(req.Key))
+		cmd := fmt.Sprintf("retrysafe ops %s --db %s%s --tenant %s --key %s", sub, textsafe.ShellWord(ledgerArg(m.cfg.Store.Path())), m.cfg.CommandFlags, textsafe.ShellWord(req.Tenant), textsafe.ShellWord(req.Key))
 		return copyText(m.cfg.Clipboard, "the command `"+cmd+"`", cmd)
 	}
 	return copyText(m.cfg.Clipboard, "the key "+req.Tenant+"/"+req.Key, req.Key)

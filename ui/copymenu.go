@@ -32,9 +32,9 @@ type copyMenuMsg struct{ Items []copyItem }
 type copyTextMsg struct{ What, Text string }
 
 // copyMenuItems are an operation's: its key, commands, its trace ids.
-func copyMenuItems(d *model.Detail, db string) []copyItem {
+func copyMenuItems(d *model.Detail, db, cmdFlags string) []copyItem {
 	op := d.Operation
-	flags := fmt.Sprintf("--db %s --tenant %s --key %s", textsafe.ShellWord(db), textsafe.ShellWord(op.Tenant), textsafe.ShellWord(op.Key))
+	flags := fmt.Sprintf("--db %s%s --tenant %s --key %s", textsafe.ShellWord(db), cmdFlags, textsafe.ShellWord(op.Tenant), textsafe.ShellWord(op.Key))
 	items := []copyItem{
 		{Label: "operation key", What: "the key " + op.Tenant + "/" + op.Key, Text: op.Key},
 		{Label: "show it", What: "the `retrysafe ops show` command", Text: "retrysafe ops show " + flags},

@@ -244,7 +244,7 @@ func (d detailModel) key(msg tea.KeyMsg, e env) (detailModel, tea.Cmd) {
 	case key.Matches(msg, k.NewKey):
 		return d, d.request(model.ActionAuthorizeKey)
 	case key.Matches(msg, k.Copy) && d.d != nil:
-		return d, emit(copyMenuMsg{Items: copyMenuItems(d.d, ledgerArg(e.st.Path()))})
+		return d, emit(copyMenuMsg{Items: copyMenuItems(d.d, ledgerArg(e.st.Path()), e.cmdFlags)})
 	case key.Matches(msg, k.CopyCmd) && d.d != nil:
 		op := d.d.Operation
 		return d, emit(copyRequestMsg{Tenant: op.Tenant, Key: op.Key, Command: true, Unknown: op.State == model.StateUnknown})

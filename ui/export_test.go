@@ -218,3 +218,25 @@ func TestShellQuoteQuotesWhatShellsExpand(t *testing.T) {
 		}
 	}
 }
+
+// The commands the console copies carry the --provider-db and --config it
+// was opened with (Config.CommandFlags): pasted without them, an ops check
+// asks no provider, or the wrong file, and records that as a finding.
+func TestCopiedCommandsCarryTheConsolesProviderFileAndConfig(t *testing.T) {
+	l := fixture(t)
+	var term strings.Builder
+	cfg := config(l)
+	cfg.Clipboard = &term
+	cfg.CommandFlags = " --provider-db '/srv/a b/p.db' --config /etc/rs/tools.toml"
+	h := open(t, cfg, 120, 40)
+	h.keys("Y")
+	want := "retrysafe ops check --db " + l.st.Path() + " --provider-db '/srv/a b/p.db' --config /etc/rs/tools.toml --tenant acme --key notify-1"
+	if term.String() != osc52(want) {
+		t.Fatalf("Y wrote %q, want the OSC 52 of %q", term.String(), want)
+	}
+	term.Reset()
+	h.keys("enter", "y", "3")
+	if term.String() != osc52(want) {
+		t.Fatalf("the copy menu's check wrote %q, want the OSC 52 of %q", term.String(), want)
+	}
+}

@@ -49,9 +49,14 @@ type Config struct {
 	LabScenarios []lab.Scenario
 	LabTenant    string // tenant the Lab screen writes under; default "lab"
 
-	Ledger   string // ledger as the header shows it; default Store.Path()
-	Tenant   string // initial tenant scope; "" = all tenants
-	Operator string // recorded on every decision
+	Ledger string // ledger as the header shows it; default Store.Path()
+	// CommandFlags follow --db in the commands the console copies (y, Y,
+	// the copy menu): the --provider-db and --config it was opened with,
+	// shell-quoted, each with a leading space. Without them a pasted ops
+	// check asks no provider, or the wrong file.
+	CommandFlags string
+	Tenant       string // initial tenant scope; "" = all tenants
+	Operator     string // recorded on every decision
 	// ExportDir is where e/E write the current view; default ".".
 	ExportDir string
 	// Pager reads an operation in full (o in the detail); default "less".
@@ -280,6 +285,7 @@ type env struct {
 	canCheck bool
 	operator string
 	ledger   string
+	cmdFlags string // Config.CommandFlags
 	export   string // ExportDir
 	timers   bool
 	spin     string // the spinner's frame, for screens that show progress
@@ -292,7 +298,7 @@ func (m Model) env() env {
 		ctx: m.ctx, st: m.cfg.Store, svc: m.cfg.Service, styles: m.styles, now: m.cfg.Now(), loc: m.cfg.Location,
 		scope: m.scope, counts: m.counts, countsOK: m.countsOK, readOnly: m.cfg.ReadOnly,
 		canCheck: !m.cfg.ReadOnly && m.cfg.Service != nil && len(m.cfg.Service.Providers) > 0,
-		operator: m.cfg.Operator, ledger: m.cfg.Ledger, export: m.cfg.ExportDir, timers: !m.cfg.NoTimers, spin: m.spin.View(),
+		operator: m.cfg.Operator, ledger: m.cfg.Ledger, cmdFlags: m.cfg.CommandFlags, export: m.cfg.ExportDir, timers: !m.cfg.NoTimers, spin: m.spin.View(),
 		readBanner: m.banner.read && m.banner.text != "",
 	}
 }

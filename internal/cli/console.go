@@ -53,13 +53,17 @@ func runConsole(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return fail(stderr, err)
 	}
 	defer l.Close()
-	return openConsole(ctx, l, consoleOptions{Tenant: *tenant, Operator: *operator, LogFile: *logFile, ReadOnly: *readOnly}, stderr)
+	return openConsole(ctx, l, consoleOptions{Tenant: *tenant, Operator: *operator, LogFile: *logFile, ReadOnly: *readOnly,
+		CommandFlags: ledgerFlags("", *pdb, *cfgPath)}, stderr)
 }
 
 // consoleOptions are what `retrysafe` and `retrysafe demo` hand the console.
 type consoleOptions struct {
 	Tenant, Operator, LogFile string
 	ReadOnly                  bool
+	// CommandFlags are the console's --provider-db and --config, for the
+	// commands it copies (ui.Config.CommandFlags).
+	CommandFlags string
 }
 
 // openConsole runs the console over an open ledger until the user quits.
@@ -84,6 +88,7 @@ func openConsole(ctx context.Context, l *ledger.Ledger, o consoleOptions, stderr
 		Store: l.Store(), Service: l.Service(), Ledger: l.Store().Path(),
 		Tenant: o.Tenant, Operator: o.Operator, ReadOnly: o.ReadOnly || l.Store().ReadOnly(),
 		Renderer: renderer, Log: logger, Context: ctx, Pager: os.Getenv("PAGER"), Clipboard: os.Stdout,
+		CommandFlags: o.CommandFlags,
 	}
 	// Read-only keeps the Lab screen (it shows the scenarios) but it
 	// refuses to run them: they write.

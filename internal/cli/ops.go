@@ -280,6 +280,12 @@ func opsShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("ops show", stderr)
 	var k keyFlags
 	k.register(fs)
+	// Taken so that the commands other commands print (ops show with the
+	// flags of the call that printed it) run, and carried into the
+	// commands this one prints: an ops check without the config would ask
+	// no provider. Nothing is asked or opened here but the ledger.
+	pdb := fs.String("provider-db", "", "sandbox provider file (default beside the ledger), carried into the commands it prints")
+	cfgPath := configFlag(fs)
 	asJSON := fs.Bool("json", false, "JSON, stable for scripts")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
@@ -287,7 +293,12 @@ func opsShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := k.validate(); err != nil {
 		return fail(stderr, err)
 	}
-	l, err := openLedger(context.Background(), k.db, config.Default(), opening{store: store.Options{ReadOnly: true}})
+	cfg, code, ok := loadConfig(*cfgPath, stderr)
+	if !ok {
+		return code
+	}
+	flags := ledgerFlags(k.db, *pdb, *cfgPath)
+	l, err := openLedger(context.Background(), k.db, cfg, opening{store: store.Options{ReadOnly: true}})
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -331,16 +342,16 @@ func opsShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			AgainstFindingDigest string `json:"against_finding_digest,omitempty"`
 			// Actions: what a person may do with it now (actionsOf).
 			Actions []actionView `json:"actions"`
-		}{d, view, dg, actionsOf(l.Service(), d, ledgerFlags(k.db, "", ""), l.Store().Now())})
+		}{d, view, dg, actionsOf(l.Service(), d, flags, l.Store().Now())})
 	}
 	writeDetail(stdout, d, view)
-	if lines := inProgressWords(d, l.Service().GraceFrom(d.Operation, d.Attempts), ledgerFlags(k.db, "", ""), l.Store().Now()); len(lines) > 0 {
+	if lines := inProgressWords(d, l.Service().GraceFrom(d.Operation, d.Attempts), flags, l.Store().Now()); len(lines) > 0 {
 		fmt.Fprintln(stdout)
 		for _, line := range lines {
 			fmt.Fprintln(stdout, show(line))
 		}
 	}
-	if line := offer(hs, decideCommands(d.Operation, ledgerFlags(k.db, "", ""), dg, l.Store().Now())...); line != "" {
+	if line := offer(hs, decideCommands(d.Operation, flags, dg, l.Store().Now())...); line != "" {
 		fmt.Fprintf(stdout, "\n%s\n", show(line))
 	}
 	return exitOK
