@@ -58,9 +58,11 @@ func (s *Service) recorded(ctx context.Context, req model.Request, why error) (*
 func RecordedRequest(ctx context.Context, r interface {
 	Get(ctx context.Context, tenant, key string) (*model.Operation, error)
 }, tools *model.Registry, req model.Request, why error) (*model.Prepared, bool) {
-	if req.PayloadVersion != 0 || !model.IsCode(why, model.CodeInvalid) {
+	if !model.IsCode(why, model.CodeInvalid) {
 		return nil, false
 	}
+	// A version named explicitly is compared as named: only the very
+	// fingerprint recorded is the same request (SameRequest).
 	p, err := tools.PrepareRecorded(req, why)
 	if err != nil {
 		return nil, false
@@ -80,14 +82,30 @@ func (s *Service) Recorded(ctx context.Context, req model.Request) bool {
 	return ok
 }
 
-// refuseUnchecked refuses to make a request prepared without the tool's
-// current schema (model.Prepared.Unchecked): it may be answered from its
-// operation, never created, applied or dispatched again.
-func refuseUnchecked(p *model.Prepared) error {
+// refuseUnchecked answers a call prepared without the tool's current
+// schema (model.Prepared.Unchecked) that would make op — create it (op
+// nil), apply or send it again: such a request is answered from its
+// operation, never made. An operation whose outcome is not settled gets
+// "stop, a person must reconcile it" (an agent told "fix the arguments"
+// might change them under a new key: a second effect); one that was not
+// applied, "invalid" with the way to make it now. done false: the call is
+// not unchecked, go on. Nothing is written.
+func (s *Service) refuseUnchecked(op *model.Operation, p *model.Prepared) (Result, bool, error) {
 	if p.Unchecked == nil {
-		return nil
+		return Result{}, false, nil
 	}
-	return model.Errorf(model.CodeInvalid, "%v; the operation under this key was recorded before the tool's arguments changed, and a request the tool no longer takes is not made again (retrysafe ops show tells what a person can do); nothing was written", p.Unchecked)
+	see := fmt.Sprintf("retrysafe ops show%s --tenant %s --key %s", s.HintFlags, textsafe.ShellWord(p.Tenant), textsafe.ShellWord(p.Key))
+	if Unsettled(op) {
+		return Result{Class: model.ClassUnknown, State: op.State, Op: op, Message: fmt.Sprintf(
+			"the outcome of %q is not settled (%s), and it was recorded before the tool's arguments changed: it is not sent again from arguments the tool no longer takes — stop, a person must reconcile it (%s); nothing was written",
+			p.Key, op.State, see)}, true, nil
+	}
+	if op == nil {
+		return Result{}, true, p.Unchecked
+	}
+	return Result{}, true, model.Errorf(model.CodeInvalid,
+		"%v; the operation under this key (%s) was recorded before the tool's arguments changed, and a request the tool no longer takes is not made again — it was not applied: a new action takes the arguments the tool takes now, under a new key (%s); nothing was written",
+		p.Unchecked, op.State, see)
 }
 
 func (s *Service) callLocal(ctx context.Context, p *model.Prepared) (Result, error) {
@@ -134,10 +152,10 @@ func (s *Service) CallLocalTx(tx store.Tx, p *model.Prepared, start time.Time) (
 	}
 	op, err := tx.GetOperation(p.Tenant, p.Key)
 	if model.IsCode(err, model.CodeNotFound) {
-		if err := refuseUnchecked(p); err != nil {
-			return Result{}, err
-		}
 		if r, done, err := s.tombstoned(tx, p); done || err != nil {
+			return r, err
+		}
+		if r, done, err := s.refuseUnchecked(nil, p); done {
 			return r, err
 		}
 		op = s.newOperation(tx, p)
@@ -157,9 +175,6 @@ func (s *Service) CallLocalTx(tx store.Tx, p *model.Prepared, start time.Time) (
 	if err != nil || !claim {
 		return r, err
 	}
-	if err := refuseUnchecked(p); err != nil {
-		return Result{}, err
-	}
 	if op.Provider != "" {
 		// Recorded with a provider, the tool local only since: the
 		// provider may hold the effect, so it is never made here. It
@@ -169,6 +184,9 @@ func (s *Service) CallLocalTx(tx store.Tx, p *model.Prepared, start time.Time) (
 			return r, err
 		}
 		return s.kindChanged(tx, op, p, start)
+	}
+	if r, done, err := s.refuseUnchecked(op, p); done {
+		return r, err
 	}
 	// not_applied or authorized: this call claims it and applies it now.
 	return s.applyLocal(tx, op, p, start, false)
@@ -554,10 +572,11 @@ func (s *Service) callExternal(ctx context.Context, p *model.Prepared, opt CallO
 		res, cl = Result{}, nil
 		op, err := tx.GetOperation(p.Tenant, p.Key)
 		if model.IsCode(err, model.CodeNotFound) {
-			if err := refuseUnchecked(p); err != nil {
+			if r, done, err := s.tombstoned(tx, p); done || err != nil {
+				res = r
 				return err
 			}
-			if r, done, err := s.tombstoned(tx, p); done || err != nil {
+			if r, done, err := s.refuseUnchecked(nil, p); done {
 				res = r
 				return err
 			}
@@ -587,9 +606,6 @@ func (s *Service) callExternal(ctx context.Context, p *model.Prepared, opt CallO
 			res = r
 			return err
 		}
-		if err := refuseUnchecked(p); err != nil {
-			return err
-		}
 		if op.Provider == "" {
 			// Recorded as a local operation, the tool external only
 			// since: nothing of it is ever sent.
@@ -597,6 +613,10 @@ func (s *Service) callExternal(ctx context.Context, p *model.Prepared, opt CallO
 			return err
 		}
 		if r, done, err := s.holdClaim(tx, op, p, start, ""); done || err != nil {
+			res = r
+			return err
+		}
+		if r, done, err := s.refuseUnchecked(op, p); done {
 			res = r
 			return err
 		}

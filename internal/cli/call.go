@@ -360,7 +360,7 @@ func recordedProvider(ctx context.Context, where string, cfg *config.Config, req
 // (reconcile.RecordedRequest), read from the ledger opened read-only —
 // a ledger that does not exist is not created.
 func recordedRequest(ctx context.Context, where string, cfg *config.Config, req model.Request, why error) (*model.Prepared, bool) {
-	if req.PayloadVersion != 0 || !model.IsCode(why, model.CodeInvalid) {
+	if !model.IsCode(why, model.CodeInvalid) {
 		return nil, false
 	}
 	l, err := openLedger(ctx, where, cfg, opening{store: store.Options{ReadOnly: true}, use: ledger.NoProviders})

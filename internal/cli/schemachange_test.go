@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A retry of the very bytes recorded under a key, after the operator
@@ -32,6 +33,9 @@ func TestRetryAfterTheToolsArgumentsChanged(t *testing.T) {
 		{"applied", "note", "", 0, `"status":"replayed"`},
 		{"unknown", "charge", "lose-reply", 5, "unknown"},
 		{"not_applied", "charge", "fail-before", 2, "not made again"},
+		// Sent, then its worker killed and its lease ended: unknown, as
+		// the provider path answers it — never "fix the arguments".
+		{"gone", "charge", "", 5, "unknown"},
 	}
 	write("1", v1)
 	for _, c := range cases {
@@ -39,9 +43,22 @@ func TestRetryAfterTheToolsArgumentsChanged(t *testing.T) {
 		if c.fault != "" {
 			extra = append(extra, "--fault", c.fault)
 		}
+		if c.name == "gone" {
+			worker := append([]string{workerCommand}, callArgs(db, "acme", c.name, c.tool, same, extra...)[1:]...)
+			worker = append(worker, "--lease", "1s", "--die-at", "after-dispatch", "--die-how", "kill")
+			if out, errText, code, signaled := asBinary(t, worker...); !signaled {
+				t.Fatalf("set-up gone: the worker was not killed: exit %d %s%s", code, out, errText)
+			}
+			continue
+		}
 		cli(t, callArgs(db, "acme", c.name, c.tool, same, extra...)...)
 	}
+	time.Sleep(1200 * time.Millisecond) // the killed worker's lease ends
 	write("2", v2)
+	// The recorded version named explicitly is the same request too.
+	if _, errText, code := cli(t, callArgs(db, "acme", "unknown", "charge", same, "--config", cfg, "--payload-version", "1")...); code != 5 {
+		t.Fatalf("the recorded version named: exit %d, want 5 (unknown); %q", code, errText)
+	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			before := showJSON(t, db, "acme", c.name)
@@ -73,6 +90,9 @@ func TestRetryAfterTheToolsArgumentsChanged(t *testing.T) {
 	}
 	if _, err := os.Stat(fresh); !os.IsNotExist(err) {
 		t.Fatalf("a refused call made the ledger file: %v", err)
+	}
+	if n := deliveries(t, db, "acme", "gone"); n != 1 {
+		t.Fatalf("gone sent again: %d deliveries, want 1", n)
 	}
 	if n := deliveries(t, db, "acme", "not_applied"); n != 0 {
 		t.Fatalf("not_applied sent again with arguments the tool no longer takes: %d deliveries, want 0", n)
