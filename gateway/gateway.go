@@ -350,12 +350,23 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error)
 // share. The call is not cancelled when the client goes away: once its
 // request is accepted it finishes and is recorded (the client may come back
 // with the same key), bounded by CallTimeout.
-func (g *Gateway) call(ctx context.Context, req model.Request) (reconcile.Result, error) {
+// call runs req through the service; why, when set, is the gateway's own
+// refusal of its arguments, which only the very request recorded under
+// its key passes — to be answered, never made (CallRecorded).
+func (g *Gateway) call(ctx context.Context, req model.Request, why error) (reconcile.Result, error) {
 	req.WorkerID = g.cfg.Worker
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), g.cfg.CallTimeout)
 	defer cancel()
 	start := time.Now()
-	res, err := g.svc.Call(ctx, req, reconcile.CallOptions{})
+	var (
+		res reconcile.Result
+		err error
+	)
+	if why != nil {
+		res, err = g.svc.CallRecorded(ctx, req, reconcile.CallOptions{}, why)
+	} else {
+		res, err = g.svc.Call(ctx, req, reconcile.CallOptions{})
+	}
 	if err != nil && res.Class == "" {
 		res = reconcile.Result{Class: model.ClassInternal, Message: err.Error()}
 	}

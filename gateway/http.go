@@ -75,16 +75,20 @@ func (g *Gateway) postTool(w http.ResponseWriter, r *http.Request) {
 	// An argument the tool no longer declares, in the very request
 	// recorded under the key before it changed, gets the operation's
 	// answer (reconcile.Service.Recorded), not "fix the arguments".
-	if path, known := g.checked.unknownArgument(tool, ti.args, body); path != "" &&
-		!g.svc.Recorded(ctx, model.Request{Tenant: tenantOf(ctx), Key: key, Tool: tool, Args: body}) {
-		g.metrics.refused(tool, KindInvalid)
-		g.writeResult(w, reconcile.Result{Class: model.ClassInvalid, Message: unknownArgumentMessage(tool, path, known)}, nil, key)
-		return
+	// It is answered, never made (reconcile.Service.CallRecorded).
+	var why error
+	if path, known := g.checked.unknownArgument(tool, ti.args, body); path != "" {
+		if !g.svc.Recorded(ctx, model.Request{Tenant: tenantOf(ctx), Key: key, Tool: tool, Args: body}) {
+			g.metrics.refused(tool, KindInvalid)
+			g.writeResult(w, reconcile.Result{Class: model.ClassInvalid, Message: unknownArgumentMessage(tool, path, known)}, nil, key)
+			return
+		}
+		why = model.Errorf(model.CodeInvalid, "%s", unknownArgumentMessage(tool, path, known))
 	}
 	// No payload version: the tool's, and a retry under a key recorded
 	// before the operator raised it is compared under the recorded one
 	// (model.Prepared.SameRequest) — a caller of the gateway cannot name one.
-	res, err := g.call(ctx, model.Request{Tenant: tenantOf(ctx), Key: key, Tool: tool, Args: body, TraceID: traceOf(ctx)})
+	res, err := g.call(ctx, model.Request{Tenant: tenantOf(ctx), Key: key, Tool: tool, Args: body, TraceID: traceOf(ctx)}, why)
 	info.class = string(res.Class)
 	if res.Class == model.ClassInternal || res.Class == model.ClassUnknown {
 		noteErr(ctx, err)

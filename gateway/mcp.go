@@ -100,13 +100,16 @@ func (g *Gateway) mcpHandler(tenant, tool string) mcp.ToolHandler {
 			log.Info("mcp call", "tenant", tenant, "tool", tool, "class", model.ClassInvalid)
 			return toolError(reconcile.Result{Class: model.ClassInvalid, Message: err.Error()}, ""), nil
 		}
-		if path, known := unknownArgument(g.tools[tool].args, args); path != "" &&
-			!g.svc.Recorded(ctx, model.Request{Tenant: tenant, Key: key, Tool: tool, Args: args}) {
-			g.metrics.refused(tool, KindInvalid)
-			log.Info("mcp call", "tenant", tenant, "tool", tool, "key", key, "class", model.ClassInvalid)
-			return toolError(reconcile.Result{Class: model.ClassInvalid, Message: unknownArgumentMessage(tool, path, known) + "; nothing was written"}, key), nil
+		var why error
+		if path, known := unknownArgument(g.tools[tool].args, args); path != "" {
+			if !g.svc.Recorded(ctx, model.Request{Tenant: tenant, Key: key, Tool: tool, Args: args}) {
+				g.metrics.refused(tool, KindInvalid)
+				log.Info("mcp call", "tenant", tenant, "tool", tool, "key", key, "class", model.ClassInvalid)
+				return toolError(reconcile.Result{Class: model.ClassInvalid, Message: unknownArgumentMessage(tool, path, known) + "; nothing was written"}, key), nil
+			}
+			why = model.Errorf(model.CodeInvalid, "%s", unknownArgumentMessage(tool, path, known))
 		}
-		res, err := g.call(ctx, model.Request{Tenant: tenant, Key: key, Tool: tool, Args: args, TraceID: trace})
+		res, err := g.call(ctx, model.Request{Tenant: tenant, Key: key, Tool: tool, Args: args, TraceID: trace}, why)
 		if err != nil && (res.Class == model.ClassInternal || res.Class == model.ClassUnknown) {
 			log.Warn("mcp call", "tenant", tenant, "tool", tool, "key", key, "class", res.Class, "outcome", res.Outcome, "err", withCause(err))
 		} else {

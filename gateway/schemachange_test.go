@@ -11,6 +11,7 @@ import (
 	"github.com/retrysafe/retrysafe/gateway"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
+	"github.com/retrysafe/retrysafe/reconcile"
 )
 
 // renamedSchema is send_notification after the operator renamed its "to"
@@ -97,5 +98,48 @@ func TestARetryAfterTheToolsArgumentsChangedGetsItsOperationsAnswer(t *testing.T
 				}
 			})
 		}
+	}
+}
+
+// An argument the tool no longer declares, in a schema that still lets it
+// pass (no additionalProperties), is the gateway's own refusal: the very
+// request recorded under the key gets its operation's answer, but is not
+// sent again — a not-applied key is refused, nothing delivered.
+func TestTheRecordedRequestWithAnArgumentNoLongerDeclaredIsNotSentAgain(t *testing.T) {
+	e := newEnv(t)
+	const body = `{"to":"ops@example.com","body":"disk full","zz":"old"}`
+	e.svc.Tools = changedRegistry(t, func(tool *model.Tool) {
+		if tool.Name == "send_notification" {
+			var s jsonschema.Schema
+			if err := json.Unmarshal([]byte(`{"type":"object","properties":{"to":{"type":"string"},"body":{"type":"string"}},"required":["to","body"]}`), &s); err != nil {
+				t.Fatal(err)
+			}
+			tool.Schema = &s
+		}
+	})
+	if res, err := e.svc.Call(context.Background(), model.Request{Tenant: "acme", Key: "zz", Tool: "send_notification",
+		Args: []byte(body), WorkerID: "setup"}, reconcile.CallOptions{Faults: provider.Faults{FailBefore: true}}); res.State != model.StateNotApplied {
+		t.Fatalf("set-up: %+v %v", res, err)
+	}
+	before, _ := e.sb.Deliveries(context.Background(), "")
+	for _, via := range []string{"http", "mcp"} {
+		var class model.Class
+		var text string
+		if via == "http" {
+			r := e.call("acme", "send_notification", "zz", body)
+			class, text = r.problem(t).Class, string(r.body)
+		} else {
+			res := mcpCall(t, e, "zz", map[string]any{"to": "ops@example.com", "body": "disk full", "zz": "old"})
+			class, text = mcpClass(res), mcpText(res)
+		}
+		if class != model.ClassInvalid || !strings.Contains(text, "not made again") {
+			t.Fatalf("%s: %s %s; want invalid, not made again", via, class, text)
+		}
+	}
+	if n, _ := e.sb.Deliveries(context.Background(), ""); n != before {
+		t.Fatalf("%d deliveries, want %d: the recorded request was sent again", n, before)
+	}
+	if op, err := e.st.Get(context.Background(), "acme", "zz"); err != nil || op.State != model.StateNotApplied {
+		t.Fatalf("the operation moved: %+v %v", op, err)
 	}
 }

@@ -35,6 +35,10 @@ func (s *Service) Call(ctx context.Context, req model.Request, opt CallOptions) 
 		}
 		p = rp
 	}
+	return s.callPrepared(ctx, p, opt)
+}
+
+func (s *Service) callPrepared(ctx context.Context, p *model.Prepared, opt CallOptions) (Result, error) {
 	if p.Tool.Kind() == model.EffectLocal {
 		return s.callLocal(ctx, p)
 	}
@@ -80,6 +84,19 @@ func RecordedRequest(ctx context.Context, r interface {
 func (s *Service) Recorded(ctx context.Context, req model.Request) bool {
 	_, ok := s.recorded(ctx, req, model.Errorf(model.CodeInvalid, "arguments refused"))
 	return ok
+}
+
+// CallRecorded is Call for a request whose arguments the caller refuses
+// (why, class invalid: the gateway's argument the tool no longer
+// declares) unless it is exactly the request recorded under its key: then
+// it gets its operation's answer, and is never made (model.Prepared.
+// Unchecked). Otherwise it is refused with why, nothing written.
+func (s *Service) CallRecorded(ctx context.Context, req model.Request, opt CallOptions, why error) (Result, error) {
+	p, ok := s.recorded(ctx, req, why)
+	if !ok {
+		return errorResult(why), why
+	}
+	return s.callPrepared(ctx, p, opt)
 }
 
 // refuseUnchecked answers a call prepared without the tool's current
