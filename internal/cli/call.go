@@ -47,7 +47,7 @@ func (c *callFlags) register(fs interface {
 	fs.StringVar(&c.fault, "fault", "", "sandbox fault for this dispatch: lose-reply, fail-before, reject, delay=DURATION")
 	fs.BoolVar(&c.retry, "retry", false, "retry retryable outcomes with backoff and jitter, same key (5 attempts within --timeout; never sooner than a busy provider's Retry-After)")
 	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "overall deadline of the call (waits out a busy ledger within it)")
-	fs.DurationVar(&c.lease, "lease", reconcile.DefaultLease, "lease of an external dispatch before a sweep may call it unknown")
+	fs.DurationVar(&c.lease, "lease", reconcile.DefaultLease, "lease of an external dispatch before a sweep may call it unknown (default 30s, or the longest provider timeout + 5s where that is longer)")
 }
 
 func (c *callFlags) request(ctx context.Context) (model.Request, error) {
@@ -226,6 +226,7 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if c.lease <= 0 {
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--lease must be positive, got %v", c.lease))
 	}
+	c.deriveLease(fs, cfg)
 	if c.providerDB != "" {
 		// Refused before the ledger is created, not after.
 		if dir := filepath.Dir(c.providerDB); !isDir(dir) {
@@ -353,6 +354,19 @@ func recordedProvider(ctx context.Context, where string, cfg *config.Config, req
 		return ""
 	}
 	return op.Provider
+}
+
+// deriveLease: without --lease, a call leases its claim past the longest
+// provider timeout, as serve does — a dispatch to a provider slower than
+// the default lease would be cut at its end and answered unknown. An
+// explicit --lease stands (a person running one call chooses).
+func (c *callFlags) deriveLease(fs *flag.FlagSet, cfg *config.Config) {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "lease" })
+	if !given {
+		_, longest := longestTimeout(cfg)
+		c.lease = max(c.lease, longest+leaseMargin)
+	}
 }
 
 // recordedRequest: req, whose arguments the tool refuses now (why), is

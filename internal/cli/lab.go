@@ -190,6 +190,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if !ok {
 		return code
 	}
+	c.deriveLease(fs, cfg)
 	req, faults, err := c.parse(ctx)
 	if err != nil {
 		return fail(stderr, err)

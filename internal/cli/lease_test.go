@@ -1,10 +1,14 @@
 package cli
 
 import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // slowProviderConfig writes a config whose one HTTP provider, slow, has
@@ -93,5 +97,59 @@ func TestServeWarnsWhenACallTimeoutIsShorterThanAProvidersTimeout(t *testing.T) 
 	<-s.exited
 	if log := s.stderr.String(); strings.Contains(log, "WARN") {
 		t.Fatalf("a warning with --call-timeout 90s: %s", log)
+	}
+}
+
+// call without --lease holds its claim past the longest provider timeout
+// too (R12 M4): a dispatch to a 60 s provider was cut at the 30 s default
+// lease and answered unknown. An explicit --lease stands.
+func TestCallWithoutLeaseOutlastsTheProvidersTimeout(t *testing.T) {
+	block := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-block:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(block)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "slow.toml")
+	doc := "[[providers]]\nname = \"slow\"\nkind = \"http\"\ntimeout = \"60s\"\n[providers.dispatch]\nurl = \"" + srv.URL + "/send\"\n[[tools]]\nname = \"x\"\nprovider = \"slow\"\narguments = '{\"type\":\"object\"}'\n"
+	if err := os.WriteFile(cfg, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := newLedgerFile(t)
+	for _, c := range []struct {
+		key   string
+		extra []string
+		want  time.Duration
+	}{
+		{"derived", nil, 65 * time.Second},
+		{"given", []string{"--lease", "40s"}, 40 * time.Second},
+	} {
+		// The call's process is killed once its claim is made: the claim
+		// stays, leased as the call leased it.
+		worker := append([]string{workerCommand}, callArgs(db, "t", c.key, "x", `{}`, "--config", cfg)[1:]...)
+		worker = append(append(worker, c.extra...), "--die-at", "after-claim", "--die-how", "kill")
+		if out, errText, code, signaled := asBinary(t, worker...); !signaled {
+			t.Fatalf("%s: the call was not killed: exit %d %s%s", c.key, code, out, errText)
+		}
+		out, errText, code := cli(t, "ops", "show", "--db", db, "--tenant", "t", "--key", c.key, "--json")
+		if code != 0 {
+			t.Fatalf("%s: ops show: exit %d %s", c.key, code, errText)
+		}
+		var shown struct {
+			Operation struct {
+				CreatedAt  time.Time `json:"created_at"`
+				LeaseUntil time.Time `json:"lease_until"`
+			} `json:"operation"`
+		}
+		if err := json.Unmarshal([]byte(out), &shown); err != nil {
+			t.Fatal(err)
+		}
+		if got := shown.Operation.LeaseUntil.Sub(shown.Operation.CreatedAt); got < c.want-time.Second || got > c.want+time.Second {
+			t.Errorf("%s: the claim is leased for %v, want about %v\n%s", c.key, got, c.want, out)
+		}
 	}
 }
