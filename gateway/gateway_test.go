@@ -8,7 +8,6 @@ package gateway_test
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -308,7 +307,7 @@ func TestEveryClassHasItsStatusHeadersAndProblemType(t *testing.T) {
 			return "k-aged", func() { e.offset.Store(0) }
 		}, "create_report_job", `{"report":"q3"}`, 412, []check{problemIs(gateway.KindExpired, model.ClassExpired)}},
 		{"a ledger locked past the deadline is 503 with Retry-After", func() (string, func()) {
-			return "k-locked", lockLedger(t, e.path)
+			return "k-locked", testledger.HoldWriteLock(t, e.path)
 		}, "create_support_task", task, 503, []check{problemIs(gateway.KindBusy, model.ClassInternal), header("Retry-After", "1")}},
 	}
 	for _, c := range cases {
@@ -328,28 +327,6 @@ func TestEveryClassHasItsStatusHeadersAndProblemType(t *testing.T) {
 				ch(t, r)
 			}
 		})
-	}
-}
-
-// lockLedger holds the ledger's write lock from another connection until
-// the returned func is called.
-func lockLedger(t *testing.T, path string) func() {
-	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := db.Conn(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.ExecContext(context.Background(), "BEGIN IMMEDIATE"); err != nil {
-		t.Fatal(err)
-	}
-	return func() {
-		conn.ExecContext(context.Background(), "ROLLBACK")
-		conn.Close()
-		db.Close()
 	}
 }
 
@@ -764,7 +741,7 @@ func TestOverTheConcurrencyCapIs503WithRetryAfter(t *testing.T) {
 	})
 	// Occupy the only slot with a call that waits for the ledger, locked
 	// by another connection.
-	release := lockLedger(t, e.path)
+	release := testledger.HoldWriteLock(t, e.path)
 	done := make(chan reply)
 	go func() {
 		done <- e.call("acme", "create_support_task", "slow", task)

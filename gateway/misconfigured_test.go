@@ -7,13 +7,10 @@ package gateway_test
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"log/slog"
 	"strings"
 	"testing"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/retrysafe/retrysafe/gateway"
 	"github.com/retrysafe/retrysafe/provider"
@@ -52,17 +49,8 @@ func TestACallThisServerCannotDispatchIs503Misconfigured(t *testing.T) {
 		t.Fatalf("GET /problems/misconfigured: %d %s", doc.status, doc.body)
 	}
 
-	s, err := mcpSession(t, e, e.tokens["acme"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "send_notification",
-		Arguments: map[string]any{"to": "ops@example.com", "body": "disk full", "idempotency_key": "m1"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := res.Content[0].(*mcp.TextContent).Text
+	res := mcpCall(t, e, "m1", map[string]any{"to": "ops@example.com", "body": "disk full"})
+	text := mcpText(res)
 	if !res.IsError || !strings.HasPrefix(text, "Retry later with the same idempotency_key: this server is misconfigured") || strings.Contains(text, "Fix the") {
 		t.Fatalf("mcp: %q; want: retry later, the server is misconfigured", text)
 	}

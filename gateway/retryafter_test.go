@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/reconcile"
 )
@@ -63,17 +61,8 @@ func TestABusyProvidersRetryAfterReachesTheCaller(t *testing.T) {
 				t.Fatalf("status %d, Retry-After %q, retry_after %d; want 409, %s: %s", r.status, r.header.Get("Retry-After"), p.RetryAfter, tc.want, r.body)
 			}
 
-			s, err := mcpSession(t, e, e.tokens["acme"])
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
-			res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "send_notification",
-				Arguments: map[string]any{"to": "ops@example.com", "body": "disk full", "idempotency_key": "m1"}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			text := res.Content[0].(*mcp.TextContent).Text
+			res := mcpCall(t, e, "m1", map[string]any{"to": "ops@example.com", "body": "disk full"})
+			text := mcpText(res)
 			st, _ := res.StructuredContent.(map[string]any)
 			if tc.wait == 0 {
 				if !res.IsError || st["retry_after"] != nil || !strings.HasPrefix(text, "Retry later") {

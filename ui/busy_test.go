@@ -2,35 +2,13 @@ package ui
 
 import (
 	"context"
-	"database/sql"
 	"testing"
 	"time"
 
+	"github.com/retrysafe/retrysafe/internal/testledger"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/reconcile"
 )
-
-// lockLedger holds the ledger's write lock from another connection (a
-// long write, a sqlite3 shell) until the returned func is called.
-func lockLedger(t *testing.T, path string) func() {
-	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := db.Conn(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.ExecContext(context.Background(), "BEGIN IMMEDIATE"); err != nil {
-		t.Fatal(err)
-	}
-	return func() {
-		conn.ExecContext(context.Background(), "ROLLBACK")
-		conn.Close()
-		db.Close()
-	}
-}
 
 // A decision the ledger's write lock held back past its deadline said
 // "context deadline exceeded before the transaction finished". The store
@@ -44,7 +22,7 @@ func TestADecisionHeldBackByTheWriteLockSaysSo(t *testing.T) {
 	h := open(t, config(l), 140, 30)
 	h.confirmMarkApplied("sbx_1", "seen in the provider")
 	h.contains("Write this decision")
-	unlock := lockLedger(t, l.path)
+	unlock := testledger.HoldWriteLock(t, l.path)
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	_, err := l.svc.MarkApplied(ctx, reconcile.Decision{Tenant: "acme", Key: "notify-1", Operator: "alice", Reason: "seen", Evidence: "sbx_1",
 		ExpectState: model.StateUnknown, ExpectVersion: 2})

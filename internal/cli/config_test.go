@@ -127,10 +127,7 @@ func TestCallWithAnUnsetDispatchSecretIsRefusedBeforeTheLedgerOpens(t *testing.T
 	defer srv.Close()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "mailer.toml")
-	doc := "[[providers]]\nname = \"mailer\"\nkind = \"http\"\n[providers.dispatch]\nurl = \"" + srv.URL + "/send\"\nheaders = { Authorization = \"Bearer ${RETRYSAFE_TEST_MAIL_TOKEN}\" }\n[[tools]]\nname = \"x\"\nprovider = \"mailer\"\narguments = '{\"type\":\"object\"}'\n"
-	if err := os.WriteFile(cfg, []byte(doc), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeMailerConfig(t, cfg, "[providers.dispatch]\nurl = \""+srv.URL+"/send\"\nheaders = { Authorization = \"Bearer ${RETRYSAFE_TEST_MAIL_TOKEN}\" }\n")
 	db := filepath.Join(dir, "ledger.db")
 
 	t.Setenv("RETRYSAFE_TEST_MAIL_TOKEN", "")
@@ -178,10 +175,7 @@ func TestCallWithADispatchSecretHoldingAControlCharacterIsRefused(t *testing.T) 
 	defer srv.Close()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "mailer.toml")
-	doc := "[[providers]]\nname = \"mailer\"\nkind = \"http\"\nhonours_keys = true\n[providers.dispatch]\nurl = \"" + srv.URL + "/send\"\nheaders = { Authorization = \"Bearer ${RETRYSAFE_TEST_EVIL_TOKEN}\" }\n[[tools]]\nname = \"x\"\nprovider = \"mailer\"\narguments = '{\"type\":\"object\"}'\n"
-	if err := os.WriteFile(cfg, []byte(doc), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeMailerConfig(t, cfg, "honours_keys = true\n[providers.dispatch]\nurl = \""+srv.URL+"/send\"\nheaders = { Authorization = \"Bearer ${RETRYSAFE_TEST_EVIL_TOKEN}\" }\n")
 	db := filepath.Join(dir, "ledger.db")
 	t.Setenv("RETRYSAFE_TEST_EVIL_TOKEN", "abc\x01defSECRET")
 	out, errText, code := cli(t, append(callArgs(db, "t", "k1", "x", `{}`), "--config", cfg)...)
@@ -215,10 +209,7 @@ func TestAReferenceEchoingTheTokenIsNeverStored(t *testing.T) {
 	defer srv.Close()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "mailer.toml")
-	doc := "[[providers]]\nname = \"mailer\"\nkind = \"http\"\n[providers.dispatch]\nurl = \"" + srv.URL + "/send\"\nref_pointer = \"/id\"\nheaders = { Authorization = \"Bearer ${RETRYSAFE_TEST_ECHO_TOKEN}\" }\n[[tools]]\nname = \"x\"\nprovider = \"mailer\"\narguments = '{\"type\":\"object\"}'\n"
-	if err := os.WriteFile(cfg, []byte(doc), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeMailerConfig(t, cfg, "[providers.dispatch]\nurl = \""+srv.URL+"/send\"\nref_pointer = \"/id\"\nheaders = { Authorization = \"Bearer ${RETRYSAFE_TEST_ECHO_TOKEN}\" }\n")
 	db := filepath.Join(dir, "ledger.db")
 	t.Setenv("RETRYSAFE_TEST_ECHO_TOKEN", "tok_ECHOED_0123456789")
 	var outs []string
@@ -245,5 +236,17 @@ func TestAReferenceEchoingTheTokenIsNeverStored(t *testing.T) {
 		if raw, err := os.ReadFile(f); err != nil || strings.Contains(string(raw), "ECHOED") {
 			t.Errorf("%s holds the token (%v)", filepath.Base(f), err)
 		}
+	}
+}
+
+// writeMailerConfig writes a config with one HTTP provider, mailer, and one
+// tool, x, that dispatches to it; middle is the provider's TOML after its
+// kind (its flags, [providers.dispatch], [providers.lookup]).
+func writeMailerConfig(t *testing.T, path, middle string) {
+	t.Helper()
+	doc := "[[providers]]\nname = \"mailer\"\nkind = \"http\"\n" + middle +
+		"[[tools]]\nname = \"x\"\nprovider = \"mailer\"\narguments = '{\"type\":\"object\"}'\n"
+	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

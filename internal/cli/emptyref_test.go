@@ -4,7 +4,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -29,10 +28,7 @@ func TestToSettleAfterAFindingWithoutAReferenceIsACommandThatWorks(t *testing.T)
 	defer srv.Close()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "mailer.toml")
-	doc := "[[providers]]\nname = \"mailer\"\nkind = \"http\"\n[providers.dispatch]\nurl = \"" + srv.URL + "/send\"\n[providers.lookup]\nurl = \"" + srv.URL + "/send/{downstream_key}\"\n[[tools]]\nname = \"x\"\nprovider = \"mailer\"\narguments = '{\"type\":\"object\"}'\n"
-	if err := os.WriteFile(cfg, []byte(doc), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeMailerConfig(t, cfg, "[providers.dispatch]\nurl = \""+srv.URL+"/send\"\n[providers.lookup]\nurl = \""+srv.URL+"/send/{downstream_key}\"\n")
 	db := filepath.Join(dir, "ledger.db")
 	t.Setenv(reconcile.GraceEnv, "1ms")
 	if _, errText, code := cli(t, append(callArgs(db, "t", "k", "x", `{}`), "--config", cfg)...); code != 5 {

@@ -3,7 +3,6 @@ package cli
 import (
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -25,10 +24,7 @@ func TestCallHonoursTheProvidersRetryAfter(t *testing.T) {
 	defer srv.Close()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "busy.toml")
-	doc := "[[providers]]\nname = \"mailer\"\nkind = \"http\"\n[providers.dispatch]\nurl = \"" + srv.URL + "/send\"\n[[tools]]\nname = \"x\"\nprovider = \"mailer\"\narguments = '{\"type\":\"object\"}'\n"
-	if err := os.WriteFile(cfg, []byte(doc), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeMailerConfig(t, cfg, "[providers.dispatch]\nurl = \""+srv.URL+"/send\"\n")
 	db := filepath.Join(dir, "ledger.db")
 
 	out, _, code := cli(t, append(callArgs(db, "t", "k1", "x", `{}`), "--config", cfg, "--json")...)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,10 +21,7 @@ import (
 func TestServeWarnsOfAnUnsetDispatchSecretAndAnswers503(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "mailer.toml")
-	doc := "[[providers]]\nname = \"mailer\"\nkind = \"http\"\n[providers.dispatch]\nurl = \"http://127.0.0.1:1/send\"\nheaders = { Authorization = \"Bearer ${RETRYSAFE_TEST_M6_TOKEN}\" }\n[[tools]]\nname = \"x\"\nprovider = \"mailer\"\narguments = '{\"type\":\"object\"}'\n"
-	if err := os.WriteFile(cfg, []byte(doc), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeMailerConfig(t, cfg, "[providers.dispatch]\nurl = \"http://127.0.0.1:1/send\"\nheaders = { Authorization = \"Bearer ${RETRYSAFE_TEST_M6_TOKEN}\" }\n")
 	db := filepath.Join(dir, "ledger.db")
 	t.Setenv("RETRYSAFE_TEST_M6_TOKEN", "")
 	s := startServer(t, db, "--config", cfg)
@@ -77,10 +73,7 @@ func TestServeWarnsOfAnUnsetDispatchSecretAndAnswers503(t *testing.T) {
 func TestMCPWarnsOfAnUnsetDispatchSecret(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "mailer.toml")
-	doc := "[[providers]]\nname = \"mailer\"\nkind = \"http\"\n[providers.dispatch]\nurl = \"http://127.0.0.1:1/send\"\nheaders = { Authorization = \"Bearer ${RETRYSAFE_TEST_M6_TOKEN}\" }\n[[tools]]\nname = \"x\"\nprovider = \"mailer\"\narguments = '{\"type\":\"object\"}'\n"
-	if err := os.WriteFile(cfg, []byte(doc), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeMailerConfig(t, cfg, "[providers.dispatch]\nurl = \"http://127.0.0.1:1/send\"\nheaders = { Authorization = \"Bearer ${RETRYSAFE_TEST_M6_TOKEN}\" }\n")
 	t.Setenv("RETRYSAFE_TEST_M6_TOKEN", "")
 	cmd := reexec.Command(t, asCLI, nil, "mcp", "--db", filepath.Join(dir, "ledger.db"), "--tenant", "agents", "--config", cfg)
 	var errb bytes.Buffer
