@@ -349,10 +349,10 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error)
 // call runs one attempt through the service: the one path HTTP and MCP
 // share. The call is not cancelled when the client goes away: once its
 // request is accepted it finishes and is recorded (the client may come back
-// with the same key), bounded by CallTimeout.
-// call runs req through the service; why, when set, is the gateway's own
-// refusal of its arguments, which only the very request recorded under
-// its key passes — to be answered, never made (CallRecorded).
+// with the same key), bounded by CallTimeout. why, when set, is the
+// gateway's own refusal of its arguments, which only the very request
+// recorded under its key passes — to be answered, never made
+// (reconcile.Service.CallRecorded).
 func (g *Gateway) call(ctx context.Context, req model.Request, why error) (reconcile.Result, error) {
 	req.WorkerID = g.cfg.Worker
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), g.cfg.CallTimeout)

@@ -74,8 +74,8 @@ func (g *Gateway) postTool(w http.ResponseWriter, r *http.Request) {
 	}
 	// An argument the tool no longer declares, in the very request
 	// recorded under the key before it changed, gets the operation's
-	// answer (reconcile.Service.Recorded), not "fix the arguments".
-	// It is answered, never made (reconcile.Service.CallRecorded).
+	// answer, not "fix the arguments" — answered, never made
+	// (reconcile.Service.Recorded, CallRecorded).
 	var why error
 	if path, known := g.checked.unknownArgument(tool, ti.args, body); path != "" {
 		if !g.svc.Recorded(ctx, model.Request{Tenant: tenantOf(ctx), Key: key, Tool: tool, Args: body}) {
