@@ -56,6 +56,14 @@ type demoProvider struct {
 	*httpapi.Provider
 }
 
+// Identity is where the claims it makes record their requests went: the
+// demo's sandbox file, which its HTTP requests reach through the sandbox
+// server, and which the built-in config's sandbox provider reads and sends
+// to directly. Recorded as the HTTP server's address instead (a port of
+// the build that is gone), every later lookup through the built-in config
+// would be "asked elsewhere", and its "has nothing" would say nothing.
+func (p demoProvider) Identity() provider.Identity { return sandbox.Identity() }
+
 func (p demoProvider) Dispatch(ctx context.Context, req provider.Request) (provider.Response, error) {
 	f, err := faultHeader(req.Faults)
 	if err != nil {

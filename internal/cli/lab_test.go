@@ -636,6 +636,17 @@ func TestDemoBackgroundGoesOverHTTPToSandboxServe(t *testing.T) {
 		t.Errorf("the earliest background delivery is stamped %s, within %s of the background's end: not on the played clock", earliest, rep.To.Sub(earliest))
 	}
 	t.Logf("%d background deliveries, %d delivery requests over HTTP, from %s", delivered, rep.HTTPDispatches, earliest)
+
+	// The built-in config's sandbox lookups read the file those requests
+	// went to: triage answers every unknown operation the way the README
+	// says (5 has it, 1 has nothing), none "cannot tell" because the
+	// lookup would ask elsewhere than the claim's request went.
+	out, errText, code := cli(t, "triage", "--db", path, "--json", "--read-only")
+	var tr triageJSON
+	if err := json.Unmarshal([]byte(out), &tr); err != nil || code != exitTriageOK ||
+		tr.Totals.HasIt != 5 || tr.Totals.HasNothing != 1 || tr.Totals.CannotTell != 0 || tr.Totals.Errors != 0 {
+		t.Fatalf("triage of the demo: exit %d %v %+v %s %s; want 5 has it, 1 has nothing", code, err, tr.Totals, errText, out)
+	}
 }
 
 // demo --db in a directory that does not exist fails with one line naming

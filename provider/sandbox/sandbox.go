@@ -449,7 +449,12 @@ func (p *sandboxProvider) HonoursKeys() bool { return p.honours }
 // Identity is provider.Identifier: a sandbox provider's dispatches and
 // lookups go to its file, under its name (the ledger keeps which file it
 // sent through apart: store.Tx.TieProviderFile).
-func (p *sandboxProvider) Identity() provider.Identity {
+func (p *sandboxProvider) Identity() provider.Identity { return Identity() }
+
+// Identity is where a sandbox provider's requests go: the sandbox file
+// tied to the ledger. A provider that reaches that same file another way
+// (the demo's, over HTTP through `sandbox serve`) sends them there too.
+func Identity() provider.Identity {
 	t := provider.Target{Kind: "sandbox"}
 	return provider.Identity{Dispatch: t, Lookup: &t}
 }
