@@ -239,6 +239,7 @@ func (s *Service) Look(ctx context.Context, op *model.Operation, by string) (Loo
 		return l, err
 	}
 	l.Recorded = true
+	s.asked.add(op.ID, l.Finding.Seq)
 	// The answer is of what the provider had when it was asked: a
 	// decision that rests on it is refused once a later attempt may have
 	// reached the provider (CheckOutdated).
@@ -336,6 +337,10 @@ type FindingReview struct {
 	// OneByOne: a fresh "has nothing" from a provider whose lookup is not
 	// authoritative — shown, and decided one by one.
 	OneByOne []model.Operation
+	// Recheck: a fresh "has nothing" from an authoritative provider that
+	// this process did not ask for itself (NeedsLook): its provider is
+	// asked again (LookFirst) before it is proposed for "not applied".
+	Recheck []model.Operation
 	// Left: cannot tell, stale, never checked, or neither unknown nor an in_progress nobody holds — nothing is
 	// proposed.
 	Left []model.Operation
@@ -373,6 +378,8 @@ func (s *Service) ReviewByFinding(ops []model.Operation) FindingReview {
 				t.Evidence = clipEvidence(textsafe.Visible("provider lookup found it: " + f.Detail))
 			}
 			r.Apply = append(r.Apply, t)
+		case s.LookupAuthoritative(op.Provider) && !f.Earlier && !s.askedItself(op):
+			r.Recheck = append(r.Recheck, op)
 		case s.LookupAuthoritative(op.Provider) && !f.Earlier:
 			// Only the latest lookup's "has nothing": after it one could
 			// not tell, and the write (findingMoved) refuses a "not

@@ -17,7 +17,9 @@ import (
 // NeedsLook reports whether op should be looked up before action is
 // decided on it: "not applied" on an operation that allows it, sent to a
 // provider, whose latest finding is not a fresh conclusive one (never
-// checked, cannot tell, or stale). A provider this service's config does
+// checked, cannot tell, or stale), or is a "has nothing" this process did
+// not ask for itself (askedHere: the ledger may be a restored backup or a
+// copy). A provider this service's config does
 // not name is asked too: its lookup is "cannot tell" ("no provider … is
 // configured"), recorded on the row — not a row written on the typed
 // evidence with nothing said (a bulk run without the agents' --config).
@@ -25,7 +27,15 @@ func (s *Service) NeedsLook(action model.Action, op model.Operation) bool {
 	if !asksFirst(action, op) || !(AllowedFor(op, action) || s.unheldNow(op) && AllowedAt(op, action, s.Store.Now())) || op.Provider == "" || op.DownstreamKey == "" {
 		return false
 	}
-	return !op.Finding.Conclusive()
+	return !op.Finding.Conclusive() || !s.askedItself(op)
+}
+
+// askedItself reports whether op's latest finding, a "has nothing", is
+// one this process recorded; a "has it" binds whoever asked (a provider
+// never takes a delivery back), so it is true for one.
+func (s *Service) askedItself(op model.Operation) bool {
+	f := op.Finding
+	return f == nil || f.Kind != model.FindingHasNothing || s.asked.has(op.ID, f.Seq)
 }
 
 // LookFirst asks the provider about every op that NeedsLook (at most

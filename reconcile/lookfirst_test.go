@@ -118,3 +118,72 @@ func TestLookFirstSaysCannotTellForAProviderThisConfigDoesNotName(t *testing.T) 
 		t.Fatalf("recorded: %+v; want cannot tell", rec.Finding)
 	}
 }
+
+// A "has nothing" in the ledger that this process did not ask for (a
+// console opened on a ledger restored from a backup, or on one of two
+// copies, after the other history made the effect under the same
+// downstream key) is asked again before "not applied", and the review by
+// finding does not propose it until it was; one this process asked for
+// is not asked again.
+func TestNotAppliedAsksAgainAboutAHasNothingThisProcessDidNotRecord(t *testing.T) {
+	l := newLedger(t, fast())
+	ctx := context.Background()
+	unknownWithoutDelivery(t, l, "k")
+	op, err := l.st.Get(ctx, "acme", "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	looked, err := l.svc.LookFirst(ctx, model.ActionMarkNotApplied, []model.Operation{*op}, "alice")
+	if err != nil || looked[0].Finding == nil || looked[0].Finding.Kind != model.FindingHasNothing {
+		t.Fatalf("first look: %+v %v", looked[0].Finding, err)
+	}
+	recorded, err := l.st.Get(ctx, "acme", "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	authoritative := map[string]bool{"sandbox": true}
+	l.svc.AuthoritativeLookups = authoritative
+	if l.svc.NeedsLook(model.ActionMarkNotApplied, *recorded) {
+		t.Fatal("this process's own has-nothing is asked again")
+	}
+	if r := l.svc.ReviewByFinding([]model.Operation{*recorded}); len(r.NotApplied) != 1 || len(r.Recheck) != 0 {
+		t.Fatalf("own has-nothing: review %+v; want it proposed", r)
+	}
+
+	// Another process over the same ledger, after the other history made
+	// the effect under the key.
+	other := reconcile.New(l.st, l.svc.Tools, l.svc.Providers)
+	other.Grace, other.AuthoritativeLookups = l.svc.Grace, authoritative
+	if _, err := l.sb.Provider("sandbox", true).Dispatch(ctx, provider.Request{DownstreamKey: recorded.DownstreamKey, Tool: recorded.Tool, Args: recorded.Args}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		action model.Action
+		want   bool
+	}{
+		{"not applied", model.ActionMarkNotApplied, true},
+		{"new key", model.ActionAuthorizeKey, true},
+		{"applied", model.ActionMarkApplied, false},
+	}
+	for _, tc := range tests {
+		if got := other.NeedsLook(tc.action, *recorded); got != tc.want {
+			t.Errorf("%s: NeedsLook on a has-nothing read from the ledger = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if r := other.ReviewByFinding([]model.Operation{*recorded}); len(r.NotApplied) != 0 || len(r.Recheck) != 1 {
+		t.Fatalf("read has-nothing: review %+v; want it to be checked again, not proposed", r)
+	}
+	again, err := other.LookFirst(ctx, model.ActionMarkNotApplied, []model.Operation{*recorded}, "bob")
+	if err != nil || again[0].Finding == nil || again[0].Finding.Kind != model.FindingHasIt {
+		t.Fatalf("asked again: %+v %v; want has it", again[0].Finding, err)
+	}
+	if against, _ := reconcile.AgainstFinding(model.ActionMarkNotApplied, again[0]); !against {
+		t.Fatal("not applied is not against the provider's has it")
+	}
+	out, err := other.DecideMany(ctx, model.ActionMarkNotApplied, reconcile.Decision{Operator: "bob", Reason: "restored", Evidence: "old finding"},
+		[]reconcile.Target{reconcile.TargetOf(again[0])})
+	if err != nil || out[0].Verdict != reconcile.VerdictIllegal {
+		t.Fatalf("not applied after the provider's has it: %+v %v; want refused", out, err)
+	}
+}

@@ -89,6 +89,9 @@ type Service struct {
 	// receipts are stored receipts already decoded (New makes it; nil
 	// decodes every time).
 	receipts *storedReceipts
+	// asked is the lookups this process recorded (New makes it; nil: none,
+	// so every "has nothing" is asked again before "not applied").
+	asked *askedHere
 }
 
 // New returns a Service with the documented defaults.
@@ -97,7 +100,7 @@ func New(st store.Ledger, tools *model.Registry, providers provider.Registry) *S
 		Store: st, Tools: tools, Providers: providers,
 		Lease: DefaultLease, ReplayWindow: DefaultReplayWindow,
 		TombstoneWindow: DefaultTombstoneWindow, DispatchTimeout: DefaultDispatchTimeout,
-		LookupTimeout: DefaultLookupTimeout, Grace: graceFromEnv(), receipts: &storedReceipts{},
+		LookupTimeout: DefaultLookupTimeout, Grace: graceFromEnv(), receipts: &storedReceipts{}, asked: &askedHere{},
 	}
 }
 

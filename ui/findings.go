@@ -297,6 +297,33 @@ type reviewOpsMsg struct {
 	// Refresh: a fresh read of an open review's operations after the
 	// ledger changed (reloadReviewOps), not its first.
 	Refresh bool
+	// Rechecked: the operations after their providers were asked again
+	// (recheckReviewOps), not to be asked again.
+	Rechecked bool
+}
+
+// recheckReviewOps asks the providers of a review's Recheck rows again
+// (a "has nothing" this console did not ask for: reconcile.LookFirst
+// records this console's own), and brings the review's operations back
+// with their new findings.
+func recheckReviewOps(ctx context.Context, svc *reconcile.Service, seq int, msg reviewOpsMsg, recheck []model.Operation, by string) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, ioTimeout+reconcile.DefaultLookupTimeout*time.Duration(1+len(recheck)/reconcile.DefaultTriageConcurrency))
+		defer cancel()
+		looked, err := svc.LookFirst(ctx, model.ActionMarkNotApplied, recheck, by)
+		byKey := make(map[[2]string]model.Operation, len(looked))
+		for _, op := range looked {
+			byKey[[2]string{op.Tenant, op.Key}] = op
+		}
+		out := make([]model.Operation, len(msg.Ops))
+		for i, op := range msg.Ops {
+			if l, ok := byKey[[2]string{op.Tenant, op.Key}]; ok {
+				op = l
+			}
+			out[i] = op
+		}
+		return reviewOpsMsg{Seq: seq, Ops: out, Truncated: msg.Truncated, Err: err, Rechecked: true}
+	}
 }
 
 // reloadReviewOps reads an open review's operations again: the marked ones
@@ -395,10 +422,13 @@ type reviewModel struct {
 	stage     reviewStage
 	review    reconcile.FindingReview
 	truncated bool
-	reason    textinput.Model
-	problem   string
-	outcomes  []reviewOutcome
-	closed    bool
+	// rechecking is how many providers are being asked again before the
+	// review is shown (reconcile.FindingReview.Recheck).
+	rechecking int
+	reason     textinput.Model
+	problem    string
+	outcomes   []reviewOutcome
+	closed     bool
 	// src is what the review was asked for, read again when the ledger
 	// changes under it (a lookup, a retry that makes a finding stale).
 	src reviewRequestMsg
@@ -488,7 +518,11 @@ func (r reviewModel) View(e env) string {
 	var b strings.Builder
 	b.WriteString(s.Title.Render("Review by finding") + "\n")
 	if r.stage == reviewLoading {
-		b.WriteString("\n" + s.Muted.Render("reading the operations in view… (esc cancels)"))
+		text := "reading the operations in view… (esc cancels)"
+		if r.rechecking > 0 {
+			text = fmt.Sprintf("asking again about %s another process recorded… (esc cancels)", plural(r.rechecking, `"has nothing"`, `"has nothing" findings`))
+		}
+		b.WriteString("\n" + s.Muted.Render(text))
 		return "\n" + lipgloss.PlaceHorizontal(r.width, lipgloss.Center, s.Box.Width(boxW).Render(b.String()))
 	}
 	rows := max((r.height-18)/3, 2)
@@ -773,6 +807,12 @@ func (m Model) reviewLoaded(msg reviewOpsMsg, e env) (Model, tea.Cmd) {
 		return m, nil
 	}
 	m.review.review = m.cfg.Service.ReviewByFinding(msg.Ops)
+	if rc := m.review.review.Recheck; len(rc) > 0 && !msg.Rechecked {
+		// A "has nothing" read from the ledger, not asked for here: asked
+		// again before anything is proposed on it.
+		m.review.rechecking = len(rc)
+		return m, recheckReviewOps(m.ctx, m.cfg.Service, m.review.seq, msg, rc, m.cfg.Operator)
+	}
 	m.review.truncated = msg.Truncated
 	m.review.stage = reviewForm
 	return m, m.review.reason.Focus()

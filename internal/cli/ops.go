@@ -1405,6 +1405,8 @@ func targetsByFinding(svc *reconcile.Service, action model.Action, ops []model.O
 			left[i] = fmt.Sprintf("its finding (%s) is stale: an attempt that may have reached the provider came after it; check it again", f.Kind.Words())
 		case f.Kind == model.FindingCannotTell:
 			left[i] = "the provider could not tell"
+		case f.Kind == model.FindingHasNothing && action == model.ActionMarkNotApplied && svc.NeedsLook(action, op):
+			left[i] = "its \"has nothing\" was recorded by another process and could not be asked again here (the ledger may be a restored backup or a copy): check it again"
 		case f.Kind == model.FindingHasNothing && !svc.LookupAuthoritative(op.Provider):
 			left[i] = fmt.Sprintf("provider %s's lookup is not declared authoritative (authoritative_lookup): decide it one by one", op.Provider)
 		default:
