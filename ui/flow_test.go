@@ -80,6 +80,7 @@ func TestFlowOpenFilterDetailResolveAndSeeTheCountMove(t *testing.T) {
 	tm.Type("the sandbox holds the delivery")
 	press(tm, "enter")
 	waitFor(t, tm, "Write this decision", "operator   alice")
+	time.Sleep(reviewArmDelay) // a person reads the review before y
 	press(tm, "y")
 	waitFor(t, tm, "unknown 1 ", "recorded for alice")
 
@@ -230,3 +231,37 @@ func TestFlowLabStepModeNarratesALostResponse(t *testing.T) {
 
 // labOpen is the lab's opener as the command line wires it.
 var labOpen lab.OpenFunc = labledger.Open
+
+// Keys typed ahead in one burst ("enter" that opens the review, then "y")
+// arrive as separate messages faster than a frame: the y answered a review
+// nobody saw and wrote the decision. It is not taken (nothing written, the
+// banner says so); a y pressed once the review is on screen writes.
+func TestFlowAYTypedAheadOfTheReviewIsNotTaken(t *testing.T) {
+	l := fixture(t)
+	tm := teatest.NewTestModel(t, New(liveConfig(l)), teatest.WithInitialTermSize(110, 30))
+	waitFor(t, tm, "[unknown 2]", "notify-1")
+	press(tm, "8", "/")
+	tm.Type("notify-1")
+	press(tm, "enter")
+	waitFor(t, tm, `search "notify-1"`, "1–1")
+	press(tm, "enter")
+	waitFor(t, tm, "acme / notify-1", "Attempts (1)")
+	press(tm, "c")
+	waitFor(t, tm, "sandbox delivered sbx_")
+	press(tm, "a")
+	waitFor(t, tm, "Mark applied")
+	press(tm, "tab")
+	tm.Type("the sandbox holds the delivery")
+	press(tm, "enter", "y")
+	waitFor(t, tm, "Write this decision", "was not taken: nothing was written")
+	if d := l.get(t, "acme", "notify-1"); d.Operation.State != model.StateUnknown || len(d.Decisions) != 0 {
+		t.Fatalf("a y typed ahead of the review wrote: %s %+v", d.Operation.State, d.Decisions)
+	}
+	time.Sleep(reviewArmDelay)
+	press(tm, "y")
+	waitFor(t, tm, "recorded for alice")
+	finish(t, tm)
+	if d := l.get(t, "acme", "notify-1"); d.Operation.State != model.StateApplied || len(d.Decisions) != 1 {
+		t.Fatalf("y on the review: %s %+v; want applied", d.Operation.State, d.Decisions)
+	}
+}

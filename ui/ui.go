@@ -155,6 +155,9 @@ type Model struct {
 	// frozen: the store reads a snapshot of the ledger file as opened
 	// (store.FrozenReporter): nothing on screen is ever "refreshed".
 	frozen bool
+	// guard: a decision's review takes y only once it was on screen
+	// (reviewarm.go).
+	guard reviewGuard
 	// quitArmed: ctrl+c was pressed once in a form with text typed; a
 	// second one, next, quits (typedInForm).
 	quitArmed bool
@@ -322,6 +325,8 @@ type (
 // Update routes a message to whoever owns it.
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	m, cmd := m.update(msg)
+	m, arm := m.guardReview()
+	cmd = tea.Batch(cmd, arm)
 	if m.width > 0 {
 		// Every screen draws in what the banner leaves (the detail's
 		// viewport grows and shrinks with it).
@@ -342,7 +347,16 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		start := m.startList(e)
 		return m, tea.Batch(c, start)
 
+	case reviewArmedMsg:
+		if msg.Seq == m.guard.seq && m.guard.open != "" {
+			m.guard.armed = true
+		}
+		return m, nil
+
 	case tea.KeyMsg:
+		if mm, ahead := m.typedAhead(msg, e); ahead {
+			return mm, nil
+		}
 		if msg.Type == tea.KeyRunes {
 			// A text field shows what is typed or pasted as it is:
 			// bubbles drops C0 and C1 controls, not bidirectional

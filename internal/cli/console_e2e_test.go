@@ -76,6 +76,14 @@ func (c *tmuxConsole) keys(keys ...string) {
 	}
 }
 
+// confirm presses y on a decision's review once it has been on screen as
+// long as a person takes to read it: the console does not take a y typed
+// ahead of its review (ui's reviewArmDelay, 150 ms).
+func (c *tmuxConsole) confirm() {
+	time.Sleep(200 * time.Millisecond)
+	c.keys("y")
+}
+
 func (c *tmuxConsole) text(s string) {
 	if out, err := c.tmux("send-keys", "-t", c.name, "-l", s); err != nil {
 		c.t.Fatalf("send-keys -l: %v: %s", err, out)
@@ -188,7 +196,7 @@ func TestConsoleEndToEndUnderTmux(t *testing.T) {
 	c.text("the sandbox lookup holds the delivery")
 	c.keys("Enter")
 	c.waitFor("Write this decision to the ledger?", "unknown (version 2)  →  applied", "operator   e2e-operator")
-	c.keys("y")
+	c.confirm()
 	c.waitFor("acme/page-oncall: unknown → applied (version 3), recorded for e2e-operator.", "APPLIED · v3")
 	c.keys("Escape")
 	time.Sleep(100 * time.Millisecond)
@@ -216,7 +224,7 @@ func TestConsoleEndToEndUnderTmux(t *testing.T) {
 	c.keys("Enter") // a second enter is not the review's key
 	time.Sleep(200 * time.Millisecond)
 	c.waitFor("Write 1 decision to the ledger?")
-	c.keys("y")
+	c.confirm()
 	c.waitFor("1 written · 1 refused as illegal", "illegal", "refused: the provider has it (sbx_", "mark not applied: 1 of 2 operations written")
 	c.keys("Escape")
 	c.waitFor("[unknown 1]")
@@ -342,7 +350,7 @@ func TestConsoleTriageAndReviewByFindingUnderTmux(t *testing.T) {
 	c.waitFor("Review by finding", "Mark applied — the provider has it (3)", "evidence sbx_")
 	c.keys("Enter")
 	c.waitFor("Write 3 decisions, each its own compare-and-set")
-	c.keys("y")
+	c.confirm()
 	c.waitFor("3 written")
 	c.keys("Escape")
 	c.waitFor("[unknown 0]", "Review by finding: 3 of 3 decisions written")
