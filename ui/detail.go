@@ -569,6 +569,10 @@ func renderDetail(e env, d *model.Detail, replaced *replacedFinding, chk *checkS
 	switch {
 	case checking:
 		para(s.Muted.Render, "Asking "+op.Provider+" by the downstream key…")
+	case chk != nil && model.IsCode(chk.err, model.CodeBusy):
+		// The ledger held the finding back, not the provider: said in
+		// writeErrText's words, as every other write's error.
+		para(s.BannerErr.Render, "The provider check was not recorded: "+checkErrText(chk.err))
 	case chk != nil && chk.err != nil:
 		// "Cannot tell" is never evidence, either way.
 		para(s.BannerErr.Render, "Cannot tell — no evidence either way"+cannotTellAdvice(op, e)+": "+localTimes(checkErrText(chk.err), e))
@@ -675,6 +679,8 @@ func renderDetail(e env, d *model.Detail, replaced *replacedFinding, chk *checkS
 			strings.Contains(checkErrText(chk.err), cannotTellWhy(op.Finding.Detail)):
 			// Recorded as the finding above: its reason is not said twice.
 			field("check", s.BannerErr.Render("cannot tell")+s.Muted.Render(" (asked "+clockTime(chk.at, e)+"; recorded as the finding above)"))
+		case chk != nil && model.IsCode(chk.err, model.CodeBusy):
+			field("check", s.BannerErr.Render("not recorded: "+checkErrText(chk.err)))
 		case chk != nil && chk.err != nil:
 			field("check", s.BannerErr.Render("cannot tell: "+localTimes(checkErrText(chk.err), e)))
 		case chk != nil:
@@ -930,9 +936,11 @@ func nonEmpty(parts ...string) []string {
 	return out
 }
 
-// checkErrText is a failed check's reason, without a second "cannot tell".
+// checkErrText is a failed check's reason, without a second "cannot tell":
+// the ledger's refusal to record its finding in writeErrText's words (a
+// busy ledger says so, not "context deadline exceeded").
 func checkErrText(err error) string {
-	return strings.ReplaceAll(oneLine(err.Error()), "cannot tell: ", "")
+	return strings.ReplaceAll(oneLine(writeErrText(err)), "cannot tell: ", "")
 }
 
 // leaseWords is the detail's lease row: what happened to the claim —
