@@ -996,6 +996,21 @@ func leaseEnded(op model.Operation, now time.Time) bool {
 	return op.State == model.StateInProgress && !op.LeaseUntil.IsZero() && op.LeaseUntil.Before(now) || reconcile.Unheld(op, now)
 }
 
+// unheldWord is the list's STATE of an in_progress operation nobody
+// holds (leaseEnded): "released" for a claim released to be sent again
+// under its key (a lost reply, a re-send answered busy, not sent or
+// nothing applied), "lease ended" for one whose worker's lease ran out with
+// no result; "" for any other.
+func unheldWord(op model.Operation, now time.Time) string {
+	switch {
+	case !leaseEnded(op, now):
+		return ""
+	case op.LeaseOwner == reconcile.LeaseReleased:
+		return "released"
+	}
+	return "lease ended"
+}
+
 // notAppliedYetHasIt is what a not_applied operation the provider has
 // means for the next call: sent again — unless the provider's own late
 // "applied" flagged it contradicted, when a retry of the key is refused

@@ -881,8 +881,8 @@ func (c columns) row(s *Styles, op model.Operation, now time.Time, selected, mar
 	}
 	lead := mark + flag + fitRight(age(now, op.CreatedAt), colAge) + c.stuckCell(stuckFor(op, now))
 	st := fit(string(op.State), colState)
-	if leaseEnded(op, now) {
-		st = fit("lease ended", colState)
+	if w := unheldWord(op, now); w != "" {
+		st = fit(w, colState)
 	}
 	att := fitRight(strconv.Itoa(op.AttemptCount), c.att)
 	finding := findingCellIn(op.Shown(), now, c.finding)

@@ -173,17 +173,18 @@ func (s *Store) Counts(ctx context.Context, tenant string) (store.Counts, error)
 	c := store.Counts{ByState: map[model.State]int{}}
 	b := &pgx.Batch{}
 	// Claims whose lease ended with no result (the worker is gone) are
-	// counted on the partial index of in_progress leases.
+	// counted on the partial index of in_progress leases, and of them the
+	// claims released to be sent again (model.LeaseReleased).
 	now := ms(s.now())
 	if tenant == "" {
 		b.Queue(`SELECT state, SUM(n)::bigint FROM ` + countRows + ` c GROUP BY state`)
 		b.Queue(`SELECT COUNT(*) FROM operations WHERE contradicted`)
-		b.Queue(`SELECT COUNT(*) FROM operations WHERE state = 'in_progress' AND lease_until < $1`, now)
+		b.Queue(`SELECT COUNT(*), COUNT(*) FILTER (WHERE lease_owner = '`+model.LeaseReleased+`') FROM operations WHERE state = 'in_progress' AND lease_until < $1`, now)
 		b.Queue(`SELECT MIN(lease_until) FROM operations WHERE state = 'in_progress' AND lease_until >= $1`, now)
 	} else {
 		b.Queue(`SELECT state, SUM(n)::bigint FROM `+countRows+` c WHERE tenant = $1 GROUP BY state`, tenant)
 		b.Queue(`SELECT COUNT(*) FROM operations WHERE contradicted AND tenant = $1`, tenant)
-		b.Queue(`SELECT COUNT(*) FROM operations WHERE state = 'in_progress' AND lease_until < $1 AND tenant = $2`, now, tenant)
+		b.Queue(`SELECT COUNT(*), COUNT(*) FILTER (WHERE lease_owner = '`+model.LeaseReleased+`') FROM operations WHERE state = 'in_progress' AND lease_until < $1 AND tenant = $2`, now, tenant)
 		b.Queue(`SELECT MIN(lease_until) FROM operations WHERE state = 'in_progress' AND lease_until >= $1 AND tenant = $2`, now, tenant)
 	}
 	br := s.pool.SendBatch(ctx, b)
@@ -209,7 +210,7 @@ func (s *Store) Counts(ctx context.Context, tenant string) (store.Counts, error)
 	if err := br.QueryRow().Scan(&c.Contradicted); err != nil {
 		return c, s.translate(err, "count operations")
 	}
-	if err := br.QueryRow().Scan(&c.ExpiredLeases); err != nil {
+	if err := br.QueryRow().Scan(&c.ExpiredLeases, &c.ReleasedClaims); err != nil {
 		return c, s.translate(err, "count operations")
 	}
 	// The next lease to end (a console recounts then).

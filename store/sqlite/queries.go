@@ -289,13 +289,15 @@ func (s *Store) Counts(ctx context.Context, tenant string) (store.Counts, error)
 	// partial index of in_progress leases, which holds only claims.
 	// INDEXED BY: left to itself the planner walks the state index and
 	// reads every in_progress row (220 ms at a million, against 0.08 ms).
-	eq := `SELECT COUNT(*) FROM operations INDEXED BY operations_lease WHERE state = 'in_progress' AND lease_until < ?`
+	// Of those, the claims released to be sent again (model.LeaseReleased):
+	// their owner is read from the row, for the few ended leases only.
+	eq := `SELECT COUNT(*), COALESCE(SUM(lease_owner = '` + model.LeaseReleased + `'), 0) FROM operations INDEXED BY operations_lease WHERE state = 'in_progress' AND lease_until < ?`
 	eargs := []any{ms(s.now())}
 	if tenant != "" {
 		eq += ` AND +tenant = ?`
 		eargs = append(eargs, tenant)
 	}
-	if err := s.r.QueryRowContext(ctx, eq, eargs...).Scan(&c.ExpiredLeases); err != nil {
+	if err := s.r.QueryRowContext(ctx, eq, eargs...).Scan(&c.ExpiredLeases, &c.ReleasedClaims); err != nil {
 		return c, s.translate(err, "count operations")
 	}
 	// The next lease to end: one step on the same index.
