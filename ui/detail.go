@@ -708,7 +708,7 @@ func renderDetail(e env, d *model.Detail, replaced *replacedFinding, chk *checkS
 	}
 
 	line("")
-	line(" " + s.Section.Render(fmt.Sprintf("Attempts (%d)", len(d.Attempts))))
+	line(" " + s.Section.Render(attemptsHeading(d.Attempts)))
 	if len(d.Attempts) == 0 {
 		line("  " + s.Muted.Render("none recorded"))
 	} else {
@@ -994,6 +994,18 @@ func graceWords(e env, d *model.Detail) string {
 // decision is legal from it (reconcile.Unheld).
 func leaseEnded(op model.Operation, now time.Time) bool {
 	return op.State == model.StateInProgress && !op.LeaseUntil.IsZero() && op.LeaseUntil.Before(now) || reconcile.Unheld(op, now)
+}
+
+// attemptsHeading is the detail's Attempts heading: every row, and when
+// some are provider lookups (questions about the effect, not attempts to
+// make it), how many are attempts to make the effect (the list's ATT)
+// and how many lookups.
+func attemptsHeading(atts []model.Attempt) string {
+	n, l := len(atts), model.Lookups(atts)
+	if l == 0 {
+		return fmt.Sprintf("Attempts (%d)", n)
+	}
+	return fmt.Sprintf("Attempts (%d: %s, %s)", n, count(n-l)+" to make the effect", plural(l, "provider lookup", "provider lookups"))
 }
 
 // unheldWord is the list's STATE of an in_progress operation nobody

@@ -884,7 +884,9 @@ func (c columns) row(s *Styles, op model.Operation, now time.Time, selected, mar
 	if w := unheldWord(op, now); w != "" {
 		st = fit(w, colState)
 	}
-	att := fitRight(strconv.Itoa(op.AttemptCount), c.att)
+	// The calls of the key: a provider lookup (a check, a triage) asks
+	// about the effect and is counted apart, in the detail.
+	att := fitRight(strconv.Itoa(op.AttemptCount-op.LookupCount), c.att)
 	finding := findingCellIn(op.Shown(), now, c.finding)
 	if op.Finding == nil && op.Provider == "" {
 		finding = fit("-", c.finding) // local: nothing to ask
