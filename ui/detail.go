@@ -1040,11 +1040,13 @@ func notAppliedYetHasIt(op model.Operation, e env) string {
 }
 
 // contradictedBy names what flagged an operation contradicted: the
-// provider's late result (a late_result attempt), or a lookup that found
-// the effect after it was settled (a check, a triage) — the attempt the
-// detail lists, not one it does not have.
+// provider's late result (a late_result attempt), a lookup that found
+// the effect after it was settled (a check, a triage), or, of an applied
+// one, a lookup that found nothing of it — the attempt the detail lists,
+// not one it does not have.
 func contradictedBy(e env, d *model.Detail) string {
-	var late, look *model.Attempt
+	var late, look, nothing *model.Attempt
+	applied := d.Operation.State == model.StateApplied
 	for i := range d.Attempts {
 		a := &d.Attempts[i]
 		if a.OperationID != d.Operation.ID {
@@ -1055,9 +1057,16 @@ func contradictedBy(e env, d *model.Detail) string {
 			late = a
 		case a.Outcome == model.OutcomeLookup && a.Finding == model.FindingHasIt && (look == nil || a.Seq > look.Seq):
 			look = a
+		case applied && a.Outcome == model.OutcomeLookup && a.Finding == model.FindingHasNothing && (nothing == nil || a.Seq > nothing.Seq):
+			nothing = a
 		}
 	}
 	switch {
+	case nothing != nil && (late == nil || nothing.Seq > late.Seq):
+		// An applied one a lookup found nothing of (reconcile's Look):
+		// the latest of what flagged it, a late answer's or this.
+		return fmt.Sprintf("a provider lookup found nothing of it after it was recorded applied (%s, %s: lookup attempt #%d).",
+			or(nothing.WorkerID, "a lookup"), clockTime(nothing.StartedAt, e), nothing.Seq)
 	case late != nil:
 		return fmt.Sprintf("a provider result arrived after the operation was settled and disagrees with it (the late_result attempt #%d).", late.Seq)
 	case look != nil:

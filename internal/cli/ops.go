@@ -1845,6 +1845,11 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	fmt.Fprintf(stdout, "provider %s, downstream key %s: %s\n", show(ev.Provider), show(ev.DownstreamKey), show(ev.Detail))
 	fmt.Fprintf(stdout, "finding: %s (%s)\n", show(findingLine(looked.Finding)), recorded)
+	if looked.Recorded && looked.Finding.Kind == model.FindingHasNothing && op.State == model.StateApplied && op.Contradicted {
+		// reconcile.Look flagged it: the ledger's applied against the
+		// provider's nothing. The receipt stays; a person decides.
+		fmt.Fprintln(stdout, "contradicted: the ledger records it applied, and the provider has nothing under its key — its receipt may report done an effect that never happened; replays still return it until a person decides (a new key sends it deliberately)")
+	}
 	if ev.Found && reconcile.AllowedAt(*op, model.ActionMarkApplied, l.Store().Now()) {
 		// Unknown, or a not_applied or failed one this lookup (or a
 		// late answer) contradicted.
