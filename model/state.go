@@ -285,3 +285,10 @@ func (c Class) ExitCode() int {
 		return 1
 	}
 }
+
+// LeaseReleased is the lease owner of a claim released to be sent again
+// (a lost reply, a "busy", a "not sent" or a "nothing applied" to a
+// re-send, where the provider honours downstream keys): in_progress, and
+// nobody holds it — not a worker that died holding its lease. Its lease
+// time is when it was released.
+const LeaseReleased = "released"

@@ -28,6 +28,10 @@ type Operation struct {
 	SupersedesID   int64           `json:"supersedes_id,omitempty"`
 	SupersededByID int64           `json:"superseded_by_id,omitempty"`
 	AttemptCount   int             `json:"attempt_count"`
+	// LookupCount is how many of AttemptCount are provider lookups (a
+	// check, a triage, a late "applied" recorded as a finding): questions
+	// about the effect, not attempts to make it. Lists and details fill it.
+	LookupCount int `json:"lookup_count"`
 	// Finding is the latest provider lookup recorded for it (nil: not
 	// checked). Lists and details fill it; a write path does not.
 	Finding *Finding `json:"finding,omitempty"`
@@ -149,4 +153,15 @@ type Receipt struct {
 	Tool        string          `json:"tool"`
 	Result      json.RawMessage `json:"result"`
 	ProviderRef string          `json:"provider_ref,omitempty"`
+}
+
+// Lookups is how many of atts are provider lookups (Operation.LookupCount).
+func Lookups(atts []Attempt) int {
+	n := 0
+	for _, a := range atts {
+		if a.Outcome == OutcomeLookup {
+			n++
+		}
+	}
+	return n
 }

@@ -71,10 +71,8 @@ func Legal(st model.State) []model.Action {
 }
 
 // LeaseReleased is the lease owner of a claim released to be sent again
-// (a lost reply, a "busy", a "not sent" or a "nothing applied" to a
-// re-send, where the provider honours downstream keys): in_progress, and
-// nobody holds it.
-const LeaseReleased = "released"
+// (model.LeaseReleased): in_progress, and nobody holds it.
+const LeaseReleased = model.LeaseReleased
 
 // Unheld reports whether op is in_progress with no claim held on it at
 // now: its claim was released (LeaseReleased), or its lease has ended

@@ -217,6 +217,23 @@ func (s *Service) Look(ctx context.Context, op *model.Operation, by string) (Loo
 				return err
 			}
 		}
+		if l.Finding.Kind == model.FindingHasNothing && cur.State == model.StateApplied && cur.ClaimNo > 0 && !cur.Contradicted {
+			// The provider has nothing under the key of what the ledger
+			// records as applied (its own answer, or a person's decision):
+			// its receipt may report done an effect that never happened.
+			// Flagged, as a late "not applied" flags it (LegalFor: a
+			// deliberate new key, against the receipt); the applied
+			// outcome and its receipt stay — a lookup decides nothing. A
+			// "has nothing" that may be a request still on its way was
+			// made "cannot tell" above (nothing), and a key never claimed
+			// (a new key marked applied on the key it replaced) was never
+			// sent under its own downstream key: nothing there is no news.
+			from, ver := cur.State, cur.Version
+			cur.Contradicted = true
+			if err := tx.UpdateOperation(cur, from, ver); err != nil {
+				return err
+			}
+		}
 		if kind == model.FindingHasIt && cur.State == model.StateSuperseded && cur.SupersededByID != 0 {
 			// Found after its new key was authorized (this commits after
 			// the decision, which a "has it" before it would have bound):

@@ -481,6 +481,10 @@ type Counts struct {
 	// ExpiredLeases counts in_progress operations whose lease has ended
 	// with no result: their worker is gone, and a sweep makes them unknown.
 	ExpiredLeases int
+	// ReleasedClaims counts those of ExpiredLeases whose claim was
+	// released (model.LeaseReleased: given up to be sent again under its
+	// key), not ended with its worker gone.
+	ReleasedClaims int
 	// NextLeaseEnd is when the next running claim's lease ends (zero: none
 	// runs): ExpiredLeases grows then, with no write to say so.
 	NextLeaseEnd time.Time

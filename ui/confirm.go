@@ -235,6 +235,13 @@ func (m Model) requestSweep(e env) (Model, tea.Cmd) {
 		"A claim whose own record does not say its provider honoured keys is not re-sent, whatever this config says: it becomes unknown, and the result says how many and why.",
 	}
 	short := []string{fmt.Sprintf("%s ended → unknown, or re-sent under its key if its claim recorded keys honoured.", plural(n, "lease", "leases"))}
+	if r := m.counts.ReleasedClaims; r > 0 {
+		// Released claims are counted with them, but no worker died
+		// holding them: said so, not "their worker is gone".
+		lines[0] = fmt.Sprintf("%s in progress nobody holds: %s ended with no result (the worker is gone), %s released to be sent again under its key.",
+			plural(n, "operation", "operations"), plural(n-r, "lease", "leases"), plural(r, "claim", "claims"))
+		short[0] = fmt.Sprintf("%s nobody holds → unknown, or re-sent under its key if its claim recorded keys honoured.", plural(n, "claim", "claims"))
+	}
 	if m.scope != "" {
 		lines = append(lines, "The sweep covers every tenant, not only "+m.scope+".")
 		short = append(short, "Every tenant, not only "+m.scope+".")

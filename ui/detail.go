@@ -569,6 +569,10 @@ func renderDetail(e env, d *model.Detail, replaced *replacedFinding, chk *checkS
 	switch {
 	case checking:
 		para(s.Muted.Render, "Asking "+op.Provider+" by the downstream key…")
+	case chk != nil && model.IsCode(chk.err, model.CodeBusy):
+		// The ledger held the finding back, not the provider: said in
+		// writeErrText's words, as every other write's error.
+		para(s.BannerErr.Render, "The provider check was not recorded: "+checkErrText(chk.err))
 	case chk != nil && chk.err != nil:
 		// "Cannot tell" is never evidence, either way.
 		para(s.BannerErr.Render, "Cannot tell — no evidence either way"+cannotTellAdvice(op, e)+": "+localTimes(checkErrText(chk.err), e))
@@ -675,6 +679,8 @@ func renderDetail(e env, d *model.Detail, replaced *replacedFinding, chk *checkS
 			strings.Contains(checkErrText(chk.err), cannotTellWhy(op.Finding.Detail)):
 			// Recorded as the finding above: its reason is not said twice.
 			field("check", s.BannerErr.Render("cannot tell")+s.Muted.Render(" (asked "+clockTime(chk.at, e)+"; recorded as the finding above)"))
+		case chk != nil && model.IsCode(chk.err, model.CodeBusy):
+			field("check", s.BannerErr.Render("not recorded: "+checkErrText(chk.err)))
 		case chk != nil && chk.err != nil:
 			field("check", s.BannerErr.Render("cannot tell: "+localTimes(checkErrText(chk.err), e)))
 		case chk != nil:
@@ -702,7 +708,7 @@ func renderDetail(e env, d *model.Detail, replaced *replacedFinding, chk *checkS
 	}
 
 	line("")
-	line(" " + s.Section.Render(fmt.Sprintf("Attempts (%d)", len(d.Attempts))))
+	line(" " + s.Section.Render(attemptsHeading(d.Attempts)))
 	if len(d.Attempts) == 0 {
 		line("  " + s.Muted.Render("none recorded"))
 	} else {
@@ -930,9 +936,11 @@ func nonEmpty(parts ...string) []string {
 	return out
 }
 
-// checkErrText is a failed check's reason, without a second "cannot tell".
+// checkErrText is a failed check's reason, without a second "cannot tell":
+// the ledger's refusal to record its finding in writeErrText's words (a
+// busy ledger says so, not "context deadline exceeded").
 func checkErrText(err error) string {
-	return strings.ReplaceAll(oneLine(err.Error()), "cannot tell: ", "")
+	return strings.ReplaceAll(oneLine(writeErrText(err)), "cannot tell: ", "")
 }
 
 // leaseWords is the detail's lease row: what happened to the claim —
@@ -988,6 +996,33 @@ func leaseEnded(op model.Operation, now time.Time) bool {
 	return op.State == model.StateInProgress && !op.LeaseUntil.IsZero() && op.LeaseUntil.Before(now) || reconcile.Unheld(op, now)
 }
 
+// attemptsHeading is the detail's Attempts heading: every row, and when
+// some are provider lookups (questions about the effect, not attempts to
+// make it), how many are attempts to make the effect (the list's ATT)
+// and how many lookups.
+func attemptsHeading(atts []model.Attempt) string {
+	n, l := len(atts), model.Lookups(atts)
+	if l == 0 {
+		return fmt.Sprintf("Attempts (%d)", n)
+	}
+	return fmt.Sprintf("Attempts (%d: %s, %s)", n, count(n-l)+" to make the effect", plural(l, "provider lookup", "provider lookups"))
+}
+
+// unheldWord is the list's STATE of an in_progress operation nobody
+// holds (leaseEnded): "released" for a claim released to be sent again
+// under its key (a lost reply, a re-send answered busy, not sent or
+// nothing applied), "lease ended" for one whose worker's lease ran out with
+// no result; "" for any other.
+func unheldWord(op model.Operation, now time.Time) string {
+	switch {
+	case !leaseEnded(op, now):
+		return ""
+	case op.LeaseOwner == reconcile.LeaseReleased:
+		return "released"
+	}
+	return "lease ended"
+}
+
 // notAppliedYetHasIt is what a not_applied operation the provider has
 // means for the next call: sent again — unless the provider's own late
 // "applied" flagged it contradicted, when a retry of the key is refused
@@ -1005,11 +1040,13 @@ func notAppliedYetHasIt(op model.Operation, e env) string {
 }
 
 // contradictedBy names what flagged an operation contradicted: the
-// provider's late result (a late_result attempt), or a lookup that found
-// the effect after it was settled (a check, a triage) — the attempt the
-// detail lists, not one it does not have.
+// provider's late result (a late_result attempt), a lookup that found
+// the effect after it was settled (a check, a triage), or, of an applied
+// one, a lookup that found nothing of it — the attempt the detail lists,
+// not one it does not have.
 func contradictedBy(e env, d *model.Detail) string {
-	var late, look *model.Attempt
+	var late, look, nothing *model.Attempt
+	applied := d.Operation.State == model.StateApplied
 	for i := range d.Attempts {
 		a := &d.Attempts[i]
 		if a.OperationID != d.Operation.ID {
@@ -1020,9 +1057,16 @@ func contradictedBy(e env, d *model.Detail) string {
 			late = a
 		case a.Outcome == model.OutcomeLookup && a.Finding == model.FindingHasIt && (look == nil || a.Seq > look.Seq):
 			look = a
+		case applied && a.Outcome == model.OutcomeLookup && a.Finding == model.FindingHasNothing && (nothing == nil || a.Seq > nothing.Seq):
+			nothing = a
 		}
 	}
 	switch {
+	case nothing != nil && (late == nil || nothing.Seq > late.Seq):
+		// An applied one a lookup found nothing of (reconcile's Look):
+		// the latest of what flagged it, a late answer's or this.
+		return fmt.Sprintf("a provider lookup found nothing of it after it was recorded applied (%s, %s: lookup attempt #%d).",
+			or(nothing.WorkerID, "a lookup"), clockTime(nothing.StartedAt, e), nothing.Seq)
 	case late != nil:
 		return fmt.Sprintf("a provider result arrived after the operation was settled and disagrees with it (the late_result attempt #%d).", late.Seq)
 	case look != nil:

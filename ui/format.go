@@ -2,6 +2,7 @@ package ui
 
 import (
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -79,6 +80,106 @@ func clipMiddle(s string, w int) string {
 		tail--
 	}
 	return string(r[:head]) + "…" + string(r[tail:])
+}
+
+// clipKeys is the KEY column's cut of each of keys at w cells, for those
+// whose clipMiddle would read like another key's: keys that differ only
+// in their middle ("invoice-…-0001-…-email", "…-0002-…") all read
+// "invoice…-email". Each of those shows both its ends and, between them,
+// where it first differs from the nearest of the others
+// ("inv…0001-s…ail"). A key no other reads like is not in the result
+// (clipMiddle cuts it), nor is one too narrow a column cannot show in
+// three parts. The keys pass through the one sanitizer (oneLine) first.
+func clipKeys(keys []string, w int) map[string]string {
+	groups := map[string][]string{} // clipMiddle's cut → the keys that read so
+	shown := map[string]string{}    // key → its sanitized text
+	for _, k := range keys {
+		if _, ok := shown[k]; ok {
+			continue
+		}
+		shown[k] = oneLine(k)
+		cut := clipMiddle(k, w)
+		groups[cut] = append(groups[cut], k)
+	}
+	out := map[string]string{}
+	for _, g := range groups {
+		if len(g) < 2 {
+			continue
+		}
+		// Sorted, a key's nearest (longest shared start) is a neighbour.
+		sort.Slice(g, func(i, j int) bool { return shown[g[i]] < shown[g[j]] })
+		runes := make([][]rune, len(g))
+		for i, k := range g {
+			runes[i] = []rune(shown[k])
+		}
+		for i, k := range g {
+			p := 0
+			for _, j := range []int{i - 1, i + 1} {
+				if j >= 0 && j < len(g) {
+					p = max(p, sharedStart(runes[i], runes[j]))
+				}
+			}
+			if cut := clipAround(runes[i], w, p); cut != "" {
+				out[k] = cut
+			}
+		}
+	}
+	return out
+}
+
+// sharedStart is how many runes a and b share at their start.
+func sharedStart(a, b []rune) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
+// clipAround cuts r (sanitized text) to at most w cells in three parts —
+// its start, the part around rune p, its end — with "…" between them; ""
+// when w is too narrow for that, or r fits whole.
+func clipAround(r []rune, w, p int) string {
+	cells := func(rs []rune) int { return ansi.StringWidth(string(rs)) }
+	if cells(r) <= w {
+		return ""
+	}
+	side := min(4, (w-2)/4)
+	mid := w - 2 - 2*side
+	if side < 1 || mid < 2 {
+		return ""
+	}
+	head := 0
+	for head < len(r) && cells(r[:head+1]) <= side {
+		head++
+	}
+	tail := len(r)
+	for tail > head && cells(r[tail-1:]) <= side {
+		tail--
+	}
+	// The window: from a little before where it differs, as far as mid
+	// cells go, between the two ends.
+	start := min(max(head, p-mid/2), tail)
+	end := start
+	for end < tail && cells(r[start:end+1]) <= mid {
+		end++
+	}
+	for start > head && end == tail && cells(r[start-1:end]) <= mid {
+		start--
+	}
+	out := string(r[:head])
+	if start > head {
+		out += "…"
+	}
+	out += string(r[start:end])
+	if end < tail {
+		out += "…"
+	}
+	out += string(r[tail:])
+	if ansi.StringWidth(out) > w {
+		return ""
+	}
+	return out
 }
 
 // oneLine turns line breaks and tabs into spaces so a value never breaks a

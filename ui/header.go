@@ -82,9 +82,15 @@ func (m Model) headerLine(e env) string {
 			}
 		}
 	}
-	if n := m.counts.ExpiredLeases; n > 0 && m.countsOK {
+	if n := m.counts.ExpiredLeases - m.counts.ReleasedClaims; n > 0 && m.countsOK {
 		// Claims whose worker is gone: a sweep (S) makes them unknown.
 		both(s.Contra.Render(plural(n, "lease ended", "leases ended")), s.Contra.Render(plural(n, "lease ended", "leases ended")))
+	}
+	if n := m.counts.ReleasedClaims; n > 0 && m.countsOK {
+		// Claims released to be sent again under their key: nobody holds
+		// them either, and a sweep (S) sends them again (or makes them
+		// unknown) — but no worker died holding them.
+		both(s.Contra.Render(count(n)+" released"), s.Contra.Render(count(n)+" released"))
 	}
 	status := func(mode int) string {
 		switch {

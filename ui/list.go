@@ -685,6 +685,9 @@ type columns struct {
 	// sort marks the heading of the column the list is ordered by.
 	sort    model.SortColumn
 	reverse bool
+	// keyCut is the KEY cell of each key clipMiddle would cut like
+	// another (clipKeys): both its ends and where it differs.
+	keyCut map[string]string
 }
 
 const colStuck = 5
@@ -801,7 +804,21 @@ func layout(w int, rows []model.Operation, stuck bool) columns {
 			}
 		}
 	}
+	keys := make([]string, len(rows))
+	for i, r := range rows {
+		keys[i] = r.Key
+	}
+	c.keyCut = clipKeys(keys, c.key)
 	return c
+}
+
+// keyCell is op's KEY cell: clipped in the middle, or, where that reads
+// like another key's, with where it differs too (keyCut).
+func (c columns) keyCell(key string) string {
+	if cut, ok := c.keyCut[key]; ok {
+		return fit(cut, c.key)
+	}
+	return fit(clipMiddle(key, c.key), c.key)
 }
 
 // width is the table's width in cells, its hidden (zero) columns left out.
@@ -881,15 +898,17 @@ func (c columns) row(s *Styles, op model.Operation, now time.Time, selected, mar
 	}
 	lead := mark + flag + fitRight(age(now, op.CreatedAt), colAge) + c.stuckCell(stuckFor(op, now))
 	st := fit(string(op.State), colState)
-	if leaseEnded(op, now) {
-		st = fit("lease ended", colState)
+	if w := unheldWord(op, now); w != "" {
+		st = fit(w, colState)
 	}
-	att := fitRight(strconv.Itoa(op.AttemptCount), c.att)
+	// The calls of the key: a provider lookup (a check, a triage) asks
+	// about the effect and is counted apart, in the detail.
+	att := fitRight(strconv.Itoa(op.AttemptCount-op.LookupCount), c.att)
 	finding := findingCellIn(op.Shown(), now, c.finding)
 	if op.Finding == nil && op.Provider == "" {
 		finding = fit("-", c.finding) // local: nothing to ask
 	}
-	cells := []string{lead, fit(op.Tenant, c.tenant), fit(clipMiddle(op.Key, c.key), c.key), fit(tool, c.tool), fit(op.Summary, c.summary),
+	cells := []string{lead, fit(op.Tenant, c.tenant), c.keyCell(op.Key), fit(tool, c.tool), fit(op.Summary, c.summary),
 		st, att, fit(or(op.ProviderRef, "-"), c.ref), finding}
 	if selected || op.Contradicted {
 		line := join(cells, c.widths())

@@ -197,19 +197,29 @@ type opView struct {
 	model.Operation
 	// LeaseEnded: in_progress, and its lease ended before the command's
 	// clock read now — no worker holds the claim (it died, or its claim
-	// was released); a sweep or the next call of its key settles it.
+	// was released: ClaimReleased says which); a sweep or the next call
+	// of its key settles it.
 	LeaseEnded bool `json:"lease_ended"`
+	// ClaimReleased: of those, one whose claim was released to be sent
+	// again under its key (a lost reply, a re-send answered busy, not
+	// sent or nothing applied) — not a worker that died holding it.
+	ClaimReleased bool `json:"claim_released"`
 }
 
 // viewOf is op as of now (the command's clock).
 func viewOf(op model.Operation, now time.Time) opView {
-	return opView{Operation: op, LeaseEnded: op.State == model.StateInProgress && !op.LeaseUntil.IsZero() && !now.Before(op.LeaseUntil)}
+	ended := op.State == model.StateInProgress && !op.LeaseUntil.IsZero() && !now.Before(op.LeaseUntil)
+	return opView{Operation: op, LeaseEnded: ended, ClaimReleased: ended && op.LeaseOwner == reconcile.LeaseReleased}
 }
 
 // stateWords is the operation's state for the text output:
-// "in_progress (lease ended)" when no worker holds it any more.
+// "in_progress (lease ended)" when no worker holds it any more,
+// "in_progress (released)" when its claim was released to be sent again.
 func (v opView) stateWords() string {
-	if v.LeaseEnded {
+	switch {
+	case v.ClaimReleased:
+		return string(v.State) + " (released)"
+	case v.LeaseEnded:
 		return string(v.State) + " (lease ended)"
 	}
 	return string(v.State)
@@ -1837,6 +1847,11 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	fmt.Fprintf(stdout, "provider %s, downstream key %s: %s\n", show(ev.Provider), show(ev.DownstreamKey), show(ev.Detail))
 	fmt.Fprintf(stdout, "finding: %s (%s)\n", show(findingLine(looked.Finding)), recorded)
+	if looked.Recorded && looked.Finding.Kind == model.FindingHasNothing && op.State == model.StateApplied && op.Contradicted {
+		// reconcile.Look flagged it: the ledger's applied against the
+		// provider's nothing. The receipt stays; a person decides.
+		fmt.Fprintln(stdout, "contradicted: the ledger records it applied, and the provider has nothing under its key — its receipt may report done an effect that never happened; replays still return it until a person decides (a new key sends it deliberately)")
+	}
 	if ev.Found && reconcile.AllowedAt(*op, model.ActionMarkApplied, l.Store().Now()) {
 		// Unknown, or a not_applied or failed one this lookup (or a
 		// late answer) contradicted.

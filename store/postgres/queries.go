@@ -120,7 +120,10 @@ func (s *Store) List(ctx context.Context, q store.ListQuery) ([]model.Operation,
 	for i, c := range cols {
 		orderBy[i] = "operations." + c + " " + dir
 	}
+	// The attempts, and of them the provider lookups (one step down the
+	// partial index attempts_lookup): the console counts them apart.
 	sqlText := `SELECT ` + opColumns + `, (SELECT COUNT(*) FROM attempts a WHERE a.operation_id = operations.id),
+		(SELECT COUNT(*) FROM attempts a WHERE a.operation_id = operations.id AND a.outcome = 'lookup'),
 		` + latestFindingColumnList + `, ` + bindingFindingColumnList + `
 		FROM operations ` + latestFindingJoin("operations.id") + ` ` + bindingFindingJoin("operations.id")
 	if len(where) > 0 {
@@ -134,13 +137,13 @@ func (s *Store) List(ctx context.Context, q store.ListQuery) ([]model.Operation,
 	defer rows.Close()
 	var out []model.Operation
 	for rows.Next() {
-		var n int
+		var n, lookups int
 		var f, b findingScan
-		op, err := scanOperation(rows, append(append([]any{&n}, f.dest()...), b.dest()...)...)
+		op, err := scanOperation(rows, append(append([]any{&n, &lookups}, f.dest()...), b.dest()...)...)
 		if err != nil {
 			return nil, s.translate(err, "list operations")
 		}
-		op.AttemptCount = n
+		op.AttemptCount, op.LookupCount = n, lookups
 		op.Finding = f.finding(op.Provider)
 		op.BindingFinding = model.EarlierBinding(op.Finding, b.finding(op.Provider))
 		out = append(out, *op)
@@ -173,17 +176,18 @@ func (s *Store) Counts(ctx context.Context, tenant string) (store.Counts, error)
 	c := store.Counts{ByState: map[model.State]int{}}
 	b := &pgx.Batch{}
 	// Claims whose lease ended with no result (the worker is gone) are
-	// counted on the partial index of in_progress leases.
+	// counted on the partial index of in_progress leases, and of them the
+	// claims released to be sent again (model.LeaseReleased).
 	now := ms(s.now())
 	if tenant == "" {
 		b.Queue(`SELECT state, SUM(n)::bigint FROM ` + countRows + ` c GROUP BY state`)
 		b.Queue(`SELECT COUNT(*) FROM operations WHERE contradicted`)
-		b.Queue(`SELECT COUNT(*) FROM operations WHERE state = 'in_progress' AND lease_until < $1`, now)
+		b.Queue(`SELECT COUNT(*), COUNT(*) FILTER (WHERE lease_owner = '`+model.LeaseReleased+`') FROM operations WHERE state = 'in_progress' AND lease_until < $1`, now)
 		b.Queue(`SELECT MIN(lease_until) FROM operations WHERE state = 'in_progress' AND lease_until >= $1`, now)
 	} else {
 		b.Queue(`SELECT state, SUM(n)::bigint FROM `+countRows+` c WHERE tenant = $1 GROUP BY state`, tenant)
 		b.Queue(`SELECT COUNT(*) FROM operations WHERE contradicted AND tenant = $1`, tenant)
-		b.Queue(`SELECT COUNT(*) FROM operations WHERE state = 'in_progress' AND lease_until < $1 AND tenant = $2`, now, tenant)
+		b.Queue(`SELECT COUNT(*), COUNT(*) FILTER (WHERE lease_owner = '`+model.LeaseReleased+`') FROM operations WHERE state = 'in_progress' AND lease_until < $1 AND tenant = $2`, now, tenant)
 		b.Queue(`SELECT MIN(lease_until) FROM operations WHERE state = 'in_progress' AND lease_until >= $1 AND tenant = $2`, now, tenant)
 	}
 	br := s.pool.SendBatch(ctx, b)
@@ -209,7 +213,7 @@ func (s *Store) Counts(ctx context.Context, tenant string) (store.Counts, error)
 	if err := br.QueryRow().Scan(&c.Contradicted); err != nil {
 		return c, s.translate(err, "count operations")
 	}
-	if err := br.QueryRow().Scan(&c.ExpiredLeases); err != nil {
+	if err := br.QueryRow().Scan(&c.ExpiredLeases, &c.ReleasedClaims); err != nil {
 		return c, s.translate(err, "count operations")
 	}
 	// The next lease to end (a console recounts then).
@@ -342,6 +346,7 @@ func (s *Store) detail(ctx context.Context, where string, args ...any) (*model.D
 		return nil, s.translate(err, "read attempts")
 	}
 	d.Operation.AttemptCount = len(d.Attempts)
+	d.Operation.LookupCount = model.Lookups(d.Attempts)
 	d.Operation.Finding = model.LatestFinding(op.Provider, d.Attempts)
 	d.Operation.BindingFinding = model.EarlierBinding(d.Operation.Finding, model.BindingFinding(op.Provider, d.Attempts))
 	rows, err = tx.Query(ctx, `SELECT id, operation_id, operator, action, reason, evidence, from_state,

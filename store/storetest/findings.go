@@ -77,6 +77,19 @@ func testFindings(t *testing.T, h *harness) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// Lookups are counted apart from the attempts to make the
+			// effect: of AttemptCount, LookupCount are provider lookups.
+			lookups := 0
+			for _, a := range c.attempts {
+				if a.outcome == model.OutcomeLookup {
+					lookups++
+				}
+			}
+			for where, o := range map[string]model.Operation{"list": op, "detail": d.Operation} {
+				if o.AttemptCount != len(c.attempts) || o.LookupCount != lookups {
+					t.Errorf("%s: %d attempts, %d of them lookups; want %d, %d", where, o.AttemptCount, o.LookupCount, len(c.attempts), lookups)
+				}
+			}
 			var latest *model.Finding
 			h.tx(t, func(tx store.Tx) error {
 				var err error

@@ -77,25 +77,28 @@ func testDecisionsAuditLog(t *testing.T, h *harness) {
 	}
 }
 
-// Counts says how many claims' leases have ended, per tenant and in all.
+// Counts says how many claims' leases have ended, per tenant and in all,
+// and how many of those were released (model.LeaseReleased: given up to
+// be sent again, not a worker that died holding it).
 func testCountsExpiredLeases(t *testing.T, h *harness) {
 	h.tx(t, func(tx store.Tx) error {
 		for i, c := range []struct {
 			tenant string
+			owner  string
 			lease  time.Duration
-		}{{"acme", -time.Minute}, {"acme", time.Hour}, {"globex", -time.Second}} {
+		}{{"acme", "w1", -time.Minute}, {"acme", "w2", time.Hour}, {"globex", "w3", -time.Second}, {"globex", model.LeaseReleased, -time.Second}} {
 			op := newOp(c.tenant, fmt.Sprintf("k%d", i), model.StateInProgress)
-			op.LeaseUntil = h.now.Add(c.lease)
+			op.LeaseOwner, op.LeaseUntil = c.owner, h.now.Add(c.lease)
 			if err := tx.InsertOperation(op); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
-	for tenant, want := range map[string]int{"": 2, "acme": 1, "globex": 1, "initech": 0} {
+	for tenant, want := range map[string][2]int{"": {3, 1}, "acme": {1, 0}, "globex": {2, 1}, "initech": {0, 0}} {
 		c, err := h.L.Counts(ctxT(t), tenant)
-		if err != nil || c.ExpiredLeases != want {
-			t.Errorf("tenant %q: %d expired (%v), want %d", tenant, c.ExpiredLeases, err, want)
+		if err != nil || c.ExpiredLeases != want[0] || c.ReleasedClaims != want[1] {
+			t.Errorf("tenant %q: %d expired, %d of them released (%v), want %d and %d", tenant, c.ExpiredLeases, c.ReleasedClaims, err, want[0], want[1])
 		}
 		// The next lease to end, so that a console recounts when it does.
 		next := time.Time{}
