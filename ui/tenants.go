@@ -216,7 +216,7 @@ func (p pickerModel) view(e env, w, h int) string {
 	case p.err != nil:
 		b.WriteString(s.BannerErr.Render("  "+oneLine(p.err.Error())) + "\n")
 	case len(shown) == 0:
-		b.WriteString(s.Muted.Render(fmt.Sprintf("  no tenant contains %q", p.typed)) + "\n")
+		b.WriteString(truncate(s.Muted.Render(fmt.Sprintf("  no tenant contains %q", p.typed)), max(w-4, 8)) + "\n")
 	}
 	if len(shown) > rows {
 		b.WriteString(s.Muted.Render("  ↑/↓ for more") + "\n")
