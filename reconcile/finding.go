@@ -26,6 +26,9 @@ import (
 // "cannot tell".
 const DefaultLookupTimeout = 5 * time.Second
 
+// DefaultRecordTimeout bounds recording a finding (Service.RecordTimeout).
+const DefaultRecordTimeout = 30 * time.Second
+
 // maxFindingDetail bounds the provider's words kept with a finding.
 const maxFindingDetail = 1000
 
@@ -186,7 +189,13 @@ func (s *Service) Look(ctx context.Context, op *model.Operation, by string) (Loo
 		return l, nil
 	}
 	found := l
-	err = s.Store.WithAttemptTx(context.WithoutCancel(ctx), func(tx store.Tx) error {
+	recordTimeout := s.RecordTimeout
+	if recordTimeout <= 0 {
+		recordTimeout = DefaultRecordTimeout
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	err = s.Store.WithAttemptTx(rctx, func(tx store.Tx) error {
 		// Still there (not compacted): a finding is about an operation.
 		cur, err := tx.GetOperationByID(op.ID)
 		if err != nil {

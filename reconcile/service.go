@@ -61,6 +61,11 @@ type Service struct {
 	// LookupTimeout bounds one provider lookup (default
 	// DefaultLookupTimeout): a slower provider "cannot tell".
 	LookupTimeout time.Duration
+	// RecordTimeout bounds recording a lookup's finding once the provider
+	// answered (default DefaultRecordTimeout): the record outlives the
+	// caller giving up, so that what the provider said is kept, but a
+	// ledger another process keeps locked answers busy, not never.
+	RecordTimeout time.Duration
 	// Grace is how long after a request's wait ended a lookup that finds
 	// nothing is "cannot tell" (DispatchGrace): 0 is the provider's
 	// request timeout or DefaultDispatchGrace, never less than the lease;
