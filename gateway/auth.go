@@ -19,9 +19,8 @@ func tenantOf(ctx context.Context) string { return infoOf(ctx).tenant }
 // message for all of them: the answer says nothing about which tokens
 // exist.
 func (g *Gateway) Authenticate(ctx context.Context, secret string) (string, error) {
-	refused := model.Errorf(model.CodeInvalid, "no valid bearer token: send Authorization: Bearer TOKEN (retrysafe tokens create --tenant T)")
 	if !model.LooksLikeToken(secret) {
-		return "", refused
+		return "", refused()
 	}
 	hash := model.HashToken(secret)
 	if tenant, ok := g.tokens.get(hash, time.Now()); ok {
@@ -32,14 +31,20 @@ func (g *Gateway) Authenticate(ctx context.Context, secret string) (string, erro
 	t, err := g.ledger.TokenByHash(ctx, hash)
 	switch {
 	case model.IsCode(err, model.CodeNotFound):
-		return "", refused
+		return "", refused()
 	case err != nil:
 		return "", err
 	case t.Revoked():
-		return "", refused
+		return "", refused()
 	}
 	g.tokens.put(hash, t.Tenant, time.Now())
 	return t.Tenant, nil
+}
+
+// refused is Authenticate's one answer for every token that is not live
+// (made only for a refusal: most requests are let in).
+func refused() error {
+	return &model.Error{Code: model.CodeInvalid, Msg: "no valid bearer token: send Authorization: Bearer TOKEN (retrysafe tokens create --tenant T)"}
 }
 
 // tokenCache remembers tokens found live for a short while, so a busy
