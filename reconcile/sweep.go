@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"strings"
 	"time"
@@ -248,6 +249,12 @@ func (s *Service) settleLeases(ctx context.Context, rep *SweepReport, seen map[i
 			if why, _ := s.notResendable(op); why == "" {
 				if why := s.cannotDispatch(op.Provider); why != "" {
 					refused[why]++
+					continue
+				}
+				if waitLeft(op, tx.Now()) > 0 {
+					// A busy provider's Retry-After has not passed:
+					// left released for a later sweep or call.
+					refused[fmt.Sprintf("provider %s asked to be left alone for a while yet (its Retry-After)", op.Provider)]++
 					continue
 				}
 			}
