@@ -320,6 +320,16 @@ type operationView struct {
 	CreatedAt      time.Time       `json:"created_at"`
 	UpdatedAt      time.Time       `json:"updated_at"`
 	ExpiresAt      time.Time       `json:"expires_at,omitzero"`
+	// LeaseUntil is when the claim of an in_progress operation ends (or
+	// ended, or was released); LeaseEnded and ClaimReleased are
+	// reconcile.LeaseEnded and reconcile.ClaimReleased on the ledger's
+	// clock, as ops show --json says them.
+	LeaseUntil    time.Time `json:"lease_until,omitzero"`
+	LeaseEnded    bool      `json:"lease_ended"`
+	ClaimReleased bool      `json:"claim_released"`
+	// RetryNotBefore: until when a busy provider asked to be left alone
+	// (no retry of the key is sent before it).
+	RetryNotBefore time.Time `json:"retry_not_before,omitzero"`
 }
 
 type attemptView struct {
@@ -330,11 +340,18 @@ type attemptView struct {
 	StartedAt time.Time     `json:"started_at"`
 }
 
-func viewOf(op model.Operation) operationView {
-	return operationView{Key: op.Key, Tool: op.Tool, PayloadVersion: op.PayloadVersion, Summary: op.Summary,
+// viewOf is op as its tenant sees it at now (the ledger's clock).
+func viewOf(op model.Operation, now time.Time) operationView {
+	v := operationView{Key: op.Key, Tool: op.Tool, PayloadVersion: op.PayloadVersion, Summary: op.Summary,
 		State: op.State, Version: op.Version, Receipt: op.Receipt, ProviderRef: op.ProviderRef,
 		Contradicted: op.Contradicted, AttemptCount: op.AttemptCount,
-		CreatedAt: op.CreatedAt, UpdatedAt: op.UpdatedAt, ExpiresAt: op.ExpiresAt}
+		CreatedAt: op.CreatedAt, UpdatedAt: op.UpdatedAt, ExpiresAt: op.ExpiresAt,
+		LeaseEnded: reconcile.LeaseEnded(op, now), ClaimReleased: reconcile.ClaimReleased(op, now),
+		RetryNotBefore: op.RetryNotBefore}
+	if op.State == model.StateInProgress {
+		v.LeaseUntil = op.LeaseUntil
+	}
+	return v
 }
 
 // notFound is the one answer for a key this tenant does not have — whether
@@ -372,7 +389,7 @@ func (g *Gateway) getOperation(w http.ResponseWriter, r *http.Request) {
 		g.storeProblem(r.Context(), err).write(w)
 		return
 	}
-	v := viewOf(d.Operation)
+	v := viewOf(d.Operation, g.ledger.Now())
 	v.AttemptCount = len(d.Attempts)
 	if d.SupersededBy != nil {
 		v.NewKey = d.SupersededBy.Key
@@ -460,8 +477,9 @@ func (g *Gateway) listOperations(w http.ResponseWriter, r *http.Request) {
 		Operations []operationView `json:"operations"`
 		NextBefore string          `json:"next_before,omitempty"`
 	}{Operations: []operationView{}}
+	now := g.ledger.Now()
 	for _, op := range ops {
-		out.Operations = append(out.Operations, viewOf(op))
+		out.Operations = append(out.Operations, viewOf(op, now))
 	}
 	if len(ops) == lq.Limit {
 		out.NextBefore = ops[len(ops)-1].Key

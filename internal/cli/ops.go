@@ -203,7 +203,7 @@ type opView struct {
 
 // viewOf is op as of now (the command's clock).
 func viewOf(op model.Operation, now time.Time) opView {
-	return opView{Operation: op, LeaseEnded: op.State == model.StateInProgress && !op.LeaseUntil.IsZero() && !now.Before(op.LeaseUntil)}
+	return opView{Operation: op, LeaseEnded: reconcile.LeaseEnded(op, now)}
 }
 
 // stateWords is the operation's state for the text output:
