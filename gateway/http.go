@@ -365,6 +365,16 @@ func notFound(key string) *Problem {
 // getOperation is GET /v1/operations/{key}, in the token's tenant only.
 func (g *Gateway) getOperation(w http.ResponseWriter, r *http.Request) {
 	key := r.PathValue("key")
+	if key == "" {
+		newProblem(KindNotFound, "no such endpoint: GET /v1/operations/ (the list is GET /v1/operations; one operation, GET /v1/operations/{key})").write(w)
+		return
+	}
+	// It reads no parameter: one the client believes applies (a filter, a
+	// tenant) is refused, as the list refuses one it does not read.
+	for name := range r.URL.Query() {
+		newProblem(KindInvalid, "unknown query parameter "+strconv.Quote(name)+" (GET /v1/operations/{key} takes none)").write(w)
+		return
+	}
 	infoOf(r.Context()).key = key
 	if model.ValidateIdentity(tenantOf(r.Context()), key) != nil {
 		notFound(key).write(w)
