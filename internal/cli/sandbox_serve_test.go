@@ -232,6 +232,7 @@ func TestSandboxServeWorkerKilledAfterDispatchRedispatchesSafely(t *testing.T) {
 	}
 
 	queueFault(t, addr, "busy")
+	busyAt := time.Now()
 	_, errText, code = cli(t, callArgs(db, "acme", "n-2", "notify", mailArgs, "--config", cfg)...)
 	if code != 4 || !strings.Contains(errText, "busy") || !strings.Contains(errText, "wait 1s") {
 		t.Fatalf("busy provider: exit %d %q; want 4 and its Retry-After", code, errText)
@@ -239,6 +240,11 @@ func TestSandboxServeWorkerKilledAfterDispatchRedispatchesSafely(t *testing.T) {
 	// Sooner than it asked, nothing is sent: the wait left is said.
 	if _, errText, code = cli(t, callArgs(db, "acme", "n-2", "notify", mailArgs, "--config", cfg)...); code != 4 || !strings.Contains(errText, "not sent again; retry the same key in 1 s") {
 		t.Fatalf("a retry before the provider's Retry-After: exit %d %q; want 4, held", code, errText)
+	}
+	// and a sweep leaves it, waiting.
+	out, errText, code = cli(t, "sweep", "--db", db, "--config", cfg)
+	if slow := time.Since(busyAt) > 900*time.Millisecond; code != 0 || !slow && !strings.Contains(out, "waiting: 1 lease(s) left in progress") {
+		t.Fatalf("a sweep before the provider's Retry-After: exit %d %q %q; want it left waiting", code, out, errText)
 	}
 	time.Sleep(1100 * time.Millisecond)
 	out, errText, code = cli(t, callArgs(db, "acme", "n-2", "notify", mailArgs, "--config", cfg)...)
