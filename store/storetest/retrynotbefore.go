@@ -94,3 +94,38 @@ func testRetryNotBefore(t *testing.T, h *harness) {
 	}
 	h.audit(t)
 }
+
+// CheckRetryNotBeforeAfterMigration is what a driver's migration test
+// checks once a ledger made at schema 13 — a released in_progress claim
+// t/claimed (id 7, provider pay, lease ended) and a local operation
+// t/local (id 8) — is opened and migrated to schema 14: neither has a
+// provider's wait recorded (migration 14 reads nothing into it), and one
+// written after the migration is kept. The driver's own test checks its
+// CHECK.
+func CheckRetryNotBeforeAfterMigration(t *testing.T, s store.Ledger) {
+	t.Helper()
+	ctx := ctxT(t)
+	for _, key := range []string{"claimed", "local"} {
+		op, err := s.Get(ctx, "t", key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !op.RetryNotBefore.IsZero() {
+			t.Errorf("%s after the migration: retry_not_before %v; want none", key, op.RetryNotBefore)
+		}
+	}
+	at := time.UnixMilli(123456789).UTC()
+	if err := s.WithTx(ctx, func(tx store.Tx) error {
+		op, err := tx.GetOperation("t", "claimed")
+		if err != nil {
+			return err
+		}
+		op.RetryNotBefore = at
+		return tx.UpdateOperation(op, op.State, op.Version)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if op, err := s.Get(ctx, "t", "claimed"); err != nil || !op.RetryNotBefore.Equal(at) || op.State != model.StateInProgress {
+		t.Errorf("a wait written after the migration: %+v %v", op, err)
+	}
+}
