@@ -13,6 +13,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"path"
 	"sync/atomic"
 	"time"
 
@@ -188,17 +189,52 @@ func (g *Gateway) Handler() http.Handler {
 	mux.HandleFunc("/v1/operations", g.methodNotAllowed("GET"))
 	mux.Handle("/mcp", g.bodyFirst(g.mcpMaxBody(), g.mcpHTTP()))
 	mux.HandleFunc("GET /healthz", g.healthz)
+	mux.HandleFunc("/healthz", g.methodNotAllowed("GET"))
 	mux.Handle("GET /metrics", g.metrics.handler())
+	mux.HandleFunc("/metrics", g.methodNotAllowed("GET"))
 	mux.HandleFunc("GET /problems/{kind}", problemDocs)
+	mux.HandleFunc("/problems/{kind}", g.methodNotAllowed("GET"))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		newProblem(KindNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path).write(w)
 	})
-	h := g.observe(mux)
+	h := g.observe(asSent(mux))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		g.active.Add(1)
 		defer g.active.Add(-1)
 		h.ServeHTTP(w, r)
 	})
+}
+
+// asSent serves a request whose path is clean — no empty, "." or ".."
+// segment — and answers any other 404 "no such endpoint": the ServeMux
+// answered it with a redirect to the cleaned path (307, text/html), which
+// a client follows to another resource than it named (a key "." or ".."
+// is spelt %2E, see operationPath).
+func asSent(mux http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := r.URL.EscapedPath(); p != cleanPath(p) {
+			newProblem(KindNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path+
+				" (a path with an empty, . or .. segment is not cleaned or redirected; a key . or .. is spelt %2E)").write(w)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// cleanPath is p as the ServeMux cleans it (path.Clean, a trailing slash
+// kept).
+func cleanPath(p string) string {
+	if p == "" {
+		return "/"
+	}
+	if p[0] != '/' {
+		p = "/" + p
+	}
+	np := path.Clean(p)
+	if p[len(p)-1] == '/' && np != "/" {
+		np += "/"
+	}
+	return np
 }
 
 // Server is an http.Server for the handler with the gateway's timeouts:

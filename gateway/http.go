@@ -323,6 +323,16 @@ type operationView struct {
 	CreatedAt      time.Time       `json:"created_at"`
 	UpdatedAt      time.Time       `json:"updated_at"`
 	ExpiresAt      time.Time       `json:"expires_at,omitzero"`
+	// LeaseUntil is when the claim of an in_progress operation ends (or
+	// ended, or was released); LeaseEnded and ClaimReleased are
+	// reconcile.LeaseEnded and reconcile.ClaimReleased on the ledger's
+	// clock, as ops show --json says them.
+	LeaseUntil    time.Time `json:"lease_until,omitzero"`
+	LeaseEnded    bool      `json:"lease_ended"`
+	ClaimReleased bool      `json:"claim_released"`
+	// RetryNotBefore: until when a busy provider asked to be left alone
+	// (no retry of the key is sent before it).
+	RetryNotBefore time.Time `json:"retry_not_before,omitzero"`
 }
 
 type attemptView struct {
@@ -333,11 +343,18 @@ type attemptView struct {
 	StartedAt time.Time     `json:"started_at"`
 }
 
-func viewOf(op model.Operation) operationView {
-	return operationView{Key: op.Key, Tool: op.Tool, PayloadVersion: op.PayloadVersion, Summary: op.Summary,
+// viewOf is op as its tenant sees it at now (the ledger's clock).
+func viewOf(op model.Operation, now time.Time) operationView {
+	v := operationView{Key: op.Key, Tool: op.Tool, PayloadVersion: op.PayloadVersion, Summary: op.Summary,
 		State: op.State, Version: op.Version, Receipt: op.Receipt, ProviderRef: op.ProviderRef,
 		Contradicted: op.Contradicted, AttemptCount: op.AttemptCount,
-		CreatedAt: op.CreatedAt, UpdatedAt: op.UpdatedAt, ExpiresAt: op.ExpiresAt}
+		CreatedAt: op.CreatedAt, UpdatedAt: op.UpdatedAt, ExpiresAt: op.ExpiresAt,
+		LeaseEnded: reconcile.LeaseEnded(op, now), ClaimReleased: reconcile.ClaimReleased(op, now),
+		RetryNotBefore: op.RetryNotBefore}
+	if op.State == model.StateInProgress {
+		v.LeaseUntil = op.LeaseUntil
+	}
+	return v
 }
 
 // notFound is the one answer for a key this tenant does not have — whether
@@ -351,6 +368,16 @@ func notFound(key string) *Problem {
 // getOperation is GET /v1/operations/{key}, in the token's tenant only.
 func (g *Gateway) getOperation(w http.ResponseWriter, r *http.Request) {
 	key := r.PathValue("key")
+	if key == "" {
+		newProblem(KindNotFound, "no such endpoint: GET /v1/operations/ (the list is GET /v1/operations; one operation, GET /v1/operations/{key})").write(w)
+		return
+	}
+	// It reads no parameter: one the client believes applies (a filter, a
+	// tenant) is refused, as the list refuses one it does not read.
+	for name := range r.URL.Query() {
+		newProblem(KindInvalid, "unknown query parameter "+strconv.Quote(name)+" (GET /v1/operations/{key} takes none)").write(w)
+		return
+	}
 	infoOf(r.Context()).key = key
 	if model.ValidateIdentity(tenantOf(r.Context()), key) != nil {
 		notFound(key).write(w)
@@ -375,7 +402,7 @@ func (g *Gateway) getOperation(w http.ResponseWriter, r *http.Request) {
 		g.storeProblem(r.Context(), err).write(w)
 		return
 	}
-	v := viewOf(d.Operation)
+	v := viewOf(d.Operation, g.ledger.Now())
 	v.AttemptCount = len(d.Attempts)
 	if d.SupersededBy != nil {
 		v.NewKey = d.SupersededBy.Key
@@ -463,8 +490,9 @@ func (g *Gateway) listOperations(w http.ResponseWriter, r *http.Request) {
 		Operations []operationView `json:"operations"`
 		NextBefore string          `json:"next_before,omitempty"`
 	}{Operations: []operationView{}}
+	now := g.ledger.Now()
 	for _, op := range ops {
-		out.Operations = append(out.Operations, viewOf(op))
+		out.Operations = append(out.Operations, viewOf(op, now))
 	}
 	if len(ops) == lq.Limit {
 		out.NextBefore = ops[len(ops)-1].Key

@@ -311,18 +311,32 @@ func (g *Gateway) mcpHTTP() http.HandlerFunc {
 			p.write(w)
 			return
 		}
+		// Stateless: no GET stream, no session to DELETE (the SDK's
+		// 405 was text/plain).
+		if r.Method != http.MethodPost {
+			g.methodNotAllowed("POST")(w, r)
+			return
+		}
 		// A body over the limit is the gateway's 413, as on
 		// /v1/tools (the SDK's was text/plain).
-		if max := g.mcpMaxBody(); r.Method == http.MethodPost && r.ContentLength > max {
+		if max := g.mcpMaxBody(); r.ContentLength > max {
 			tooLarge(r.ContentLength, max).write(w)
 			return
 		}
-		if r.Method == http.MethodPost {
-			if p := checkCharset(r.Header.Get("Content-Type")); p != nil {
-				p.write(w)
-				return
-			}
+		// The content type as on /v1/tools: one header, application/json
+		// or a +json type, in UTF-8 (the SDK took two headers, and
+		// refused a +json type in text/plain). The SDK then reads it as
+		// application/json.
+		if n := len(r.Header.Values("Content-Type")); n > 1 {
+			newProblem(KindInvalid, "Content-Type header given "+strconv.Itoa(n)+" times; send it once; nothing was run").write(w)
+			return
 		}
+		if p := checkContentType(r.Header.Get("Content-Type")); p != nil {
+			w.Header().Set("Accept-Post", "application/json")
+			p.write(w)
+			return
+		}
+		r.Header.Set("Content-Type", "application/json")
 		// Every message is checked before the SDK reads it, as on stdio
 		// (checkMessage): a batch is one request — one slot of MaxInFlight
 		// — that the SDK ran as many tool calls at once as fit in the body;
@@ -349,8 +363,75 @@ func (g *Gateway) mcpHTTP() http.HandlerFunc {
 				return
 			}
 		}
-		h.ServeHTTP(w, r)
+		sw := &sdkRefusal{ResponseWriter: w}
+		h.ServeHTTP(sw, r)
+		sw.finish()
 	}
+}
+
+// sdkRefusal passes the SDK's answers through, except a refusal it writes
+// as text/plain (an Accept without application/json and
+// text/event-stream, an unsupported MCP-Protocol-Version, whatever a
+// newer SDK adds): that becomes the gateway's problem document, with the
+// same status and the SDK's words as its detail.
+type sdkRefusal struct {
+	http.ResponseWriter
+	status int
+	text   []byte
+}
+
+// maxSDKText bounds the SDK's words kept for a detail.
+const maxSDKText = 512
+
+func (s *sdkRefusal) WriteHeader(code int) {
+	if s.status == 0 && code >= 400 && strings.HasPrefix(s.Header().Get("Content-Type"), "text/plain") {
+		s.status = code
+		return
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *sdkRefusal) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		return s.ResponseWriter.Write(b)
+	}
+	if room := maxSDKText - len(s.text); room > 0 {
+		s.text = append(s.text, b[:min(room, len(b))]...)
+	}
+	return len(b), nil
+}
+
+func (s *sdkRefusal) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok && s.status == 0 {
+		f.Flush()
+	}
+}
+
+func (s *sdkRefusal) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// finish writes the problem document of a refusal it held back.
+func (s *sdkRefusal) finish() {
+	if s.status == 0 {
+		return
+	}
+	h := s.Header()
+	h.Del("Content-Type")
+	h.Del("Content-Length")
+	h.Del("X-Content-Type-Options")
+	k := KindInvalid
+	if s.status >= 500 {
+		k = KindInternal
+	}
+	detail := strings.TrimSpace(strings.ToValidUTF8(string(s.text), "\ufffd"))
+	if detail == "" {
+		detail = http.StatusText(s.status)
+	}
+	p := newProblem(k, detail+"; nothing was run")
+	p.Status = s.status
+	if s.status == http.StatusMethodNotAllowed && h.Get("Allow") == "" {
+		h.Set("Allow", "POST")
+	}
+	p.write(s.ResponseWriter)
 }
 
 // hostAllowed is the SDK's DNS-rebinding check: a request that arrived on

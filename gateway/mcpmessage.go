@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -26,7 +27,7 @@ const maxExactID = 1 << 53
 // "request", what one message travels in.
 func checkMessage(msg []byte, unit string) []byte {
 	if !json.Valid(msg) {
-		return rpcError(nil, rpcParseError, "Parse error: the "+unit+" is not JSON; nothing of it was run")
+		return rpcError(nil, rpcParseError, "Parse error: the "+unit+" is not JSON"+notJSONWhy(msg)+"; nothing of it was run")
 	}
 	msg = bytes.TrimSpace(msg)
 	if msg[0] == '[' {
@@ -52,9 +53,37 @@ func checkMessage(msg []byte, unit string) []byte {
 			"(this server could not answer under this one exactly); nothing of it was run")
 	}
 	if _, err := jsonrpc.DecodeMessage(msg); err != nil {
+		if strings.Contains(err.Error(), "nesting depth") {
+			// Valid JSON the SDK reads to a lesser depth than
+			// encoding/json (10000 levels): say so, in /v1/tools' words.
+			levels := "the levels"
+			if _, n, ok := strings.Cut(err.Error(), "depth of "); ok {
+				levels = "the " + n + " levels"
+			}
+			return rpcError(reply, rpcInvalidRequest, "Invalid request: the message nests arrays or objects deeper than "+levels+
+				" an MCP message is read to (exceeded max depth); nothing of it was run")
+		}
 		return rpcError(reply, rpcInvalidRequest, "Invalid request: not a JSON-RPC 2.0 message; nothing of it was run")
 	}
 	return noMethod(msg)
+}
+
+// utf8BOM is the UTF-8 byte order mark, which JSON text must not start
+// with (RFC 8259 §8.1).
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// notJSONWhy names, for a message that is not JSON, a reason a client
+// cannot see in the parser's words: a byte order mark at its start, or a
+// nesting deeper than encoding/json reads (10000 levels). "" otherwise.
+func notJSONWhy(msg []byte) string {
+	if bytes.HasPrefix(bytes.TrimLeft(msg, " \t\r\n"), utf8BOM) {
+		return ": it starts with a UTF-8 byte order mark (bytes EF BB BF), which JSON does not allow — send it without one"
+	}
+	var v json.RawMessage
+	if err := json.Unmarshal(msg, &v); err != nil && strings.Contains(err.Error(), "exceeded max depth") {
+		return ": it nests arrays or objects deeper than 10000 levels (exceeded max depth)"
+	}
+	return ""
 }
 
 // topMembers are the members of the JSON object msg (valid JSON) by exact

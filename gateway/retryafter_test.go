@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -78,3 +79,53 @@ func TestABusyProvidersRetryAfterReachesTheCaller(t *testing.T) {
 }
 
 var _ = reconcile.MaxRetryAfter
+
+// countingBusy is busyProvider counting its dispatches.
+type countingBusy struct {
+	busyProvider
+	sent *atomic.Int32
+}
+
+func (p countingBusy) Dispatch(ctx context.Context, r provider.Request) (provider.Response, error) {
+	p.sent.Add(1)
+	return p.busyProvider.Dispatch(ctx, r)
+}
+
+// A client that retries sooner than the provider asked is answered 409
+// with the wait still left, and the provider is not sent it again — over
+// HTTP and MCP, whether or not the provider honours keys.
+func TestARetrySoonerThanTheProvidersRetryAfterIsNotSent(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		honours bool
+		wait    time.Duration
+		want    string
+	}{
+		{"7s, provider honours keys", true, 7 * time.Second, "7"},
+		{"7s, provider ignores keys", false, 7 * time.Second, "7"},
+		{"a date two days away: 300", false, 48 * time.Hour, "300"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			var sent atomic.Int32
+			for name := range e.svc.Providers {
+				e.svc.Providers[name] = countingBusy{busyProvider{name: name, honours: tc.honours, wait: tc.wait}, &sent}
+			}
+			for i := range 3 {
+				r := e.call("acme", "send_notification", "k1", notify)
+				if p := r.problem(t); r.status != 409 || r.header.Get("Retry-After") != tc.want || sent.Load() != 1 {
+					t.Fatalf("call %d: status %d, Retry-After %q, %d sent; want 409, %s, 1 sent: %s", i+1, r.status, r.header.Get("Retry-After"), sent.Load(), tc.want, r.body)
+				} else if i > 0 && !strings.Contains(p.Detail, "was not sent again") {
+					t.Fatalf("call %d: %q; want it to say it was not sent", i+1, p.Detail)
+				}
+			}
+			for i := range 2 {
+				res := mcpCall(t, e, "m1", map[string]any{"to": "ops@example.com", "body": "disk full"})
+				st, _ := res.StructuredContent.(map[string]any)
+				if text := mcpText(res); !res.IsError || !strings.HasPrefix(text, "Retry in "+tc.want+" seconds") || sent.Load() != 2 {
+					t.Fatalf("mcp call %d: %q %v, %d sent; want retry in %s seconds, 2 sent", i+1, text, st, sent.Load(), tc.want)
+				}
+			}
+		})
+	}
+}

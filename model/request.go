@@ -253,7 +253,7 @@ func CanonicalArgs(raw []byte) ([]byte, map[string]any, error) {
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return nil, nil, Errorf(CodeInvalid, "arguments are not valid JSON: %v", err)
+		return nil, nil, Errorf(CodeInvalid, "arguments are not valid JSON: %v", syntaxWhy(raw, err))
 	}
 	if dec.More() {
 		return nil, nil, Errorf(CodeInvalid, "arguments must be one JSON object, found trailing data")

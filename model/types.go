@@ -71,6 +71,14 @@ type Operation struct {
 	// ClaimLookupID is the same of its provider's lookup then ("" also:
 	// it had none). A lookup that asks elsewhere cannot say "has nothing".
 	ClaimLookupID string `json:"-"`
+
+	// RetryNotBefore is when its provider, answering busy with a
+	// Retry-After (seconds or an HTTP date), asked to be sent it again at
+	// the soonest: the time of that answer plus the wait, at most
+	// reconcile.MaxRetryAfter. Until then no call of its key and no sweep
+	// sends it again; each is told the wait still left. Zero: none asked
+	// (every other answer clears it), or recorded before migration 14.
+	RetryNotBefore time.Time `json:"retry_not_before,omitzero"`
 }
 
 // Attempt is one transport attempt against a key (or one sweep of it).

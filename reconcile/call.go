@@ -644,6 +644,10 @@ func (s *Service) callExternal(ctx context.Context, p *model.Prepared, opt CallO
 		if err := s.refuseDispatch(op.Provider); err != nil {
 			return err
 		}
+		if r, done, err := s.waitHold(tx, op, p, start); done || err != nil {
+			res = r
+			return err
+		}
 		resend := op.State == model.StateInProgress
 		from, ver := op.State, op.Version
 		op.State, op.ClaimNo = model.StateInProgress, op.ClaimNo+1
@@ -736,6 +740,34 @@ func (s *Service) holdClaim(tx store.Tx, op *model.Operation, p *model.Prepared,
 		return r, err == nil, err
 	}
 	return Result{}, false, nil
+}
+
+// waitHold answers a call that would send op again while its provider's
+// Retry-After has not passed (op.RetryNotBefore): nothing is sent, and the
+// caller is told the wait still left, in whole seconds rounded up — a
+// client or model that ignores Retry-After must not make the gateway hammer
+// the provider with the operator's credentials. done false: the wait has
+// passed (or none was asked), and it may be claimed.
+func (s *Service) waitHold(tx store.Tx, op *model.Operation, p *model.Prepared, start time.Time) (Result, bool, error) {
+	left := waitLeft(op, tx.Now())
+	if left <= 0 {
+		return Result{}, false, nil
+	}
+	msg := fmt.Sprintf("provider %s asked to be left alone until %s (its Retry-After), so %q was not sent again; retry the same key in %d s",
+		op.Provider, op.RetryNotBefore.UTC().Format(time.RFC3339), op.Key, int(left/time.Second))
+	if err := s.attempt(tx, op, p, start, model.OutcomeInProgress, "", msg); err != nil {
+		return Result{}, false, err
+	}
+	return Result{Class: model.ClassInProgress, Outcome: model.OutcomeInProgress, State: op.State, Message: msg, Op: op, RetryAfter: left}, true, nil
+}
+
+// waitLeft is how long op's provider still asked to be left alone at now
+// (op.RetryNotBefore), in whole seconds rounded up; 0 when that has passed.
+func waitLeft(op *model.Operation, now time.Time) time.Duration {
+	if op.RetryNotBefore.IsZero() || !now.Before(op.RetryNotBefore) {
+		return 0
+	}
+	return waitAsked(op.RetryNotBefore.Sub(now))
 }
 
 // cannotDispatch says why provider name cannot dispatch from this process
@@ -934,6 +966,9 @@ func (s *Service) finish(ctx context.Context, cl *claim, resp provider.Response,
 		}
 		from, ver := op.State, op.Version
 		op.LeaseOwner, op.LeaseUntil = "", time.Time{}
+		// The provider's wait is this answer's: any other answer clears
+		// an earlier one.
+		op.RetryNotBefore = time.Time{}
 		switch {
 		case derr != nil && cl.prov.HonoursKeys():
 			// Safe to send again under the same downstream key: release the
@@ -1021,6 +1056,13 @@ func (s *Service) finish(ctx context.Context, cl *claim, resp provider.Response,
 				"the provider did not apply it (%s); retry the same key", resp.Detail)}
 		default:
 			return fmt.Errorf("provider %s answered with unknown status %q", cl.prov.Name(), resp.Status)
+		}
+		if derr == nil && resp.Status == provider.Busy && res.Class == model.ClassInProgress {
+			// It stays to be sent again (released, or not_applied):
+			// never sooner than the provider asked (see waitHold).
+			if d := waitAsked(resp.RetryAfter); d > 0 {
+				op.RetryNotBefore = tx.Now().Add(d).UTC().Truncate(time.Millisecond)
+			}
 		}
 		if err := tx.UpdateOperation(op, from, ver); err != nil {
 			return err

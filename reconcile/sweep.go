@@ -50,6 +50,11 @@ type SweepReport struct {
 	// says why, each reason once ("; " between them).
 	NotSent    int    `json:"not_sent,omitempty"`
 	NotSentWhy string `json:"not_sent_why,omitempty"`
+	// Waiting: leases ended that this sweep would have re-dispatched but
+	// left in progress, released, because their provider answered busy
+	// with a Retry-After that has not passed (RetryNotBefore): a later
+	// sweep or call sends them. Not counted in NotSent.
+	Waiting int `json:"waiting,omitempty"`
 }
 
 // Sweep moves in_progress operations whose lease ended to unknown — or,
@@ -229,12 +234,12 @@ func (s *Service) SweepKeys(ctx context.Context, tenant string, keys []string) (
 // not sent.
 func (s *Service) settleLeases(ctx context.Context, rep *SweepReport, seen map[int64]bool, read func(tx store.Tx) ([]*model.Operation, error)) (int, int, error) {
 	var claims []*claim
-	picked, unknown := 0, 0
+	picked, unknown, waiting := 0, 0, 0
 	var held, refused map[string]int
 	var fresh []int64
 	// WithTx may run the function more than once: count per run.
 	err := s.Store.WithTx(ctx, func(tx store.Tx) error {
-		claims, picked, unknown, held, refused, fresh = nil, 0, 0, map[string]int{}, map[string]int{}, nil
+		claims, picked, unknown, waiting, held, refused, fresh = nil, 0, 0, 0, map[string]int{}, map[string]int{}, nil
 		ops, err := read(tx)
 		if err != nil {
 			return err
@@ -248,6 +253,12 @@ func (s *Service) settleLeases(ctx context.Context, rep *SweepReport, seen map[i
 			if why, _ := s.notResendable(op); why == "" {
 				if why := s.cannotDispatch(op.Provider); why != "" {
 					refused[why]++
+					continue
+				}
+				if waitLeft(op, tx.Now()) > 0 {
+					// A busy provider's Retry-After has not passed:
+					// left released for a later sweep or call.
+					waiting++
 					continue
 				}
 			}
@@ -270,6 +281,7 @@ func (s *Service) settleLeases(ctx context.Context, rep *SweepReport, seen map[i
 		seen[id] = true
 	}
 	rep.Unknown += unknown
+	rep.Waiting += waiting
 	addNotResent(rep, held)
 	addNotSent(rep, refused)
 	return picked, len(fresh), s.redispatch(ctx, claims, rep)

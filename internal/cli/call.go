@@ -506,6 +506,9 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			fmt.Fprintf(stdout, "not sent: %d lease(s) left in progress, nothing sent for them — %s; fix that and sweep again\n",
 				rep.NotSent, oneLine(rep.NotSentWhy))
 		}
+		if rep.Waiting > 0 {
+			fmt.Fprintf(stdout, "waiting: %d lease(s) left in progress, nothing sent for them — their provider answered busy and asked to be left alone a while yet (its Retry-After, at most 5 minutes); a later sweep or call sends them\n", rep.Waiting)
+		}
 		if rep.NotResent > 0 {
 			// This config alone would have re-sent them: say why it did not.
 			fmt.Fprintf(stdout, "not re-sent: %d of those lease(s), made unknown instead — %s; a person must reconcile them (retrysafe triage%s)\n",

@@ -208,8 +208,7 @@ type opView struct {
 
 // viewOf is op as of now (the command's clock).
 func viewOf(op model.Operation, now time.Time) opView {
-	ended := op.State == model.StateInProgress && !op.LeaseUntil.IsZero() && !now.Before(op.LeaseUntil)
-	return opView{Operation: op, LeaseEnded: ended, ClaimReleased: ended && op.LeaseOwner == reconcile.LeaseReleased}
+	return opView{Operation: op, LeaseEnded: reconcile.LeaseEnded(op, now), ClaimReleased: reconcile.ClaimReleased(op, now)}
 }
 
 // stateWords is the operation's state for the text output:

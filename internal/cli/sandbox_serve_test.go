@@ -232,10 +232,21 @@ func TestSandboxServeWorkerKilledAfterDispatchRedispatchesSafely(t *testing.T) {
 	}
 
 	queueFault(t, addr, "busy")
+	busyAt := time.Now()
 	_, errText, code = cli(t, callArgs(db, "acme", "n-2", "notify", mailArgs, "--config", cfg)...)
 	if code != 4 || !strings.Contains(errText, "busy") || !strings.Contains(errText, "wait 1s") {
 		t.Fatalf("busy provider: exit %d %q; want 4 and its Retry-After", code, errText)
 	}
+	// Sooner than it asked, nothing is sent: the wait left is said.
+	if _, errText, code = cli(t, callArgs(db, "acme", "n-2", "notify", mailArgs, "--config", cfg)...); code != 4 || !strings.Contains(errText, "not sent again; retry the same key in 1 s") {
+		t.Fatalf("a retry before the provider's Retry-After: exit %d %q; want 4, held", code, errText)
+	}
+	// and a sweep leaves it, waiting.
+	out, errText, code = cli(t, "sweep", "--db", db, "--config", cfg)
+	if slow := time.Since(busyAt) > 900*time.Millisecond; code != 0 || !slow && !strings.Contains(out, "waiting: 1 lease(s) left in progress") {
+		t.Fatalf("a sweep before the provider's Retry-After: exit %d %q %q; want it left waiting", code, out, errText)
+	}
+	time.Sleep(1100 * time.Millisecond)
 	out, errText, code = cli(t, callArgs(db, "acme", "n-2", "notify", mailArgs, "--config", cfg)...)
 	if code != 0 || !strings.Contains(out, `"status":"created"`) {
 		t.Fatalf("after busy: exit %d %q %q", code, out, errText)
@@ -266,6 +277,14 @@ func TestSandboxServeBusyWithoutKeysIsNotApplied(t *testing.T) {
 	if n := deliveriesAt(t, addr, "sandbox", dk); n != 0 {
 		t.Fatalf("a 429 left %d deliveries", n)
 	}
+	// Sooner than its Retry-After (1 s), nothing is sent.
+	if _, errText, code := cli(t, callArgs(db, "acme", "n-1", "notify", mailArgs, "--config", cfg)...); code != 4 || !strings.Contains(errText, "not sent again; retry the same key in 1 s") {
+		t.Fatalf("a retry before the provider's Retry-After: exit %d %q; want 4, held", code, errText)
+	}
+	if n := deliveriesAt(t, addr, "sandbox", dk); n != 0 {
+		t.Fatalf("a held retry left %d deliveries", n)
+	}
+	time.Sleep(1100 * time.Millisecond)
 	if out, errText, code := cli(t, callArgs(db, "acme", "n-1", "notify", mailArgs, "--config", cfg)...); code != 0 || !strings.Contains(out, `"status":"created"`) {
 		t.Fatalf("next call: exit %d %q %q", code, out, errText)
 	}

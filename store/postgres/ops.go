@@ -15,7 +15,7 @@ import (
 const opColumns = `id, tenant, op_key, tool, payload_version, args, summary, fingerprint,
 	state, version, claim_no, receipt, provider, downstream_key, provider_ref,
 	lease_owner, lease_until, contradicted, supersedes_id, superseded_by_id,
-	created_at, updated_at, expires_at, claim_honours_keys, claim_apply_by, claim_dispatch_id, claim_lookup_id`
+	created_at, updated_at, expires_at, claim_honours_keys, claim_apply_by, claim_dispatch_id, claim_lookup_id, retry_not_before`
 
 func ms(t time.Time) int64 {
 	if t.IsZero() {
@@ -83,13 +83,13 @@ func scanOperation(row pgx.Row, extra ...any) (*model.Operation, error) {
 		leaseUntil, supersedes, supersededBy, exp *int64
 		created, updated                          int64
 		state                                     string
-		applyBy                                   *int64
+		applyBy, notBefore                        *int64
 		dispatchID, lookupID                      *string
 	)
 	dest := []any{&op.ID, &op.Tenant, &op.Key, &op.Tool, &op.PayloadVersion, &args, &op.Summary,
 		&op.Fingerprint, &state, &op.Version, &op.ClaimNo, &receipt, &provider, &dkey, &pref,
 		&leaseOwner, &leaseUntil, &op.Contradicted, &supersedes, &supersededBy, &created, &updated, &exp, &op.ClaimHonoursKeys,
-		&applyBy, &dispatchID, &lookupID}
+		&applyBy, &dispatchID, &lookupID, &notBefore}
 	if err := row.Scan(append(dest, extra...)...); err != nil {
 		return nil, err
 	}
@@ -104,6 +104,7 @@ func scanOperation(row pgx.Row, extra ...any) (*model.Operation, error) {
 	op.CreatedAt = time.UnixMilli(created).UTC()
 	op.UpdatedAt = time.UnixMilli(updated).UTC()
 	op.ExpiresAt = fromMS(exp)
+	op.RetryNotBefore = fromMS(notBefore)
 	op.ClaimApplyBy, op.ClaimDispatchID, op.ClaimLookupID = fromMS(applyBy), str(dispatchID), str(lookupID)
 	return &op, nil
 }
@@ -241,25 +242,25 @@ func (t *Tx) InsertOperation(op *model.Operation) error {
 		t.laterOp(op.ID, `INSERT INTO operations (id, tenant, op_key, tool, payload_version,
 		args, summary, fingerprint, state, version, claim_no, receipt, provider, downstream_key,
 		provider_ref, lease_owner, lease_until, contradicted, supersedes_id, superseded_by_id,
-		created_at, updated_at, expires_at, claim_honours_keys, claim_apply_by, claim_dispatch_id, claim_lookup_id)
-		VALUES ($22,$1,$2,$3,$4,$5,$6,$7,$8,1,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$23,$24,$25,$26)`,
+		created_at, updated_at, expires_at, claim_honours_keys, claim_apply_by, claim_dispatch_id, claim_lookup_id, retry_not_before)
+		VALUES ($22,$1,$2,$3,$4,$5,$6,$7,$8,1,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$23,$24,$25,$26,$27)`,
 			op.Tenant, op.Key, op.Tool, op.PayloadVersion, string(op.Args), op.Summary, op.Fingerprint,
 			string(op.State), op.ClaimNo, nullJSON(op.Receipt), nullStr(op.Provider), nullStr(op.DownstreamKey),
 			nullStr(op.ProviderRef), nullStr(op.LeaseOwner), nullMS(op.LeaseUntil), op.Contradicted,
 			nullID(op.SupersedesID), nullID(op.SupersededByID), ms(now), ms(now), nullMS(op.ExpiresAt), op.ID, claimKeysArg(op.ClaimHonoursKeys),
-			nullMS(op.ClaimApplyBy), nullStr(op.ClaimDispatchID), nullStr(op.ClaimLookupID))
+			nullMS(op.ClaimApplyBy), nullStr(op.ClaimDispatchID), nullStr(op.ClaimLookupID), nullMS(op.RetryNotBefore))
 		return nil
 	}
 	return t.queryRow(`INSERT INTO operations (tenant, op_key, tool, payload_version,
 		args, summary, fingerprint, state, version, claim_no, receipt, provider, downstream_key,
 		provider_ref, lease_owner, lease_until, contradicted, supersedes_id, superseded_by_id,
-		created_at, updated_at, expires_at, claim_honours_keys, claim_apply_by, claim_dispatch_id, claim_lookup_id)
-		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,1,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25) RETURNING id`,
+		created_at, updated_at, expires_at, claim_honours_keys, claim_apply_by, claim_dispatch_id, claim_lookup_id, retry_not_before)
+		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,1,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26) RETURNING id`,
 		op.Tenant, op.Key, op.Tool, op.PayloadVersion, string(op.Args), op.Summary, op.Fingerprint,
 		string(op.State), op.ClaimNo, nullJSON(op.Receipt), nullStr(op.Provider), nullStr(op.DownstreamKey),
 		nullStr(op.ProviderRef), nullStr(op.LeaseOwner), nullMS(op.LeaseUntil), op.Contradicted,
 		nullID(op.SupersedesID), nullID(op.SupersededByID), ms(now), ms(now), nullMS(op.ExpiresAt), claimKeysArg(op.ClaimHonoursKeys),
-		nullMS(op.ClaimApplyBy), nullStr(op.ClaimDispatchID), nullStr(op.ClaimLookupID)).Scan(&op.ID)
+		nullMS(op.ClaimApplyBy), nullStr(op.ClaimDispatchID), nullStr(op.ClaimLookupID), nullMS(op.RetryNotBefore)).Scan(&op.ID)
 }
 
 // receiptArg is the receipt's place among a queued operation insert's
@@ -305,13 +306,13 @@ func (t *Tx) UpdateOperation(op *model.Operation, fromState model.State, fromVer
 	tag, err := t.exec(`UPDATE operations SET state = $1, version = version + 1,
 		claim_no = $2, receipt = $3, provider = $4, downstream_key = $5, provider_ref = $6, lease_owner = $7,
 		lease_until = $8, contradicted = $9, supersedes_id = $10, superseded_by_id = $11, updated_at = $12,
-		expires_at = $13, claim_honours_keys = $17, claim_apply_by = $18, claim_dispatch_id = $19, claim_lookup_id = $20
+		expires_at = $13, claim_honours_keys = $17, claim_apply_by = $18, claim_dispatch_id = $19, claim_lookup_id = $20, retry_not_before = $21
 		WHERE id = $14 AND state = $15 AND version = $16`,
 		string(op.State), op.ClaimNo, nullJSON(op.Receipt), nullStr(op.Provider), nullStr(op.DownstreamKey),
 		nullStr(op.ProviderRef), nullStr(op.LeaseOwner), nullMS(op.LeaseUntil), op.Contradicted,
 		nullID(op.SupersedesID), nullID(op.SupersededByID), ms(now), nullMS(op.ExpiresAt),
 		op.ID, string(fromState), fromVersion, claimKeysArg(op.ClaimHonoursKeys),
-		nullMS(op.ClaimApplyBy), nullStr(op.ClaimDispatchID), nullStr(op.ClaimLookupID))
+		nullMS(op.ClaimApplyBy), nullStr(op.ClaimDispatchID), nullStr(op.ClaimLookupID), nullMS(op.RetryNotBefore))
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,7 @@ import (
 const opColumns = `id, tenant, op_key, tool, payload_version, args, summary, fingerprint,
 	state, version, claim_no, receipt, provider, downstream_key, provider_ref,
 	lease_owner, lease_until, contradicted, supersedes_id, superseded_by_id,
-	created_at, updated_at, expires_at, claim_honours_keys, claim_apply_by, claim_dispatch_id, claim_lookup_id`
+	created_at, updated_at, expires_at, claim_honours_keys, claim_apply_by, claim_dispatch_id, claim_lookup_id, retry_not_before`
 
 type scanner interface{ Scan(...any) error }
 
@@ -55,13 +55,13 @@ func scanOperation(sc scanner, extra ...any) (*model.Operation, error) {
 		created, updated                          int64
 		contradicted                              int
 		honours                                   sql.NullBool
-		applyBy                                   sql.NullInt64
+		applyBy, notBefore                        sql.NullInt64
 		dispatchID, lookupID                      sql.NullString
 	)
 	dest := []any{&op.ID, &op.Tenant, &op.Key, &op.Tool, &op.PayloadVersion, &args, &op.Summary,
 		&op.Fingerprint, &op.State, &op.Version, &op.ClaimNo, &receipt, &provider, &dkey, &pref,
 		&leaseOwner, &leaseUntil, &contradicted, &supersedes, &supersededBy, &created, &updated, &exp, &honours,
-		&applyBy, &dispatchID, &lookupID}
+		&applyBy, &dispatchID, &lookupID, &notBefore}
 	if err := sc.Scan(append(dest, extra...)...); err != nil {
 		return nil, err
 	}
@@ -77,6 +77,7 @@ func scanOperation(sc scanner, extra ...any) (*model.Operation, error) {
 	op.UpdatedAt = time.UnixMilli(updated).UTC()
 	op.ExpiresAt = fromMS(exp)
 	op.ClaimHonoursKeys = claimKeysOf(honours)
+	op.RetryNotBefore = fromMS(notBefore)
 	op.ClaimApplyBy, op.ClaimDispatchID, op.ClaimLookupID = fromMS(applyBy), dispatchID.String, lookupID.String
 	return &op, nil
 }
@@ -121,9 +122,9 @@ func (t *Tx) GetOperationByID(id int64) (*model.Operation, error) {
 const insertOperationSQL = `INSERT INTO operations (id, tenant, op_key, tool, payload_version,
 	args, summary, fingerprint, state, version, claim_no, receipt, provider, downstream_key,
 	provider_ref, lease_owner, lease_until, contradicted, supersedes_id, superseded_by_id,
-	created_at, updated_at, expires_at, claim_honours_keys, claim_apply_by, claim_dispatch_id, claim_lookup_id)
+	created_at, updated_at, expires_at, claim_honours_keys, claim_apply_by, claim_dispatch_id, claim_lookup_id, retry_not_before)
 	VALUES (` + nextOpIDSQL + `,
-	?,?,?,?,?,?,?,?,1,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+	?,?,?,?,?,?,?,?,1,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 
 // InsertOperation writes a new operation and sets op.ID, op.Version and the
 // times. A (tenant, key) that exists already is a conflict.
@@ -144,7 +145,7 @@ func (t *Tx) InsertOperation(op *model.Operation) error {
 		string(op.State), op.ClaimNo, nullJSON(op.Receipt), nullStr(op.Provider), nullStr(op.DownstreamKey),
 		nullStr(op.ProviderRef), nullStr(op.LeaseOwner), nullMS(op.LeaseUntil), boolInt(op.Contradicted),
 		nullID(op.SupersedesID), nullID(op.SupersededByID), ms(now), ms(now), nullMS(op.ExpiresAt), claimKeysArg(op.ClaimHonoursKeys),
-		nullMS(op.ClaimApplyBy), nullStr(op.ClaimDispatchID), nullStr(op.ClaimLookupID))
+		nullMS(op.ClaimApplyBy), nullStr(op.ClaimDispatchID), nullStr(op.ClaimLookupID), nullMS(op.RetryNotBefore))
 	if err != nil {
 		return err
 	}
@@ -175,12 +176,12 @@ func (t *Tx) UpdateOperation(op *model.Operation, fromState model.State, fromVer
 	res, err := t.exec(`UPDATE operations SET state = ?, version = version + 1,
 		claim_no = ?, receipt = ?, provider = ?, downstream_key = ?, provider_ref = ?, lease_owner = ?,
 		lease_until = ?, contradicted = ?, supersedes_id = ?, superseded_by_id = ?, updated_at = ?,
-		expires_at = ?, claim_honours_keys = ?, claim_apply_by = ?, claim_dispatch_id = ?, claim_lookup_id = ?
+		expires_at = ?, claim_honours_keys = ?, claim_apply_by = ?, claim_dispatch_id = ?, claim_lookup_id = ?, retry_not_before = ?
 		WHERE id = ? AND state = ? AND version = ?`,
 		string(op.State), op.ClaimNo, nullJSON(op.Receipt), nullStr(op.Provider), nullStr(op.DownstreamKey),
 		nullStr(op.ProviderRef), nullStr(op.LeaseOwner), nullMS(op.LeaseUntil), boolInt(op.Contradicted),
 		nullID(op.SupersedesID), nullID(op.SupersededByID), ms(now), nullMS(op.ExpiresAt), claimKeysArg(op.ClaimHonoursKeys),
-		nullMS(op.ClaimApplyBy), nullStr(op.ClaimDispatchID), nullStr(op.ClaimLookupID),
+		nullMS(op.ClaimApplyBy), nullStr(op.ClaimDispatchID), nullStr(op.ClaimLookupID), nullMS(op.RetryNotBefore),
 		op.ID, string(fromState), fromVersion)
 	if err != nil {
 		return err

@@ -103,6 +103,7 @@ func Run(t *testing.T, d Driver) {
 		{"TombstoneIsReadOnTheReadSideEvenReadOnly", testTombstoneRead},
 		{"ClaimHonoursKeysIsKeptAsWrittenAndNeedsAProvider", testClaimHonoursKeys},
 		{"ClaimRecordIsKeptAsWrittenAndNeedsAProvider", testClaimRecord},
+		{"RetryNotBeforeIsKeptAsWrittenAndNeedsAProvider", testRetryNotBefore},
 		{"DecisionsOnAnInProgressNobodyHoldsAndNoneOnALiveLease", testDecisionsOnAnInProgressNobodyHolds},
 		{"ADecisionOnAClaimRenewedMeanwhileFailsWritingNothing", testADecisionOnAClaimRenewedMeanwhileFails},
 		{"ALateResultAfterADecisionOnAnUnheldClaimIsLate", testALateResultAfterADecisionOnAnUnheldClaim},
