@@ -266,8 +266,14 @@ func (m Model) swept(msg sweepMsg) (Model, tea.Cmd) {
 	if r.NotSent > 0 {
 		unsent = fmt.Sprintf(", %s not sent (left in progress: this process cannot send them)", count(r.NotSent))
 	}
-	m.banner = banner{kind: bannerOK, text: fmt.Sprintf("Swept: %s unknown%s, %s re-sent under the same key%s, %s compacted.",
-		plural(r.Unknown, "lease ended →", "leases ended →"), held, count(r.Redispatched), unsent, plural(r.Compacted, "receipt", "receipts")), at: e.now}
+	waiting := ""
+	if r.Waiting > 0 {
+		waiting = fmt.Sprintf(", %s waiting for their provider's Retry-After (a later sweep or call sends them)", count(r.Waiting))
+	}
+	// Unknown counts every claim nobody held, released ones too: not all
+	// of them are leases that ended with their worker gone.
+	m.banner = banner{kind: bannerOK, text: fmt.Sprintf("Swept: %s nobody held → unknown%s, %s re-sent under the same key%s%s, %s compacted.",
+		plural(r.Unknown, "claim", "claims"), held, count(r.Redispatched), unsent, waiting, plural(r.Compacted, "receipt", "receipts")), at: e.now}
 	if (r.NotResent > 0 || r.NotSent > 0) && m.overlay == overlayNone {
 		// Why is longer than a banner: said in a box, unless the
 		// operator is in another one (a form being typed) by now.
@@ -295,8 +301,8 @@ func reasons(joined string) []string {
 // attempt.
 func sweptNotice(r reconcile.SweepReport, width, height int) confirmModel {
 	lines := []string{
-		fmt.Sprintf("%s ended → unknown, %s re-sent under the same downstream key, %s compacted, %s forgotten.",
-			plural(r.Unknown, "lease", "leases"), count(r.Redispatched), plural(r.Compacted, "receipt", "receipts"), plural(r.Forgotten, "tombstone", "tombstones")),
+		fmt.Sprintf("%s nobody held → unknown, %s re-sent under the same downstream key, %s compacted, %s forgotten.",
+			plural(r.Unknown, "claim", "claims"), count(r.Redispatched), plural(r.Compacted, "receipt", "receipts"), plural(r.Forgotten, "tombstone", "tombstones")),
 	}
 	var short, titles []string
 	// left adds one kind of claim the sweep did not send: its count and
@@ -322,9 +328,9 @@ func sweptNotice(r reconcile.SweepReport, width, height int) confirmModel {
 		"They are on the in_progress tab; a sweep from a process that can send them (fix the reason first) re-sends them under the same key.",
 		"%s not sent, left in progress: this process could not send them:", "not sent")
 	if r.NotResent > 0 {
-		short = append(short, fmt.Sprintf("Leases ended: %s → unknown, %s re-sent. Reconcile them on the unknown tab.", count(r.Unknown), count(r.Redispatched)))
+		short = append(short, fmt.Sprintf("Claims nobody held: %s → unknown, %s re-sent. Reconcile them on the unknown tab.", count(r.Unknown), count(r.Redispatched)))
 	} else {
-		short = append(short, fmt.Sprintf("Leases ended: %s → unknown, %s re-sent. Sweep again once it can send.", count(r.Unknown), count(r.Redispatched)))
+		short = append(short, fmt.Sprintf("Claims nobody held: %s → unknown, %s re-sent. Sweep again once it can send.", count(r.Unknown), count(r.Redispatched)))
 	}
 	return confirmModel{title: "Swept: " + strings.Join(titles, ", "), lines: lines, short: short, notice: true, width: width, height: height}
 }

@@ -37,7 +37,7 @@ func TestExpiredLeasesAreShownCountedAndSwept(t *testing.T) {
 		t.Fatal("enter swept")
 	}
 	h.keys("y")
-	h.contains("Swept: 2 leases ended → unknown")
+	h.contains("Swept: 2 claims nobody held → unknown")
 	if header := strings.SplitN(h.view(), "\n", 2)[0]; strings.Contains(header, "ended") || h.m.counts.ExpiredLeases != 0 {
 		t.Fatalf("the header still counts ended leases: %q", header)
 	}

@@ -68,7 +68,7 @@ func TestASweepSaysWhichClaimsItDidNotResendAndWhy(t *testing.T) {
 			checkFrame(t, "sweep result", h, size.w, size.h)
 			// Every word of why is on screen: in full, or by scrolling.
 			if size.w >= 120 {
-				containsText(t, h, "Not re-sent: 2 of those, made unknown instead", why+" (this one says it does)", "2 leases ended → unknown, 0 re-sent")
+				containsText(t, h, "Not re-sent: 2 of those, made unknown instead", why+" (this one says it does)", "2 claims nobody held → unknown, 0 re-sent")
 				h.lacks("↑↓") // all of it fits
 			} else {
 				h.contains("↑↓ 1–")
