@@ -644,7 +644,7 @@ func (s *Service) callExternal(ctx context.Context, p *model.Prepared, opt CallO
 		if err := s.refuseDispatch(op.Provider); err != nil {
 			return err
 		}
-		if r, done, err := s.waitHold(tx, op, p, start); done || err != nil {
+		if r, done, err := s.waitHold(tx, op); done || err != nil {
 			res = r
 			return err
 		}
@@ -748,16 +748,16 @@ func (s *Service) holdClaim(tx store.Tx, op *model.Operation, p *model.Prepared,
 // client or model that ignores Retry-After must not make the gateway hammer
 // the provider with the operator's credentials. done false: the wait has
 // passed (or none was asked), and it may be claimed.
-func (s *Service) waitHold(tx store.Tx, op *model.Operation, p *model.Prepared, start time.Time) (Result, bool, error) {
+func (s *Service) waitHold(tx store.Tx, op *model.Operation) (Result, bool, error) {
 	left := waitLeft(op, tx.Now())
 	if left <= 0 {
 		return Result{}, false, nil
 	}
 	msg := fmt.Sprintf("provider %s asked to be left alone until %s (its Retry-After), so %q was not sent again; retry the same key in %d s",
 		op.Provider, op.RetryNotBefore.UTC().Format(time.RFC3339), op.Key, int(left/time.Second))
-	if err := s.attempt(tx, op, p, start, model.OutcomeInProgress, "", msg); err != nil {
-		return Result{}, false, err
-	}
+	// No attempt is recorded: nothing was sent, the hold is on the
+	// operation (RetryNotBefore), and a client hammering the key for the
+	// whole wait would otherwise add a row per call.
 	return Result{Class: model.ClassInProgress, Outcome: model.OutcomeInProgress, State: op.State, Message: msg, Op: op, RetryAfter: left}, true, nil
 }
 

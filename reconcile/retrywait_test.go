@@ -72,10 +72,24 @@ func TestABusyProvidersWaitHoldsItsOperationBack(t *testing.T) {
 				}
 				return
 			}
-			// Right after, and halfway: held, told what is left.
+			attempts := func() int {
+				t.Helper()
+				d, err := l.st.Detail(t.Context(), "acme", "k")
+				if err != nil {
+					t.Fatal(err)
+				}
+				return len(d.Attempts)
+			}
+			// Right after, and halfway: held, told what is left; a held
+			// call sends nothing and records nothing (a client hammering
+			// the key would add a row per call).
 			for _, after := range []time.Duration{0, tc.held / 2} {
 				l.clock.Advance(after)
+				before := attempts()
 				res := call()
+				if n := attempts(); n != before {
+					t.Fatalf("a held call recorded %d attempts", n-before)
+				}
 				left := tc.held - after
 				if left%time.Second != 0 {
 					left = left.Truncate(time.Second) + time.Second

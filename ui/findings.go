@@ -425,10 +425,13 @@ type reviewModel struct {
 	// rechecking is how many providers are being asked again before the
 	// review is shown (reconcile.FindingReview.Recheck).
 	rechecking int
-	reason     textinput.Model
-	problem    string
-	outcomes   []reviewOutcome
-	closed     bool
+	// cancel stops the recheck's lookups when the review is closed first
+	// (nil: none running).
+	cancel   context.CancelFunc
+	reason   textinput.Model
+	problem  string
+	outcomes []reviewOutcome
+	closed   bool
 	// src is what the review was asked for, read again when the ledger
 	// changes under it (a lookup, a retry that makes a finding stale).
 	src reviewRequestMsg
@@ -462,6 +465,9 @@ func (r reviewModel) Update(msg tea.Msg, e env) (component, tea.Cmd) {
 	case reviewLoading, reviewRunning:
 		if k.String() == "esc" && r.stage == reviewLoading {
 			r.closed = true
+			if r.cancel != nil {
+				r.cancel() // the recheck's lookups not made yet are not made
+			}
 		}
 		return r, nil
 	case reviewResults:
@@ -806,12 +812,18 @@ func (m Model) reviewLoaded(msg reviewOpsMsg, e env) (Model, tea.Cmd) {
 		m.banner = banner{kind: bannerErr, text: "Cannot read the operations to review: " + oneLine(msg.Err.Error()), at: e.now}
 		return m, nil
 	}
+	if m.review.cancel != nil {
+		m.review.cancel()
+		m.review.cancel = nil
+	}
 	m.review.review = m.cfg.Service.ReviewByFinding(msg.Ops)
 	if rc := m.review.review.Recheck; len(rc) > 0 && !msg.Rechecked {
 		// A "has nothing" read from the ledger, not asked for here: asked
 		// again before anything is proposed on it.
 		m.review.rechecking = len(rc)
-		return m, recheckReviewOps(m.ctx, m.cfg.Service, m.review.seq, msg, rc, m.cfg.Operator)
+		ctx, cancel := context.WithCancel(m.ctx)
+		m.review.cancel = cancel
+		return m, recheckReviewOps(ctx, m.cfg.Service, m.review.seq, msg, rc, m.cfg.Operator)
 	}
 	m.review.truncated = msg.Truncated
 	m.review.stage = reviewForm

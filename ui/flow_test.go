@@ -154,6 +154,7 @@ func TestFlowLabScreenRunsAScenarioAndShowsItsRow(t *testing.T) {
 	press(tm, "enter")
 	// The fixture holds other tenants: the lab asks before writing here.
 	waitFor(t, tm, "Run the lab in this ledger?", "not a lab ledger", "3 other tenants")
+	time.Sleep(reviewArmDelay) // the question is read before y
 	press(tm, "y")
 	waitFor(t, tm, "before-commit-same-key", "✓ holds", "effects     0 → 1", "expected 0 → 1")
 	// The keys it created can be opened from the row.
@@ -192,6 +193,7 @@ func TestFlowLabStepModeNarratesALostResponse(t *testing.T) {
 	waitFor(t, tm, "lost-response", "enter runs it")
 	press(tm, " ")
 	waitFor(t, tm, "Run the lab in this ledger?", "not a lab ledger")
+	time.Sleep(reviewArmDelay) // the question is read before y
 	press(tm, "y")
 	waitFor(t, tm, "▶ next: first call: the task commits, then the reply is held back", "The agent sees only a timeout.",
 		"space runs this step · enter runs the rest", "step mode: space runs the next step")
@@ -264,4 +266,18 @@ func TestFlowAYTypedAheadOfTheReviewIsNotTaken(t *testing.T) {
 	if d := l.get(t, "acme", "notify-1"); d.Operation.State != model.StateApplied || len(d.Decisions) != 1 {
 		t.Fatalf("y on the review: %s %+v; want applied", d.Operation.State, d.Decisions)
 	}
+}
+
+// The sweep's question takes no y typed ahead of it either ("S" then "y"
+// in one burst): a sweep turns claims unknown or sends them again.
+func TestFlowAYTypedAheadOfTheSweepQuestionIsNotTaken(t *testing.T) {
+	l := fixture(t)
+	tm := teatest.NewTestModel(t, New(liveConfig(l)), teatest.WithInitialTermSize(110, 30))
+	waitFor(t, tm, "[unknown 2]")
+	press(tm, "S", "y")
+	waitFor(t, tm, "Sweep expired leases?", "was not taken: nothing was written")
+	time.Sleep(reviewArmDelay)
+	press(tm, "y")
+	waitFor(t, tm, "Swept: ")
+	finish(t, tm)
 }

@@ -25,15 +25,19 @@ type reviewGuard struct {
 	armed bool
 }
 
-// reviewOnScreen names the decision review on screen, "" when none is: a
-// decision's (one or several operations) or the review by finding, at the
-// stage where y writes.
+// reviewOnScreen names the review on screen whose y writes, "" when none
+// is: a decision's (one or several operations), the review by finding at
+// the stage where y writes, or a confirmation box (a sweep, the lab).
 func (m Model) reviewOnScreen() string {
 	switch {
 	case m.overlay == overlayAction && m.action.stage == stageConfirm:
 		return fmt.Sprintf("action %d", m.action.seq)
 	case m.overlay == overlayReview && m.review.stage == reviewConfirm:
 		return fmt.Sprintf("review %d", m.review.seq)
+	case m.overlay == overlayConfirm && !m.confirm.notice:
+		// A question whose y writes too: a sweep, the lab in a ledger
+		// with other tenants.
+		return "confirm " + m.confirm.title
 	}
 	return ""
 }

@@ -473,7 +473,7 @@ func consoleNavigation(c *tmuxConsole, db string) {
 	c.waitFor("› committed, the reply is lost")
 	c.keys("Space")
 	c.waitFor("Run the lab in this ledger?", "2 other tenants")
-	c.keys("y")
+	c.confirm()
 	c.waitFor("step mode: space runs the next step", "▶ next: first call")
 	steps := 0
 	for ; steps < 12; steps++ {
