@@ -1242,9 +1242,15 @@ func contradiction(st model.State, said provider.Status) bool {
 	return false
 }
 
+// retryAfter is a busy provider's Retry-After in its answer's words: the
+// wait the caller is told and the ledger holds (waitAsked, at most
+// MaxRetryAfter), and what it asked for when that was longer.
 func retryAfter(d time.Duration) string {
 	if d <= 0 {
 		return ""
+	}
+	if w := waitAsked(d); w < d.Truncate(time.Second) {
+		return fmt.Sprintf(", it asks to wait %v (held %v, the most this waits)", d, w)
 	}
 	return fmt.Sprintf(", it asks to wait %v", d)
 }

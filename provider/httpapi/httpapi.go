@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -1894,19 +1893,26 @@ func resolvePointer(doc any, ptr string) (any, bool) {
 	return cur, true
 }
 
+// maxRetryAfter is the longest Retry-After read as it is: a longer one
+// (a number of seconds too large for a duration among them) is read as
+// this, far longer than any wait the ledger holds (reconcile.MaxRetryAfter)
+// — never as no wait at all, which would send again at once.
+const maxRetryAfter = 24 * time.Hour
+
 // retryAfter reads a Retry-After header: seconds or an HTTP date.
 func retryAfter(h string, now time.Time) time.Duration {
 	if h == "" {
 		return 0
 	}
-	if n, err := strconv.ParseInt(strings.TrimSpace(h), 10, 64); err == nil {
-		if n < 0 || n > int64(math.MaxInt64/time.Second) {
-			return 0 // no wait a duration can hold
+	if v := strings.TrimSpace(h); v != "" && strings.Trim(v, "0123456789") == "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil || n > uint64(maxRetryAfter/time.Second) {
+			return maxRetryAfter
 		}
 		return time.Duration(n) * time.Second
 	}
 	if t, err := http.ParseTime(h); err == nil && t.After(now) {
-		return t.Sub(now).Round(time.Second)
+		return min(t.Sub(now).Round(time.Second), maxRetryAfter)
 	}
 	return 0
 }

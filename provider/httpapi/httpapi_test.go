@@ -521,9 +521,10 @@ func TestATLSHandshakeThatFailsIsNotApplied(t *testing.T) {
 	}
 }
 
-// Retry-After as the API sent it, or nothing when it makes no sense: a
-// number of seconds too large for a duration wrapped around to a negative
-// or arbitrary wait in the message a runner reads.
+// Retry-After as the API sent it, or nothing when it makes no sense; a
+// wait longer than a day (a number of seconds too large for a duration
+// too) is a day: read as no wait, it sent again at once; read as it was,
+// it wrapped around to a negative or arbitrary wait.
 func TestRetryAfterIsReadOrIgnored(t *testing.T) {
 	for _, c := range []struct {
 		header string
@@ -534,9 +535,12 @@ func TestRetryAfterIsReadOrIgnored(t *testing.T) {
 		{"0", 0},
 		{"-5", 0},
 		{"soon", 0},
-		{"99999999999", 0},
-		{"9223372036854775807", 0},
-		{"99999999999999999999999", 0},
+		{"86400", 24 * time.Hour},
+		{"86401", 24 * time.Hour},
+		{"99999999999", 24 * time.Hour},
+		{"9223372036854775807", 24 * time.Hour},
+		{"99999999999999999999999", 24 * time.Hour},
+		{"1.5", 0},
 	} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Retry-After", c.header)
