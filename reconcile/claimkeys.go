@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -75,8 +76,20 @@ func lookupMoved(op *model.Operation, prov provider.Provider) string {
 	if changed == nil {
 		return ""
 	}
-	return fmt.Sprintf("provider %s's lookup in this config is not the one recorded with the claim (its %s changed since the request was sent), so its \"has nothing\" says nothing about where the request went", op.Provider, strings.Join(changed, ", "))
+	return fmt.Sprintf("provider %s's lookup in this config is not the one recorded with the claim (its %s changed since the request was sent), so its \"has nothing\" says nothing about where the request went: ask with the config the claim was made with, or decide on evidence of your own", op.Provider, strings.Join(changed, ", "))
 }
+
+// ErrAskedElsewhere is what a lookup's "cannot tell" is (errors.Is) when
+// this config's lookup asks elsewhere than the one recorded with the
+// claim (lookupMoved): the provider as configured then, or a person's own
+// evidence, settles it — not asking again here.
+var ErrAskedElsewhere = errors.New("asked elsewhere than the claim's request went")
+
+// askedElsewhere is the "cannot tell" of lookupMoved's why.
+type askedElsewhere struct{ why string }
+
+func (e *askedElsewhere) Error() string        { return "cannot tell: " + e.why }
+func (e *askedElsewhere) Is(target error) bool { return target == ErrAskedElsewhere }
 
 // addNotResent adds the held claims of one batch, by reason, to rep: the
 // count, and each reason once, in order, joined by "; ".

@@ -921,7 +921,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			if !strings.Contains(why, "cannot tell") {
 				why = "cannot tell: " + why
 			}
-			return fail(stderr, model.Wrap(model.CodeUnavailable, looked.Err, "provider %s lookup failed: %s (%s; nothing was decided)", op.Provider, why, recorded))
+			return fail(stderr, model.Wrap(model.CodeUnavailable, looked.Err, "provider %s lookup failed: %s (%s; nothing was decided)%s", op.Provider, why, recorded, askedElsewhereAdvice(looked.Err, ledgerFlags(*db, *pdb, *cfgPath), op.Tenant, op.Key)))
 		}
 		ev := looked.Evidence
 		d.Finding = &ev
@@ -1293,7 +1293,9 @@ func lookFirstOne(ctx context.Context, l *ledger.Ledger, action model.Action, d 
 			}
 		}
 	}
-	fmt.Fprintf(stderr, "provider check: %s: %s (recorded as a finding%s)\n", show(what), show(f.Detail), then)
+	// A "cannot tell" finding's detail says so itself: once is enough.
+	detail, _ := strings.CutPrefix(f.Detail, what+": ")
+	fmt.Fprintf(stderr, "provider check: %s: %s (recorded as a finding%s)\n", show(what), show(detail), then)
 	if f.Kind == model.FindingHasIt && d.Override && !seenHasIt(prior, f.Ref, f.Detail) {
 		return nil, model.Errorf(model.CodeInvalid, "this run's provider check found the effect (%s), which --against-finding could not have confirmed: nothing was written; if you still %s against it%s",
 			what, action.Verb(), againstOffer(ctx, l, d.Tenant, d.Key, retry))
@@ -1825,7 +1827,8 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	if looked.Err != nil {
 		// Cannot tell: one line, exit 2, as before — and the finding says so.
-		fmt.Fprintf(stderr, "retrysafe: %s (%s)\n", oneLine(fmt.Sprintf("provider %s lookup failed: %v", op.Provider, looked.Err)), recorded)
+		fmt.Fprintf(stderr, "retrysafe: %s (%s)%s\n", oneLine(fmt.Sprintf("provider %s lookup failed: %v", op.Provider, looked.Err)), recorded,
+			show(oneLine(askedElsewhereAdvice(looked.Err, ledgerFlags(k.db, *pdb, *cfgPath), op.Tenant, op.Key))))
 		clockWarning(stderr, l.Store())
 		return exitInvalid
 	}
@@ -1860,6 +1863,19 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stdout, show(line))
 	}
 	return exitOK
+}
+
+// askedElsewhereAdvice is the next step after a "cannot tell" because this
+// config's lookup asks elsewhere than the claim's request went
+// (reconcile.ErrAskedElsewhere): asking again here says nothing more, so
+// ask with the config the claim was made with, or decide on evidence of
+// your own. "" for any other error. flags are the ledger's (ledgerFlags).
+func askedElsewhereAdvice(err error, flags, tenant, key string) string {
+	if !errors.Is(err, reconcile.ErrAskedElsewhere) {
+		return ""
+	}
+	return fmt.Sprintf(" — to settle: ask again with --config naming the config the claim was made with, or decide on evidence of your own (a ticket, the provider's console): retrysafe ops resolve%s --tenant %s --key %s --as applied|not-applied --evidence \"…\" --reason \"…\"",
+		flags, textsafe.ShellWord(tenant), textsafe.ShellWord(key))
 }
 
 // withinGraceUsage documents --within-grace (ops resolve, ops supersede).
