@@ -62,6 +62,16 @@ func (s *Service) notResendable(op *model.Operation) (why string, disagrees bool
 	return "", false
 }
 
+// Resendable reports whether this process sends op's claim again under
+// its downstream key (a retry of the key, a sweep) — the claim's record
+// and this config both say the provider honours keys, and this config
+// sends where the claim's request went — so that a person can be offered
+// the retry: it gets the provider's first answer, never a second effect.
+func (s *Service) Resendable(op model.Operation) bool {
+	why, _ := s.notResendable(&op)
+	return why == ""
+}
+
 // lookupMoved says why prov's "has nothing" about op says nothing about
 // where op's request went, "" when it may: its lookup asks elsewhere than
 // the one recorded with op's claim (another host, another URL). A claim

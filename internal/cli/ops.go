@@ -1853,8 +1853,16 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		if evidence == "" {
 			evidence = fmt.Sprintf("provider %s lookup found downstream key %s", ev.Provider, ev.DownstreamKey)
 		}
-		fmt.Fprintf(stdout, "to settle: %s\n", show(oneLine(fmt.Sprintf("retrysafe ops resolve%s --tenant %s --key %s%s --as applied --evidence %s --reason \"provider lookup found it\"",
-			ledgerFlags(k.db, *pdb, *cfgPath), textsafe.ShellWord(op.Tenant), textsafe.ShellWord(op.Key), pin, textsafe.ShellWord(evidence)))))
+		resolve := fmt.Sprintf("retrysafe ops resolve%s --tenant %s --key %s%s --as applied --evidence %s --reason \"provider lookup found it\"",
+			ledgerFlags(k.db, *pdb, *cfgPath), textsafe.ShellWord(op.Tenant), textsafe.ShellWord(op.Key), pin, textsafe.ShellWord(evidence))
+		if op.State == model.StateInProgress && reconcile.Unheld(*op, l.Store().Now()) && l.Service().Resendable(*op) {
+			// Nobody holds the claim and it is sent again under its
+			// key: the retry gets the provider's first answer (its
+			// receipt), which is what the caller wanted.
+			resolve = fmt.Sprintf("retry it with the same key — provider %s honours downstream keys, so the retry sends it again under the same downstream key and the provider answers with its first result: retrysafe call%s --tenant %s --key %s --tool %s --args %s   or, to record it without a retry: %s",
+				op.Provider, ledgerFlags(k.db, *pdb, *cfgPath), textsafe.ShellWord(op.Tenant), textsafe.ShellWord(op.Key), textsafe.ShellWord(op.Tool), textsafe.ShellWord(string(op.Args)), resolve)
+		}
+		fmt.Fprintf(stdout, "to settle: %s\n", show(oneLine(resolve)))
 	}
 	if line := offer(hs, decideCommands(now, ledgerFlags(k.db, *pdb, *cfgPath), dg, l.Store().Now())...); line != "" {
 		fmt.Fprintln(stdout, show(line))
