@@ -351,10 +351,52 @@ func opsShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stdout, show(line))
 		}
 	}
+	if lines := unknownWords(l.Service(), d, flags, l.Store().Now()); len(lines) > 0 {
+		fmt.Fprintln(stdout)
+		for _, line := range lines {
+			fmt.Fprintln(stdout, show(line))
+		}
+	}
 	if line := offer(hs, decideCommands(d.Operation, flags, dg, l.Store().Now())...); line != "" {
 		fmt.Fprintf(stdout, "\n%s\n", show(line))
 	}
 	return exitOK
+}
+
+// unknownWords is what a person can do about an unknown operation, one
+// line each (none for any other state), by the write's rules
+// (reconcile.Offers, as --json's "actions"): ask the provider first, then
+// each decision allowed now, with what it needs first (the grace, or the
+// second confirmation against a finding) after it.
+func unknownWords(svc *reconcile.Service, d *model.Detail, ledger string, now time.Time) []string {
+	op := d.Operation
+	if op.State != model.StateUnknown {
+		return nil
+	}
+	keys := keyFlagsFor(op)
+	lines := []string{"what you can do: its outcome is unknown, and nothing leaves unknown by itself — a person decides:"}
+	if op.Provider != "" {
+		lines = append(lines, "  retrysafe ops check"+ledger+keys+"   # ask the provider first; records its finding, decides nothing")
+	}
+	cmds := map[model.Action][2]string{
+		model.ActionMarkApplied:    {"retrysafe ops resolve" + ledger + keys + ` --as applied --evidence REF --reason "…"`, ""},
+		model.ActionMarkNotApplied: {"retrysafe ops resolve" + ledger + keys + ` --as not-applied --evidence "…" --reason "…"`, "asks the provider first"},
+		model.ActionAuthorizeKey:   {"retrysafe ops supersede" + ledger + keys + ` --reason "…"`, "a new key; asks the provider first"},
+	}
+	for _, o := range svc.Offers(op, d.Attempts, now) {
+		if !o.Allowed {
+			continue
+		}
+		line, note := "  "+cmds[o.Action][0], cmds[o.Action][1]
+		if why := o.Why(op); why != "" {
+			note = strings.TrimPrefix(note+"; "+why, "; ")
+		}
+		if note != "" {
+			line += "   # " + note
+		}
+		lines = append(lines, line)
+	}
+	return lines
 }
 
 // inProgressWords is what a person can do about an in_progress operation
