@@ -23,10 +23,10 @@ const opsUsage = `Usage:
   retrysafe ops list      [--state S] [--tenant T] [--tool X] [--search TEXT] [--finding F] [--limit N] [--before ID] [--json]
   retrysafe ops show      --tenant T --key K [--json]
   retrysafe ops resolve   --tenant T --key K --as applied|not-applied --reason TEXT [--evidence REF] [--operator NAME] [--expect-version N]
-                          [--check [--provider-db F] [--against-finding[=DIGEST]]] [--json]
+                          [--check [--provider-db F] [--against-finding[=DIGEST]]] [--within-grace] [--json]
   retrysafe ops resolve   --tenant T --key K1[@V] --key K2[@V] ... | --state S [--tenant T] [--tool X] [--search TEXT] [--finding F]
-                          --as ... --reason ... [--evidence ...] [--provider-db F] [--against-finding[=DIGEST]] --dry-run | --yes [--json]
-  retrysafe ops supersede --tenant T --key K --reason TEXT [--evidence TEXT] [--new-key K2] [--against-finding[=DIGEST]] [--provider-db FILE] [--operator NAME] [--expect-version N] [--json]
+                          --as ... --reason ... [--evidence ...] [--provider-db F] [--against-finding[=DIGEST]] [--within-grace] --dry-run | --yes [--json]
+  retrysafe ops supersede --tenant T --key K --reason TEXT [--evidence TEXT] [--new-key K2] [--against-finding[=DIGEST]] [--within-grace] [--provider-db FILE] [--operator NAME] [--expect-version N] [--json]
   retrysafe ops check     --tenant T --key K [--provider-db FILE] [--operator NAME] [--read-only] [--json]
   retrysafe ops decisions [--tenant T] [--operator NAME] [--action applied|not-applied|new-key] [--limit N] [--json]
 Every one takes --db FILE|URL (a ledger file or a postgres:// URL; default $RETRYSAFE_DB, else ./retrysafe.db).
