@@ -963,7 +963,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			if !strings.Contains(why, "cannot tell") {
 				why = "cannot tell: " + why
 			}
-			return fail(stderr, model.Wrap(model.CodeUnavailable, looked.Err, "provider %s lookup failed: %s (%s; nothing was decided)%s", op.Provider, why, recorded, askedElsewhereAdvice(looked.Err, ledgerFlags(*db, *pdb, *cfgPath), op.Tenant, op.Key)))
+			return fail(stderr, model.Wrap(model.CodeUnavailable, looked.Err, "provider %s lookup failed: %s (%s; nothing was decided)%s", op.Provider, why, recorded, askedElsewhereAdvice(looked.Err, *db, *pdb, *cfgPath, op.Tenant, op.Key)))
 		}
 		ev := looked.Evidence
 		d.Finding = &ev
@@ -1870,7 +1870,7 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if looked.Err != nil {
 		// Cannot tell: one line, exit 2, as before — and the finding says so.
 		fmt.Fprintf(stderr, "retrysafe: %s (%s)%s\n", oneLine(fmt.Sprintf("provider %s lookup failed: %v", op.Provider, looked.Err)), recorded,
-			show(oneLine(askedElsewhereAdvice(looked.Err, ledgerFlags(k.db, *pdb, *cfgPath), op.Tenant, op.Key))))
+			show(askedElsewhereAdvice(looked.Err, k.db, *pdb, *cfgPath, op.Tenant, op.Key)))
 		clockWarning(stderr, l.Store())
 		return exitInvalid
 	}
@@ -1919,13 +1919,15 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 // config's lookup asks elsewhere than the claim's request went
 // (reconcile.ErrAskedElsewhere): asking again here says nothing more, so
 // ask with the config the claim was made with, or decide on evidence of
-// your own. "" for any other error. flags are the ledger's (ledgerFlags).
-func askedElsewhereAdvice(err error, flags, tenant, key string) string {
+// your own — the commands, with the ledger's flags. "" for any other
+// error.
+func askedElsewhereAdvice(err error, db, pdb, cfgPath, tenant, key string) string {
 	if !errors.Is(err, reconcile.ErrAskedElsewhere) {
 		return ""
 	}
-	return fmt.Sprintf(" — to settle: ask again with --config naming the config the claim was made with, or decide on evidence of your own (a ticket, the provider's console): retrysafe ops resolve%s --tenant %s --key %s --as applied|not-applied --evidence \"…\" --reason \"…\"",
-		flags, textsafe.ShellWord(tenant), textsafe.ShellWord(key))
+	keys := " --tenant " + textsafe.ShellWord(tenant) + " --key " + textsafe.ShellWord(key)
+	return fmt.Sprintf(" — to settle: retrysafe ops check%s%s --config FILE   (FILE: the config the claim was made with)  or  retrysafe ops resolve%s%s --as applied|not-applied --evidence \"…\" --reason \"…\"   (your own evidence: a ticket, the provider's console)",
+		storeFlags(db, pdb), keys, ledgerFlags(db, pdb, cfgPath), keys)
 }
 
 // withinGraceUsage documents --within-grace (ops resolve, ops supersede).
