@@ -265,7 +265,11 @@ func (g *Gateway) writeResult(w http.ResponseWriter, res reconcile.Result, err e
 	if res.Class == model.ClassInternal && errors.Is(err, reconcile.ErrCannotDispatch) {
 		k = KindMisconfigured
 	}
-	p := newProblem(k, res.Message)
+	detail := res.Message
+	if k == KindMisconfigured {
+		detail = misconfiguredDetail // the log has the reason, for the operator
+	}
+	p := newProblem(k, detail)
 	p.Class, p.Key, p.NewKey, p.State = res.Class, key, res.NewKey, res.State
 	if res.Class == model.ClassInvalid && !strings.Contains(p.Detail, "nothing was") {
 		p.Detail += "; nothing was written"

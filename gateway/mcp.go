@@ -122,6 +122,7 @@ func (g *Gateway) mcpHandler(tenant, tool string) mcp.ToolHandler {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(textsafe.JSON(b))}}, StructuredContent: structured}, nil
 		}
 		if errors.Is(err, reconcile.ErrCannotDispatch) {
+			res.Message = misconfiguredDetail // the log has the reason, for the operator
 			return toolErrorSaying(misconfiguredToDo, res, key), nil
 		}
 		return toolError(res, key), nil
@@ -131,6 +132,14 @@ func (g *Gateway) mcpHandler(tenant, tool string) mcp.ToolHandler {
 // misconfiguredToDo is what a model is told of a call this server cannot
 // dispatch as configured (reconcile.ErrCannotDispatch).
 const misconfiguredToDo = "Retry later with the same idempotency_key: this server is misconfigured (the operator must fix it) and did nothing; the request itself is fine."
+
+// misconfiguredDetail is what the caller of a call this server cannot
+// dispatch as configured (reconcile.ErrCannotDispatch) is told, over HTTP
+// and MCP: the caller cannot set the server's environment, so it is told
+// that the server's operator must, and not which variable or header is
+// missing — that is the server's setup, said in its log (a warning per
+// call, and at startup).
+const misconfiguredDetail = "this server cannot send the request to the tool's provider as it is configured: its operator must fix the server's setup (its log says what is missing); nothing was sent or written; retry later with the same key"
 
 // splitKey takes idempotency_key out of the arguments; the rest are the
 // tool's arguments, byte for byte (numbers keep their spelling).

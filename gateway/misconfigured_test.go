@@ -36,8 +36,12 @@ func TestACallThisServerCannotDispatchIs503Misconfigured(t *testing.T) {
 		t.Fatalf("status %d, type %s, class %s, Retry-After %q; want 503 /problems/misconfigured, class internal, a Retry-After: %s",
 			r.status, p.Type, p.Class, r.header.Get("Retry-After"), r.body)
 	}
-	if !strings.Contains(p.Detail, "$MAIL_TOKEN") || strings.Count(p.Detail, "nothing was") != 1 || !strings.Contains(p.Title, "same key") {
-		t.Fatalf("problem %+v; want the variable named, 'nothing was' once, and retry with the same key", p)
+	// The caller cannot set the server's environment: the body says the
+	// server's operator must fix it (its log names what), and names no
+	// variable of the server's setup, nor asks the caller to set one (L22).
+	if strings.Contains(p.Detail, "MAIL_TOKEN") || strings.Contains(p.Detail, "set it") || !strings.Contains(p.Detail, "operator") ||
+		strings.Count(p.Detail, "nothing was") != 1 || !strings.Contains(p.Detail, "same key") || !strings.Contains(p.Title, "same key") {
+		t.Fatalf("problem %+v; want the operator to fix it, no variable named, 'nothing was' once, and retry with the same key", p)
 	}
 	if after := e.snapshot(); after != before {
 		t.Fatalf("a refused call wrote:\nbefore %s\nafter  %s", before, after)
@@ -51,7 +55,8 @@ func TestACallThisServerCannotDispatchIs503Misconfigured(t *testing.T) {
 
 	res := mcpCall(t, e, "m1", map[string]any{"to": "ops@example.com", "body": "disk full"})
 	text := mcpText(res)
-	if !res.IsError || !strings.HasPrefix(text, "Retry later with the same idempotency_key: this server is misconfigured") || strings.Contains(text, "Fix the") {
+	if !res.IsError || !strings.HasPrefix(text, "Retry later with the same idempotency_key: this server is misconfigured") || strings.Contains(text, "Fix the") ||
+		strings.Contains(text, "MAIL_TOKEN") || strings.Contains(text, "set it") {
 		t.Fatalf("mcp: %q; want: retry later, the server is misconfigured", text)
 	}
 	if after := e.snapshot(); after != before {

@@ -122,7 +122,8 @@ func IdentityOf(p Provider) (dispatch, lookup string) {
 // IdentityChanges names what differs between two digests of Target.Digest
 // ("host", "URL template", …), in the fields' order; nil when they are
 // the same. A digest it cannot read differs as a whole ("where it is
-// sent").
+// sent"). Another kind of provider (a sandbox file then, an HTTP API now)
+// is "kind" alone: the other fields of another kind say nothing more.
 func IdentityChanges(recorded, current string) []string {
 	if recorded == current {
 		return nil
@@ -131,6 +132,9 @@ func IdentityChanges(recorded, current string) []string {
 	c, cok := digestFields(current)
 	if !rok || !cok {
 		return []string{"where it is sent"}
+	}
+	if r["kind"] != c["kind"] {
+		return []string{"kind"}
 	}
 	var out []string
 	for _, f := range targetFields {

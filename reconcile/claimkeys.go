@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -61,6 +62,16 @@ func (s *Service) notResendable(op *model.Operation) (why string, disagrees bool
 	return "", false
 }
 
+// Resendable reports whether this process sends op's claim again under
+// its downstream key (a retry of the key, a sweep) — the claim's record
+// and this config both say the provider honours keys, and this config
+// sends where the claim's request went — so that a person can be offered
+// the retry: it gets the provider's first answer, never a second effect.
+func (s *Service) Resendable(op model.Operation) bool {
+	why, _ := s.notResendable(&op)
+	return why == ""
+}
+
 // lookupMoved says why prov's "has nothing" about op says nothing about
 // where op's request went, "" when it may: its lookup asks elsewhere than
 // the one recorded with op's claim (another host, another URL). A claim
@@ -75,8 +86,20 @@ func lookupMoved(op *model.Operation, prov provider.Provider) string {
 	if changed == nil {
 		return ""
 	}
-	return fmt.Sprintf("provider %s's lookup in this config is not the one recorded with the claim (its %s changed since the request was sent), so its \"has nothing\" says nothing about where the request went", op.Provider, strings.Join(changed, ", "))
+	return fmt.Sprintf("provider %s's lookup in this config is not the one recorded with the claim (its %s changed since the request was sent), so its \"has nothing\" says nothing about where the request went: ask with the config the claim was made with, or decide on evidence of your own", op.Provider, strings.Join(changed, ", "))
 }
+
+// ErrAskedElsewhere is what a lookup's "cannot tell" is (errors.Is) when
+// this config's lookup asks elsewhere than the one recorded with the
+// claim (lookupMoved): the provider as configured then, or a person's own
+// evidence, settles it — not asking again here.
+var ErrAskedElsewhere = errors.New("asked elsewhere than the claim's request went")
+
+// askedElsewhere is the "cannot tell" of lookupMoved's why.
+type askedElsewhere struct{ why string }
+
+func (e *askedElsewhere) Error() string        { return "cannot tell: " + e.why }
+func (e *askedElsewhere) Is(target error) bool { return target == ErrAskedElsewhere }
 
 // addNotResent adds the held claims of one batch, by reason, to rep: the
 // count, and each reason once, in order, joined by "; ".

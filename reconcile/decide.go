@@ -518,7 +518,7 @@ func (s *Service) Check(ctx context.Context, tenant, key string) (*model.Operati
 	ev, err := provider.LookupFor(ctx, prov, provider.Query{DownstreamKey: asked.DownstreamKey, Ref: asked.ProviderRef})
 	if err == nil && !ev.Found {
 		if why := lookupMoved(asked, prov); why != "" {
-			err = fmt.Errorf("cannot tell: %s", why)
+			err = &askedElsewhere{why}
 		}
 	}
 	if err != nil {

@@ -294,7 +294,7 @@ func (s *Service) lookup(ctx context.Context, op *model.Operation) (provider.Evi
 	}
 	if err == nil && !ev.Found {
 		if why := lookupMoved(op, prov); why != "" {
-			err = errors.New("cannot tell: " + why)
+			err = &askedElsewhere{why}
 		}
 	}
 	return ev, err

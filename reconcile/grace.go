@@ -58,14 +58,27 @@ func (s *Service) DispatchGrace(name string) time.Duration {
 // that sent it — a provider timeout this config no longer names, a longer
 // lease). A claim from before the ledger recorded it has the lease it
 // recorded while in_progress (lastRequest) and this config's grace.
-func (s *Service) graceUntil(name string, waited time.Time, ops ...*model.Operation) time.Time {
-	until := waited.Add(s.DispatchGrace(name))
+//
+// byClaim says which anchor it is, for the words: false, the wait's end
+// plus grace; true, a claim's apply-by, later than that.
+func (s *Service) graceUntil(name string, waited time.Time, ops ...*model.Operation) (until time.Time, grace time.Duration, byClaim bool) {
+	grace = s.DispatchGrace(name)
+	until = waited.Add(grace)
 	for _, op := range ops {
 		if op != nil && op.ClaimApplyBy.After(until) {
-			until = op.ClaimApplyBy
+			until, byClaim = op.ClaimApplyBy, true
 		}
 	}
-	return until
+	return until, grace, byClaim
+}
+
+// graceWords says where until comes from, after "the client stopped
+// waiting at W": this config's grace after W, or the claim's apply-by.
+func graceWords(until time.Time, grace time.Duration, byClaim bool) string {
+	if byClaim {
+		return fmt.Sprintf("the claim that sent it recorded that the provider may apply it until %s (its lease end plus the grace of the config that sent it)", until.UTC().Format(time.RFC3339))
+	}
+	return fmt.Sprintf("the provider does not stop processing, and may apply it for %v after that", grace)
 }
 
 // requestGrace is the one reading of the grace that lookups (withinGrace)
@@ -73,12 +86,14 @@ func (s *Service) graceUntil(name string, waited time.Time, ops ...*model.Operat
 // latest request's send time and wait end (lastRequest), and when its
 // grace ends (graceUntil: never before a claim's recorded apply-by). Zero
 // times: there is no request the provider never answered.
-func (s *Service) requestGrace(provider string, attempts []model.Attempt, ops ...*model.Operation) (sent, waited, until time.Time) {
-	sent, waited = lastRequest(attempts, s.Lease, ops...)
-	if sent.IsZero() && waited.IsZero() {
-		return sent, waited, time.Time{}
+func (s *Service) requestGrace(provider string, attempts []model.Attempt, ops ...*model.Operation) RequestGrace {
+	var g RequestGrace
+	g.Sent, g.Waited = lastRequest(attempts, s.Lease, ops...)
+	if g.Sent.IsZero() && g.Waited.IsZero() {
+		return g
 	}
-	return sent, waited, s.graceUntil(provider, waited, ops...)
+	g.Until, g.grace, g.byClaim = s.graceUntil(provider, g.Waited, ops...)
+	return g
 }
 
 // requestOutcomes are the outcomes of the attempts lastRequest reads —
@@ -140,12 +155,12 @@ func (s *Service) withinGrace(ctx context.Context, op, after *model.Operation, s
 		}
 		return fmt.Sprintf("its requests could not be read (%v)", err), true
 	}
-	sent, waited, until := s.requestGrace(op.Provider, d.Attempts, op, after, &d.Operation)
-	if until.IsZero() || !since.Before(until) {
+	g := s.requestGrace(op.Provider, d.Attempts, op, after, &d.Operation)
+	if g.Until.IsZero() || !since.Before(g.Until) {
 		return "", false
 	}
-	return fmt.Sprintf("a request sent at %s, waited for until %s, may still be applied by the provider; ask again after %s",
-		sent.UTC().Format(time.RFC3339), waited.UTC().Format(time.RFC3339), until.UTC().Format(time.RFC3339)), true
+	return fmt.Sprintf("a request sent at %s, waited for until %s, may still be applied by the provider (%s); ask again after %s",
+		g.Sent.UTC().Format(time.RFC3339), g.Waited.UTC().Format(time.RFC3339), graceWords(g.Until, g.grace, g.byClaim), g.Until.UTC().Format(time.RFC3339)), true
 }
 
 // errGrace is the "cannot tell" of a lookup that found nothing within the
@@ -186,6 +201,11 @@ type RequestGrace struct {
 	// decision compares them in its own transaction (a new request
 	// always comes with a new claim).
 	opID, claimNo int64
+	// grace is the grace after Waited; byClaim, that Until is a claim's
+	// recorded apply-by, later than Waited plus grace (the words say
+	// which).
+	grace   time.Duration
+	byClaim bool
 }
 
 // Within reports whether at is within the grace.
@@ -196,11 +216,11 @@ func (g RequestGrace) Within(at time.Time) bool { return !g.Until.IsZero() && at
 // (lastRequest, graceUntil: the claim's recorded apply-by counts). It
 // reads nothing.
 func (s *Service) GraceFrom(op model.Operation, attempts []model.Attempt) RequestGrace {
-	g := RequestGrace{opID: op.ID, claimNo: op.ClaimNo}
 	if s.Grace < 0 {
-		return g
+		return RequestGrace{opID: op.ID, claimNo: op.ClaimNo}
 	}
-	g.Sent, g.Waited, g.Until = s.requestGrace(op.Provider, attempts, &op)
+	g := s.requestGrace(op.Provider, attempts, &op)
+	g.opID, g.claimNo = op.ID, op.ClaimNo
 	return g
 }
 
@@ -284,8 +304,8 @@ func (e *GraceRefusal) Error() string {
 	if e.Action == model.ActionAuthorizeKey {
 		risk = "the new key's first call makes the effect a second time"
 	}
-	return fmt.Sprintf("cannot %s %s/%s yet: its latest request was sent at %s and the provider may still apply it (the client stopped waiting at %s; the provider does not stop processing) — if it lands, %s; decide after %s (UTC) — nothing was written. Only if you know the provider dropped it: --within-grace (the console: the typed override)",
-		e.Action.Verb(), e.Tenant, e.Key, e.Sent.UTC().Format(time.RFC3339), e.Waited.UTC().Format(time.RFC3339), risk, e.Until.UTC().Format(time.RFC3339))
+	return fmt.Sprintf("cannot %s %s/%s yet: its latest request was sent at %s and the provider may still apply it (the client stopped waiting at %s; %s) — if it lands, %s; decide after %s (UTC) — nothing was written. Only if you know the provider dropped it: --within-grace (the console: the typed override)",
+		e.Action.Verb(), e.Tenant, e.Key, e.Sent.UTC().Format(time.RFC3339), e.Waited.UTC().Format(time.RFC3339), graceWords(e.Until, e.grace, e.byClaim), risk, e.Until.UTC().Format(time.RFC3339))
 }
 
 // Is makes a GraceRefusal ErrWithinGrace.

@@ -137,7 +137,8 @@ func (s *Service) Triage(ctx context.Context, opt TriageOptions) (TriageReport, 
 	if err != nil {
 		return TriageReport{}, err
 	}
-	rep := TriageReport{Candidates: len(ops), Recorded: !s.Store.ReadOnly()}
+	// Providers is a list even when there is nothing to ask: [] in JSON.
+	rep := TriageReport{Candidates: len(ops), Recorded: !s.Store.ReadOnly(), Providers: []TriageTally{}}
 	limiters := s.lookupLimiters(ops, opt.Rate)
 	tallies := map[string]*TriageTally{}
 	provStart := map[string]time.Time{}

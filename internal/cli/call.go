@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -207,7 +208,7 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		rp, ok := recordedRequest(ctx, c.db, cfg, req, err)
 		if !ok {
-			return fail(stderr, err)
+			return fail(stderr, builtinToolsHint(cfg, req.Tool, err))
 		}
 		prep = rp
 	}
@@ -548,4 +549,16 @@ func explicitPayloadVersion(fs *flag.FlagSet, v int) error {
 		}
 	})
 	return err
+}
+
+// builtinToolsHint adds to err, a call of a tool the config does not know,
+// that no config was named — neither --config nor $RETRYSAFE_CONFIG — so
+// the tools are the built-in demo ones, and how to name yours: a call
+// meant for your own tools would otherwise be told only the demo's names.
+func builtinToolsHint(cfg *config.Config, tool string, err error) error {
+	if cfg.File != config.DefaultName || slices.Contains(cfg.Tools.Names(), tool) {
+		return err
+	}
+	return model.Wrap(model.CodeOf(err), err, "%v — no --config was given and $%s is not set, so these are the built-in demo tools: name the config that declares yours with --config FILE (or set %s=FILE)",
+		err, config.EnvVar, config.EnvVar)
 }

@@ -480,6 +480,19 @@ func redactedDB(db string) string {
 // leading space. The caller makes the line inert (show).
 func ledgerFlags(db, providerDB, configPath string) string {
 	var b strings.Builder
+	b.WriteString(storeFlags(db, providerDB))
+	if configPath == "" {
+		configPath = os.Getenv(config.EnvVar)
+	}
+	if configPath != "" {
+		b.WriteString(" --config " + textsafe.ShellWord(absPath(configPath)))
+	}
+	return b.String()
+}
+
+// storeFlags are ledgerFlags' --db and --provider-db, without --config.
+func storeFlags(db, providerDB string) string {
+	var b strings.Builder
 	switch {
 	case postgres.IsURL(db):
 		b.WriteString(" --db " + textsafe.ShellWord(redactedDB(db)))
@@ -488,12 +501,6 @@ func ledgerFlags(db, providerDB, configPath string) string {
 	}
 	if providerDB != "" {
 		b.WriteString(" --provider-db " + textsafe.ShellWord(absPath(providerDB)))
-	}
-	if configPath == "" {
-		configPath = os.Getenv(config.EnvVar)
-	}
-	if configPath != "" {
-		b.WriteString(" --config " + textsafe.ShellWord(absPath(configPath)))
 	}
 	return b.String()
 }

@@ -74,7 +74,7 @@ func commandHelp() []help {
 			examples: []string{"retrysafe ops show --tenant acme --key op-42"},
 			exits:    exitsCommon},
 		{name: "ops resolve", summary: "record an operator's decision (one operation, several keys or a filter): the effect was applied, or was not",
-			synopsis: "retrysafe ops resolve (--tenant T --key K[@V]... | [--tenant T] --state S [--tool X] [--search TEXT] [--finding F]) --as applied|not-applied --reason TEXT [--evidence REF] [--check] [--against-finding[=DIGEST]] [--provider-db FILE] [--dry-run | --yes] [--operator NAME] [--expect-version N] [--json]",
+			synopsis: "retrysafe ops resolve (--tenant T --key K[@V]... | [--tenant T] --state S [--tool X] [--search TEXT] [--finding F]) --as applied|not-applied --reason TEXT [--evidence REF] [--check] [--against-finding[=DIGEST]] [--within-grace] [--provider-db FILE] [--dry-run | --yes] [--operator NAME] [--expect-version N] [--json]",
 			examples: []string{
 				`retrysafe ops resolve --tenant acme --key op-43 --as applied --evidence msg-7781 --reason "provider log shows delivery"`,
 				`retrysafe ops resolve --tenant acme --key op-43 --as not-applied --evidence "INC-4471: provider dropped the batch" --reason "never sent" --expect-version 3   # asks the provider first: refused if it has it, unless --against-finding=DIGEST (the digest ops show, ops check or the refusal printed)`,
@@ -88,7 +88,7 @@ func commandHelp() []help {
 				"2  refused: bad flags or input, an illegal or stale decision, or a decision against the provider's finding without --against-finding (with --check, that finding is recorded even so) — against a \"has it\", only --against-finding=DIGEST naming the ones you saw (another one recorded since refuses the run, nothing written); or (several operations with --yes) not every one was written — those whose RESULT is written were, the rest were not",
 			}},
 		{name: "ops supersede", summary: "authorize a new key in place of an operation that must be sent again deliberately (its provider is asked first)",
-			synopsis: "retrysafe ops supersede --tenant T --key K --reason TEXT [--evidence TEXT] [--new-key K2] [--against-finding[=DIGEST]] [--provider-db FILE] [--operator NAME] [--expect-version N] [--json]",
+			synopsis: "retrysafe ops supersede --tenant T --key K --reason TEXT [--evidence TEXT] [--new-key K2] [--against-finding[=DIGEST]] [--within-grace] [--provider-db FILE] [--operator NAME] [--expect-version N] [--json]",
 			examples: []string{`retrysafe ops supersede --tenant acme --key op-43 --reason "customer asked for a resend"`},
 			exits: []string{
 				"0  the new key is authorized (printed on stdout); the provider was asked first unless a fresh finding said (a \"cannot tell\" is said on stderr: the key is authorized on your reason)",
@@ -108,9 +108,13 @@ func commandHelp() []help {
 			examples: []string{"retrysafe ops decisions --tenant acme", "retrysafe ops decisions --operator dana --json"},
 			exits:    exitsCommon},
 		{name: "sweep", summary: "end expired leases (unknown, or re-sent under the same downstream key) and compact old receipts",
-			synopsis: "retrysafe sweep [--db FILE|URL] [--tombstone-window D] [--json]",
+			synopsis: "retrysafe sweep [--db FILE|URL] [--provider-db FILE] [--config FILE] [--lease D] [--tombstone-window D] [--json]",
 			examples: []string{"retrysafe sweep --db ledger.db", "retrysafe sweep --tombstone-window 720h --json"},
-			exits:    exitsCommon},
+			exits: []string{
+				"0  done: every expired lease ended (unknown, or re-sent under its key) and old receipts compacted — also when some were not re-sent or not sent (said on stdout: not_resent, not_sent)",
+				"1  internal or storage failure (disk full, I/O error, ledger locked past the deadline): run it again later; what it finished stays",
+				"2  bad flags, no such ledger, or a --lease not longer than a provider's timeout — nothing was done",
+			}},
 		{name: "triage", summary: "ask the providers about every unknown operation (and every claim past its lease), record each finding; decides nothing",
 			synopsis: "retrysafe triage [--db FILE|URL] [--tenant T] [--provider P] [--json] [--concurrency N] [--rate R] [--timeout D] [--operator NAME] [--provider-db FILE] [--read-only]",
 			examples: []string{"retrysafe triage --db ledger.db", "retrysafe triage --tenant acme --rate 50 --json", "retrysafe triage --read-only   # shown, not recorded"},
@@ -122,13 +126,17 @@ func commandHelp() []help {
 				"4  interrupted (SIGINT/SIGTERM): the rest were not asked; what was recorded stays",
 			}},
 		{name: "lab", summary: "reproduce lost replies and crashes with real worker processes and check the ledger after each",
-			synopsis: "retrysafe lab [--json] [--keep DIR] [--quiet]",
+			synopsis: "retrysafe lab [--db URL] [--json] [--keep DIR] [--quiet]",
 			examples: []string{"retrysafe lab", "retrysafe lab --keep ./lab-ledgers --json"},
 			exits:    []string{"0  every scenario held", "1  a scenario did not hold, or the lab could not run", "2  bad flags"}},
 		{name: "demo", summary: "build a demo ledger through the real code paths and open the console on it",
 			synopsis: "retrysafe demo [--db FILE|URL] [--fresh] [--no-console]",
 			examples: []string{"retrysafe demo", "retrysafe demo --db /tmp/demo.db --fresh --no-console"},
-			exits:    exitsCommon},
+			exits: []string{
+				"0  the demo ledger was built (or reused), and the console closed",
+				"1  the build failed, or was interrupted (SIGINT/SIGTERM): nothing half-built is left; run it again",
+				"2  bad flags, a directory that does not exist, or a ledger the demo did not make (it neither reuses nor rebuilds yours)",
+			}},
 		{name: "bench", summary: "measure the call path against bare SQLite (or bare pgx) on the same disk, or a running gateway over HTTP",
 			synopsis: "retrysafe bench (--db FILE|URL | --http URL --token T) [--workers W] [--ops N] [--rounds R] [--mix new|replay|conflict] [--fresh] [--json]",
 			examples: []string{
@@ -151,27 +159,47 @@ func commandHelp() []help {
 		{name: "mcp", summary: "an MCP server over stdio for one tenant (an MCP client starts it)",
 			synopsis: "retrysafe mcp --tenant T [--db FILE|URL] [--call-timeout D]",
 			examples: []string{"retrysafe mcp --db /srv/retrysafe/ledger.db --tenant acme"},
-			exits:    exitsCommon},
+			exits: []string{
+				"0  the client closed stdin, or SIGTERM/SIGINT: the calls in flight were answered",
+				"1  the ledger or the transport failed",
+				"2  bad flags, no such ledger, a bad --tenant, or a provider that cannot serve (nothing was started)",
+			}},
 		{name: "tokens", summary: "the gateway's bearer tokens: create (printed once), list, revoke",
 			synopsis: "retrysafe tokens create|list|revoke [flags]",
 			examples: []string{`retrysafe tokens create --tenant acme --name "support agent"`, "retrysafe tokens list", "retrysafe tokens revoke --id 3"},
-			exits:    exitsCommon},
+			exits: []string{
+				"0  done",
+				"1  storage failure (disk full, I/O error, ledger locked past the deadline): try again later",
+				"2  bad flags or input, no subcommand, no such ledger (list, revoke) or token (revoke) — nothing was written",
+			}},
 		{name: "tokens create", summary: "make a bearer token for one tenant; it is printed once, the ledger keeps only its hash",
 			synopsis: "retrysafe tokens create --tenant T [--name N] [--db FILE|URL] [--json]",
 			examples: []string{`retrysafe tokens create --tenant acme --name "support agent"`},
-			exits:    exitsCommon},
+			exits: []string{
+				"0  the token is made and printed (this once: keep it)",
+				"1  storage failure: try again later (no token was made)",
+				"2  bad flags, a bad tenant or name — nothing was written",
+			}},
 		{name: "tokens list", summary: "list the gateway's tokens (never the tokens themselves)",
 			synopsis: "retrysafe tokens list [--tenant T] [--db FILE|URL] [--json]",
 			examples: []string{"retrysafe tokens list --tenant acme"},
-			exits:    exitsCommon},
+			exits: []string{
+				"0  listed (an empty list too)",
+				"1  storage failure: try again later",
+				"2  bad flags, no such ledger",
+			}},
 		{name: "tokens revoke", summary: "revoke a token: the gateway answers 401 to it from then on",
 			synopsis: "retrysafe tokens revoke --id N [--db FILE|URL] [--json]",
 			examples: []string{"retrysafe tokens revoke --id 3"},
-			exits:    exitsCommon},
+			exits: []string{
+				"0  revoked",
+				"1  storage failure: try again later (it was not revoked)",
+				"2  bad flags, no --id, no such ledger or token — nothing was written",
+			}},
 		{name: "sandbox", summary: "the sandbox provider: a stand-in third party that takes idempotency keys",
 			synopsis: "retrysafe sandbox serve [flags]",
 			examples: []string{"retrysafe sandbox serve --listen 127.0.0.1:8025 --db sandbox.db"},
-			exits:    exitsCommon},
+			exits:    []string{"0  stopped on SIGTERM or SIGINT", "1  the listener or its file failed", "2  bad flags, or no subcommand"}},
 		{name: "sandbox serve", summary: "serve the sandbox provider over HTTP, with fault switches for demos and tests",
 			synopsis: "retrysafe sandbox serve [--listen ADDR] [--db FILE] [--fault drop-after-apply|delay=D|reject|5xx|busy] [--honour-keys NAMES]",
 			examples: []string{"retrysafe sandbox serve --listen 127.0.0.1:8025", "retrysafe sandbox serve --fault drop-after-apply"},
@@ -221,6 +249,13 @@ func groupHelp(name, usage string) string {
 	h, _ := helpFor(name)
 	var b strings.Builder
 	fmt.Fprintf(&b, "retrysafe %s — %s\n\n%s", name, h.summary, usage)
+	var subs []string
+	for _, c := range commandHelp() {
+		if sub, ok := strings.CutPrefix(c.name, name+" "); ok {
+			subs = append(subs, sub)
+		}
+	}
+	fmt.Fprintf(&b, "\nFlags:\n  each subcommand's own: retrysafe %s %s -h\n", name, strings.Join(subs, "|"))
 	if len(h.examples) > 0 {
 		b.WriteString("\nExamples:\n")
 		for _, e := range h.examples {
@@ -273,7 +308,7 @@ func printHelp(w io.Writer, fs *flag.FlagSet, name string) {
 func flagLines(fs *flag.FlagSet) []string {
 	var out []string
 	fs.VisitAll(func(f *flag.Flag) {
-		typ, usage := flag.UnquoteUsage(f)
+		typ, usage := placeholder(f)
 		line := "  --" + f.Name
 		if typ != "" {
 			line += " " + typ
@@ -286,6 +321,44 @@ func flagLines(fs *flag.FlagSet) []string {
 	})
 	sort.Strings(out)
 	return out
+}
+
+// valueNames name the value of the string flags whose usage names none
+// (a backquoted word, as flag.UnquoteUsage reads it), by flag name.
+var valueNames = map[string]string{
+	"db": "FILE|URL", "config": "FILE", "provider-db": "FILE", "log": "FILE", "cpuprofile": "FILE",
+	"keep": "DIR", "baseline-dir": "DIR", "listen": "ADDR", "http": "URL", "token": "TOKEN",
+	"tenant": "TENANT", "key": "KEY", "new-key": "KEY", "tool": "TOOL", "provider": "NAME",
+	"operator": "NAME", "name": "NAME", "worker": "NAME", "trace-id": "ID", "args": "JSON|@FILE|-",
+	"reason": "TEXT", "evidence": "TEXT", "search": "TEXT", "state": "STATE", "finding": "FINDING",
+	"as": "applied|not-applied", "action": "ACTION", "fault": "FAULT", "mix": "MIX",
+	"log-level": "LEVEL", "mcp-allowed-host": "HOST", "honour-keys": "NAMES", "durability": "MODE",
+}
+
+// placeholder is flag.UnquoteUsage of f — a backquoted word in its usage
+// names its value — seen through the wrapper that refuses a flag given
+// twice (onceValue, which the flag package would call "value"): else its
+// type's name, DURATION or N, or for a string valueNames' word, else its
+// name in capitals.
+func placeholder(f *flag.Flag) (string, string) {
+	v := f.Value
+	if o, ok := v.(*onceValue); ok {
+		v = o.Value
+	}
+	typ, usage := flag.UnquoteUsage(&flag.Flag{Name: f.Name, Usage: f.Usage, Value: v, DefValue: f.DefValue})
+	if strings.Contains(f.Usage, "`") || typ == "" {
+		return typ, usage
+	}
+	switch typ {
+	case "duration":
+		return "DURATION", usage
+	case "int", "uint", "float", "int64", "uint64":
+		return "N", usage
+	}
+	if n, ok := valueNames[f.Name]; ok {
+		return n, usage
+	}
+	return strings.ToUpper(f.Name), usage
 }
 
 // flagNames lists a command's flags for completion, by parsing its help

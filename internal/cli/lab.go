@@ -264,7 +264,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if path, err = postgres.WithSchema(path, "retrysafe_demo"); err != nil {
 			return fail(stderr, err)
 		}
-		fmt.Fprintf(stderr, "the demo ledger lives in schema retrysafe_demo: retrysafe --db '%s'\n", postgres.Redact(path))
+		fmt.Fprintf(stderr, "the demo ledger lives in schema retrysafe_demo: retrysafe%s\n", show(demoFlags(path)))
 	}
 	if dir := filepath.Dir(path); !postgres.IsURL(path) && !isDir(dir) {
 		// Said before anything is built, and of the path given: the build
@@ -282,10 +282,21 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			}
 		}
 		if err := buildDemo(ctx, path, stderr); err != nil {
+			if ctx.Err() != nil {
+				// SIGINT/SIGTERM: the error is whichever step the
+				// cancellation cut ("context canceled before the
+				// transaction finished"); say what happened.
+				return fail(stderr, model.Wrap(model.CodeInternal, err, "demo: interrupted: the demo ledger %s was not built, and nothing half-built was left (retrysafe demo builds it again)", ledgerName(path)))
+			}
 			return fail(stderr, err)
 		}
 	} else {
 		fmt.Fprintf(stderr, "reusing the demo ledger %s (retrysafe demo --fresh rebuilds it)\n", ledgerName(path))
+	}
+	if postgres.IsURL(path) {
+		// The sandbox provider's file is in this directory: named by its
+		// absolute path, the commands work from any other.
+		fmt.Fprintf(stderr, "open it from any directory: retrysafe%s   (ops list, ops check, triage and sweep take the same --db and --provider-db)\n", show(demoFlags(path)))
 	}
 	if *noConsole {
 		return exitOK
@@ -385,6 +396,69 @@ func isSQLiteOrAbsent(path string) error {
 	return model.Errorf(model.CodeUnsupported, "%s is not a SQLite database; the demo will not overwrite it", path)
 }
 
+// demoFlags are --db and --provider-db of the demo ledger at path, for
+// the commands it prints: the URL without its password, the provider
+// file by its absolute path (a PostgreSQL ledger's is in the current
+// directory), each shell-quoted, with a leading space.
+func demoFlags(path string) string {
+	return " --db " + textsafe.ShellWord(redactedDB(path)) + " --provider-db " + textsafe.ShellWord(absPath(providerPath(path)))
+}
+
+// buildingPID is the process id in name when name is prefix followed by
+// digits and then suffix (a demo build's temporary name), else 0.
+func buildingPID(name, prefix, suffix string) int {
+	digits, ok := strings.CutPrefix(name, prefix)
+	if digits, ok = strings.CutSuffix(digits, suffix); !ok || digits == "" {
+		return 0
+	}
+	for _, r := range digits {
+		if r < '0' || r > '9' {
+			return 0
+		}
+	}
+	pid, err := strconv.Atoi(digits)
+	if err != nil {
+		return 0
+	}
+	return pid
+}
+
+// removeGoneBuilds removes what demo builds of path whose process is gone
+// left (killed where they could not clean up: SIGKILL, a closed
+// terminal) — only the demo's own building names of this path, and never
+// a build still running. Best effort: a leftover it cannot remove stays.
+func removeGoneBuilds(ctx context.Context, path string) {
+	if postgres.IsURL(path) {
+		prefix := postgres.SchemaOf(path) + "_building_"
+		names, err := postgres.SchemasWithPrefix(ctx, path, prefix)
+		if err != nil {
+			return
+		}
+		for _, n := range names {
+			if pid := buildingPID(n, prefix, ""); pid != 0 && pid != os.Getpid() && processGone(pid) {
+				if tmp, err := postgres.WithSchema(path, n); err == nil && postgres.DropSchema(ctx, tmp) == nil {
+					removeLedgerFiles(providerPath(tmp))
+				}
+			}
+		}
+		// A provider file whose schema is gone already.
+		files, _ := filepath.Glob(prefix + "*.provider.db")
+		for _, f := range files {
+			if pid := buildingPID(filepath.Base(f), prefix, ".provider.db"); pid != 0 && pid != os.Getpid() && processGone(pid) {
+				removeLedgerFiles(strings.TrimSuffix(f, ".provider.db"))
+			}
+		}
+		return
+	}
+	prefix := strings.TrimSuffix(path, ".db") + ".building-"
+	files, _ := filepath.Glob(prefix + "*.db")
+	for _, f := range files {
+		if pid := buildingPID(f, prefix, ".db"); pid != 0 && pid != os.Getpid() && processGone(pid) {
+			removeLedgerFiles(f)
+		}
+	}
+}
+
 // buildDemo builds the demo ledger under a temporary name beside path and
 // renames it into place only when complete, so an interrupted build never
 // leaves a half demo that a later run would reuse.
@@ -393,6 +467,7 @@ func buildDemo(ctx context.Context, path string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	removeGoneBuilds(ctx, path)
 	if postgres.IsURL(path) {
 		return buildDemoPostgres(ctx, path, r, stderr)
 	}

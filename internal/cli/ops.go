@@ -23,10 +23,10 @@ const opsUsage = `Usage:
   retrysafe ops list      [--state S] [--tenant T] [--tool X] [--search TEXT] [--finding F] [--limit N] [--before ID] [--json]
   retrysafe ops show      --tenant T --key K [--json]
   retrysafe ops resolve   --tenant T --key K --as applied|not-applied --reason TEXT [--evidence REF] [--operator NAME] [--expect-version N]
-                          [--check [--provider-db F] [--against-finding[=DIGEST]]] [--json]
+                          [--check [--provider-db F] [--against-finding[=DIGEST]]] [--within-grace] [--json]
   retrysafe ops resolve   --tenant T --key K1[@V] --key K2[@V] ... | --state S [--tenant T] [--tool X] [--search TEXT] [--finding F]
-                          --as ... --reason ... [--evidence ...] [--provider-db F] [--against-finding[=DIGEST]] --dry-run | --yes [--json]
-  retrysafe ops supersede --tenant T --key K --reason TEXT [--evidence TEXT] [--new-key K2] [--against-finding[=DIGEST]] [--provider-db FILE] [--operator NAME] [--expect-version N] [--json]
+                          --as ... --reason ... [--evidence ...] [--provider-db F] [--against-finding[=DIGEST]] [--within-grace] --dry-run | --yes [--json]
+  retrysafe ops supersede --tenant T --key K --reason TEXT [--evidence TEXT] [--new-key K2] [--against-finding[=DIGEST]] [--within-grace] [--provider-db FILE] [--operator NAME] [--expect-version N] [--json]
   retrysafe ops check     --tenant T --key K [--provider-db FILE] [--operator NAME] [--read-only] [--json]
   retrysafe ops decisions [--tenant T] [--operator NAME] [--action applied|not-applied|new-key] [--limit N] [--json]
 Every one takes --db FILE|URL (a ledger file or a postgres:// URL; default $RETRYSAFE_DB, else ./retrysafe.db).
@@ -360,10 +360,52 @@ func opsShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stdout, show(line))
 		}
 	}
+	if lines := unknownWords(l.Service(), d, flags, l.Store().Now()); len(lines) > 0 {
+		fmt.Fprintln(stdout)
+		for _, line := range lines {
+			fmt.Fprintln(stdout, show(line))
+		}
+	}
 	if line := offer(hs, decideCommands(d.Operation, flags, dg, l.Store().Now())...); line != "" {
 		fmt.Fprintf(stdout, "\n%s\n", show(line))
 	}
 	return exitOK
+}
+
+// unknownWords is what a person can do about an unknown operation, one
+// line each (none for any other state), by the write's rules
+// (reconcile.Offers, as --json's "actions"): ask the provider first, then
+// each decision allowed now, with what it needs first (the grace, or the
+// second confirmation against a finding) after it.
+func unknownWords(svc *reconcile.Service, d *model.Detail, ledger string, now time.Time) []string {
+	op := d.Operation
+	if op.State != model.StateUnknown {
+		return nil
+	}
+	keys := keyFlagsFor(op)
+	lines := []string{"what you can do: its outcome is unknown, and nothing leaves unknown by itself — a person decides:"}
+	if op.Provider != "" {
+		lines = append(lines, "  retrysafe ops check"+ledger+keys+"   # ask the provider first; records its finding, decides nothing")
+	}
+	cmds := map[model.Action][2]string{
+		model.ActionMarkApplied:    {"retrysafe ops resolve" + ledger + keys + ` --as applied --evidence REF --reason "…"`, ""},
+		model.ActionMarkNotApplied: {"retrysafe ops resolve" + ledger + keys + ` --as not-applied --evidence "…" --reason "…"`, "asks the provider first"},
+		model.ActionAuthorizeKey:   {"retrysafe ops supersede" + ledger + keys + ` --reason "…"`, "a new key; asks the provider first"},
+	}
+	for _, o := range svc.Offers(op, d.Attempts, now) {
+		if !o.Allowed {
+			continue
+		}
+		line, note := "  "+cmds[o.Action][0], cmds[o.Action][1]
+		if why := o.Why(op); why != "" {
+			note = strings.TrimPrefix(note+"; "+why, "; ")
+		}
+		if note != "" {
+			line += "   # " + note
+		}
+		lines = append(lines, line)
+	}
+	return lines
 }
 
 // inProgressWords is what a person can do about an in_progress operation
@@ -930,7 +972,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			if !strings.Contains(why, "cannot tell") {
 				why = "cannot tell: " + why
 			}
-			return fail(stderr, model.Wrap(model.CodeUnavailable, looked.Err, "provider %s lookup failed: %s (%s; nothing was decided)", op.Provider, why, recorded))
+			return fail(stderr, model.Wrap(model.CodeUnavailable, looked.Err, "provider %s lookup failed: %s (%s; nothing was decided)%s", op.Provider, why, recorded, askedElsewhereAdvice(looked.Err, *db, *pdb, *cfgPath, op.Tenant, op.Key)))
 		}
 		ev := looked.Evidence
 		d.Finding = &ev
@@ -1302,7 +1344,9 @@ func lookFirstOne(ctx context.Context, l *ledger.Ledger, action model.Action, d 
 			}
 		}
 	}
-	fmt.Fprintf(stderr, "provider check: %s: %s (recorded as a finding%s)\n", show(what), show(f.Detail), then)
+	// A "cannot tell" finding's detail says so itself: once is enough.
+	detail, _ := strings.CutPrefix(f.Detail, what+": ")
+	fmt.Fprintf(stderr, "provider check: %s: %s (recorded as a finding%s)\n", show(what), show(detail), then)
 	if f.Kind == model.FindingHasIt && d.Override && !seenHasIt(prior, f.Ref, f.Detail) {
 		return nil, model.Errorf(model.CodeInvalid, "this run's provider check found the effect (%s), which --against-finding could not have confirmed: nothing was written; if you still %s against it%s",
 			what, action.Verb(), againstOffer(ctx, l, d.Tenant, d.Key, retry))
@@ -1836,7 +1880,8 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	if looked.Err != nil {
 		// Cannot tell: one line, exit 2, as before — and the finding says so.
-		fmt.Fprintf(stderr, "retrysafe: %s (%s)\n", oneLine(fmt.Sprintf("provider %s lookup failed: %v", op.Provider, looked.Err)), recorded)
+		fmt.Fprintf(stderr, "retrysafe: %s (%s)%s\n", oneLine(fmt.Sprintf("provider %s lookup failed: %v", op.Provider, looked.Err)), recorded,
+			show(askedElsewhereAdvice(looked.Err, k.db, *pdb, *cfgPath, op.Tenant, op.Key)))
 		clockWarning(stderr, l.Store())
 		return exitInvalid
 	}
@@ -1866,8 +1911,16 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		if evidence == "" {
 			evidence = fmt.Sprintf("provider %s lookup found downstream key %s", ev.Provider, ev.DownstreamKey)
 		}
-		fmt.Fprintf(stdout, "to settle: %s\n", show(oneLine(fmt.Sprintf("retrysafe ops resolve%s --tenant %s --key %s%s --as applied --evidence %s --reason \"provider lookup found it\"",
-			ledgerFlags(k.db, *pdb, *cfgPath), textsafe.ShellWord(op.Tenant), textsafe.ShellWord(op.Key), pin, textsafe.ShellWord(evidence)))))
+		resolve := fmt.Sprintf("retrysafe ops resolve%s --tenant %s --key %s%s --as applied --evidence %s --reason \"provider lookup found it\"",
+			ledgerFlags(k.db, *pdb, *cfgPath), textsafe.ShellWord(op.Tenant), textsafe.ShellWord(op.Key), pin, textsafe.ShellWord(evidence))
+		if op.State == model.StateInProgress && reconcile.Unheld(*op, l.Store().Now()) && l.Service().Resendable(*op) {
+			// Nobody holds the claim and it is sent again under its
+			// key: the retry gets the provider's first answer (its
+			// receipt), which is what the caller wanted.
+			resolve = fmt.Sprintf("retry it with the same key — provider %s honours downstream keys, so the retry sends it again under the same downstream key and the provider answers with its first result: retrysafe call%s --tenant %s --key %s --tool %s --args %s   or, to record it without a retry: %s",
+				op.Provider, ledgerFlags(k.db, *pdb, *cfgPath), textsafe.ShellWord(op.Tenant), textsafe.ShellWord(op.Key), textsafe.ShellWord(op.Tool), textsafe.ShellWord(string(op.Args)), resolve)
+		}
+		fmt.Fprintf(stdout, "to settle: %s\n", show(oneLine(resolve)))
 	}
 	if line := offer(hs, decideCommands(now, ledgerFlags(k.db, *pdb, *cfgPath), dg, l.Store().Now())...); line != "" {
 		fmt.Fprintln(stdout, show(line))
@@ -1876,6 +1929,21 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stdout, show(line))
 	}
 	return exitOK
+}
+
+// askedElsewhereAdvice is the next step after a "cannot tell" because this
+// config's lookup asks elsewhere than the claim's request went
+// (reconcile.ErrAskedElsewhere): asking again here says nothing more, so
+// ask with the config the claim was made with, or decide on evidence of
+// your own — the commands, with the ledger's flags. "" for any other
+// error.
+func askedElsewhereAdvice(err error, db, pdb, cfgPath, tenant, key string) string {
+	if !errors.Is(err, reconcile.ErrAskedElsewhere) {
+		return ""
+	}
+	keys := " --tenant " + textsafe.ShellWord(tenant) + " --key " + textsafe.ShellWord(key)
+	return fmt.Sprintf(" — to settle: retrysafe ops check%s%s --config FILE   (FILE: the config the claim was made with)  or  retrysafe ops resolve%s%s --as applied|not-applied --evidence \"…\" --reason \"…\"   (your own evidence: a ticket, the provider's console)",
+		storeFlags(db, pdb), keys, ledgerFlags(db, pdb, cfgPath), keys)
 }
 
 // withinGraceUsage documents --within-grace (ops resolve, ops supersede).

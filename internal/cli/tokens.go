@@ -22,7 +22,7 @@ const tokensUsage = `Usage:
 // token's SHA-256; the token itself is printed once, by create.
 func runTokens(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, tokensUsage)
+		fmt.Fprint(stderr, "retrysafe tokens: which one? create, list or revoke\n\n"+tokensUsage)
 		return exitInvalid
 	}
 	switch args[0] {

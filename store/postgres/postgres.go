@@ -710,3 +710,23 @@ func MoveSchema(ctx context.Context, raw, from, to string) error {
 		return nil
 	})
 }
+
+// SchemasWithPrefix lists the schemas of raw's database whose names start
+// with prefix (compared as text, not as a LIKE pattern), in name order: a
+// command's own leftovers (the demo's building schemas) to find.
+func SchemasWithPrefix(ctx context.Context, raw, prefix string) ([]string, error) {
+	conn, err := pgx.Connect(ctx, raw)
+	if err != nil {
+		return nil, model.Wrap(model.CodeUnavailable, err, "cannot connect to %s: %v", Redact(raw), err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	rows, err := conn.Query(ctx, `SELECT nspname FROM pg_namespace WHERE left(nspname, length($1)) = $1 ORDER BY nspname`, prefix)
+	if err != nil {
+		return nil, model.Wrap(model.CodeUnavailable, err, "%s: %v", Redact(raw), codeOf(err))
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, model.Wrap(model.CodeUnavailable, err, "%s: %v", Redact(raw), codeOf(err))
+	}
+	return names, nil
+}
