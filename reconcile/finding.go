@@ -262,7 +262,13 @@ func (s *Service) Look(ctx context.Context, op *model.Operation, by string) (Loo
 		return err
 	})
 	if err != nil {
-		return l, err
+		// Said as what it is: the provider answered, the ledger did not
+		// keep it (a locked or failing ledger), so nothing may rest on it.
+		what := l.Finding.Kind.Words()
+		if l.Finding.Kind == model.FindingHasIt && l.Finding.Ref != "" {
+			what += " · " + textsafe.Visible(l.Finding.Ref)
+		}
+		return l, model.Wrap(model.CodeOf(err), err, "provider %s answered (%s), but the ledger did not record it, so nothing may rest on it: %v", op.Provider, what, err)
 	}
 	l.Recorded = true
 	s.asked.add(op.ID, l.Finding.Seq)
