@@ -59,25 +59,29 @@ func finish(t *testing.T, tm *teatest.TestModel) Model {
 	return m
 }
 
-func TestFlowOpenFilterDetailResolveAndSeeTheCountMove(t *testing.T) {
-	l := fixture(t)
-	tm := teatest.NewTestModel(t, New(liveConfig(l)), teatest.WithInitialTermSize(110, 30))
+// formMarkingNotify1Applied searches acme/notify-1, opens it, asks its
+// provider (c) and fills the "mark applied" form up to its enter.
+func formMarkingNotify1Applied(t *testing.T, tm *teatest.TestModel) {
+	t.Helper()
 	waitFor(t, tm, "[unknown 2]", "notify-1")
-
 	press(tm, "8", "/")
 	tm.Type("notify-1")
 	press(tm, "enter")
 	waitFor(t, tm, `search "notify-1"`, "1–1")
-
 	press(tm, "enter")
 	waitFor(t, tm, "acme / notify-1", "Attempts (1)")
 	press(tm, "c")
 	waitFor(t, tm, "sandbox delivered sbx_")
-
 	press(tm, "a")
 	waitFor(t, tm, "Mark applied")
 	press(tm, "tab")
 	tm.Type("the sandbox holds the delivery")
+}
+
+func TestFlowOpenFilterDetailResolveAndSeeTheCountMove(t *testing.T) {
+	l := fixture(t)
+	tm := teatest.NewTestModel(t, New(liveConfig(l)), teatest.WithInitialTermSize(110, 30))
+	formMarkingNotify1Applied(t, tm)
 	press(tm, "enter")
 	waitFor(t, tm, "Write this decision", "operator   alice")
 	time.Sleep(reviewArmDelay) // a person reads the review before y
@@ -241,19 +245,7 @@ var labOpen lab.OpenFunc = labledger.Open
 func TestFlowAYTypedAheadOfTheReviewIsNotTaken(t *testing.T) {
 	l := fixture(t)
 	tm := teatest.NewTestModel(t, New(liveConfig(l)), teatest.WithInitialTermSize(110, 30))
-	waitFor(t, tm, "[unknown 2]", "notify-1")
-	press(tm, "8", "/")
-	tm.Type("notify-1")
-	press(tm, "enter")
-	waitFor(t, tm, `search "notify-1"`, "1–1")
-	press(tm, "enter")
-	waitFor(t, tm, "acme / notify-1", "Attempts (1)")
-	press(tm, "c")
-	waitFor(t, tm, "sandbox delivered sbx_")
-	press(tm, "a")
-	waitFor(t, tm, "Mark applied")
-	press(tm, "tab")
-	tm.Type("the sandbox holds the delivery")
+	formMarkingNotify1Applied(t, tm)
 	press(tm, "enter", "y")
 	waitFor(t, tm, "Write this decision", "was not taken: nothing was written")
 	if d := l.get(t, "acme", "notify-1"); d.Operation.State != model.StateUnknown || len(d.Decisions) != 0 {
