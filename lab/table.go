@@ -68,8 +68,8 @@ func WriteTableWidth(w io.Writer, rows []Row, width int) {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		head := fmt.Sprintf("%s  %s  effects %d → %d, expected %s", v(r.Scenario), okText(r.OK), r.Before, r.After, v(r.Expected))
-		writeWrapped(w, "", "  ", head, width)
+		writeWrapped(w, v(r.Scenario)+"  "+okText(r.OK)+"  ", "  ",
+			fmt.Sprintf("effects %d → %d, expected %s", r.Before, r.After, v(r.Expected)), width)
 		for _, f := range []struct{ label, text string }{
 			{"first call", v(r.FirstCall)}, {"", "→ " + v(r.FirstResult)},
 			{"next attempt", v(r.NextAttempt)}, {"", "→ " + v(r.NextResult)},
