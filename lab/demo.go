@@ -278,8 +278,8 @@ func BuildDemo(ctx context.Context, path, providerDB string, r *Runner, progress
 		total += n
 		progress(fmt.Sprintf("%-20s %3d operations over the last %s", tenant, n, fmtSpan(start.Sub(first))))
 	}
-	progress(fmt.Sprintf("%-20s %3d operations played on the demo clock, %s to %s, %d deliveries over HTTP to sandbox serve  (%s)", "background", total,
-		b.rep.From.Local().Format("15:04"), end.Local().Format("15:04"), b.rep.HTTPDispatches, time.Since(t0).Round(time.Millisecond)))
+	progress(demoTotalLine(len(DemoTenants()), total, b.rep.From.Local().Format("15:04"), end.Local().Format("15:04"),
+		b.rep.HTTPDispatches, time.Since(t0).Round(time.Millisecond)))
 	t0 = time.Now()
 	rr := *r
 	rr.ProviderDB = providerDB
@@ -841,4 +841,12 @@ func (b *builder) checkLater(r *opRun, lo, hi time.Duration, tenant, key string)
 	}
 	_, ev, err := b.svc.Check(b.ctx, tenant, key)
 	return ev, err
+}
+
+// demoTotalLine is the line under the tenants' own: their total (it
+// read "background 291 operations", as if 291 more), and how they were
+// played.
+func demoTotalLine(tenants, total int, from, to string, dispatches int, took time.Duration) string {
+	return fmt.Sprintf("%-20s %3d operations in total, played on the demo clock %s to %s, %d deliveries over HTTP to sandbox serve  (%s)",
+		fmt.Sprintf("all %d tenants", tenants), total, from, to, dispatches, took)
 }

@@ -25,3 +25,25 @@ func TestArgumentsWithAByteOrderMarkSaySo(t *testing.T) {
 		})
 	}
 }
+
+// A character outside ASCII where JSON wants syntax is named whole, with
+// its code point: the decoder named its first byte ("invalid character
+// 'â'" for the ellipsis of a placeholder such as '{…}').
+func TestArgumentsWithANonASCIICharacterNameIt(t *testing.T) {
+	for _, c := range []struct{ raw, want string }{
+		{"{…}", `invalid character '…' (U+2026) looking for beginning of object key string`},
+		{`{"a": “x”}`, `invalid character '“' (U+201C) looking for beginning of value`},
+		{"{\"a\":1}\u00a0x", ``},
+	} {
+		_, _, err := model.CanonicalArgs([]byte(c.raw))
+		if c.want == "" {
+			if err == nil || strings.Contains(err.Error(), "Â") {
+				t.Errorf("%q: %v", c.raw, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v; want %q", c.raw, err, c.want)
+		}
+	}
+}

@@ -296,7 +296,7 @@ func (t *Tool) checkArgs(canonical []byte) error {
 		if msg := t.explain(v.(map[string]any)); msg != "" {
 			return Errorf(CodeInvalid, "%s: %s", t.Name, msg)
 		}
-		return Errorf(CodeInvalid, "%s: arguments do not match the tool's schema: %s", t.Name, clip(err.Error(), 300))
+		return Errorf(CodeInvalid, "%s: %s", t.Name, clip(t.schemaWords(err), 300))
 	}
 	return nil
 }

@@ -84,7 +84,7 @@ arguments = '''
 	db := filepath.Join(dir, "l.db")
 	for args, want := range map[string]string{
 		`{"priority": 2}`:               `missing required argument "title"`,
-		`{"title": "x", "priority": 9}`: `open_ticket: arguments do not match the tool's schema`,
+		`{"title": "x", "priority": 9}`: `open_ticket: argument priority: 9 is more than the maximum 4`,
 	} {
 		out, errText, code := cli(t, callArgs(db, "acme", "t-1", "open_ticket", args, "--config", cfg)...)
 		if code != 2 || out != "" || !strings.Contains(errText, want) {

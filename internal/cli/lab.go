@@ -12,6 +12,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/charmbracelet/x/term"
+	"github.com/mattn/go-isatty"
+
 	"github.com/retrysafe/retrysafe/config"
 	"github.com/retrysafe/retrysafe/internal/labledger"
 	"github.com/retrysafe/retrysafe/internal/textsafe"
@@ -44,7 +47,7 @@ func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("lab", stderr)
 	asJSON := fs.Bool("json", false, "print the rows as JSON")
 	keep := fs.String("keep", "", "keep each scenario's ledger in DIR (DIR/SCENARIO.db) instead of a temporary directory")
-	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	quiet := fs.Bool("quiet", false, "no progress on stderr (there is none where stderr is not a terminal)")
 	db := fs.String("db", "", "run each scenario in a fresh schema of this PostgreSQL database (a postgres:// URL; default $RETRYSAFE_DB if it is one, else SQLite files)")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
@@ -95,8 +98,14 @@ func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	} else if err := freshLabDir(dir); err != nil {
 		return fail(stderr, err)
 	}
+	// Progress is for a person watching (as triage's): none where stderr
+	// is a file or a pipe, which would otherwise keep every step.
+	onTerminal := false
+	if f, ok := stderr.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
+		onTerminal = true
+	}
 	progress := func(s lab.Step) {
-		if !*quiet {
+		if !*quiet && onTerminal {
 			fmt.Fprintf(stderr, "  %-30s %s\n", show(s.Scenario), show(s.Text))
 		}
 	}
@@ -119,7 +128,7 @@ func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}{ok, elapsed.Seconds(), *keep, rows}, "", "  ")
 		fmt.Fprintln(stdout, string(b))
 	} else {
-		lab.WriteTable(stdout, rows)
+		lab.WriteTableWidth(stdout, rows, terminalWidth(stdout))
 		verdict := "PASS"
 		if !ok {
 			verdict = "FAIL"
@@ -538,4 +547,18 @@ func buildDemoPostgres(ctx context.Context, path string, r *lab.Runner, stderr i
 	fmt.Fprintf(stderr, "built %s in %.1fs: %d operations in %d tenants\n", postgres.Redact(path), rep.Elapsed.Seconds(), rep.Operations, len(lab.DemoTenants())+1)
 	demoHints(stderr, rep)
 	return nil
+}
+
+// terminalWidth is the width of w in columns where it is a terminal, else
+// 0 (a file or a pipe keeps every line whole, for grep).
+func terminalWidth(w io.Writer) int {
+	f, ok := w.(*os.File)
+	if !ok || !isatty.IsTerminal(f.Fd()) {
+		return 0
+	}
+	width, _, err := term.GetSize(f.Fd())
+	if err != nil || width <= 0 {
+		return 0
+	}
+	return width
 }

@@ -1,0 +1,61 @@
+package model
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// A call whose arguments fail the tool's schema is refused in a person's
+// words, naming the argument and the rule — not the schema library's
+// ("validating root: validating /properties/invoice: pattern: …").
+func TestSchemaRefusalsAreWordedForAPerson(t *testing.T) {
+	const schema = `{"type":"object","additionalProperties":false,"required":["to"],
+	 "properties":{
+	  "to":{"type":"string","minLength":3},
+	  "invoice":{"type":"string","pattern":"^INV-[0-9]+$"},
+	  "color":{"enum":["red","green"]},
+	  "mode":{"const":"fast"},
+	  "priority":{"type":"integer","minimum":1,"maximum":4},
+	  "ratio":{"type":"number","exclusiveMinimum":0,"exclusiveMaximum":1,"multipleOf":0.25},
+	  "tags":{"type":"array","maxItems":2,"minItems":1,"uniqueItems":true,"items":{"type":"string","maxLength":5}},
+	  "either":{"type":["string","integer"]},
+	  "address":{"$ref":"#/$defs/addr"}},
+	 "$defs":{"addr":{"type":"object","required":["city"],"properties":{"city":{"type":"string"}}}}}`
+	var s jsonschema.Schema
+	if err := json.Unmarshal([]byte(schema), &s); err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewRegistry(Tool{Name: "t", Schema: &s, Effect: Effect{Kind: EffectLocal, Table: TableLocalEffects}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool, _ := r.Lookup("t")
+	for _, c := range []struct{ args, want string }{
+		{`{"to":"b@example.com","invoice":"9"}`, `t: argument invoice: "9" does not match the pattern ^INV-[0-9]+$`},
+		{`{"invoice":"INV-1"}`, `t: missing required argument "to"`},
+		{`{"to":"b@example.com","color":"blue"}`, `t: argument color: "blue" is not one of "red", "green"`},
+		{`{"to":"b@example.com","mode":"slow"}`, `t: argument mode: "slow" must be "fast"`},
+		{`{"to":"b@example.com","priority":9}`, `t: argument priority: 9 is more than the maximum 4`},
+		{`{"to":"b@example.com","priority":0}`, `t: argument priority: 0 is less than the minimum 1`},
+		{`{"to":"b@example.com","ratio":1}`, `t: argument ratio: 1 must be less than 1`},
+		{`{"to":"b@example.com","ratio":0}`, `t: argument ratio: 0 must be more than 0`},
+		{`{"to":"b@example.com","ratio":0.3}`, `t: argument ratio: 0.3 is not a multiple of 0.25`},
+		{`{"to":"b@example.com","tags":["a","b","c"]}`, `t: argument tags: 3 items; at most 2`},
+		{`{"to":"b@example.com","tags":[]}`, `t: argument tags: 0 items; at least 1`},
+		{`{"to":"b@example.com","tags":["a","a"]}`, `t: argument tags: items 0 and 1 are the same; each must differ`},
+		{`{"to":"b@example.com","tags":["toolong"]}`, `t: argument tags[]: "toolong" is 7 characters; at most 5`},
+		{`{"to":"b@example.com","either":true}`, `t: argument either: must be a string or an integer, got a boolean`},
+		{`{"to":"b@example.com","address":{}}`, `t: argument address: missing required field "city"`},
+		{`{"to":"b@example.com","address":{"city":1}}`, `t: argument address.city: must be a string, got a number`},
+		{`{"to":"b@example.com","cc":"x"}`, `t: unknown argument "cc"`},
+	} {
+		t.Run(c.args, func(t *testing.T) {
+			err := tool.checkArgs([]byte(c.args))
+			if err == nil || err.Error() != c.want {
+				t.Fatalf("got  %v\nwant %s", err, c.want)
+			}
+		})
+	}
+}
