@@ -78,7 +78,7 @@ func TestHeldClaimSaysItIsHeld(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("ops list: exit %d: %s", code, errText)
 			}
-			row := regexp.MustCompile(`(?m)^\d+ .* k +x +`+tc.state+` \(held until \d\d:\d\d:\d\d\) +\S.*?  +1  `)
+			row := regexp.MustCompile(`(?m)^\d+ .* k +x +` + tc.state + ` \(held until \d\d:\d\d:\d\d\) +\S.*?  +1  `)
 			if !row.MatchString(list) || strings.Contains(list, "released") {
 				t.Errorf("ops list: want the row held with 1 attempt:\n%s", list)
 			}
