@@ -1259,7 +1259,15 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			}
 		}
 		override := against.set && confirm(against, action, ops, nil, l.Store().Now()) == nil
-		return printBulkPlan(stdout, action, ops, targets, left, refs, graceErrs, override, *asJSON, dg, line, l.Store().Now())
+		// The provider lookups this run recorded (look-first): a dry run
+		// writes no decision, but each finding is recorded.
+		recorded := 0
+		for _, f := range asked {
+			if f != nil {
+				recorded++
+			}
+		}
+		return printBulkPlan(stdout, action, ops, targets, left, refs, graceErrs, override, *asJSON, dg, line, recorded, l.Store().Now())
 	}
 	if against.set {
 		// The lookups this run saw: one recorded before a row's write
@@ -1527,7 +1535,7 @@ func targetsByFinding(svc *reconcile.Service, action model.Action, ops []model.O
 // dg is the digest of the "has it" findings listed and offerLine the
 // command that decides against them (--against-finding=dg), when one of
 // them is in the way ("" otherwise).
-func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation, targets []reconcile.Target, left, refs []string, graceErrs []error, override, asJSON bool, dg, offerLine string, now time.Time) int {
+func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation, targets []reconcile.Target, left, refs []string, graceErrs []error, override, asJSON bool, dg, offerLine string, recorded int, now time.Time) int {
 	type row struct {
 		Tenant  string      `json:"tenant"`
 		Key     string      `json:"key"`
@@ -1670,7 +1678,12 @@ func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation,
 		summary += fmt.Sprintf("; %s on the typed evidence alone: the provider cannot tell (%s)",
 			map[bool]string{true: "it is", false: fmt.Sprintf("%d of them are", blind)}[blind == 1 && legal == 1], show(blindWhy))
 	}
-	summary += "; nothing written."
+	if recorded > 0 {
+		// Not "nothing written": each lookup's finding was recorded.
+		summary += "; no decision written; " + plural(recorded, "provider lookup", "provider lookups") + " recorded."
+	} else {
+		summary += "; nothing written."
+	}
 	if legal > 0 {
 		summary += " Run again with --yes instead of --dry-run to write them (each is refused if it changed since)."
 	}
