@@ -557,6 +557,10 @@ type claim struct {
 	// reached the provider with no definite answer, so "nothing left" or
 	// "not taken" speaks of this request only.
 	resend bool
+	// earlierAnswered: of a resend, every earlier request of the
+	// operation got a definite answer (busy, not applied) — the claim was
+	// released after a busy answer, not a lost reply (earlierAnswered).
+	earlierAnswered bool
 	// sentNothing says why nothing left this process ("" if the request
 	// was sent): set by dispatch, for the sweep's report.
 	sentNothing string
@@ -884,6 +888,27 @@ func (s *Service) dispatchTimeout(name string) time.Duration {
 	return s.DispatchTimeout
 }
 
+// earlierAnswered reports whether every request of cl's operation before
+// this claim's got a definite answer (busy, not applied): none is left
+// dispatched, re-dispatched, timed out or with its lease ended. false
+// when the attempts cannot be read (the words stay the cautious ones).
+func (s *Service) earlierAnswered(ctx context.Context, cl *claim) bool {
+	d, err := s.Store.Detail(ctx, cl.tenant, cl.key)
+	if err != nil || d.Operation.ID != cl.opID {
+		return false
+	}
+	for _, a := range d.Attempts {
+		if a.ID == cl.attemptID {
+			continue
+		}
+		switch a.Outcome {
+		case model.OutcomeDispatched, model.OutcomeRedispatched, model.OutcomeTimedOut, model.OutcomeLeaseExpired, model.OutcomeLateResult:
+			return false
+		}
+	}
+	return true
+}
+
 // dispatch sends a claimed request and records the answer (transaction B).
 func (s *Service) dispatch(ctx context.Context, cl *claim, faults provider.Faults, start time.Time) (Result, error) {
 	// The request is sent, and waited for, only while the claim's lease
@@ -954,6 +979,9 @@ func (s *Service) dispatch(ctx context.Context, cl *claim, faults provider.Fault
 
 func (s *Service) finish(ctx context.Context, cl *claim, resp provider.Response, derr error, start time.Time) (Result, error) {
 	var res Result
+	if cl.resend && derr == nil && (resp.Status == provider.Busy || resp.Status == provider.NotApplied) {
+		cl.earlierAnswered = s.earlierAnswered(ctx, cl)
+	}
 	err := s.Store.WithTx(ctx, func(tx store.Tx) error {
 		op, err := tx.GetOperationByID(cl.opID)
 		if err != nil {
@@ -1014,7 +1042,12 @@ func (s *Service) finish(ctx context.Context, cl *claim, resp provider.Response,
 				said = fmt.Sprintf("provider %s is busy (%s)%s", cl.prov.Name(), resp.Detail, retryAfter(resp.RetryAfter))
 				a.Outcome = model.OutcomeInProgress
 			}
-			const earlier = "an earlier request under this key may have reached the provider with no definite answer (its reply lost, its worker gone): that request's outcome is still unknown"
+			earlier := "an earlier request under this key may have reached the provider with no definite answer (its reply lost, its worker gone): that request's outcome is still unknown"
+			if cl.earlierAnswered {
+				// Not "may have reached it with no definite answer":
+				// every earlier request was answered busy or not applied.
+				earlier = "the claim was released after a busy answer, and every earlier request under this key was answered definitely (busy or not applied): none of them is known to have taken effect"
+			}
 			if cl.prov.HonoursKeys() && op.ClaimHonoursKeys != nil && *op.ClaimHonoursKeys {
 				// Sending it again under the same key stays safe: the
 				// claim stays open, released, for the next call (or sweep).

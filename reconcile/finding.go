@@ -369,6 +369,11 @@ type FindingReview struct {
 	// OneByOne: a fresh "has nothing" from a provider whose lookup is not
 	// authoritative — shown, and decided one by one.
 	OneByOne []model.Operation
+	// LaterUnsure: an earlier "has nothing" whose latest lookup could not
+	// tell (Finding.Earlier) — shown, and decided one by one: the write
+	// refuses a "not applied" on it as stale, whether or not the
+	// provider's lookup is authoritative.
+	LaterUnsure []model.Operation
 	// Recheck: a fresh "has nothing" from an authoritative provider that
 	// this process did not ask for itself (NeedsLook): its provider is
 	// asked again (LookFirst) before it is proposed for "not applied".
@@ -410,12 +415,14 @@ func (s *Service) ReviewByFinding(ops []model.Operation) FindingReview {
 				t.Evidence = clipEvidence(textsafe.Visible("provider lookup found it: " + f.Detail))
 			}
 			r.Apply = append(r.Apply, t)
-		case s.LookupAuthoritative(op.Provider) && !f.Earlier && !s.askedItself(op):
+		case f.Earlier:
+			// Only the latest lookup's "has nothing" is proposed: after
+			// this one, one could not tell, and the write (findingMoved)
+			// refuses a "not applied" on an earlier one as stale.
+			r.LaterUnsure = append(r.LaterUnsure, op)
+		case s.LookupAuthoritative(op.Provider) && !s.askedItself(op):
 			r.Recheck = append(r.Recheck, op)
-		case s.LookupAuthoritative(op.Provider) && !f.Earlier:
-			// Only the latest lookup's "has nothing": after it one could
-			// not tell, and the write (findingMoved) refuses a "not
-			// applied" on an earlier one as stale — one by one instead.
+		case s.LookupAuthoritative(op.Provider):
 			r.NotApplied = append(r.NotApplied, t)
 		default:
 			r.OneByOne = append(r.OneByOne, op)

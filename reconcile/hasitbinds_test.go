@@ -160,10 +160,10 @@ func TestAReviewByFindingProposesNothingItThenRefusesAsStale(t *testing.T) {
 		}
 	}
 	oneByOne := map[string]bool{}
-	for _, op := range r.OneByOne {
+	for _, op := range r.LaterUnsure {
 		oneByOne[op.Key] = true
 	}
 	if !oneByOne["nothing-cannot"] {
-		t.Errorf("nothing-cannot is not left to decide one by one (one by one: %v)", oneByOne)
+		t.Errorf("nothing-cannot is not left to decide one by one as one whose latest lookup could not tell (%v)", oneByOne)
 	}
 }

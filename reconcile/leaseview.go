@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/retrysafe/retrysafe/model"
@@ -22,4 +23,22 @@ func LeaseEnded(op model.Operation, now time.Time) bool {
 // worker died holding it.
 func ClaimReleased(op model.Operation, now time.Time) bool {
 	return LeaseEnded(op, now) && op.LeaseOwner == LeaseReleased
+}
+
+// HeldFor is how long op's provider still asks to be left alone at now
+// (its Retry-After, op.RetryNotBefore), in whole seconds rounded up; 0
+// when it asked for no wait or the wait has passed. A call of the key
+// before then sends nothing (409 in_progress), and neither does a sweep.
+func HeldFor(op model.Operation, now time.Time) time.Duration { return waitLeft(&op, now) }
+
+// HeldWords says op's hold (HeldFor) for a person, "" when there is none:
+// who asked to be left alone, until when, and that nothing is sent
+// before then — not "to be sent again by a sweep or the next call".
+func HeldWords(op model.Operation, now time.Time) string {
+	left := HeldFor(op, now)
+	if left <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("held: provider %s asked to be left alone until %s (its Retry-After, in %d s); a call or sweep before then sends nothing",
+		op.Provider, op.RetryNotBefore.UTC().Format(time.RFC3339), int(left/time.Second))
 }

@@ -449,11 +449,18 @@ func renderDetail(e env, d *model.Detail, replaced *replacedFinding, chk *checkS
 			// decided as an unknown one is (reconcile.LegalAt, R6 D3).
 			text := fmt.Sprintf("The lease ended %s ago (%s, at %s) with no result: the worker is gone and nothing holds the claim. A sweep makes it unknown, or sends it again where its provider honours keys.",
 				age(e.now, op.LeaseUntil), or(op.LeaseOwner, "-"), clockTime(op.LeaseUntil, e))
-			if op.LeaseOwner == reconcile.LeaseReleased {
+			held := reconcile.HeldWords(op, e.now)
+			switch {
+			case op.LeaseOwner == reconcile.LeaseReleased && held != "":
+				// Not "to be sent again by a sweep or the next call", nor
+				// "S sweeps now": neither sends anything before then.
+				text = fmt.Sprintf("Its claim was released %s ago (at %s) after a busy answer — %s. Nobody holds it; it stays in progress until then, and after it until a sweep or the next call gets a definite answer — or a person decides.",
+					age(e.now, op.LeaseUntil), clockTime(op.LeaseUntil, e), held)
+			case op.LeaseOwner == reconcile.LeaseReleased:
 				text = fmt.Sprintf("Its claim was released %s ago (at %s) to be sent again under its key: a lost reply, or a re-send answered busy, not sent or nothing applied. Nobody holds it; it stays in progress until a sweep or the next call gets a definite answer — or a person decides.",
 					age(e.now, op.LeaseUntil), clockTime(op.LeaseUntil, e))
 			}
-			if !e.readOnly {
+			if !e.readOnly && held == "" {
 				text += " S sweeps now."
 			}
 			para(s.Contra.Render, text)
@@ -953,6 +960,10 @@ func leaseWords(op model.Operation, e env) string {
 		return ""
 	case op.State != model.StateInProgress:
 		return or(op.LeaseOwner, "-") + " until " + clockTime(op.LeaseUntil, e)
+	case op.LeaseOwner == reconcile.LeaseReleased && reconcile.HeldFor(op, e.now) > 0:
+		// Not "to be sent again": nothing is, before its provider's
+		// Retry-After (the paragraph below says it whole).
+		return fmt.Sprintf("released at %s (%s ago): nobody holds the claim — held until %s (its provider's Retry-After)", clockTime(op.LeaseUntil, e), age(e.now, op.LeaseUntil), clockTime(op.RetryNotBefore, e))
 	case op.LeaseOwner == reconcile.LeaseReleased:
 		return fmt.Sprintf("released at %s (%s ago) to be sent again: nobody holds the claim", clockTime(op.LeaseUntil, e), age(e.now, op.LeaseUntil))
 	case leaseEnded(op, e.now):
@@ -1009,14 +1020,19 @@ func attemptsHeading(atts []model.Attempt) string {
 }
 
 // unheldWord is the list's STATE of an in_progress operation nobody
-// holds (leaseEnded): "released" for a claim released to be sent again
-// under its key (a lost reply, a re-send answered busy, not sent or
+// holds (leaseEnded): "held" for a released claim whose provider's
+// Retry-After has not passed (reconcile.HeldFor), "released" for a claim
+// released to be sent again under its key (a lost reply, a re-send answered busy, not sent or
 // nothing applied), "lease ended" for one whose worker's lease ran out with
 // no result; "" for any other.
 func unheldWord(op model.Operation, now time.Time) string {
 	switch {
 	case !leaseEnded(op, now):
 		return ""
+	case op.LeaseOwner == reconcile.LeaseReleased && reconcile.HeldFor(op, now) > 0:
+		// Its provider asked to be left alone: nothing is sent before
+		// then (the detail says until when).
+		return "held"
 	case op.LeaseOwner == reconcile.LeaseReleased:
 		return "released"
 	}

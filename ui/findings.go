@@ -589,7 +589,7 @@ func (r reviewModel) View(e env) string {
 		b.WriteString("\n" + s.Key.Render("esc") + s.Muted.Render(" close"))
 		return r.fit(e, s.Box, boxW, b.String())
 	}
-	var apply, notApplied, oneByOne, left []string
+	var apply, notApplied, oneByOne, laterUnsure, left []string
 	for _, t := range r.review.Apply {
 		apply = append(apply, targetLine(t, "applied · evidence "+t.Evidence))
 	}
@@ -598,6 +598,9 @@ func (r reviewModel) View(e env) string {
 	}
 	for _, op := range r.review.OneByOne {
 		oneByOne = append(oneByOne, opLine(op))
+	}
+	for _, op := range r.review.LaterUnsure {
+		laterUnsure = append(laterUnsure, opLine(op))
 	}
 	for _, op := range r.review.Left {
 		left = append(left, opLine(op))
@@ -608,8 +611,9 @@ func (r reviewModel) View(e env) string {
 	section(fmt.Sprintf("Mark applied — the provider has it (%s)", count(len(apply))), len(apply), s.State(model.StateApplied), apply)
 	section(fmt.Sprintf("Mark not applied — an authoritative provider has nothing (%s)", count(len(notApplied))), len(notApplied), s.State(model.StateNotApplied), notApplied)
 	section(fmt.Sprintf("Decide one by one — has nothing, but the provider's lookup is not declared authoritative (%s)", count(len(oneByOne))), len(oneByOne), s.State(model.StateUnknown), oneByOne)
+	section(fmt.Sprintf("Decide one by one — the latest lookup could not tell (an earlier one found nothing) (%s)", count(len(laterUnsure))), len(laterUnsure), s.State(model.StateUnknown), laterUnsure)
 	section(fmt.Sprintf("Nothing proposed — cannot tell, stale, not checked, or not unknown (%s)", count(len(left))), len(left), s.Muted, left)
-	if r.proposed() == 0 && len(oneByOne)+len(left) == 0 {
+	if r.proposed() == 0 && len(oneByOne)+len(laterUnsure)+len(left) == 0 {
 		b.WriteString("\n" + s.Muted.Render("Nothing in view.") + "\n")
 	}
 	b.WriteString("\n" + s.Label.Render("reason") + s.Muted.Render("  recorded with every decision") + "\n")
@@ -714,6 +718,7 @@ func (r reviewModel) tiny(e env, inner, n int) []string {
 			{"Mark applied: %d (has it)", s.State(model.StateApplied), targets(r.review.Apply)},
 			{"Mark not applied: %d (nothing)", s.State(model.StateNotApplied), targets(r.review.NotApplied)},
 			{"One by one: %d (not authoritative)", s.State(model.StateUnknown), ops(r.review.OneByOne)},
+			{"One by one: %d (latest could not tell)", s.State(model.StateUnknown), ops(r.review.LaterUnsure)},
 			{"Not proposed: %d", s.Muted, ops(r.review.Left)},
 		} {
 			if len(g.rows) > 0 {

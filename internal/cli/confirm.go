@@ -266,6 +266,11 @@ func offer(hs []hasIt, cmds ...string) string {
 	if len(hs) > 1 {
 		what, names = fmt.Sprintf("these %d \"has it\" findings", len(hs)), "exactly them"
 	}
+	if len(hs) == 1 && hs[0].Receipt {
+		// An applied operation's: no provider finding has it, its
+		// receipt does (the ledger's "applied").
+		what = "its receipt (the ledger's \"applied\")"
+	}
 	return fmt.Sprintf("to decide against %s (--against-finding=%s names %s; refused if another is recorded first): %s",
 		what, d, names, strings.Join(cmds, "  or  "))
 }

@@ -143,6 +143,9 @@ func opsList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tCREATED\tTENANT\tKEY\tTOOL\tSTATE\tFINDING\tATTEMPTS\tPROVIDER REF\tSUMMARY")
+	// ATTEMPTS: the attempts to make the effect, as the console's ATT —
+	// a provider lookup (a check, a triage) asks about it and is not
+	// one (--json has attempt_count and lookup_count).
 	for _, v := range page.Operations {
 		op := v.Operation
 		st := v.stateWords()
@@ -150,7 +153,7 @@ func opsList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			st += " (contradicted)"
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", op.ID, op.CreatedAt.Local().Format("2006-01-02 15:04:05"),
-			show(op.Tenant), show(op.Key), show(op.Tool), st, findingCell(op, now), op.AttemptCount, show(dash(op.ProviderRef)), show(clip(op.Summary, 40)))
+			show(op.Tenant), show(op.Key), show(op.Tool), st, findingCell(op, now), op.AttemptCount-op.LookupCount, show(dash(op.ProviderRef)), show(clip(op.Summary, 40)))
 	}
 	tw.Flush()
 	if page.Truncated {
@@ -204,11 +207,15 @@ type opView struct {
 	// again under its key (a lost reply, a re-send answered busy, not
 	// sent or nothing applied) — not a worker that died holding it.
 	ClaimReleased bool `json:"claim_released"`
+	// held: its provider's Retry-After has not passed
+	// (reconcile.HeldWords), "" when it has or none was asked — nothing
+	// is sent before then. JSON has retry_not_before.
+	held string
 }
 
 // viewOf is op as of now (the command's clock).
 func viewOf(op model.Operation, now time.Time) opView {
-	return opView{Operation: op, LeaseEnded: reconcile.LeaseEnded(op, now), ClaimReleased: reconcile.ClaimReleased(op, now)}
+	return opView{Operation: op, LeaseEnded: reconcile.LeaseEnded(op, now), ClaimReleased: reconcile.ClaimReleased(op, now), held: reconcile.HeldWords(op, now)}
 }
 
 // stateWords is the operation's state for the text output:
@@ -216,6 +223,10 @@ func viewOf(op model.Operation, now time.Time) opView {
 // "in_progress (released)" when its claim was released to be sent again.
 func (v opView) stateWords() string {
 	switch {
+	case v.held != "":
+		// Its provider asked to be left alone: nothing is sent before
+		// then, so not "released" (to be sent again).
+		return string(v.State) + " (held until " + v.RetryNotBefore.Local().Format("15:04:05") + ")"
 	case v.ClaimReleased:
 		return string(v.State) + " (released)"
 	case v.LeaseEnded:
@@ -354,7 +365,11 @@ func opsShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}{d, view, dg, actionsOf(l.Service(), d, flags, l.Store().Now())})
 	}
 	writeDetail(stdout, d, view)
-	if lines := inProgressWords(d, l.Service().GraceFrom(d.Operation, d.Attempts), flags, l.Store().Now()); len(lines) > 0 {
+	if view.held != "" && d.Operation.State != model.StateInProgress {
+		// A not_applied one: the next call would send it, but not yet.
+		fmt.Fprintf(stdout, "\n%s\n", show(view.held))
+	}
+	if lines := inProgressWords(retryable(cfg, d.Operation), d, l.Service().GraceFrom(d.Operation, d.Attempts), flags, l.Store().Now()); len(lines) > 0 {
 		fmt.Fprintln(stdout)
 		for _, line := range lines {
 			fmt.Fprintln(stdout, show(line))
@@ -413,7 +428,7 @@ func unknownWords(svc *reconcile.Service, d *model.Detail, ledger string, now ti
 // lease live); once nobody does — released, or its lease ended — settle
 // it as an unknown one, with the commands to run (the grace named, when
 // "not applied" and a new key must wait it out).
-func inProgressWords(d *model.Detail, g reconcile.RequestGrace, ledger string, now time.Time) []string {
+func inProgressWords(retry bool, d *model.Detail, g reconcile.RequestGrace, ledger string, now time.Time) []string {
 	op := d.Operation
 	if op.State != model.StateInProgress {
 		return nil
@@ -423,22 +438,55 @@ func inProgressWords(d *model.Detail, g reconcile.RequestGrace, ledger string, n
 			op.ClaimNo, dash(op.LeaseOwner), fmtTime(op.LeaseUntil))}
 	}
 	how := "its lease ended " + fmtTime(op.LeaseUntil) + " with no result"
-	if op.LeaseOwner == reconcile.LeaseReleased {
+	held := reconcile.HeldWords(op, now)
+	switch {
+	case op.LeaseOwner == reconcile.LeaseReleased && held != "":
+		// Not "to be sent again by a sweep or the next call": neither
+		// sends anything before the provider's Retry-After.
+		how = "its claim was released " + fmtTime(op.LeaseUntil) + " after a busy answer; " + held
+	case op.LeaseOwner == reconcile.LeaseReleased:
 		how = "its claim was released " + fmtTime(op.LeaseUntil) + " to be sent again under its key by a sweep or the next call (its reply was lost, or a re-send was answered busy, not sent or nothing applied)"
 	}
 	keys := keyFlagsFor(op)
-	lines := []string{
-		"what you can do: nobody holds its claim — " + how + ". A person may settle it as an unknown one:",
-		"  retrysafe ops check" + ledger + keys + "   # ask the provider first",
-		"  retrysafe ops resolve" + ledger + keys + ` --as applied --evidence REF --reason "…"`,
-		"  retrysafe ops resolve" + ledger + keys + ` --as not-applied --evidence "…" --reason "…"   # asks the provider first`,
-		"  retrysafe ops supersede" + ledger + keys + ` --reason "…"   # a new key; asks the provider first`,
+	lines := []string{"what you can do: nobody holds its claim — " + how + ". A person may settle it as an unknown one:"}
+	if op.LeaseOwner == reconcile.LeaseReleased && retry {
+		// Sent again under its key, the provider answers with its first
+		// result: the retry first, as ops check offers it.
+		when := "retry the same key first"
+		if held != "" {
+			when = "after " + op.RetryNotBefore.UTC().Format(time.RFC3339) + " (its Retry-After), retry the same key first"
+		}
+		lines = append(lines, "  retrysafe call"+ledger+keys+" --tool "+textsafe.ShellWord(op.Tool)+" --args "+textsafe.ShellWord(string(op.Args))+
+			"   # "+when+": provider "+op.Provider+" honours downstream keys, so it answers with its first result")
+		lines[0] = "what you can do: nobody holds its claim — " + how + ". Retry it, or a person may settle it as an unknown one:"
 	}
+	lines = append(lines,
+		"  retrysafe ops check"+ledger+keys+"   # ask the provider first",
+		"  retrysafe ops resolve"+ledger+keys+` --as applied --evidence REF --reason "…"`,
+		"  retrysafe ops resolve"+ledger+keys+` --as not-applied --evidence "…" --reason "…"   # asks the provider first`,
+		"  retrysafe ops supersede"+ledger+keys+` --reason "…"   # a new key; asks the provider first`,
+	)
 	if g.Within(now) {
 		lines = append(lines, fmt.Sprintf("  not applied and a new key are refused until %s (UTC): the provider may still apply the request sent at %s (--within-grace only if you know it dropped it)",
 			g.Until.UTC().Format(time.RFC3339), g.Sent.UTC().Format(time.RFC3339)))
 	}
 	return lines
+}
+
+// retryable reports whether ops show offers a retry of op's key first: its
+// claim recorded that its provider honours downstream keys, and so does
+// cfg (ops show opens no provider, so where it sends is not compared
+// here — a retry is: reconcile holds a claim it cannot send again safely).
+func retryable(cfg *config.Config, op model.Operation) bool {
+	if op.ClaimHonoursKeys == nil || !*op.ClaimHonoursKeys || op.ClaimDispatchID == "" {
+		return false
+	}
+	for _, p := range cfg.Providers {
+		if p.Name == op.Provider {
+			return p.HonoursKeys
+		}
+	}
+	return false
 }
 
 // actionView is one decision in `ops show --json`'s "actions": what a
@@ -501,6 +549,8 @@ func leaseWords(v opView) string {
 	switch {
 	case op.State != model.StateInProgress:
 		return fmt.Sprintf("%s until %s", dash(op.LeaseOwner), fmtTime(op.LeaseUntil))
+	case op.LeaseOwner == reconcile.LeaseReleased && v.held != "":
+		return fmt.Sprintf("released at %s: nobody holds the claim — %s", fmtTime(op.LeaseUntil), v.held)
 	case op.LeaseOwner == reconcile.LeaseReleased:
 		return fmt.Sprintf("released at %s to be sent again: nobody holds the claim", fmtTime(op.LeaseUntil))
 	case v.LeaseEnded:
@@ -1209,7 +1259,15 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			}
 		}
 		override := against.set && confirm(against, action, ops, nil, l.Store().Now()) == nil
-		return printBulkPlan(stdout, action, ops, targets, left, refs, graceErrs, override, *asJSON, dg, line, l.Store().Now())
+		// The provider lookups this run recorded (look-first): a dry run
+		// writes no decision, but each finding is recorded.
+		recorded := 0
+		for _, f := range asked {
+			if f != nil {
+				recorded++
+			}
+		}
+		return printBulkPlan(stdout, action, ops, targets, left, refs, graceErrs, override, *asJSON, dg, line, recorded, l.Store().Now())
 	}
 	if against.set {
 		// The lookups this run saw: one recorded before a row's write
@@ -1477,7 +1535,7 @@ func targetsByFinding(svc *reconcile.Service, action model.Action, ops []model.O
 // dg is the digest of the "has it" findings listed and offerLine the
 // command that decides against them (--against-finding=dg), when one of
 // them is in the way ("" otherwise).
-func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation, targets []reconcile.Target, left, refs []string, graceErrs []error, override, asJSON bool, dg, offerLine string, now time.Time) int {
+func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation, targets []reconcile.Target, left, refs []string, graceErrs []error, override, asJSON bool, dg, offerLine string, recorded int, now time.Time) int {
 	type row struct {
 		Tenant  string      `json:"tenant"`
 		Key     string      `json:"key"`
@@ -1620,7 +1678,12 @@ func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation,
 		summary += fmt.Sprintf("; %s on the typed evidence alone: the provider cannot tell (%s)",
 			map[bool]string{true: "it is", false: fmt.Sprintf("%d of them are", blind)}[blind == 1 && legal == 1], show(blindWhy))
 	}
-	summary += "; nothing written."
+	if recorded > 0 {
+		// Not "nothing written": each lookup's finding was recorded.
+		summary += "; no decision written; " + plural(recorded, "provider lookup", "provider lookups") + " recorded."
+	} else {
+		summary += "; nothing written."
+	}
 	if legal > 0 {
 		summary += " Run again with --yes instead of --dry-run to write them (each is refused if it changed since)."
 	}
@@ -1894,7 +1957,7 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if looked.Recorded && looked.Finding.Kind == model.FindingHasNothing && op.State == model.StateApplied && op.Contradicted {
 		// reconcile.Look flagged it: the ledger's applied against the
 		// provider's nothing. The receipt stays; a person decides.
-		fmt.Fprintln(stdout, "contradicted: the ledger records it applied, and the provider has nothing under its key — its receipt may report done an effect that never happened; replays still return it until a person decides (a new key sends it deliberately)")
+		fmt.Fprintln(stdout, "contradicted: the ledger records it applied, and the provider has nothing under its key — its receipt may report done an effect that never happened; replays still return it until a person decides (a new key sends it deliberately). A provider that expires idempotency keys (one that keeps them 24 h, say) shows the same picture once the key is gone, though it made the effect: check the provider itself (its dashboard, the recipient) before authorizing a new key")
 	}
 	if ev.Found && reconcile.AllowedAt(*op, model.ActionMarkApplied, l.Store().Now()) {
 		// Unknown, or a not_applied or failed one this lookup (or a

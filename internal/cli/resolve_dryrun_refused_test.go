@@ -56,8 +56,15 @@ func TestOpsResolveDryRunCountsTheRefusedByReason(t *testing.T) {
 
 	// Two reasons, each counted: the provider has u-1's delivery (its
 	// reply was lost after it), and a-1 is applied.
+	// The dry run asked u-1's provider and recorded its finding: not
+	// "nothing written".
 	out = resolve("not-applied", "u-1", "a-1", "a-2")
-	if !strings.Contains(out, "dry run: mark not applied 0 operations; 3 would be refused (1: the provider check found the effect (--against-finding); 2: cannot mark not applied from applied); nothing written.") {
+	if !strings.Contains(out, "dry run: mark not applied 0 operations; 3 would be refused (1: the provider check found the effect (--against-finding); 2: cannot mark not applied from applied); no decision written; 1 provider lookup recorded.") {
 		t.Errorf("two reasons:\n%s", out)
+	}
+	// Again: its finding is fresh, nothing is asked.
+	out = resolve("not-applied", "u-1", "a-1", "a-2")
+	if !strings.Contains(out, "; 2: cannot mark not applied from applied); nothing written.") {
+		t.Errorf("a dry run that asked nothing:\n%s", out)
 	}
 }
