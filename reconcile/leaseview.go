@@ -29,7 +29,15 @@ func ClaimReleased(op model.Operation, now time.Time) bool {
 // (its Retry-After, op.RetryNotBefore), in whole seconds rounded up; 0
 // when it asked for no wait or the wait has passed. A call of the key
 // before then sends nothing (409 in_progress), and neither does a sweep.
-func HeldFor(op model.Operation, now time.Time) time.Duration { return waitLeft(&op, now) }
+func HeldFor(op model.Operation, now time.Time) time.Duration {
+	// Only an operation a call may send again is held: a settled one
+	// (applied, superseded, unknown, …) keeps the time it last recorded,
+	// which holds nothing.
+	if op.State != model.StateInProgress && op.State != model.StateNotApplied {
+		return 0
+	}
+	return waitLeft(&op, now)
+}
 
 // HeldWords says op's hold (HeldFor) for a person, "" when there is none:
 // who asked to be left alone, until when, and that nothing is sent

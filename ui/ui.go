@@ -480,7 +480,17 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		} else if msg.Err != nil && m.fileReplaced() {
 			msg.Err = model.Wrap(model.CodeOf(msg.Err), msg.Err, "Ledger file replaced — the list shows the old file; restart retrysafe. (%s)", oneLine(msg.Err.Error()))
 		}
-		return m.route(m.detail, msg, e)
+		var c tea.Cmd
+		m, c = m.route(m.detail, msg, e)
+		return m, tea.Batch(c, m.holdEndAlarm(e))
+
+	case holdEndedMsg:
+		// The open detail said "held … in N s": its words change when the
+		// wait passes (S sweeps now), with nothing written to the ledger.
+		if m.screen == screenDetail && m.detail.d != nil && m.detail.d.Operation.RetryNotBefore.Equal(msg.At) {
+			m.detail = m.detail.render(e)
+		}
+		return m, nil
 
 	case checkMsg:
 		return m.route(m.detail, msg, e)
@@ -971,6 +981,24 @@ func (m *Model) reloadAll() tea.Cmd {
 		cmds = append(cmds, reloadReviewOps(m.ctx, m.cfg.Store, m.review.seq, m.review.src))
 	}
 	return tea.Batch(cmds...)
+}
+
+// holdEndedMsg says the busy provider's wait (RetryNotBefore) of the
+// operation whose detail was open has passed, at At.
+type holdEndedMsg struct{ At time.Time }
+
+// holdEndAlarm arms a timer at the end of the open detail's hold, if its
+// operation is held (reconcile.HeldFor); nil otherwise.
+func (m Model) holdEndAlarm(e env) tea.Cmd {
+	if m.cfg.NoTimers || m.detail.d == nil {
+		return nil
+	}
+	op := m.detail.d.Operation
+	if reconcile.HeldFor(op, e.now) <= 0 {
+		return nil
+	}
+	at := op.RetryNotBefore
+	return tea.Tick(max(at.Sub(m.cfg.Now())+20*time.Millisecond, 0), func(time.Time) tea.Msg { return holdEndedMsg{At: at} })
 }
 
 // leaseAlarmMsg says the lease that ended first, at At, has ended.
