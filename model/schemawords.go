@@ -74,18 +74,25 @@ func (t *Tool) keywordWords(msg string, ptrs []string) (words, field string) {
 	}
 	if m := reEnum.FindStringSubmatch(msg); m != nil {
 		if allowed, ok := t.schemaAt(ptrs)["enum"].([]any); ok {
-			return fmt.Sprintf("%s is not one of %s", clipValue(m[1]), jsonList(allowed)), ""
+			return fmt.Sprintf("%s is not one of %s", refusedValue(m[1], allowed), jsonList(allowed)), ""
 		}
 		return clip(strings.TrimPrefix(msg, "enum: "), 200), ""
 	}
 	if m := reConst.FindStringSubmatch(msg); m != nil {
 		if want, ok := t.schemaAt(ptrs)["const"]; ok {
-			return fmt.Sprintf("%s must be %s", clipValue(m[1]), jsonList([]any{want})), ""
+			return fmt.Sprintf("%s must be %s", refusedValue(m[1], []any{want}), jsonList([]any{want})), ""
 		}
 		return clip(strings.TrimPrefix(msg, "const: "), 200), ""
 	}
 	if m := reNumber.FindStringSubmatch(msg); m != nil {
 		got, limit := ratWords(m[2]), ratWords(m[3])
+		if v, ok := t.schemaAt(ptrs)[m[1]]; ok {
+			// As the schema writes it: the library prints it with six
+			// decimals (0.0000001 read as 0).
+			if b, err := json.Marshal(v); err == nil {
+				limit = clip(string(b), 60)
+			}
+		}
 		switch m[1] {
 		case "minimum":
 			return fmt.Sprintf("%s is less than the minimum %s", got, limit), ""
@@ -178,6 +185,20 @@ func ratWords(s string) string {
 	}
 	f, _ := r.Float64()
 	return strconv.FormatFloat(f, 'g', -1, 64)
+}
+
+// refusedValue is a value an enum or const refused (clipValue), quoted
+// when its unquoted text is one of the allowed values': then it is a
+// string where the schema allows that number, boolean or null ("1" for
+// 1), and "1 is not one of 1, 2" would contradict itself.
+func refusedValue(s string, allowed []any) string {
+	v := clipValue(s)
+	for _, a := range allowed {
+		if b, err := json.Marshal(a); err == nil && string(b) == v {
+			return clipQuoted(strconv.Quote(s))
+		}
+	}
+	return v
 }
 
 // clipValue is a value the library printed with %v, a string unquoted:

@@ -21,6 +21,9 @@ func TestSchemaRefusalsAreWordedForAPerson(t *testing.T) {
 	  "ratio":{"type":"number","exclusiveMinimum":0,"exclusiveMaximum":1,"multipleOf":0.25},
 	  "tags":{"type":"array","maxItems":2,"minItems":1,"uniqueItems":true,"items":{"type":"string","maxLength":5}},
 	  "either":{"type":["string","integer"]},
+	  "n":{"enum":[1,2]},
+	  "one":{"const":1},
+	  "tiny":{"type":"number","minimum":0.0000001},
 	  "address":{"$ref":"#/$defs/addr"}},
 	 "$defs":{"addr":{"type":"object","required":["city"],"properties":{"city":{"type":"string"}}}}}`
 	var s jsonschema.Schema
@@ -34,6 +37,13 @@ func TestSchemaRefusalsAreWordedForAPerson(t *testing.T) {
 	tool, _ := r.Lookup("t")
 	for _, c := range []struct{ args, want string }{
 		{`{"to":"b@example.com","invoice":"9"}`, `t: argument invoice: "9" does not match the pattern ^INV-[0-9]+$`},
+		// A string where the schema allows that number: quoted, not
+		// "1 is not one of 1, 2".
+		{`{"to":"b@example.com","n":"1"}`, `t: argument n: "1" is not one of 1, 2`},
+		{`{"to":"b@example.com","one":"1"}`, `t: argument one: "1" must be 1`},
+		// The limit as the schema writes it (the library prints six
+		// decimals: 0.0000001 read as 0).
+		{`{"to":"b@example.com","tiny":0.00000001}`, `t: argument tiny: 1e-08 is less than the minimum 1e-7`},
 		{`{"invoice":"INV-1"}`, `t: missing required argument "to"`},
 		{`{"to":"b@example.com","color":"blue"}`, `t: argument color: "blue" is not one of "red", "green"`},
 		{`{"to":"b@example.com","mode":"slow"}`, `t: argument mode: "slow" must be "fast"`},
