@@ -77,7 +77,7 @@ func TestGoldenDetailAttempts60x20(t *testing.T) {
 	h.pin = pinAttempts
 	selectOp(t, h, "acme/swept-1")
 	h.keys("enter", "G")
-	for i := 0; !strings.Contains(h.view(), "Attempts (4: 2 to make the effect, 2 provider lookups)"); i++ {
+	for i := 0; !strings.Contains(h.view(), "Attempts (4: 2 calls, 2 provider lookups)"); i++ {
 		if i > 20 {
 			t.Fatalf("no attempts:\n%s", h.view())
 		}

@@ -9,7 +9,7 @@ import (
 
 // The list's ATT counted provider lookups (a check, a triage) as
 // attempts: an operation sent once and checked twice read 3. ATT counts
-// the attempts to make the effect; the detail's Attempts heading says how
+// the calls of the key (lookups apart); the detail's Attempts heading says how
 // many of its rows are those and how many provider lookups.
 func TestATTCountsCallsNotProviderLookups(t *testing.T) {
 	for _, c := range []struct {
@@ -19,7 +19,7 @@ func TestATTCountsCallsNotProviderLookups(t *testing.T) {
 		heading string // the detail's
 	}{
 		{"never checked", 0, "1", "Attempts (1)"},
-		{"checked twice", 2, "1", "Attempts (3: 1 to make the effect, 2 provider lookups)"},
+		{"checked twice", 2, "1", "Attempts (3: 1 call, 2 provider lookups)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			l := newLedger(t)

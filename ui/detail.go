@@ -1008,15 +1008,15 @@ func leaseEnded(op model.Operation, now time.Time) bool {
 }
 
 // attemptsHeading is the detail's Attempts heading: every row, and when
-// some are provider lookups (questions about the effect, not attempts to
-// make it), how many are attempts to make the effect (the list's ATT)
-// and how many lookups.
+// some are provider lookups (questions about the effect, not calls of the
+// key), how many are calls (the list's ATT: sends, replays, conflicts —
+// each call of the key) and how many lookups.
 func attemptsHeading(atts []model.Attempt) string {
 	n, l := len(atts), model.Lookups(atts)
 	if l == 0 {
 		return fmt.Sprintf("Attempts (%d)", n)
 	}
-	return fmt.Sprintf("Attempts (%d: %s, %s)", n, count(n-l)+" to make the effect", plural(l, "provider lookup", "provider lookups"))
+	return fmt.Sprintf("Attempts (%d: %s, %s)", n, plural(n-l, "call", "calls"), plural(l, "provider lookup", "provider lookups"))
 }
 
 // unheldWord is the list's STATE of an in_progress operation nobody

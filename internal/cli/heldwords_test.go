@@ -14,7 +14,7 @@ import (
 // ops show and ops list say so — not "to be sent again by a sweep or the
 // next call", not "released"; the retry (same key), where the provider
 // honours keys, comes before ops resolve, with the time it may be sent;
-// ops list ATTEMPTS counts attempts to make the effect, not lookups.
+// ops list ATTEMPTS counts the calls of the key, not lookups.
 func TestHeldClaimSaysItIsHeld(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet {
@@ -70,7 +70,7 @@ func TestHeldClaimSaysItIsHeld(t *testing.T) {
 			case !tc.honours && call >= 0:
 				t.Errorf("a retry is offered for a provider that ignores keys:\n%s", show)
 			}
-			// A lookup is not an attempt to make the effect.
+			// A lookup is not a call of the key.
 			if _, errText, code := cli(t, "ops", "check", "--db", db, "--config", cfg, "--tenant", "t", "--key", "k"); code > 2 {
 				t.Fatalf("ops check: exit %d: %s", code, errText)
 			}

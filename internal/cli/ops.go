@@ -143,9 +143,10 @@ func opsList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tCREATED\tTENANT\tKEY\tTOOL\tSTATE\tFINDING\tATTEMPTS\tPROVIDER REF\tSUMMARY")
-	// ATTEMPTS: the attempts to make the effect, as the console's ATT —
-	// a provider lookup (a check, a triage) asks about it and is not
-	// one (--json has attempt_count and lookup_count).
+	// ATTEMPTS: the calls of the key, as the console's ATT (each send,
+	// replay or conflict) — a provider lookup (a check, a triage) asks
+	// about the effect and is not one (--json has attempt_count and
+	// lookup_count).
 	for _, v := range page.Operations {
 		op := v.Operation
 		st := v.stateWords()
