@@ -494,7 +494,7 @@ func buildDemo(ctx context.Context, path string, stderr io.Writer) error {
 			}
 		}
 	}
-	fmt.Fprintf(stderr, "built %s in %.1fs: %d operations in %d tenants\n", show(path), rep.Elapsed.Seconds(), rep.Operations, len(lab.DemoTenants())+1)
+	fmt.Fprintf(stderr, "built %s in %.1fs: %d operations in %d tenants (the background's and the lab's)\n", show(path), rep.Elapsed.Seconds(), rep.Operations, len(lab.DemoTenants())+1)
 	demoHints(stderr, rep)
 	return nil
 }
@@ -544,7 +544,7 @@ func buildDemoPostgres(ctx context.Context, path string, r *lab.Runner, stderr i
 	if err := postgres.MoveSchema(ctx, path, building, target); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "built %s in %.1fs: %d operations in %d tenants\n", postgres.Redact(path), rep.Elapsed.Seconds(), rep.Operations, len(lab.DemoTenants())+1)
+	fmt.Fprintf(stderr, "built %s in %.1fs: %d operations in %d tenants (the background's and the lab's)\n", postgres.Redact(path), rep.Elapsed.Seconds(), rep.Operations, len(lab.DemoTenants())+1)
 	demoHints(stderr, rep)
 	return nil
 }
