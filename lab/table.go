@@ -94,7 +94,8 @@ func fits(s string, width int) bool {
 }
 
 // writeWrapped writes text word-wrapped to width: the first line after
-// first, the others after indent; a word longer than a line is split.
+// first, the others after indent; a word longer than a whole line is
+// split.
 func writeWrapped(w io.Writer, first, indent, text string, width int) {
 	prefix := first
 	line := []rune(prefix)
@@ -112,6 +113,11 @@ func writeWrapped(w io.Writer, first, indent, text string, width int) {
 				line = append(line, wr...)
 				continue
 			}
+			flush()
+		} else if prefix != indent && len(wr) > room() && len(wr) <= width-len([]rune(indent)) {
+			// The first line's prefix leaves no room for a word the
+			// next lines have room for: the prefix alone, not the word
+			// cut in two.
 			flush()
 		}
 		for len(wr) > room() && room() > 0 {

@@ -45,3 +45,14 @@ func TestLabTableFitsTheTerminalWidth(t *testing.T) {
 		t.Errorf("width 0 (not a terminal) changed the table:\n%s", b.String())
 	}
 }
+
+// A word that does not fit after the first line's prefix goes to the next
+// line whole ("ef" / "fects" at 30 columns read as two words).
+func TestWrappedTextMovesAWordRatherThanCuttingIt(t *testing.T) {
+	var b strings.Builder
+	writeWrapped(&b, "before-commit-same-key  ok  ", "  ", "effects 0 → 1", 30)
+	got := b.String()
+	if want := "before-commit-same-key  ok\n  effects 0 → 1\n"; got != want {
+		t.Fatalf("wrapped:\n%q\nwant\n%q", got, want)
+	}
+}
