@@ -41,12 +41,12 @@ func (t *Tool) schemaWords(err error) string {
 }
 
 var (
-	reType      = regexp.MustCompile(`^type: .* has type "(\w+)", want (?:one of )?"([^"]+)"$`)
-	reEnum      = regexp.MustCompile(`^enum: (.*) does not equal any of: `)
-	reConst     = regexp.MustCompile(`^const: (.*) does not equal `)
-	reNumber    = regexp.MustCompile(`^(minimum|maximum|exclusiveMinimum|exclusiveMaximum|multipleOf): (\S+) is .* (\S+)$`)
-	reLength    = regexp.MustCompile(`^(minLength|maxLength): ("(?:[^"\\]|\\.)*") contains (\d+) Unicode code points, \w+ than (\d+)$`)
-	rePattern   = regexp.MustCompile(`^pattern: ("(?:[^"\\]|\\.)*") does not match regular expression ("(?:[^"\\]|\\.)*")$`)
+	reType      = regexp.MustCompile(`(?s)^type: .* has type "(\w+)", want (?:one of )?"([^"]+)"$`)
+	reEnum      = regexp.MustCompile(`(?s)^enum: (.*) does not equal any of: `)
+	reConst     = regexp.MustCompile(`(?s)^const: (.*) does not equal `)
+	reNumber    = regexp.MustCompile(`(?s)^(minimum|maximum|exclusiveMinimum|exclusiveMaximum|multipleOf): (\S+) is .* (\S+)$`)
+	reLength    = regexp.MustCompile(`(?s)^(minLength|maxLength): ("(?:[^"\\]|\\.)*") contains (\d+) Unicode code points, \w+ than (\d+)$`)
+	rePattern   = regexp.MustCompile(`(?s)^pattern: ("(?:[^"\\]|\\.)*") does not match regular expression ("(?:[^"\\]|\\.)*")$`)
 	reItems     = regexp.MustCompile(`^(minItems|maxItems): array length (\d+) is \w+ than (\d+)$`)
 	reProps     = regexp.MustCompile(`^(minProperties|maxProperties): object has (\d+) properties, \w+ than (\d+)$`)
 	reUnique    = regexp.MustCompile(`^uniqueItems: array items (\d+) and (\d+) are equal$`)
@@ -310,7 +310,22 @@ func argumentPath(ptrs []string) string {
 					b.WriteString("[" + segs[i+1] + "]")
 					i++
 				}
-			case "$defs", "definitions", "patternProperties", "dependentSchemas", "dependencies":
+			case "additionalProperties", "unevaluatedProperties":
+				// The schema's pointer names no field: say which kind.
+				if b.Len() > 0 {
+					b.WriteByte('.')
+				}
+				b.WriteString("(a field the schema does not name)")
+			case "patternProperties":
+				if i+1 < len(segs) {
+					if b.Len() > 0 {
+						b.WriteByte('.')
+					}
+					pat := strings.ReplaceAll(strings.ReplaceAll(segs[i+1], "~1", "/"), "~0", "~")
+					b.WriteString("(a field matching " + strconv.Quote(pat) + ")")
+					i++
+				}
+			case "$defs", "definitions", "dependentSchemas", "dependencies":
 				i++
 			}
 		}

@@ -24,6 +24,7 @@ func TestSchemaRefusalsAreWordedForAPerson(t *testing.T) {
 	  "n":{"enum":[1,2]},
 	  "one":{"const":1},
 	  "tiny":{"type":"number","minimum":0.0000001},
+	  "labels":{"type":"object","additionalProperties":{"type":"string"}},
 	  "address":{"$ref":"#/$defs/addr"}},
 	 "$defs":{"addr":{"type":"object","required":["city"],"properties":{"city":{"type":"string"}}}}}`
 	var s jsonschema.Schema
@@ -44,6 +45,10 @@ func TestSchemaRefusalsAreWordedForAPerson(t *testing.T) {
 		// The limit as the schema writes it (the library prints six
 		// decimals: 0.0000001 read as 0).
 		{`{"to":"b@example.com","tiny":0.00000001}`, `t: argument tiny: 1e-08 is less than the minimum 1e-7`},
+		// A field the schema does not name keeps where it is.
+		{`{"to":"b@example.com","labels":{"team":1}}`, `t: argument labels.(a field the schema does not name): must be a string, got a number`},
+		// A value over several lines is worded too, its newline escaped.
+		{`{"to":"b@example.com","color":"x\ny"}`, `t: argument color: "x\ny" is not one of "red", "green"`},
 		{`{"invoice":"INV-1"}`, `t: missing required argument "to"`},
 		{`{"to":"b@example.com","color":"blue"}`, `t: argument color: "blue" is not one of "red", "green"`},
 		{`{"to":"b@example.com","mode":"slow"}`, `t: argument mode: "slow" must be "fast"`},
