@@ -84,7 +84,7 @@ func TestFlowOpenFilterDetailResolveAndSeeTheCountMove(t *testing.T) {
 	formMarkingNotify1Applied(t, tm)
 	press(tm, "enter")
 	waitFor(t, tm, "Write this decision", "operator   alice")
-	time.Sleep(reviewArmDelay) // a person reads the review before y
+	time.Sleep(3 * reviewArmDelay) // a person reads the review before y
 	press(tm, "y")
 	waitFor(t, tm, "unknown 1 ", "recorded for alice")
 
@@ -158,7 +158,7 @@ func TestFlowLabScreenRunsAScenarioAndShowsItsRow(t *testing.T) {
 	press(tm, "enter")
 	// The fixture holds other tenants: the lab asks before writing here.
 	waitFor(t, tm, "Run the lab in this ledger?", "not a lab ledger", "3 other tenants")
-	time.Sleep(reviewArmDelay) // the question is read before y
+	time.Sleep(3 * reviewArmDelay) // the question is read before y
 	press(tm, "y")
 	waitFor(t, tm, "before-commit-same-key", "✓ holds", "effects     0 → 1", "expected 0 → 1")
 	// The keys it created can be opened from the row.
@@ -197,7 +197,7 @@ func TestFlowLabStepModeNarratesALostResponse(t *testing.T) {
 	waitFor(t, tm, "lost-response", "enter runs it")
 	press(tm, " ")
 	waitFor(t, tm, "Run the lab in this ledger?", "not a lab ledger")
-	time.Sleep(reviewArmDelay) // the question is read before y
+	time.Sleep(3 * reviewArmDelay) // the question is read before y
 	press(tm, "y")
 	waitFor(t, tm, "▶ next: first call: the task commits, then the reply is held back", "The agent sees only a timeout.",
 		"space runs this step · enter runs the rest", "step mode: space runs the next step")
@@ -251,7 +251,7 @@ func TestFlowAYTypedAheadOfTheReviewIsNotTaken(t *testing.T) {
 	if d := l.get(t, "acme", "notify-1"); d.Operation.State != model.StateUnknown || len(d.Decisions) != 0 {
 		t.Fatalf("a y typed ahead of the review wrote: %s %+v", d.Operation.State, d.Decisions)
 	}
-	time.Sleep(reviewArmDelay)
+	time.Sleep(3 * reviewArmDelay)
 	press(tm, "y")
 	waitFor(t, tm, "recorded for alice")
 	finish(t, tm)
@@ -268,7 +268,7 @@ func TestFlowAYTypedAheadOfTheSweepQuestionIsNotTaken(t *testing.T) {
 	waitFor(t, tm, "[unknown 2]")
 	press(tm, "S", "y")
 	waitFor(t, tm, "Sweep expired leases?", "was not taken: nothing was written")
-	time.Sleep(reviewArmDelay)
+	time.Sleep(3 * reviewArmDelay)
 	press(tm, "y")
 	waitFor(t, tm, "Swept: ")
 	finish(t, tm)

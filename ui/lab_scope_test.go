@@ -35,7 +35,7 @@ func TestFlowLabRunLeavesOtherTenantsInFlightWorkAlone(t *testing.T) {
 	waitFor(t, tm, "external-unknown-mark-applied", "enter runs it")
 	press(tm, "enter")
 	waitFor(t, tm, "Run the lab in this ledger?", "under tenant \"lab\"")
-	time.Sleep(reviewArmDelay) // the question is read before y
+	time.Sleep(3 * reviewArmDelay) // the question is read before y
 	press(tm, "y")
 	waitFor(t, tm, "✓ holds", "effects     1 → 1", "lookup found")
 	m := finish(t, tm)

@@ -80,7 +80,7 @@ func (c *tmuxConsole) keys(keys ...string) {
 // long as a person takes to read it: the console does not take a y typed
 // ahead of its review (ui's reviewArmDelay, 150 ms).
 func (c *tmuxConsole) confirm() {
-	time.Sleep(200 * time.Millisecond)
+	time.Sleep(500 * time.Millisecond) // well past it, on a loaded machine too
 	c.keys("y")
 }
 

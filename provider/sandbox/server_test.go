@@ -59,7 +59,14 @@ func TestServerFaultSwitches(t *testing.T) {
 				t.Fatalf("got %+v, %v", resp, err)
 			}
 			time.Sleep(300 * time.Millisecond * time.Duration(boolInt(strings.HasPrefix(c.fault, "delay") || strings.HasPrefix(c.fault, "stall"))))
-			if n, _ := sb.Deliveries(context.Background(), "k1"); n != c.deliveries {
+			n, _ := sb.Deliveries(context.Background(), "k1")
+			// A delayed delivery lands when the server gets to it: on a
+			// loaded machine later than 400 ms (waited for, up to 10 s).
+			for deadline := time.Now().Add(10 * time.Second); n < c.deliveries && time.Now().Before(deadline); {
+				time.Sleep(20 * time.Millisecond)
+				n, _ = sb.Deliveries(context.Background(), "k1")
+			}
+			if n != c.deliveries {
 				t.Errorf("the sandbox holds %d deliveries, want %d", n, c.deliveries)
 			}
 			ev, err := p.Lookup(context.Background(), "k1")
