@@ -20,7 +20,6 @@ func keysWord(b *bool) string {
 // operation, through every update, and only an operation with a provider
 // records it.
 func testClaimHonoursKeys(t *testing.T, h *harness) {
-	ctx := ctxT(t)
 	yes, no := true, false
 	ids := map[string]int64{}
 	// want: what each claimed operation (by key) holds now.
@@ -40,16 +39,7 @@ func testClaimHonoursKeys(t *testing.T, h *harness) {
 	}
 	check("inserted")
 	// An update that changes something else keeps it.
-	for key := range want {
-		h.tx(t, func(tx store.Tx) error {
-			cur, err := tx.GetOperation("acme", key)
-			if err != nil {
-				return err
-			}
-			cur.LeaseOwner = "someone"
-			return tx.UpdateOperation(cur, cur.State, cur.Version)
-		})
-	}
+	touchEvery(t, h, want)
 	check("updated")
 	// An update writes it: each claim records its own process's word.
 	h.tx(t, func(tx store.Tx) error {
@@ -68,25 +58,7 @@ func testClaimHonoursKeys(t *testing.T, h *harness) {
 	want = map[string]string{"k-true": "false", "k-false": "unrecorded", "k-nil": "true"}
 	check("rewritten")
 	// Without a provider nothing was claimed: the row is refused.
-	before := h.snapshot(t)
-	local := newOp("acme", "local-claimed", model.StateApplied)
-	local.ClaimHonoursKeys = &yes
-	if err := h.L.WithTx(ctx, func(tx store.Tx) error { return tx.InsertOperation(local) }); err == nil {
-		t.Error("an operation without a provider recorded a claim's keys")
-	}
-	err := h.L.WithTx(ctx, func(tx store.Tx) error {
-		cur, err := tx.GetOperation("acme", "local")
-		if err != nil {
-			return err
-		}
-		cur.ClaimHonoursKeys = &no
-		return tx.UpdateOperation(cur, cur.State, cur.Version)
-	})
-	if err == nil {
-		t.Error("an update gave an operation without a provider a claim's keys")
-	}
-	if h.snapshot(t) != before {
-		t.Error("a refused write changed the ledger")
-	}
+	refusedWithoutProvider(t, h, "local-claimed", "a claim's keys",
+		func(o *model.Operation) { o.ClaimHonoursKeys = &yes }, func(o *model.Operation) { o.ClaimHonoursKeys = &no })
 	h.audit(t)
 }

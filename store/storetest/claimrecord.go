@@ -25,7 +25,6 @@ func claimRecord(o *model.Operation) string {
 // operation, through every update; "" and the zero time are "not
 // recorded"; only an operation with a provider records it.
 func testClaimRecord(t *testing.T, h *harness) {
-	ctx := ctxT(t)
 	at := h.now.Add(90 * time.Second).Truncate(time.Millisecond)
 	type rec struct {
 		applyBy          time.Time
@@ -58,16 +57,7 @@ func testClaimRecord(t *testing.T, h *harness) {
 	}
 	check("inserted")
 	// An update that changes something else keeps it.
-	for key := range want {
-		h.tx(t, func(tx store.Tx) error {
-			cur, err := tx.GetOperation("acme", key)
-			if err != nil {
-				return err
-			}
-			cur.LeaseOwner = "someone"
-			return tx.UpdateOperation(cur, cur.State, cur.Version)
-		})
-	}
+	touchEvery(t, h, want)
 	check("updated")
 	// An update writes it: each claim records its own.
 	later := rec{at.Add(time.Hour), "kind=ffff method=0000", "kind=1111"}
@@ -88,27 +78,9 @@ func testClaimRecord(t *testing.T, h *harness) {
 	check("rewritten")
 	// Without a provider nothing was claimed: the row is refused, each
 	// field alone.
-	before := h.snapshot(t)
 	for i, r := range []rec{{applyBy: at}, {dispatch: "kind=aaaa"}, {lookup: "kind=aaaa"}} {
-		local := newOp("acme", fmt.Sprintf("local-claimed-%d", i), model.StateApplied)
-		set(local, r)
-		if err := h.L.WithTx(ctx, func(tx store.Tx) error { return tx.InsertOperation(local) }); err == nil {
-			t.Errorf("an operation without a provider recorded a claim's %+v", r)
-		}
-		err := h.L.WithTx(ctx, func(tx store.Tx) error {
-			cur, err := tx.GetOperation("acme", "local")
-			if err != nil {
-				return err
-			}
-			set(cur, r)
-			return tx.UpdateOperation(cur, cur.State, cur.Version)
-		})
-		if err == nil {
-			t.Errorf("an update gave an operation without a provider a claim's %+v", r)
-		}
-	}
-	if h.snapshot(t) != before {
-		t.Error("a refused write changed the ledger")
+		field := func(o *model.Operation) { set(o, r) }
+		refusedWithoutProvider(t, h, fmt.Sprintf("local-claimed-%d", i), fmt.Sprintf("a claim's %+v", r), field, field)
 	}
 	h.audit(t)
 }

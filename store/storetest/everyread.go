@@ -72,3 +72,49 @@ func checkEveryRead(t *testing.T, h *harness, when string, ids map[string]int64,
 		t.Errorf("%s: %d expired leases, %d listed; want %d and %d", when, len(expired), len(listed), len(want), len(want)+1)
 	}
 }
+
+// touchEvery updates each of want's operations (tenant acme) with a change
+// to something else, its lease owner: a write that must keep what the
+// check reads.
+func touchEvery(t *testing.T, h *harness, want map[string]string) {
+	t.Helper()
+	for key := range want {
+		h.tx(t, func(tx store.Tx) error {
+			cur, err := tx.GetOperation("acme", key)
+			if err != nil {
+				return err
+			}
+			cur.LeaseOwner = "someone"
+			return tx.UpdateOperation(cur, cur.State, cur.Version)
+		})
+	}
+}
+
+// refusedWithoutProvider checks that an operation without a provider takes
+// none of what only a claim records (what, in the errors): a new one,
+// key, with insert applied, and acme/local with update applied, are both
+// refused, and the ledger is as it was.
+func refusedWithoutProvider(t *testing.T, h *harness, key, what string, insert, update func(*model.Operation)) {
+	t.Helper()
+	ctx := ctxT(t)
+	before := h.snapshot(t)
+	local := newOp("acme", key, model.StateApplied)
+	insert(local)
+	if err := h.L.WithTx(ctx, func(tx store.Tx) error { return tx.InsertOperation(local) }); err == nil {
+		t.Error("an operation without a provider recorded " + what)
+	}
+	err := h.L.WithTx(ctx, func(tx store.Tx) error {
+		cur, err := tx.GetOperation("acme", "local")
+		if err != nil {
+			return err
+		}
+		update(cur)
+		return tx.UpdateOperation(cur, cur.State, cur.Version)
+	})
+	if err == nil {
+		t.Error("an update gave an operation without a provider " + what)
+	}
+	if h.snapshot(t) != before {
+		t.Error("a refused write changed the ledger")
+	}
+}

@@ -24,7 +24,6 @@ func notBeforeWord(o *model.Operation) string {
 // writes it or clears it (the zero time: none asked); only an operation
 // with a provider records it.
 func testRetryNotBefore(t *testing.T, h *harness) {
-	ctx := ctxT(t)
 	at := h.now.Add(7 * time.Second).Truncate(time.Millisecond)
 	ids := map[string]int64{}
 	want := map[string]string{}
@@ -43,16 +42,7 @@ func testRetryNotBefore(t *testing.T, h *harness) {
 		checkEveryRead(t, h, when, ids, want, "not_before=-", notBeforeWord)
 	}
 	check("inserted")
-	for key := range want {
-		h.tx(t, func(tx store.Tx) error {
-			cur, err := tx.GetOperation("acme", key)
-			if err != nil {
-				return err
-			}
-			cur.LeaseOwner = "someone"
-			return tx.UpdateOperation(cur, cur.State, cur.Version)
-		})
-	}
+	touchEvery(t, h, want)
 	check("updated")
 	// An update writes it, or clears it.
 	later := at.Add(time.Minute)
@@ -72,26 +62,8 @@ func testRetryNotBefore(t *testing.T, h *harness) {
 	want = map[string]string{"k-wait": "not_before=-", "k-none": fmt.Sprint("not_before=", later.UnixMilli())}
 	check("rewritten")
 	// Without a provider nothing was sent: the row is refused.
-	before := h.snapshot(t)
-	local := newOp("acme", "local-waits", model.StateApplied)
-	local.RetryNotBefore = at
-	if err := h.L.WithTx(ctx, func(tx store.Tx) error { return tx.InsertOperation(local) }); err == nil {
-		t.Error("an operation without a provider recorded a provider's wait")
-	}
-	err := h.L.WithTx(ctx, func(tx store.Tx) error {
-		cur, err := tx.GetOperation("acme", "local")
-		if err != nil {
-			return err
-		}
-		cur.RetryNotBefore = at
-		return tx.UpdateOperation(cur, cur.State, cur.Version)
-	})
-	if err == nil {
-		t.Error("an update gave an operation without a provider a provider's wait")
-	}
-	if h.snapshot(t) != before {
-		t.Error("a refused write changed the ledger")
-	}
+	waits := func(o *model.Operation) { o.RetryNotBefore = at }
+	refusedWithoutProvider(t, h, "local-waits", "a provider's wait", waits, waits)
 	h.audit(t)
 }
 
