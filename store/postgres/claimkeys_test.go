@@ -2,13 +2,11 @@ package postgres_test
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/store"
-	"github.com/retrysafe/retrysafe/store/postgres"
 	"github.com/retrysafe/retrysafe/store/postgres/pgtest"
 )
 
@@ -18,27 +16,13 @@ import (
 // and the new CHECK refuses the word on an operation without a provider.
 func TestMigration12KeepsTheRowsWithTheirClaimsUnrecorded(t *testing.T) {
 	url := pgtest.URL(t)
-	stmts := []string{`CREATE SCHEMA ` + postgres.SchemaOf(url)}
-	for i, sql := range postgres.MigrationSQL(11) {
-		stmts = append(stmts, sql, fmt.Sprintf(`INSERT INTO schema_migrations (version, name, applied_at) VALUES (%d, 'old', 0)`, i+1))
-	}
 	fp := strings.Repeat("0", 64)
-	stmts = append(stmts,
+	s := openFromSchema(t, url, 11,
 		`INSERT INTO operations (id, tenant, op_key, tool, payload_version, args, fingerprint, state, claim_no, provider, downstream_key, lease_owner, lease_until, created_at, updated_at)
 			VALUES (7, 't', 'claimed', 'send_notification', 1, '{}', '`+fp+`', 'in_progress', 1, 'pay', 'dk-7', 'w1', 5, 1, 1)`,
 		`INSERT INTO operations (id, tenant, op_key, tool, payload_version, args, fingerprint, state, receipt, created_at, updated_at)
 			VALUES (8, 't', 'local', 'create_support_task', 1, '{}', '`+fp+`', 'applied', '{}', 1, 1)`,
 		`INSERT INTO attempts (id, operation_id, seq, outcome, fingerprint, worker_id, started_at) VALUES (40, 7, 1, 'dispatched', 'f', 'w1', 5)`)
-	for _, q := range stmts {
-		if err := pgtest.Exec(t, url, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	s, err := postgres.Open(url, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
 	ctx := context.Background()
 	for _, key := range []string{"claimed", "local"} {
 		d, err := s.Detail(ctx, "t", key)
@@ -54,6 +38,7 @@ func TestMigration12KeepsTheRowsWithTheirClaimsUnrecorded(t *testing.T) {
 	}
 	var expired []*model.Operation
 	if err := s.WithTx(ctx, func(tx store.Tx) error {
+		var err error
 		expired, err = tx.ExpiredLeases(10)
 		if err != nil || len(expired) != 1 {
 			return err

@@ -7,7 +7,6 @@ import (
 
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/store"
-	"github.com/retrysafe/retrysafe/store/postgres"
 	"github.com/retrysafe/retrysafe/store/postgres/pgtest"
 )
 
@@ -16,25 +15,11 @@ import (
 // finding columns; a lookup is accepted afterwards.
 func TestFindingsMigrationKeepsEveryAttempt(t *testing.T) {
 	url := pgtest.URL(t)
-	stmts := []string{`CREATE SCHEMA ` + postgres.SchemaOf(url)}
-	for i, sql := range postgres.MigrationSQL(4) {
-		stmts = append(stmts, sql, fmt.Sprintf(`INSERT INTO schema_migrations (version, name, applied_at) VALUES (%d, 'old', 0)`, i+1))
-	}
-	stmts = append(stmts,
+	s := openFromSchema(t, url, 4,
 		`INSERT INTO operations (id, tenant, op_key, tool, payload_version, args, fingerprint, state, provider, created_at, updated_at)
 			VALUES (7, 't', 'k', 'send_notification', 1, '{}', '`+fmt.Sprintf("%064d", 0)+`', 'unknown', 'sandbox', 1, 1)`,
 		`INSERT INTO attempts (id, operation_id, seq, outcome, fingerprint, trace_id, started_at, duration_us) VALUES (40, 7, 1, 'dispatched', 'f', 'trace-1', 5, 6)`,
 		`INSERT INTO attempts (id, operation_id, seq, outcome, fingerprint, error, started_at) VALUES (41, 7, 2, 'timed_out', 'f', 'no reply', 9)`)
-	for _, q := range stmts {
-		if err := pgtest.Exec(t, url, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	s, err := postgres.Open(url, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
 	ctx := context.Background()
 	d, err := s.Detail(ctx, "t", "k")
 	if err != nil {

@@ -1,12 +1,9 @@
 package postgres_test
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
-	"github.com/retrysafe/retrysafe/store"
-	"github.com/retrysafe/retrysafe/store/postgres"
 	"github.com/retrysafe/retrysafe/store/postgres/pgtest"
 	"github.com/retrysafe/retrysafe/store/storetest"
 )
@@ -17,26 +14,12 @@ import (
 // operation without a provider.
 func TestMigration14KeepsTheRowsWithNoWaitRecorded(t *testing.T) {
 	url := pgtest.URL(t)
-	stmts := []string{`CREATE SCHEMA ` + postgres.SchemaOf(url)}
-	for i, sql := range postgres.MigrationSQL(13) {
-		stmts = append(stmts, sql, fmt.Sprintf(`INSERT INTO schema_migrations (version, name, applied_at) VALUES (%d, 'old', 0)`, i+1))
-	}
 	fp := strings.Repeat("0", 64)
-	stmts = append(stmts,
+	s := openFromSchema(t, url, 13,
 		`INSERT INTO operations (id, tenant, op_key, tool, payload_version, args, fingerprint, state, claim_no, provider, downstream_key, lease_owner, lease_until, created_at, updated_at, claim_honours_keys)
 			VALUES (7, 't', 'claimed', 'send_notification', 1, '{}', '`+fp+`', 'in_progress', 1, 'pay', 'dk-7', 'released', 5, 1, 1, true)`,
 		`INSERT INTO operations (id, tenant, op_key, tool, payload_version, args, fingerprint, state, receipt, created_at, updated_at)
 			VALUES (8, 't', 'local', 'create_support_task', 1, '{}', '`+fp+`', 'applied', '{}', 1, 1)`)
-	for _, q := range stmts {
-		if err := pgtest.Exec(t, url, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	s, err := postgres.Open(url, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
 	storetest.CheckRetryNotBeforeAfterMigration(t, s)
 	if err := pgtest.Exec(t, url, `UPDATE operations SET retry_not_before = 5 WHERE id = 8`); err == nil || !strings.Contains(err.Error(), "operations_retry_not_before_check") {
 		t.Errorf("a wait on a local operation: %v; want refused by operations_retry_not_before_check", err)
