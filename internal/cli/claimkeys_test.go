@@ -39,7 +39,25 @@ arguments = '{"type":"object","properties":{"to":{"type":"string"}},"required":[
 		return p
 	}
 	p, pidem := cfgFile("p.toml", false), cfgFile("pidem.toml", true)
-	cfg, err := config.Load(p, os.LookupEnv)
+	claimKilled(t, db, pdb, p)
+	time.Sleep(5 * time.Millisecond) // the lease (0) ends
+	out, errText, code := cli(t, "sweep", "--db", db, "--provider-db", pdb, "--config", pidem)
+	if code != 0 || !strings.Contains(out, "1 lease(s) ended → unknown, 0 re-dispatched") ||
+		!strings.Contains(out, "not re-sent: 1 of those lease(s), made unknown instead — the claim was made by a config where provider pay does not honour downstream keys") {
+		t.Fatalf("sweep: exit %d\n%s%s", code, out, errText)
+	}
+	out, _, _ = cli(t, "ops", "show", "--db", db, "--tenant", "acme", "--key", "k1", "--json")
+	if !strings.Contains(out, `"state": "unknown"`) || !strings.Contains(out, `"claim_honours_keys": false`) {
+		t.Errorf("ops show --json after the sweep: %s", out)
+	}
+}
+
+// claimKilled claims acme/k1 (tool charge, provider pay, a lease of 0)
+// through the config at cfgPath, as a worker killed right after its claim
+// would leave it: claimed, nothing sent, nothing answered.
+func claimKilled(t *testing.T, db, pdb, cfgPath string) {
+	t.Helper()
+	cfg, err := config.Load(cfgPath, os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,21 +71,11 @@ arguments = '{"type":"object","properties":{"to":{"type":"string"}},"required":[
 		if err != nil {
 			return err
 		}
-		_, err = l.Service().ClaimTx(tx, pr, "pay", 0, tx.Now()) // as a worker killed after its claim
+		_, err = l.Service().ClaimTx(tx, pr, "pay", 0, tx.Now())
 		return err
 	})
 	l.Close()
 	if err != nil {
 		t.Fatal(err)
-	}
-	time.Sleep(5 * time.Millisecond) // the lease (0) ends
-	out, errText, code := cli(t, "sweep", "--db", db, "--provider-db", pdb, "--config", pidem)
-	if code != 0 || !strings.Contains(out, "1 lease(s) ended → unknown, 0 re-dispatched") ||
-		!strings.Contains(out, "not re-sent: 1 of those lease(s), made unknown instead — the claim was made by a config where provider pay does not honour downstream keys") {
-		t.Fatalf("sweep: exit %d\n%s%s", code, out, errText)
-	}
-	out, _, _ = cli(t, "ops", "show", "--db", db, "--tenant", "acme", "--key", "k1", "--json")
-	if !strings.Contains(out, `"state": "unknown"`) || !strings.Contains(out, `"claim_honours_keys": false`) {
-		t.Errorf("ops show --json after the sweep: %s", out)
 	}
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -9,11 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/retrysafe/retrysafe/config"
-	"github.com/retrysafe/retrysafe/ledger"
-	"github.com/retrysafe/retrysafe/model"
-	"github.com/retrysafe/retrysafe/store"
 )
 
 // A claim made through a sandbox provider, asked through a config where
@@ -43,27 +37,7 @@ func TestACannotTellAskedElsewhereNamesTheChangeAndTheNextStep(t *testing.T) {
 	httpCfg := write("http.toml", "[[providers]]\nname = \"pay\"\nkind = \"http\"\nhonours_keys = false\ntimeout = \"2s\"\n"+
 		"[providers.dispatch]\nmethod = \"POST\"\nurl = \""+api.URL+"/v1/charges\"\nkey_header = \"Idempotency-Key\"\nref_pointer = \"/id\"\n"+
 		"[providers.lookup]\nurl = \""+api.URL+"/v1/charges/{downstream_key}\"\nref_pointer = \"/id\"\nnot_found = \"/error\"\n")
-	cfg, err := config.Load(sbx, os.LookupEnv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	l, err := ledger.OpenConfig(ctx, db, cfg, ledger.ConfigOptions{ProviderDB: pdb, Use: ledger.Dispatching, Store: store.Options{Create: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = l.Store().WithTx(ctx, func(tx store.Tx) error {
-		pr, err := cfg.Tools.Prepare(model.Request{Tenant: "acme", Key: "k1", Tool: "charge", PayloadVersion: 1, Args: []byte(`{"to":"x"}`)})
-		if err != nil {
-			return err
-		}
-		_, err = l.Service().ClaimTx(tx, pr, "pay", 0, tx.Now()) // a worker killed after its claim
-		return err
-	})
-	l.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	claimKilled(t, db, pdb, sbx)
 	time.Sleep(5 * time.Millisecond)
 	if out, errText, code := cli(t, "sweep", "--db", db, "--provider-db", pdb, "--config", sbx); code != 0 {
 		t.Fatalf("sweep: exit %d\n%s%s", code, out, errText)
