@@ -40,9 +40,18 @@ type benchReport struct {
 	P99Ms      float64 `json:"p99_ms"`
 	Errors     int     `json:"errors"`
 	FirstError string  `json:"first_error,omitempty"`
-	// Baseline is bare SQLite on the same file system, same durability, same
-	// number of single-row write transactions, same workers, same run.
+	// Baseline is the bare database doing a new call's writes (on SQLite
+	// the same file system, durability and workers; on PostgreSQL bare
+	// pgx), one transaction each, the same number as the calls, same run:
+	// the goals' yardstick.
 	Baseline *benchBaseline `json:"baseline,omitempty"`
+	// Floor is, on SQLite, bare single-row write transactions timed in the
+	// same rounds: the cost of a durable commit and nothing else, a
+	// stricter yardstick shown beside the goal's. FloorRatio and
+	// FloorMedianRatio are the call path's rate against it.
+	Floor            *benchBaseline `json:"floor,omitempty"`
+	FloorRatio       float64        `json:"floor_ratio,omitempty"`
+	FloorMedianRatio float64        `json:"floor_median_ratio,omitempty"`
 	// Ratio is OpsPerSec / Baseline.TxPerSec (over all rounds).
 	Ratio float64 `json:"ratio,omitempty"`
 	// Rounds are the interleaved rounds (with a baseline): bare and call
@@ -71,6 +80,9 @@ type benchRound struct {
 	OpsPerSec float64 `json:"ops_per_sec"`
 	TxPerSec  float64 `json:"tx_per_sec"`
 	Ratio     float64 `json:"ratio"`
+	// FloorTxPerSec and FloorRatio: the round's single-row transactions.
+	FloorTxPerSec float64 `json:"floor_tx_per_sec,omitempty"`
+	FloorRatio    float64 `json:"floor_ratio,omitempty"`
 }
 
 // benchRun times the calls numbered from..to-1 (their latencies into the
@@ -83,17 +95,21 @@ type benchBare func(round, n int) (time.Duration, []time.Duration, error)
 // runRounds splits rep.Ops into rounds; in each it times the bare
 // transactions and the calls one after the other, bare first in even
 // rounds and last in odd ones, so a load that swings during the run hits
-// both halves alike. Without bare it is one round of the calls.
-func (rep *benchReport) runRounds(rounds int, run benchRun, bare benchBare, lat []time.Duration, errs *atomic.Int64, firstErr *atomic.Value) error {
+// both halves alike; floor (optional) is timed between them. Without bare
+// it is one round of the calls.
+func (rep *benchReport) runRounds(rounds int, run benchRun, bare, floor benchBare, lat []time.Duration, errs *atomic.Int64, firstErr *atomic.Value) error {
 	if bare == nil || rounds < 1 {
 		rounds = 1
 	}
+	if bare == nil {
+		floor = nil
+	}
 	rounds = min(rounds, rep.Ops)
-	var callTime, bareTime time.Duration
-	var bareLat []time.Duration
+	var callTime, bareTime, floorTime time.Duration
+	var bareLat, floorLat []time.Duration
 	for r := 0; r < rounds; r++ {
 		from, to := rep.Ops*r/rounds, rep.Ops*(r+1)/rounds
-		var ce, be time.Duration
+		var ce, be, fe time.Duration
 		doCalls := func() (err error) {
 			c0 := processCPU()
 			ce, err = run(from, to)
@@ -108,21 +124,32 @@ func (rep *benchReport) runRounds(rounds int, run benchRun, bare benchBare, lat 
 			be, bareLat = d, append(bareLat, l...)
 			return err
 		}
-		first, second := doBare, doCalls
+		doFloor := func() error {
+			if floor == nil {
+				return nil
+			}
+			d, l, err := floor(r, to-from)
+			fe, floorLat = d, append(floorLat, l...)
+			return err
+		}
+		steps := []func() error{doBare, doFloor, doCalls}
 		if r%2 == 1 {
-			first, second = doCalls, doBare
+			steps = []func() error{doCalls, doFloor, doBare}
 		}
-		if err := first(); err != nil {
-			return err
+		for _, step := range steps {
+			if err := step(); err != nil {
+				return err
+			}
 		}
-		if err := second(); err != nil {
-			return err
-		}
-		callTime, bareTime = callTime+ce, bareTime+be
+		callTime, bareTime, floorTime = callTime+ce, bareTime+be, floorTime+fe
 		if bare != nil {
 			n := to - from
 			rd := benchRound{Ops: n, OpsPerSec: float64(n) / ce.Seconds(), TxPerSec: float64(n) / be.Seconds()}
 			rd.Ratio = rd.OpsPerSec / rd.TxPerSec
+			if floor != nil {
+				rd.FloorTxPerSec = float64(n) / fe.Seconds()
+				rd.FloorRatio = rd.OpsPerSec / rd.FloorTxPerSec
+			}
 			rep.Rounds = append(rep.Rounds, rd)
 		}
 	}
@@ -133,31 +160,68 @@ func (rep *benchReport) runRounds(rounds int, run benchRun, bare benchBare, lat 
 	if bare == nil {
 		return nil
 	}
-	sort.Slice(bareLat, func(i, j int) bool { return bareLat[i] < bareLat[j] })
-	rep.Baseline = &benchBaseline{Transactions: len(bareLat), TxPerSec: float64(len(bareLat)) / bareTime.Seconds(),
-		P50Ms: ms(sqlite.Percentile(bareLat, 0.50)), P99Ms: ms(sqlite.Percentile(bareLat, 0.99))}
+	rep.Baseline = newBenchBaseline(bareLat, bareTime)
 	rep.Ratio = rep.OpsPerSec / rep.Baseline.TxPerSec
-	ratios := make([]float64, len(rep.Rounds))
-	for i, rd := range rep.Rounds {
-		ratios[i] = rd.Ratio
+	var ratios []float64
+	for _, rd := range rep.Rounds {
+		ratios = append(ratios, rd.Ratio)
 	}
-	sort.Float64s(ratios)
-	rep.RatioMin, rep.RatioMax = ratios[0], ratios[len(ratios)-1]
-	if n := len(ratios); n%2 == 1 {
-		rep.MedianRatio = ratios[n/2]
-	} else {
-		rep.MedianRatio = (ratios[n/2-1] + ratios[n/2]) / 2
+	rep.MedianRatio, rep.RatioMin, rep.RatioMax = medianSpread(ratios)
+	if floor != nil {
+		rep.Floor = newBenchBaseline(floorLat, floorTime)
+		rep.FloorRatio = rep.OpsPerSec / rep.Floor.TxPerSec
+		var floorRatios []float64
+		for _, rd := range rep.Rounds {
+			floorRatios = append(floorRatios, rd.FloorRatio)
+		}
+		rep.FloorMedianRatio, _, _ = medianSpread(floorRatios)
 	}
 	return nil
+}
+
+// newBenchBaseline is a baseline's rate and percentiles from its
+// transactions' latencies (sorted here) and their total wall time.
+func newBenchBaseline(lat []time.Duration, elapsed time.Duration) *benchBaseline {
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	return &benchBaseline{Transactions: len(lat), TxPerSec: float64(len(lat)) / elapsed.Seconds(),
+		P50Ms: ms(sqlite.Percentile(lat, 0.50)), P99Ms: ms(sqlite.Percentile(lat, 0.99))}
+}
+
+// medianSpread is the median, least and greatest of at least one ratio.
+func medianSpread(ratios []float64) (median, least, most float64) {
+	sort.Float64s(ratios)
+	n := len(ratios)
+	if n%2 == 1 {
+		median = ratios[n/2]
+	} else {
+		median = (ratios[n/2-1] + ratios[n/2]) / 2
+	}
+	return median, ratios[0], ratios[n-1]
 }
 
 // printRatios is the human report's rounds and their median.
 func (rep *benchReport) printRatios(w io.Writer, bare string) {
 	for i, rd := range rep.Rounds {
-		fmt.Fprintf(w, "  round %-2d     %9.0f calls/s  %9.0f tx/s  %.2f×\n", i+1, rd.OpsPerSec, rd.TxPerSec, rd.Ratio)
+		fmt.Fprintf(w, "  round %-2d     %9.0f calls/s  %9.0f tx/s  %.2f×", i+1, rd.OpsPerSec, rd.TxPerSec, rd.Ratio)
+		if rep.Floor != nil {
+			fmt.Fprintf(w, "   single-row %6.0f tx/s  %.2f×", rd.FloorTxPerSec, rd.FloorRatio)
+		}
+		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "  ratio        %.2f× %s (median of %d interleaved rounds; %.2f–%.2f×; over all rounds %.2f×)\n",
 		rep.MedianRatio, bare, len(rep.Rounds), rep.RatioMin, rep.RatioMax, rep.Ratio)
+	if rep.Floor != nil {
+		fmt.Fprintf(w, "  single-row   %.2f× bare single-row SQLite commits (median; over all rounds %.2f×): the stricter floor, a commit and nothing else\n",
+			rep.FloorMedianRatio, rep.FloorRatio)
+	}
+}
+
+// printFloor is the human report's line of the single-row floor.
+func (rep *benchReport) printFloor(w io.Writer) {
+	if rep.Floor != nil {
+		fmt.Fprintf(w, "  bare 1 row   %9.0f tx/s     p50 %6.2f ms  p99 %6.2f ms  (%d single-row write transactions)\n",
+			rep.Floor.TxPerSec, rep.Floor.P50Ms, rep.Floor.P99Ms, rep.Floor.Transactions)
+	}
 }
 
 type benchBaseline struct {
@@ -178,7 +242,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	asJSON := fs.Bool("json", false, "print the report as one JSON object")
 	fresh := fs.Bool("fresh", false, "delete FILE (and its -wal, -shm and provider file) first")
 	durability := fs.String("durability", "durable", "durable (synchronous=FULL, what calls rely on) or fast (synchronous=OFF, throw-away ledgers only)")
-	baseline := fs.Bool("baseline", true, "also time the bare database for the ratio: SQLite single-row write transactions (same durability, same directory), or on PostgreSQL bare pgx transactions of a new call's writes")
+	baseline := fs.Bool("baseline", true, "also time the bare database for the ratio: transactions of a new call's writes, one each (SQLite: same durability and directory, and single-row transactions beside them; PostgreSQL: bare pgx)")
 	rounds := fs.Int("rounds", 6, "with the baseline: interleave it with the calls in this many rounds (each a share of --ops, bare and calls back to back) and report each round's ratio and their median")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the timed calls to FILE (go tool pprof)")
 	httpURL := fs.String("http", "", "drive a running gateway (retrysafe serve) at URL over HTTP instead of an in-process ledger; --db is then not used")
@@ -263,7 +327,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	defer l.Close()
 
 	rep := benchReport{Ledger: l.Store().Path(), Mix: *mix, Workers: *workers, Ops: *ops, Durability: *durability, Tool: *tool, args: *argsTmpl}
-	var bare benchBare
+	var bare, floor benchBare
 	if *baseline && isPG {
 		b, err := postgres.NewBaseliner(ctx, *db, *workers, d)
 		if err != nil {
@@ -276,7 +340,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 	} else if *baseline {
 		path := filepath.Join(filepath.Dir(*db), "."+filepath.Base(*db)+".baseline-"+strconv.Itoa(os.Getpid()))
-		bare = sqliteBare(ctx, path, *workers, d)
+		bare, floor = sqliteBares(ctx, path, *workers, d)
 	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -289,7 +353,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		defer pprof.StopCPUProfile()
 	}
-	if err := benchCalls(ctx, l.Service(), &rep, *rounds, bare); err != nil {
+	if err := benchCalls(ctx, l.Service(), &rep, *rounds, bare, floor); err != nil {
 		return fail(stderr, err)
 	}
 	if *asJSON {
@@ -297,7 +361,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stdout, string(b))
 	} else {
 		level := map[store.Durability]string{store.Durable: "synchronous=FULL", store.Fast: "synchronous=OFF"}[d]
-		bare, bareWhat := "bare SQLite", "single-row write transactions, same durability and directory"
+		bare, bareWhat := "bare SQLite", "transactions of a new call's four writes, same durability and directory"
 		if isPG {
 			level = map[store.Durability]string{store.Durable: "synchronous_commit=on", store.Fast: "synchronous_commit=off"}[d]
 			bare, bareWhat = "bare pgx", "transactions of a new call's four writes, same durability and pool size"
@@ -313,6 +377,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		if rep.Baseline != nil {
 			fmt.Fprintf(stdout, "  %-11s  %9.0f tx/s     p50 %6.2f ms  p99 %6.2f ms  (%d %s)\n",
 				bare, rep.Baseline.TxPerSec, rep.Baseline.P50Ms, rep.Baseline.P99Ms, rep.Baseline.Transactions, bareWhat)
+			rep.printFloor(stdout)
 			rep.printRatios(stdout, bare)
 		}
 		if rep.FirstError != "" {
@@ -330,7 +395,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 // the latency percentiles and the errors. An error is any call that did not
 // end as the mix expects: new → created, replay → replayed, conflict →
 // conflict.
-func benchCalls(ctx context.Context, svc *reconcile.Service, rep *benchReport, rounds int, bare benchBare) error {
+func benchCalls(ctx context.Context, svc *reconcile.Service, rep *benchReport, rounds int, bare, floor benchBare) error {
 	tool := rep.Tool
 	run := strconv.FormatInt(time.Now().UnixNano(), 36)
 	// Replay and conflict need stored keys: a pool the calls cycle through,
@@ -388,7 +453,7 @@ func benchCalls(ctx context.Context, svc *reconcile.Service, rep *benchReport, r
 			}
 		})
 	}
-	return rep.runRounds(rounds, timed, bare, lat, &errs, &firstErr)
+	return rep.runRounds(rounds, timed, bare, floor, lat, &errs, &firstErr)
 }
 
 // timeWorkers runs do for every i in from..to-1 on workers goroutines (each
@@ -420,13 +485,20 @@ func timeWorkers(ctx context.Context, workers, from, to int, do func(w, i int)) 
 	return elapsed, nil
 }
 
-// sqliteBare is the bare SQLite baseline as rounds: each a new file next
-// to path (removed after it), same durability and workers.
-func sqliteBare(ctx context.Context, path string, workers int, d store.Durability) benchBare {
+// sqliteBare is a bare SQLite baseline as rounds: each a new file next to
+// path (removed after it), same durability and workers, each transaction
+// doing writes.
+func sqliteBare(ctx context.Context, path string, workers int, d store.Durability, writes sqlite.BareWrites) benchBare {
 	return func(round, n int) (time.Duration, []time.Duration, error) {
-		b, err := sqlite.Baseline(ctx, path+"-"+strconv.Itoa(round), n, workers, d)
+		b, err := sqlite.Baseline(ctx, path+"-"+strconv.Itoa(round)+"-"+strconv.Itoa(int(writes)), n, workers, d, writes)
 		return b.Elapsed, b.Latencies, err
 	}
+}
+
+// sqliteBares are the SQLite bench's two yardsticks next to path: a new
+// call's writes (the goal's) and the single-row floor.
+func sqliteBares(ctx context.Context, path string, workers int, d store.Durability) (bare, floor benchBare) {
+	return sqliteBare(ctx, path, workers, d, sqlite.BareCallWrites), sqliteBare(ctx, path, workers, d, sqlite.BareOneRow)
 }
 
 // finish fills in a run's rate, latency percentiles and errors (the

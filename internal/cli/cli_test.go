@@ -750,16 +750,17 @@ func TestAReplayedCallLeavesItsWALAndLosesNothing(t *testing.T) {
 	}
 }
 
-// checkBenchRounds checks a bench report's interleaved rounds: the JSON
-// keys scripts read, rounds that add up to the ops, and a median ratio
-// within the rounds' spread.
+// checkBenchRounds checks a SQLite bench report's interleaved rounds: the
+// JSON keys scripts read, rounds that add up to the ops, a median ratio
+// within the rounds' spread, and the single-row floor timed in the same
+// rounds beside the goal's yardstick.
 func checkBenchRounds(t *testing.T, out string, rep benchReport, rounds, ops int) {
 	t.Helper()
 	var raw map[string]any
 	if err := json.Unmarshal([]byte(out), &raw); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"ops_per_sec", "p50_ms", "p99_ms", "baseline", "ratio", "rounds", "median_ratio", "ratio_min", "ratio_max"} {
+	for _, k := range []string{"ops_per_sec", "p50_ms", "p99_ms", "baseline", "ratio", "rounds", "median_ratio", "ratio_min", "ratio_max", "floor", "floor_ratio", "floor_median_ratio"} {
 		if _, ok := raw[k]; !ok {
 			t.Errorf("bench --json has no %q: %s", k, out)
 		}
@@ -770,12 +771,12 @@ func checkBenchRounds(t *testing.T, out string, rep benchReport, rounds, ops int
 	sum := 0
 	for i, rd := range rep.Rounds {
 		sum += rd.Ops
-		if rd.Ops < 1 || rd.OpsPerSec <= 0 || rd.TxPerSec <= 0 || rd.Ratio <= 0 {
+		if rd.Ops < 1 || rd.OpsPerSec <= 0 || rd.TxPerSec <= 0 || rd.Ratio <= 0 || rd.FloorTxPerSec <= 0 || rd.FloorRatio <= 0 {
 			t.Errorf("round %d: %+v", i, rd)
 		}
 	}
-	if sum != ops || rep.Baseline.Transactions != ops {
-		t.Errorf("rounds timed %d calls and %d bare transactions, want %d each", sum, rep.Baseline.Transactions, ops)
+	if sum != ops || rep.Baseline.Transactions != ops || rep.Floor.Transactions != ops {
+		t.Errorf("rounds timed %d calls, %d bare transactions and %d single-row ones, want %d each", sum, rep.Baseline.Transactions, rep.Floor.Transactions, ops)
 	}
 	if !(rep.RatioMin <= rep.MedianRatio && rep.MedianRatio <= rep.RatioMax && rep.RatioMin > 0) {
 		t.Errorf("median ratio %v outside the rounds' %v–%v", rep.MedianRatio, rep.RatioMin, rep.RatioMax)
