@@ -27,6 +27,7 @@ func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
+	outliveClosedPipes()
 	cfg, code, ok := loadConfig(*cfgPath, stderr)
 	if !ok {
 		return code

@@ -48,6 +48,7 @@ func runSandbox(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if code, ok := parseFlags(fs, args[1:], stdout, stderr); !ok {
 		return code
 	}
+	outliveClosedPipes()
 	fault, err := sandbox.ParseFault(*faultFlag)
 	if err != nil {
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--fault: %v", err))

@@ -45,6 +45,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
+	outliveClosedPipes()
 	for _, h := range allowedHosts {
 		if h == "" || strings.ContainsAny(h, " \t/\\@?#,") || !textsafe.Clean(h) {
 			return fail(stderr, model.Errorf(model.CodeInvalid, "--mcp-allowed-host must be a host name (optionally :port), got %q", h))

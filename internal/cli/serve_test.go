@@ -647,3 +647,131 @@ func TestServeRecordsACallCutAtTheShutdownDeadlineBeforeClosing(t *testing.T) {
 		t.Fatalf("after serve stopped, slow is %q (%v %s); want applied: its answer recorded before the ledger closed; serve said %s", d.Operation.State, err, errOut, srv.stderr)
 	}
 }
+
+// A log shipper that restarts, or `serve 2>&1 | tee` whose tee dies, closes
+// the pipe serve writes its log and address to. That must not kill serve
+// (Go's default on a write to a broken stdout or stderr): a call it has
+// accepted runs to its end, is recorded and answered, and SIGTERM still
+// stops it in order.
+func TestServeOutlivesAClosedLogPipe(t *testing.T) {
+	db := newLedgerFile(t)
+	token := newToken(t, db, "pipe")
+	cmd := reexec.Command(t, asCLI, nil, "serve", "--db", db, "--listen", "127.0.0.1:0", "--log-level", "info")
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = outW, errW
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	outW.Close()
+	errW.Close()
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	t.Cleanup(func() { cmd.Process.Kill(); <-exited })
+	line, err := bufio.NewReader(outR).ReadString('\n')
+	_, rest, ok := strings.Cut(line, "listening on ")
+	if err != nil || !ok {
+		t.Fatalf("serve printed no address: %q %v", line, err)
+	}
+	url := strings.Fields(rest)[0]
+	// Nobody reads the log or the output any more.
+	outR.Close()
+	errR.Close()
+	for i, want := range []int{http.StatusCreated, http.StatusOK, http.StatusCreated} {
+		key := []string{"p1", "p1", "p2"}[i]
+		req, _ := http.NewRequest("POST", url+"/v1/tools/create_support_task", strings.NewReader(`{"subject":"closed pipe"}`))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Idempotency-Key", key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("call %d (%s) after the log pipe closed: %v", i, key, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Fatalf("call %d (%s): %d, want %d", i, key, resp.StatusCode, want)
+		}
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not stop within 10 s of SIGTERM")
+	}
+	if st := cmd.ProcessState; st.ExitCode() != 0 {
+		t.Fatalf("serve ended %v after SIGTERM with its log pipe closed; want exit 0", st)
+	}
+	st, err := sqlite.Open(db, store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	c, _ := st.Counts(context.Background(), "pipe")
+	effects, _ := st.EffectCount(context.Background(), model.TableTasks, "create_support_task", "pipe")
+	if c.Total != 2 || c.ByState[model.StateApplied] != 2 || effects != 2 {
+		t.Fatalf("two keys left %d operations (%v) and %d effects; want 2 applied, 2 effects", c.Total, c.ByState, effects)
+	}
+}
+
+// An MCP client that crashes closes both ends of the stdio session while a
+// call it sent is at the provider. mcp must not die of the closed pipe:
+// the call runs to its end and its answer is recorded (applied), not left
+// in progress for a sweep to make unknown.
+func TestMCPRecordsACallWhoseClientClosedStdio(t *testing.T) {
+	dir := t.TempDir()
+	addr, _ := sandboxServe(t, "127.0.0.1:0", filepath.Join(dir, "sb.db"))
+	cfg := httpToolsConfig(t, addr, "sandbox", false)
+	db := newLedgerFile(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := binaryCmd(ctx, t, "mcp", "--db", db, "--config", cfg, "--tenant", "agents", "--log-level", "debug")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = outW, errW
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	outW.Close()
+	errW.Close()
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"crashy","version":"1"}}}`+"\n")
+	if _, err := bufio.NewReader(outR).ReadString('\n'); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	queueFault(t, addr, "delay=1500ms")
+	io.WriteString(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"notify","arguments":{"to":"a@example.com","body":"b","idempotency_key":"crash-1"}}}`+"\n")
+	time.Sleep(400 * time.Millisecond) // the call is at the provider
+	// The client dies: nobody reads mcp's answers or its log any more.
+	outR.Close()
+	errR.Close()
+	stdin.Close()
+	err = cmd.Wait()
+	if st := cmd.ProcessState; st == nil || !st.Exited() {
+		t.Fatalf("mcp ended %v (%v) when its client closed stdio; want an exit, not a signal", st, err)
+	}
+	out, errOut, _ := cli(t, "ops", "show", "--db", db, "--tenant", "agents", "--key", "crash-1", "--json")
+	var d struct {
+		Operation struct {
+			State string `json:"state"`
+		} `json:"operation"`
+	}
+	if err := json.Unmarshal([]byte(out), &d); err != nil || d.Operation.State != "applied" {
+		t.Fatalf("after its client closed stdio, crash-1 is %q (%v %s); want applied: the provider delivered it", d.Operation.State, err, errOut)
+	}
+}
