@@ -34,6 +34,10 @@ func TestMCPOverHTTPAnswersMalformedMessagesWithJSONRPCErrors(t *testing.T) {
 		{"fraction", call("7.5"), "7.5", -32600},
 		{"lone surrogate", call(`"\udc00"`), `"\udc00"`, -32600},
 		{"id named twice", strings.Replace(call("5"), `"id":5`, `"id":5,"id":6`, 1), "null", -32600},
+		{"name named twice in params", strings.Replace(call("10"), `}}}`, `},"name":"open_incident"}}`, 1), "10", -32600},
+		{"arguments named twice in params", strings.Replace(call("11"), `}}}`, `},"arguments":{"subject":"marker-t","idempotency_key":"marker-k"}}}`, 1), "11", -32600},
+		{"a member named twice in params, once escaped", strings.Replace(call("12"), `}}}`, `},"n\u0061me":"open_incident"}}`, 1), "12", -32600},
+		{"a strange member named twice in params", strings.Replace(call("13"), `}}}`, `},"marker-x":1,"marker-x":2}}`, 1), "13", -32600},
 		{"not an object", `"marker-"`, "null", -32600},
 		{"no method", `{"jsonrpc":"2.0","id":9}`, "9", -32600},
 	} {

@@ -20,7 +20,7 @@ const maxExactID = 1 << 53
 // else the error response that answers it, and nothing of it runs: -32700
 // for what is not JSON, -32600 for a batch, for what is not one JSON-RPC
 // 2.0 object, for a member (jsonrpc, id, method, params, result, error)
-// named twice, for an id that is not a string or an integer within ±2^53
+// named twice, or a member of params named twice, for an id that is not a string or an integer within ±2^53
 // (MCP takes no null id), and for a message without a method, a result or
 // an error. The answer carries the id as sent where it is a string or a
 // number, else null; it never repeats the message. unit is "line" or
@@ -44,6 +44,9 @@ func checkMessage(msg []byte, unit string) []byte {
 	reply := replyID(id)
 	if twice != "" {
 		return rpcError(reply, rpcInvalidRequest, "Invalid request: the message names "+strconv.Quote(twice)+" twice; nothing of it was run")
+	}
+	if name, ok := paramsTwice(members["params"]); ok {
+		return rpcError(reply, rpcInvalidRequest, "Invalid request: the message's params name "+name+" twice; nothing of it was run")
 	}
 	if v, ok := members["jsonrpc"]; !ok || string(v) != `"2.0"` {
 		return rpcError(reply, rpcInvalidRequest, `Invalid request: "jsonrpc" must be "2.0"; nothing of it was run`)
@@ -117,6 +120,28 @@ func topMembers(msg []byte) (map[string]json.RawMessage, string) {
 		m[name] = v
 	}
 	return m, twice
+}
+
+// paramsTwice reports whether params (a JSON value, valid) is an object
+// that names a member twice — the SDK acts on the last (another tool,
+// other arguments), which a client's log need not show — and how the
+// answer names it: quoted where it is one of MCP's (name, arguments,
+// _meta, …), else "a member", so the answer never repeats the message.
+// Duplicates inside the arguments are the tool call's to refuse (Fix the
+// arguments).
+func paramsTwice(params json.RawMessage) (string, bool) {
+	if len(params) == 0 || params[0] != '{' {
+		return "", false
+	}
+	name := twiceNamed(params, 0)
+	if name == "" {
+		return "", false
+	}
+	switch name {
+	case "name", "arguments", "_meta", "cursor", "uri", "protocolVersion", "capabilities", "clientInfo", "level", "ref", "argument", "progressToken":
+		return strconv.Quote(name), true
+	}
+	return "a member", true
 }
 
 // replyID is the id an error answer carries: id as sent where it is a

@@ -528,6 +528,10 @@ type Options struct {
 	ReadOnWriter bool
 	// Now is the clock; tests and the lab pin it. Default time.Now.
 	Now func() time.Time
+	// OnMigrate, if set, is told the schema version an open found and the
+	// one it migrated the ledger to, once the migrations have committed
+	// (from 0: a ledger the open created). Not called when none ran.
+	OnMigrate func(from, to int)
 	// HostClock is this host's clock, against which a driver whose ledger
 	// clock is a database server's (PostgreSQL) measures that clock's
 	// offset; tests skew it. Default time.Now; unused with Now set.

@@ -70,6 +70,8 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		return runMCP(ctx, args, stdout, stderr)
 	case "tokens":
 		return runTokens(ctx, args, stdout, stderr)
+	case "migrate":
+		return runMigrate(ctx, args, stdout, stderr)
 	case workerCommand:
 		return runWorker(ctx, args, stdout, stderr)
 	case "version":
@@ -149,7 +151,7 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (int,
 // isCommand reports whether name is one of retrysafe's commands.
 func isCommand(name string) bool {
 	switch name {
-	case "call", "ops", "sweep", "triage", "lab", "demo", "bench", "gen", "sandbox", "serve", "mcp", "tokens", "version", "completion", "help":
+	case "call", "ops", "sweep", "triage", "lab", "demo", "bench", "gen", "sandbox", "serve", "mcp", "tokens", "migrate", "version", "completion", "help":
 		return true
 	}
 	return false

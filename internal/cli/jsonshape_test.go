@@ -1,7 +1,7 @@
 package cli
 
 // The JSON that scripts read is a stable interface: the field names and
-// types of `call`, `ops list/show/check/decisions`, `triage`, `lab`, `sweep`, `version` and the
+// types of `call`, `ops list/show/check/decisions`, `triage`, `lab`, `sweep`, `version`, `migrate` and the
 // error object are pinned in testdata/json/*.shape. A change there is a
 // change of interface — deliberate, in the README, and run with -update.
 
@@ -122,6 +122,7 @@ func TestJSONShapesAreStable(t *testing.T) {
 	golden(t, "triage", shape(t, run("triage", "--db", db, "--json")))
 	golden(t, "sweep", shape(t, run("sweep", "--db", db, "--json")))
 	golden(t, "version", shape(t, run("version", "--json")))
+	golden(t, "migrate", shape(t, run("migrate", "--db", db, "--json")))
 	// Several keys: the plan (--dry-run) and the results (--yes).
 	for i := 0; i < 2; i++ {
 		run(callArgs(db, "acme", fmt.Sprintf("lost-%d", i), "send_notification", notifyArgs, "--fault", "lose-reply", "--json")...)

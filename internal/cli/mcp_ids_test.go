@@ -77,6 +77,12 @@ func TestMCPStdioAnswersUnderTheIDAsSentOrRefuses(t *testing.T) {
 		{"id named twice", []string{`{"jsonrpc":"2.0","id":5,"id":6,"method":"tools/call","params":{"name":"create_support_task","arguments":{"subject":"s","idempotency_key":"k"}}}`}, []string{"null -32600"}},
 		{"params named twice", []string{`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{},"params":{"name":"create_support_task","arguments":{"subject":"s","idempotency_key":"k"}}}`}, []string{"5 -32600"}},
 		{"jsonrpc 1.0", []string{strings.Replace(mcpCallLine("8", "k"), `"2.0"`, `"1.0"`, 1)}, []string{"8 -32600"}},
+		// A member named twice inside params: the SDK acted on the last
+		// (another tool, other arguments).
+		{"name named twice in params", []string{`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"create_support_task","arguments":{"subject":"s","idempotency_key":"k"},"name":"open_incident"}}`}, []string{"5 -32600"}},
+		{"arguments named twice in params", []string{`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"create_support_task","arguments":{"subject":"a","idempotency_key":"k"},"arguments":{"subject":"b","idempotency_key":"k"}}}`}, []string{"5 -32600"}},
+		{"_meta named twice in params", []string{`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"_meta":{},"name":"create_support_task","arguments":{"subject":"s","idempotency_key":"k"},"_meta":{}}}`}, []string{"5 -32600"}},
+		{"params member twice, once escaped", []string{`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"create_support_task","arguments":{"subject":"s","idempotency_key":"k"},"n\u0061me":"open_incident"}}`}, []string{"5 -32600"}},
 		{"two huge ids in flight", []string{mcpCallLine("123456789012345678901234567890", "hid-1"), mcpCallLine("987654321098765432109876543210", "hid-2")},
 			[]string{"123456789012345678901234567890 -32600", "987654321098765432109876543210 -32600"}},
 		{"2^53", []string{mcpCallLine("9007199254740992", "k")}, []string{"9007199254740992 0"}},

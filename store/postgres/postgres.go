@@ -50,7 +50,9 @@ type Store struct {
 	now      func() time.Time
 	clock    *dbClock // the database server's clock; nil when Options.Now pinned one
 	ro       bool
-	sync     string // synchronous_commit of durable transactions: on, or off for Fast
+	// onMigrate is store.Options.OnMigrate.
+	onMigrate func(from, to int)
+	sync      string // synchronous_commit of durable transactions: on, or off for Fast
 
 	// Commits wake the notifier, which tells the schema's LISTEN/NOTIFY
 	// channel once per wake-up (many commits, one notification).
@@ -166,7 +168,7 @@ func Open(raw string, o store.Options) (*Store, error) {
 		return nil, model.Errorf(model.CodeInvalid, "cannot parse PostgreSQL URL %s", Redact(raw))
 	}
 	schema := SchemaOf(raw)
-	s := &Store{cfg: cfg, schema: schema, where: Redact(raw), now: o.Now, clock: clock, ro: o.ReadOnly, sync: "on", foldGap: foldGap}
+	s := &Store{cfg: cfg, schema: schema, where: Redact(raw), now: o.Now, clock: clock, ro: o.ReadOnly, sync: "on", foldGap: foldGap, onMigrate: o.OnMigrate}
 	if o.Durability == store.Fast {
 		s.sync = "off"
 	}
@@ -396,7 +398,7 @@ func (s *Store) migrate(ctx context.Context, create bool) error {
 		case version == len(all):
 			return true, nil
 		case s.ro:
-			return false, model.Errorf(model.CodeUnsupported, "ledger %s has schema version %d and needs migrating to %d; open it once without --read-only", s.where, version, len(all))
+			return false, model.Errorf(model.CodeUnsupported, "ledger %s has schema version %d and needs migrating to %d before this retrysafe can read it: run `retrysafe migrate` on this ledger once, as the schema's owner (nothing was read or changed)", s.where, version, len(all))
 		}
 		return false, nil
 	}
@@ -444,16 +446,45 @@ func (s *Store) migrate(ctx context.Context, create bool) error {
 	if version < 0 {
 		version = 0
 	}
+	from := version
 	for _, m := range all[version:] {
 		if _, err := tx.Exec(ctx, m.SQL); err != nil {
-			return model.Wrap(model.CodeInternal, err, "%s: migration %s: %v", s.where, m.Name, s.translate(err, ""))
+			if sqlState(err) == "42501" { // insufficient_privilege
+				return s.mayNotMigrate(err, from, len(all))
+			}
+			te := s.translate(err, "migration "+m.Name)
+			if model.CodeOf(te) == model.CodeBusy {
+				return te
+			}
+			return model.Wrap(model.CodeInternal, err, "%s", te.Error())
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)`,
 			m.Version, m.Name, time.Now().UnixMilli()); err != nil {
+			if sqlState(err) == "42501" {
+				return s.mayNotMigrate(err, from, len(all))
+			}
 			return s.translate(err, "migrate")
 		}
 	}
-	return s.translate(tx.Commit(ctx), "migrate")
+	if err := tx.Commit(ctx); err != nil {
+		return s.translate(err, "migrate")
+	}
+	if s.onMigrate != nil {
+		s.onMigrate(from, len(all))
+	}
+	return nil
+}
+
+// mayNotMigrate is the error of a migration the role may not run
+// (SQLSTATE 42501): not the schema's owner — the README's worker role.
+// It is the setup's, not an outage: retrying cannot help until the owner
+// runs the migrations (or, for a new ledger, creates it).
+func (s *Store) mayNotMigrate(err error, from, to int) error {
+	role := s.cfg.ConnConfig.User
+	if from == 0 {
+		return model.Wrap(model.CodeUnsupported, err, "cannot create ledger %s: role %q may not create its tables (permission denied, SQLSTATE 42501): create it once as a role that may, such as the schema's owner (`retrysafe call` creates one), then grant this role what the README says", s.where, role)
+	}
+	return model.Wrap(model.CodeUnsupported, err, "ledger %s has schema version %d and needs migrating to %d, which role %q may not do (permission denied, SQLSTATE 42501: not the schema's owner): the schema's owner must run `retrysafe migrate` once with this ledger's URL, then grant this role any new tables as the README says; nothing was changed", s.where, from, to, role)
 }
 
 // Path is the ledger's URL without its password.

@@ -40,6 +40,8 @@ type Store struct {
 	r        *sql.DB // readers: query_only, many connections under WAL
 	now      func() time.Time
 	ro       bool
+	// onMigrate is store.Options.OnMigrate.
+	onMigrate func(from, to int)
 	// frozen: read as an immutable file (see FrozenReporter); frozenAt is
 	// the file as opened, to notice it changing (frozenWatcher).
 	frozen   bool
@@ -244,7 +246,7 @@ func open(path string, o options) (*Store, error) {
 		r.SetConnMaxIdleTime(0)
 	}
 	s := &Store{path: path, w: w, r: r, now: o.Now, ro: o.ReadOnly, sync: "FULL", leaveWALAsked: o.LeaveWAL,
-		readOnWriter: o.ReadOnWriter, frozen: o.immutable}
+		readOnWriter: o.ReadOnWriter, frozen: o.immutable, onMigrate: o.OnMigrate}
 	if o.immutable {
 		s.frozenAt, _ = os.Stat(path)
 	}
@@ -457,13 +459,15 @@ func (s *Store) migrate(ctx context.Context) error {
 		return nil
 	}
 	if s.ro {
-		return model.Errorf(model.CodeUnsupported, "%s has schema version %d and needs migrating to %d; open it once without --read-only", s.ledger(), current, len(all))
+		return model.Errorf(model.CodeUnsupported, "%s has schema version %d and needs migrating to %d before this retrysafe can read it: run `retrysafe migrate` once with the same --db (nothing was read or changed)", s.ledger(), current, len(all))
 	}
-	return s.withTx(ctx, false, func(tx *Tx) error {
+	from := current
+	err := s.withTx(ctx, false, func(tx *Tx) error {
 		// Re-read under the write lock: another process may have migrated.
 		if err := tx.tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&current); err != nil {
 			return err
 		}
+		from = current
 		for _, m := range all[current:] {
 			if _, err := tx.tx.ExecContext(ctx, m.SQL); err != nil {
 				return fmt.Errorf("migration %s: %w", m.Name, err)
@@ -474,6 +478,10 @@ func (s *Store) migrate(ctx context.Context) error {
 		}
 		return nil
 	})
+	if err == nil && from < len(all) && s.onMigrate != nil {
+		s.onMigrate(from, len(all))
+	}
+	return err
 }
 
 // Path is the ledger file.
