@@ -15,6 +15,7 @@ import (
 	"github.com/retrysafe/retrysafe/internal/textsafe"
 	"github.com/retrysafe/retrysafe/ledger"
 	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
 )
@@ -1958,7 +1959,12 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if looked.Recorded && looked.Finding.Kind == model.FindingHasNothing && op.State == model.StateApplied && op.Contradicted {
 		// reconcile.Look flagged it: the ledger's applied against the
 		// provider's nothing. The receipt stays; a person decides.
-		fmt.Fprintln(stdout, "contradicted: the ledger records it applied, and the provider has nothing under its key — its receipt may report done an effect that never happened; replays still return it until a person decides (a new key sends it deliberately). A provider that expires idempotency keys (one that keeps them 24 h, say) shows the same picture once the key is gone, though it made the effect: check the provider itself (its dashboard, the recipient) before authorizing a new key")
+		line := "contradicted: the ledger records it applied, and the provider has nothing under its key — its receipt may report done an effect that never happened; replays still return it until a person decides (a new key sends it deliberately)."
+		if prov, err := l.Service().Providers.Get(op.Provider); err != nil || !provider.KeepsKeys(prov) {
+			// Only where it can apply: the sandbox keeps every key.
+			line += " A provider that expires idempotency keys (one that keeps them 24 h, say) shows the same picture once the key is gone, though it made the effect: check the provider itself (its dashboard, the recipient) before authorizing a new key"
+		}
+		fmt.Fprintln(stdout, line)
 	}
 	if ev.Found && reconcile.AllowedAt(*op, model.ActionMarkApplied, l.Store().Now()) {
 		// Unknown, or a not_applied or failed one this lookup (or a
