@@ -65,6 +65,12 @@ func TestAHeldClaimIsShownHeld(t *testing.T) {
 			if head := headerOf(h); !strings.Contains(head, c.header) || strings.Contains(head, other) {
 				t.Errorf("header %q; want %q, not %q", head, c.header, other)
 			}
+			if c.row == "held" {
+				// The sweep's question counts it held too.
+				h.keys("S")
+				containsText(t, h, "1 claim held by its provider's Retry-After (nothing is sent before then)")
+				h.keys("esc")
+			}
 			selectOp(t, h, "acme/k")
 			h.keys("enter")
 			for _, w := range c.says {
