@@ -117,8 +117,8 @@ func TestRegistryFromConfigValidatesArguments(t *testing.T) {
 	}
 	for args, want := range map[string]string{
 		`{}`:                        `missing required argument "title"`,
-		`{"title": 3}`:              `argument "title" must be a string, got a number`,
-		`{"title": "far too long"}`: `argument "title" is 12 characters; at most 10`,
+		`{"title": 3}`:              `argument title: must be a string, got a number`,
+		`{"title": "far too long"}`: `argument title: "far too long" is 12 characters; at most 10`,
 	} {
 		_, err := c.Tools.Prepare(model.Request{Tenant: "a", Key: "k", Tool: "open_ticket", Args: []byte(args)})
 		if !model.IsCode(err, model.CodeInvalid) || !strings.Contains(err.Error(), want) {

@@ -144,3 +144,29 @@ func TestUnreadableBodiesSayWhy(t *testing.T) {
 	}
 	_ = auth
 }
+
+// A schema refusal reads the same over HTTP and MCP, and the same at the
+// top level as inside an object: "argument to: …", not "argument \"to\" …".
+func TestSchemaRefusalsReadAlikeOverHTTPAndMCP(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args map[string]any
+		want string
+	}{
+		{"wrong type", map[string]any{"to": 3, "body": "disk full"}, `send_notification: argument to: must be a string, got a number`},
+		{"empty", map[string]any{"to": " ", "body": "disk full"}, `send_notification: argument to: must not be empty`},
+		{"too long", map[string]any{"to": strings.Repeat("x", 321), "body": "disk full"}, `send_notification: argument to: "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…" is 321 characters; at most 320`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			b, _ := json.Marshal(tc.args)
+			r := e.call("acme", "send_notification", "k1", string(b))
+			if p := r.problem(t); r.status != 400 || !strings.Contains(p.Detail, tc.want) {
+				t.Fatalf("HTTP %d %q; want 400 saying %q", r.status, p.Detail, tc.want)
+			}
+			if text := mcpText(mcpCall(t, e, "k1", tc.args)); !strings.Contains(text, tc.want) {
+				t.Fatalf("MCP %q; want it to say %q", text, tc.want)
+			}
+		})
+	}
+}

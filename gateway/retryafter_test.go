@@ -129,3 +129,29 @@ func TestARetrySoonerThanTheProvidersRetryAfterIsNotSent(t *testing.T) {
 		})
 	}
 }
+
+// R15 M5: a claim held by its busy provider's Retry-After, called again
+// where the provider no longer honours keys, is not sent: it becomes
+// unknown, and the problem says the provider answered busy — not "a
+// request with no definite answer".
+func TestAHeldClaimNoLongerSentSaysItsProviderAnsweredBusy(t *testing.T) {
+	e := newEnv(t)
+	var sent atomic.Int32
+	for name := range e.svc.Providers {
+		e.svc.Providers[name] = countingBusy{busyProvider{name: name, honours: true, wait: 7 * time.Second}, &sent}
+	}
+	if r := e.call("acme", "send_notification", "k1", notify); r.status != 409 {
+		t.Fatalf("first call: %d %s", r.status, r.body)
+	}
+	for name := range e.svc.Providers {
+		e.svc.Providers[name] = countingBusy{busyProvider{name: name, honours: false, wait: 7 * time.Second}, &sent}
+	}
+	r := e.call("acme", "send_notification", "k1", notify)
+	p := r.problem(t)
+	if r.status == 409 || p.Class != "unknown" || sent.Load() != 1 {
+		t.Fatalf("held claim, keys no longer honoured: %d class %q, %d sent; want unknown, nothing sent: %s", r.status, p.Class, sent.Load(), r.body)
+	}
+	if !strings.Contains(p.Detail, "answered busy") || !strings.Contains(p.Detail, "Retry-After") || strings.Contains(p.Detail, "no definite answer") {
+		t.Fatalf("detail %q; want it to say the provider answered busy, with its Retry-After", p.Detail)
+	}
+}

@@ -64,7 +64,7 @@ func Example() {
 	// done created {"effect":{"ticket_id":1},"status":"created"}
 	// done replayed {"effect":{"ticket_id":1},"status":"created"}
 	// conflict
-	// true open_ticket: argument "title" must not be empty
+	// true open_ticket: argument title: must not be empty
 }
 
 // An external tool: the effect happens at a provider (here the in-process

@@ -38,6 +38,10 @@ func (m *markedSandbox) Identity() provider.Identity {
 	return provider.Identity{}
 }
 
+// KeepsKeys is the sandbox provider's own (provider.KeyKeeper): it never
+// expires a key.
+func (m *markedSandbox) KeepsKeys() bool { return provider.KeepsKeys(m.Provider) }
+
 func (l *Ledger) marked(p provider.Provider, name string, write bool) provider.Provider {
 	return &markedSandbox{Provider: p, l: l, name: name, write: write}
 }

@@ -58,7 +58,7 @@ func TestPrepareRejectsInvalidInput(t *testing.T) {
 		{"args not UTF-8", func(r *model.Request) { r.Args = []byte("{\"subject\":\"caf\xe9\"}") }, "not valid UTF-8"},
 		{"duplicate keys in args", func(r *model.Request) { r.Args = []byte(`{"subject":"a","subject":"b"}`) }, "Duplicate key"},
 		{"missing required field", func(r *model.Request) { r.Args = []byte(`{"title":"x"}`) }, `missing required argument "subject"`},
-		{"required field of the wrong type", func(r *model.Request) { r.Args = []byte(`{"subject":42}`) }, `"subject" must be a string, got a number`},
+		{"required field of the wrong type", func(r *model.Request) { r.Args = []byte(`{"subject":42}`) }, `argument subject: must be a string, got a number`},
 		{"required field null", func(r *model.Request) { r.Args = []byte(`{"subject":null}`) }, `got null`},
 		{"required field blank", func(r *model.Request) { r.Args = []byte(`{"subject":"   "}`) }, "must not be empty"},
 		{"required field too long", func(r *model.Request) { r.Args = []byte(`{"subject":"` + strings.Repeat("s", 1001) + `"}`) }, "at most 1000"},
@@ -70,7 +70,7 @@ func TestPrepareRejectsInvalidInput(t *testing.T) {
 		}, `missing required argument "body"`},
 		{"notification with an object recipient", func(r *model.Request) {
 			r.Tool, r.Args = "send_notification", []byte(`{"to":{"a":1},"body":"hi"}`)
-		}, `"to" must be a string, got an object`},
+		}, `argument to: must be a string, got an object`},
 		// Beyond ±2^53 two different integers become one double and would
 		// share a fingerprint; such numbers must be sent as strings.
 		{"integer beyond 2^53", func(r *model.Request) { r.Args = []byte(`{"subject":"x","n":9007199254740993}`) }, "2^53"},

@@ -9,14 +9,17 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // schemaWords words err, the schema library's refusal of args, for a
 // person: the argument (a dotted path; [] for an item of an array) and the
 // rule it breaks, in place of the library's chain of schema pointers and
 // keyword jargon ("validating root: validating /properties/invoice:
-// pattern: …"). The same words reach the CLI, HTTP and MCP.
-func (t *Tool) schemaWords(err error) string {
+// pattern: …"). The same words reach the CLI, HTTP and MCP. inst is the
+// arguments as the library checked them: a refused object or array is
+// shown from it, as JSON (the library prints Go's map[a:1]).
+func (t *Tool) schemaWords(err error, inst any) string {
 	var ptrs []string
 	for {
 		inner := errors.Unwrap(err)
@@ -27,7 +30,7 @@ func (t *Tool) schemaWords(err error) string {
 		err = inner
 	}
 	path := argumentPath(ptrs)
-	words, field := t.keywordWords(err.Error(), ptrs)
+	words, field := t.keywordWords(err.Error(), ptrs, inst)
 	if field != "" {
 		if path == "" {
 			return words + " argument" + field
@@ -60,7 +63,7 @@ var (
 // error; ptrs are the schemas it was in. A refusal about fields of an
 // object (missing, unknown) returns them as field (" \"a\"", "s \"a\",
 // \"b\""), for schemaWords to say argument or field.
-func (t *Tool) keywordWords(msg string, ptrs []string) (words, field string) {
+func (t *Tool) keywordWords(msg string, ptrs []string, inst any) (words, field string) {
 	if m := reType.FindStringSubmatch(msg); m != nil {
 		want := strings.Split(m[2], ", ")
 		for i, w := range want {
@@ -74,13 +77,13 @@ func (t *Tool) keywordWords(msg string, ptrs []string) (words, field string) {
 	}
 	if m := reEnum.FindStringSubmatch(msg); m != nil {
 		if allowed, ok := t.schemaAt(ptrs)["enum"].([]any); ok {
-			return fmt.Sprintf("%s is not one of %s", refusedValue(m[1], allowed), jsonList(allowed)), ""
+			return fmt.Sprintf("%s is not one of %s", refusedValue(m[1], allowed, instanceAt(ptrs, inst)), jsonList(allowed)), ""
 		}
 		return clip(strings.TrimPrefix(msg, "enum: "), 200), ""
 	}
 	if m := reConst.FindStringSubmatch(msg); m != nil {
 		if want, ok := t.schemaAt(ptrs)["const"]; ok {
-			return fmt.Sprintf("%s must be %s", refusedValue(m[1], []any{want}), jsonList([]any{want})), ""
+			return fmt.Sprintf("%s must be %s", refusedValue(m[1], []any{want}, instanceAt(ptrs, inst)), jsonList([]any{want})), ""
 		}
 		return clip(strings.TrimPrefix(msg, "const: "), 200), ""
 	}
@@ -110,20 +113,19 @@ func (t *Tool) keywordWords(msg string, ptrs []string) (words, field string) {
 		if m[1] == "maxLength" {
 			bound = "at most"
 		}
-		return fmt.Sprintf("%s is %s characters; %s %s", clipQuoted(m[2]), m[3], bound, m[4]), ""
+		n, _ := strconv.Atoi(m[3])
+		return fmt.Sprintf("%s is %s; %s %s", clipQuoted(m[2]), counted(n, "character"), bound, m[4]), ""
 	}
 	if m := rePattern.FindStringSubmatch(msg); m != nil {
-		re, err := strconv.Unquote(m[2])
-		if err != nil {
-			re = m[2]
-		}
-		return fmt.Sprintf("%s does not match the pattern %s", clipQuoted(m[1]), re), ""
+		return fmt.Sprintf("%s does not match the pattern %s", clipQuoted(m[1]), patternWords(m[2])), ""
 	}
 	if m := reItems.FindStringSubmatch(msg); m != nil {
-		return fmt.Sprintf("%s items; %s %s", m[2], bound(m[1]), m[3]), ""
+		n, _ := strconv.Atoi(m[2])
+		return fmt.Sprintf("%s; %s %s", counted(n, "item"), bound(m[1]), m[3]), ""
 	}
 	if m := reProps.FindStringSubmatch(msg); m != nil {
-		return fmt.Sprintf("%s fields; %s %s", m[2], bound(m[1]), m[3]), ""
+		n, _ := strconv.Atoi(m[2])
+		return fmt.Sprintf("%s; %s %s", counted(n, "field"), bound(m[1]), m[3]), ""
 	}
 	if m := reUnique.FindStringSubmatch(msg); m != nil {
 		i, _ := strconv.Atoi(m[1])
@@ -154,6 +156,31 @@ func (t *Tool) keywordWords(msg string, ptrs []string) (words, field string) {
 		return fmt.Sprintf("does not hold the items the schema asks for (%s)", kw), ""
 	}
 	return clip(msg, 300), ""
+}
+
+// counted is n things, one of them singular: "1 character", "7 characters".
+func counted(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return strconv.Itoa(n) + " " + thing + "s"
+}
+
+// patternWords is a pattern the library printed quoted: as the schema
+// writes it, or — when it holds a line break, a tab or another character
+// that is not printable (a terminal would act on it, and the refusal's one
+// line would fold it to a space) — quoted, each such character escaped.
+func patternWords(quoted string) string {
+	re, err := strconv.Unquote(quoted)
+	if err != nil {
+		return quoted
+	}
+	for _, r := range re {
+		if !unicode.IsPrint(r) {
+			return strconv.Quote(re)
+		}
+	}
+	return re
 }
 
 func bound(keyword string) string {
@@ -190,8 +217,19 @@ func ratWords(s string) string {
 // refusedValue is a value an enum or const refused (clipValue), quoted
 // when its unquoted text is one of the allowed values': then it is a
 // string where the schema allows that number, boolean or null ("1" for
-// 1), and "1 is not one of 1, 2" would contradict itself.
-func refusedValue(s string, allowed []any) string {
+// 1), and "1 is not one of 1, 2" would contradict itself. An object or
+// array — printed by the library in Go's syntax (map[a:1], [1 2]) — is
+// the one of at, the values where it was checked, that prints as s, as
+// JSON; when none or several different ones do, its kind is said.
+func refusedValue(s string, allowed []any, at []any) string {
+	if strings.HasPrefix(s, "map[") || strings.HasPrefix(s, "[") {
+		if j, ok := printedAs(s, at); ok {
+			return clipQuoted(j)
+		}
+		if strings.HasPrefix(s, "map[") {
+			return "the object given"
+		}
+	}
 	v := clipValue(s)
 	for _, a := range allowed {
 		if b, err := json.Marshal(a); err == nil && string(b) == v {
@@ -199,6 +237,95 @@ func refusedValue(s string, allowed []any) string {
 		}
 	}
 	return v
+}
+
+// printedAs is the JSON of the one value of at that the library would
+// print as s (%v); ok false when none does, or values of different JSON do.
+func printedAs(s string, at []any) (string, bool) {
+	found := ""
+	for _, v := range at {
+		if fmt.Sprint(v) != s {
+			continue
+		}
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if enc.Encode(v) != nil {
+			continue
+		}
+		j := strings.TrimSuffix(b.String(), "\n")
+		if found != "" && found != j {
+			return "", false
+		}
+		found = j
+	}
+	return found, found != ""
+}
+
+// instanceAt is every value of inst (the arguments) the schema the last of
+// ptrs points at may have checked, along argumentPath's rule: a property
+// by its name, every item of an array (the pointer names no index), every
+// field of an object where the schema names none.
+func instanceAt(ptrs []string, inst any) []any {
+	at := []any{inst}
+	prev := ""
+	for _, p := range ptrs {
+		if !strings.HasPrefix(p, "/") {
+			prev = ""
+			continue
+		}
+		rest := p
+		if prev != "" && strings.HasPrefix(p, prev+"/") {
+			rest = p[len(prev):]
+		}
+		prev = p
+		segs := strings.Split(rest, "/")[1:]
+		for i := 0; i < len(segs); i++ {
+			var next []any
+			switch segs[i] {
+			case "properties":
+				if i+1 >= len(segs) {
+					continue
+				}
+				name := strings.ReplaceAll(strings.ReplaceAll(segs[i+1], "~1", "/"), "~0", "~")
+				i++
+				for _, v := range at {
+					if m, ok := v.(map[string]any); ok {
+						if x, ok := m[name]; ok {
+							next = append(next, x)
+						}
+					}
+				}
+			case "items", "additionalItems", "unevaluatedItems", "contains", "prefixItems":
+				if segs[i] == "prefixItems" {
+					i++
+				}
+				for _, v := range at {
+					if a, ok := v.([]any); ok {
+						next = append(next, a...)
+					}
+				}
+			case "additionalProperties", "unevaluatedProperties", "patternProperties":
+				if segs[i] == "patternProperties" {
+					i++
+				}
+				for _, v := range at {
+					if m, ok := v.(map[string]any); ok {
+						for _, x := range m {
+							next = append(next, x)
+						}
+					}
+				}
+			case "$defs", "definitions", "dependentSchemas", "dependencies":
+				i++
+				continue
+			default:
+				continue
+			}
+			at = next
+		}
+	}
+	return at
 }
 
 // clipValue is a value the library printed with %v, a string unquoted:

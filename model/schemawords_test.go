@@ -25,7 +25,13 @@ func TestSchemaRefusalsAreWordedForAPerson(t *testing.T) {
 	  "one":{"const":1},
 	  "tiny":{"type":"number","minimum":0.0000001},
 	  "labels":{"type":"object","additionalProperties":{"type":"string"}},
-	  "address":{"$ref":"#/$defs/addr"}},
+	  "address":{"$ref":"#/$defs/addr"},
+	  "shape":{"enum":[{"a":1},[1,2],"x"]},
+	  "exact":{"const":{"a":[1,2]}},
+	  "lines":{"type":"string","pattern":"^a\nb\u2028$"},
+	  "short":{"type":"string","minLength":3,"maxLength":5},
+	  "inner":{"type":"object","properties":{"s":{"type":"string","minLength":2},"n":{"type":"string"}},"minProperties":2},
+	  "pair":{"type":"array","minItems":2,"items":{"enum":[{"k":"v"}]}}},
 	 "$defs":{"addr":{"type":"object","required":["city"],"properties":{"city":{"type":"string"}}}}}`
 	var s jsonschema.Schema
 	if err := json.Unmarshal([]byte(schema), &s); err != nil {
@@ -65,6 +71,28 @@ func TestSchemaRefusalsAreWordedForAPerson(t *testing.T) {
 		{`{"to":"b@example.com","address":{}}`, `t: argument address: missing required field "city"`},
 		{`{"to":"b@example.com","address":{"city":1}}`, `t: argument address.city: must be a string, got a number`},
 		{`{"to":"b@example.com","cc":"x"}`, `t: unknown argument "cc"`},
+		// An object or array refused by an enum or const is shown as JSON,
+		// not in Go's map syntax (map[a:2]); a string that reads like one
+		// stays a string.
+		{`{"to":"b@example.com","shape":{"a":2}}`, `t: argument shape: {"a":2} is not one of {"a":1}, [1,2], "x"`},
+		{`{"to":"b@example.com","shape":[1]}`, `t: argument shape: [1] is not one of {"a":1}, [1,2], "x"`},
+		{`{"to":"b@example.com","shape":[1,3]}`, `t: argument shape: [1,3] is not one of {"a":1}, [1,2], "x"`},
+		{`{"to":"b@example.com","shape":"[1]"}`, `t: argument shape: "[1]" is not one of {"a":1}, [1,2], "x"`},
+		{`{"to":"b@example.com","shape":"map[a:2]"}`, `t: argument shape: "map[a:2]" is not one of {"a":1}, [1,2], "x"`},
+		{`{"to":"b@example.com","exact":{"a":[2]}}`, `t: argument exact: {"a":[2]} must be {"a":[1,2]}`},
+		{`{"to":"b@example.com","pair":[{"k":"v"},{"k":"w"}]}`, `t: argument pair[]: {"k":"w"} is not one of {"k":"v"}`},
+		// A pattern with a line break (or another character a terminal
+		// would act on) is shown escaped, quoted, not folded to a space.
+		{`{"to":"b@example.com","lines":"ab"}`, `t: argument lines: "ab" does not match the pattern "^a\nb\u2028$"`},
+		// Top-level and nested refusals read alike, and one is singular.
+		{`{"to":"b@example.com","short":"x"}`, `t: argument short: "x" is 1 character; at least 3`},
+		{`{"to":"b@example.com","short":"toolong"}`, `t: argument short: "toolong" is 7 characters; at most 5`},
+		{`{"to":"b@example.com","short":3}`, `t: argument short: must be a string, got a number`},
+		{`{"to":"b@example.com","short":"  "}`, `t: argument short: must not be empty`},
+		{`{"to":"b@example.com","inner":{"s":"x","n":"y"}}`, `t: argument inner.s: "x" is 1 character; at least 2`},
+		{`{"to":"b@example.com","inner":{"n":"y"}}`, `t: argument inner: 1 field; at least 2`},
+		{`{"to":"b@example.com","pair":[{"k":"v"}]}`, `t: argument pair: 1 item; at least 2`},
+		{`{"to":"b"}`, `t: argument to: "b" is 1 character; at least 3`},
 	} {
 		t.Run(c.args, func(t *testing.T) {
 			err := tool.checkArgs([]byte(c.args))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -296,15 +297,16 @@ func (t *Tool) checkArgs(canonical []byte) error {
 		if msg := t.explain(v.(map[string]any)); msg != "" {
 			return Errorf(CodeInvalid, "%s: %s", t.Name, msg)
 		}
-		return Errorf(CodeInvalid, "%s: %s", t.Name, clip(t.schemaWords(err), 300))
+		return Errorf(CodeInvalid, "%s: %s", t.Name, clip(t.schemaWords(err, v), 300))
 	}
 	return nil
 }
 
 // explain says in plain words why args fail the schema, for the failures a
 // person meets most (a missing, ill-typed, empty or over-long argument at
-// the top level); "" leaves it to the schema library's message. It never
-// echoes an argument's value: that may be long, or not fit for a terminal.
+// the top level); "" leaves it to the schema library's message. Its words
+// are schemaWords' for the same refusal at any depth ("argument to: …"); a
+// value is shown as there, quoted (escaped) and cut short.
 func (t *Tool) explain(args map[string]any) string {
 	for _, name := range t.Schema.Required {
 		if _, ok := args[name]; !ok {
@@ -323,7 +325,7 @@ func (t *Tool) explain(args map[string]any) string {
 			continue
 		}
 		if want := ps.Type; want != "" && !hasType(v, want) {
-			return fmt.Sprintf("argument %q must be %s, got %s", name, article(want), jsonKind(v))
+			return fmt.Sprintf("argument %s: must be %s, got %s", argName(name), article(want), jsonKind(v))
 		}
 		s, isString := v.(string)
 		if !isString {
@@ -332,15 +334,24 @@ func (t *Tool) explain(args map[string]any) string {
 		n := len([]rune(s))
 		if ps.MinLength != nil && n < *ps.MinLength || ps.Pattern == `\S` && strings.TrimSpace(s) == "" {
 			if strings.TrimSpace(s) == "" {
-				return fmt.Sprintf("argument %q must not be empty", name)
+				return fmt.Sprintf("argument %s: must not be empty", argName(name))
 			}
-			return fmt.Sprintf("argument %q is %d characters; at least %d", name, n, *ps.MinLength)
+			return fmt.Sprintf("argument %s: %s is %s; at least %d", argName(name), clipQuoted(strconv.Quote(s)), counted(n, "character"), *ps.MinLength)
 		}
 		if ps.MaxLength != nil && n > *ps.MaxLength {
-			return fmt.Sprintf("argument %q is %d characters; at most %d", name, n, *ps.MaxLength)
+			return fmt.Sprintf("argument %s: %s is %s; at most %d", argName(name), clipQuoted(strconv.Quote(s)), counted(n, "character"), *ps.MaxLength)
 		}
 	}
 	return ""
+}
+
+// argName is a top-level argument's name as argumentPath writes it:
+// as is, or quoted when it is not a plain name.
+func argName(name string) string {
+	if !plainName.MatchString(name) {
+		return strconv.Quote(name)
+	}
+	return name
 }
 
 func hasType(v any, want string) bool {

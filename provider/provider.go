@@ -111,6 +111,21 @@ type Checker interface {
 	CanDispatch() error
 }
 
+// KeyKeeper is a provider that can say it keeps what it holds under a
+// downstream key for good — it never expires a key (the sandbox) — so
+// its "has nothing" is never a key it has forgotten. Optional: a provider
+// that does not say so may expire keys (many APIs keep them 24 h).
+type KeyKeeper interface {
+	KeepsKeys() bool
+}
+
+// KeepsKeys reports whether p says it never expires a downstream key
+// (KeyKeeper); false when it does not say.
+func KeepsKeys(p Provider) bool {
+	k, ok := p.(KeyKeeper)
+	return ok && k.KeepsKeys()
+}
+
 // NotSentPrefix begins the Detail of a NotApplied answer for a request
 // that never left this process (a secret unset, a connection refused, a
 // provider that could not be opened): see SentNothing.

@@ -850,10 +850,23 @@ func (s *Service) expireLease(tx store.Tx, op *model.Operation, worker, trace, w
 	}
 	msg := fmt.Sprintf("lease ended %s with no result recorded; %s, so the outcome is unknown — a person must reconcile it",
 		lease.Format(time.RFC3339), why)
-	if released {
-		// Its result is recorded — no definite answer — and the claim was
-		// released to be sent again: not "no result".
-		msg = fmt.Sprintf("claim released %s after a request with no definite answer, to be sent again under its key; %s, so the outcome is unknown — a person must reconcile it",
+	switch {
+	case released && !op.RetryNotBefore.IsZero():
+		// Released after a busy answer with a Retry-After (finish keeps
+		// one only from that answer): the provider's last word was a
+		// definite busy, not "no definite answer" (R15 M5). Still
+		// unknown: where keys are honoured a 503 counts as busy, and a
+		// proxy may answer one after the request arrived
+		// (httpapi.DefaultClass); an earlier request may have had no
+		// answer at all.
+		msg = fmt.Sprintf("claim released %s after provider %s answered busy, asking to be left alone until %s (its Retry-After); %s, so it is not sent again, and a busy answer alone does not prove that nothing under this key took effect (an earlier request's reply may have been lost, and where keys are honoured a 503, which a proxy may answer after the request arrived, counts as busy): the outcome is unknown — a person must reconcile it",
+			lease.Format(time.RFC3339), op.Provider, op.RetryNotBefore.UTC().Format(time.RFC3339), why)
+	case released:
+		// Its result is recorded and the claim was released to be sent
+		// again: not "no result". Which answer released it (a lost
+		// reply, a busy one without a Retry-After, a re-send answered
+		// not sent or nothing applied) is its attempts'.
+		msg = fmt.Sprintf("claim released %s, to be sent again under its key, after a request with no definite answer or one the provider did not take (busy, not sent, nothing applied); %s, so the outcome is unknown — a person must reconcile it",
 			lease.Format(time.RFC3339), why)
 	}
 	a := &model.Attempt{OperationID: op.ID, Outcome: model.OutcomeLeaseExpired, Fingerprint: op.Fingerprint,

@@ -485,6 +485,13 @@ type Counts struct {
 	// released (model.LeaseReleased: given up to be sent again under its
 	// key), not ended with its worker gone.
 	ReleasedClaims int
+	// HeldClaims counts those of ReleasedClaims whose busy provider's
+	// Retry-After has not passed (retry_not_before after now,
+	// reconcile.HeldFor): nothing sends them before then.
+	HeldClaims int
+	// NextHoldEnd is when the next of those holds ends (zero: none):
+	// HeldClaims shrinks then, with no write to say so.
+	NextHoldEnd time.Time
 	// NextLeaseEnd is when the next running claim's lease ends (zero: none
 	// runs): ExpiredLeases grows then, with no write to say so.
 	NextLeaseEnd time.Time

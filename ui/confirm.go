@@ -240,6 +240,14 @@ func (m Model) requestSweep(e env) (Model, tea.Cmd) {
 		// holding them: said so, not "their worker is gone".
 		lines[0] = fmt.Sprintf("%s in progress nobody holds: %s ended with no result (the worker is gone), %s released to be sent again under its key.",
 			plural(n, "operation", "operations"), plural(n-r, "lease", "leases"), plural(r, "claim", "claims"))
+		if h := m.counts.HeldClaims; h > 0 {
+			// Held by their busy provider's Retry-After, as the header
+			// counts them: nothing sends them before then, this sweep
+			// included (it may still make one unknown where it would
+			// not be sent again at all).
+			lines[0] = fmt.Sprintf("%s in progress nobody holds: %s ended with no result (the worker is gone), %s released to be sent again under its key, %s by its provider's Retry-After (nothing is sent before then).",
+				plural(n, "operation", "operations"), plural(n-r, "lease", "leases"), plural(r-h, "claim", "claims"), plural(h, "claim held", "claims held"))
+		}
 		short[0] = fmt.Sprintf("%s nobody holds → unknown, or re-sent under its key if its claim recorded keys honoured.", plural(n, "claim", "claims"))
 	}
 	if m.scope != "" {

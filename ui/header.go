@@ -86,11 +86,17 @@ func (m Model) headerLine(e env) string {
 		// Claims whose worker is gone: a sweep (S) makes them unknown.
 		both(s.Contra.Render(plural(n, "lease ended", "leases ended")), s.Contra.Render(plural(n, "lease ended", "leases ended")))
 	}
-	if n := m.counts.ReleasedClaims; n > 0 && m.countsOK {
+	if n := m.counts.ReleasedClaims - m.counts.HeldClaims; n > 0 && m.countsOK {
 		// Claims released to be sent again under their key: nobody holds
 		// them either, and a sweep (S) sends them again (or makes them
 		// unknown) — but no worker died holding them.
 		both(s.Contra.Render(count(n)+" released"), s.Contra.Render(count(n)+" released"))
+	}
+	if n := m.counts.HeldClaims; n > 0 && m.countsOK {
+		// Released claims their busy provider's Retry-After still holds
+		// (reconcile.HeldFor): nothing sends them before then, a sweep
+		// included — held, as their rows say, not released.
+		both(s.Muted.Render(count(n)+" held"), s.Muted.Render(count(n)+" held"))
 	}
 	status := func(mode int) string {
 		switch {

@@ -33,18 +33,20 @@ func (l *ledger) heldFor(t testing.TB, tenant, key string, d time.Duration) {
 // A released claim whose provider asked to be left alone (Retry-After)
 // is held: a call or sweep before then sends nothing. The list says
 // "held", not "released"; the detail says until when and offers no
-// "S sweeps now" — until the wait has passed.
+// "S sweeps now" — until the wait has passed. The header counts it held,
+// not released.
 func TestAHeldClaimIsShownHeld(t *testing.T) {
 	for _, c := range []struct {
-		name  string
-		wait  time.Duration
-		row   string
-		says  []string
-		lacks []string
+		name   string
+		wait   time.Duration
+		row    string
+		header string
+		says   []string
+		lacks  []string
 	}{
-		{"held", 2 * time.Minute, "held", []string{"held: provider sandbox-idem asked to be left alone until", "(its Retry-After, in 120 s); a call or sweep before then sends nothing"},
+		{"held", 2 * time.Minute, "held", "1 held", []string{"held: provider sandbox-idem asked to be left alone until", "(its Retry-After, in 120 s); a call or sweep before then sends nothing"},
 			[]string{"S sweeps now", "to be sent again"}},
-		{"wait passed", -time.Second, "released", []string{"to be sent again", "S sweeps now"}, []string{"held:"}},
+		{"wait passed", -time.Second, "released", "1 released", []string{"to be sent again", "S sweeps now"}, []string{"held:"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			l := newLedger(t)
@@ -58,6 +60,16 @@ func TestAHeldClaimIsShownHeld(t *testing.T) {
 			}
 			if !strings.Contains(row, " "+c.row+" ") {
 				t.Errorf("acme/k's row: %q; want %q", row, c.row)
+			}
+			other := map[string]string{"1 held": "released", "1 released": "held"}[c.header]
+			if head := headerOf(h); !strings.Contains(head, c.header) || strings.Contains(head, other) {
+				t.Errorf("header %q; want %q, not %q", head, c.header, other)
+			}
+			if c.row == "held" {
+				// The sweep's question counts it held too.
+				h.keys("S")
+				containsText(t, h, "1 claim held by its provider's Retry-After (nothing is sent before then)")
+				h.keys("esc")
 			}
 			selectOp(t, h, "acme/k")
 			h.keys("enter")

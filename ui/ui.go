@@ -442,7 +442,13 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		if !m.list.started {
 			w = m.watchOnce()
 		}
-		return m, tea.Batch(c, w, m.armLeaseAlarm(msg.Counts.NextLeaseEnd))
+		// A lease ending, or a hold ending (held becomes released), moves
+		// the header's counts with no write: recount at the earlier.
+		next := msg.Counts.NextLeaseEnd
+		if h := msg.Counts.NextHoldEnd; !h.IsZero() && (next.IsZero() || h.Before(next)) {
+			next = h
+		}
+		return m, tea.Batch(c, w, m.armLeaseAlarm(next))
 
 	case leaseAlarmMsg:
 		// A lease ended with no write (its worker is gone): nothing moved

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -81,6 +82,60 @@ func TestHeldClaimSaysItIsHeld(t *testing.T) {
 			row := regexp.MustCompile(`(?m)^\d+ .* k +x +` + tc.state + ` \(held until \d\d:\d\d:\d\d\) +\S.*?  +1  `)
 			if !row.MatchString(list) || strings.Contains(list, "released") {
 				t.Errorf("ops list: want the row held with 1 attempt:\n%s", list)
+			}
+		})
+	}
+}
+
+// R15 M5: a claim held by its busy provider's Retry-After, called again
+// with a config where the provider no longer honours keys, is not sent: it
+// becomes unknown (exit 5), and the call says the provider answered busy,
+// not "a request with no definite answer"; a sweep with that config says
+// the same on the attempt it records.
+func TestAHeldClaimNoLongerSentSaysItsProviderAnsweredBusy(t *testing.T) {
+	var posts atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			posts.Add(1)
+		}
+		w.Header().Set("Retry-After", "120")
+		w.WriteHeader(http.StatusTooManyRequests)
+	}))
+	defer srv.Close()
+	for _, bySweep := range []bool{false, true} {
+		t.Run(map[bool]string{false: "call", true: "sweep"}[bySweep], func(t *testing.T) {
+			posts.Store(0)
+			dir := t.TempDir()
+			mid := "[providers.dispatch]\nurl = \"" + srv.URL + "/send\"\n"
+			honours, ignores := filepath.Join(dir, "honours.toml"), filepath.Join(dir, "ignores.toml")
+			writeMailerConfig(t, honours, "honours_keys = true\n"+mid)
+			writeMailerConfig(t, ignores, mid)
+			db := filepath.Join(dir, "ledger.db")
+			if _, errText, code := cli(t, append(callArgs(db, "t", "k", "x", `{}`), "--config", honours)...); code != 4 {
+				t.Fatalf("call: exit %d; want 4: %s", code, errText)
+			}
+			var said string
+			if bySweep {
+				if out, errText, code := cli(t, "sweep", "--db", db, "--config", ignores); code != 0 {
+					t.Fatalf("sweep: exit %d: %s%s", code, out, errText)
+				}
+				show, errText, code := cli(t, "ops", "show", "--db", db, "--config", ignores, "--tenant", "t", "--key", "k")
+				if code != 0 {
+					t.Fatalf("ops show: exit %d: %s", code, errText)
+				}
+				said = show
+			} else {
+				out, errText, code := cli(t, append(callArgs(db, "t", "k", "x", `{}`), "--config", ignores)...)
+				if code != 5 {
+					t.Fatalf("call with keys not honoured: exit %d; want 5 (unknown): %s%s", code, out, errText)
+				}
+				said = out + errText
+			}
+			if posts.Load() != 1 {
+				t.Errorf("%d requests sent; want only the first", posts.Load())
+			}
+			if !strings.Contains(said, "answered busy") || strings.Contains(said, "no definite answer") {
+				t.Errorf("want it to say the provider answered busy:\n%s", said)
 			}
 		})
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/retrysafe/retrysafe/internal/textsafe"
 	"github.com/retrysafe/retrysafe/ledger"
 	"github.com/retrysafe/retrysafe/model"
+	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/reconcile"
 	"github.com/retrysafe/retrysafe/store"
 )
@@ -1121,7 +1122,13 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			op, err = l.Service().MarkNotApplied(ctx, d)
 		}
 		if err != nil {
-			return fail(stderr, offerOnRefusal(ctx, l, err, action, d, retry))
+			return fail(stderr, offerOnRefusal(ctx, l, err, action, d, retry, func() string {
+				// The "has nothing" has no digest: ops show shows it, and
+				// --check asks the provider again before the override.
+				return fmt.Sprintf("the evidence: retrysafe ops show%s --tenant %s --key %s; to decide against it all the same: %s",
+					ledgerFlags(*db, *pdb, *cfgPath), textsafe.ShellWord(d.Tenant), textsafe.ShellWord(d.Key),
+					commandAgain(fs, "ops resolve", ledgerFlags(*db, *pdb, *cfgPath), keys, " --check --against-finding", "check"))
+			}))
 		}
 		from := "?"
 		if det, err := l.Store().Detail(ctx, op.Tenant, op.Key); err == nil && len(det.Decisions) > 0 {
@@ -1451,9 +1458,12 @@ func againstOffer(ctx context.Context, l *ledger.Ledger, tenant, key string, ret
 
 // offerOnRefusal is err — the write's refusal of a decision against a
 // "has it" without --against-finding — with the command that confirms
-// it, by its digest: the refusal named it.
-func offerOnRefusal(ctx context.Context, l *ledger.Ledger, err error, action model.Action, d reconcile.Decision, retry func(string) string) error {
-	if d.Override || action == model.ActionMarkApplied || !model.IsCode(err, model.CodeIllegal) || errors.Is(err, reconcile.ErrWithinGrace) {
+// it, by its digest: the refusal named it. A "mark applied" refused
+// against a "has nothing" (which has no digest: it is confirmed with
+// --check --against-finding) gets applied's words instead: the command
+// that shows the evidence, and the one that decides against it.
+func offerOnRefusal(ctx context.Context, l *ledger.Ledger, err error, action model.Action, d reconcile.Decision, retry func(string) string, applied func() string) error {
+	if d.Override || (action == model.ActionMarkApplied && applied == nil) || !model.IsCode(err, model.CodeIllegal) || errors.Is(err, reconcile.ErrWithinGrace) {
 		return err
 	}
 	det, derr := l.Store().Detail(ctx, d.Tenant, d.Key)
@@ -1462,6 +1472,9 @@ func offerOnRefusal(ctx context.Context, l *ledger.Ledger, err error, action mod
 	}
 	if is, _ := reconcile.AgainstFinding(action, det.Operation); !is || !reconcile.AllowedAt(det.Operation, action, l.Store().Now()) {
 		return err
+	}
+	if action == model.ActionMarkApplied {
+		return model.Errorf(model.CodeIllegal, "%s — %s", strings.TrimSpace(err.Error()), applied())
 	}
 	dg := digestOf(hasIts([]model.Operation{det.Operation}))
 	if dg == "" {
@@ -1827,7 +1840,7 @@ func opsSupersede(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	d.SeenLookup = seen
 	old, n, err := l.Service().AuthorizeNewKey(ctx, d)
 	if err != nil {
-		return fail(stderr, offerOnRefusal(ctx, l, err, model.ActionAuthorizeKey, d, retry))
+		return fail(stderr, offerOnRefusal(ctx, l, err, model.ActionAuthorizeKey, d, retry, nil))
 	}
 	if det, err := l.Store().Detail(ctx, old.Tenant, old.Key); err == nil {
 		old = shownAs(old, det)
@@ -1958,7 +1971,12 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if looked.Recorded && looked.Finding.Kind == model.FindingHasNothing && op.State == model.StateApplied && op.Contradicted {
 		// reconcile.Look flagged it: the ledger's applied against the
 		// provider's nothing. The receipt stays; a person decides.
-		fmt.Fprintln(stdout, "contradicted: the ledger records it applied, and the provider has nothing under its key — its receipt may report done an effect that never happened; replays still return it until a person decides (a new key sends it deliberately). A provider that expires idempotency keys (one that keeps them 24 h, say) shows the same picture once the key is gone, though it made the effect: check the provider itself (its dashboard, the recipient) before authorizing a new key")
+		line := "contradicted: the ledger records it applied, and the provider has nothing under its key — its receipt may report done an effect that never happened; replays still return it until a person decides (a new key sends it deliberately)."
+		if prov, err := l.Service().Providers.Get(op.Provider); err != nil || !provider.KeepsKeys(prov) {
+			// Only where it can apply: the sandbox keeps every key.
+			line += " A provider that expires idempotency keys (one that keeps them 24 h, say) shows the same picture once the key is gone, though it made the effect: check the provider itself (its dashboard, the recipient) before authorizing a new key"
+		}
+		fmt.Fprintln(stdout, line)
 	}
 	if ev.Found && reconcile.AllowedAt(*op, model.ActionMarkApplied, l.Store().Now()) {
 		// Unknown, or a not_applied or failed one this lookup (or a

@@ -53,3 +53,31 @@ func TestOpsCheckOfAContradictedAppliedNamesItsReceipt(t *testing.T) {
 		}
 	}
 }
+
+// The caveat about providers that expire idempotency keys is said only of
+// a provider that may: the sandbox keeps every delivery under its key for
+// good, so its "has nothing" against an applied operation is not a key
+// that expired.
+func TestOpsCheckOfAContradictedAppliedThroughTheSandboxSaysNoExpiry(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "ledger.db")
+	t.Setenv(reconcile.GraceEnv, "1ms")
+	// A request the sandbox never applies (the claim's lease ends first),
+	// marked applied by a person: the sandbox then has nothing.
+	if _, errText, code := cli(t, append(callArgs(db, "acme", "k", "send_notification", `{"to":"a@example.com","body":"x"}`), "--fault", "delay=3s", "--lease", "1s")...); code != 5 {
+		t.Fatalf("call: exit %d, want 5 (unknown): %s", code, errText)
+	}
+	if out, errText, code := cli(t, "ops", "resolve", "--db", db, "--tenant", "acme", "--key", "k", "--as", "applied", "--evidence", "INC-1", "--reason", "support says sent", "--operator", "alice"); code != 0 {
+		t.Fatalf("ops resolve: exit %d: %s%s", code, out, errText)
+	}
+	out, errText, code := cli(t, "ops", "check", "--db", db, "--tenant", "acme", "--key", "k", "--operator", "alice")
+	if code != 0 || !strings.Contains(out, "contradicted:") {
+		t.Fatalf("ops check: exit %d, want the contradiction:\n%s%s", code, out, errText)
+	}
+	if strings.Contains(out, "expires idempotency keys") {
+		t.Errorf("ops check says a provider that expires keys of the sandbox, which never does:\n%s", out)
+	}
+	if !strings.Contains(out, "to decide against its receipt") {
+		t.Errorf("ops check lost its next step:\n%s", out)
+	}
+}

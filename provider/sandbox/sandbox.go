@@ -277,6 +277,10 @@ func (s *Sandbox) Provider(name string, honoursKeys bool) provider.Provider {
 	return &sandboxProvider{s: s, name: name, honours: honoursKeys}
 }
 
+// KeepsKeys says the sandbox never expires a downstream key: every
+// delivery stays in its file under its key (provider.KeyKeeper).
+func (p *sandboxProvider) KeepsKeys() bool { return true }
+
 // Deliveries counts the effects the sandbox holds, for one downstream key
 // or all ("").
 func (s *Sandbox) Deliveries(ctx context.Context, downstreamKey string) (int, error) {

@@ -164,6 +164,12 @@ func escapeLike(s string) string {
 	return r.Replace(s)
 }
 
+// heldCols count, of the ended leases, the released claims a busy
+// provider's Retry-After still holds ($1 is now), and the earliest end of
+// such a hold.
+const heldCols = `COUNT(*) FILTER (WHERE lease_owner = '` + model.LeaseReleased + `' AND retry_not_before > $1),
+	MIN(retry_not_before) FILTER (WHERE lease_owner = '` + model.LeaseReleased + `' AND retry_not_before > $1)`
+
 // countRows are the trigger-kept counts: the folded ones and the deltas
 // not folded yet (migration 8), which sum to the same whenever read.
 const countRows = `(SELECT tenant, state, n FROM state_counts UNION ALL SELECT tenant, state, n FROM state_count_deltas)`
@@ -182,12 +188,12 @@ func (s *Store) Counts(ctx context.Context, tenant string) (store.Counts, error)
 	if tenant == "" {
 		b.Queue(`SELECT state, SUM(n)::bigint FROM ` + countRows + ` c GROUP BY state`)
 		b.Queue(`SELECT COUNT(*) FROM operations WHERE contradicted`)
-		b.Queue(`SELECT COUNT(*), COUNT(*) FILTER (WHERE lease_owner = '`+model.LeaseReleased+`') FROM operations WHERE state = 'in_progress' AND lease_until < $1`, now)
+		b.Queue(`SELECT COUNT(*), COUNT(*) FILTER (WHERE lease_owner = '`+model.LeaseReleased+`'), `+heldCols+` FROM operations WHERE state = 'in_progress' AND lease_until < $1`, now)
 		b.Queue(`SELECT MIN(lease_until) FROM operations WHERE state = 'in_progress' AND lease_until >= $1`, now)
 	} else {
 		b.Queue(`SELECT state, SUM(n)::bigint FROM `+countRows+` c WHERE tenant = $1 GROUP BY state`, tenant)
 		b.Queue(`SELECT COUNT(*) FROM operations WHERE contradicted AND tenant = $1`, tenant)
-		b.Queue(`SELECT COUNT(*), COUNT(*) FILTER (WHERE lease_owner = '`+model.LeaseReleased+`') FROM operations WHERE state = 'in_progress' AND lease_until < $1 AND tenant = $2`, now, tenant)
+		b.Queue(`SELECT COUNT(*), COUNT(*) FILTER (WHERE lease_owner = '`+model.LeaseReleased+`'), `+heldCols+` FROM operations WHERE state = 'in_progress' AND lease_until < $1 AND tenant = $2`, now, tenant)
 		b.Queue(`SELECT MIN(lease_until) FROM operations WHERE state = 'in_progress' AND lease_until >= $1 AND tenant = $2`, now, tenant)
 	}
 	br := s.pool.SendBatch(ctx, b)
@@ -213,9 +219,11 @@ func (s *Store) Counts(ctx context.Context, tenant string) (store.Counts, error)
 	if err := br.QueryRow().Scan(&c.Contradicted); err != nil {
 		return c, s.translate(err, "count operations")
 	}
-	if err := br.QueryRow().Scan(&c.ExpiredLeases, &c.ReleasedClaims); err != nil {
+	var holdEnd *int64
+	if err := br.QueryRow().Scan(&c.ExpiredLeases, &c.ReleasedClaims, &c.HeldClaims, &holdEnd); err != nil {
 		return c, s.translate(err, "count operations")
 	}
+	c.NextHoldEnd = fromMS(holdEnd)
 	// The next lease to end (a console recounts then).
 	var next *int64
 	if err := br.QueryRow().Scan(&next); err != nil {

@@ -293,16 +293,25 @@ func (s *Store) Counts(ctx context.Context, tenant string) (store.Counts, error)
 	// INDEXED BY: left to itself the planner walks the state index and
 	// reads every in_progress row (220 ms at a million, against 0.08 ms).
 	// Of those, the claims released to be sent again (model.LeaseReleased):
-	// their owner is read from the row, for the few ended leases only.
-	eq := `SELECT COUNT(*), COALESCE(SUM(lease_owner = '` + model.LeaseReleased + `'), 0) FROM operations INDEXED BY operations_lease WHERE state = 'in_progress' AND lease_until < ?`
-	eargs := []any{ms(s.now())}
+	// their owner is read from the row, for the few ended leases only —
+	// and of those the claims a busy provider's Retry-After still holds,
+	// with the earliest end of such a hold.
+	held := `lease_owner = '` + model.LeaseReleased + `' AND retry_not_before > ?`
+	eq := `SELECT COUNT(*), COALESCE(SUM(lease_owner = '` + model.LeaseReleased + `'), 0), COALESCE(SUM(` + held + `), 0),
+		MIN(CASE WHEN ` + held + ` THEN retry_not_before END)
+		FROM operations INDEXED BY operations_lease WHERE state = 'in_progress' AND lease_until < ?`
+	now := ms(s.now())
+	eargs := []any{now, now, now}
 	if tenant != "" {
 		eq += ` AND +tenant = ?`
 		eargs = append(eargs, tenant)
 	}
-	if err := s.r.QueryRowContext(ctx, eq, eargs...).Scan(&c.ExpiredLeases, &c.ReleasedClaims); err != nil {
+	var holdEnd sql.NullInt64
+	if err := s.r.QueryRowContext(ctx, eq, eargs...).Scan(&c.ExpiredLeases, &c.ReleasedClaims, &c.HeldClaims, &holdEnd); err != nil {
 		return c, s.translate(err, "count operations")
 	}
+	c.NextHoldEnd = fromMS(holdEnd)
+	eargs = eargs[2:] // now and the tenant, for the next query
 	// The next lease to end: one step on the same index.
 	nq := `SELECT MIN(lease_until) FROM operations INDEXED BY operations_lease WHERE state = 'in_progress' AND lease_until >= ?`
 	if tenant != "" {

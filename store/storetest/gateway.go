@@ -78,27 +78,34 @@ func testDecisionsAuditLog(t *testing.T, h *harness) {
 }
 
 // Counts says how many claims' leases have ended, per tenant and in all,
-// and how many of those were released (model.LeaseReleased: given up to
-// be sent again, not a worker that died holding it).
+// how many of those were released (model.LeaseReleased: given up to be
+// sent again, not a worker that died holding it), and how many of those
+// are held by their busy provider's Retry-After (retry_not_before not yet
+// passed), with when the next hold ends.
 func testCountsExpiredLeases(t *testing.T, h *harness) {
 	h.tx(t, func(tx store.Tx) error {
 		for i, c := range []struct {
-			tenant string
-			owner  string
-			lease  time.Duration
-		}{{"acme", "w1", -time.Minute}, {"acme", "w2", time.Hour}, {"globex", "w3", -time.Second}, {"globex", model.LeaseReleased, -time.Second}} {
+			tenant   string
+			owner    string
+			lease    time.Duration
+			notAfter time.Duration // retry_not_before from now (0: none)
+		}{{"acme", "w1", -time.Minute, 0}, {"acme", "w2", time.Hour, 0}, {"globex", "w3", -time.Second, 0}, {"globex", model.LeaseReleased, -time.Second, 0},
+			{"hooli", model.LeaseReleased, -time.Second, 30 * time.Second}, {"hooli", model.LeaseReleased, -time.Minute, -time.Second}} {
 			op := newOp(c.tenant, fmt.Sprintf("k%d", i), model.StateInProgress)
 			op.LeaseOwner, op.LeaseUntil = c.owner, h.now.Add(c.lease)
+			if c.notAfter != 0 {
+				op.Provider, op.RetryNotBefore = "mail", h.now.Add(c.notAfter)
+			}
 			if err := tx.InsertOperation(op); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
-	for tenant, want := range map[string][2]int{"": {3, 1}, "acme": {1, 0}, "globex": {2, 1}, "initech": {0, 0}} {
+	for tenant, want := range map[string][3]int{"": {5, 3, 1}, "acme": {1, 0, 0}, "globex": {2, 1, 0}, "hooli": {2, 2, 1}, "initech": {0, 0, 0}} {
 		c, err := h.L.Counts(ctxT(t), tenant)
-		if err != nil || c.ExpiredLeases != want[0] || c.ReleasedClaims != want[1] {
-			t.Errorf("tenant %q: %d expired, %d of them released (%v), want %d and %d", tenant, c.ExpiredLeases, c.ReleasedClaims, err, want[0], want[1])
+		if err != nil || c.ExpiredLeases != want[0] || c.ReleasedClaims != want[1] || c.HeldClaims != want[2] {
+			t.Errorf("tenant %q: %d expired, %d of them released, %d of those held (%v), want %d, %d and %d", tenant, c.ExpiredLeases, c.ReleasedClaims, c.HeldClaims, err, want[0], want[1], want[2])
 		}
 		// The next lease to end, so that a console recounts when it does.
 		next := time.Time{}
@@ -107,6 +114,14 @@ func testCountsExpiredLeases(t *testing.T, h *harness) {
 		}
 		if !c.NextLeaseEnd.Equal(next) {
 			t.Errorf("tenant %q: next lease end %v, want %v", tenant, c.NextLeaseEnd, next)
+		}
+		// And the next hold to end: the count of held claims moves then.
+		hold := time.Time{}
+		if tenant == "" || tenant == "hooli" {
+			hold = h.now.Add(30 * time.Second)
+		}
+		if !c.NextHoldEnd.Equal(hold) {
+			t.Errorf("tenant %q: next hold end %v, want %v", tenant, c.NextHoldEnd, hold)
 		}
 	}
 }
