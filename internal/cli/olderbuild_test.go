@@ -10,6 +10,8 @@ import (
 	"github.com/retrysafe/retrysafe/internal/testledger"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/store"
+	"github.com/retrysafe/retrysafe/store/postgres"
+	"github.com/retrysafe/retrysafe/store/postgres/pgtest"
 	"github.com/retrysafe/retrysafe/store/sqlite"
 )
 
@@ -28,27 +30,56 @@ func TestCallRetriesARequestAnOlderBuildRecorded(t *testing.T) {
 		{"a longer spelling of 0.30000000000000004", "k03", `{"subject":"x","amount":0.3000000000000000444}`},
 		{"5 stacked marks", marks, `{"subject":"x"}`},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
+	drivers := []struct {
+		name string
+		// older makes a ledger holding the older build's rows for key,
+		// at the schema that build left (13: before retry_not_before).
+		older func(t *testing.T, key, args string) string
+	}{
+		{"sqlite", func(t *testing.T, key, args string) string {
 			db := filepath.Join(t.TempDir(), "old.db")
 			st, err := sqlite.Open(db, store.Options{Create: true})
 			if err != nil {
 				t.Fatal(err)
 			}
-			testledger.RecordOlder(t, st, config.Default().Tools, testledger.Older{Tenant: "acme", Key: c.key,
-				Tool: "create_support_task", Args: c.args, State: model.StateApplied})
+			testledger.RecordOlder(t, st, config.Default().Tools, testledger.Older{Tenant: "acme", Key: key,
+				Tool: "create_support_task", Args: args, State: model.StateApplied})
 			st.Close()
 			olderSchema(t, db)
-			if out, errText, code := cli(t, callArgs(db, "acme", c.key, "create_support_task", c.args)...); code != 0 || !strings.Contains(out, `"status":"replayed"`) {
-				t.Fatalf("the same bytes: exit %d %q %q; want 0, replayed", code, out, errText)
+			return db
+		}},
+		{"postgres", func(t *testing.T, key, args string) string {
+			url := pgtest.URL(t)
+			st, err := postgres.Open(url, store.Options{Create: true})
+			if err != nil {
+				t.Fatal(err)
 			}
-			if out, errText, code := cli(t, callArgs(db, "acme", c.key+"-new", "create_support_task", c.args)...); code != 2 {
-				t.Fatalf("the same bytes under a new key: exit %d %q %q; want 2", code, out, errText)
+			testledger.RecordOlder(t, st, config.Default().Tools, testledger.Older{Tenant: "acme", Key: key,
+				Tool: "create_support_task", Args: args, State: model.StateApplied})
+			st.Close()
+			for _, q := range []string{`ALTER TABLE operations DROP COLUMN retry_not_before`, `DELETE FROM schema_migrations WHERE version = 14`} {
+				if err := pgtest.Exec(t, url, q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
 			}
-			if _, _, code := cli(t, "ops", "show", "--db", db, "--tenant", "acme", "--key", c.key+"-new"); code == 0 {
-				t.Fatal("a refused new key was written")
-			}
-		})
+			return url
+		}},
+	}
+	for _, d := range drivers {
+		for _, c := range cases {
+			t.Run(d.name+"/"+c.name, func(t *testing.T) {
+				db := d.older(t, c.key, c.args)
+				if out, errText, code := cli(t, callArgs(db, "acme", c.key, "create_support_task", c.args)...); code != 0 || !strings.Contains(out, `"status":"replayed"`) {
+					t.Fatalf("the same bytes: exit %d %q %q; want 0, replayed", code, out, errText)
+				}
+				if out, errText, code := cli(t, callArgs(db, "acme", c.key+"-new", "create_support_task", c.args)...); code != 2 {
+					t.Fatalf("the same bytes under a new key: exit %d %q %q; want 2", code, out, errText)
+				}
+				if _, _, code := cli(t, "ops", "show", "--db", db, "--tenant", "acme", "--key", c.key+"-new"); code == 0 {
+					t.Fatal("a refused new key was written")
+				}
+			})
+		}
 	}
 }
 
