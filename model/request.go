@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -49,13 +50,41 @@ type Prepared struct {
 	// without --payload-version — cannot have meant another version than
 	// the one an operation under its key was recorded with: see SameRequest.
 	VersionDefaulted bool
-	// Unchecked, when set, is why the arguments fail the tool's current
-	// schema: PrepareRecorded prepared them without it, for a retry of a
-	// request recorded before the schema changed. Such a request may be
-	// answered from its operation (a replay, a conflict, "still in
-	// progress"), never made: nothing may be created or dispatched from
-	// arguments the tool no longer takes.
+	// Unchecked, when set, is why this build refuses the request: the
+	// tool's current schema, a number a double cannot hold exactly, a
+	// tenant or key stacking more than textsafe.MaxMarks combining marks.
+	// PrepareRecorded prepared it without those checks, for a retry of a
+	// request recorded before the refusal. Such a request may be answered
+	// from its operation (a replay, a conflict, "still in progress"),
+	// never made: nothing may be created or dispatched from it.
 	Unchecked error
+	// uncheckedBy is which of those rules refused it (UncheckedWords).
+	uncheckedBy uncheckedRule
+}
+
+// uncheckedRule is a rule a request recorded by an older build may fail.
+type uncheckedRule int
+
+const (
+	ruleSchema  uncheckedRule = iota // the tool's arguments changed
+	ruleNumbers                      // 70bd91a: a double must hold a number exactly
+	ruleMarks                        // 011dc8b: at most 3 stacked combining marks
+)
+
+// UncheckedWords says, for a request PrepareRecorded prepared, what came
+// after its operation was recorded ("the tool's arguments changed"), what
+// the request is, which is not made ("arguments the tool no longer
+// takes"), and what a new action takes instead.
+func (p *Prepared) UncheckedWords() (since, what, instead string) {
+	switch p.uncheckedBy {
+	case ruleNumbers:
+		return "numbers with more precision than a double holds were refused (an older build recorded and sent them rounded)",
+			"a number it would send rounded", "its numbers as strings, or as a double holds them"
+	case ruleMarks:
+		return fmt.Sprintf("tenants and keys stacking more than %d combining marks on one character were refused", textsafe.MaxMarks),
+			"a key refused now", "a key this build takes"
+	}
+	return "the tool's arguments changed", "arguments the tool no longer takes", "the arguments the tool takes now"
 }
 
 // SameRequest reports whether p is the request an operation recorded
@@ -89,34 +118,47 @@ func (r *Registry) Prepare(req Request) (*Prepared, error) {
 	return r.prepare(req, true)
 }
 
-// PrepareRecorded prepares req as Prepare does, but without checking its
-// arguments against the tool's current schema, which refused them with
-// schemaErr: only to compare it with the request an operation recorded
-// under its key (Prepared.SameRequest) before the tool's arguments
-// changed. A caller that names no payload version retrying the very bytes
-// it sent must get the operation's answer, not "fix the arguments" —
-// which leads to a changed request under a new key, and the effect made a
-// second time. The result carries schemaErr (Prepared.Unchecked).
-func (r *Registry) PrepareRecorded(req Request, schemaErr error) (*Prepared, error) {
-	if schemaErr == nil {
-		return nil, Errorf(CodeInternal, "PrepareRecorded needs the schema's refusal")
+// PrepareRecorded prepares req as Prepare does, but without the checks an
+// older build did not make, one of which refused it (why): the tool's
+// current schema; numbers a double cannot hold exactly (an older build
+// fingerprinted them rounded, as RFC 8785 writes them); a tenant or key
+// stacking more than textsafe.MaxMarks combining marks. Only to compare
+// it with the request an operation recorded under its key
+// (Prepared.SameRequest): its fingerprint is the one the older build
+// recorded for the very same bytes. A caller retrying the bytes it sent
+// must get the operation's answer, not "fix the arguments" — which leads
+// to a changed request under a new key, and the effect made a second
+// time. The result carries why (Prepared.Unchecked).
+func (r *Registry) PrepareRecorded(req Request, why error) (*Prepared, error) {
+	if why == nil {
+		return nil, Errorf(CodeInternal, "PrepareRecorded needs the refusal")
 	}
 	p, err := r.prepare(req, false)
 	if err != nil {
 		return nil, err
 	}
-	p.Unchecked = schemaErr
+	p.Unchecked = why
+	switch {
+	case unstacked(req.Tenant, req.Key) != nil:
+		p.uncheckedBy = ruleMarks
+	case checkNumbers(p.Decoded, "", true) != nil:
+		p.uncheckedBy = ruleNumbers
+	}
 	return p, nil
 }
 
-func (r *Registry) prepare(req Request, checkSchema bool) (*Prepared, error) {
+// prepare is Prepare (strict) or PrepareRecorded's checks (not strict:
+// neither the tool's schema, nor exact numbers, nor unstacked marks).
+func (r *Registry) prepare(req Request, strict bool) (*Prepared, error) {
 	if err := ValidateIdentity(req.Tenant, req.Key); err != nil {
 		return nil, err
 	}
 	// Only a call is held to this: an operation recorded before it keeps
 	// its key, and a person can still open and decide it.
-	if err := unstacked(req.Tenant, req.Key); err != nil {
-		return nil, err
+	if strict {
+		if err := unstacked(req.Tenant, req.Key); err != nil {
+			return nil, err
+		}
 	}
 	if !ValidTraceID(req.TraceID) {
 		return nil, Errorf(CodeInvalid, "trace id must be printable UTF-8, at most %d bytes", MaxTraceLen)
@@ -136,8 +178,8 @@ func (r *Registry) prepare(req Request, checkSchema bool) (*Prepared, error) {
 	if req.PayloadVersion < 1 || req.PayloadVersion > MaxPayloadVers {
 		return nil, Errorf(CodeInvalid, "payload version must be between 1 and %d, got %d", MaxPayloadVers, req.PayloadVersion)
 	}
-	if !checkSchema {
-		canonical, decoded, err := CanonicalArgs(req.Args)
+	if !strict {
+		canonical, decoded, err := canonicalArgs(req.Args, false)
 		if err != nil {
 			return nil, err
 		}
@@ -243,6 +285,13 @@ func hasControl(s string) bool {
 // CanonicalArgs checks that raw is one JSON object within the size limit and
 // returns its RFC 8785 (JCS) canonical form and its decoded value.
 func CanonicalArgs(raw []byte) ([]byte, map[string]any, error) {
+	return canonicalArgs(raw, true)
+}
+
+// canonicalArgs is CanonicalArgs; exact false takes a number a double
+// cannot hold exactly, canonical as the double's (what builds before
+// 70bd91a recorded), for PrepareRecorded only.
+func canonicalArgs(raw []byte, exact bool) ([]byte, map[string]any, error) {
 	if len(raw) > MaxArgsBytes {
 		return nil, nil, Errorf(CodeInvalid, "arguments are %d bytes; at most %d (64 KiB)", len(raw), MaxArgsBytes)
 	}
@@ -262,7 +311,7 @@ func CanonicalArgs(raw []byte) ([]byte, map[string]any, error) {
 	if !ok {
 		return nil, nil, Errorf(CodeInvalid, "arguments must be a JSON object, got %s", jsonKind(v))
 	}
-	if err := checkNumbers(obj, ""); err != nil {
+	if err := checkNumbers(obj, "", exact); err != nil {
 		return nil, nil, err
 	}
 	canonical, err := jcs.Transform(raw)
@@ -277,9 +326,10 @@ func CanonicalArgs(raw []byte) ([]byte, map[string]any, error) {
 // fingerprint; and a literal whose exact decimal value is not the double's
 // (10.000000000000001 is read as 10.000000000000002) would be recorded and
 // sent as another number than the one asked for, and two different
-// literals would share a fingerprint. at is the number's path (dotted,
-// [i] for an array's elements), for the refusal.
-func checkNumbers(v any, at string) error {
+// literals would share a fingerprint (exact false skips this test). at is
+// the number's path (dotted, [i] for an array's elements), for the
+// refusal.
+func checkNumbers(v any, at string, exact bool) error {
 	switch x := v.(type) {
 	case map[string]any:
 		for name, e := range x {
@@ -287,13 +337,13 @@ func checkNumbers(v any, at string) error {
 			if at != "" {
 				p = at + "." + name
 			}
-			if err := checkNumbers(e, p); err != nil {
+			if err := checkNumbers(e, p, exact); err != nil {
 				return err
 			}
 		}
 	case []any:
 		for i, e := range x {
-			if err := checkNumbers(e, at+"["+strconv.Itoa(i)+"]"); err != nil {
+			if err := checkNumbers(e, at+"["+strconv.Itoa(i)+"]", exact); err != nil {
 				return err
 			}
 		}
@@ -310,7 +360,7 @@ func checkNumbers(v any, at string) error {
 			return Errorf(CodeInvalid, "number %s at %q is beyond ±(2^53-1), where different integers share one double and cannot be fingerprinted apart; send it as a string", clipNumber(x), clipText(at, 80))
 		}
 		short := strconv.FormatFloat(f, 'g', -1, 64)
-		if !sameDecimal(string(x), short) {
+		if exact && !sameDecimal(string(x), short) {
 			return Errorf(CodeInvalid, "number %s at %q has more precision than a double holds (it would be recorded and sent as %s); send it as a string", clipNumber(x), clipText(at, 80), short)
 		}
 	}

@@ -112,17 +112,18 @@ func (s *Service) refuseUnchecked(op *model.Operation, p *model.Prepared) (Resul
 		return Result{}, false, nil
 	}
 	see := fmt.Sprintf("retrysafe ops show%s --tenant %s --key %s", s.HintFlags, textsafe.ShellWord(p.Tenant), textsafe.ShellWord(p.Key))
+	since, what, instead := p.UncheckedWords()
 	if Unsettled(op) {
 		return Result{Class: model.ClassUnknown, State: op.State, Op: op, Message: fmt.Sprintf(
-			"the outcome of %q is not settled (%s), and it was recorded before the tool's arguments changed: it is not sent again from arguments the tool no longer takes — stop, a person must reconcile it (%s); nothing was written",
-			p.Key, op.State, see)}, true, nil
+			"the outcome of %q is not settled (%s), and it was recorded before %s: it is not sent again from %s — stop, a person must reconcile it (%s); nothing was written",
+			p.Key, op.State, since, what, see)}, true, nil
 	}
 	if op == nil {
 		return Result{}, true, p.Unchecked
 	}
 	return Result{}, true, model.Errorf(model.CodeInvalid,
-		"%v; the operation under this key (%s) was recorded before the tool's arguments changed, and a request the tool no longer takes is not made again — it was not applied: a new action takes the arguments the tool takes now, under a new key (%s); nothing was written",
-		p.Unchecked, op.State, see)
+		"%v; the operation under this key (%s) was recorded before %s, and a request refused now is not made again — it was not applied: a new action takes %s, under a new key (%s); nothing was written",
+		p.Unchecked, op.State, since, instead, see)
 }
 
 func (s *Service) callLocal(ctx context.Context, p *model.Prepared) (Result, error) {

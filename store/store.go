@@ -463,13 +463,37 @@ func SortValues(c model.SortColumn, op *model.Operation) []any {
 	return out
 }
 
+// DefaultPage is how many rows a List or Decisions page holds when its
+// query names no limit (0 or less).
+const DefaultPage = 100
+
+// MaxPage is the largest page a person or a program may ask for (ops
+// list --limit, decisions --limit).
+const MaxPage = 10000
+
+// PageLimit is how many rows a List or Decisions query asking for limit
+// reads: DefaultPage for 0 or less; limit itself up to MaxPage+1 (the
+// largest page and one row more, which tells a caller whether another
+// page follows); beyond that the query is refused (CodeInvalid) — never
+// read as another page size than asked, which a caller would take for the
+// whole answer.
+func PageLimit(limit int) (int, error) {
+	switch {
+	case limit <= 0:
+		return DefaultPage, nil
+	case limit > MaxPage+1:
+		return 0, model.Errorf(model.CodeInvalid, "a page is at most %d rows (and one more, to tell whether another follows); %d asked", MaxPage, limit)
+	}
+	return limit, nil
+}
+
 // DecisionQuery selects decisions for the audit log, newest first.
 type DecisionQuery struct {
 	Tenant   string       // "" = all tenants
 	Operator string       // "" = every operator
 	Action   model.Action // "" = every action
 	BeforeID int64        // keyset cursor: only decisions below this id
-	Limit    int          // 1..10000; default 100
+	Limit    int          // see PageLimit
 }
 
 // Counts is the number of operations by state (and in all), plus how many

@@ -108,7 +108,7 @@ var posCap = 250 // a variable for the tests only
 // newCap bounds the rows newer than the list's first row that a refresh
 // past posCap reads (the store's largest page): as many as came in since
 // the last refresh, which is the work the ledger did meanwhile.
-const newCap = 10000
+const newCap = store.MaxPage
 
 // pageMsg is one page, newest first.
 type pageMsg struct {

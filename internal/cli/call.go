@@ -370,15 +370,22 @@ func (c *callFlags) deriveLease(fs *flag.FlagSet, cfg *config.Config) {
 	}
 }
 
-// recordedRequest: req, whose arguments the tool refuses now (why), is
-// exactly the request recorded under its key before the tool changed
-// (reconcile.RecordedRequest), read from the ledger opened read-only —
-// a ledger that does not exist is not created.
+// recordedRequest: req, which this build refuses (why: the tool's
+// arguments changed, a number a double cannot hold, a key with stacked
+// marks), is exactly the request an older build or the tool as it was
+// recorded under its key (reconcile.RecordedRequest), read from the
+// ledger opened read-only — a ledger that does not exist is not created.
+// A ledger an older build left at an older schema cannot be read so: it
+// is opened as any call opens it (and migrated), without creating one —
+// the first retry after an upgrade is the one that must get its answer.
 func recordedRequest(ctx context.Context, where string, cfg *config.Config, req model.Request, why error) (*model.Prepared, bool) {
 	if !model.IsCode(why, model.CodeInvalid) {
 		return nil, false
 	}
 	l, err := openLedger(ctx, where, cfg, opening{store: store.Options{ReadOnly: true}, use: ledger.NoProviders})
+	if model.IsCode(err, model.CodeUnsupported) {
+		l, err = openLedger(ctx, where, cfg, opening{use: ledger.NoProviders})
+	}
 	if err != nil {
 		return nil, false
 	}

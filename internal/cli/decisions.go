@@ -32,8 +32,8 @@ func opsDecisions(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 		q.Action = a
 	}
-	if *limit < 1 || *limit > 10000 {
-		return fail(stderr, model.Errorf(model.CodeInvalid, "--limit must be between 1 and 10000"))
+	if *limit < 1 || *limit > store.MaxPage {
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--limit must be between 1 and %d", store.MaxPage))
 	}
 	l, err := openLedger(context.Background(), *db, config.Default(), opening{store: store.Options{ReadOnly: true}})
 	if err != nil {

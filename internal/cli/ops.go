@@ -106,8 +106,8 @@ func opsList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return fail(stderr, err)
 		}
 	}
-	if *limit < 1 || *limit > 10000 {
-		return fail(stderr, model.Errorf(model.CodeInvalid, "--limit must be between 1 and 10000"))
+	if *limit < 1 || *limit > store.MaxPage {
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--limit must be between 1 and %d", store.MaxPage))
 	}
 	if *before < 0 {
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--before must be an operation id (from a previous page), got %d", *before))
@@ -117,7 +117,8 @@ func opsList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, err)
 	}
 	defer l.Close()
-	// One row more than the page says whether there is a next page.
+	// One row more than the page says whether there is a next page (the
+	// store reads up to store.MaxPage+1 rows as asked).
 	q.Limit = *limit + 1
 	ops, err := l.Store().List(ctx, q)
 	if err != nil {

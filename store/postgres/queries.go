@@ -21,9 +21,11 @@ import (
 // first. It never reads more rows than the page needs (keyset pagination on
 // the id, over the same indexes as SQLite's).
 func (s *Store) List(ctx context.Context, q store.ListQuery) ([]model.Operation, error) {
-	if q.Limit <= 0 || q.Limit > 10000 {
-		q.Limit = 100
+	limit, err := store.PageLimit(q.Limit)
+	if err != nil {
+		return nil, err
 	}
+	q.Limit = limit
 	var where []string
 	var args []any
 	arg := func(v any) string {

@@ -128,9 +128,11 @@ func (s *Store) StateAges(ctx context.Context, state model.State) ([]store.Tenan
 // Decisions lists operator decisions newest first, with the operation each
 // was about (the audit log), keyset paged on the decision id.
 func (s *Store) Decisions(ctx context.Context, q store.DecisionQuery) ([]model.AuditEntry, error) {
-	if q.Limit <= 0 || q.Limit > 10000 {
-		q.Limit = 100
+	limit, err := store.PageLimit(q.Limit)
+	if err != nil {
+		return nil, err
 	}
+	q.Limit = limit
 	var where []string
 	var args []any
 	arg := func(v any) string {

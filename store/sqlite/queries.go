@@ -16,9 +16,11 @@ import (
 // reads more rows than the page needs (keyset pagination on the id, or on
 // the sort columns and the id).
 func (s *Store) List(ctx context.Context, q store.ListQuery) ([]model.Operation, error) {
-	if q.Limit <= 0 || q.Limit > 10000 {
-		q.Limit = 100
+	limit, err := store.PageLimit(q.Limit)
+	if err != nil {
+		return nil, err
 	}
+	q.Limit = limit
 	var where []string
 	var args []any
 	if q.Tenant != "" {
@@ -557,9 +559,11 @@ func (s *Store) Audit(ctx context.Context) ([]string, error) {
 // Decisions lists decisions newest first with their operation's tenant,
 // key and tool (the audit log).
 func (s *Store) Decisions(ctx context.Context, q store.DecisionQuery) ([]model.AuditEntry, error) {
-	if q.Limit <= 0 || q.Limit > 10000 {
-		q.Limit = 100
+	limit, err := store.PageLimit(q.Limit)
+	if err != nil {
+		return nil, err
 	}
+	q.Limit = limit
 	var where []string
 	var args []any
 	if q.Tenant != "" {

@@ -108,6 +108,7 @@ func Run(t *testing.T, d Driver) {
 		{"ADecisionOnAClaimRenewedMeanwhileFailsWritingNothing", testADecisionOnAClaimRenewedMeanwhileFails},
 		{"ALateResultAfterADecisionOnAnUnheldClaimIsLate", testALateResultAfterADecisionOnAnUnheldClaim},
 		{"RequestHistoriesReadManyOperationsRequestsAtOnce", testRequestHistories},
+		{"PageLimitsAreReadAsAskedUpToTheLargestAndRefusedBeyond", testPageLimits},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
