@@ -154,8 +154,8 @@ func (o *OtherRequest) Error() string {
 	if o.Ref != "" {
 		held = o.Ref
 	}
-	return fmt.Sprintf("%s has a different request under this key: it holds %s, which is not this operation's (%s) — sent under the same downstream key by a copy of the ledger or by a key reused after its tombstone was forgotten; that is no evidence this operation's effect happened, nor that it did not — do not mark it applied; authorize a new key to send it, after checking at the provider what %s is",
-		o.Provider, held, o.What, held)
+	return fmt.Sprintf("%s has a different request under this key (%s): no evidence this operation's effect happened, nor that it did not — do not mark it applied; check %s at the provider, and authorize a new key to send this one (a copy of the ledger, or a key reused after its tombstone was forgotten, sent another request under the same downstream key)",
+		o.Provider, o.What, held)
 }
 
 // Checker is an optional interface of a Provider that can tell, before

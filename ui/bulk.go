@@ -717,7 +717,7 @@ func otherRequestNote(op model.Operation) string {
 	if f := op.Finding; f != nil && f.Ref != "" {
 		held = textsafe.Visible(f.Ref)
 	}
-	return "refused: the provider holds " + held + " under its key, a different request — not its effect; check it, then a new key (n) sends this one"
+	return "refused: the provider holds " + held + ", a different request; a new key (s) sends this one"
 }
 
 // changedNote is a marked row's note when it changed since it was

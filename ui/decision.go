@@ -145,13 +145,20 @@ func (m Model) requestAction(req actionRequestMsg, e env) (Model, tea.Cmd) {
 // lookup did (reconcile.OtherRequestRefuses). "" otherwise.
 func otherRequestWhy(op model.Operation, c *checkState, onDetail bool) string {
 	var other *provider.OtherRequest
-	if onDetail && c != nil && c.key == op.Key && c.tenant == op.Tenant && errors.As(c.err, &other) {
-		return textsafe.Visible(other.Error()) + "."
+	what, held := "", ""
+	switch {
+	case onDetail && c != nil && c.key == op.Key && c.tenant == op.Tenant && errors.As(c.err, &other):
+		what, held = " ("+textsafe.Visible(other.What)+")", textsafe.Visible(other.Ref)
+	case reconcile.OtherRequestRefuses(model.ActionMarkApplied, op):
+		held = textsafe.Visible(op.Finding.Ref)
+	default:
+		return ""
 	}
-	if reconcile.OtherRequestRefuses(model.ActionMarkApplied, op) {
-		return textsafe.Visible(op.Finding.Detail) + "."
+	if held == "" {
+		held = "something"
 	}
-	return ""
+	return fmt.Sprintf("%s holds %s under its key, a different request%s — no evidence its effect happened. Check %s at the provider; to send this one, authorize a new key (s).",
+		textsafe.Visible(op.Provider), held, what, held)
 }
 
 func legalList(op model.Operation) string {

@@ -584,7 +584,7 @@ func renderDetail(e env, d *model.Detail, replaced *replacedFinding, chk *checkS
 	case chk != nil && isOtherRequest(chk.err):
 		// An answer, about another request under the key: no evidence
 		// either way, and "mark applied" is refused on it.
-		para(s.BannerErr.Render, "The provider has a different request under this key — no evidence either way; do not mark it applied: "+localTimes(checkErrText(chk.err), e))
+		para(s.BannerErr.Render, "Provider check: "+localTimes(checkErrText(chk.err), e))
 	case chk != nil && chk.err != nil:
 		// "Cannot tell" is never evidence, either way.
 		para(s.BannerErr.Render, "Cannot tell — no evidence either way"+cannotTellAdvice(op, e)+": "+localTimes(checkErrText(chk.err), e))

@@ -123,7 +123,7 @@ func findingSentence(e env, f *model.Finding) string {
 	case f.Detail != "":
 		text += ": " + localTimes(f.Detail, e)
 	}
-	if f.Kind == model.FindingCannotTell || f.Kind == model.FindingHasOther {
+	if f.Kind == model.FindingCannotTell {
 		text += " — no evidence either way"
 	}
 	if f.Stale {
@@ -623,7 +623,7 @@ func (r reviewModel) View(e env) string {
 	section(fmt.Sprintf("Mark not applied — an authoritative provider has nothing (%s)", count(len(notApplied))), len(notApplied), s.State(model.StateNotApplied), notApplied)
 	section(fmt.Sprintf("Decide one by one — has nothing, but the provider's lookup is not declared authoritative (%s)", count(len(oneByOne))), len(oneByOne), s.State(model.StateUnknown), oneByOne)
 	section(fmt.Sprintf("Decide one by one — the latest lookup could not tell (an earlier one found nothing) (%s)", count(len(laterUnsure))), len(laterUnsure), s.State(model.StateUnknown), laterUnsure)
-	section(fmt.Sprintf("Nothing proposed — cannot tell, stale, not checked, or not unknown (%s)", count(len(left))), len(left), s.Muted, left)
+	section(fmt.Sprintf("Nothing proposed — cannot tell, has another request, stale, not checked, or not unknown (%s)", count(len(left))), len(left), s.Muted, left)
 	if r.proposed() == 0 && len(oneByOne)+len(laterUnsure)+len(left) == 0 {
 		b.WriteString("\n" + s.Muted.Render("Nothing in view.") + "\n")
 	}
