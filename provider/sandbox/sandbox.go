@@ -585,8 +585,11 @@ func (p *sandboxProvider) lookupKey(ctx context.Context, downstreamKey string) (
 }
 
 // LookupQuery is provider.QueryLooker: the sandbox keeps the tool and
-// arguments of every delivery, so a lookup that names the request it asks
-// about (q.Tool, q.Args) is answered about that request. A delivery under
+// arguments of every delivery it is given in process (Dispatch), so a
+// lookup that names the request it asks about (q.Tool, q.Args) is
+// answered about that request. One made over HTTP (`sandbox serve`: its
+// tool is the provider's name) cannot be compared and is taken as this
+// request, as a lookup by key alone takes it. A delivery under
 // the key of another tool or with other arguments (JSON compared as
 // values) is not this request's: with none of this request's, the answer
 // is Evidence.Other (what differs), never "has it". A query without a
@@ -630,7 +633,12 @@ func (p *sandboxProvider) LookupQuery(ctx context.Context, q provider.Query) (pr
 		under = fmt.Sprintf("%d deliveries", len(all))
 	}
 	for _, d := range all {
-		if d.tool == q.Tool && sameArgs(d.args, q.Args) {
+		// A delivery made through `sandbox serve` (Server) is recorded
+		// under the provider's own name as its tool and the HTTP body as
+		// its arguments: the server is not told the tool, and the body is
+		// the config's rendering of the arguments. Its request cannot be
+		// compared, so it counts as this one, as by key alone.
+		if d.tool == p.name || (d.tool == q.Tool && sameArgs(d.args, q.Args)) {
 			ev.Found, ev.Ref, ev.Status, ev.At = true, ref(d.id), "delivered", time.UnixMilli(d.at).UTC()
 			ev.Detail = fmt.Sprintf("%s delivered %s at %s (%s under this key)", p.name, ev.Ref, ev.At.Format(time.RFC3339), under)
 			return ev, nil
