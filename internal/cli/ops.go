@@ -1018,6 +1018,11 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		if !looked.Recorded {
 			recorded = "not recorded"
 		}
+		if looked.Finding.Kind == model.FindingHasOther {
+			// An answer, about another request under the key: said as it
+			// is, not as a failed lookup.
+			return fail(stderr, model.Wrap(model.CodeUnavailable, looked.Err, "%s (%s; nothing was decided)", looked.Err.Error(), recorded))
+		}
 		if looked.Err != nil {
 			why := looked.Err.Error()
 			if !strings.Contains(why, "cannot tell") {

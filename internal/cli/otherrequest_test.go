@@ -83,6 +83,11 @@ func TestACopiedLedgersLookupOfAnotherRequestIsNotHasIt(t *testing.T) {
 		t.Errorf("ops list --finding has-other: exit %d %q %q", code, out, errText)
 	}
 
+	// Asked first (--check): the same answer, nothing decided.
+	if _, errText, code := cli(t, "ops", "resolve", "--check", "--db", cp, "--provider-db", pdb, "--tenant", "acme", "--key", "n-1", "--as", "applied", "--evidence", "sbx_1", "--reason", "seen"); code != exitInvalid ||
+		!strings.Contains(errText, "different request under this key") || !strings.Contains(errText, "nothing was decided") || strings.Contains(errText, "lookup failed") {
+		t.Errorf("ops resolve --check --as applied: exit %d %q; want 2, the different request, nothing decided", code, errText)
+	}
 	before := digest(t, cp)
 	for _, args := range [][]string{
 		{"ops", "resolve", "--as", "applied", "--evidence", "sbx_1", "--reason", "the provider has it"},
