@@ -174,12 +174,23 @@ func LatestFinding(provider string, attempts []Attempt) *Finding {
 }
 
 // BindingFinding is the finding a decision on an operation is checked
-// against, from its attempts (in any order): the newest "has it", never
-// stale (a provider never takes a delivery back); else the newest "has
-// nothing", stale by LatestFinding's rule; nil if neither was recorded.
-// store.Tx.LatestConclusiveFinding is the same rule in SQL.
+// against, from its attempts (in any order). A lookup that found another
+// request under the key (has_other) outranks every lookup before it: an
+// earlier "has it", asked by key alone, may have been about that request,
+// and an earlier "has nothing" is not what the key holds now. Among the
+// lookups from the newest has_other on (all of them, if none): the newest
+// "has it", never stale (a provider never takes a delivery back); else
+// the newest "has nothing"; else that has_other; both stale by
+// LatestFinding's rule; nil if none was recorded. A later "cannot tell"
+// leaves any of them standing. store.Tx.LatestConclusiveFinding is the
+// same rule in SQL.
 func BindingFinding(provider string, attempts []Attempt) *Finding {
-	var hasIt, nothing *Attempt
+	var hasIt, nothing, other *Attempt
+	for i := range attempts {
+		if a := &attempts[i]; a.Outcome == OutcomeLookup && a.Finding == FindingHasOther && (other == nil || a.Seq > other.Seq) {
+			other = a
+		}
+	}
 	lastOther := 0
 	for i := range attempts {
 		a := &attempts[i]
@@ -188,6 +199,7 @@ func BindingFinding(provider string, attempts []Attempt) *Finding {
 			if a.Outcome.StalesFinding() {
 				lastOther = max(lastOther, a.Seq)
 			}
+		case other != nil && a.Seq < other.Seq:
 		case a.Finding == FindingHasIt && (hasIt == nil || a.Seq > hasIt.Seq):
 			hasIt = a
 		case a.Finding == FindingHasNothing && (nothing == nil || a.Seq > nothing.Seq):
@@ -199,6 +211,9 @@ func BindingFinding(provider string, attempts []Attempt) *Finding {
 		b = nothing
 	}
 	if b == nil {
+		b = other
+	}
+	if b == nil {
 		return nil
 	}
 	return &Finding{Kind: b.Finding, Provider: provider, Ref: b.ProviderRef, Detail: b.Detail,
@@ -208,9 +223,11 @@ func BindingFinding(provider string, attempts []Attempt) *Finding {
 // EarlierBinding is binding (BindingFinding's) when it binds a decision
 // and latest (LatestFinding's) does not say the same: another lookup, or
 // the same "has it" that latest calls stale. nil otherwise — what
-// Operation.BindingFinding holds.
+// Operation.BindingFinding holds. A has_other binds stale or not: a
+// decision reads it to refuse (reconcile.OtherRequestRefuses), not as
+// evidence.
 func EarlierBinding(latest, binding *Finding) *Finding {
-	if !binding.Conclusive() || latest == nil {
+	if binding == nil || latest == nil || (!binding.Conclusive() && binding.Kind != FindingHasOther) {
 		return nil
 	}
 	if latest.Seq == binding.Seq && latest.Stale == binding.Stale {
@@ -231,13 +248,14 @@ func (op *Operation) Binding() *Finding {
 }
 
 // Shown is the finding op's FINDING column shows: the earlier lookup that
-// binds ("has it (earlier)") when there is one, else the latest — a
-// "has it" made stale by a later attempt still reads "stale: has it",
-// though it binds as fresh (Binding). A latest lookup that found another
-// request under the key is shown whatever came before it: an earlier
-// "has it", asked by key alone, may have been about that request.
+// binds ("has it (earlier)", "has another request (earlier)") when there
+// is one, else the latest — a "has it" made stale by a later attempt
+// still reads "stale: has it", though it binds as fresh (Binding). A
+// lookup that found another request under the key outranks every lookup
+// before it (BindingFinding), so an earlier "has it" is never shown over
+// it.
 func (op *Operation) Shown() *Finding {
-	if op.Earlier() && (op.Finding == nil || op.Finding.Kind != FindingHasOther) {
+	if op.Earlier() {
 		return op.BindingFinding
 	}
 	return op.Finding

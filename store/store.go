@@ -314,10 +314,13 @@ type Tx interface {
 	// LatestFinding is the operation's latest recorded provider finding
 	// (model.LatestFinding's rule), or nil if none.
 	LatestFinding(opID int64) (*model.Finding, error)
-	// LatestConclusiveFinding is the latest recorded finding that says
-	// something (has it, has nothing), or nil: a later "cannot tell" is
-	// no evidence and leaves it standing. What a decision against a
-	// finding is checked against.
+	// LatestConclusiveFinding is the recorded finding that binds a
+	// decision (model.BindingFinding's rule), or nil: the latest that says
+	// something (has it, has nothing) — a later "cannot tell" is no
+	// evidence and leaves it standing — or a "has another request" no
+	// later lookup said more than: it outranks every lookup before it.
+	// What a decision against a finding is checked against, and what
+	// refuses "mark applied" and "not applied" on another request.
 	LatestConclusiveFinding(opID int64) (*model.Finding, error)
 	UpdateAttempt(a *model.Attempt) error
 	InsertDecision(d *model.Decision) error

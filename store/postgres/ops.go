@@ -384,14 +384,18 @@ func latestFindingJoin(opID string) string {
 const latestFindingColumnList = `lf_kind, lf_ref, lf_detail, lf_at, lf_seq, lf_by, lf_stale`
 
 // bindingFindingJoin joins, beside latestFindingJoin, the lookup a
-// decision is checked against (LatestConclusiveFinding's choice and
-// staleness: any "has it" first, never stale; else the newest "has
-// nothing"), for model.Operation.BindingFinding.
+// decision is checked against (LatestConclusiveFinding's choice,
+// model.BindingFinding's rule: among the lookups from the newest "has
+// another request" on — it outranks every lookup before it — any "has
+// it" first, never stale; else the newest "has nothing"; else that "has
+// another request"), for model.Operation.BindingFinding.
 func bindingFindingJoin(opID string) string {
 	return `LEFT JOIN LATERAL (SELECT a.finding AS bf_kind, a.provider_ref AS bf_ref,
 	a.detail AS bf_detail, a.started_at AS bf_at, a.seq AS bf_seq, a.worker_id AS bf_by,
 	(a.finding <> 'has_it' AND ` + store.LaterAttemptStalesSQL("a") + `) AS bf_stale
-	FROM attempts a WHERE a.operation_id = ` + opID + ` AND a.outcome = 'lookup' AND a.finding IN ('has_it', 'has_nothing')
+	FROM attempts a WHERE a.operation_id = ` + opID + ` AND a.outcome = 'lookup' AND a.finding IN ('has_it', 'has_nothing', 'has_other')
+	AND a.seq >= COALESCE((SELECT MAX(y.seq) FROM attempts y WHERE y.operation_id = a.operation_id
+		AND y.outcome = 'lookup' AND y.finding = 'has_other'), 0)
 	ORDER BY a.finding = 'has_it' DESC, a.seq DESC LIMIT 1) bf ON true`
 }
 
@@ -399,12 +403,11 @@ func bindingFindingJoin(opID string) string {
 const bindingFindingColumnList = `bf_kind, bf_ref, bf_detail, bf_at, bf_seq, bf_by, bf_stale`
 
 // shownFindingSQL is the kind of the finding an operation's FINDING column
-// shows (model.Operation.Shown), over both joins: "has another request"
-// if the latest lookup found another request under the key (an earlier
-// "has it" may have been about it); "has it" if any lookup found the
-// effect; the binding "has nothing" if it is fresh and the latest lookup
-// cannot tell; else the latest lookup's.
-const shownFindingSQL = `(CASE WHEN lf.lf_kind = 'has_other' THEN 'has_other'
+// shows (model.Operation.Shown), over both joins: the binding lookup's if
+// it found another request under the key (it outranks every lookup
+// before it) or the effect; the binding "has nothing" if it is fresh and
+// the latest lookup cannot tell; else the latest lookup's.
+const shownFindingSQL = `(CASE WHEN bf.bf_kind = 'has_other' THEN 'has_other'
 	WHEN bf.bf_kind = 'has_it' THEN 'has_it'
 	WHEN bf.bf_kind = 'has_nothing' AND NOT bf.bf_stale AND lf.lf_kind = 'cannot_tell' THEN 'has_nothing'
 	ELSE lf.lf_kind END)`
@@ -445,9 +448,8 @@ func (t *Tx) LatestFinding(opID int64) (*model.Finding, error) {
 	return t.findingOf(opID, latestFindingColumnList, latestFindingJoin("o.id"))
 }
 
-// LatestConclusiveFinding is the operation's latest finding that said
-// something (has it, has nothing), or nil — any "has it" first, never
-// stale (see the SQLite driver's latestConclusiveFindingSQL): the lookup
+// LatestConclusiveFinding is the finding that binds a decision on the
+// operation (model.BindingFinding's rule), or nil: the lookup
 // bindingFindingJoin picks for lists.
 func (t *Tx) LatestConclusiveFinding(opID int64) (*model.Finding, error) {
 	return t.findingOf(opID, bindingFindingColumnList, bindingFindingJoin("o.id"))

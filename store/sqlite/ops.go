@@ -255,8 +255,8 @@ func findingSQL(lookup string, hasItStays bool) string {
 var (
 	// latestFindingSQL is model.LatestFinding's rule in SQL.
 	latestFindingSQL = findingSQL(latestLookupOf("?"), false)
-	// latestConclusiveFindingSQL is latestFindingSQL among the lookups
-	// that said something, a "has it" first and never stale.
+	// latestConclusiveFindingSQL is the binding lookup
+	// (bindingLookupOf), a "has it" never stale.
 	latestConclusiveFindingSQL = findingSQL(bindingLookupOf("?"), true)
 )
 
@@ -283,8 +283,8 @@ func (t *Tx) LatestFinding(opID int64) (*model.Finding, error) {
 	return f, err
 }
 
-// LatestConclusiveFinding is the operation's latest finding that said
-// something (has it, has nothing), any "has it" first, or nil.
+// LatestConclusiveFinding is the finding that binds a decision on the
+// operation (model.BindingFinding's rule, bindingLookupOf), or nil.
 func (t *Tx) LatestConclusiveFinding(opID int64) (*model.Finding, error) {
 	f, err := scanFinding(t.queryRow(latestConclusiveFindingSQL, opID))
 	if errors.Is(err, sql.ErrNoRows) {

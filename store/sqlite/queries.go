@@ -153,11 +153,17 @@ func latestLookupOf(opID string) string {
 }
 
 // bindingLookupOf is the id of the lookup a decision on the operation
-// whose id is opID is checked against: any "has it" first, then the
-// newest "has nothing" (NULL: neither) — LatestConclusiveFinding's choice.
+// whose id is opID is checked against — model.BindingFinding's rule,
+// LatestConclusiveFinding's choice: among the lookups from its newest
+// "has another request" on (all, if none: it outranks every lookup
+// before it), any "has it" first, then the newest "has nothing", then
+// that "has another request" (NULL: none). opID appears once.
 func bindingLookupOf(opID string) string {
-	return `(SELECT id FROM attempts WHERE operation_id = ` + opID + ` AND outcome = 'lookup'
-	AND finding IN ('has_it', 'has_nothing') ORDER BY finding = 'has_it' DESC, seq DESC LIMIT 1)`
+	return `(SELECT x.id FROM attempts x WHERE x.operation_id = ` + opID + ` AND x.outcome = 'lookup'
+	AND x.finding IN ('has_it', 'has_nothing', 'has_other')
+	AND x.seq >= COALESCE((SELECT MAX(y.seq) FROM attempts y WHERE y.operation_id = x.operation_id
+		AND y.outcome = 'lookup' AND y.finding = 'has_other'), 0)
+	ORDER BY x.finding = 'has_it' DESC, x.seq DESC LIMIT 1)`
 }
 
 // latestLookupColumn and bindingLookupColumn are, in a statement that reads
@@ -169,16 +175,16 @@ var (
 )
 
 // shownFindingSQL is the kind of the finding an operation's FINDING column
-// shows (model.Operation.Shown): "has another request" if the latest
-// lookup found another request under the key (an earlier "has it" may
-// have been about it); "has it" if any lookup found the effect; "has
-// nothing" if the latest lookup cannot tell and a "has nothing" no later
-// attempt made stale is there; else the latest lookup's.
+// shows (model.Operation.Shown): the binding lookup's
+// (bindingLookupOf's) if it is "has another request" or "has it" — a
+// "has it" binds however many attempts came after it; the binding "has
+// nothing" if the latest lookup cannot tell and no later attempt made it
+// stale; else the latest lookup's.
 var shownFindingSQL = `(CASE
-	WHEN (SELECT finding FROM attempts WHERE operation_id = operations.id AND outcome = 'lookup' ORDER BY seq DESC LIMIT 1) = 'has_other' THEN 'has_other'
-	WHEN EXISTS (SELECT 1 FROM attempts WHERE operation_id = operations.id AND outcome = 'lookup' AND finding = 'has_it') THEN 'has_it'
+	WHEN (SELECT finding FROM attempts WHERE id = ` + bindingLookupColumn + `) IN ('has_other', 'has_it')
+		THEN (SELECT finding FROM attempts WHERE id = ` + bindingLookupColumn + `)
 	WHEN (SELECT finding FROM attempts WHERE operation_id = operations.id AND outcome = 'lookup' ORDER BY seq DESC LIMIT 1) = 'cannot_tell'
-		AND EXISTS (SELECT 1 FROM attempts h WHERE h.operation_id = operations.id AND h.outcome = 'lookup' AND h.finding = 'has_nothing'
+		AND EXISTS (SELECT 1 FROM attempts h WHERE h.id = ` + bindingLookupColumn + ` AND h.finding = 'has_nothing'
 			AND NOT ` + store.LaterAttemptStalesSQL("h") + `) THEN 'has_nothing'
 	ELSE (SELECT finding FROM attempts WHERE operation_id = operations.id AND outcome = 'lookup' ORDER BY seq DESC LIMIT 1) END)`
 

@@ -211,11 +211,22 @@ func testLatestConclusiveFinding(t *testing.T, h *harness) {
 		{"it-then-retry-then-nothing", []model.FindingKind{"", model.FindingHasIt, "", model.FindingHasNothing}, model.FindingHasIt, 2, false},
 		{"only-cannot-tell", []model.FindingKind{"", model.FindingCannotTell}, "", 0, false},
 		{"never-checked", []model.FindingKind{""}, "", 0, false},
-		// Another request under the key says nothing of this one's effect:
-		// no evidence, leaving what came before standing (a decision
-		// checks the latest lookup for it apart: reconcile.otherRequestTx).
-		{"it-then-other", []model.FindingKind{"", model.FindingHasIt, model.FindingHasOther}, model.FindingHasIt, 2, false},
-		{"only-other", []model.FindingKind{"", model.FindingHasOther}, "", 0, false},
+		// Another request under the key outranks every lookup before it
+		// (an earlier "has it", asked by key alone, may have been about
+		// that request; an earlier "has nothing" is not what the key holds
+		// now): it binds — no evidence, and "mark applied" and "not
+		// applied" on it are refused (reconcile.otherRequestTx) — until a
+		// later lookup says something, and a later "cannot tell" leaves
+		// it standing.
+		{"it-then-other", []model.FindingKind{"", model.FindingHasIt, model.FindingHasOther}, model.FindingHasOther, 3, false},
+		{"only-other", []model.FindingKind{"", model.FindingHasOther}, model.FindingHasOther, 2, false},
+		{"it-other-cannot-tell", []model.FindingKind{"", model.FindingHasIt, model.FindingHasOther, model.FindingCannotTell}, model.FindingHasOther, 3, false},
+		{"nothing-other-cannot-tell", []model.FindingKind{"", model.FindingHasNothing, model.FindingHasOther, model.FindingCannotTell}, model.FindingHasOther, 3, false},
+		{"it-other-retry", []model.FindingKind{"", model.FindingHasIt, model.FindingHasOther, ""}, model.FindingHasOther, 3, true},
+		// A later lookup that said something is what the key holds now.
+		{"it-other-nothing", []model.FindingKind{"", model.FindingHasIt, model.FindingHasOther, model.FindingHasNothing}, model.FindingHasNothing, 4, false},
+		{"other-it-cannot-tell", []model.FindingKind{"", model.FindingHasOther, model.FindingHasIt, model.FindingCannotTell}, model.FindingHasIt, 3, false},
+		{"it-other-it-other-nothing", []model.FindingKind{"", model.FindingHasIt, model.FindingHasOther, model.FindingHasIt, model.FindingHasOther, model.FindingHasNothing}, model.FindingHasNothing, 6, false},
 	}
 	for _, c := range cases {
 		h.tx(t, func(tx store.Tx) error {
@@ -266,11 +277,18 @@ func testBindingFindingInLists(t *testing.T, h *harness) {
 		{"nothing-latest", []model.FindingKind{"", model.FindingCannotTell, model.FindingHasNothing}, none, 0, false, model.FilterHasNothing},
 		{"only-cannot-tell", []model.FindingKind{"", model.FindingCannotTell}, none, 0, false, model.FilterCannotTell},
 		{"never-checked", []model.FindingKind{""}, none, 0, false, model.FilterNotChecked},
-		// The latest lookup found another request under the key: shown,
+		// A lookup that found another request under the key binds over
 		// whatever came before (an earlier "has it", asked by key alone,
-		// may have been about that request).
-		{"it-then-other", []model.FindingKind{"", model.FindingHasIt, model.FindingHasOther}, model.FindingHasIt, 2, true, model.FilterHasOther},
-		{"other-then-cannot-tell", []model.FindingKind{"", model.FindingHasOther, model.FindingCannotTell}, none, 0, false, model.FilterCannotTell},
+		// may have been about that request) and is shown, as the latest
+		// or, after a later "cannot tell", as "has another request
+		// (earlier)".
+		{"it-then-other", []model.FindingKind{"", model.FindingHasIt, model.FindingHasOther}, none, 0, false, model.FilterHasOther},
+		{"other-then-cannot-tell", []model.FindingKind{"", model.FindingHasOther, model.FindingCannotTell}, model.FindingHasOther, 2, true, model.FilterHasOther},
+		{"it-other-cannot-tell", []model.FindingKind{"", model.FindingHasIt, model.FindingHasOther, model.FindingCannotTell}, model.FindingHasOther, 3, true, model.FilterHasOther},
+		{"nothing-other-cannot-tell", []model.FindingKind{"", model.FindingHasNothing, model.FindingHasOther, model.FindingCannotTell}, model.FindingHasOther, 3, true, model.FilterHasOther},
+		{"it-other-nothing", []model.FindingKind{"", model.FindingHasIt, model.FindingHasOther, model.FindingHasNothing}, none, 0, false, model.FilterHasNothing},
+		{"it-other-nothing-cannot-tell", []model.FindingKind{"", model.FindingHasIt, model.FindingHasOther, model.FindingHasNothing, model.FindingCannotTell}, model.FindingHasNothing, 4, true, model.FilterHasNothing},
+		{"other-it-cannot-tell", []model.FindingKind{"", model.FindingHasOther, model.FindingHasIt, model.FindingCannotTell}, model.FindingHasIt, 3, true, model.FilterHasIt},
 		{"only-other", []model.FindingKind{"", model.FindingHasOther}, none, 0, false, model.FilterHasOther},
 	}
 	for _, c := range cases {
