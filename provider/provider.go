@@ -160,7 +160,7 @@ func (o *OtherRequest) Error() string {
 	if o.Ref != "" {
 		held = o.Ref
 	}
-	return fmt.Sprintf("%s has a different request under this key (%s): no evidence this operation's effect happened, nor that it did not — do not mark it applied; check %s at the provider, and authorize a new key to send this one (a copy of the ledger, or a key reused after its tombstone was forgotten, sent another request under the same downstream key)",
+	return fmt.Sprintf("%s has a different request under this key (%s): no evidence this operation's effect happened, nor that it did not — do not mark it applied or not applied; check %s at the provider, and authorize a new key to send this one (a copy of the ledger, or a key reused after its tombstone was forgotten, sent another request under the same downstream key)",
 		o.Provider, o.What, held)
 }
 

@@ -252,10 +252,8 @@ func decideTx(tx store.Tx, d Decision, action model.Action, apply applyFunc, g *
 		return op, model.Errorf(model.CodeIllegal, "cannot %s %s/%s: it is %s (allowed from %s: %s)",
 			action.Verb(), d.Tenant, d.Key, op.State, op.State, legalText(*op))
 	}
-	if action == model.ActionMarkApplied {
-		if err := otherRequestTx(tx, d, op); err != nil {
-			return op, err
-		}
+	if err := otherRequestTx(tx, d, action, op); err != nil {
+		return op, err
 	}
 	// A check that found nothing is evidence only until an attempt that
 	// may have reached the provider comes after it.
@@ -324,37 +322,66 @@ func bindingFindingTx(tx store.Tx, op *model.Operation) (*model.Finding, error) 
 }
 
 // OtherRequestRefuses reports whether the ledger refuses action on op
-// because the latest lookup of its downstream key found a different
-// request there (model.FindingHasOther): "mark applied" is refused
-// (otherRequestTx), with or without an override. op is as the screen or
-// list read it; the write checks it again.
+// because the lookup of its downstream key that binds a decision found a
+// different request there (model.FindingHasOther; op.Binding: it
+// outranks every lookup before it, and a later "cannot tell" leaves it
+// standing): "mark applied" and "mark not applied" are refused
+// (otherRequestTx), with or without an override; a new key is not. op is
+// as the screen or list read it; the write checks it again.
 func OtherRequestRefuses(action model.Action, op model.Operation) bool {
-	return action == model.ActionMarkApplied && op.Finding != nil && op.Finding.Kind == model.FindingHasOther
+	if action != model.ActionMarkApplied && action != model.ActionMarkNotApplied {
+		return false
+	}
+	f := op.Binding()
+	return f != nil && f.Kind == model.FindingHasOther
 }
 
-// otherRequestTx refuses "mark applied" on op while the latest lookup of
-// its downstream key (of the key it replaced, for a new key not yet used:
-// bindingFindingTx's) found a different request there
-// (model.FindingHasOther): what the provider holds under the key is
-// another tool's or other arguments' — a copy of the ledger, or a key
-// reused after its tombstone was forgotten, sent it — and marking this
-// operation applied on it would tell every caller an effect happened that
-// was never asked for. No override: there is no evidence to decide
-// against, only none at all.
-func otherRequestTx(tx store.Tx, d Decision, op *model.Operation) error {
-	id := op.ID
-	if op.State == model.StateAuthorized && op.SupersedesID != 0 {
-		id = op.SupersedesID
+// otherRequestTx refuses "mark applied" and "mark not applied" on op while
+// the lookup of its downstream key that binds a decision
+// (LatestConclusiveFinding; for "mark applied" on a new key not yet used,
+// bindingFindingTx's: the key's it replaced) found a different request
+// there (model.FindingHasOther) — another tool's or other arguments', sent
+// under the key by a copy of the ledger, or by a key reused after its
+// tombstone was forgotten.
+//
+// "Mark applied" would tell every caller an effect happened that was never
+// asked for. "Not applied" sends the next call under the same downstream
+// key: a provider that honours keys answers it with the other request's
+// result — a wrong receipt for the caller, and this request never sent.
+// With a provider that ignores keys the retry would send it, which is
+// right only if this request never reached the provider — what has_other
+// suggests, but a new key sends it just the same and is right whatever the
+// provider does with keys (and whether a config says it honours them):
+// so "not applied" is refused on every provider, and the refusal points
+// to a new key. No override: there is no evidence to decide against, only
+// none at all.
+func otherRequestTx(tx store.Tx, d Decision, action model.Action, op *model.Operation) error {
+	if action != model.ActionMarkApplied && action != model.ActionMarkNotApplied {
+		return nil
 	}
-	f, err := tx.LatestFinding(id)
+	var f *model.Finding
+	var err error
+	if action == model.ActionMarkApplied {
+		f, err = bindingFindingTx(tx, op)
+	} else {
+		// A new key not yet used is never sent under the key it
+		// replaced: its own lookups are what a retry of it meets.
+		f, err = tx.LatestConclusiveFinding(op.ID)
+	}
 	if err != nil {
 		return err
 	}
 	if f == nil || f.Kind != model.FindingHasOther {
 		return nil
 	}
-	return model.Errorf(model.CodeIllegal, "cannot mark %s/%s applied: the latest lookup of its downstream key (recorded %s by %s) found a different request there — %s; nothing was written. Check at provider %s what it holds under the key; to send this operation's effect, authorize a new key (ops supersede, or the console's new key); if a later attempt may have delivered it since, ask the provider again (ops check)",
-		d.Tenant, d.Key, f.At.UTC().Format(time.RFC3339), textsafe.Visible(f.By), textsafe.Visible(clipEvidence(f.Detail)), textsafe.Visible(op.Provider))
+	what := "applied"
+	risk := "marking it applied would tell every caller an effect happened that was never asked for"
+	if action == model.ActionMarkNotApplied {
+		what = "not applied"
+		risk = "not applied sends the next call under the same downstream key, which a provider that honours keys answers with the other request's result (a wrong receipt for the caller)"
+	}
+	return model.Errorf(model.CodeIllegal, "cannot mark %s/%s %s: the lookup of its downstream key recorded %s by %s found a different request there — %s; %s; nothing was written. Check at provider %s what it holds under the key; to send this operation's effect, authorize a new key (ops supersede, or the console's new key); if a later attempt may have delivered it since, ask the provider again (ops check)",
+		d.Tenant, d.Key, what, f.At.UTC().Format(time.RFC3339), textsafe.Visible(f.By), textsafe.Visible(clipEvidence(f.Detail)), risk, textsafe.Visible(op.Provider))
 }
 
 func seen(st model.State, version int64) string {

@@ -419,10 +419,11 @@ func (s *Service) unheldNow(op model.Operation) bool {
 func (s *Service) ReviewByFinding(ops []model.Operation) FindingReview {
 	var r FindingReview
 	for _, op := range ops {
-		if lf := op.Finding; lf != nil && lf.Kind == model.FindingHasOther {
-			// The latest lookup found another request under the key: an
-			// earlier "has it" (asked by key alone) may have been about
-			// it too. Nothing is proposed; the write refuses "applied".
+		if OtherRequestRefuses(model.ActionMarkApplied, op) {
+			// The binding lookup found another request under the key (an
+			// earlier "has it", asked by key alone, may have been about
+			// it too). Nothing is proposed; the write refuses "applied"
+			// and "not applied" — a new key is the way.
 			r.Left = append(r.Left, op)
 			continue
 		}

@@ -33,6 +33,11 @@ type Offer struct {
 	// --against-finding, the console's typed override).
 	Against bool
 	Finding string
+	// Other: not allowed because the lookup that binds a decision found a
+	// different request under the key (OtherRequestRefuses: "mark
+	// applied" and "not applied"; a new key is the way); Finding names
+	// what the provider holds.
+	Other bool
 }
 
 // NeedsOverride reports whether the write takes the decision only with
@@ -44,6 +49,9 @@ func (o Offer) NeedsOverride() bool { return o.Allowed && (o.Grace != nil || o.A
 // are RFC 3339, in UTC.
 func (o Offer) Why(op model.Operation) string {
 	switch {
+	case !o.Allowed && o.Other:
+		return fmt.Sprintf("refused: the provider holds %s under the key, a different request — no evidence either way, and the next call under this key would get its result; authorize a new key to send this one (ops supersede; the console: s)",
+			textsafe.Visible(or(o.Finding, "something")))
 	case !o.Allowed && !o.HeldUntil.IsZero():
 		return fmt.Sprintf("claim %d is held: %s's lease runs until %s and a worker may be sending it now; no decision while it is live (decide after %s, if it is still in_progress then)",
 			op.ClaimNo, textsafe.Visible(or(op.LeaseOwner, "a worker")), utc(o.HeldUntil), utc(o.HeldUntil))
@@ -78,6 +86,10 @@ func (s *Service) OfferOf(action model.Action, op model.Operation, attempts []mo
 		if op.State == model.StateInProgress && !now.IsZero() && !Unheld(op, now) {
 			o.HeldUntil = op.LeaseUntil
 		}
+		return o
+	}
+	if OtherRequestRefuses(action, op) {
+		o.Allowed, o.Other, o.Finding = false, true, op.Binding().Ref
 		return o
 	}
 	if s != nil {

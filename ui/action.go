@@ -29,7 +29,7 @@ import (
 // nobody holds (its claim released, its lease ended) allows what an
 // unknown one does; one whose lease is live, nothing (reconcile.LegalAt).
 func allowed(op model.Operation, a model.Action, now time.Time) bool {
-	return reconcile.AllowedAt(op, a, now)
+	return reconcile.AllowedAt(op, a, now) && !reconcile.OtherRequestRefuses(a, op)
 }
 
 // needsWords is a key's help words, after its own, for what the write

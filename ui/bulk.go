@@ -708,13 +708,14 @@ func findingNote(s *Styles, against bool, op model.Operation) string {
 	return s.Muted.Render(f.Kind.Words())
 }
 
-// otherRequestNote is a review row's note when "mark applied" is refused
+// otherRequestNote is a review row's note when "mark applied" or "not
+// applied" is refused
 // on it: the provider holds a different request under its key
 // (reconcile.OtherRequestRefuses) — no evidence either way; a new key
 // sends its own.
 func otherRequestNote(op model.Operation) string {
 	held := "something"
-	if f := op.Finding; f != nil && f.Ref != "" {
+	if f := op.Binding(); f != nil && f.Ref != "" {
 		held = textsafe.Visible(f.Ref)
 	}
 	return "refused: the provider holds " + held + ", a different request; a new key (s) sends this one"

@@ -43,12 +43,25 @@ func cannotTellWhy(detail string) string {
 // lookup cannot tell: model.BindingFinding — the rule the ledger applies
 // when it writes (reconcile's decideTx over
 // store.Tx.LatestConclusiveFinding), so the form asks for the override the
-// write would need. nil if there is none, or it is a stale "has nothing".
+// write would need. nil if there is none, or it is a stale "has nothing",
+// or a lookup that found another request under the key (no evidence: the
+// write refuses both marks on it, earlierOther says so).
 func earlierFinding(providerName string, atts []model.Attempt) *model.Finding {
-	if f := model.BindingFinding(providerName, atts); f != nil && !f.Stale {
+	if f := model.BindingFinding(providerName, atts); f != nil && !f.Stale && f.Kind != model.FindingHasOther {
 		return f
 	}
 	return nil
+}
+
+// earlierOther is the lookup that found another request under the key
+// when it binds a decision and is not the latest lookup (a later one could
+// not tell): model.BindingFinding from the attempts, or nil.
+func earlierOther(op model.Operation, atts []model.Attempt) *model.Finding {
+	f := model.BindingFinding(op.Provider, atts)
+	if f == nil || f.Kind != model.FindingHasOther || (op.Finding != nil && op.Finding.Seq == f.Seq) {
+		return nil
+	}
+	return f
 }
 
 // cannotTellRisk says what a decision risks when the provider cannot tell

@@ -38,10 +38,16 @@ func (m Model) requestAction(req actionRequestMsg, e env) (Model, tea.Cmd) {
 		m.banner = banner{kind: bannerErr, text: fmt.Sprintf("Cannot %s %s: it is %s, and %s allows %s.", req.Action.Verb(), ref, op.State, op.State, legalList(op)), at: e.now}
 		return m, nil
 	}
-	if why := otherRequestWhy(op, m.detail.check.current(), m.screen == screenDetail); req.Action == model.ActionMarkApplied && why != "" {
+	if why := otherRequestWhy(op, m.detail.check.current(), m.screen == screenDetail); (req.Action == model.ActionMarkApplied || req.Action == model.ActionMarkNotApplied) && why != "" {
 		// The provider holds a different request under the key: nothing
-		// to mark applied on (the ledger refuses it too).
-		m.banner = banner{kind: bannerErr, text: fmt.Sprintf("Cannot mark %s applied: %s Nothing was written.", ref, why), at: e.now}
+		// to mark applied on, and "not applied" would send the next call
+		// under the same key, which a provider that honours keys answers
+		// with the other request's result (the ledger refuses both too).
+		what := "applied"
+		if req.Action == model.ActionMarkNotApplied {
+			what = "not applied"
+		}
+		m.banner = banner{kind: bannerErr, text: fmt.Sprintf("Cannot mark %s %s: %s Nothing was written.", ref, what, why), at: e.now}
 		return m, nil
 	}
 	// The last provider check of this operation that answered is the
@@ -139,10 +145,11 @@ func (m Model) requestAction(req actionRequestMsg, e env) (Model, tea.Cmd) {
 	return m, nil
 }
 
-// otherRequestWhy says, in plain words, why "mark applied" is refused on
-// op when the provider holds a different request under its key: the
-// check on this screen found it (onDetail), or the latest recorded
-// lookup did (reconcile.OtherRequestRefuses). "" otherwise.
+// otherRequestWhy says, in plain words, why "mark applied" and "not
+// applied" are refused on op when the provider holds a different request
+// under its key: the check on this screen found it (onDetail), or the
+// recorded lookup that binds did (reconcile.OtherRequestRefuses). ""
+// otherwise.
 func otherRequestWhy(op model.Operation, c *checkState, onDetail bool) string {
 	var other *provider.OtherRequest
 	what, held := "", ""
@@ -150,14 +157,14 @@ func otherRequestWhy(op model.Operation, c *checkState, onDetail bool) string {
 	case onDetail && c != nil && c.key == op.Key && c.tenant == op.Tenant && errors.As(c.err, &other):
 		what, held = " ("+textsafe.Visible(other.What)+")", textsafe.Visible(other.Ref)
 	case reconcile.OtherRequestRefuses(model.ActionMarkApplied, op):
-		held = textsafe.Visible(op.Finding.Ref)
+		held = textsafe.Visible(op.Binding().Ref)
 	default:
 		return ""
 	}
 	if held == "" {
 		held = "something"
 	}
-	return fmt.Sprintf("%s holds %s under its key, a different request%s — no evidence its effect happened. Check %s at the provider; to send this one, authorize a new key (s).",
+	return fmt.Sprintf("%s holds %s under its key, a different request%s — no evidence either way, and the next call under this key would get its result. Check %s at the provider; to send this one, authorize a new key (s).",
 		textsafe.Visible(op.Provider), held, what, held)
 }
 

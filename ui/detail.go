@@ -441,7 +441,13 @@ func renderDetail(e env, d *model.Detail, replaced *replacedFinding, chk *checkS
 			}
 			para(s.BannerOK.Render, text)
 		}
-		if !e.readOnly {
+		switch {
+		case e.readOnly:
+		case reconcile.OtherRequestRefuses(model.ActionMarkNotApplied, op):
+			// Neither mark: the provider holds another request under
+			// the key (said below); a new key sends this one.
+			para(s.Bold.Render, "Check the provider (c), or send it under a new key: s supersede: authorize a new key."+graceWords(e, d))
+		default:
 			para(s.Bold.Render, "Check the provider (c), then decide: a mark applied · n mark not applied · s supersede: authorize a new key."+graceWords(e, d))
 		}
 	case model.StateInProgress:
@@ -550,6 +556,10 @@ func renderDetail(e env, d *model.Detail, replaced *replacedFinding, chk *checkS
 	var earlier *model.Finding // the binding finding from the attempts, read once per frame
 	if settling {
 		earlier = earlierFinding(op.Provider, d.Attempts)
+	}
+	if f := earlierOther(op, d.Attempts); settling && f != nil {
+		para(s.BannerErr.Render, fmt.Sprintf("! An earlier lookup found another request under the key: %s — %s, %s (%s ago). A later lookup that could not tell takes nothing back: neither mark is offered (the next call under this key would get that request's result). Check %s at the provider; to send this one, authorize a new key (s).",
+			or(f.Ref, "something"), or(f.By, "a lookup"), clockTime(f.At, e), age(e.now, f.At), or(f.Ref, "it")))
 	}
 	earlierHasIt := false
 	if settling && !(chk != nil && chk.err == nil && chk.ev.Found) && !(chk == nil && hasIt(op.Finding)) {
@@ -936,7 +946,7 @@ func hasIt(f *model.Finding) bool {
 // cannotTellAdvice is what "cannot tell" means for the decision an
 // operator is about to make on an unknown operation, or "".
 func cannotTellAdvice(op model.Operation, e env) string {
-	if op.State != model.StateUnknown || e.readOnly {
+	if op.State != model.StateUnknown || e.readOnly || reconcile.OtherRequestRefuses(model.ActionMarkNotApplied, op) {
 		return ""
 	}
 	return ", and it does not mean it was not sent: mark it not applied (n) only on evidence from elsewhere"

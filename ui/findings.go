@@ -213,12 +213,12 @@ func (t triageRun) progressText() string {
 }
 
 // otherText is a triage count of "has another request" (none: nothing
-// said): no evidence either way, not to be marked applied.
+// said): no evidence either way, neither mark (a new key sends each).
 func otherText(n int) string {
 	if n == 0 {
 		return ""
 	}
-	return " · has another request " + count(n) + " (not to be marked applied)"
+	return " · has another request " + count(n) + " (a new key sends each)"
 }
 
 func errsText(n int) string {

@@ -112,4 +112,45 @@ func TestACopiedLedgersLookupOfAnotherRequestIsNotHasIt(t *testing.T) {
 			t.Fatalf("%v: the ledger changed", args[:5])
 		}
 	}
+
+	// Not applied is refused too, override or not, asked first or not:
+	// the next call would go under the same downstream key, and a
+	// provider that honours keys answers it with the other request's
+	// result. A new key is the way.
+	// (Each asks the provider first and records the lookup, an attempt;
+	// nothing else is written. ops show offers no digest to override
+	// with: no "has it" binds.)
+	before = digest(t, cp, "attempts")
+	showOut, _, _ := cli(t, "ops", "show", "--db", cp, "--tenant", "acme", "--key", "n-1")
+	against := digestIn(t, showOut)
+	if against == "" {
+		against = "00000000"
+	}
+	for _, c := range []struct {
+		name  string
+		args  []string
+		words []string
+	}{
+		{"typed evidence", []string{"--key", "n-1", "--evidence", "INC-1"}, []string{"cannot mark acme/n-1 not applied", "different request", "wrong receipt", "authorize a new key", "nothing was written"}},
+		{"override", []string{"--key", "n-1", "--evidence", "INC-1", "--against-finding=" + against}, []string{"nothing was written"}},
+		{"asked first", []string{"--key", "n-1", "--check", "--evidence", "INC-1"}, []string{"different request under this key", "nothing was decided"}},
+		{"bulk", []string{"--finding", "has-other", "--yes", "--evidence", "INC-1"}, nil},
+	} {
+		args := append([]string{"ops", "resolve", "--db", cp, "--provider-db", pdb, "--tenant", "acme", "--as", "not-applied", "--reason", "never sent"}, c.args...)
+		out, errText, code := cli(t, args...)
+		if code == 0 && !strings.Contains(out+errText, "nothing") {
+			t.Errorf("not applied, %s: exit 0 %q %q; want refused", c.name, out, errText)
+		}
+		for _, words := range c.words {
+			if !strings.Contains(errText, words) {
+				t.Errorf("not applied, %s: stderr %q does not say %q", c.name, errText, words)
+			}
+		}
+		if digest(t, cp, "attempts") != before {
+			t.Fatalf("not applied, %s: the ledger changed (exit %d %q %q)", c.name, code, out, errText)
+		}
+	}
+	if out, errText, code := cli(t, "ops", "supersede", "--db", cp, "--provider-db", pdb, "--tenant", "acme", "--key", "n-1", "--reason", "send it under a new key"); code != 0 {
+		t.Errorf("ops supersede: exit %d %q %q; want a new key", code, out, errText)
+	}
 }

@@ -213,7 +213,7 @@ func printTriage(w io.Writer, rep reconcile.TriageReport, svc *reconcile.Service
 		fmt.Fprintf(w, "%d could not be told: a person decides those (or run triage again later).\n", t.CannotTell)
 	}
 	if t.HasOther > 0 {
-		fmt.Fprintf(w, "%d found a different request under the key (a copy of the ledger, or a key reused after its tombstone was forgotten, sent it): no evidence either way — not to be marked applied; check each at the provider, and authorize a new key to send it.\n", t.HasOther)
+		fmt.Fprintf(w, "%d found a different request under the key (a copy of the ledger, or a key reused after its tombstone was forgotten, sent it): no evidence either way — not to be marked applied or not applied; check each at the provider, and authorize a new key to send it.\n", t.HasOther)
 	}
 	if t.Errors > 0 {
 		fmt.Fprintf(w, "%d findings could not be recorded: the ledger failed (see above).\n", t.Errors)
