@@ -165,19 +165,11 @@ func (rep *benchReport) runRounds(rounds int, run benchRun, bare, floor benchBar
 	}
 	rep.Baseline = newBenchBaseline(bareLat, bareTime)
 	rep.Ratio = rep.OpsPerSec / rep.Baseline.TxPerSec
-	var ratios []float64
-	for _, rd := range rep.Rounds {
-		ratios = append(ratios, rd.Ratio)
-	}
-	rep.MedianRatio, rep.RatioMin, rep.RatioMax = medianSpread(ratios)
+	rep.MedianRatio, rep.RatioMin, rep.RatioMax = medianSpread(rep.Rounds, func(rd benchRound) float64 { return rd.Ratio })
 	if floor != nil {
 		rep.Floor = newBenchBaseline(floorLat, floorTime)
 		rep.FloorRatio = rep.OpsPerSec / rep.Floor.TxPerSec
-		var floorRatios []float64
-		for _, rd := range rep.Rounds {
-			floorRatios = append(floorRatios, rd.FloorRatio)
-		}
-		rep.FloorMedianRatio, rep.FloorRatioMin, rep.FloorRatioMax = medianSpread(floorRatios)
+		rep.FloorMedianRatio, rep.FloorRatioMin, rep.FloorRatioMax = medianSpread(rep.Rounds, func(rd benchRound) float64 { return rd.FloorRatio })
 	}
 	return nil
 }
@@ -190,8 +182,13 @@ func newBenchBaseline(lat []time.Duration, elapsed time.Duration) *benchBaseline
 		P50Ms: ms(sqlite.Percentile(lat, 0.50)), P99Ms: ms(sqlite.Percentile(lat, 0.99))}
 }
 
-// medianSpread is the median, least and greatest of at least one ratio.
-func medianSpread(ratios []float64) (median, least, most float64) {
+// medianSpread is the median, least and greatest of one ratio of every
+// round (at least one round).
+func medianSpread(rounds []benchRound, ratio func(benchRound) float64) (median, least, most float64) {
+	ratios := make([]float64, len(rounds))
+	for i, rd := range rounds {
+		ratios[i] = ratio(rd)
+	}
 	sort.Float64s(ratios)
 	n := len(ratios)
 	if n%2 == 1 {

@@ -657,20 +657,7 @@ func TestServeOutlivesAClosedLogPipe(t *testing.T) {
 	db := newLedgerFile(t)
 	token := newToken(t, db, "pipe")
 	cmd := reexec.Command(t, asCLI, nil, "serve", "--db", db, "--listen", "127.0.0.1:0", "--log-level", "info")
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout, cmd.Stderr = outW, errW
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	outW.Close()
-	errW.Close()
+	outR, errR := startPiped(t, cmd)
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
 	t.Cleanup(func() { cmd.Process.Kill(); <-exited })
@@ -735,20 +722,7 @@ func TestMCPRecordsACallWhoseClientClosedStdio(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout, cmd.Stderr = outW, errW
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	outW.Close()
-	errW.Close()
+	outR, errR := startPiped(t, cmd)
 	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"crashy","version":"1"}}}`+"\n")
 	if _, err := bufio.NewReader(outR).ReadString('\n'); err != nil {
 		t.Fatalf("initialize: %v", err)
@@ -774,4 +748,25 @@ func TestMCPRecordsACallWhoseClientClosedStdio(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &d); err != nil || d.Operation.State != "applied" {
 		t.Fatalf("after its client closed stdio, crash-1 is %q (%v %s); want applied: the provider delivered it", d.Operation.State, err, errOut)
 	}
+}
+
+// startPiped starts cmd with its stdout and stderr on pipes of their own,
+// whose read ends the test may close to play a reader that went away.
+func startPiped(t *testing.T, cmd *exec.Cmd) (stdout, stderr *os.File) {
+	t.Helper()
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = outW, errW
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	outW.Close()
+	errW.Close()
+	return outR, errR
 }
