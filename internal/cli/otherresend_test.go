@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -29,10 +30,15 @@ func TestAReleasedClaimWhoseKeyHoldsAnotherRequestIsNotSentAgain(t *testing.T) {
 			if _, errText, code := cli(t, args...); code != 4 {
 				t.Fatalf("the copy's call: exit %d; want 4 (in progress, released): %s", code, errText)
 			}
-			if out, errText, code := cli(t, "triage", "--db", cp, "--provider-db", pdb); !strings.Contains(out, "1 found a different request") {
+			out, errText, code := cli(t, "triage", "--db", cp, "--provider-db", pdb)
+			if !strings.Contains(out, "1 found a different request") {
 				t.Fatalf("triage: exit %d %q %s", code, out, errText)
 			}
-			out, errText, code := cli(t, "ops", "show", "--db", cp, "--provider-db", pdb, "--tenant", "acme", "--key", "n-1")
+			// Its table has a column for it: the counts add up.
+			if !regexp.MustCompile(`HAS NOTHING +HAS OTHER +CANNOT TELL`).MatchString(out) || !regexp.MustCompile(`sandbox-idem[^\n]* 1 +0 +0 +1 +0 +0 `).MatchString(out) {
+				t.Errorf("triage's table does not count has another request:\n%s", out)
+			}
+			out, errText, code = cli(t, "ops", "show", "--db", cp, "--provider-db", pdb, "--tenant", "acme", "--key", "n-1")
 			if code != 0 {
 				t.Fatalf("ops show: exit %d %s", code, errText)
 			}
