@@ -692,6 +692,27 @@ func (s *Service) callExternal(ctx context.Context, p *model.Prepared, opt CallO
 // if the provider ignored downstream keys. done false: nothing was
 // written, and it may be claimed.
 func (s *Service) holdClaim(tx store.Tx, op *model.Operation, p *model.Prepared, start time.Time, local string) (Result, bool, error) {
+	if local == "" && op.State != model.StateApplied && op.State != model.StateFailed {
+		// Another request under its key (the latest lookup's): never
+		// sent again under it — a provider that honours keys would
+		// answer with that request's result.
+		other, err := otherRequestHeld(tx, op)
+		if err != nil {
+			return Result{}, false, err
+		}
+		switch {
+		case other != "" && op.State == model.StateInProgress:
+			r, err := s.expireLease(tx, op, workerOr(p.WorkerID), p.TraceID, other)
+			return r, err == nil, err
+		case other != "":
+			msg := fmt.Sprintf("%q is not sent: %s — stop, a person must reconcile it (retrysafe ops show%s --tenant %s --key %s)",
+				op.Key, other, s.HintFlags, textsafe.ShellWord(op.Tenant), textsafe.ShellWord(op.Key))
+			if err := s.attempt(tx, op, p, start, model.OutcomeRefused, "", msg); err != nil {
+				return Result{}, false, err
+			}
+			return Result{Class: model.ClassUnknown, Outcome: model.OutcomeRefused, State: op.State, Message: msg, Op: op}, true, nil
+		}
+	}
 	why, _ := s.notResendable(op)
 	if local != "" {
 		// Whatever the provider, or whether this process has it at all
@@ -1037,6 +1058,21 @@ func (s *Service) finish(ctx context.Context, cl *claim, resp provider.Response,
 			op.Contradicted = false
 			a.Outcome = model.OutcomeApplied
 			res = Result{Class: model.ClassDone, Outcome: model.OutcomeCreated, Receipt: &rc}
+			// The reference a lookup recorded since the claim as another
+			// request's (has_other): a provider that honours keys
+			// answered this key with that request's result. Recorded as
+			// said, flagged contradicted as that lookup flags an applied
+			// one — and the caller is not told done.
+			f, err := tx.LatestFinding(op.ID)
+			if err != nil {
+				return err
+			}
+			if f != nil && f.Kind == model.FindingHasOther && f.Ref != "" && f.Ref == resp.Ref {
+				op.Contradicted = true
+				res = Result{Class: model.ClassUnknown, Outcome: model.OutcomeApplied, Receipt: &rc, Message: fmt.Sprintf(
+					"provider %s answered applied with %s — the delivery the latest lookup of this key (recorded %s by %s) found to be a different request's: this operation's effect may not have happened; recorded as answered and flagged contradicted — stop, a person must reconcile it (retrysafe ops show%s --tenant %s --key %s)",
+					cl.prov.Name(), textsafe.Visible(clipEvidence(resp.Ref)), f.At.UTC().Format(time.RFC3339), textsafe.Visible(f.By), s.HintFlags, textsafe.ShellWord(op.Tenant), textsafe.ShellWord(op.Key))}
+			}
 		case resp.Status == provider.Rejected:
 			rc := model.Receipt{Status: "failed", Tenant: op.Tenant, Key: op.Key, Tool: op.Tool, ProviderRef: resp.Ref}
 			rc.Result, _ = json.Marshal(map[string]string{"provider": cl.prov.Name(), "error": resp.Detail, "status": "rejected"})

@@ -7,8 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/retrysafe/retrysafe/internal/textsafe"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
+	"github.com/retrysafe/retrysafe/store"
 )
 
 // Whether a provider honours downstream keys is a line of each process's
@@ -67,9 +69,43 @@ func (s *Service) notResendable(op *model.Operation) (why string, disagrees bool
 // and this config both say the provider honours keys, and this config
 // sends where the claim's request went — so that a person can be offered
 // the retry: it gets the provider's first answer, never a second effect.
+// An operation whose latest lookup (op.Finding, as the screen or detail
+// read it) found another request under its key is not (otherRequestWhy).
 func (s *Service) Resendable(op model.Operation) bool {
 	why, _ := s.notResendable(&op)
-	return why == ""
+	return why == "" && otherRequestWhy(op.Finding) == ""
+}
+
+// otherRequestWhy says why a claim is not sent again under its downstream
+// key when f, the latest lookup of that key, found a different request
+// there (model.FindingHasOther), "" otherwise: a provider that honours
+// keys answers a repeated key with its first result — the other
+// request's — and the operation would be recorded applied on an effect it
+// never asked for; one that does not would send it under a key that
+// already names another delivery. A new key is the way to send it.
+func otherRequestWhy(f *model.Finding) string {
+	if f == nil || f.Kind != model.FindingHasOther {
+		return ""
+	}
+	ref := "another request"
+	if f.Ref != "" {
+		ref = textsafe.Visible(clipEvidence(f.Ref)) + ", another request's delivery"
+	}
+	return fmt.Sprintf("the latest lookup of its downstream key (recorded %s by %s) found a different request there (%s), so it is not sent again under that key — the provider would answer with that request's result; check it at the provider, and authorize a new key to send this one (ops supersede, or the console's s)",
+		f.At.UTC().Format(time.RFC3339), textsafe.Visible(f.By), ref)
+}
+
+// otherRequestHeld is otherRequestWhy of op's latest lookup as the ledger
+// holds it in tx.
+func otherRequestHeld(tx store.Tx, op *model.Operation) (string, error) {
+	if op.ID == 0 {
+		return "", nil
+	}
+	f, err := tx.LatestFinding(op.ID)
+	if err != nil {
+		return "", err
+	}
+	return otherRequestWhy(f), nil
 }
 
 // lookupMoved says why prov's "has nothing" about op says nothing about

@@ -51,6 +51,9 @@ type propOp struct {
 	base         int    // deliveries under its downstream key before it existed
 	lateRef      bool   // a late "applied" put the provider's reference on it
 	lid          string // the ledger's id, which its downstream key names
+	// other: its latest lookup found another request under its key
+	// (has_other): nothing is sent again under it.
+	other bool
 	// resend: the current claim was taken from in_progress (released, or
 	// its lease ended): an earlier request may have reached the provider.
 	resend bool
@@ -157,10 +160,14 @@ func (m *propMachine) predict(tenant, key, tool string, variant int) prediction 
 		if now.Before(op.leaseUntil) {
 			return prediction{class: model.ClassInProgress}
 		}
-		if !op.honours() {
+		if !op.honours() || op.other {
 			return prediction{class: model.ClassUnknown} // the lease ended: unknown
 		}
 		return prediction{claims: true}
+	}
+	if op.other {
+		// Another request under its key: not sent again under it.
+		return prediction{class: model.ClassUnknown}
 	}
 	if op.state == model.StateNotApplied && op.contradicted && !op.honours() {
 		// A provider answer said applied: no second dispatch.
@@ -301,7 +308,7 @@ func (m *propMachine) sweep() {
 		if op.state != model.StateInProgress || !op.leaseUntil.Before(now) {
 			continue
 		}
-		if !op.honours() {
+		if !op.honours() || op.other {
 			op.state, op.leaseUntil = model.StateUnknown, time.Time{}
 			continue
 		}
@@ -452,7 +459,7 @@ func (m *propMachine) Call(t *rapid.T) {
 func (m *propMachine) expire(c callDraw) {
 	op := m.ops[c.tenant+"/"+c.key]
 	if op != nil && op.tool == c.tool && op.variant == c.variant && op.state == model.StateInProgress &&
-		!m.now().Before(op.leaseUntil) && !op.honours() {
+		!m.now().Before(op.leaseUntil) && (!op.honours() || op.other) {
 		op.state, op.leaseUntil = model.StateUnknown, time.Time{}
 	}
 }
@@ -798,6 +805,7 @@ func (m *propMachine) Triage(t *rapid.T) {
 		if want := m.holds(m.ops[op.Tenant+"/"+op.Key]); f.Kind != want {
 			t.Fatalf("triage found %q for %s/%s; want %q", f.Kind, op.Tenant, op.Key, want)
 		}
+		m.ops[op.Tenant+"/"+op.Key].other = f.Kind == model.FindingHasOther
 	}
 	if rep.Candidates != candidates || rep.Checked != candidates {
 		t.Fatalf("triage report %+v; %d candidates in the ledger", rep, candidates)
@@ -844,6 +852,7 @@ func (m *propMachine) Look(t *rapid.T) {
 	if looked.Finding.Kind != want {
 		t.Fatalf("look found %q for %s; want %q", looked.Finding.Kind, op.id(), want)
 	}
+	op.other = want == model.FindingHasOther
 	if want == model.FindingHasOther && op.state == model.StateApplied && op.claimed {
 		// Another request under its key: its applied answer (or the
 		// decision) was about that request.

@@ -55,6 +55,12 @@ type SweepReport struct {
 	// with a Retry-After that has not passed (RetryNotBefore): a later
 	// sweep or call sends them. Not counted in NotSent.
 	Waiting int `json:"waiting,omitempty"`
+	// OtherRequest: leases ended (counted in Unknown) held back from
+	// being sent again because the latest lookup of their downstream key
+	// found a different request there (model.FindingHasOther): the
+	// provider would answer with that request's result. Each one's
+	// lease_expired attempt says so; a new key is the way to send it.
+	OtherRequest int `json:"other_request,omitempty"`
 }
 
 // Sweep moves in_progress operations whose lease ended to unknown — or,
@@ -234,12 +240,12 @@ func (s *Service) SweepKeys(ctx context.Context, tenant string, keys []string) (
 // not sent.
 func (s *Service) settleLeases(ctx context.Context, rep *SweepReport, seen map[int64]bool, read func(tx store.Tx) ([]*model.Operation, error)) (int, int, error) {
 	var claims []*claim
-	picked, unknown, waiting := 0, 0, 0
+	picked, unknown, waiting, other := 0, 0, 0, 0
 	var held, refused map[string]int
 	var fresh []int64
 	// WithTx may run the function more than once: count per run.
 	err := s.Store.WithTx(ctx, func(tx store.Tx) error {
-		claims, picked, unknown, waiting, held, refused, fresh = nil, 0, 0, 0, map[string]int{}, map[string]int{}, nil
+		claims, picked, unknown, waiting, other, held, refused, fresh = nil, 0, 0, 0, 0, map[string]int{}, map[string]int{}, nil
 		ops, err := read(tx)
 		if err != nil {
 			return err
@@ -250,6 +256,21 @@ func (s *Service) settleLeases(ctx context.Context, rep *SweepReport, seen map[i
 				continue
 			}
 			fresh = append(fresh, op.ID)
+			// Another request under its key (the latest lookup's): never
+			// sent again under it, whatever the provider — unknown now,
+			// with why (waiting out a Retry-After would change nothing).
+			why, err := otherRequestHeld(tx, op)
+			if err != nil {
+				return err
+			}
+			if why != "" {
+				if _, err := s.expireLease(tx, op, "sweep", "", why); err != nil {
+					return err
+				}
+				unknown++
+				other++
+				continue
+			}
 			if why, _ := s.notResendable(op); why == "" {
 				if why := s.cannotDispatch(op.Provider); why != "" {
 					refused[why]++
@@ -282,6 +303,7 @@ func (s *Service) settleLeases(ctx context.Context, rep *SweepReport, seen map[i
 	}
 	rep.Unknown += unknown
 	rep.Waiting += waiting
+	rep.OtherRequest += other
 	addNotResent(rep, held)
 	addNotSent(rep, refused)
 	return picked, len(fresh), s.redispatch(ctx, claims, rep)

@@ -233,22 +233,31 @@ func (m Model) requestSweep(e env) (Model, tea.Cmd) {
 			plural(n, "operation", "operations"), map[bool]string{true: "has", false: "have"}[n == 1], map[bool]string{true: "its", false: "their"}[n == 1]),
 		"A sweep makes each unknown (with a lease_expired attempt) — or re-sends it under the same downstream key where the provider honours keys, both in this config and in the one that made the claim — and compacts receipts past the replay window. Nothing leaves unknown by itself.",
 		"A claim whose own record does not say its provider honoured keys is not re-sent, whatever this config says: it becomes unknown, and the result says how many and why.",
+		"Nor is one whose latest lookup found a different request under its key (the provider would answer with that request's result): it becomes unknown.",
 	}
-	short := []string{fmt.Sprintf("%s ended → unknown, or re-sent under its key if its claim recorded keys honoured.", plural(n, "lease", "leases"))}
+	// its: its or their, as n is one or more.
+	its := func(n int) string { return map[bool]string{true: "its", false: "their"}[n == 1] }
+	short := []string{fmt.Sprintf("%s ended → unknown, or re-sent if %s claim recorded keys honoured.", plural(n, "lease", "leases"), its(n))}
 	if r := m.counts.ReleasedClaims; r > 0 {
 		// Released claims are counted with them, but no worker died
 		// holding them: said so, not "their worker is gone".
-		lines[0] = fmt.Sprintf("%s in progress nobody holds: %s ended with no result (the worker is gone), %s released to be sent again under its key.",
-			plural(n, "operation", "operations"), plural(n-r, "lease", "leases"), plural(r, "claim", "claims"))
+		lines[0] = fmt.Sprintf("%s in progress nobody holds: %s ended with no result (the worker is gone), %s released to be sent again under %s key.",
+			plural(n, "operation", "operations"), plural(n-r, "lease", "leases"), plural(r, "claim", "claims"), its(r))
 		if h := m.counts.HeldClaims; h > 0 {
 			// Held by their busy provider's Retry-After, as the header
 			// counts them: nothing sends them before then, this sweep
 			// included (it may still make one unknown where it would
 			// not be sent again at all).
-			lines[0] = fmt.Sprintf("%s in progress nobody holds: %s ended with no result (the worker is gone), %s released to be sent again under its key, %s by its provider's Retry-After (nothing is sent before then).",
-				plural(n, "operation", "operations"), plural(n-r, "lease", "leases"), plural(r-h, "claim", "claims"), plural(h, "claim held", "claims held"))
+			lines[0] = fmt.Sprintf("%s in progress nobody holds: %s ended with no result (the worker is gone), %s released to be sent again under %s key, %s by %s provider's Retry-After (nothing is sent before then).",
+				plural(n, "operation", "operations"), plural(n-r, "lease", "leases"), plural(r-h, "claim", "claims"), its(r-h), plural(h, "claim held", "claims held"), its(h))
 		}
-		short[0] = fmt.Sprintf("%s nobody holds → unknown, or re-sent under its key if its claim recorded keys honoured.", plural(n, "claim", "claims"))
+		short[0] = fmt.Sprintf("%s nobody holds → unknown, or re-sent if %s claim recorded keys honoured.", plural(n, "claim", "claims"), its(n))
+		if h := m.counts.HeldClaims; h > 0 {
+			// Not sent before their provider's Retry-After, as the
+			// long form says: not "re-sent" now.
+			short[0] = fmt.Sprintf("%s → unknown or re-sent; %s held by Retry-After, not sent yet.",
+				plural(n-h, "claim", "claims"), count(h))
+		}
 	}
 	if m.scope != "" {
 		lines = append(lines, "The sweep covers every tenant, not only "+m.scope+".")
@@ -270,6 +279,9 @@ func (m Model) swept(msg sweepMsg) (Model, tea.Cmd) {
 	held, unsent := "", ""
 	if r.NotResent > 0 {
 		held = fmt.Sprintf(" (%s not re-sent: the claim's record does not say its provider honoured keys)", count(r.NotResent))
+	}
+	if r.OtherRequest > 0 {
+		held += fmt.Sprintf(" (%s not re-sent: the latest lookup found a different request under %s key — authorize a new key to send %s)", count(r.OtherRequest), map[bool]string{true: "its", false: "their"}[r.OtherRequest == 1], map[bool]string{true: "it", false: "them"}[r.OtherRequest == 1])
 	}
 	if r.NotSent > 0 {
 		unsent = fmt.Sprintf(", %s not sent (left in progress: this process cannot send them)", count(r.NotSent))

@@ -467,7 +467,16 @@ func renderDetail(e env, d *model.Detail, replaced *replacedFinding, chk *checkS
 				text = fmt.Sprintf("Its claim was released %s ago (at %s) to be sent again under its key: a lost reply, or a re-send answered busy, not sent or nothing applied. Nobody holds it; it stays in progress until a sweep or the next call gets a definite answer — or a person decides.",
 					age(e.now, op.LeaseUntil), clockTime(op.LeaseUntil, e))
 			}
-			if !e.readOnly && held == "" {
+			other := keyHoldsOther(op)
+			if other {
+				// Neither a sweep nor a call sends it again under a key
+				// that holds another request (reconcile's
+				// otherRequestWhy): not "to be sent again", nor "S sweeps
+				// now" as if that would send it.
+				text = fmt.Sprintf("Nobody holds its claim (since %s ago, at %s), and the latest lookup found a different request under its key: it is not sent again under that key — a sweep or the next call makes it unknown. To send it, authorize a new key.",
+					age(e.now, op.LeaseUntil), clockTime(op.LeaseUntil, e))
+			}
+			if !e.readOnly && held == "" && !other {
 				text += " S sweeps now."
 			}
 			para(s.Contra.Render, text)
@@ -984,6 +993,10 @@ func leaseWords(op model.Operation, e env) string {
 		// Not "to be sent again": nothing is, before its provider's
 		// Retry-After (the paragraph below says it whole).
 		return fmt.Sprintf("released at %s (%s ago): nobody holds the claim — held until %s (its provider's Retry-After)", clockTime(op.LeaseUntil, e), age(e.now, op.LeaseUntil), clockTime(op.RetryNotBefore, e))
+	case op.LeaseOwner == reconcile.LeaseReleased && keyHoldsOther(op):
+		// Not "to be sent again": never, under a key that holds another
+		// request (the paragraph below says it whole).
+		return fmt.Sprintf("released at %s (%s ago): nobody holds the claim — not sent again under this key (it holds another request)", clockTime(op.LeaseUntil, e), age(e.now, op.LeaseUntil))
 	case op.LeaseOwner == reconcile.LeaseReleased:
 		return fmt.Sprintf("released at %s (%s ago) to be sent again: nobody holds the claim", clockTime(op.LeaseUntil, e), age(e.now, op.LeaseUntil))
 	case leaseEnded(op, e.now):
@@ -1142,6 +1155,9 @@ func claimKeysWords(op model.Operation, now time.Time) string {
 	if op.LeaseOwner == reconcile.LeaseReleased {
 		when = "its claim was released"
 	}
+	if keyHoldsOther(op) {
+		return text + " — " + when + ": the latest lookup found a different request under this downstream key, so it is not sent again under it; a sweep or retry makes it unknown"
+	}
 	if op.ClaimHonoursKeys != nil && *op.ClaimHonoursKeys {
 		return text + " — " + when + ": a sweep or retry may send it again under this downstream key (where its own config says so too)"
 	}
@@ -1153,4 +1169,11 @@ func claimKeysWords(op model.Operation, now time.Time) string {
 func isOtherRequest(err error) bool {
 	var other *provider.OtherRequest
 	return errors.As(err, &other)
+}
+
+// keyHoldsOther reports whether op's latest lookup found a different
+// request under its downstream key (model.FindingHasOther): its claim is
+// never sent again under that key (reconcile's otherRequestWhy).
+func keyHoldsOther(op model.Operation) bool {
+	return op.Finding != nil && op.Finding.Kind == model.FindingHasOther
 }

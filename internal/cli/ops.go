@@ -450,6 +450,16 @@ func inProgressWords(retry bool, d *model.Detail, g reconcile.RequestGrace, ledg
 	case op.LeaseOwner == reconcile.LeaseReleased:
 		how = "its claim was released " + fmtTime(op.LeaseUntil) + " to be sent again under its key by a sweep or the next call (its reply was lost, or a re-send was answered busy, not sent or nothing applied)"
 	}
+	if other := op.Finding; other != nil && other.Kind == model.FindingHasOther {
+		// Neither a sweep nor a call sends it again under a key that
+		// holds another request: the provider would answer with that
+		// request's result. Not offered.
+		retry = false
+		if op.LeaseOwner == reconcile.LeaseReleased {
+			how = "its claim was released " + fmtTime(op.LeaseUntil)
+		}
+		how += "; the latest lookup found a different request under its downstream key, so neither a sweep nor the next call sends it again under that key (either makes it unknown) — to send it, authorize a new key (ops supersede)"
+	}
 	keys := keyFlagsFor(op)
 	lines := []string{"what you can do: nobody holds its claim — " + how + ". A person may settle it as an unknown one:"}
 	if op.LeaseOwner == reconcile.LeaseReleased && retry {

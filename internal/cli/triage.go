@@ -185,9 +185,11 @@ func printTriage(w io.Writer, rep reconcile.TriageReport, svc *reconcile.Service
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "PROVIDER\tCHECKED\tHAS IT\tHAS NOTHING\tCANNOT TELL\tERRORS\tELAPSED\t")
+	// HAS OTHER: a different request under the key (has_other), so
+	// that the columns add up to CHECKED.
+	fmt.Fprintln(tw, "PROVIDER\tCHECKED\tHAS IT\tHAS NOTHING\tHAS OTHER\tCANNOT TELL\tERRORS\tELAPSED\t")
 	row := func(t reconcile.TriageTally, name string) {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%.1fs\t\n", name, t.Checked, t.HasIt, t.HasNothing, t.CannotTell, t.Errors, t.Elapsed.Seconds())
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%.1fs\t\n", name, t.Checked, t.HasIt, t.HasNothing, t.HasOther, t.CannotTell, t.Errors, t.Elapsed.Seconds())
 	}
 	for _, t := range rep.Providers {
 		name := show(t.Provider)
