@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -133,6 +134,14 @@ func (m *markedSandbox) Dispatch(ctx context.Context, req provider.Request) (pro
 // Lookup cannot tell through a file that is not (or no longer) where the
 // ledger's deliveries are, never "has nothing".
 func (m *markedSandbox) Lookup(ctx context.Context, downstreamKey string) (provider.Evidence, error) {
+	return m.LookupQuery(ctx, provider.Query{DownstreamKey: downstreamKey})
+}
+
+// LookupQuery is provider.QueryLooker: Lookup, asked about the request
+// the query names (the sandbox compares it with what it delivered under
+// the key: provider.Evidence.Other), by key alone when it names none.
+func (m *markedSandbox) LookupQuery(ctx context.Context, q provider.Query) (provider.Evidence, error) {
+	downstreamKey := q.DownstreamKey
 	ev := provider.Evidence{Provider: m.name, DownstreamKey: downstreamKey}
 	seen, why, err := m.l.fileProblem(ctx, m.name)
 	if err != nil {
@@ -141,9 +150,17 @@ func (m *markedSandbox) Lookup(ctx context.Context, downstreamKey string) (provi
 	if why != "" {
 		return ev, fmt.Errorf("cannot tell: %s; pass --provider-db with the file the calls used", why)
 	}
-	ev, err = m.Provider.Lookup(ctx, downstreamKey)
-	if err == nil {
+	ev, err = provider.LookupFor(ctx, m.Provider, q)
+	var other *provider.OtherRequest
+	if err == nil || errors.As(err, &other) {
+		// An answer (about another request too): the file holds what it
+		// holds.
 		m.see(ctx, seen)
+	}
+	if other != nil {
+		// Passed on as the answer it is: LookupFor of the caller reads it
+		// again from Evidence.Other.
+		ev.Ref, ev.Other, err = other.Ref, other.What, nil
 	}
 	return ev, err
 }

@@ -20,10 +20,18 @@ const (
 	// FindingCannotTell: the provider could not be asked or did not answer
 	// (down, slow, no lookup); Detail says why. Never evidence either way.
 	FindingCannotTell FindingKind = "cannot_tell"
+	// FindingHasOther: the provider holds something under the key, and
+	// reports what request it was (the sandbox does): not this operation's
+	// — another tool or other arguments, sent under the same downstream key
+	// by a copy of the ledger, or by a key reused after its tombstone was
+	// forgotten. Ref names what it holds, Detail what differs. Never
+	// evidence either way: not that this operation's effect happened (a
+	// decision "applied" on it is refused), nor that it did not.
+	FindingHasOther FindingKind = "has_other"
 )
 
 // AllFindingKinds is every finding kind, in the order the console shows them.
-var AllFindingKinds = []FindingKind{FindingHasIt, FindingHasNothing, FindingCannotTell}
+var AllFindingKinds = []FindingKind{FindingHasIt, FindingHasNothing, FindingCannotTell, FindingHasOther}
 
 // Valid reports whether k is one of AllFindingKinds.
 func (k FindingKind) Valid() bool {
@@ -44,6 +52,8 @@ func (k FindingKind) Words() string {
 		return "has nothing"
 	case FindingCannotTell:
 		return "cannot tell"
+	case FindingHasOther:
+		return "has another request"
 	}
 	return "not checked"
 }
@@ -59,12 +69,13 @@ const (
 	FilterHasIt       FindingFilter = FindingFilter(FindingHasIt)
 	FilterHasNothing  FindingFilter = FindingFilter(FindingHasNothing)
 	FilterCannotTell  FindingFilter = FindingFilter(FindingCannotTell)
+	FilterHasOther    FindingFilter = FindingFilter(FindingHasOther)
 	FilterNotChecked  FindingFilter = "not_checked"
 	filterWordsAnyAll               = "any"
 )
 
 // AllFindingFilters is every filter but "any", in the console's cycle order.
-var AllFindingFilters = []FindingFilter{FilterHasIt, FilterHasNothing, FilterCannotTell, FilterNotChecked}
+var AllFindingFilters = []FindingFilter{FilterHasIt, FilterHasNothing, FilterCannotTell, FilterHasOther, FilterNotChecked}
 
 // ParseFindingFilter accepts the filter names and dashed spellings
 // (has-it, not-checked); "" and "any" select every operation.
@@ -77,7 +88,7 @@ func ParseFindingFilter(s string) (FindingFilter, error) {
 			return f, nil
 		}
 	}
-	return "", Errorf(CodeInvalid, "unknown finding %q (want has-it, has-nothing, cannot-tell, not-checked or any)", s)
+	return "", Errorf(CodeInvalid, "unknown finding %q (want has-it, has-nothing, cannot-tell, has-other, not-checked or any)", s)
 }
 
 // Words is how the filter reads to a person.
@@ -119,7 +130,7 @@ func (f *Finding) Line(ref, when string) string {
 	if f.Earlier {
 		s += " (earlier)"
 	}
-	if f.Kind == FindingHasIt && ref != "" {
+	if (f.Kind == FindingHasIt || f.Kind == FindingHasOther) && ref != "" {
 		s += " · " + ref
 	}
 	s += " " + when
@@ -222,9 +233,11 @@ func (op *Operation) Binding() *Finding {
 // Shown is the finding op's FINDING column shows: the earlier lookup that
 // binds ("has it (earlier)") when there is one, else the latest — a
 // "has it" made stale by a later attempt still reads "stale: has it",
-// though it binds as fresh (Binding).
+// though it binds as fresh (Binding). A latest lookup that found another
+// request under the key is shown whatever came before it: an earlier
+// "has it", asked by key alone, may have been about that request.
 func (op *Operation) Shown() *Finding {
-	if op.Earlier() {
+	if op.Earlier() && (op.Finding == nil || op.Finding.Kind != FindingHasOther) {
 		return op.BindingFinding
 	}
 	return op.Finding

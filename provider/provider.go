@@ -64,6 +64,17 @@ type Evidence struct {
 	// what the provider had then, and an attempt after it may have sent
 	// the effect since (reconcile.CheckOutdated).
 	CheckedAt time.Time `json:"-"`
+	// Other, when set, says the provider holds something under the key
+	// and reported what request it was (a provider that can: the
+	// sandbox), and none of it is the request asked about (Query.Tool,
+	// Query.Args): what differs, in plain words. Ref then names what it
+	// holds. Found is false: nothing under the key is this request. A
+	// copy of a ledger (the same ledger id) or a key reused after its
+	// tombstone was forgotten sends another request under the same
+	// downstream key. LookupFor makes it an error (OtherRequest): never
+	// evidence that the request asked about was applied, nor that it was
+	// not.
+	Other string `json:"other,omitempty"`
 }
 
 // Provider is one external system.
@@ -85,6 +96,12 @@ type Query struct {
 	// Ref is the provider's reference an earlier attempt recorded (a late
 	// result, a stored failure), "" if none.
 	Ref string
+	// Tool and Args are the request the operation sends under the key (as
+	// Request carries them); a provider that reports what it holds (the
+	// sandbox) compares them with it and answers Evidence.Other for
+	// another request. Empty Tool: not known, asked by key alone.
+	Tool string
+	Args json.RawMessage
 }
 
 // QueryLooker is an optional interface of a Provider whose lookup can use
@@ -96,11 +113,49 @@ type QueryLooker interface {
 
 // LookupFor asks p what happened to an operation: with everything q
 // knows when p can use it (QueryLooker), else by the downstream key.
+//
+// A provider that holds only another request under the key
+// (Evidence.Other) answers with an *OtherRequest error: whoever asked gets
+// no evidence from it unless it reads that error for what it is.
 func LookupFor(ctx context.Context, p Provider, q Query) (Evidence, error) {
+	var ev Evidence
+	var err error
 	if ql, ok := p.(QueryLooker); ok {
-		return ql.LookupQuery(ctx, q)
+		ev, err = ql.LookupQuery(ctx, q)
+	} else {
+		ev, err = p.Lookup(ctx, q.DownstreamKey)
 	}
-	return p.Lookup(ctx, q.DownstreamKey)
+	if err == nil && ev.Other != "" {
+		ev.Found = false
+		err = &OtherRequest{Provider: or(ev.Provider, p.Name()), Ref: ev.Ref, What: ev.Other}
+	}
+	return ev, err
+}
+
+func or(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// OtherRequest is a lookup's answer that the provider holds, under the
+// downstream key asked about, a request other than the operation's (see
+// Evidence.Other): not evidence that the operation's effect happened,
+// nor that it did not.
+type OtherRequest struct {
+	Provider string
+	Ref      string // what the provider holds under the key ("" if it named nothing)
+	What     string // what differs
+}
+
+func (o *OtherRequest) Error() string {
+	held := "a request"
+	if o.Ref != "" {
+		held = o.Ref
+	}
+	return fmt.Sprintf("%s has a different request under this key (%s): no evidence this operation's effect happened, nor that it did not — do not mark it applied; check %s at the provider, and authorize a new key to send this one (a copy of the ledger, or a key reused after its tombstone was forgotten, sent another request under the same downstream key)",
+		o.Provider, o.What, held)
 }
 
 // Checker is an optional interface of a Provider that can tell, before

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -251,6 +252,11 @@ func decideTx(tx store.Tx, d Decision, action model.Action, apply applyFunc, g *
 		return op, model.Errorf(model.CodeIllegal, "cannot %s %s/%s: it is %s (allowed from %s: %s)",
 			action.Verb(), d.Tenant, d.Key, op.State, op.State, legalText(*op))
 	}
+	if action == model.ActionMarkApplied {
+		if err := otherRequestTx(tx, d, op); err != nil {
+			return op, err
+		}
+	}
 	// A check that found nothing is evidence only until an attempt that
 	// may have reached the provider comes after it.
 	if err := checkOutdatedTx(tx, d, action, op); err != nil {
@@ -315,6 +321,40 @@ func bindingFindingTx(tx store.Tx, op *model.Operation) (*model.Finding, error) 
 		return tx.LatestConclusiveFinding(op.SupersedesID)
 	}
 	return tx.LatestConclusiveFinding(op.ID)
+}
+
+// OtherRequestRefuses reports whether the ledger refuses action on op
+// because the latest lookup of its downstream key found a different
+// request there (model.FindingHasOther): "mark applied" is refused
+// (otherRequestTx), with or without an override. op is as the screen or
+// list read it; the write checks it again.
+func OtherRequestRefuses(action model.Action, op model.Operation) bool {
+	return action == model.ActionMarkApplied && op.Finding != nil && op.Finding.Kind == model.FindingHasOther
+}
+
+// otherRequestTx refuses "mark applied" on op while the latest lookup of
+// its downstream key (of the key it replaced, for a new key not yet used:
+// bindingFindingTx's) found a different request there
+// (model.FindingHasOther): what the provider holds under the key is
+// another tool's or other arguments' — a copy of the ledger, or a key
+// reused after its tombstone was forgotten, sent it — and marking this
+// operation applied on it would tell every caller an effect happened that
+// was never asked for. No override: there is no evidence to decide
+// against, only none at all.
+func otherRequestTx(tx store.Tx, d Decision, op *model.Operation) error {
+	id := op.ID
+	if op.State == model.StateAuthorized && op.SupersedesID != 0 {
+		id = op.SupersedesID
+	}
+	f, err := tx.LatestFinding(id)
+	if err != nil {
+		return err
+	}
+	if f == nil || f.Kind != model.FindingHasOther {
+		return nil
+	}
+	return model.Errorf(model.CodeIllegal, "cannot mark %s/%s applied: the latest lookup of its downstream key (recorded %s by %s) found a different request there — %s; nothing was written. Check at provider %s what it holds under the key; to send this operation's effect, authorize a new key (ops supersede, or the console's new key); if a later attempt may have delivered it since, ask the provider again (ops check)",
+		d.Tenant, d.Key, f.At.UTC().Format(time.RFC3339), textsafe.Visible(f.By), textsafe.Visible(clipEvidence(f.Detail)), textsafe.Visible(op.Provider))
 }
 
 func seen(st model.State, version int64) string {
@@ -515,11 +555,16 @@ func (s *Service) Check(ctx context.Context, tenant, key string) (*model.Operati
 		return op, provider.Evidence{}, model.Errorf(model.CodeUnavailable, "%v", err)
 	}
 	since := s.Store.Now()
-	ev, err := provider.LookupFor(ctx, prov, provider.Query{DownstreamKey: asked.DownstreamKey, Ref: asked.ProviderRef})
+	ev, err := provider.LookupFor(ctx, prov, queryOf(asked))
 	if err == nil && !ev.Found {
 		if why := lookupMoved(asked, prov); why != "" {
 			err = &askedElsewhere{why}
 		}
+	}
+	var other *provider.OtherRequest
+	if errors.As(err, &other) {
+		// An answer, about another request: no evidence either way.
+		return op, ev, model.Wrap(model.CodeUnavailable, err, "%v", err)
 	}
 	if err != nil {
 		return op, ev, model.Wrap(model.CodeUnavailable, err, "provider %s lookup failed: %v", asked.Provider, err)

@@ -85,7 +85,12 @@ func errInFlight(why string) error {
 // findingOf reads a lookup's answer. An error is "cannot tell", whatever
 // Evidence says beside it.
 func findingOf(ev provider.Evidence, err error) (model.FindingKind, string, string) {
+	var other *provider.OtherRequest
 	switch {
+	case errors.As(err, &other):
+		// The provider holds another request under the key: its own
+		// finding, with what it holds, never evidence either way.
+		return model.FindingHasOther, other.Ref, clip(err.Error())
 	case err != nil:
 		return model.FindingCannotTell, "", clip(err.Error())
 	case ev.Found:
@@ -226,7 +231,7 @@ func (s *Service) Look(ctx context.Context, op *model.Operation, by string) (Loo
 				return err
 			}
 		}
-		if l.Finding.Kind == model.FindingHasNothing && cur.State == model.StateApplied && cur.ClaimNo > 0 && !cur.Contradicted {
+		if (l.Finding.Kind == model.FindingHasNothing || l.Finding.Kind == model.FindingHasOther) && cur.State == model.StateApplied && cur.ClaimNo > 0 && !cur.Contradicted {
 			// The provider has nothing under the key of what the ledger
 			// records as applied (its own answer, or a person's decision):
 			// its receipt may report done an effect that never happened.
@@ -237,6 +242,12 @@ func (s *Service) Look(ctx context.Context, op *model.Operation, by string) (Loo
 			// made "cannot tell" above (nothing), and a key never claimed
 			// (a new key marked applied on the key it replaced) was never
 			// sent under its own downstream key: nothing there is no news.
+			// A different request under the key (has_other) flags it the
+			// same way: what the provider holds there is not this
+			// operation's effect — an applied answer to its dispatch was
+			// the other request's (a provider that honours keys answers a
+			// repeated key with the first result), or a decision rested on
+			// a lookup by key alone.
 			from, ver := cur.State, cur.Version
 			cur.Contradicted = true
 			if err := tx.UpdateOperation(cur, from, ver); err != nil {
@@ -294,7 +305,7 @@ func (s *Service) lookup(ctx context.Context, op *model.Operation) (provider.Evi
 	}
 	lctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	ev, err := provider.LookupFor(lctx, prov, provider.Query{DownstreamKey: op.DownstreamKey, Ref: op.ProviderRef})
+	ev, err := provider.LookupFor(lctx, prov, queryOf(op))
 	if err != nil && errors.Is(lctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
 		err = fmt.Errorf("no answer within %v: %w", timeout, err)
 	}
@@ -304,6 +315,19 @@ func (s *Service) lookup(ctx context.Context, op *model.Operation) (provider.Evi
 		}
 	}
 	return ev, err
+}
+
+// queryOf is what a lookup of op may know: its downstream key, the
+// provider's reference an earlier attempt recorded, and the request it
+// sends under the key (its tool and arguments, as dispatched), which a
+// provider that reports what it holds compares (provider.OtherRequest).
+// An operation read without its arguments is asked about by key alone.
+func queryOf(op *model.Operation) provider.Query {
+	q := provider.Query{DownstreamKey: op.DownstreamKey, Ref: op.ProviderRef}
+	if len(op.Args) > 0 {
+		q.Tool, q.Args = op.Tool, op.Args
+	}
+	return q
 }
 
 func clipWorker(s string) string {
@@ -395,6 +419,13 @@ func (s *Service) unheldNow(op model.Operation) bool {
 func (s *Service) ReviewByFinding(ops []model.Operation) FindingReview {
 	var r FindingReview
 	for _, op := range ops {
+		if lf := op.Finding; lf != nil && lf.Kind == model.FindingHasOther {
+			// The latest lookup found another request under the key: an
+			// earlier "has it" (asked by key alone) may have been about
+			// it too. Nothing is proposed; the write refuses "applied".
+			r.Left = append(r.Left, op)
+			continue
+		}
 		f := op.Binding()
 		// An in_progress one nobody holds is decided as an unknown one is
 		// (Unheld); one whose lease is live is left.

@@ -54,9 +54,30 @@ type propOp struct {
 	// resend: the current claim was taken from in_progress (released, or
 	// its lease ended): an earlier request may have reached the provider.
 	resend bool
+	// claimed: a call claimed it at least once (a new key marked applied
+	// on the key it replaced never was).
+	claimed bool
 }
 
 func (o *propOp) dk() string { return reconcile.DownstreamKey(o.lid, o.tenant, o.key) }
+
+// req names o's request at its provider: provider, downstream key, and
+// what it asks (tool and variant).
+func (o *propOp) req() string {
+	return fmt.Sprintf("%s %s %s %d", o.provider, o.dk(), o.tool, o.variant)
+}
+
+// holds is the finding a lookup of o's downstream key gives (by what the
+// provider holds): its own request, another one, or nothing.
+func (m *propMachine) holds(o *propOp) model.FindingKind {
+	switch {
+	case m.byReq[o.req()] > 0:
+		return model.FindingHasIt
+	case m.byProv[o.provider+" "+o.dk()] > 0:
+		return model.FindingHasOther
+	}
+	return model.FindingHasNothing
+}
 func (o *propOp) id() string { return o.tenant + "/" + o.key }
 func (o *propOp) honours() bool {
 	return o.provider == "sandbox-idem"
@@ -71,8 +92,12 @@ type propMachine struct {
 	tombs  map[string]time.Time // tenant/key → forget at
 	dk     map[string]int       // deliveries per downstream key
 	byProv map[string]int       // deliveries per provider and downstream key
-	tasks  int                  // local effects ever made (compaction keeps them)
-	stored map[string]string    // receipts as first stored
+	// byReq counts deliveries per provider, downstream key and request
+	// (variant): the sandbox answers a lookup about the operation's own
+	// request, and another request under the key is "has another request".
+	byReq  map[string]int
+	tasks  int               // local effects ever made (compaction keeps them)
+	stored map[string]string // receipts as first stored
 	prev   map[string]model.State
 	// decided is the key an operator decided on in this step, if any.
 	decided map[string]bool
@@ -172,7 +197,7 @@ func (m *propMachine) claim(tenant, key, tool string, variant int, prov string) 
 		return op
 	}
 	op.resend = op.state == model.StateInProgress
-	op.state, op.leaseUntil = model.StateInProgress, m.now().Add(propLease)
+	op.state, op.leaseUntil, op.claimed = model.StateInProgress, m.now().Add(propLease), true
 	return op
 }
 
@@ -191,6 +216,7 @@ func (m *propMachine) deliver(op *propOp, f provider.Faults) (status provider.St
 	}
 	m.dk[op.dk()]++
 	m.byProv[op.provider+" "+op.dk()]++
+	m.byReq[op.req()]++
 	return provider.Applied, f.LoseReply
 }
 
@@ -641,6 +667,22 @@ func (m *propMachine) Decide(t *rapid.T) {
 	// forgotten key made again), so the finding can differ from effect.
 	d.Override = rapid.Bool().Draw(t, "second confirmation")
 	against := !d.Override && reconcile.Against(action, reconcile.EvidenceOf(bindingFinding(cur.Provider, det.Attempts)))
+	// The latest lookup found another request under the key (of the key
+	// it replaced, for a new key not yet used): "mark applied" is refused,
+	// with or without the second confirmation.
+	other := false
+	if action == model.ActionMarkApplied {
+		asked := det
+		if cur.State == model.StateAuthorized && cur.SupersedesID != 0 {
+			for _, o := range m.ops {
+				if o.state == model.StateSuperseded && o.newKey == op.key && o.tenant == op.tenant {
+					asked = m.l.detail(o.tenant, o.key)
+				}
+			}
+		}
+		f := model.LatestFinding(asked.Operation.Provider, asked.Attempts)
+		other = f != nil && f.Kind == model.FindingHasOther
+	}
 	err := m.l.decide(action, d)
 	to, legal := legalDecisions[op.state][action]
 	if unheld {
@@ -674,6 +716,10 @@ func (m *propMachine) Decide(t *rapid.T) {
 	case !legal:
 		if !model.IsCode(err, model.CodeIllegal) {
 			t.Fatalf("%s on %s (%s): %v; want CodeIllegal", action, op.id(), op.state, err)
+		}
+	case other:
+		if !model.IsCode(err, model.CodeIllegal) || !strings.Contains(err.Error(), "different request") {
+			t.Fatalf("mark applied on %s whose latest lookup found another request: %v; want CodeIllegal", op.id(), err)
 		}
 	case against:
 		if !model.IsCode(err, model.CodeIllegal) {
@@ -749,9 +795,8 @@ func (m *propMachine) Triage(t *rapid.T) {
 		if f == nil || f.Stale || f.By != "property" {
 			t.Fatalf("triage candidate %s/%s has finding %+v; want a fresh one by this run", op.Tenant, op.Key, f)
 		}
-		holds := m.byProv[op.Provider+" "+op.DownstreamKey] > 0
-		if want := map[bool]model.FindingKind{true: model.FindingHasIt, false: model.FindingHasNothing}[holds]; f.Kind != want {
-			t.Fatalf("triage found %q for %s/%s; the provider holds %v", f.Kind, op.Tenant, op.Key, holds)
+		if want := m.holds(m.ops[op.Tenant+"/"+op.Key]); f.Kind != want {
+			t.Fatalf("triage found %q for %s/%s; want %q", f.Kind, op.Tenant, op.Key, want)
 		}
 	}
 	if rep.Candidates != candidates || rep.Checked != candidates {
@@ -789,18 +834,22 @@ func (m *propMachine) Look(t *rapid.T) {
 			}
 		}
 	}
-	holds := m.byProv[op.provider+" "+op.dk()] > 0
-	want := map[bool]model.FindingKind{true: model.FindingHasIt, false: model.FindingHasNothing}[holds]
-	if !holds && op.state == model.StateInProgress && m.now().Before(op.leaseUntil) {
+	want := m.holds(op)
+	if want == model.FindingHasNothing && op.state == model.StateInProgress && m.now().Before(op.leaseUntil) {
 		// A claim is live (a worker died after it, its lease not over):
 		// its request may still be on its way — cannot tell, never "has
 		// nothing".
 		want = model.FindingCannotTell
 	}
 	if looked.Finding.Kind != want {
-		t.Fatalf("look found %q for %s; the provider holds %v", looked.Finding.Kind, op.id(), holds)
+		t.Fatalf("look found %q for %s; want %q", looked.Finding.Kind, op.id(), want)
 	}
-	if !holds {
+	if want == model.FindingHasOther && op.state == model.StateApplied && op.claimed {
+		// Another request under its key: its applied answer (or the
+		// decision) was about that request.
+		op.contradicted = true
+	}
+	if want != model.FindingHasIt {
 		return
 	}
 	switch op.state {
@@ -904,7 +953,7 @@ func TestStateMachineProperty(t *testing.T) {
 			t.Fatal(err)
 		}
 		m := &propMachine{t: t, l: l, clk: clk, lid: lid, ops: map[string]*propOp{}, tombs: map[string]time.Time{},
-			dk: map[string]int{}, byProv: map[string]int{}, stored: map[string]string{}, prev: map[string]model.State{}, decided: map[string]bool{}}
+			dk: map[string]int{}, byProv: map[string]int{}, byReq: map[string]int{}, stored: map[string]string{}, prev: map[string]model.State{}, decided: map[string]bool{}}
 		rt.Repeat(map[string]func(*rapid.T){
 			"call":    m.Call,
 			"crash":   m.Crash,

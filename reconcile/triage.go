@@ -52,14 +52,17 @@ type TriageEvent struct {
 
 // TriageTally counts one provider's findings in a run.
 type TriageTally struct {
-	Provider   string        `json:"provider"`
-	Checked    int           `json:"checked"`
-	HasIt      int           `json:"has_it"`
-	HasNothing int           `json:"has_nothing"`
-	CannotTell int           `json:"cannot_tell"`
-	Errors     int           `json:"errors"`         // findings the ledger could not record
-	Rate       float64       `json:"rate,omitempty"` // the pace kept with the provider, lookups a second (not in Totals)
-	Elapsed    time.Duration `json:"elapsed_ns"`
+	Provider   string `json:"provider"`
+	Checked    int    `json:"checked"`
+	HasIt      int    `json:"has_it"`
+	HasNothing int    `json:"has_nothing"`
+	CannotTell int    `json:"cannot_tell"`
+	// HasOther: the provider holds a different request under the key
+	// (model.FindingHasOther): no evidence either way, for a person.
+	HasOther int           `json:"has_other"`
+	Errors   int           `json:"errors"`         // findings the ledger could not record
+	Rate     float64       `json:"rate,omitempty"` // the pace kept with the provider, lookups a second (not in Totals)
+	Elapsed  time.Duration `json:"elapsed_ns"`
 }
 
 // TriageReport is a run's outcome.
@@ -80,6 +83,7 @@ func (r TriageReport) Totals() TriageTally {
 		t.HasIt += p.HasIt
 		t.HasNothing += p.HasNothing
 		t.CannotTell += p.CannotTell
+		t.HasOther += p.HasOther
 		t.Errors += p.Errors
 	}
 	return t
@@ -105,7 +109,10 @@ func (s *Service) TriageCandidates(ctx context.Context, opt TriageOptions) ([]mo
 				if st == model.StateInProgress && !op.LeaseUntil.Before(now) {
 					continue
 				}
-				op.Args, op.Receipt = nil, nil // not needed to ask; keeps a big run small
+				// The receipt is not needed to ask (keeps a big run small);
+				// the arguments are: a provider that reports what it holds
+				// under the key compares them (provider.Query).
+				op.Receipt = nil
 				out = append(out, op)
 			}
 			if len(page) < q.Limit {
@@ -166,6 +173,8 @@ func (s *Service) Triage(ctx context.Context, opt TriageOptions) (TriageReport, 
 					t.HasIt++
 				case model.FindingHasNothing:
 					t.HasNothing++
+				case model.FindingHasOther:
+					t.HasOther++
 				default:
 					t.CannotTell++
 				}

@@ -244,6 +244,9 @@ type bulkEval struct {
 	// refuses it.
 	againstRow, refusedRow []bool
 	nAgainst, nRefused     int
+	// nOther of nRefused: refused because the latest lookup found a
+	// different request under the key (reconcile.OtherRequestRefuses).
+	nOther int
 	// changedRows[i] is the i-th marked row as it is now when it changed
 	// since it was marked (its state or version moved on, or it is gone),
 	// else nil: the write refuses it as stale (nChanged of them), and its
@@ -277,11 +280,16 @@ func evalBulk(action model.Action, ops []model.Operation, changed []*model.Opera
 			continue
 		}
 		allowed := reconcile.AllowedAt(op, action, now)
+		other := allowed && reconcile.OtherRequestRefuses(action, op)
+		allowed = allowed && !other
 		against, _ := reconcile.AgainstFinding(action, op)
 		v.againstRow[i], v.refusedRow[i] = against && allowed, !allowed
 		switch {
 		case v.refusedRow[i]:
 			v.nRefused++
+			if other {
+				v.nOther++
+			}
 		case v.againstRow[i]:
 			v.nAgainst++
 		default:
@@ -566,8 +574,11 @@ func (a actionModel) nothingToWrite() string {
 	if a.nAgainst > 0 {
 		parts = append(parts, fmt.Sprintf("%d against the provider's finding", a.nAgainst))
 	}
-	if a.nRefused > 0 {
-		parts = append(parts, fmt.Sprintf("%d refused by %s state", a.nRefused, map[bool]string{true: "its", false: "their"}[a.nRefused == 1]))
+	if n := a.nRefused - a.nOther; n > 0 {
+		parts = append(parts, fmt.Sprintf("%d refused by %s state", n, map[bool]string{true: "its", false: "their"}[n == 1]))
+	}
+	if a.nOther > 0 {
+		parts = append(parts, fmt.Sprintf("%d refused: the provider has a different request under the key", a.nOther))
 	}
 	if a.nChanged > 0 {
 		parts = append(parts, fmt.Sprintf("%d changed since marked", a.nChanged))
@@ -691,8 +702,22 @@ func findingNote(s *Styles, against bool, op model.Operation) string {
 		// Why, in a few words: "the provider is down" and "its file went
 		// back in time" are not the same night.
 		return s.BannerErr.Render("cannot tell (" + whyWords(f.Detail) + ") · your evidence")
+	case f.Kind == model.FindingHasOther:
+		return s.BannerErr.Render("has another request under its key · no evidence either way")
 	}
 	return s.Muted.Render(f.Kind.Words())
+}
+
+// otherRequestNote is a review row's note when "mark applied" is refused
+// on it: the provider holds a different request under its key
+// (reconcile.OtherRequestRefuses) — no evidence either way; a new key
+// sends its own.
+func otherRequestNote(op model.Operation) string {
+	held := "something"
+	if f := op.Finding; f != nil && f.Ref != "" {
+		held = textsafe.Visible(f.Ref)
+	}
+	return "refused: the provider holds " + held + ", a different request; a new key (s) sends this one"
 }
 
 // changedNote is a marked row's note when it changed since it was
@@ -889,6 +914,8 @@ func (a actionModel) bulkView(e env, w, h int) string {
 			switch {
 			case a.rowChanged(i):
 				note = s.BannerErr.Render(changedNote(a.changedRows[i]))
+			case a.refusedRow[i] && reconcile.OtherRequestRefuses(a.action, op):
+				note = s.BannerErr.Render(otherRequestNote(op))
 			case a.refusedRow[i]:
 				note = s.BannerErr.Render(fmt.Sprintf("refused: %s allows no %s", op.State, a.action.Verb()))
 			case i < len(a.graceRow) && a.graceRow[i] && (a.overriding || !a.againstRow[i]):

@@ -557,6 +557,10 @@ func check(ctx context.Context, svc *reconcile.Service, seq int, tenant, key, op
 			// The provider answered, but a claim was live: its "has
 			// nothing" is no evidence (reconcile.Look), and it did not fail.
 			err = model.Wrap(model.CodeUnavailable, looked.Err, "provider %s was %v", ev.Provider, looked.Err)
+		case err == nil && looked.Finding.Kind == model.FindingHasOther:
+			// The provider answered, about another request under the key:
+			// no evidence either way, and it did not fail.
+			err = model.Wrap(model.CodeUnavailable, looked.Err, "%v", looked.Err)
 		case err == nil && looked.Err != nil:
 			err = model.Wrap(model.CodeUnavailable, looked.Err, "provider %s lookup failed: %v", ev.Provider, looked.Err)
 		}

@@ -7,6 +7,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/retrysafe/retrysafe/internal/textsafe"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/reconcile"
@@ -35,6 +36,12 @@ func (m Model) requestAction(req actionRequestMsg, e env) (Model, tea.Cmd) {
 	}
 	if !reconcile.AllowedAt(op, req.Action, e.now) {
 		m.banner = banner{kind: bannerErr, text: fmt.Sprintf("Cannot %s %s: it is %s, and %s allows %s.", req.Action.Verb(), ref, op.State, op.State, legalList(op)), at: e.now}
+		return m, nil
+	}
+	if why := otherRequestWhy(op, m.detail.check.current(), m.screen == screenDetail); req.Action == model.ActionMarkApplied && why != "" {
+		// The provider holds a different request under the key: nothing
+		// to mark applied on (the ledger refuses it too).
+		m.banner = banner{kind: bannerErr, text: fmt.Sprintf("Cannot mark %s applied: %s Nothing was written.", ref, why), at: e.now}
 		return m, nil
 	}
 	// The last provider check of this operation that answered is the
@@ -130,6 +137,28 @@ func (m Model) requestAction(req actionRequestMsg, e env) (Model, tea.Cmd) {
 		return m, loadActionOp(m.ctx, m.cfg.Store, m.action.seq, op.Tenant, op.Key)
 	}
 	return m, nil
+}
+
+// otherRequestWhy says, in plain words, why "mark applied" is refused on
+// op when the provider holds a different request under its key: the
+// check on this screen found it (onDetail), or the latest recorded
+// lookup did (reconcile.OtherRequestRefuses). "" otherwise.
+func otherRequestWhy(op model.Operation, c *checkState, onDetail bool) string {
+	var other *provider.OtherRequest
+	what, held := "", ""
+	switch {
+	case onDetail && c != nil && c.key == op.Key && c.tenant == op.Tenant && errors.As(c.err, &other):
+		what, held = " ("+textsafe.Visible(other.What)+")", textsafe.Visible(other.Ref)
+	case reconcile.OtherRequestRefuses(model.ActionMarkApplied, op):
+		held = textsafe.Visible(op.Finding.Ref)
+	default:
+		return ""
+	}
+	if held == "" {
+		held = "something"
+	}
+	return fmt.Sprintf("%s holds %s under its key, a different request%s — no evidence its effect happened. Check %s at the provider; to send this one, authorize a new key (s).",
+		textsafe.Visible(op.Provider), held, what, held)
 }
 
 func legalList(op model.Operation) string {

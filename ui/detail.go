@@ -3,6 +3,7 @@ package ui
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -580,6 +581,10 @@ func renderDetail(e env, d *model.Detail, replaced *replacedFinding, chk *checkS
 		// The ledger held the finding back, not the provider: said in
 		// writeErrText's words, as every other write's error.
 		para(s.BannerErr.Render, "The provider check was not recorded: "+checkErrText(chk.err))
+	case chk != nil && isOtherRequest(chk.err):
+		// An answer, about another request under the key: no evidence
+		// either way, and "mark applied" is refused on it.
+		para(s.BannerErr.Render, "Provider check: "+localTimes(checkErrText(chk.err), e))
 	case chk != nil && chk.err != nil:
 		// "Cannot tell" is never evidence, either way.
 		para(s.BannerErr.Render, "Cannot tell — no evidence either way"+cannotTellAdvice(op, e)+": "+localTimes(checkErrText(chk.err), e))
@@ -688,6 +693,11 @@ func renderDetail(e env, d *model.Detail, replaced *replacedFinding, chk *checkS
 			field("check", s.BannerErr.Render("cannot tell")+s.Muted.Render(" (asked "+clockTime(chk.at, e)+"; recorded as the finding above)"))
 		case chk != nil && model.IsCode(chk.err, model.CodeBusy):
 			field("check", s.BannerErr.Render("not recorded: "+checkErrText(chk.err)))
+		case chk != nil && isOtherRequest(chk.err) && op.Finding != nil && op.Finding.Kind == model.FindingHasOther:
+			// Recorded as the finding above: not said twice.
+			field("check", s.BannerErr.Render("has another request")+s.Muted.Render(" (asked "+clockTime(chk.at, e)+"; recorded as the finding above)"))
+		case chk != nil && isOtherRequest(chk.err):
+			field("check", s.BannerErr.Render("has another request: "+localTimes(checkErrText(chk.err), e)))
 		case chk != nil && chk.err != nil:
 			field("check", s.BannerErr.Render("cannot tell: "+localTimes(checkErrText(chk.err), e)))
 		case chk != nil:
@@ -1126,4 +1136,11 @@ func claimKeysWords(op model.Operation, now time.Time) string {
 		return text + " — " + when + ": a sweep or retry may send it again under this downstream key (where its own config says so too)"
 	}
 	return text + " — " + when + ": it is not sent again under this downstream key; a sweep or retry makes it unknown"
+}
+
+// isOtherRequest reports whether a check's error is the provider's answer
+// that it holds a different request under the key (provider.OtherRequest).
+func isOtherRequest(err error) bool {
+	var other *provider.OtherRequest
+	return errors.As(err, &other)
 }

@@ -66,7 +66,7 @@ func findingCellIn(f *model.Finding, now time.Time, w int) string {
 
 // findingTiny is a finding in at most 6 cells, for a FINDING column too
 // narrow for its words: "has it", "none" (has nothing), "can't" (cannot
-// tell), "stale", "—" (not checked). An earlier lookup that binds reads as
+// tell), "other" (has another request), "stale", "—" (not checked). An earlier lookup that binds reads as
 // its words: it is what a decision is held to.
 func findingTiny(f *model.Finding) string {
 	switch {
@@ -78,6 +78,8 @@ func findingTiny(f *model.Finding) string {
 		return "has it"
 	case f.Kind == model.FindingHasNothing:
 		return "none"
+	case f.Kind == model.FindingHasOther:
+		return "other"
 	}
 	return "can't"
 }
@@ -205,9 +207,18 @@ func startTriage(ctx context.Context, svc *reconcile.Service, seq int, scope, op
 }
 
 func (t triageRun) progressText() string {
-	return fmt.Sprintf("Triage: %s of %s asked · has it %s · has nothing %s · cannot tell %s%s · T stops",
+	return fmt.Sprintf("Triage: %s of %s asked · has it %s · has nothing %s · cannot tell %s%s%s · T stops",
 		count(t.done), count(t.total), count(t.n[model.FindingHasIt]), count(t.n[model.FindingHasNothing]),
-		count(t.n[model.FindingCannotTell]), errsText(t.errs))
+		count(t.n[model.FindingCannotTell]), otherText(t.n[model.FindingHasOther]), errsText(t.errs))
+}
+
+// otherText is a triage count of "has another request" (none: nothing
+// said): no evidence either way, not to be marked applied.
+func otherText(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return " · has another request " + count(n) + " (not to be marked applied)"
 }
 
 func errsText(n int) string {
@@ -263,8 +274,8 @@ func (m Model) triageDone(msg triageDoneMsg, e env) (Model, tea.Cmd) {
 		return m, nil
 	}
 	r, t := msg.Report, msg.Report.Totals()
-	text := fmt.Sprintf("Triage asked about %s of %s in %.1fs: has it %s · has nothing %s · cannot tell %s%s. Nothing was decided — f filters by finding, R reviews.",
-		count(r.Checked), plural(r.Candidates, "operation", "operations"), r.Elapsed.Seconds(), count(t.HasIt), count(t.HasNothing), count(t.CannotTell), errsText(t.Errors))
+	text := fmt.Sprintf("Triage asked about %s of %s in %.1fs: has it %s · has nothing %s · cannot tell %s%s%s. Nothing was decided — f filters by finding, R reviews.",
+		count(r.Checked), plural(r.Candidates, "operation", "operations"), r.Elapsed.Seconds(), count(t.HasIt), count(t.HasNothing), count(t.CannotTell), otherText(t.HasOther), errsText(t.Errors))
 	kind := bannerOK
 	if r.Cancelled {
 		text = "Triage stopped. " + text
@@ -612,7 +623,7 @@ func (r reviewModel) View(e env) string {
 	section(fmt.Sprintf("Mark not applied — an authoritative provider has nothing (%s)", count(len(notApplied))), len(notApplied), s.State(model.StateNotApplied), notApplied)
 	section(fmt.Sprintf("Decide one by one — has nothing, but the provider's lookup is not declared authoritative (%s)", count(len(oneByOne))), len(oneByOne), s.State(model.StateUnknown), oneByOne)
 	section(fmt.Sprintf("Decide one by one — the latest lookup could not tell (an earlier one found nothing) (%s)", count(len(laterUnsure))), len(laterUnsure), s.State(model.StateUnknown), laterUnsure)
-	section(fmt.Sprintf("Nothing proposed — cannot tell, stale, not checked, or not unknown (%s)", count(len(left))), len(left), s.Muted, left)
+	section(fmt.Sprintf("Nothing proposed — cannot tell, has another request, stale, not checked, or not unknown (%s)", count(len(left))), len(left), s.Muted, left)
 	if r.proposed() == 0 && len(oneByOne)+len(laterUnsure)+len(left) == 0 {
 		b.WriteString("\n" + s.Muted.Render("Nothing in view.") + "\n")
 	}

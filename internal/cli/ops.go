@@ -837,7 +837,7 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	state := fs.String("state", "", "filter: every operation in this state (with --tenant, --tool, --search)")
 	tool := fs.String("tool", "", "filter: only this tool")
 	search := fs.String("search", "", "filter: key, subject or trace id contains TEXT")
-	finding := fs.String("finding", "", "filter: the latest provider finding is this (has-it, has-nothing, cannot-tell, not-checked); has-it with --as applied, or has-nothing with --as not-applied, without --evidence: each is decided on its own finding, as the console's review does")
+	finding := fs.String("finding", "", "filter: the latest provider finding is this (has-it, has-nothing, cannot-tell, has-other, not-checked); has-it with --as applied, or has-nothing with --as not-applied, without --evidence: each is decided on its own finding, as the console's review does")
 	reason := fs.String("reason", "", "why (required; kept in every decision row)")
 	evidence := fs.String("evidence", "", "evidence: a provider reference, a ticket, a log line")
 	operator := fs.String("operator", defaultOperator(), "who decides (default $USER)")
@@ -1019,6 +1019,11 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		recorded := "recorded as a finding"
 		if !looked.Recorded {
 			recorded = "not recorded"
+		}
+		if looked.Finding.Kind == model.FindingHasOther {
+			// An answer, about another request under the key: said as it
+			// is, not as a failed lookup.
+			return fail(stderr, model.Wrap(model.CodeUnavailable, looked.Err, "%s (%s; nothing was decided)", looked.Err.Error(), recorded))
 		}
 		if looked.Err != nil {
 			why := looked.Err.Error()
@@ -1953,6 +1958,17 @@ func opsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			line = fmt.Sprintf("cannot tell: %s/%s is %s; provider %s: %s", op.Tenant, op.Key, op.State, op.Provider, why)
 		}
 		fmt.Fprintf(stderr, "retrysafe: %s (%s)\n", oneLine(line), recorded)
+		clockWarning(stderr, l.Store())
+		return exitInvalid
+	}
+	if looked.Finding.Kind == model.FindingHasOther {
+		// The provider answered, about another request under the key: no
+		// evidence either way (exit 2, as cannot tell), and not "lookup
+		// failed". Its words say what differs and what to do.
+		fmt.Fprintf(stderr, "retrysafe: %s/%s is %s; %s (%s)\n", show(op.Tenant), show(op.Key), op.State, show(oneLine(looked.Err.Error())), recorded)
+		if looked.Recorded && op.State == model.StateApplied && op.Contradicted {
+			fmt.Fprintln(stderr, "contradicted: the ledger records it applied, and what the provider holds under its key is another request — its receipt may report done an effect that never happened; replays still return it until a person decides (a new key sends it deliberately)")
+		}
 		clockWarning(stderr, l.Store())
 		return exitInvalid
 	}

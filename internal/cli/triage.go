@@ -152,7 +152,9 @@ func triageExit(rep reconcile.TriageReport) int {
 		return exitTriageStopped
 	case t.Errors > 0:
 		return exitInternal
-	case t.CannotTell > 0:
+	case t.CannotTell > 0 || t.HasOther > 0:
+		// Another request under the key is no evidence either: a person
+		// decides it, as one that could not be told.
 		return exitTriageCannotTell
 	}
 	return exitTriageOK
@@ -162,7 +164,7 @@ func triageExit(rep reconcile.TriageReport) int {
 func findingLine(f model.Finding) string {
 	s := f.Kind.Words()
 	switch f.Kind {
-	case model.FindingHasIt:
+	case model.FindingHasIt, model.FindingHasOther:
 		if f.Ref != "" {
 			s += " · " + f.Ref
 		}
@@ -209,6 +211,9 @@ func printTriage(w io.Writer, rep reconcile.TriageReport, svc *reconcile.Service
 	}
 	if t.CannotTell > 0 {
 		fmt.Fprintf(w, "%d could not be told: a person decides those (or run triage again later).\n", t.CannotTell)
+	}
+	if t.HasOther > 0 {
+		fmt.Fprintf(w, "%d found a different request under the key (a copy of the ledger, or a key reused after its tombstone was forgotten, sent it): no evidence either way — not to be marked applied; check each at the provider, and authorize a new key to send it.\n", t.HasOther)
 	}
 	if t.Errors > 0 {
 		fmt.Fprintf(w, "%d findings could not be recorded: the ledger failed (see above).\n", t.Errors)

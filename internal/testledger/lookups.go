@@ -13,7 +13,7 @@ import (
 // of which finding binds a decision (a "has it" outlives what comes after).
 type Lookups struct {
 	Worker string                         // every attempt's worker id
-	Ref    string                         // a "has it"'s provider reference
+	Ref    string                         // a "has it"'s (or "has another request"'s) provider reference
 	Detail func(model.FindingKind) string // a lookup's detail (nil: none)
 	At     func(i int) time.Time          // the i-th attempt's time (nil: now + i ms)
 }
@@ -35,7 +35,7 @@ func (h Lookups) Record(t testing.TB, st store.Ledger, op *model.Operation, find
 				a.Detail = h.Detail(f)
 			}
 			switch f {
-			case model.FindingHasIt:
+			case model.FindingHasIt, model.FindingHasOther:
 				a.ProviderRef = h.Ref
 			case "":
 				a.Outcome, a.Detail = model.OutcomeDispatched, "a retry"

@@ -10,6 +10,7 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/retrysafe/retrysafe/provider"
@@ -17,6 +18,7 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"reflect"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -538,15 +540,30 @@ func (p *sandboxProvider) Dispatch(ctx context.Context, req provider.Request) (p
 
 func (p *sandboxProvider) Lookup(ctx context.Context, downstreamKey string) (provider.Evidence, error) {
 	ev := provider.Evidence{Provider: p.name, DownstreamKey: downstreamKey}
+	if err := p.lookupWait(ctx); err != nil {
+		return ev, err
+	}
+	return p.lookupKey(ctx, downstreamKey)
+}
+
+// lookupWait is the lookup delay (SetLookupDelay), cut short by ctx.
+func (p *sandboxProvider) lookupWait(ctx context.Context) error {
 	if d := time.Duration(p.s.lookupDelay.Load()); d > 0 {
 		t := time.NewTimer(d)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return ev, fmt.Errorf("%s: no answer: %w", p.name, ctx.Err())
+			return fmt.Errorf("%s: no answer: %w", p.name, ctx.Err())
 		case <-t.C:
 		}
 	}
+	return nil
+}
+
+// lookupKey is a lookup by downstream key alone: whatever the file holds
+// under it, whichever request it was.
+func (p *sandboxProvider) lookupKey(ctx context.Context, downstreamKey string) (provider.Evidence, error) {
+	ev := provider.Evidence{Provider: p.name, DownstreamKey: downstreamKey}
 	var first, n int64
 	var at sql.NullInt64
 	err := p.s.db.QueryRowContext(ctx, `SELECT COALESCE(MIN(id), 0), COUNT(*), MIN(created_at) FROM deliveries
@@ -569,4 +586,88 @@ func (p *sandboxProvider) Lookup(ctx context.Context, downstreamKey string) (pro
 	}
 	ev.Detail = fmt.Sprintf("%s delivered %s at %s (%s under this key)", p.name, ev.Ref, ev.At.Format(time.RFC3339), under)
 	return ev, nil
+}
+
+// LookupQuery is provider.QueryLooker: the sandbox keeps the tool and
+// arguments of every delivery it is given in process (Dispatch), so a
+// lookup that names the request it asks about (q.Tool, q.Args) is
+// answered about that request. One made over HTTP (`sandbox serve`: its
+// tool is the provider's name) cannot be compared and is taken as this
+// request, as a lookup by key alone takes it. A delivery under
+// the key of another tool or with other arguments (JSON compared as
+// values) is not this request's: with none of this request's, the answer
+// is Evidence.Other (what differs), never "has it". A query without a
+// tool is a lookup by key alone (Lookup).
+func (p *sandboxProvider) LookupQuery(ctx context.Context, q provider.Query) (provider.Evidence, error) {
+	ev := provider.Evidence{Provider: p.name, DownstreamKey: q.DownstreamKey}
+	if err := p.lookupWait(ctx); err != nil {
+		return ev, err
+	}
+	if q.Tool == "" {
+		return p.lookupKey(ctx, q.DownstreamKey)
+	}
+	rows, err := p.s.db.QueryContext(ctx, `SELECT id, tool, args, created_at FROM deliveries
+		WHERE provider = ? AND downstream_key = ? ORDER BY id`, p.name, q.DownstreamKey)
+	if err != nil {
+		return ev, err
+	}
+	defer rows.Close()
+	type delivery struct {
+		id, at     int64
+		tool, args string
+	}
+	var all []delivery
+	for rows.Next() {
+		var d delivery
+		if err := rows.Scan(&d.id, &d.tool, &d.args, &d.at); err != nil {
+			return ev, err
+		}
+		all = append(all, d)
+	}
+	if err := rows.Err(); err != nil {
+		return ev, err
+	}
+	ev.Effects = len(all)
+	if len(all) == 0 {
+		ev.Detail = fmt.Sprintf("%s holds no delivery under %s", p.name, q.DownstreamKey)
+		return ev, nil
+	}
+	under := "1 delivery"
+	if len(all) != 1 {
+		under = fmt.Sprintf("%d deliveries", len(all))
+	}
+	for _, d := range all {
+		// A delivery made through `sandbox serve` (Server) is recorded
+		// under the provider's own name as its tool and the HTTP body as
+		// its arguments: the server is not told the tool, and the body is
+		// the config's rendering of the arguments. Its request cannot be
+		// compared, so it counts as this one, as by key alone.
+		if d.tool == p.name || (d.tool == q.Tool && sameArgs(d.args, q.Args)) {
+			ev.Found, ev.Ref, ev.Status, ev.At = true, ref(d.id), "delivered", time.UnixMilli(d.at).UTC()
+			ev.Detail = fmt.Sprintf("%s delivered %s at %s (%s under this key)", p.name, ev.Ref, ev.At.Format(time.RFC3339), under)
+			return ev, nil
+		}
+	}
+	d := all[0]
+	ev.Ref, ev.Status, ev.At = ref(d.id), "delivered", time.UnixMilli(d.at).UTC()
+	if d.tool != q.Tool {
+		ev.Other = fmt.Sprintf("%s is a %s request, this operation a %s one", ev.Ref, d.tool, q.Tool)
+	} else {
+		ev.Other = fmt.Sprintf("%s is a %s request with other arguments than this operation's", ev.Ref, d.tool)
+	}
+	ev.Detail = fmt.Sprintf("%s delivered %s at %s (%s under this key, none of them this request: %s)", p.name, ev.Ref, ev.At.Format(time.RFC3339), under, ev.Other)
+	return ev, nil
+}
+
+// sameArgs reports whether a delivery's arguments, as kept, are the
+// request's: the same bytes, or the same JSON value.
+func sameArgs(kept string, args json.RawMessage) bool {
+	if kept == string(args) {
+		return true
+	}
+	var a, b any
+	if json.Unmarshal([]byte(kept), &a) != nil || json.Unmarshal(args, &b) != nil {
+		return false
+	}
+	return reflect.DeepEqual(a, b)
 }

@@ -399,10 +399,13 @@ func bindingFindingJoin(opID string) string {
 const bindingFindingColumnList = `bf_kind, bf_ref, bf_detail, bf_at, bf_seq, bf_by, bf_stale`
 
 // shownFindingSQL is the kind of the finding an operation's FINDING column
-// shows (model.Operation.Shown), over both joins: "has it" if any lookup
-// found the effect; the binding "has nothing" if it is fresh and the
-// latest lookup cannot tell; else the latest lookup's.
-const shownFindingSQL = `(CASE WHEN bf.bf_kind = 'has_it' THEN 'has_it'
+// shows (model.Operation.Shown), over both joins: "has another request"
+// if the latest lookup found another request under the key (an earlier
+// "has it" may have been about it); "has it" if any lookup found the
+// effect; the binding "has nothing" if it is fresh and the latest lookup
+// cannot tell; else the latest lookup's.
+const shownFindingSQL = `(CASE WHEN lf.lf_kind = 'has_other' THEN 'has_other'
+	WHEN bf.bf_kind = 'has_it' THEN 'has_it'
 	WHEN bf.bf_kind = 'has_nothing' AND NOT bf.bf_stale AND lf.lf_kind = 'cannot_tell' THEN 'has_nothing'
 	ELSE lf.lf_kind END)`
 

@@ -169,10 +169,13 @@ var (
 )
 
 // shownFindingSQL is the kind of the finding an operation's FINDING column
-// shows (model.Operation.Shown): "has it" if any lookup found the
-// effect; "has nothing" if the latest lookup cannot tell and a "has
-// nothing" no later attempt made stale is there; else the latest lookup's.
+// shows (model.Operation.Shown): "has another request" if the latest
+// lookup found another request under the key (an earlier "has it" may
+// have been about it); "has it" if any lookup found the effect; "has
+// nothing" if the latest lookup cannot tell and a "has nothing" no later
+// attempt made stale is there; else the latest lookup's.
 var shownFindingSQL = `(CASE
+	WHEN (SELECT finding FROM attempts WHERE operation_id = operations.id AND outcome = 'lookup' ORDER BY seq DESC LIMIT 1) = 'has_other' THEN 'has_other'
 	WHEN EXISTS (SELECT 1 FROM attempts WHERE operation_id = operations.id AND outcome = 'lookup' AND finding = 'has_it') THEN 'has_it'
 	WHEN (SELECT finding FROM attempts WHERE operation_id = operations.id AND outcome = 'lookup' ORDER BY seq DESC LIMIT 1) = 'cannot_tell'
 		AND EXISTS (SELECT 1 FROM attempts h WHERE h.operation_id = operations.id AND h.outcome = 'lookup' AND h.finding = 'has_nothing'

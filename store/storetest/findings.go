@@ -37,6 +37,10 @@ func testFindings(t *testing.T, h *harness) {
 		// A refused call sent nothing: the provider knows no more.
 		{"refused-after", []attempt{other(model.OutcomeDispatched), lookup(model.FindingHasNothing, ""), other(model.OutcomeRefused)}, model.FilterHasNothing, false, "", 2},
 		{"down", []attempt{other(model.OutcomeDispatched), lookup(model.FindingCannotTell, "")}, model.FilterCannotTell, false, "", 2},
+		// The provider holds another request under the key: kept with
+		// what it holds, stale by the same rule.
+		{"other-request", []attempt{other(model.OutcomeDispatched), lookup(model.FindingHasOther, "sbx_3")}, model.FilterHasOther, false, "sbx_3", 2},
+		{"other-request-stale", []attempt{other(model.OutcomeDispatched), lookup(model.FindingHasOther, "sbx_4"), other(model.OutcomeTimedOut)}, model.FilterHasOther, true, "sbx_4", 2},
 	}
 	versions := map[string]int64{}
 	for _, c := range cases {
@@ -174,6 +178,8 @@ func testFindings(t *testing.T, h *harness) {
 		{"902, 'lookup', 'maybe'", false},
 		{"903, 'lookup', 'has_it'", true},
 		{"904, 'refused', NULL", true},
+		{"905, 'lookup', 'has_other'", true},
+		{"906, 'refused', 'has_other'", false},
 	} {
 		q := fmt.Sprintf(`INSERT INTO attempts (operation_id, seq, outcome, finding, fingerprint, started_at) VALUES (%d, %s, 'f', 0)`, op.ID, c.values)
 		if err := h.d.Exec(t, h.loc, q); (err == nil) != c.ok {
@@ -205,6 +211,11 @@ func testLatestConclusiveFinding(t *testing.T, h *harness) {
 		{"it-then-retry-then-nothing", []model.FindingKind{"", model.FindingHasIt, "", model.FindingHasNothing}, model.FindingHasIt, 2, false},
 		{"only-cannot-tell", []model.FindingKind{"", model.FindingCannotTell}, "", 0, false},
 		{"never-checked", []model.FindingKind{""}, "", 0, false},
+		// Another request under the key says nothing of this one's effect:
+		// no evidence, leaving what came before standing (a decision
+		// checks the latest lookup for it apart: reconcile.otherRequestTx).
+		{"it-then-other", []model.FindingKind{"", model.FindingHasIt, model.FindingHasOther}, model.FindingHasIt, 2, false},
+		{"only-other", []model.FindingKind{"", model.FindingHasOther}, "", 0, false},
 	}
 	for _, c := range cases {
 		h.tx(t, func(tx store.Tx) error {
@@ -255,6 +266,12 @@ func testBindingFindingInLists(t *testing.T, h *harness) {
 		{"nothing-latest", []model.FindingKind{"", model.FindingCannotTell, model.FindingHasNothing}, none, 0, false, model.FilterHasNothing},
 		{"only-cannot-tell", []model.FindingKind{"", model.FindingCannotTell}, none, 0, false, model.FilterCannotTell},
 		{"never-checked", []model.FindingKind{""}, none, 0, false, model.FilterNotChecked},
+		// The latest lookup found another request under the key: shown,
+		// whatever came before (an earlier "has it", asked by key alone,
+		// may have been about that request).
+		{"it-then-other", []model.FindingKind{"", model.FindingHasIt, model.FindingHasOther}, model.FindingHasIt, 2, true, model.FilterHasOther},
+		{"other-then-cannot-tell", []model.FindingKind{"", model.FindingHasOther, model.FindingCannotTell}, none, 0, false, model.FilterCannotTell},
+		{"only-other", []model.FindingKind{"", model.FindingHasOther}, none, 0, false, model.FilterHasOther},
 	}
 	for _, c := range cases {
 		h.tx(t, func(tx store.Tx) error {
