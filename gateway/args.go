@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/retrysafe/retrysafe/model"
 )
 
 // argsChecked remembers, by tool and exact bytes, arguments in which
@@ -50,8 +52,13 @@ func (c *argsChecked) unknownArgument(tool string, schema map[string]any, args [
 // invents an argument ("priority": "high") would otherwise be told its
 // call succeeded while the argument did nothing. It returns the argument's
 // dotted path and the names the object takes; "" if there is none, or if
-// args are not JSON (the call refuses those in its own words).
+// args are not JSON, or nest deeper than model.MaxArgsDepth (the call
+// refuses those in its own words; followed level by level, 60 KB nested
+// 10,000 deep would cost this check the square of the depth).
 func unknownArgument(schema map[string]any, args []byte) (path string, known []string) {
+	if model.ArgsDepth(args) > model.MaxArgsDepth {
+		return "", nil
+	}
 	dec := json.NewDecoder(bytes.NewReader(args))
 	dec.UseNumber()
 	var v any

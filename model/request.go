@@ -24,6 +24,11 @@ const (
 	MaxTraceLen    = 255
 	MaxArgsBytes   = 64 << 10
 	MaxPayloadVers = 1 << 20
+	// MaxArgsDepth is how deeply arguments may nest objects and arrays,
+	// the arguments object the first level: a schema that refers to itself
+	// costs the validator time and memory growing with the square of the
+	// depth (9,990 levels fit in 64 KiB and took gigabytes).
+	MaxArgsDepth = 64
 )
 
 // Request is one call as the caller sent it.
@@ -69,6 +74,7 @@ const (
 	ruleSchema  uncheckedRule = iota // the tool's arguments changed
 	ruleNumbers                      // 70bd91a: a double must hold a number exactly
 	ruleMarks                        // 011dc8b: at most 3 stacked combining marks
+	ruleDepth                        // arguments nested at most MaxArgsDepth levels
 )
 
 // UncheckedWords says, for a request PrepareRecorded prepared, what came
@@ -83,6 +89,9 @@ func (p *Prepared) UncheckedWords() (since, what, instead string) {
 	case ruleMarks:
 		return fmt.Sprintf("tenants and keys stacking more than %d combining marks on one character were refused", textsafe.MaxMarks),
 			"a key refused now", "a key this build takes"
+	case ruleDepth:
+		return fmt.Sprintf("arguments nested more than %d levels deep were refused", MaxArgsDepth),
+			"arguments nested deeper than it takes", fmt.Sprintf("arguments nested at most %d levels deep", MaxArgsDepth)
 	}
 	return "the tool's arguments changed", "arguments the tool no longer takes", "the arguments the tool takes now"
 }
@@ -122,7 +131,9 @@ func (r *Registry) Prepare(req Request) (*Prepared, error) {
 // older build did not make, one of which refused it (why): the tool's
 // current schema; numbers a double cannot hold exactly (an older build
 // fingerprinted them rounded, as RFC 8785 writes them); a tenant or key
-// stacking more than textsafe.MaxMarks combining marks. Only to compare
+// stacking more than textsafe.MaxMarks combining marks; arguments nested
+// more than MaxArgsDepth levels (its cost stays linear in their size:
+// the schema is not checked). Only to compare
 // it with the request an operation recorded under its key
 // (Prepared.SameRequest): its fingerprint is the one the older build
 // recorded for the very same bytes. A caller retrying the bytes it sent
@@ -141,6 +152,8 @@ func (r *Registry) PrepareRecorded(req Request, why error) (*Prepared, error) {
 	switch {
 	case unstacked(req.Tenant, req.Key) != nil:
 		p.uncheckedBy = ruleMarks
+	case ArgsDepth(req.Args) > MaxArgsDepth:
+		p.uncheckedBy = ruleDepth
 	case checkNumbers(p.Decoded, "", true) != nil:
 		p.uncheckedBy = ruleNumbers
 	}
@@ -148,7 +161,8 @@ func (r *Registry) PrepareRecorded(req Request, why error) (*Prepared, error) {
 }
 
 // prepare is Prepare (strict) or PrepareRecorded's checks (not strict:
-// neither the tool's schema, nor exact numbers, nor unstacked marks).
+// neither the tool's schema, nor exact numbers, nor unstacked marks, nor
+// the depth limit).
 func (r *Registry) prepare(req Request, strict bool) (*Prepared, error) {
 	if err := ValidateIdentity(req.Tenant, req.Key); err != nil {
 		return nil, err
@@ -298,6 +312,11 @@ func canonicalArgs(raw []byte, exact bool) ([]byte, map[string]any, error) {
 	if !utf8.Valid(raw) {
 		return nil, nil, Errorf(CodeInvalid, "arguments are not valid UTF-8")
 	}
+	// Before anything reads them as JSON: the schema's validation, and
+	// the wording of its refusal, cost the square of the depth.
+	if d := ArgsDepth(raw); exact && d > MaxArgsDepth {
+		return nil, nil, Errorf(CodeInvalid, "arguments are nested %d levels deep (objects and arrays); at most %d", d, MaxArgsDepth)
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
@@ -321,6 +340,36 @@ func canonicalArgs(raw []byte, exact bool) ([]byte, map[string]any, error) {
 	return canonical, obj, nil
 }
 
+// ArgsDepth is how deeply raw, JSON, nests objects and arrays (an object
+// holding only numbers and strings is 1), read in one pass over the bytes
+// (brackets inside strings do not count) — linear whatever the depth, and
+// meaningful for valid JSON only.
+func ArgsDepth(raw []byte) int {
+	depth, deepest := 0, 0
+	inString, escaped := false, false
+	for _, c := range raw {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+			deepest = max(deepest, depth)
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return deepest
+}
+
 // checkNumbers refuses numbers an IEEE double cannot hold exactly enough to
 // give them one spelling: beyond ±2^53 two different integers would share a
 // fingerprint; and a literal whose exact decimal value is not the double's
@@ -330,41 +379,58 @@ func canonicalArgs(raw []byte, exact bool) ([]byte, map[string]any, error) {
 // the number's path (dotted, [i] for an array's elements), for the
 // refusal.
 func checkNumbers(v any, at string, exact bool) error {
+	var path []string
+	if at != "" {
+		path = append(path, at)
+	}
+	return checkNumbersAt(v, &path, exact)
+}
+
+// checkNumbersAt is checkNumbers with the path as its segments (".name",
+// "[i]"), joined only for a refusal: joined at every level, deep
+// arguments would cost the square of their depth.
+func checkNumbersAt(v any, path *[]string, exact bool) error {
+	at := func() string { return pathText(*path) }
 	switch x := v.(type) {
 	case map[string]any:
 		for name, e := range x {
-			p := name
-			if at != "" {
-				p = at + "." + name
-			}
-			if err := checkNumbers(e, p, exact); err != nil {
+			*path = append(*path, "."+name)
+			if err := checkNumbersAt(e, path, exact); err != nil {
 				return err
 			}
+			*path = (*path)[:len(*path)-1]
 		}
 	case []any:
 		for i, e := range x {
-			if err := checkNumbers(e, at+"["+strconv.Itoa(i)+"]", exact); err != nil {
+			*path = append(*path, "["+strconv.Itoa(i)+"]")
+			if err := checkNumbersAt(e, path, exact); err != nil {
 				return err
 			}
+			*path = (*path)[:len(*path)-1]
 		}
 	case json.Number:
 		f, err := strconv.ParseFloat(string(x), 64)
 		if err != nil {
-			return Errorf(CodeInvalid, "number %s at %q is out of range", clipNumber(x), clipText(at, 80))
+			return Errorf(CodeInvalid, "number %s at %q is out of range", clipNumber(x), clipText(at(), 80))
 		}
 		// The test is on the double, not the literal, so every spelling of a
 		// number is accepted or refused alike; from 2^53 on, neighbouring
 		// integers share one double (2^53+1 becomes 2^53), and past 2^63 an
 		// int64 conversion would overflow.
 		if math.Abs(f) >= 1<<53 {
-			return Errorf(CodeInvalid, "number %s at %q is beyond ±(2^53-1), where different integers share one double and cannot be fingerprinted apart; send it as a string", clipNumber(x), clipText(at, 80))
+			return Errorf(CodeInvalid, "number %s at %q is beyond ±(2^53-1), where different integers share one double and cannot be fingerprinted apart; send it as a string", clipNumber(x), clipText(at(), 80))
 		}
 		short := strconv.FormatFloat(f, 'g', -1, 64)
 		if exact && !sameDecimal(string(x), short) {
-			return Errorf(CodeInvalid, "number %s at %q has more precision than a double holds (it would be recorded and sent as %s); send it as a string", clipNumber(x), clipText(at, 80), short)
+			return Errorf(CodeInvalid, "number %s at %q has more precision than a double holds (it would be recorded and sent as %s); send it as a string", clipNumber(x), clipText(at(), 80), short)
 		}
 	}
 	return nil
+}
+
+// pathText is a number's path, its segments joined: "a.b[2]".
+func pathText(segs []string) string {
+	return strings.TrimPrefix(strings.Join(segs, ""), ".")
 }
 
 // clipNumber is a number literal short enough for one line of a refusal.

@@ -44,9 +44,15 @@ type Response struct {
 	Status Status
 	Ref    string
 	Detail string
-	// RetryAfter is the provider's Retry-After (Busy only; 0 if it said none).
+	// RetryAfter is the provider's Retry-After (Busy only; 0 if it said none),
+	// at most MaxRetryAfter.
 	RetryAfter time.Duration
 }
+
+// MaxRetryAfter is the longest Retry-After a provider reports: one that
+// asks longer (a date years away) is reported as this, and its Detail
+// says what it asked.
+const MaxRetryAfter = 24 * time.Hour
 
 // Evidence is what the provider's status path says about a downstream key.
 type Evidence struct {

@@ -1297,7 +1297,13 @@ func retryAfter(d time.Duration) string {
 		return ""
 	}
 	if w := waitAsked(d); w < d.Truncate(time.Second) {
-		return fmt.Sprintf(", it asks to wait %v (held %v, the most this waits)", d, w)
+		longer := ""
+		if d >= provider.MaxRetryAfter {
+			// The most a provider reports: it may have asked longer
+			// (its detail says how long, or until when).
+			longer = " or longer"
+		}
+		return fmt.Sprintf(", it asks to wait %v%s (held %v, the most this waits)", d, longer, w)
 	}
 	return fmt.Sprintf(", it asks to wait %v", d)
 }

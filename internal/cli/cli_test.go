@@ -760,7 +760,7 @@ func checkBenchRounds(t *testing.T, out string, rep benchReport, rounds, ops int
 	if err := json.Unmarshal([]byte(out), &raw); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"ops_per_sec", "p50_ms", "p99_ms", "baseline", "ratio", "rounds", "median_ratio", "ratio_min", "ratio_max", "floor", "floor_ratio", "floor_median_ratio"} {
+	for _, k := range []string{"ops_per_sec", "p50_ms", "p99_ms", "baseline", "ratio", "rounds", "median_ratio", "ratio_min", "ratio_max", "floor", "floor_ratio", "floor_median_ratio", "floor_ratio_min", "floor_ratio_max"} {
 		if _, ok := raw[k]; !ok {
 			t.Errorf("bench --json has no %q: %s", k, out)
 		}
@@ -780,5 +780,8 @@ func checkBenchRounds(t *testing.T, out string, rep benchReport, rounds, ops int
 	}
 	if !(rep.RatioMin <= rep.MedianRatio && rep.MedianRatio <= rep.RatioMax && rep.RatioMin > 0) {
 		t.Errorf("median ratio %v outside the rounds' %v–%v", rep.MedianRatio, rep.RatioMin, rep.RatioMax)
+	}
+	if !(rep.FloorRatioMin <= rep.FloorMedianRatio && rep.FloorMedianRatio <= rep.FloorRatioMax && rep.FloorRatioMin > 0) {
+		t.Errorf("single-row median ratio %v outside the rounds' %v–%v", rep.FloorMedianRatio, rep.FloorRatioMin, rep.FloorRatioMax)
 	}
 }

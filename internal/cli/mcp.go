@@ -43,6 +43,8 @@ func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, err)
 	}
+	// net/http's own lines (routeStdLog) are records of this log.
+	defer routeStdLog(log)()
 	warnUnsetDispatchEnv(log, cfg)
 	warnCallTimeout(log, cfg, *callTimeout)
 	l, err := openLedger(context.Background(), *db, cfg, opening{providerDB: *pdb, store: store.Options{Create: true}, use: ledger.Dispatching})

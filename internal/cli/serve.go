@@ -74,6 +74,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err != nil {
 		return fail(stderr, err)
 	}
+	// net/http's own lines (routeStdLog) are records of this log.
+	defer routeStdLog(log)()
 	if *maxInFlight < 1 || *queueWait <= 0 || *callTimeout <= 0 || *grace <= 0 || *tokenTTL < 0 {
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--max-in-flight, --queue-wait, --call-timeout and --shutdown-timeout must be positive, --token-ttl not negative"))
 	}

@@ -242,6 +242,10 @@ type Provider struct {
 	// longest first: masked in a response body before it goes into a
 	// Detail (an API may echo the credentials it was sent).
 	secrets []string
+	// ownTransport: the client's transport is net/http's, built here,
+	// whose trace says when a connection was had (GotConn) before any
+	// byte of a request is written on it; a Config.Transport may not.
+	ownTransport bool
 }
 
 // minSecret is the shortest word written in the file (a header value's,
@@ -801,7 +805,7 @@ func New(c Config) (*Provider, error) {
 		// A write is never re-sent to another address behind our back.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-	return &Provider{c: c, client: client, secrets: literalSecrets(c.Env != nil, &c.Dispatch, c.Lookup)}, nil
+	return &Provider{c: c, client: client, secrets: literalSecrets(c.Env != nil, &c.Dispatch, c.Lookup), ownTransport: c.Transport == nil}, nil
 }
 
 // checkEndpoint says what is wrong with e, and in which of its fields.
@@ -1338,9 +1342,12 @@ func (p *Provider) do(ctx context.Context, e *Endpoint, headers map[string]strin
 	caller, own := ctx, time.Now().Add(p.c.Timeout)
 	ctx, cancel := context.WithTimeout(ctx, p.c.Timeout)
 	defer cancel()
-	// The transport writes from its own goroutine.
-	var wrote atomic.Bool
+	// The transport writes from its own goroutine. connected: a
+	// connection was had for the request (dialled, its TLS handshake
+	// done), on which it may have been written.
+	var wrote, connected atomic.Bool
 	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		GotConn:          func(httptrace.GotConnInfo) { connected.Store(true) },
 		WroteHeaderField: func(string, []string) { wrote.Store(true) },
 	})
 	req, err := http.NewRequestWithContext(ctx, e.Method, t.url, rd)
@@ -1384,7 +1391,20 @@ func (p *Provider) do(ctx context.Context, e *Endpoint, headers map[string]strin
 	}
 	resp, err := p.client.Do(req)
 	if err != nil {
-		return &exchange{sentNone: !wrote.Load() && refusedBeforeSending(err)}, errors.New(p.transportError(err, t.shown, p.cutShort(caller, own), secrets))
+		cut := p.cutShort(caller, own)
+		if p.ownTransport && !connected.Load() && !wrote.Load() {
+			// No connection was ever had — the dial or the TLS handshake
+			// did not complete (a server that accepts and never answers
+			// the handshake), in time or at all: not a byte of the
+			// request was written.
+			var ue *url.Error
+			if cut == "" && errors.As(err, &ue) && ue.Timeout() {
+				return &exchange{sentNone: true}, fmt.Errorf("%s %s: no connection within the timeout (provider %s's, %v): the connection or its TLS handshake was not completed",
+					ue.Op, p.mask(redactURL(t.shown), secrets), p.c.Name, p.c.Timeout)
+			}
+			return &exchange{sentNone: true}, errors.New(p.transportError(err, t.shown, cut, secrets))
+		}
+		return &exchange{sentNone: !wrote.Load() && refusedBeforeSending(err)}, errors.New(p.transportError(err, t.shown, cut, secrets))
 	}
 	defer resp.Body.Close()
 	x := &exchange{status: resp.StatusCode, header: resp.Header}
@@ -1615,7 +1635,11 @@ func (p *Provider) Dispatch(ctx context.Context, req provider.Request) (provider
 	case Failed:
 		return provider.Response{Status: provider.Rejected, Detail: detail}, nil
 	case Retry:
-		return provider.Response{Status: provider.Busy, Detail: detail, RetryAfter: retryAfter(x.header.Get("Retry-After"), time.Now())}, nil
+		wait, note := retryAfter(x.header.Get("Retry-After"), time.Now())
+		if note != "" {
+			detail += " (" + note + ")"
+		}
+		return provider.Response{Status: provider.Busy, Detail: detail, RetryAfter: wait}, nil
 	case NotApplied:
 		return provider.Response{Status: provider.NotApplied, Detail: detail}, nil
 	}
@@ -1897,24 +1921,42 @@ func resolvePointer(doc any, ptr string) (any, bool) {
 // (a number of seconds too large for a duration among them) is read as
 // this, far longer than any wait the ledger holds (reconcile.MaxRetryAfter)
 // — never as no wait at all, which would send again at once.
-const maxRetryAfter = 24 * time.Hour
+const maxRetryAfter = provider.MaxRetryAfter
 
-// retryAfter reads a Retry-After header: seconds or an HTTP date.
-func retryAfter(h string, now time.Time) time.Duration {
+// retryAfter reads a Retry-After header: seconds or an HTTP date. note,
+// for the attempt's detail, says what a header read otherwise than as it
+// stands asked — a longer wait (seconds, or until a date), or a value
+// that is neither (read as no wait: the answer still says not now).
+func retryAfter(h string, now time.Time) (wait time.Duration, note string) {
 	if h == "" {
-		return 0
+		return 0, ""
 	}
 	if v := strings.TrimSpace(h); v != "" && strings.Trim(v, "0123456789") == "" {
 		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil || n > uint64(maxRetryAfter/time.Second) {
-			return maxRetryAfter
+			return maxRetryAfter, "Retry-After: " + clipHeader(v) + " seconds"
 		}
-		return time.Duration(n) * time.Second
+		return time.Duration(n) * time.Second, ""
 	}
-	if t, err := http.ParseTime(h); err == nil && t.After(now) {
-		return min(t.Sub(now).Round(time.Second), maxRetryAfter)
+	t, err := http.ParseTime(h)
+	if err != nil {
+		return 0, "Retry-After " + strconv.Quote(clipHeader(h)) + " not understood (neither seconds nor an HTTP date): read as no wait"
 	}
-	return 0
+	if !t.After(now) {
+		return 0, ""
+	}
+	if d := t.Sub(now).Round(time.Second); d <= maxRetryAfter {
+		return d, ""
+	}
+	return maxRetryAfter, "Retry-After: until " + t.UTC().Format(http.TimeFormat)
+}
+
+// clipHeader is a header's value short enough for a detail's note.
+func clipHeader(v string) string {
+	if r := []rune(v); len(r) > 40 {
+		return string(r[:40]) + "…"
+	}
+	return v
 }
 
 // snippet is the start of a response body for a Detail: one line, at most

@@ -170,22 +170,30 @@ func TestATimeoutSaysWhoseItWas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cancelled, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(100*time.Millisecond, cancel)
-	short, cancelShort := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancelShort()
+	// Each request's context is made as it starts: one already done sends
+	// nothing (not applied), which is not what is tested here.
+	cancelled := func() context.Context {
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(100*time.Millisecond, cancel)
+		return ctx
+	}
+	short := func() context.Context {
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		t.Cleanup(cancel)
+		return ctx
+	}
 	for _, c := range []struct {
 		name  string
-		ctx   context.Context
+		ctx   func() context.Context
 		want  string
 		never string
 	}{
-		{"the provider's timeout", context.Background(), "no answer within the timeout (provider mail's, 400ms)", "deadline"},
+		{"the provider's timeout", context.Background, "no answer within the timeout (provider mail's, 400ms)", "deadline"},
 		{"the call's deadline", short, "no answer before the call's own deadline ran out (its --timeout or lease), sooner than provider mail's 400ms timeout", "within the timeout"},
 		{"the call cancelled", cancelled, "the call was cancelled before an answer came", "within the timeout"},
 	} {
-		resp, derr := p.Dispatch(c.ctx, provider.Request{DownstreamKey: "k", Args: json.RawMessage(`{}`)})
-		_, lerr := p.Lookup(c.ctx, "k")
+		resp, derr := p.Dispatch(c.ctx(), provider.Request{DownstreamKey: "k", Args: json.RawMessage(`{}`)})
+		_, lerr := p.Lookup(c.ctx(), "k")
 		for what, out := range map[string]string{"dispatch": errString(derr) + resp.Detail, "lookup": errString(lerr)} {
 			if !strings.Contains(out, c.want) || strings.Contains(out, c.never) {
 				t.Errorf("%s, %s: %q; want %q", c.name, what, out, c.want)
@@ -524,23 +532,31 @@ func TestATLSHandshakeThatFailsIsNotApplied(t *testing.T) {
 // Retry-After as the API sent it, or nothing when it makes no sense; a
 // wait longer than a day (a number of seconds too large for a duration
 // too) is a day: read as no wait, it sent again at once; read as it was,
-// it wrapped around to a negative or arbitrary wait.
+// it wrapped around to a negative or arbitrary wait. The attempt's detail
+// says what a longer one asked (a date: until when), and that a value
+// neither seconds nor a date was not understood (read as no wait: 429 is
+// still not taken).
 func TestRetryAfterIsReadOrIgnored(t *testing.T) {
+	far := time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC).Format(http.TimeFormat)
 	for _, c := range []struct {
 		header string
 		want   time.Duration
+		detail string // in the detail ("" = nothing about Retry-After)
 	}{
-		{"3", 3 * time.Second},
-		{" 120 ", 2 * time.Minute},
-		{"0", 0},
-		{"-5", 0},
-		{"soon", 0},
-		{"86400", 24 * time.Hour},
-		{"86401", 24 * time.Hour},
-		{"99999999999", 24 * time.Hour},
-		{"9223372036854775807", 24 * time.Hour},
-		{"99999999999999999999999", 24 * time.Hour},
-		{"1.5", 0},
+		{"3", 3 * time.Second, ""},
+		{" 120 ", 2 * time.Minute, ""},
+		{"0", 0, ""},
+		{"-5", 0, `Retry-After "-5" not understood (neither seconds nor an HTTP date): read as no wait`},
+		{"soon", 0, `Retry-After "soon" not understood (neither seconds nor an HTTP date): read as no wait`},
+		{"86400", 24 * time.Hour, ""},
+		{"86401", 24 * time.Hour, "Retry-After: 86401 seconds"},
+		{"99999999999", 24 * time.Hour, "Retry-After: 99999999999 seconds"},
+		{"9223372036854775807", 24 * time.Hour, "Retry-After: 9223372036854775807 seconds"},
+		{"99999999999999999999999", 24 * time.Hour, "Retry-After: 99999999999999999999999 seconds"},
+		{"1.5", 0, `Retry-After "1.5" not understood (neither seconds nor an HTTP date): read as no wait`},
+		{far, 24 * time.Hour, "Retry-After: until " + far},
+		{"Mon, 01 Jan 2001 00:00:00 GMT", 0, ""}, // past: no wait
+		{strings.Repeat("x", 300), 0, `Retry-After "` + strings.Repeat("x", 40) + `…" not understood`},
 	} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Retry-After", c.header)
@@ -554,6 +570,9 @@ func TestRetryAfterIsReadOrIgnored(t *testing.T) {
 		srv.Close()
 		if err != nil || resp.Status != provider.Busy || resp.RetryAfter != c.want {
 			t.Errorf("Retry-After %q: %+v, %v; want busy, wait %v", c.header, resp, err, c.want)
+		}
+		if c.detail == "" && strings.Contains(resp.Detail, "Retry-After") || !strings.Contains(resp.Detail, c.detail) {
+			t.Errorf("Retry-After %q: detail %q; want %q", c.header, resp.Detail, c.detail)
 		}
 	}
 }
