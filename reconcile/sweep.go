@@ -63,6 +63,21 @@ type SweepReport struct {
 	OtherRequest int `json:"other_request,omitempty"`
 }
 
+// CompactBatch is how many receipts one transaction of a sweep compacts.
+// The transaction holds the ledger's writer (on SQLite every call waits
+// for it): small enough that it is over in a few tens of milliseconds
+// (BenchmarkCompactExpired in store/sqlite: about 150 µs of CPU a
+// receipt), large enough that a sweep of many is not mostly commits.
+const CompactBatch = 200
+
+// CompactPause is how long a sweep leaves the writer free after a full
+// batch, before the next. Another process waiting for a SQLite ledger
+// tries again every 100 ms at most (SQLite's busy handler) and found it
+// taken each time when the sweep began its next batch at once: calls
+// waited seconds while a long sweep ran. A pause as long as that retry
+// lets every waiting call in between two batches.
+const CompactPause = 100 * time.Millisecond
+
 // Sweep moves in_progress operations whose lease ended to unknown — or,
 // where the provider honours downstream keys both in this config and in
 // the one that made the claim (notResendable), re-dispatches them under
@@ -107,7 +122,7 @@ func (s *Service) Sweep(ctx context.Context) (SweepReport, error) {
 		var n, f int
 		err := s.Store.WithTx(ctx, func(tx store.Tx) error {
 			var err error
-			n, f, err = tx.CompactExpired(s.TombstoneWindow, 500)
+			n, f, err = tx.CompactExpired(s.TombstoneWindow, CompactBatch)
 			return err
 		})
 		if err != nil {
@@ -115,8 +130,12 @@ func (s *Service) Sweep(ctx context.Context) (SweepReport, error) {
 		}
 		rep.Compacted += n
 		rep.Forgotten += f
-		if n < 500 {
+		if n < CompactBatch {
 			break
+		}
+		select {
+		case <-ctx.Done(): // the next transaction says so, as any does
+		case <-time.After(CompactPause):
 		}
 	}
 	return rep, nil

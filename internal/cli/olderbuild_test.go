@@ -57,7 +57,8 @@ func TestCallRetriesARequestAnOlderBuildRecorded(t *testing.T) {
 			testledger.RecordOlder(t, st, config.Default().Tools, testledger.Older{Tenant: "acme", Key: key,
 				Tool: "create_support_task", Args: args, State: model.StateApplied})
 			st.Close()
-			for _, q := range []string{`ALTER TABLE operations DROP COLUMN retry_not_before`, `DELETE FROM schema_migrations WHERE version >= 14`} {
+			for _, q := range []string{`ALTER TABLE operations DROP COLUMN retry_not_before`,
+				`DROP INDEX operations_supersedes`, `DROP INDEX tombstones_forget`, `DELETE FROM schema_migrations WHERE version >= 14`} {
 				if err := pgtest.Exec(t, url, q); err != nil {
 					t.Fatalf("%s: %v", q, err)
 				}
@@ -92,7 +93,8 @@ func olderSchema(t *testing.T, db string) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	for _, q := range []string{"ALTER TABLE operations DROP COLUMN retry_not_before", "PRAGMA user_version = 13"} {
+	for _, q := range []string{"ALTER TABLE operations DROP COLUMN retry_not_before",
+		"DROP INDEX operations_supersedes", "DROP INDEX operations_superseded_by", "DROP INDEX tombstones_forget", "PRAGMA user_version = 13"} {
 		if _, err := d.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}

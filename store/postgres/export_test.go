@@ -48,3 +48,19 @@ func OpenWithHostClock(raw string, o store.Options, host func() time.Time) (*Sto
 	o.HostClock = host
 	return Open(raw, o)
 }
+
+// CompactStatements are the statements of CompactExpired, each with
+// arguments of its types written as SQL literals, for the test of their
+// query plans.
+var CompactStatements = []struct {
+	SQL  string
+	Args string
+}{
+	{compactExpiredSQL, `1, 500`},
+	{compactTombstoneSQL, `'t', 'k', 'tool', 'fp', 'applied', 1, 2`},
+	{compactChainSQL, `1`},
+	{compactChainTombstoneSQL, `1, 2, '{1,2}', 1`},
+	{compactUnlinkSQL, `'{1,2}'`},
+	{compactDeleteSQL, `'{1,2}'`},
+	{compactForgetSQL, `1`},
+}

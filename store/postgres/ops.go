@@ -645,6 +645,35 @@ func (t *Tx) queryOps(q string, args ...any) ([]*model.Operation, error) {
 	return out, rows.Err()
 }
 
+// The statements of CompactExpired. Each finds its rows through an index
+// (operations_superseded_by, migration 1; operations_supersedes and
+// tombstones_forget, migration 16), never by reading every operation: a
+// sweep runs them for every receipt it compacts, and a scan made it grow
+// with the square of the ledger. The rows pointing at a chain are found
+// by a union of index lookups (an OR of the three columns reads them all);
+// the DELETE checks the foreign keys on supersedes_id and superseded_by_id
+// through their indexes. TestCompactionStatementsUseIndexes plans each.
+const (
+	compactExpiredSQL = `SELECT ` + opColumns + ` FROM operations WHERE expires_at IS NOT NULL AND expires_at <= $1
+		AND state IN ('applied','failed') AND NOT contradicted ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED`
+	compactTombstoneSQL = `INSERT INTO tombstones (tenant, op_key, tool, fingerprint, final_state, expired_at, forget_at)
+		VALUES ($1,$2,$3,$4,$5,$6,$7) ON CONFLICT (tenant, op_key) DO UPDATE SET fingerprint = excluded.fingerprint,
+		final_state = excluded.final_state, expired_at = excluded.expired_at, forget_at = excluded.forget_at`
+	compactChainSQL = `WITH RECURSIVE chain(id) AS (
+			SELECT $1::bigint
+			UNION SELECT o.id FROM operations o JOIN chain c ON o.superseded_by_id = c.id)
+		SELECT id FROM chain`
+	compactChainTombstoneSQL = `INSERT INTO tombstones (tenant, op_key, tool, fingerprint, final_state, expired_at, forget_at)
+		SELECT tenant, op_key, tool, fingerprint, state, $1, $2 FROM operations WHERE id = ANY($3) AND id <> $4
+		ON CONFLICT (tenant, op_key) DO NOTHING`
+	compactUnlinkSQL = `UPDATE operations SET supersedes_id = NULL, superseded_by_id = NULL
+		WHERE id IN (SELECT unnest($1::bigint[])
+			UNION SELECT id FROM operations WHERE supersedes_id = ANY($1)
+			UNION SELECT id FROM operations WHERE superseded_by_id = ANY($1))`
+	compactDeleteSQL = `DELETE FROM operations WHERE id = ANY($1)`
+	compactForgetSQL = `DELETE FROM tombstones WHERE forget_at <= $1`
+)
+
 // CompactExpired turns up to limit operations whose replay window ended into
 // tombstones kept until tombstoneTTL past now, and drops tombstones past
 // their own window. Effects (tasks, report jobs) are never deleted.
@@ -660,8 +689,7 @@ func (t *Tx) CompactExpired(tombstoneTTL time.Duration, limit int) (compacted, f
 	}
 	now := ms(t.now)
 	forget := now + tombstoneTTL.Milliseconds()
-	ops, err := t.queryOps(`SELECT `+opColumns+` FROM operations WHERE expires_at IS NOT NULL AND expires_at <= $1
-		AND state IN ('applied','failed') AND NOT contradicted ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED`, now, limit)
+	ops, err := t.queryOps(compactExpiredSQL, now, limit)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -669,9 +697,7 @@ func (t *Tx) CompactExpired(tombstoneTTL time.Duration, limit int) (compacted, f
 		// Never sooner than the replay window op recorded: a retry may
 		// come that long after its receipt was compacted.
 		forget := max(forget, now+ms(op.ExpiresAt)-ms(op.UpdatedAt))
-		if _, err = t.exec(`INSERT INTO tombstones (tenant, op_key, tool, fingerprint, final_state, expired_at, forget_at)
-			VALUES ($1,$2,$3,$4,$5,$6,$7) ON CONFLICT (tenant, op_key) DO UPDATE SET fingerprint = excluded.fingerprint,
-			final_state = excluded.final_state, expired_at = excluded.expired_at, forget_at = excluded.forget_at`,
+		if _, err = t.exec(compactTombstoneSQL,
 			op.Tenant, op.Key, op.Tool, op.Fingerprint, string(op.State), now, forget); err != nil {
 			return 0, 0, err
 		}
@@ -679,10 +705,7 @@ func (t *Tx) CompactExpired(tombstoneTTL time.Duration, limit int) (compacted, f
 		// superseded more than once) go with it: their only purpose was to
 		// point retries here, and tombstones now answer for them all.
 		var chain []int64
-		rows, err := t.query(`WITH RECURSIVE chain(id) AS (
-				SELECT $1::bigint
-				UNION SELECT o.id FROM operations o JOIN chain c ON o.superseded_by_id = c.id)
-			SELECT id FROM chain`, op.ID)
+		rows, err := t.query(compactChainSQL, op.ID)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -698,21 +721,18 @@ func (t *Tx) CompactExpired(tombstoneTTL time.Duration, limit int) (compacted, f
 		if err := rows.Err(); err != nil {
 			return 0, 0, err
 		}
-		if _, err = t.exec(`INSERT INTO tombstones (tenant, op_key, tool, fingerprint, final_state, expired_at, forget_at)
-			SELECT tenant, op_key, tool, fingerprint, state, $1, $2 FROM operations WHERE id = ANY($3) AND id <> $4
-			ON CONFLICT (tenant, op_key) DO NOTHING`, now, forget, chain, op.ID); err != nil {
+		if _, err = t.exec(compactChainTombstoneSQL, now, forget, chain, op.ID); err != nil {
 			return 0, 0, err
 		}
-		if _, err = t.exec(`UPDATE operations SET supersedes_id = NULL, superseded_by_id = NULL
-			WHERE id = ANY($1) OR supersedes_id = ANY($1) OR superseded_by_id = ANY($1)`, chain); err != nil {
+		if _, err = t.exec(compactUnlinkSQL, chain); err != nil {
 			return 0, 0, err
 		}
-		if _, err = t.exec(`DELETE FROM operations WHERE id = ANY($1)`, chain); err != nil {
+		if _, err = t.exec(compactDeleteSQL, chain); err != nil {
 			return 0, 0, err
 		}
 		compacted++
 	}
-	tag, err := t.exec(`DELETE FROM tombstones WHERE forget_at <= $1`, now)
+	tag, err := t.exec(compactForgetSQL, now)
 	if err != nil {
 		return 0, 0, err
 	}

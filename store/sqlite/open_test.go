@@ -489,6 +489,7 @@ func legacyLedger(t *testing.T) string {
 	}
 	s.Close()
 	plainExec(t, path, "PRAGMA application_id = 0", fmt.Sprintf("PRAGMA user_version = %d", legacyVersions), "DROP TABLE ledger_meta",
-		"DROP INDEX operations_tool_id", "DROP INDEX operations_provider_id", "DROP TABLE provider_files")
+		"DROP INDEX operations_tool_id", "DROP INDEX operations_provider_id", "DROP TABLE provider_files",
+		"DROP INDEX operations_supersedes", "DROP INDEX operations_superseded_by", "DROP INDEX tombstones_forget")
 	return path
 }

@@ -420,6 +420,31 @@ func (t *Tx) queryOps(q string, args ...any) ([]*model.Operation, error) {
 	return out, rows.Err()
 }
 
+// The statements of CompactExpired. Each finds its rows through an index
+// (migration 16), never by scanning every operation: a sweep runs them for
+// every receipt it compacts, holding the writer, and a scan made it grow
+// with the square of the ledger. The links are cleared by id, the rows
+// pointing at one found by a union of index lookups (an OR of the three
+// columns defeats every index); the DELETE checks the foreign keys on
+// supersedes_id and superseded_by_id through their indexes. The test of
+// their query plans runs each (TestCompactionStatementsUseIndexes).
+const (
+	compactExpiredSQL = `SELECT ` + opColumns + ` FROM operations WHERE expires_at IS NOT NULL AND expires_at <= ?
+		AND state IN ('applied','failed') AND contradicted = 0 LIMIT ?`
+	compactTombstoneSQL = `INSERT INTO tombstones (tenant, op_key, tool, fingerprint, final_state, expired_at, forget_at)
+		VALUES (?,?,?,?,?,?,?) ON CONFLICT (tenant, op_key) DO UPDATE SET fingerprint = excluded.fingerprint,
+		final_state = excluded.final_state, expired_at = excluded.expired_at, forget_at = excluded.forget_at`
+	compactChainSQL          = `SELECT id FROM operations WHERE superseded_by_id = ?`
+	compactChainTombstoneSQL = `INSERT INTO tombstones (tenant, op_key, tool, fingerprint, final_state, expired_at, forget_at)
+		SELECT tenant, op_key, tool, fingerprint, state, ?, ? FROM operations WHERE id = ?
+		ON CONFLICT (tenant, op_key) DO NOTHING`
+	compactUnlinkSQL = `UPDATE operations SET supersedes_id = NULL, superseded_by_id = NULL
+		WHERE id IN (SELECT ? UNION SELECT id FROM operations WHERE supersedes_id = ?
+			UNION SELECT id FROM operations WHERE superseded_by_id = ?)`
+	compactDeleteSQL = `DELETE FROM operations WHERE id = ?`
+	compactForgetSQL = `DELETE FROM tombstones WHERE forget_at <= ?`
+)
+
 // CompactExpired turns up to limit operations whose replay window ended into
 // tombstones kept until tombstoneTTL past now, and drops tombstones past
 // their own window. Effects (tasks, report jobs) are never deleted.
@@ -434,15 +459,12 @@ func (t *Tx) CompactExpired(tombstoneTTL time.Duration, limit int) (compacted, f
 		return 0, 0, model.Errorf(model.CodeInvalid, "tombstone window must be positive, got %v", tombstoneTTL)
 	}
 	now := ms(t.now)
-	ops, err := t.queryOps(`SELECT `+opColumns+` FROM operations WHERE expires_at IS NOT NULL AND expires_at <= ?
-		AND state IN ('applied','failed') AND contradicted = 0 LIMIT ?`, now, limit)
+	ops, err := t.queryOps(compactExpiredSQL, now, limit)
 	if err != nil {
 		return 0, 0, err
 	}
 	for _, op := range ops {
-		if _, err = t.exec(`INSERT INTO tombstones (tenant, op_key, tool, fingerprint, final_state, expired_at, forget_at)
-			VALUES (?,?,?,?,?,?,?) ON CONFLICT (tenant, op_key) DO UPDATE SET fingerprint = excluded.fingerprint,
-			final_state = excluded.final_state, expired_at = excluded.expired_at, forget_at = excluded.forget_at`,
+		if _, err = t.exec(compactTombstoneSQL,
 			op.Tenant, op.Key, op.Tool, op.Fingerprint, string(op.State), now, forgetAt(now, tombstoneTTL, op)); err != nil {
 			return 0, 0, err
 		}
@@ -453,7 +475,7 @@ func (t *Tx) CompactExpired(tombstoneTTL time.Duration, limit int) (compacted, f
 		for frontier := []int64{op.ID}; len(frontier) > 0; {
 			var next []int64
 			for _, id := range frontier {
-				rows, err := t.query(`SELECT id FROM operations WHERE superseded_by_id = ?`, id)
+				rows, err := t.query(compactChainSQL, id)
 				if err != nil {
 					return 0, 0, err
 				}
@@ -470,26 +492,23 @@ func (t *Tx) CompactExpired(tombstoneTTL time.Duration, limit int) (compacted, f
 			chain, frontier = append(chain, next...), next
 		}
 		for _, id := range chain[1:] {
-			if _, err = t.exec(`INSERT INTO tombstones (tenant, op_key, tool, fingerprint, final_state, expired_at, forget_at)
-				SELECT tenant, op_key, tool, fingerprint, state, ?, ? FROM operations WHERE id = ?
-				ON CONFLICT (tenant, op_key) DO NOTHING`, now, forgetAt(now, tombstoneTTL, op), id); err != nil {
+			if _, err = t.exec(compactChainTombstoneSQL, now, forgetAt(now, tombstoneTTL, op), id); err != nil {
 				return 0, 0, err
 			}
 		}
 		for _, id := range chain {
-			if _, err = t.exec(`UPDATE operations SET supersedes_id = NULL, superseded_by_id = NULL
-				WHERE id = ? OR supersedes_id = ? OR superseded_by_id = ?`, id, id, id); err != nil {
+			if _, err = t.exec(compactUnlinkSQL, id, id, id); err != nil {
 				return 0, 0, err
 			}
 		}
 		for _, id := range chain {
-			if _, err = t.exec(`DELETE FROM operations WHERE id = ?`, id); err != nil {
+			if _, err = t.exec(compactDeleteSQL, id); err != nil {
 				return 0, 0, err
 			}
 		}
 		compacted++
 	}
-	res, err := t.exec(`DELETE FROM tombstones WHERE forget_at <= ?`, now)
+	res, err := t.exec(compactForgetSQL, now)
 	if err != nil {
 		return 0, 0, err
 	}
