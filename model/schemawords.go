@@ -262,12 +262,12 @@ func printedAs(s string, at []any) (string, bool) {
 	return found, found != ""
 }
 
-// instanceAt is every value of inst (the arguments) the schema the last of
-// ptrs points at may have checked, along argumentPath's rule: a property
-// by its name, every item of an array (the pointer names no index), every
-// field of an object where the schema names none.
-func instanceAt(ptrs []string, inst any) []any {
-	at := []any{inst}
+// pointerSegments is what each of the schemas ptrs (outermost first) adds
+// to the path of the one before it, split at its slashes: the whole
+// pointer when it does not extend the one before (where a $ref led), none
+// for a pointer that is not one.
+func pointerSegments(ptrs []string) [][]string {
+	var out [][]string
 	prev := ""
 	for _, p := range ptrs {
 		if !strings.HasPrefix(p, "/") {
@@ -279,7 +279,18 @@ func instanceAt(ptrs []string, inst any) []any {
 			rest = p[len(prev):]
 		}
 		prev = p
-		segs := strings.Split(rest, "/")[1:]
+		out = append(out, strings.Split(rest, "/")[1:])
+	}
+	return out
+}
+
+// instanceAt is every value of inst (the arguments) the schema the last of
+// ptrs points at may have checked, along argumentPath's rule: a property
+// by its name, every item of an array (the pointer names no index), every
+// field of an object where the schema names none.
+func instanceAt(ptrs []string, inst any) []any {
+	at := []any{inst}
+	for _, segs := range pointerSegments(ptrs) {
 		for i := 0; i < len(segs); i++ {
 			var next []any
 			switch segs[i] {
@@ -404,18 +415,7 @@ var plainName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
 // $ref led: its own path into $defs names no argument.
 func argumentPath(ptrs []string) string {
 	var b strings.Builder
-	prev := ""
-	for _, p := range ptrs {
-		if !strings.HasPrefix(p, "/") {
-			prev = ""
-			continue
-		}
-		rest := p
-		if prev != "" && strings.HasPrefix(p, prev+"/") {
-			rest = p[len(prev):]
-		}
-		prev = p
-		segs := strings.Split(rest, "/")[1:]
+	for _, segs := range pointerSegments(ptrs) {
 		for i := 0; i < len(segs); i++ {
 			switch segs[i] {
 			case "properties":
