@@ -52,18 +52,7 @@ func TestALookupOfAnotherRequestUnderTheSameKeyIsNotHasIt(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := context.Background()
-			dir := t.TempDir()
-			clk := newClock()
-			open := func(file string) *ledger {
-				tl := testledger.In(t, dir, testledger.Named(file), testledger.ProviderFile("shared.provider.db"),
-					testledger.ID(sameLedgerID), testledger.WithClock(clk))
-				t.Cleanup(tl.Close)
-				l := wrap(t, tl)
-				l.svc.DispatchTimeout = 20 * time.Millisecond
-				l.svc.Lease = 2 * time.Second
-				return l
-			}
-			a, b := open("a.db"), open("b.db")
+			a, b, clk := copiesSharingAProvider(t)
 			ra := a.call(notify("acme", "op-1", "alice@a.example"), reconcile.CallOptions{Provider: c.provider})
 			if ra.Class != model.ClassDone {
 				t.Fatalf("a's call: %s (%s)", ra.Class, ra.Message)
@@ -163,4 +152,23 @@ func TestALookupOfAnotherRequestUnderTheSameKeyIsNotHasIt(t *testing.T) {
 			}
 		})
 	}
+}
+
+// copiesSharingAProvider is two copies of one ledger (the same ledger id,
+// so the same downstream keys) sending to one sandbox provider file, on
+// one clock: what makes a provider hold another request under a key.
+func copiesSharingAProvider(t *testing.T) (a, b *ledger, clk *clock) {
+	t.Helper()
+	dir := t.TempDir()
+	clk = newClock()
+	open := func(file string) *ledger {
+		tl := testledger.In(t, dir, testledger.Named(file), testledger.ProviderFile("shared.provider.db"),
+			testledger.ID(sameLedgerID), testledger.WithClock(clk))
+		t.Cleanup(tl.Close)
+		l := wrap(t, tl)
+		l.svc.DispatchTimeout = 20 * time.Millisecond
+		l.svc.Lease = 2 * time.Second
+		return l
+	}
+	return open("a.db"), open("b.db"), clk
 }

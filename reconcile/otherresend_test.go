@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/retrysafe/retrysafe/internal/testledger"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/provider"
 	"github.com/retrysafe/retrysafe/reconcile"
@@ -34,18 +33,7 @@ func TestAnotherRequestUnderTheKeyIsNeverSentAgain(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := context.Background()
-			dir := t.TempDir()
-			clk := newClock()
-			open := func(file string) *ledger {
-				tl := testledger.In(t, dir, testledger.Named(file), testledger.ProviderFile("shared.provider.db"),
-					testledger.ID(sameLedgerID), testledger.WithClock(clk))
-				t.Cleanup(tl.Close)
-				l := wrap(t, tl)
-				l.svc.DispatchTimeout = 20 * time.Millisecond
-				l.svc.Lease = 2 * time.Second
-				return l
-			}
-			a, b := open("a.db"), open("b.db")
+			a, b, clk := copiesSharingAProvider(t)
 			opt := reconcile.CallOptions{Provider: "sandbox-idem"}
 			if r := a.call(notify("acme", "op-1", "alice@a.example"), opt); r.Class != model.ClassDone {
 				t.Fatalf("a's call: %s (%s)", r.Class, r.Message)
