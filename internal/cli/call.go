@@ -518,8 +518,8 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			fmt.Fprintf(stdout, "waiting: %d lease(s) left in progress, nothing sent for them — their provider answered busy and asked to be left alone a while yet (its Retry-After, at most 5 minutes); a later sweep or call sends them\n", rep.Waiting)
 		}
 		if rep.OtherRequest > 0 {
-			fmt.Fprintf(stdout, "not re-sent: %d of those lease(s), made unknown instead — the latest lookup of each one's downstream key found a different request there (the provider would answer with that request's result); check each at the provider, and authorize a new key to send it (retrysafe triage%s)\n",
-				rep.OtherRequest, show(ledgerFlags(*db, *pdb, *cfgPath)))
+			fmt.Fprintf(stdout, "not re-sent: %d of those lease(s), made unknown instead — the latest lookup of each one's downstream key found a different request there (the provider would answer with that request's result); check each at the provider, and authorize a new key to send it (they are listed by retrysafe ops list%s --state unknown --finding has-other; a new key for each: retrysafe ops supersede%s --tenant T --key K --reason TEXT)\n",
+				rep.OtherRequest, show(storeFlags(*db, "")), show(ledgerFlags(*db, *pdb, *cfgPath)))
 		}
 		if rep.NotResent > 0 {
 			// This config alone would have re-sent them: say why it did not.

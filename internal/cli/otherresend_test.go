@@ -59,6 +59,14 @@ func TestAReleasedClaimWhoseKeyHoldsAnotherRequestIsNotSentAgain(t *testing.T) {
 				if code != 0 || !strings.Contains(out, "0 re-dispatched") || !strings.Contains(out, "different request") {
 					t.Errorf("sweep: exit %d %q %q; want nothing re-dispatched, and why", code, out, errText)
 				}
+				// The commands it names list them and authorize a new key,
+				// and run as printed.
+				if !strings.Contains(out, "ops list --db "+cp+" --state unknown --finding has-other") || !strings.Contains(out, "ops supersede --db "+cp) {
+					t.Errorf("sweep names no command that lists them or authorizes a new key: %q", out)
+				}
+				if out, errText, code := cli(t, "ops", "list", "--db", cp, "--state", "unknown", "--finding", "has-other"); code != 0 || !strings.Contains(out, "n-1") {
+					t.Errorf("the listing the sweep names: exit %d %q %q", code, out, errText)
+				}
 			}
 			out, _, _ = cli(t, "ops", "show", "--db", cp, "--tenant", "acme", "--key", "n-1")
 			if !strings.Contains(out, "state           unknown") || strings.Contains(out, "provider ref") {
