@@ -900,8 +900,10 @@ func opsResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--dry-run lists, --yes writes: give one"))
 	case *expect != 0 && (len(keys) != 1 || filter):
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--expect-version is for one key; pin several with --key KEY@VERSION"))
-	case *check && (len(keys) != 1 || *dryRun || *yes):
+	case *check && len(keys) != 1:
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--check is for one key (several operations deciding not applied are checked first anyway)"))
+	case *check && (*dryRun || *yes):
+		return fail(stderr, model.Errorf(model.CodeInvalid, "--check asks the provider and decides on its answer in one step: drop --dry-run and --yes (they are for several operations)"))
 	case against.set && !*check && !*dryRun && !*yes && action != model.ActionMarkNotApplied:
 		return fail(stderr, model.Errorf(model.CodeInvalid, "--against-finding needs --check (the finding it overrides), or several operations (--dry-run / --yes)"))
 	}
@@ -1604,7 +1606,7 @@ func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation,
 	// the reasons first appear.
 	var reasons []string
 	refused := map[string]int{}
-	heldWhy := make([]string, len(ops)) // a live lease's refusal, with its end
+	heldWhy := make([]string, len(ops)) // a live lease's refusal (with its end), or another request's
 	for i, op := range ops {
 		ok := reconcile.AllowedAt(op, action, now)
 		against, why := "", fmt.Sprintf("cannot %s from %s", action.Verb(), op.State)
@@ -1612,6 +1614,12 @@ func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation,
 			// Its lease is live: a worker may be sending it (R6 D3).
 			why = fmt.Sprintf("cannot %s from in_progress while a worker holds its claim", action.Verb())
 			heldWhy[i] = fmt.Sprintf("%s (lease until %s UTC)", why, op.LeaseUntil.UTC().Format(time.RFC3339))
+		}
+		if ok && reconcile.OtherRequestRefuses(action, op) {
+			// Neither mark, override or not: the write would refuse it.
+			ok = false
+			why = "the provider holds another request under its key: neither mark; authorize a new key (ops supersede)"
+			heldWhy[i] = why
 		}
 		if is, text := reconcile.AgainstFinding(action, op); ok && is {
 			against = text
@@ -1706,7 +1714,7 @@ func printBulkPlan(stdout io.Writer, action model.Action, ops []model.Operation,
 	}
 	if blind > 0 {
 		summary += fmt.Sprintf("; %s on the typed evidence alone: the provider cannot tell (%s)",
-			map[bool]string{true: "it is", false: fmt.Sprintf("%d of them are", blind)}[blind == 1 && legal == 1], show(blindWhy))
+			map[bool]string{true: "it is", false: plural(blind, "of them is", "of them are")}[blind == 1 && legal == 1], show(blindWhy))
 	}
 	if recorded > 0 {
 		// Not "nothing written": each lookup's finding was recorded.

@@ -113,6 +113,17 @@ func TestACopiedLedgersLookupOfAnotherRequestIsNotHasIt(t *testing.T) {
 		}
 	}
 
+	// A bulk dry run says so before --yes does: the row would be refused,
+	// and it is not counted among those it would mark.
+	out, errText, code = cli(t, "ops", "resolve", "--db", cp, "--provider-db", pdb, "--state", "unknown", "--as", "applied",
+		"--evidence", "sbx_1", "--reason", "triage", "--dry-run")
+	if code != 0 || !strings.Contains(out, "would be refused: the provider holds another request") || !strings.Contains(out, "dry run: mark applied 0 operations") {
+		t.Errorf("bulk --as applied --dry-run: exit %d %q %q; want the has-another-request row refused, none to mark", code, out, errText)
+	}
+	if digest(t, cp) != before {
+		t.Fatal("a dry run changed the ledger")
+	}
+
 	// Not applied is refused too, override or not, asked first or not:
 	// the next call would go under the same downstream key, and a
 	// provider that honours keys answers it with the other request's
