@@ -236,7 +236,7 @@ func whatToDo(res reconcile.Result) string {
 			return "Retry later with the same idempotency_key: another attempt of this operation is in progress."
 		}
 		if res.RetryAfter > 0 {
-			return fmt.Sprintf("Retry in %d seconds (the provider asked to wait that long) with the same idempotency_key: this operation has not finished (the provider was busy), and sending it again with the same key is safe.", seconds(res.RetryAfter))
+			return fmt.Sprintf("Retry in %d seconds with the same idempotency_key: the provider answered busy, and this key is held until then (its Retry-After, at most %d seconds); this operation has not finished, and sending it again with the same key is safe.", seconds(res.RetryAfter), int(reconcile.MaxRetryAfter.Seconds()))
 		}
 		return "Retry later with the same idempotency_key: this operation has not finished (the provider has not answered for good), and sending it again with the same key is safe."
 	case model.ClassUnknown:

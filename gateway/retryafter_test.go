@@ -74,6 +74,12 @@ func TestABusyProvidersRetryAfterReachesTheCaller(t *testing.T) {
 			if !res.IsError || st["retry_after"] != tc.wantN || !strings.HasPrefix(text, "Retry in "+tc.want+" seconds") {
 				t.Fatalf("mcp: %q %v; want it to say to retry in %s seconds, retry_after %v", text, st, tc.want, tc.wantN)
 			}
+			// A capped wait is not what the provider asked for: the text
+			// says the key is held, at most how long, not that the
+			// provider asked for exactly this.
+			if strings.Contains(text, "asked to wait that long") || !strings.Contains(text, "answered busy") || !strings.Contains(text, "at most 300 seconds") {
+				t.Fatalf("mcp: %q; want the busy answer and the hold's bound, not a wait the provider asked for", text)
+			}
 		})
 	}
 }
