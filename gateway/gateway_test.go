@@ -159,6 +159,12 @@ func (r reply) receipt(t *testing.T) model.Receipt {
 // do sends one request; hdr are header pairs.
 func (e *env) do(method, path, body string, hdr ...string) reply {
 	e.t.Helper()
+	return e.send(http.DefaultClient, method, path, body, hdr...)
+}
+
+// send sends one request with client c and reads its whole answer.
+func (e *env) send(c *http.Client, method, path, body string, hdr ...string) reply {
+	e.t.Helper()
 	req, err := http.NewRequest(method, e.srv.URL+path, strings.NewReader(body))
 	if err != nil {
 		e.t.Fatal(err)
@@ -166,7 +172,7 @@ func (e *env) do(method, path, body string, hdr ...string) reply {
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Add(hdr[i], hdr[i+1])
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := c.Do(req)
 	if err != nil {
 		e.t.Fatal(err)
 	}

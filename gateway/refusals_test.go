@@ -16,29 +16,8 @@ import (
 // raw sends a request without following redirects.
 func (e *env) raw(method, path, body string, hdr ...string) reply {
 	e.t.Helper()
-	req, err := http.NewRequest(method, e.srv.URL+path, strings.NewReader(body))
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Add(hdr[i], hdr[i+1])
-	}
 	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := c.Do(req)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var b strings.Builder
-	buf := make([]byte, 4096)
-	for {
-		n, err := resp.Body.Read(buf)
-		b.Write(buf[:n])
-		if err != nil {
-			break
-		}
-	}
-	return reply{resp.StatusCode, resp.Header, []byte(b.String())}
+	return e.send(c, method, path, body, hdr...)
 }
 
 const pingMessage = `{"jsonrpc":"2.0","id":1,"method":"ping"}`
