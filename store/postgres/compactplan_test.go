@@ -40,14 +40,7 @@ func TestCompactionStatementsUseIndexes(t *testing.T) {
 		ANALYZE operations; ANALYZE tombstones`); err != nil {
 		t.Fatal(err)
 	}
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, `SET plan_cache_mode = force_generic_plan`); err != nil {
-		t.Fatal(err)
-	}
+	conn := genericPlanConn(t, url)
 	type statement struct{ sql, args string }
 	var statements []statement
 	for _, st := range postgres.CompactStatements {
@@ -83,15 +76,7 @@ func TestCompactionStatementsUseIndexes(t *testing.T) {
 		if _, err := conn.Exec(ctx, `PREPARE `+name+` AS `+st.sql, pgx.QueryExecModeSimpleProtocol); err != nil {
 			t.Fatalf("%s: %v", st.sql, err)
 		}
-		rows, err := conn.Query(ctx, `EXPLAIN EXECUTE `+name+`(`+st.args+`)`, pgx.QueryExecModeSimpleProtocol)
-		if err != nil {
-			t.Fatalf("%s: %v", st.sql, err)
-		}
-		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if plan := strings.Join(lines, "\n"); strings.Contains(plan, "Seq Scan") {
+		if plan := explainExecute(t, conn, name+`(`+st.args+`)`); strings.Contains(plan, "Seq Scan") {
 			t.Errorf("%s\nreads a table whole:\n%s", strings.Join(strings.Fields(st.sql), " "), plan)
 		}
 	}

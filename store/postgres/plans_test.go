@@ -30,30 +30,15 @@ func TestKeyLookupPlannedOnANewLedgerIsReplannedAsItGrows(t *testing.T) {
 	defer s.Close()
 	postgres.FoldEvery(s, time.Millisecond)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
 	// force_generic_plan: the plan is made at the first EXPLAIN, on the
 	// empty table, and cached as a connection's is after five runs.
-	if _, err := conn.Exec(ctx, `SET plan_cache_mode = force_generic_plan`); err != nil {
-		t.Fatal(err)
-	}
+	conn := genericPlanConn(t, url)
 	if _, err := conn.Exec(ctx, `PREPARE lookup(text, text) AS SELECT id FROM operations WHERE tenant = $1 AND op_key = $2 FOR UPDATE`); err != nil {
 		t.Fatal(err)
 	}
 	plan := func() string {
 		t.Helper()
-		rows, err := conn.Query(ctx, `EXPLAIN EXECUTE lookup('t0', 'k')`, pgx.QueryExecModeSimpleProtocol)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			t.Fatal(err)
-		}
-		return strings.Join(lines, "\n")
+		return explainExecute(t, conn, "lookup('t0', 'k')")
 	}
 	t.Logf("planned on the empty ledger:\n%s", plan())
 	n := 0
@@ -122,4 +107,36 @@ func TestAStateTabSortedByToolWalksTheStateToolIndex(t *testing.T) {
 	if !strings.Contains(plan, "operations_state_tool_id") {
 		t.Errorf("the unknown tab sorted by tool does not use operations_state_tool_id:\n%s", plan)
 	}
+}
+
+// genericPlanConn is a connection of its own to url whose prepared
+// statements are planned once for every argument (plan_cache_mode =
+// force_generic_plan), as a pooled connection's are after five runs.
+func genericPlanConn(t *testing.T, url string) *pgx.Conn {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(ctx) })
+	if _, err := conn.Exec(ctx, `SET plan_cache_mode = force_generic_plan`); err != nil {
+		t.Fatal(err)
+	}
+	return conn
+}
+
+// explainExecute is the plan of EXECUTE call (a prepared statement with
+// its arguments) on conn, one line per node.
+func explainExecute(t *testing.T, conn *pgx.Conn, call string) string {
+	t.Helper()
+	rows, err := conn.Query(context.Background(), `EXPLAIN EXECUTE `+call, pgx.QueryExecModeSimpleProtocol)
+	if err != nil {
+		t.Fatalf("EXPLAIN EXECUTE %s: %v", call, err)
+	}
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(lines, "\n")
 }
