@@ -159,7 +159,10 @@ func hex2(c byte) string {
 // DEL, C1 controls and bidirectional controls as themselves. Outside
 // strings JSON is ASCII, so every such rune found is inside a string and
 // its escape decodes to the same text: the output is still valid JSON with
-// the same value. b must be valid JSON (what json.Marshal returns).
+// the same value. Combining marks get Visible's rule: past MaxMarks in a
+// row, or right after an escape (encoding/json's or this one's, where a
+// mark would draw on its last letter: \n with a tilde reads \ñ), they are
+// escaped too. b must be valid JSON (what json.Marshal returns).
 func JSON(b []byte) []byte {
 	clean := true
 	for _, c := range b {
@@ -172,17 +175,34 @@ func JSON(b []byte) []byte {
 		return b
 	}
 	out := make([]byte, 0, len(b)+16)
+	marks := 0
+	escaped := false // the last thing written was an escape
 	for i := 0; i < len(b); {
 		r, size := utf8.DecodeRune(b[i:])
+		marks = stacked(r, marks)
 		switch {
 		case r == utf8.RuneError && size <= 1:
 			out = append(out, `\ufffd`...) // not UTF-8: what json.Marshal would write
-		case r >= 0x7f && Unsafe(r):
+			escaped = true
+		case r >= 0x7f && Unsafe(r), marks > MaxMarks, escaped && unicode.Is(unicode.M, r):
 			// Below DEL only JSON's own whitespace can be raw (encoding/json
 			// escapes C0 controls inside strings): it stays.
 			out = appendU(out, r)
+			escaped = true
+		case r == '\\':
+			// An escape of encoding/json's, copied whole: \uXXXX or \X.
+			n := 2
+			if i+1 < len(b) && b[i+1] == 'u' {
+				n = 6
+			}
+			n = min(n, len(b)-i)
+			out = append(out, b[i:i+n]...)
+			i += n
+			escaped = true
+			continue
 		default:
 			out = append(out, b[i:i+size]...)
+			escaped = false
 		}
 		i += size
 	}

@@ -65,10 +65,14 @@ func TestJSONEscapesWhatEncodingJSONLeaves(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := JSON(raw)
+			marks := 0
 			for i := 0; i < len(got); {
 				r, size := utf8.DecodeRune(got[i:])
 				if r == utf8.RuneError && size <= 1 || Unsafe(r) && r != '\n' && r != '\t' {
 					t.Fatalf("JSON(%s) holds %q at byte %d", raw, r, i)
+				}
+				if marks = stacked(r, marks); marks > MaxMarks {
+					t.Fatalf("JSON(%s) = %s stacks %d combining marks at byte %d", raw, got, marks, i)
 				}
 				i += size
 			}
@@ -79,6 +83,34 @@ func TestJSONEscapesWhatEncodingJSONLeaves(t *testing.T) {
 			_ = json.Unmarshal(raw, &orig)
 			if !reflect.DeepEqual(back, orig) {
 				t.Fatalf("JSON changed the value: %v, want %v", back, orig)
+			}
+		})
+	}
+}
+
+// JSON writes a combining mark as an escape where it would stack past
+// MaxMarks or draw on an escape's last letter, as Visible does.
+func TestJSONEscapesMarksThatWouldDraw(t *testing.T) {
+	for _, c := range []struct{ name, in, want string }{
+		{"three marks stay", "a\u0301\u0302\u0303", "\"a\u0301\u0302\u0303\""},
+		{"stacked marks", "a\u0301\u0301\u0301\u0301\u0301b", "\"a\u0301\u0301\u0301" + `\u0301\u0301` + "b\""},
+		{"mark after encoding/json's escape", "x\n\u0303y", `"x\n\u0303y"`},
+		{"mark after a quote escape", "\"\u0301", `"\"\u0301"`},
+		{"mark after our escape", "reject\u202e\u0301!", `"reject\u202e\u0301!"`},
+		{"mark after a \\u escape of encoding/json's", "<\u0301", `"\u003c\u0301"`},
+		{"decomposed letters stay", "e\u0323\u0302 n\u0303", "\"e\u0323\u0302 n\u0303\""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			raw, err := json.Marshal(c.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := string(JSON(raw)); got != c.want {
+				t.Fatalf("JSON(%s) = %s, want %s", raw, got, c.want)
+			}
+			var back string
+			if err := json.Unmarshal(JSON(raw), &back); err != nil || back != c.in {
+				t.Fatalf("JSON(%s) reads back %q (%v), want %q", raw, back, err, c.in)
 			}
 		})
 	}
