@@ -201,6 +201,12 @@ func medianSpread(rounds []benchRound, ratio func(benchRound) float64) (median, 
 
 // printRatios is the human report's rounds and their median.
 func (rep *benchReport) printRatios(w io.Writer, bare string) {
+	if rep.Errors > 0 {
+		// A failed call is quick and writes nothing: its rate is not the
+		// call path's, and a ratio of it would read as one.
+		fmt.Fprintf(w, "  ratio        none: %d of %d calls failed, so the rate above is not the call path's (first error below)\n", rep.Errors, rep.Ops)
+		return
+	}
 	for i, rd := range rep.Rounds {
 		fmt.Fprintf(w, "  round %-2d     %9.0f calls/s  %9.0f tx/s  %.2f×", i+1, rd.OpsPerSec, rd.TxPerSec, rd.Ratio)
 		if rep.Floor != nil {

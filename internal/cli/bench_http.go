@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/retrysafe/retrysafe/internal/textsafe"
 	"github.com/retrysafe/retrysafe/model"
 	"github.com/retrysafe/retrysafe/store"
 )
@@ -191,6 +192,9 @@ func benchHTTPCalls(ctx context.Context, u *url.URL, base, token string, rep *be
 		}
 		return &clientPoster{ctx: ctx, client: client, url: base + "/v1/tools/create_support_task", token: token}
 	}
+	if err := benchProbe(ctx, client, base, token); err != nil {
+		return err
+	}
 	pool := min(rep.Ops, 1000)
 	if rep.Mix != "new" {
 		setup := newPoster()
@@ -243,4 +247,39 @@ func benchHTTPCalls(ctx context.Context, u *url.URL, base, token string, rep *be
 		})
 	}
 	return rep.runRounds(rounds, timed, bare, floor, lat, &errs, &firstErr)
+}
+
+// benchProbe asks the gateway, before any clock starts, for one of the
+// token's receipts (nothing written): a gateway that is down, or one that
+// refuses the token, is said so at once, instead of after every call of
+// the run has failed and the bare rounds have been timed for nothing.
+func benchProbe(ctx context.Context, client *http.Client, base, token string) error {
+	req, err := http.NewRequestWithContext(ctx, "GET", base+"/v1/operations?limit=1", nil)
+	if err != nil {
+		return model.Errorf(model.CodeInvalid, "--http %s: %v", base, err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := client.Do(req)
+	if err != nil {
+		return model.Errorf(model.CodeUnavailable, "bench: no gateway answers at %s: %v (is retrysafe serve running there?)", base, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode == http.StatusOK {
+		return nil
+	}
+	var problem struct{ Title, Detail string }
+	what := strings.TrimSpace(string(body))
+	if json.Unmarshal(body, &problem) == nil && problem.Title != "" {
+		what = problem.Title
+		if problem.Detail != "" {
+			what += ": " + problem.Detail
+		}
+	}
+	hint := ""
+	if resp.StatusCode == http.StatusUnauthorized {
+		hint = " (make one for this gateway's ledger: retrysafe tokens create --db LEDGER --tenant bench)"
+	}
+	return model.Errorf(model.CodeInvalid, "bench: the gateway at %s answered HTTP %d to a read with this token, so nothing was run: %s%s",
+		base, resp.StatusCode, textsafe.Visible(what), hint)
 }

@@ -578,6 +578,62 @@ func TestBenchOverHTTPDrivesARealGateway(t *testing.T) {
 	}
 }
 
+// bench --http asks the gateway once before it starts a clock: a token
+// the gateway refuses, or no gateway at all, is said at once with what to
+// do, and nothing is written or timed.
+func TestBenchOverHTTPSaysAtOnceWhatIsWrong(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "gw.db")
+	token := newToken(t, db, "bench")
+	srv := startServer(t, db)
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nobody := "http://" + closed.Addr().String()
+	closed.Close()
+	for _, c := range []struct {
+		name, url, token string
+		want             []string
+	}{
+		{"a token the gateway does not know", srv.url, "rs_" + strings.Repeat("x", 40), []string{"HTTP 401", "nothing was run", "retrysafe tokens create --db LEDGER --tenant bench"}},
+		{"a revoked token's shape, empty bearer", srv.url, " ", []string{"HTTP 401"}},
+		{"no gateway listening", nobody, token, []string{"no gateway answers at " + nobody, "retrysafe serve"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out, errText, code := cli(t, "bench", "--http", c.url, "--token", c.token, "--workers", "4", "--ops", "400",
+				"--rounds", "2", "--baseline-dir", t.TempDir())
+			if code == 0 || out != "" {
+				t.Fatalf("bench: exit %d, stdout %q; want a failure before any report", code, out)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(errText, w) {
+					t.Errorf("stderr %q does not say %q", errText, w)
+				}
+			}
+		})
+	}
+	st, err := sqlite.Open(db, store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if c, _ := st.Counts(context.Background(), "bench"); c.Total != 0 {
+		t.Errorf("the ledger holds %d operations, want none", c.Total)
+	}
+}
+
+// A run whose calls failed reports no ratio: a refused call is quick and
+// writes nothing, so its rate against bare SQLite would read as a result.
+func TestBenchReportsNoRatioWhenCallsFailed(t *testing.T) {
+	rep := benchReport{Ops: 200, Errors: 200, Rounds: []benchRound{{Ops: 200, OpsPerSec: 7493, TxPerSec: 472, Ratio: 15.89}},
+		MedianRatio: 15.89, RatioMin: 15.89, RatioMax: 15.89, Ratio: 15.89}
+	var b strings.Builder
+	rep.printRatios(&b, "bare SQLite")
+	if got := b.String(); strings.Contains(got, "15.89") || !strings.Contains(got, "none: 200 of 200 calls failed") {
+		t.Fatalf("printRatios with failed calls wrote %q", got)
+	}
+}
+
 // The gateway's JSON log lines carry what clients sent (a refused key, a
 // trace id) and are read with tail and less: C1 and bidirectional controls
 // are escaped in them, as in every JSON the command line writes, and each
