@@ -39,10 +39,10 @@ func TestSandboxLookupComparesTheRequestItHolds(t *testing.T) {
 		// Another provider name's delivery in the same file is not under
 		// this provider's key.
 		{"other-provider", []sent{{"sandbox-idem", "send_notification", `{"to":"b@example.com"}`}}, "send_notification", ours, false, "", "", 0},
-		// A delivery made over HTTP (sandbox serve records the provider's
-		// name as its tool, the body as its arguments): not comparable,
-		// taken as this request, as by key alone.
-		{"over-http", []sent{{"sandbox", "sandbox", `{"recipient":"a@example.com"}`}}, "send_notification", ours, true, "sbx_1", "", 1},
+		// A delivery made in process by a tool named like its provider is
+		// compared like any other; one made over HTTP (sandbox serve, not
+		// told the tool) is not: TestALookupTellsServeDeliveriesFromAToolNamedLikeItsProvider.
+		{"tool-named-like-its-provider", []sent{{"sandbox", "sandbox", `{"recipient":"a@example.com"}`}}, "send_notification", ours, false, "sbx_1", "sbx_1 is a sandbox request, this operation a send_notification one", 1},
 		// By key alone: whatever it holds.
 		{"by-key-alone", []sent{{"sandbox", "send_notification", `{"to":"b@example.com"}`}}, "", "", true, "sbx_1", "", 1},
 	}

@@ -73,7 +73,12 @@ func Open(path string) (*Sandbox, error) {
 		downstream_key TEXT NOT NULL,
 		tool TEXT NOT NULL,
 		args TEXT NOT NULL,
-		created_at INTEGER NOT NULL)`); err != nil {
+		created_at INTEGER NOT NULL,
+		via TEXT CHECK (via IN ('serve', 'dispatch')))`); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sandbox provider %s: %w", path, err)
+	}
+	if err := viaColumn(db); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("sandbox provider %s: %w", path, err)
 	}
@@ -191,6 +196,36 @@ func countTables(path, params string) (tables, deliveries int, err error) {
 	return tables, deliveries, err
 }
 
+// viaColumn gives a file made before deliveries said how they came its
+// column via: "serve" for a delivery taken through `sandbox serve`
+// (Server, which is not told the tool: see LookupQuery), "dispatch" for
+// one made in process. The deliveries it held stay NULL — unknown, as
+// does one a build before this one makes in the file since (it names the
+// columns it writes): a NULL row whose tool is its provider's name may
+// have come through `sandbox serve`, or be a delivery of a tool named
+// like its provider, and cannot be told apart. One immediate transaction
+// (DDL included): concurrent openers add the column once, the others see
+// it; a file that has it costs a read, no write.
+func viaColumn(db *sql.DB) error {
+	const has = `SELECT EXISTS (SELECT 1 FROM pragma_table_info('deliveries') WHERE name = 'via')`
+	var ok bool
+	if err := db.QueryRow(has).Scan(&ok); err != nil || ok {
+		return err
+	}
+	tx, err := db.Begin()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := tx.QueryRow(has).Scan(&ok); err != nil || ok {
+		return err
+	}
+	if _, err := tx.Exec(`ALTER TABLE deliveries ADD COLUMN via TEXT CHECK (via IN ('serve', 'dispatch'))`); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
 // tieTables makes the table of the ledgers this file serves, by their ids
 // (store.Reader.LedgerID) and provider names: see Tie. A file made before
 // ties named their providers kept ledger ids alone (table ledgers); such
@@ -279,6 +314,12 @@ func (s *Sandbox) Provider(name string, honoursKeys bool) provider.Provider {
 	return &sandboxProvider{s: s, name: name, honours: honoursKeys}
 }
 
+// servedProvider is the provider `sandbox serve` (Server) delivers
+// through: its deliveries are kept as taken over HTTP, tool unknown.
+func (s *Sandbox) servedProvider(name string, honoursKeys bool) provider.Provider {
+	return &sandboxProvider{s: s, name: name, honours: honoursKeys, served: true}
+}
+
 // KeepsKeys says the sandbox never expires a downstream key: every
 // delivery stays in its file under its key (provider.KeyKeeper).
 func (p *sandboxProvider) KeepsKeys() bool { return true }
@@ -311,7 +352,9 @@ type Mark struct {
 
 // markCheck is a delivery's check: 16 bytes of SHA-256 over its columns,
 // so another delivery under the same number (a restored file that went on
-// delivering) does not pass for it.
+// delivering) does not pass for it. Not over via (viaColumn): a build
+// before it checks the same delivery alike, so a ledger whose mark one
+// build recorded and another checks does not take the file for another.
 func markCheck(provider, key, tool, args string, at int64) string {
 	h := sha256.New()
 	for _, f := range []string{provider, key, tool, args, strconv.FormatInt(at, 10)} {
@@ -447,6 +490,10 @@ type sandboxProvider struct {
 	s       *Sandbox
 	name    string
 	honours bool
+	// served: the provider `sandbox serve` (Server) delivers through,
+	// whose deliveries are kept as such (via "serve"): it is not told
+	// their tool.
+	served bool
 }
 
 func (p *sandboxProvider) Name() string      { return p.name }
@@ -519,8 +566,12 @@ func (p *sandboxProvider) Dispatch(ctx context.Context, req provider.Request) (p
 				return err
 			}
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO deliveries (provider, downstream_key, tool, args, created_at) VALUES (?,?,?,?,?)`,
-			p.name, req.DownstreamKey, req.Tool, string(req.Args), p.s.stamp(ctx).UnixMilli())
+		via := "dispatch"
+		if p.served {
+			via = "serve"
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO deliveries (provider, downstream_key, tool, args, created_at, via) VALUES (?,?,?,?,?,?)`,
+			p.name, req.DownstreamKey, req.Tool, string(req.Args), p.s.stamp(ctx).UnixMilli(), via)
 		if err != nil {
 			return err
 		}
@@ -591,9 +642,11 @@ func (p *sandboxProvider) lookupKey(ctx context.Context, downstreamKey string) (
 // LookupQuery is provider.QueryLooker: the sandbox keeps the tool and
 // arguments of every delivery it is given in process (Dispatch), so a
 // lookup that names the request it asks about (q.Tool, q.Args) is
-// answered about that request. One made over HTTP (`sandbox serve`: its
-// tool is the provider's name) cannot be compared and is taken as this
-// request, as a lookup by key alone takes it. A delivery under
+// answered about that request. One made over HTTP (`sandbox serve`, kept
+// as such: via "serve") cannot be compared and is taken as this request,
+// as a lookup by key alone takes it; so is one from before deliveries
+// said how they came (via NULL) whose tool is the provider's name, which
+// may have come over HTTP (viaColumn). A delivery under
 // the key of another tool or with other arguments (JSON compared as
 // values) is not this request's: with none of this request's, the answer
 // is Evidence.Other (what differs), never "has it". A query without a
@@ -606,7 +659,7 @@ func (p *sandboxProvider) LookupQuery(ctx context.Context, q provider.Query) (pr
 	if q.Tool == "" {
 		return p.lookupKey(ctx, q.DownstreamKey)
 	}
-	rows, err := p.s.db.QueryContext(ctx, `SELECT id, tool, args, created_at FROM deliveries
+	rows, err := p.s.db.QueryContext(ctx, `SELECT id, tool, args, created_at, via FROM deliveries
 		WHERE provider = ? AND downstream_key = ? ORDER BY id`, p.name, q.DownstreamKey)
 	if err != nil {
 		return ev, err
@@ -615,11 +668,12 @@ func (p *sandboxProvider) LookupQuery(ctx context.Context, q provider.Query) (pr
 	type delivery struct {
 		id, at     int64
 		tool, args string
+		via        sql.NullString
 	}
 	var all []delivery
 	for rows.Next() {
 		var d delivery
-		if err := rows.Scan(&d.id, &d.tool, &d.args, &d.at); err != nil {
+		if err := rows.Scan(&d.id, &d.tool, &d.args, &d.at, &d.via); err != nil {
 			return ev, err
 		}
 		all = append(all, d)
@@ -641,8 +695,13 @@ func (p *sandboxProvider) LookupQuery(ctx context.Context, q provider.Query) (pr
 		// under the provider's own name as its tool and the HTTP body as
 		// its arguments: the server is not told the tool, and the body is
 		// the config's rendering of the arguments. Its request cannot be
-		// compared, so it counts as this one, as by key alone.
-		if d.tool == p.name || (d.tool == q.Tool && sameArgs(d.args, q.Args)) {
+		// compared, so it counts as this one, as by key alone. It says
+		// so (via "serve"); one from before deliveries did (via NULL)
+		// under the provider's name may be one, or a delivery of a tool
+		// named like its provider: it counts as this one, as before. A
+		// delivery made in process is compared, whatever its tool.
+		served := d.via.String == "serve" || (!d.via.Valid && d.tool == p.name)
+		if served || (d.tool == q.Tool && sameArgs(d.args, q.Args)) {
 			ev.Found, ev.Ref, ev.Status, ev.At = true, ref(d.id), "delivered", time.UnixMilli(d.at).UTC()
 			ev.Detail = fmt.Sprintf("%s delivered %s at %s (%s under this key)", p.name, ev.Ref, ev.At.Format(time.RFC3339), under)
 			return ev, nil

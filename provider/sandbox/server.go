@@ -209,7 +209,7 @@ func (s *Server) deliver(w http.ResponseWriter, r *http.Request) {
 		f = s.takeFault()
 	}
 	honours := s.honours[name]
-	p := s.sb.Provider(name, honours)
+	p := s.sb.servedProvider(name, honours)
 	if honours {
 		// A repeated key gets the first result, whatever this request
 		// would have met.
@@ -243,6 +243,8 @@ func (s *Server) deliver(w http.ResponseWriter, r *http.Request) {
 	case FaultDelay:
 		time.Sleep(f.Delay)
 	}
+	// Not told the tool: the delivery is kept under the provider's name,
+	// as taken over HTTP (LookupQuery does not compare it).
 	resp, err := p.Dispatch(ctx, provider.Request{DownstreamKey: key, Tool: name, Args: body})
 	if err != nil || resp.Status != provider.Applied {
 		errorJSON(w, http.StatusInternalServerError, fmt.Sprintf("sandbox: %v %s", err, resp.Detail))
