@@ -23,7 +23,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	_ "modernc.org/sqlite" // the sandbox keeps its own SQLite file
+	msqlite "modernc.org/sqlite" // the sandbox keeps its own SQLite file
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // Sandbox is a stand-in external system with its own SQLite file — not the
@@ -39,6 +40,10 @@ type Sandbox struct {
 	path   string
 	fileID string           // this file's own random id (FileID)
 	now    func() time.Time // stamps deliveries; nil = time.Now
+	// noVia: the file is older than deliveries saying how they came, and
+	// this process may not add the column (viaColumn); every delivery in
+	// it reads as via NULL.
+	noVia bool
 	// lookupDelay slows every lookup down (a slow provider, for tests and
 	// measurements of what waits on it); nanoseconds.
 	lookupDelay atomic.Int64
@@ -53,11 +58,18 @@ func (s *Sandbox) SetLookupDelay(d time.Duration) { s.lookupDelay.Store(int64(d)
 // database, not SQLite at all — is refused before anything is written to
 // it: opening it as a sandbox would add the sandbox's tables to it (and
 // switch it to WAL), even for a command that only asks.
-func Open(path string) (*Sandbox, error) {
+func Open(path string) (*Sandbox, error) { return open(path, false) }
+
+// open is Open; unwritable opens the file read-only, as SQLite opens one
+// this process may not write (what a test can make whoever runs it).
+func open(path string, unwritable bool) (*Sandbox, error) {
 	if err := checkFile(path); err != nil {
 		return nil, fmt.Errorf("sandbox provider %s: %w", path, err)
 	}
 	q := url.Values{}
+	if unwritable {
+		q.Set("mode", "ro")
+	}
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(FULL)")
@@ -78,7 +90,8 @@ func Open(path string) (*Sandbox, error) {
 		db.Close()
 		return nil, fmt.Errorf("sandbox provider %s: %w", path, err)
 	}
-	if err := viaColumn(db); err != nil {
+	via, err := viaColumn(db)
+	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("sandbox provider %s: %w", path, err)
 	}
@@ -95,7 +108,7 @@ func Open(path string) (*Sandbox, error) {
 		db.Close()
 		return nil, fmt.Errorf("sandbox provider %s: %w", path, err)
 	}
-	return &Sandbox{db: db, path: path, fileID: fileID}, nil
+	return &Sandbox{db: db, path: path, fileID: fileID, noVia: !via}, nil
 }
 
 // FileID is this file's own identity: a random id (32 lowercase hex
@@ -205,25 +218,42 @@ func countTables(path, params string) (tables, deliveries int, err error) {
 // have come through `sandbox serve`, or be a delivery of a tool named
 // like its provider, and cannot be told apart. One immediate transaction
 // (DDL included): concurrent openers add the column once, the others see
-// it; a file that has it costs a read, no write.
-func viaColumn(db *sql.DB) error {
-	const has = `SELECT EXISTS (SELECT 1 FROM pragma_table_info('deliveries') WHERE name = 'via')`
-	var ok bool
-	if err := db.QueryRow(has).Scan(&ok); err != nil || ok {
-		return err
+// it; a file that has it costs a read, no write. A file this process may
+// not write keeps its rows as they are, all of them NULL (has false): it
+// still answers lookups, as it did for the builds before (nothing can be
+// delivered into it anyway).
+func viaColumn(db *sql.DB) (has bool, err error) {
+	const q = `SELECT EXISTS (SELECT 1 FROM pragma_table_info('deliveries') WHERE name = 'via')`
+	if err := db.QueryRow(q).Scan(&has); err != nil || has {
+		return has, err
 	}
-	tx, err := db.Begin()
-	if err != nil {
-		return err
+	err = func() error {
+		tx, err := db.Begin()
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		if err := tx.QueryRow(q).Scan(&has); err != nil || has {
+			return err
+		}
+		if _, err := tx.Exec(`ALTER TABLE deliveries ADD COLUMN via TEXT CHECK (via IN ('serve', 'dispatch'))`); err != nil {
+			return err
+		}
+		has = true
+		return tx.Commit()
+	}()
+	if readOnly(err) {
+		return false, nil
 	}
-	defer tx.Rollback()
-	if err := tx.QueryRow(has).Scan(&ok); err != nil || ok {
-		return err
-	}
-	if _, err := tx.Exec(`ALTER TABLE deliveries ADD COLUMN via TEXT CHECK (via IN ('serve', 'dispatch'))`); err != nil {
-		return err
-	}
-	return tx.Commit()
+	return has && err == nil, err
+}
+
+// readOnly reports SQLite's "attempt to write a readonly database", by
+// result code (its extended codes too: a read-only directory, a file
+// that cannot be locked for writing).
+func readOnly(err error) bool {
+	var se *msqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_READONLY
 }
 
 // tieTables makes the table of the ledgers this file serves, by their ids
@@ -570,8 +600,15 @@ func (p *sandboxProvider) Dispatch(ctx context.Context, req provider.Request) (p
 		if p.served {
 			via = "serve"
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO deliveries (provider, downstream_key, tool, args, created_at, via) VALUES (?,?,?,?,?,?)`,
-			p.name, req.DownstreamKey, req.Tool, string(req.Args), p.s.stamp(ctx).UnixMilli(), via)
+		insert := `INSERT INTO deliveries (provider, downstream_key, tool, args, created_at, via) VALUES (?,?,?,?,?,?)`
+		args := []any{p.name, req.DownstreamKey, req.Tool, string(req.Args), p.s.stamp(ctx).UnixMilli(), via}
+		if p.s.noVia {
+			// Opened read-only (viaColumn): SQLite refuses the write as it
+			// refuses any, not for a column it does not know.
+			insert = `INSERT INTO deliveries (provider, downstream_key, tool, args, created_at) VALUES (?,?,?,?,?)`
+			args = args[:5]
+		}
+		res, err := tx.ExecContext(ctx, insert, args...)
 		if err != nil {
 			return err
 		}
@@ -659,7 +696,11 @@ func (p *sandboxProvider) LookupQuery(ctx context.Context, q provider.Query) (pr
 	if q.Tool == "" {
 		return p.lookupKey(ctx, q.DownstreamKey)
 	}
-	rows, err := p.s.db.QueryContext(ctx, `SELECT id, tool, args, created_at, via FROM deliveries
+	via := "via"
+	if p.s.noVia {
+		via = "NULL"
+	}
+	rows, err := p.s.db.QueryContext(ctx, `SELECT id, tool, args, created_at, `+via+` FROM deliveries
 		WHERE provider = ? AND downstream_key = ? ORDER BY id`, p.name, q.DownstreamKey)
 	if err != nil {
 		return ev, err

@@ -213,6 +213,59 @@ func TestALookupTellsServeDeliveriesFromAToolNamedLikeItsProvider(t *testing.T) 
 	}
 }
 
+// An old file this process may not write (another user's, a read-only
+// mount) cannot be given the via column: it still answers lookups as the
+// builds before did (its rows are all from before: a delivery under the
+// provider's name counts by key alone, any other is compared), where it
+// used to fail the whole open; a delivery into it is refused as a write
+// to a read-only file, nothing else; and it stays unchanged.
+func TestAnOldFileThisProcessMayNotWriteStillAnswers(t *testing.T) {
+	ctx := context.Background()
+	const ours, theirs = `{"to":"a@example.com"}`, `{"to":"b@example.com"}`
+	path := oldFile(t, []oldRow{
+		{"sandbox-idem", "dk-served", "sandbox-idem", theirs, 1700000000000},
+		{"sandbox", "dk-other", "send_notification", theirs, 1700000000000},
+		{"sandbox", "dk-ours", "send_notification", ours, 1700000000000},
+	})
+	sb, err := sandbox.OpenUnwritable(path)
+	if err != nil {
+		t.Fatalf("open read-only: %v; want it to answer as before", err)
+	}
+	defer sb.Close()
+	for _, c := range []struct {
+		prov, key, tool string
+		found           bool
+		other           string
+	}{
+		{"sandbox-idem", "dk-served", "sandbox-idem", true, ""},
+		{"sandbox", "dk-other", "send_notification", false, "other arguments"},
+		{"sandbox", "dk-ours", "send_notification", true, ""},
+		{"sandbox", "dk-none", "send_notification", false, ""},
+	} {
+		p := sb.Provider(c.prov, c.prov == "sandbox-idem")
+		ev, err := p.(provider.QueryLooker).LookupQuery(ctx, provider.Query{DownstreamKey: c.key, Tool: c.tool, Args: []byte(ours)})
+		if err != nil {
+			t.Fatalf("%s: %v", c.key, err)
+		}
+		if ev.Found != c.found || (c.other == "") != (ev.Other == "") || !strings.Contains(ev.Other, c.other) {
+			t.Errorf("%s: found %v other %q; want %v %q (%s)", c.key, ev.Found, ev.Other, c.found, c.other, ev.Detail)
+		}
+	}
+	_, err = sb.Provider("sandbox", false).Dispatch(ctx, provider.Request{DownstreamKey: "dk-new", Tool: "send_notification", Args: []byte(ours)})
+	if err == nil || !strings.Contains(err.Error(), "readonly") {
+		t.Errorf("a delivery into the read-only file: %v; want SQLite's read-only refusal", err)
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var cols, rows int
+	if err := db.QueryRow(`SELECT (SELECT COUNT(*) FROM pragma_table_info('deliveries')), (SELECT COUNT(*) FROM deliveries)`).Scan(&cols, &rows); err != nil || cols != 6 || rows != 3 {
+		t.Errorf("the file holds %d columns, %d deliveries (%v); want it unchanged: 6, 3", cols, rows, err)
+	}
+}
+
 // An old file opened by this build is upgraded once, in place: its file
 // id, ties and deliveries stay as they were, the mark a ledger recorded of
 // it still holds (a mark of a delivery made since is the one a build
